@@ -1,0 +1,3 @@
+from l2attr.cli import main
+
+raise SystemExit(main())

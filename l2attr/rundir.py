@@ -1,0 +1,100 @@
+"""Run directories: one folder per run, a manifest, and tidy tables written atomically."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from l2attr import atomic
+from l2attr.errors import UserError
+from l2attr.schema import SCHEMA_VERSION, TABLES, Table, check_frame
+
+MANIFEST = "manifest.json"
+
+
+def utc_stamp(now: dt.datetime | None = None) -> str:
+    now = now or dt.datetime.now(dt.timezone.utc)
+    return now.strftime("%Y%m%dT%H%M%SZ")
+
+
+@dataclass
+class RunDir:
+    path: Path
+
+    # -- creation / opening -------------------------------------------------------------------
+    @classmethod
+    def create(cls, root: Path, name: str, manifest: dict[str, Any]) -> "RunDir":
+        if not re.fullmatch(r"[A-Za-z0-9._-]+", name):
+            raise UserError(f"run name {name!r}: use letters, digits, '.', '_' and '-' only")
+        path = Path(root) / f"{utc_stamp()}-{name}"
+        path.mkdir(parents=True, exist_ok=False)
+        run = cls(path)
+        run.write_manifest({"schema_version": SCHEMA_VERSION, **manifest})
+        return run
+
+    @classmethod
+    def open(cls, path: Path) -> "RunDir":
+        path = Path(path)
+        if not path.is_dir():
+            raise UserError(f"run dir not found: {path}")
+        if not (path / MANIFEST).is_file():
+            raise UserError(f"{path} is not an l2attr run dir (no {MANIFEST})")
+        run = cls(path)
+        version = run.manifest().get("schema_version")
+        if version != SCHEMA_VERSION:
+            raise UserError(f"{path}: schema version {version!r}, this l2attr reads {SCHEMA_VERSION}")
+        return run
+
+    # -- manifest -----------------------------------------------------------------------------
+    def manifest(self) -> dict[str, Any]:
+        try:
+            return json.loads((self.path / MANIFEST).read_text())
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{self.path / MANIFEST}: not valid JSON ({exc.msg})") from None
+
+    def write_manifest(self, manifest: dict[str, Any]) -> None:
+        atomic.write_json(self.path / MANIFEST, manifest)
+
+    def update_manifest(self, **changes: Any) -> None:
+        m = self.manifest()
+        m.update(changes)
+        self.write_manifest(m)
+
+    # -- tables -------------------------------------------------------------------------------
+    def has(self, table: Table) -> bool:
+        return (self.path / table.filename).is_file()
+
+    def read(self, table: Table) -> pd.DataFrame:
+        f = self.path / table.filename
+        if not f.is_file():
+            raise UserError(f"{self.path}: no {table.filename}")
+        try:
+            df = pd.read_csv(f)
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+            raise UserError(f"{f}: unreadable CSV ({str(exc).splitlines()[0]})") from None
+        return check_frame(df, table, str(f))
+
+    def write(self, table: Table, df: pd.DataFrame) -> None:
+        check_frame(df, table, f"writing {table.filename}")
+        cols = list(table.columns) + [c for c in df.columns if c not in table.columns]
+        atomic.write_csv(self.path / table.filename, df[cols])
+
+    def append(self, table: Table, rows: pd.DataFrame) -> None:
+        """Add rows and rewrite the whole table atomically (tables are small: KBs to a few MB)."""
+        if self.has(table):
+            rows = pd.concat([self.read(table), rows], ignore_index=True)
+        self.write(table, rows)
+
+
+def command_line() -> str:
+    return " ".join([Path(sys.argv[0]).name, *sys.argv[1:]])
+
+
+__all__ = ["RunDir", "MANIFEST", "TABLES", "utc_stamp", "command_line"]

@@ -1,0 +1,106 @@
+"""The run-directory schema, defined once: every writer and reader goes through these tables.
+
+A run directory `runs/<UTC time>-<name>/` holds `manifest.json` and tidy CSV tables. Units are in
+column names (`_us`, `_bytes`, `_GBps`); one row is one measurement (or one summary of a cell).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from l2attr.errors import UserError
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str            # file name without .csv
+    columns: dict[str, str]  # column -> description (units in the name)
+    key: tuple[str, ...]     # columns that identify a row
+
+    @property
+    def filename(self) -> str:
+        return f"{self.name}.csv"
+
+
+SAMPLES = Table(
+    "samples",
+    {
+        "rung": "ladder rung (baseline, optmt, rpf_optmt, l2p_optmt, combined, torch)",
+        "profile": "reuse profile or trace name",
+        "l2_state": "cache policy between calls: natural | flush",
+        "repeat": "repeat index of the whole cell (0-based)",
+        "batch": "batch index (warm-up batches are not recorded)",
+        "table": "embedding table index",
+        "pin_time_us": "CUDA-event time of the pin kernel, empty for rungs without a pin",
+        "consumer_time_us": "CUDA-event time of the EmbeddingBag consumer kernel",
+        "call_wall_time_us": "host wall time of the whole call: [pin -> stream sync ->] consumer -> sync",
+    },
+    ("rung", "profile", "l2_state", "repeat", "batch", "table"),
+)
+
+CELLS = Table(
+    "cells",
+    {
+        "rung": "ladder rung",
+        "profile": "reuse profile or trace name",
+        "l2_state": "natural | flush",
+        "quantity": "pin | consumer | kernels (pin + consumer) | call_wall",
+        "n_samples": "samples kept (cold first sample dropped)",
+        "median_us": "median time",
+        "p10_us": "10th percentile",
+        "p90_us": "90th percentile",
+        "ci95_lo_us": "bootstrap 95% CI of the median, low end",
+        "ci95_hi_us": "bootstrap 95% CI of the median, high end",
+        "bytes_per_call": "bytes the consumer must read per call (rows + indices + offsets); 0 for pin/wall",
+        "achieved_GBps": "bytes_per_call / median (consumer rows only)",
+    },
+    ("rung", "profile", "l2_state", "quantity"),
+)
+
+METRICS = Table(
+    "metrics",
+    {
+        "cell": "profiled cell id (rung:profile or a control name)",
+        "condition": "ladder | control_after_pin | control_after_flush",
+        "role": "pin | consumer",
+        "rung": "ladder rung",
+        "profile": "reuse profile",
+        "table": "embedding table index",
+        "batch": "batch index",
+        "kernel": "kernel function name",
+        "nvtx_range": "innermost NVTX push/pop range of the kernel launch",
+        "metric": "Nsight Compute metric name",
+        "value": "value in the metric's base unit",
+        "unit": "unit as Nsight Compute reports it (byte, sector, %, ns, ...)",
+    },
+    ("cell", "condition", "role", "table", "batch", "metric"),
+)
+
+TABLES = {t.name: t for t in (SAMPLES, CELLS, METRICS)}
+
+
+def check_frame(df: pd.DataFrame, table: Table, source: str) -> pd.DataFrame:
+    """Refuse a table that lacks the schema's columns: a clear error, not a KeyError later."""
+    missing = [c for c in table.columns if c not in df.columns]
+    if missing:
+        raise UserError(f"{source}: not an l2attr '{table.name}' table (missing columns: {', '.join(missing)})")
+    return df
+
+
+def empty(table: Table) -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype="object") for c in table.columns})
+
+
+def markdown_doc() -> str:
+    """The schema as Markdown, for the README (kept in sync by a test)."""
+    lines = []
+    for t in TABLES.values():
+        lines.append(f"**`{t.filename}`** (key: {', '.join(t.key)})\n")
+        lines.append("| column | meaning |\n|---|---|")
+        lines.extend(f"| `{c}` | {d} |" for c, d in t.columns.items())
+        lines.append("")
+    return "\n".join(lines)
