@@ -1,15 +1,163 @@
-"""PLACEHOLDER: filled by its issue."""
+"""Layer A: compile the five rungs, check each against PyTorch, and time rungs x profiles.
+
+Per table call the artifact's sequence runs: [pin -> stream sync ->] consumer. CUDA events time
+the pin and the consumer separately; the host clock times the whole call. Every measured repeat is
+written to RUN_DIR/samples.csv as soon as it exists, cell summaries to RUN_DIR/cells.csv, and
+`--resume RUN_DIR` skips what is already there.
+
+examples:
+  l2attr ladder                                  # artifact shape, 5 rungs + torch x 4 profiles
+  l2attr ladder --rows 100000 --profiles reuse_high,random --rungs baseline,l2p_optmt
+  l2attr ladder --trace reuse_medium_table_500K.txt --hot hot60k_medium.txt
+  l2attr ladder --resume runs/20261129T200000Z-ladder
+"""
 
 from __future__ import annotations
 
 import argparse
+import time
+from pathlib import Path
 
+from l2attr.config import WorkloadConfig, add_workload_args, config_from_args
 from l2attr.errors import UserError
+from l2attr.ladder import DEFAULT_MAXRREGCOUNT, PROFILES, parse_profiles, parse_rungs
+from l2attr.measure.kernels import LaunchShape
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    pass
+    add_workload_args(p)
+    g = p.add_argument_group("ladder")
+    g.add_argument("--rungs", help="comma list (default: baseline,optmt,rpf_optmt,l2p_optmt,combined,torch)")
+    g.add_argument("--profiles", help=f"comma list of reuse profiles (default: {','.join(PROFILES)})")
+    g.add_argument("--trace", type=Path, help="artifact-format index trace instead of a profile")
+    g.add_argument("--hot", type=Path, help="hot-index file (one id per line) for the pin kernel")
+    g.add_argument("--drop-out-of-range", action="store_true",
+                   help="drop trace ids >= rows as the artifact's loader silently did")
+    g.add_argument("--l2", dest="l2_state", default="natural",
+                   choices=("natural", "flush", "flush_after_pin"),
+                   help="cache state between calls: natural (artifact: nothing), flush (flush L2 "
+                        "before every table call), flush_after_pin (control: flush between pin "
+                        "and consumer)")
+    g.add_argument("--repeats", type=int, default=3, help="device-timed repeats per cell (default 3)")
+    g.add_argument("--no-host-repeat", action="store_true",
+                   help="skip the host-timed repeat (no wall-charged figures)")
+    g.add_argument("--maxrregcount", type=int, default=DEFAULT_MAXRREGCOUNT,
+                   help="register cap of the OptMT rungs (default 42)")
+    g.add_argument("--pin-granularity", choices=("line", "element"), default="line",
+                   help="one prefetch per 128-byte line (default) or per element (the artifact)")
+    g.add_argument("--rpf-depth", type=int, default=2, help="RPF values in flight (default 2)")
+    g.add_argument("--grid", type=int, default=1024, help="consumer grid (default 1024)")
+    g.add_argument("--block", default="32,8", help="consumer block x,y (default 32,8)")
+    g.add_argument("--spin-us", type=float, default=20.0,
+                   help="GPU spin before each timed kernel, hides launch latency (default 20)")
+    g.add_argument("--nvtx-last", type=int, default=0,
+                   help="NVTX ranges only around the last N measured calls of a cell (0: all)")
+    o = p.add_argument_group("output")
+    o.add_argument("--out", type=Path, default=Path("runs"), help="runs folder (default ./runs)")
+    o.add_argument("--name", default="ladder", help="run name suffix (default ladder)")
+    o.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue an interrupted run")
+    o.add_argument("--cache-dir", type=Path, default=None,
+                   help="cache generated workloads here (default: <out>/.cache)")
+    o.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _positive(name: str, value: int) -> None:
+    if value <= 0:
+        raise UserError(f"--{name} must be positive, got {value}")
+
+
+def options_from_args(args: argparse.Namespace) -> "LadderOptions":
+    from l2attr.measure.ladder import LadderOptions
+
+    for name in ("repeats", "maxrregcount", "rpf_depth", "grid"):
+        _positive(name.replace("_", "-"), getattr(args, name))
+    if args.nvtx_last < 0:
+        raise UserError(f"--nvtx-last must be >= 0, got {args.nvtx_last}")
+    try:
+        bx, by = (int(v) for v in args.block.split(","))
+    except ValueError:
+        raise UserError(f"--block must be two integers x,y, got {args.block!r}") from None
+    if bx <= 0 or by <= 0 or bx * by > 1024:
+        raise UserError(f"--block {args.block}: need positive x, y with x*y <= 1024")
+    rungs = parse_rungs(args.rungs)
+    if args.trace is not None:
+        if args.profiles:
+            raise UserError("give either --trace or --profiles, not both")
+        profiles = [args.trace.stem]
+    else:
+        profiles = parse_profiles(args.profiles)
+    return LadderOptions(
+        rungs=rungs, profiles=profiles, trace=args.trace, hot=args.hot,
+        drop_out_of_range=args.drop_out_of_range, l2_state=args.l2_state, repeats=args.repeats,
+        maxrregcount=args.maxrregcount, pin_granularity=args.pin_granularity,
+        rpf_depth=args.rpf_depth, shape=LaunchShape(grid=args.grid, block=(bx, by)),
+        nvtx_last=args.nvtx_last, spin_us=args.spin_us, host_repeat=not args.no_host_repeat,
+        cache_dir=args.cache_dir or (args.out / ".cache"))
+
+
+def _resume(args: argparse.Namespace):
+    from l2attr.measure.ladder import LadderOptions
+    from l2attr.rundir import RunDir
+
+    run = RunDir.open(args.resume)
+    m = run.manifest()
+    if m.get("kind") != "ladder":
+        raise UserError(f"{args.resume} is a {m.get('kind')!r} run, not a ladder run")
+    cfg = WorkloadConfig(**m["config"])
+    saved = dict(m["measure"])
+    saved["rungs"] = parse_rungs(",".join(saved["rungs"]))
+    saved["shape"] = LaunchShape(**{k: tuple(v) if isinstance(v, list) else v
+                                    for k, v in saved["shape"].items()})
+    for key in ("trace", "hot", "cache_dir"):
+        saved[key] = Path(saved[key]) if saved.get(key) else None
+    return run, cfg, LadderOptions(**saved)
 
 
 def run(args: argparse.Namespace) -> int:
-    raise UserError("'ladder' is not implemented yet")
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from l2attr.gpu.runtime import require_gpu
+
+    t0 = time.perf_counter()
+    console = Console(stderr=True)
+    if args.resume:
+        run_dir, cfg, opts = _resume(args)
+    else:
+        cfg = config_from_args(args)
+        opts = options_from_args(args)
+    require_gpu()  # before any run dir is made: no GPU -> one line, exit 2
+
+    from l2attr.gpu.device import gpu_facts, software_versions
+    from l2attr.measure.ladder import run_ladder
+    from l2attr.measure.present import ladder_table
+    from l2attr.measure.stats import repeat_spread
+    from l2attr.rundir import RunDir, command_line
+    from l2attr.schema import SAMPLES
+
+    if not args.resume:
+        run_dir = RunDir.create(args.out, args.name, {
+            "kind": "ladder", "command": command_line(), "config": cfg.to_dict(),
+            "measure": opts.manifest(), "versions": software_versions(), "gpu": gpu_facts(),
+        })
+    console.print(f"run dir: {run_dir.path}")
+    progress = None if args.quiet else Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} repeats"),
+        TimeElapsedColumn(), console=console)
+    if progress is not None:
+        with progress:
+            cells = run_ladder(cfg, opts, run_dir, log=console.print, progress=progress)
+    else:
+        cells = run_ladder(cfg, opts, run_dir, log=console.print)
+    Console().print(ladder_table(cells))
+    spread = repeat_spread(run_dir.read(SAMPLES))
+    wall = time.perf_counter() - t0
+    run_dir.update_manifest(process_wall_s=wall)
+    if len(spread):
+        worst = spread.loc[spread.spread_pct.idxmax()]
+        console.print(f"run-to-run spread of consumer medians over {int(worst.repeats)} repeats: "
+                      f"median {spread.spread_pct.median():.2f} %, worst {worst.spread_pct:.2f} % "
+                      f"({worst.rung} / {worst.profile})")
+    console.print(f"ladder finished in {wall:.1f} s wall (this process, compile + data + checks "
+                  f"+ timing); results in {run_dir.path}")
+    return 0

@@ -1,0 +1,92 @@
+"""Compile kernel variants with NVRTC (CuPy RawModule): seconds, no PyTorch rebuild.
+
+A variant is a declaration: which source, which kernel, which options. Modules are cached in the
+process (and on disk by CuPy's own kernel cache), and each compiled kernel reports its registers
+per thread and theoretical occupancy for the manifest.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from l2attr.errors import UserError
+from l2attr.ladder import DEFAULT_MAXRREGCOUNT, Rung
+from l2attr.resources import data_dir
+
+SCALAR_CODE = {"fp32": 0, "fp16": 1, "bf16": 2}
+CONSUMER_KERNEL = {"plain": "embedding_bag_plain", "rpf": "embedding_bag_rpf"}
+PIN_KERNEL = {"line": "pin_l2_lines", "element": "pin_l2_elements"}
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """One kernel of one variant: the source file, the function and the compile options."""
+
+    source: str
+    function: str
+    options: tuple[str, ...] = field(default_factory=tuple)
+
+
+def consumer_spec(rung: Rung, dtype: str, maxrregcount: int = DEFAULT_MAXRREGCOUNT,
+                  rpf_depth: int = 2) -> KernelSpec:
+    opts = [f"-DSCALAR_T={SCALAR_CODE[dtype]}", f"-DRPF_DEPTH={rpf_depth}",
+            *rung.compile_options(maxrregcount)]
+    return KernelSpec("embedding_bag.cu", CONSUMER_KERNEL[rung.consumer], tuple(opts))
+
+
+def pin_spec(dtype: str, granularity: str = "line") -> KernelSpec:
+    if granularity not in PIN_KERNEL:
+        raise UserError(f"pin granularity {granularity!r}; valid: {', '.join(PIN_KERNEL)}")
+    return KernelSpec("pin_l2.cu", PIN_KERNEL[granularity], (f"-DSCALAR_T={SCALAR_CODE[dtype]}",))
+
+
+FLUSH_SPEC = KernelSpec("flush_l2.cu", "flush_l2", ())
+SPIN_SPEC = KernelSpec("flush_l2.cu", "spin_ns", ())
+
+
+@lru_cache(maxsize=None)
+def _module(source: str, options: tuple[str, ...], arch: str) -> Any:
+    import cupy
+
+    kdir = data_dir("kernels")
+    code = (kdir / source).read_text()
+    opts = ("--std=c++17", f"-I{kdir}", *options)  # CuPy adds -arch for the current device
+    try:
+        module = cupy.RawModule(code=code, options=opts, backend="nvrtc")
+        module.compile()
+    except cupy.cuda.compiler.CompileException as exc:
+        raise UserError(f"compiling {source} {' '.join(options)} failed: "
+                        f"{str(exc).splitlines()[0]}") from None
+    return module
+
+
+def device_arch() -> str:
+    import cupy
+
+    return f"sm_{cupy.cuda.Device().compute_capability}"
+
+
+def get_kernel(spec: KernelSpec) -> Any:
+    return _module(spec.source, spec.options, device_arch()).get_function(spec.function)
+
+
+def kernel_resources(kernel: Any, block_threads: int) -> dict[str, Any]:
+    """Registers per thread and theoretical occupancy of one compiled kernel at a block size."""
+    import cupy
+
+    regs = int(kernel.num_regs)
+    dev = cupy.cuda.Device()
+    props = cupy.cuda.runtime.getDeviceProperties(dev.id)
+    try:
+        blocks = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+            kernel.ptr, block_threads, 0)
+    except Exception:  # older CuPy: derive from registers (allocated per warp in units of 256)
+        per_warp = -(-regs * 32 // 256) * 256
+        warps = -(-block_threads // 32)
+        blocks = min(props["regsPerMultiprocessor"] // (per_warp * warps),
+                     props["maxThreadsPerMultiProcessor"] // block_threads, 32)
+    occupancy = blocks * block_threads / props["maxThreadsPerMultiProcessor"]
+    return {"registers_per_thread": regs, "local_bytes": int(kernel.local_size_bytes),
+            "blocks_per_sm": int(blocks), "theoretical_occupancy": round(occupancy, 4)}

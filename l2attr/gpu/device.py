@@ -1,0 +1,76 @@
+"""Facts about the GPU and software for the run manifest (what a reader needs to trust a number)."""
+
+from __future__ import annotations
+
+import platform
+import shutil
+import subprocess
+from typing import Any
+
+from l2attr import __version__
+from l2attr.gpu.runtime import require_gpu
+
+CHIPS = {(8, 0): "ga100", (8, 6): "ga10x", (8, 9): "ad10x", (9, 0): "gh100", (10, 0): "gb100"}
+
+
+def _run(cmd: list[str]) -> str | None:
+    if not shutil.which(cmd[0]):
+        return None
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def git_sha() -> str | None:
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    if not (repo / ".git").exists():
+        return None
+    return _run(["git", "-C", str(repo), "rev-parse", "--short=12", "HEAD"])
+
+
+def ncu_version() -> str | None:
+    out = _run(["ncu", "--version"])
+    return out.splitlines()[-1] if out else None
+
+
+def gpu_facts() -> dict[str, Any]:
+    torch, cupy = require_gpu()
+    dev = cupy.cuda.Device()
+    props = cupy.cuda.runtime.getDeviceProperties(dev.id)
+    cc = (props["major"], props["minor"])
+    facts: dict[str, Any] = {
+        "name": props["name"].decode() if isinstance(props["name"], bytes) else props["name"],
+        "compute_capability": f"{cc[0]}.{cc[1]}",
+        "chip": CHIPS.get(cc, f"sm_{cc[0]}{cc[1]}"),
+        "sm_count": props["multiProcessorCount"],
+        "l2_bytes": props["l2CacheSize"],
+        "persisting_l2_max_bytes": props.get("persistingL2CacheMaxSize"),
+        "access_policy_max_window_bytes": props.get("accessPolicyMaxWindowSize"),
+        "memory_bytes": props["totalGlobalMem"],
+        "memory_bus_bits": props.get("memoryBusWidth"),
+        "regs_per_sm": props.get("regsPerMultiprocessor"),
+        "max_threads_per_sm": props.get("maxThreadsPerMultiProcessor"),
+        "driver_cuda": cupy.cuda.runtime.driverGetVersion(),
+        "runtime_cuda": cupy.cuda.runtime.runtimeGetVersion(),
+    }
+    smi = _run(["nvidia-smi", "--query-gpu=driver_version,clocks.sm,clocks.mem,clocks.max.sm,"
+                "clocks.max.mem,power.limit", "--format=csv,noheader,nounits"])
+    if smi:
+        keys = ("driver", "sm_clock_mhz", "mem_clock_mhz", "max_sm_clock_mhz", "max_mem_clock_mhz",
+                "power_limit_w")
+        facts.update(dict(zip(keys, [v.strip() for v in smi.splitlines()[0].split(",")])))
+    return facts
+
+
+def software_versions() -> dict[str, Any]:
+    versions: dict[str, Any] = {"l2attr": __version__, "git_sha": git_sha(),
+                                "python": platform.python_version(), "ncu": ncu_version()}
+    for mod in ("torch", "cupy", "numpy", "pandas", "nvtx"):
+        try:
+            versions[mod] = __import__(mod).__version__
+        except Exception:
+            versions[mod] = None
+    return versions

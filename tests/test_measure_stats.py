@@ -1,0 +1,89 @@
+"""Timing summaries: hand-computed medians, percentiles, CI coverage, kernel sums, spread."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from l2attr.measure.stats import bootstrap_median_ci, repeat_spread, summarize, summarize_cell
+from l2attr.measure.ladder import consumer_bytes_per_call, nvtx_name, repeat_plan, LadderOptions
+from l2attr.config import WorkloadConfig
+from l2attr.ladder import RUNGS
+
+
+def test_summarize_hand_computed():
+    s = summarize(np.array([1.0, 2.0, 3.0, 4.0, 100.0]))
+    assert s["n_samples"] == 5
+    assert s["median_us"] == 3.0
+    assert s["p10_us"] == pytest.approx(1.4)   # linear interpolation: 1 + 0.4 * (2 - 1)
+    assert s["p90_us"] == pytest.approx(61.6)  # 4 + 0.6 * (100 - 4)
+    assert s["ci95_lo_us"] <= 3.0 <= s["ci95_hi_us"]
+
+
+def test_summarize_ignores_nan_and_handles_empty():
+    assert summarize(np.array([np.nan, 5.0]))["median_us"] == 5.0
+    assert math.isnan(summarize(np.array([np.nan]))["median_us"])
+
+
+def test_bootstrap_ci_narrows_with_more_samples():
+    rng = np.random.default_rng(1)
+    small = rng.normal(50, 5, 20)
+    large = rng.normal(50, 5, 2000)
+    lo_s, hi_s = bootstrap_median_ci(small)
+    lo_l, hi_l = bootstrap_median_ci(large)
+    assert hi_l - lo_l < hi_s - lo_s
+    assert lo_l < 50 < hi_l
+
+
+def _samples(pin, cons, wall, rung="l2p_optmt"):
+    n = len(cons)
+    return pd.DataFrame({"rung": rung, "profile": "reuse_high", "l2_state": "natural",
+                         "repeat": 0, "batch": range(n), "table": 0,
+                         "pin_time_us": pin, "consumer_time_us": cons, "call_wall_time_us": wall})
+
+
+def test_kernels_quantity_is_median_of_per_call_sums():
+    df = _samples(pin=[10.0, 1.0, 5.0], cons=[1.0, 10.0, 5.0], wall=[np.nan] * 3)
+    out = summarize_cell(df, bytes_per_call=1000).set_index("quantity")
+    assert out.loc["kernels", "median_us"] == 11.0   # per-call sums 11, 11, 10 (sum of medians: 10)
+    assert out.loc["pin", "median_us"] == 5.0
+    assert out.loc["consumer", "median_us"] == 5.0
+    assert "call_wall" not in out.index                      # no host-timed samples
+    assert out.loc["consumer", "achieved_GBps"] == pytest.approx(1000 / 5e-6 / 1e9)
+
+
+def test_kernels_quantity_counts_missing_pin_as_zero():
+    df = _samples(pin=[np.nan] * 3, cons=[4.0, 5.0, 6.0], wall=[np.nan] * 3, rung="optmt")
+    out = summarize_cell(df, bytes_per_call=1).set_index("quantity")
+    assert "pin" not in out.index
+    assert out.loc["kernels", "median_us"] == 5.0
+
+
+def test_repeat_spread_percent():
+    a = _samples(pin=[np.nan] * 3, cons=[10.0, 10.0, 10.0], wall=[np.nan] * 3)
+    b = a.assign(repeat=1, consumer_time_us=[11.0, 11.0, 11.0])
+    spread = repeat_spread(pd.concat([a, b]))
+    assert spread.spread_pct.iloc[0] == pytest.approx(1.0 / 10.5 * 100)
+    assert spread.repeats.iloc[0] == 2
+
+
+def test_consumer_bytes_artifact_shape():
+    cfg = WorkloadConfig()
+    # 2048 bags x 150 lookups x (128 fp32 row + int64 index) + 2048 int64 offsets
+    assert consumer_bytes_per_call(cfg) == 2048 * 150 * (512 + 8) + 2048 * 8
+
+
+def test_nvtx_name_uses_colons_not_slashes():
+    name = nvtx_name("pin", "l2p_optmt", "reuse_high", "natural", 3, 7)
+    assert name == "l2attr:pin:l2p_optmt:reuse_high:natural:t3:b7"
+    assert "/" not in name
+
+
+def test_repeat_plan_adds_one_host_timed_repeat():
+    opts = LadderOptions(rungs=list(RUNGS), profiles=["random"], repeats=3)
+    assert repeat_plan(opts) == [(0, True), (1, True), (2, True), (3, False)]
+    opts.host_repeat = False
+    assert repeat_plan(opts) == [(0, True), (1, True), (2, True)]
