@@ -127,6 +127,9 @@ def run(args: argparse.Namespace) -> int:
         cfg = config_from_args(args)
         opts = options_from_args(args)
     require_gpu()  # before any run dir is made: no GPU -> one line, exit 2
+    from l2attr.measure.ladder import check_fits
+
+    check_fits(cfg)  # refuse a workload that does not fit, before allocating or writing
 
     from l2attr.gpu.device import gpu_facts, software_versions
     from l2attr.measure.ladder import run_ladder

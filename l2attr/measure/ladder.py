@@ -78,6 +78,23 @@ def required_bytes(cfg: WorkloadConfig, l2_bytes: int) -> dict[str, int]:
     }
 
 
+def check_fits(cfg: WorkloadConfig) -> int:
+    """Refuse, before allocating anything, a workload the GPU cannot hold; returns the L2 size."""
+    from l2attr.gpu.runtime import require_gpu
+
+    _, cupy = require_gpu()
+    props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
+    l2_bytes = int(props["l2CacheSize"])
+    free, total = cupy.cuda.runtime.memGetInfo()
+    need = required_bytes(cfg, l2_bytes)
+    if sum(need.values()) > free:
+        raise UserError(f"workload needs {sum(need.values()) / 2**30:.2f} GiB on the GPU "
+                        f"({', '.join(f'{k} {v / 2**30:.2f}' for k, v in need.items())}) but only "
+                        f"{free / 2**30:.2f} GiB of {total / 2**30:.2f} GiB is free; "
+                        f"use --tables/--rows/--batches to shrink it")
+    return l2_bytes
+
+
 class Gpu:
     """Everything the timing loop needs on the device, made once per run."""
 
@@ -87,15 +104,7 @@ class Gpu:
         self.torch, self.cupy = require_gpu()
         torch, cupy = self.torch, self.cupy
         self.cfg, self.opts, self.log = cfg, opts, log
-        props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
-        self.l2_bytes = int(props["l2CacheSize"])
-        free, total = cupy.cuda.runtime.memGetInfo()
-        need = required_bytes(cfg, self.l2_bytes)
-        if sum(need.values()) > free:
-            raise UserError(f"workload needs {sum(need.values()) / 2**30:.2f} GiB on the GPU "
-                            f"({', '.join(f'{k} {v / 2**30:.2f}' for k, v in need.items())}) but only "
-                            f"{free / 2**30:.2f} GiB of {total / 2**30:.2f} GiB is free; "
-                            f"use --tables/--rows/--batches to shrink it")
+        self.l2_bytes = check_fits(cfg)
         self.dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[cfg.dtype]
         self.spin = kc.get_kernel(kc.SPIN_SPEC)
         self.flush_kernel = kc.get_kernel(kc.FLUSH_SPEC)
