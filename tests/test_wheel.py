@@ -1,0 +1,40 @@
+"""The wheel carries kernels/, metrics/ and reports/: build it, install it in a fresh venv outside
+the source tree, and find the data from there."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.slow
+def test_wheel_ships_data_folders(tmp_path):
+    pytest.importorskip("build")
+    dist = tmp_path / "dist"
+    res = subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(REPO)],
+                         capture_output=True, text=True)
+    if res.returncode != 0 and ("Could not find a version" in res.stderr or "NewConnectionError" in res.stderr):
+        pytest.skip("no package index reachable to fetch the build backend")
+    assert res.returncode == 0, res.stderr[-2000:]
+    (wheel,) = dist.glob("l2attr-*.whl")
+    env = tmp_path / "venv"
+    venv.create(env, with_pip=True)
+    py = env / "bin" / "python"
+    subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", str(wheel)], check=True)
+    probe = ("import l2attr.resources as r, pathlib; "
+             "print(*(r.data_dir(n) for n in ('kernels', 'metrics', 'reports')), sep='\\n')")
+    out = subprocess.run([str(py), "-c", probe], cwd=tmp_path, capture_output=True, text=True,
+                         check=True).stdout.split()
+    for folder, name in zip(map(Path, out), ("kernels", "metrics", "reports")):
+        assert folder.name == name
+        assert env in folder.parents, f"{folder} is not inside the fresh venv"
+        assert REPO not in folder.parents
+    kernels = Path(out[0])
+    assert {"embedding_bag.cu", "pin_l2.cu", "common.cuh"} <= {p.name for p in kernels.iterdir()}
+    assert any(Path(out[1]).glob("*.toml"))
