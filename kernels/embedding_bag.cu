@@ -8,7 +8,7 @@
 //   embedding_bag_rpf   : register prefetch. RPF_DEPTH row values of the *next* lookups are in
 //                         flight in registers while the current ones are summed. Unlike the
 //                         artifact's version it never reads past the end of its bag or of the
-//                         index array: every prefetch is guarded by the bag's end.
+//                         index array: only whole groups inside the bag are prefetched.
 // Both sum in index order, so their fp32 results match each other bit for bit.
 // Like torch.nn.functional.embedding_bag they take optional per-sample weights (sum mode, NULL
 // for none) and a padding_idx (-1 for none) whose rows are skipped and not counted for the mean.
@@ -71,38 +71,55 @@ extern "C" __global__ void embedding_bag_rpf(
         bag_bounds(offsets, bag, num_bags, num_indices, begin, end);
         const scalar_t* w = weight + feature;
 
-        // Stage the first RPF_DEPTH rows' values; slots past the bag's end stay unused.
-        // A padding row is staged like any other (its load is harmless) and skipped when summed.
-        scalar_t staged[RPF_DEPTH];
-        index_t staged_row[RPF_DEPTH];
-#pragma unroll
-        for (int d = 0; d < RPF_DEPTH; ++d) {
-            if (begin + d < end) {
-                staged_row[d] = indices[begin + d];
-                staged[d] = w[staged_row[d] * row_stride];
-            }
-        }
+        // Register prefetch in groups of RPF_DEPTH: while group g is summed, the loads of group
+        // g + 1 are already in flight. Only whole groups are prefetched, so no load ever crosses
+        // the bag's end; the last partial group is read plainly. Summation stays in index order.
+        // Each staged value carries its scale: 0 for a padding row (skipped, not counted), else
+        // its per-sample weight or 1. Deciding this at load time keeps the live state small.
         float acc = 0.0f;
         index_t counted = 0;
-        for (index_t i = begin; i < end; i += RPF_DEPTH) {
+        index_t i = begin;
+        if (end - begin >= RPF_DEPTH) {
+            scalar_t val[RPF_DEPTH];
+            float scale[RPF_DEPTH];
 #pragma unroll
             for (int d = 0; d < RPF_DEPTH; ++d) {
-                if (i + d < end) {
-                    const scalar_t current = staged[d];
-                    const index_t current_row = staged_row[d];
-                    const index_t next = i + RPF_DEPTH + d;
-                    if (next < end) {  // next value in flight while this one is summed
-                        staged_row[d] = indices[next];
-                        staged[d] = w[staged_row[d] * row_stride];
-                    }
-                    if (current_row != padding_idx) {
-                        float v = to_acc(current);
-                        if (per_sample_weights) v *= per_sample_weights[i + d];
-                        acc += v;
-                        ++counted;
-                    }
+                const index_t r = indices[i + d];
+                val[d] = w[r * row_stride];
+                scale[d] = (r == padding_idx) ? 0.0f : (per_sample_weights ? per_sample_weights[i + d] : 1.0f);
+                counted += (r != padding_idx);
+            }
+#pragma unroll 1
+            for (; i + 2 * RPF_DEPTH <= end; i += RPF_DEPTH) {
+                scalar_t next_val[RPF_DEPTH];
+                float next_scale[RPF_DEPTH];
+#pragma unroll
+                for (int d = 0; d < RPF_DEPTH; ++d) {
+                    const index_t j = i + RPF_DEPTH + d;
+                    const index_t r = indices[j];
+                    next_val[d] = w[r * row_stride];
+                    next_scale[d] = (r == padding_idx) ? 0.0f : (per_sample_weights ? per_sample_weights[j] : 1.0f);
+                    counted += (r != padding_idx);
+                }
+#pragma unroll
+                for (int d = 0; d < RPF_DEPTH; ++d) {
+                    if (scale[d] != 0.0f) acc += to_acc(val[d]) * scale[d];
+                    val[d] = next_val[d];
+                    scale[d] = next_scale[d];
                 }
             }
+#pragma unroll
+            for (int d = 0; d < RPF_DEPTH; ++d)
+                if (scale[d] != 0.0f) acc += to_acc(val[d]) * scale[d];
+            i += RPF_DEPTH;
+        }
+        for (; i < end; ++i) {  // the partial last group
+            const index_t r = indices[i];
+            if (r == padding_idx) continue;
+            float v = to_acc(w[r * row_stride]);
+            if (per_sample_weights) v *= per_sample_weights[i];
+            acc += v;
+            ++counted;
         }
         if (mean && counted > 0) acc /= (float)counted;
         out[bag * dim + feature] = from_acc(acc);

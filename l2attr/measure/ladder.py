@@ -131,7 +131,8 @@ class Gpu:
         """Reset evict-last/persisting lines to normal, then stream 2x L2 of other data through."""
         _reset_persisting_l2()
         words = self.flush_buf.numel()
-        self.flush_kernel((1024,), (256,), (np.uint64(self.flush_buf.data_ptr()), np.int64(words)))
+        self.flush_kernel((1024,), (256,), (np.uint64(self.flush_buf.data_ptr()), np.int64(words),
+                                            np.uint64(self.flush_buf.data_ptr())))
         self.torch.cuda.synchronize()
 
     def timed(self, launch: Callable[[], None]) -> float:
