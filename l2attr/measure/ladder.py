@@ -144,6 +144,18 @@ class Gpu:
         self.stop.synchronize()
         return self.cupy.cuda.get_elapsed_time(self.start, self.stop) * 1000.0
 
+    def warm_up(self, seconds: float = 0.5) -> None:
+        """Keep the GPU busy long enough for its clocks to leave idle before anything is kept."""
+        torch = self.torch
+        src = torch.empty(1 << 28, dtype=torch.float32, device="cuda").uniform_()
+        dst = torch.empty_like(src)
+        t_end = time.perf_counter() + seconds
+        while time.perf_counter() < t_end:
+            for _ in range(20):
+                dst.copy_(src)
+            torch.cuda.synchronize()
+        del src, dst
+
     def hbm_copy_GBps(self, nbytes: int = 1 << 30, reps: int = 10) -> float:
         """Device-to-device copy bandwidth (bytes read + written per second), median of reps."""
         torch = self.torch
@@ -317,6 +329,7 @@ def run_ladder(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir,
     timings["check_s"] = time.perf_counter() - t0
     log("correctness vs torch.nn.functional.embedding_bag: " + ", ".join(
         f"{n} {max(e.values()):.1e}" for n, e in checks.items()))
+    gpu.warm_up()
     hbm = gpu.hbm_copy_GBps()
     log(f"HBM device-to-device copy: {hbm:.0f} GB/s (read + write)")
     run.update_manifest(variants=variants, checks=checks, hbm_copy_GBps=hbm)
