@@ -1,0 +1,144 @@
+"""Caveats: what a reader must know before believing the numbers, collected from every input.
+
+Sources: the validity control (can this setup see cross-kernel L2 state at all?), the Nsight
+Compute settings known to erase it (kernel replay, cache flushing), warnings the runs recorded,
+metrics that were missing or all zero, combining notes, and assumptions behind the analysis.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from l2attr.analysis.load import Study, manifest_value
+
+LEVELS = ("error", "warn", "info")
+
+
+@dataclass(frozen=True)
+class Caveat:
+    level: str      # error: the numbers mislead; warn: read with care; info: how to read
+    text: str
+    origin: str     # where it came from (run dir / manifest field, or "analysis")
+
+
+def validity_caveats(study: Study) -> list[Caveat]:
+    """The validity control of each profile run: visible, not visible, or not recorded."""
+    out = []
+    for run in study.runs_of_kind("profile"):
+        vc = run.manifest.get("validity_control")
+        origin = f"{run.name}/manifest.json[validity_control]"
+        if not isinstance(vc, dict):
+            out.append(Caveat("warn", f"profile run {run.name} records no validity control: nothing shows "
+                                      "that this profiler setup can see L2 state left by an earlier kernel",
+                              origin))
+            continue
+        detail = _validity_detail(vc)
+        verdict = vc.get("verdict")
+        if verdict == "not_visible":
+            out.append(Caveat("error", "The validity control failed: this setup cannot see cross-kernel L2 "
+                                       f"effects, so layer-B differences between pinning and non-pinning rungs "
+                                       f"are not evidence either way. {detail}", origin))
+        elif verdict == "visible":
+            out.append(Caveat("info", f"Validity control passed: the pin's L2 state is visible to the "
+                                      f"profiled consumer. {detail}", origin))
+        else:
+            out.append(Caveat("warn", f"validity control verdict {verdict!r} is not 'visible'. {detail}", origin))
+    return out
+
+
+def _validity_detail(vc: dict[str, Any]) -> str:
+    parts = []
+    for key, value in vc.items():
+        if key == "verdict":
+            continue
+        if isinstance(value, float):
+            value = f"{value:,.2f}"
+        elif isinstance(value, int) and not isinstance(value, bool):
+            value = f"{value:,}"
+        parts.append(f"{key.replace('_', ' ')}: {value}")
+    return ("(" + "; ".join(parts) + ")") if parts else ""
+
+
+def ncu_setting_caveats(study: Study) -> list[Caveat]:
+    """Nsight Compute settings that are known to erase or distort cross-kernel L2 state."""
+    out = []
+    for run in study.runs_of_kind("profile"):
+        origin = f"{run.name}/manifest.json[ncu]"
+        replay = manifest_value(run.manifest, "ncu.replay_mode")
+        cache = manifest_value(run.manifest, "ncu.cache_control")
+        clock = manifest_value(run.manifest, "ncu.clock_control")
+        if replay == "kernel":
+            out.append(Caveat("error", "ncu ran with --replay-mode kernel: kernel replay restores memory "
+                                       "between passes and the L2 state left by the pin does not survive "
+                                       "(measured: identical consumer hit rate with and without the pin)", origin))
+        if cache not in ("none", "unknown"):
+            out.append(Caveat("error", f"ncu cache control was {cache!r}: caches are flushed before each "
+                                       "profiled kernel, so no kernel can see another's L2 state", origin))
+        if clock not in ("none", "unknown"):
+            out.append(Caveat("warn", f"ncu clock control was {clock!r}: clocks locked to base, so ncu "
+                                      "durations are not comparable to the layer-A latencies", origin))
+        if "unknown" in (replay, cache):
+            out.append(Caveat("warn", f"profile run {run.name} does not record the ncu replay mode and cache "
+                                      "control: cannot tell whether cross-kernel L2 state survived", origin))
+    return out
+
+
+def run_warning_caveats(study: Study) -> list[Caveat]:
+    out = [Caveat("warn", note, "combining run dirs") for note in study.notes]
+    for run in study.runs:
+        warnings = run.manifest.get("warnings")
+        if isinstance(warnings, list):
+            out.extend(Caveat("warn", str(w), f"{run.name}/manifest.json[warnings]") for w in warnings)
+    return out
+
+
+def analysis_caveats(study: Study, ladder: pd.DataFrame, roofline: pd.DataFrame,
+                     gradient: pd.DataFrame, metric_warnings: list[str], state: str) -> list[Caveat]:
+    """How to read the analysis: what was not measured and which assumptions the numbers carry."""
+    from l2attr.ladder import RUNGS
+
+    out = [Caveat("warn", w, "metrics.csv") for w in metric_warnings]
+    if not study.has_layer_a:
+        out.append(Caveat("info", "Layer A (latency ladder) not measured: no ladder run among the inputs; "
+                                  "speedups, amortisation and step-time shares are not shown.", "inputs"))
+    if not study.has_layer_b:
+        out.append(Caveat("info", "Layer B (Nsight Compute attribution) not measured: no profile run among "
+                                  "the inputs; hit rates and DRAM bytes are not shown.", "inputs"))
+    if not ladder.empty:
+        measured = set(ladder["rung"])
+        absent = [r.name for r in RUNGS if r.name not in measured]
+        if absent:
+            out.append(Caveat("info", f"rungs not run: {', '.join(absent)} (their cells show n/a)", "cells.csv"))
+        states = sorted(set(ladder["l2_state"]))
+        if len(states) > 1:
+            out.append(Caveat("info", f"cells were measured under L2 states {', '.join(states)}; charts and the "
+                                      f"verdict use '{state}', the tables list every state", "cells.csv"))
+        elif state == "flush":
+            out.append(Caveat("warn", "only the 'flush' L2 state was measured: the L2 is flushed between "
+                                      "calls, which is not the regime the artifact timed", "cells.csv"))
+        out.append(Caveat("info", "Amortisation assumes the pinned rows stay resident while one pin serves k "
+                                  "consumer calls; the run measured k = 1 (one pin per call, as the artifact "
+                                  "does). Other kernels between calls would evict them.", "analysis"))
+    if not roofline.empty and (roofline["fraction"] > 1).any():
+        out.append(Caveat("info", "Some roofline fractions exceed 1: the bytes a consumer must read count "
+                                  "L2 hits too, so above 1 means L2 served part of the traffic.", "analysis"))
+    if not gradient.empty and gradient["hot_profile"].iloc[0] not in (None, "reuse_high"):
+        out.append(Caveat("info", f"reuse_high was not profiled; the hotness gradient compares "
+                                  f"{gradient['hot_profile'].iloc[0]} with random instead", "analysis"))
+    granularity: dict[str, list[str]] = {}
+    for run in study.runs:
+        gran = manifest_value(run.manifest, "measure.pin_granularity")
+        if gran != "unknown":
+            granularity.setdefault(str(gran), []).append(run.name)
+    for gran, names in granularity.items():
+        out.append(Caveat("info", f"pin granularity: {gran} (the artifact issues one prefetch per element, "
+                                  "32 per 128-byte line)",
+                          ", ".join(f"{n}/manifest.json[measure.pin_granularity]" for n in names)))
+    return out
+
+
+def sort_caveats(caveats: list[Caveat]) -> list[Caveat]:
+    return sorted(caveats, key=lambda c: LEVELS.index(c.level) if c.level in LEVELS else len(LEVELS))

@@ -1,0 +1,148 @@
+"""Layer A: the latency ladder, marginal deltas, and three speedups that charge the pin differently.
+
+The MICRO'24 artifact started its timer after the pin kernel and the stream sync, so its L2P
+speedup is T_base / T_consumer and charges nothing for the pin. Here each rung gets three:
+
+- consumer-only   T_base_consumer / T_consumer                  (the artifact's number)
+- kernel-charged  T_base_kernels  / (T_pin + T_consumer)         (GPU time of the whole call)
+- wall-charged    T_base_call_wall / T_call_wall                 (host wall time incl. the sync)
+
+For kernel-charged, the per-call `kernels` cell (median of pin + consumer per call) is used when
+the run recorded it; otherwise the sum of the pin and consumer medians, and `kernels_basis` says
+which. A rung without a pin is charged its consumer time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from l2attr.analysis.common import NA, CellIndex, is_missing, join_sources, number, ratio, rung_label, sort_rows
+from l2attr.ladder import RUNG_BY_NAME
+
+BASELINE = "baseline"
+
+LADDER_COLUMNS = (
+    "l2_state", "profile", "rung", "label", "below", "pins",
+    "consumer_us", "consumer_ci_lo_us", "consumer_ci_hi_us", "consumer_n",
+    "pin_us", "kernels_us", "kernels_basis", "wall_us", "wall_ci_lo_us", "wall_ci_hi_us",
+    "delta_consumer_us", "delta_consumer_pct", "delta_kernels_us",
+    "speedup_consumer", "speedup_kernels", "speedup_wall",
+    "source", "missing",
+)
+
+
+def rung_pins(name: str) -> bool:
+    rung = RUNG_BY_NAME.get(name)
+    return bool(rung and rung.pins)
+
+
+def kernels_time(index: CellIndex, state: str, profile: str, rung: str) -> tuple[float, str, str]:
+    """(T_pin + T_consumer, basis, reason-if-missing) for one rung of one profile."""
+    kernels = index.median(state, profile, rung, "kernels")
+    if not is_missing(kernels):
+        return kernels, "kernels cell (median of pin + consumer per call)", ""
+    consumer = index.median(state, profile, rung, "consumer")
+    if is_missing(consumer):
+        return NA, "", f"no consumer cell for {rung}/{profile}/{state}"
+    if not rung_pins(rung):
+        return consumer, "consumer (rung has no pin)", ""
+    pin = index.median(state, profile, rung, "pin")
+    if is_missing(pin):
+        return NA, "", f"{rung} pins but no pin cell was recorded for {profile}/{state}"
+    return pin + consumer, "sum of pin and consumer medians (no kernels cell)", ""
+
+
+def latency_ladder(cells: pd.DataFrame) -> pd.DataFrame:
+    """One row per (l2_state, profile, rung): medians, CI, deltas over `below`, three speedups."""
+    index = CellIndex(cells)
+    combos = sorted({(s, p, r) for s, p, r, _ in index.keys()})
+    rows = [_ladder_row(index, s, p, r) for s, p, r in combos]
+    if not rows:
+        return pd.DataFrame({c: pd.Series(dtype="object") for c in LADDER_COLUMNS})
+    return sort_rows(pd.DataFrame(rows, columns=list(LADDER_COLUMNS)))
+
+
+def _ladder_row(index: CellIndex, state: str, profile: str, rung: str) -> dict[str, Any]:
+    missing: dict[str, str] = {}
+    decl = RUNG_BY_NAME.get(rung)
+    below = decl.below if decl else None
+    cons = index.get(state, profile, rung, "consumer")
+    wall = index.get(state, profile, rung, "call_wall")
+    consumer_us = NA if cons is None else number(cons.get("median_us"))
+    if is_missing(consumer_us):
+        missing["consumer_us"] = f"no consumer cell for {rung}/{profile}/{state} in cells.csv"
+    wall_us = NA if wall is None else number(wall.get("median_us"))
+    if is_missing(wall_us):
+        missing["wall_us"] = f"no call_wall cell for {rung}/{profile}/{state} in cells.csv"
+    pin_us = index.median(state, profile, rung, "pin") if rung_pins(rung) else NA
+    if is_missing(pin_us):
+        missing["pin_us"] = ("rung has no pin kernel" if not rung_pins(rung)
+                             else f"no pin cell for {rung}/{profile}/{state}")
+    kernels_us, basis, reason = kernels_time(index, state, profile, rung)
+    if reason:
+        missing["kernels_us"] = reason
+
+    # Marginal deltas over the rung below (what this rung's one technique adds).
+    delta_c = delta_k = delta_pct = NA
+    sources = [index.source(state, profile, rung, ("consumer", "pin", "kernels", "call_wall"))]
+    if below is None:
+        for f in ("delta_consumer_us", "delta_consumer_pct", "delta_kernels_us"):
+            missing[f] = "first rung (nothing below it)" if rung == BASELINE else "reference row, not a rung"
+    else:
+        below_c = index.median(state, profile, below, "consumer")
+        below_k, _, below_reason = kernels_time(index, state, profile, below)
+        sources.append(index.source(state, profile, below, ("consumer", "pin", "kernels")))
+        if is_missing(below_c):
+            for f in ("delta_consumer_us", "delta_consumer_pct"):
+                missing[f] = f"rung below ({below}) not measured for {profile}/{state}"
+        elif not is_missing(consumer_us):
+            delta_c = consumer_us - below_c
+            delta_pct = 100.0 * delta_c / below_c
+        else:
+            missing["delta_consumer_us"] = missing["delta_consumer_pct"] = missing["consumer_us"]
+        if is_missing(below_k) or is_missing(kernels_us):
+            missing["delta_kernels_us"] = below_reason or missing.get("kernels_us", "not measured")
+        else:
+            delta_k = kernels_us - below_k
+
+    # Speedups over the baseline, three ways.
+    base_c = index.median(state, profile, BASELINE, "consumer")
+    base_k, _, base_k_reason = kernels_time(index, state, profile, BASELINE)
+    base_w = index.median(state, profile, BASELINE, "call_wall")
+    if rung != BASELINE:
+        sources.append(index.source(state, profile, BASELINE, ("consumer", "kernels", "call_wall")))
+    no_base = f"baseline not measured for {profile}/{state}"
+    speedup_c = ratio(base_c, consumer_us)
+    if is_missing(speedup_c):
+        missing["speedup_consumer"] = no_base if is_missing(base_c) else missing.get("consumer_us", "not measured")
+    speedup_k = ratio(base_k, kernels_us)
+    if is_missing(speedup_k):
+        missing["speedup_kernels"] = (base_k_reason or no_base) if is_missing(base_k) \
+            else missing.get("kernels_us", "not measured")
+    speedup_w = ratio(base_w, wall_us)
+    if is_missing(speedup_w):
+        missing["speedup_wall"] = (f"no call_wall cell for baseline/{profile}/{state}" if is_missing(base_w)
+                                   else missing.get("wall_us", "not measured"))
+    return {
+        "l2_state": state, "profile": profile, "rung": rung, "label": rung_label(rung),
+        "below": below, "pins": rung_pins(rung),
+        "consumer_us": consumer_us,
+        "consumer_ci_lo_us": NA if cons is None else number(cons.get("ci95_lo_us")),
+        "consumer_ci_hi_us": NA if cons is None else number(cons.get("ci95_hi_us")),
+        "consumer_n": NA if cons is None else number(cons.get("n_samples")),
+        "pin_us": pin_us, "kernels_us": kernels_us, "kernels_basis": basis,
+        "wall_us": wall_us,
+        "wall_ci_lo_us": NA if wall is None else number(wall.get("ci95_lo_us")),
+        "wall_ci_hi_us": NA if wall is None else number(wall.get("ci95_hi_us")),
+        "delta_consumer_us": delta_c, "delta_consumer_pct": delta_pct, "delta_kernels_us": delta_k,
+        "speedup_consumer": speedup_c, "speedup_kernels": speedup_k, "speedup_wall": speedup_w,
+        "source": join_sources(sources), "missing": missing,
+    }
+
+
+def ladder_row(ladder: pd.DataFrame, state: str, profile: str, rung: str) -> pd.Series | None:
+    """The ladder row of one rung, or None when that rung was not measured there."""
+    hit = ladder[(ladder["l2_state"] == state) & (ladder["profile"] == profile) & (ladder["rung"] == rung)]
+    return None if hit.empty else hit.iloc[0]

@@ -1,0 +1,113 @@
+"""The verdict: per profile, the artifact's L2P number next to the numbers that charge the pin.
+
+Reads the ladder, the amortisation table, the L2 share and the pin's L2 effect, and puts one row
+per profile side by side, plus one plain sentence per profile for the top of the report.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from l2attr.analysis.common import NA, is_missing, join_sources, ordered_profiles, ratio
+from l2attr.analysis.ladder import ladder_row
+
+PIN_RUNG = "l2p_optmt"
+HONEST_COMPARAND = "optmt"
+
+
+def verdict_table(ladder: pd.DataFrame, amortisation: pd.DataFrame, share: pd.DataFrame,
+                  pin_effect: pd.DataFrame, state: str) -> pd.DataFrame:
+    """One row per profile for the chosen l2_state."""
+    profiles = ordered_profiles(
+        list(ladder.loc[ladder["l2_state"] == state, "profile"]) if not ladder.empty else []
+    ) or ordered_profiles(pin_effect["profile"] if not pin_effect.empty else [])
+    rows = [_verdict_row(ladder, amortisation, share, pin_effect, state, p) for p in profiles]
+    return pd.DataFrame(rows)
+
+
+def _pick(df: pd.DataFrame, **match: Any) -> pd.Series | None:
+    if df.empty:
+        return None
+    mask = pd.Series(True, index=df.index)
+    for k, v in match.items():
+        mask &= df[k] == v
+    hit = df[mask]
+    return None if hit.empty else hit.iloc[0]
+
+
+def _verdict_row(ladder: pd.DataFrame, amortisation: pd.DataFrame, share: pd.DataFrame,
+                 pin_effect: pd.DataFrame, state: str, profile: str) -> dict[str, Any]:
+    missing: dict[str, str] = {}
+    layer_a = "layer A not measured (no ladder run)"
+    l2p = ladder_row(ladder, state, profile, PIN_RUNG) if not ladder.empty else None
+    ref = ladder_row(ladder, state, profile, HONEST_COMPARAND) if not ladder.empty else None
+
+    def from_row(row: pd.Series | None, field: str, absent: str) -> float:
+        if row is None:
+            missing[field] = absent
+            return NA
+        value = row[field]
+        if is_missing(value):
+            missing[field] = row["missing"].get(field, "not measured")
+        return value
+
+    absent_l2p = layer_a if ladder.empty else f"{PIN_RUNG} not measured for {profile}/{state}"
+    out: dict[str, Any] = {"profile": profile, "l2_state": state}
+    out["speedup_consumer"] = from_row(l2p, "speedup_consumer", absent_l2p)
+    out["speedup_kernels"] = from_row(l2p, "speedup_kernels", absent_l2p)
+    out["speedup_wall"] = from_row(l2p, "speedup_wall", absent_l2p)
+
+    # What the pin adds over OptMT (L2P+OptMT = OptMT + pin), consumer-only and charged.
+    t_ref = NA if ref is None else ref["consumer_us"]
+    out["pin_speedup_consumer"] = ratio(t_ref, NA if l2p is None else l2p["consumer_us"])
+    out["pin_speedup_charged"] = ratio(t_ref, NA if l2p is None else l2p["kernels_us"])
+    for f in ("pin_speedup_consumer", "pin_speedup_charged"):
+        if is_missing(out[f]):
+            missing[f] = (layer_a if ladder.empty else
+                          f"{HONEST_COMPARAND} not measured for {profile}/{state}" if is_missing(t_ref) else absent_l2p)
+
+    sh = _pick(share, l2_state=state, profile=profile)
+    for f in ("share_consumer_pct", "share_charged_pct", "t_step_us"):
+        out[f] = from_row(sh, f, layer_a if ladder.empty else f"no OptMT/L2P+OptMT pair for {profile}/{state}")
+
+    am = _pick(amortisation, l2_state=state, profile=profile, rung=PIN_RUNG, comparand=HONEST_COMPARAND)
+    out["break_even_calls"] = from_row(am, "break_even_calls",
+                                       layer_a if ladder.empty else f"no OptMT/L2P+OptMT pair for {profile}/{state}")
+    out["break_even"] = "n/a" if am is None else am["break_even"]
+
+    pe = _pick(pin_effect, profile=profile, rung=PIN_RUNG)
+    out["hit_gain_pp"] = from_row(pe, "hit_gain_pp", "layer B not measured (no profile run)" if pin_effect.empty
+                                  else f"{PIN_RUNG}/{profile} not profiled")
+    out["hit_rate_pct"] = NA if pe is None else pe["hit_rate_pct"]
+    out["comparand_hit_rate_pct"] = NA if pe is None else pe["comparand_hit_rate_pct"]
+    out["source"] = join_sources(r["source"] for r in (l2p, ref, pe) if r is not None)
+    out["missing"] = missing
+    out["headline"] = headline(out)
+    return out
+
+
+def _x(value: float) -> str:
+    return f"{value:.2f}x"
+
+
+def headline(row: dict[str, Any]) -> str:
+    """One plain sentence per profile; only states what was measured."""
+    p = row["profile"]
+    parts = []
+    if not is_missing(row["speedup_consumer"]):
+        charged = ("" if is_missing(row["speedup_kernels"])
+                   else f", {_x(row['speedup_kernels'])} with the pin kernel charged")
+        parts.append(f"L2P+OptMT is {_x(row['speedup_consumer'])} the baseline as the artifact timed it{charged}")
+    if not is_missing(row["pin_speedup_consumer"]) and not is_missing(row["pin_speedup_charged"]):
+        parts.append(f"the pin alone (vs OptMT) is worth {_x(row['pin_speedup_consumer'])}, "
+                     f"{_x(row['pin_speedup_charged'])} charged")
+    if row.get("break_even") not in (None, "n/a"):
+        parts.append("it never pays for itself" if row["break_even"] == "never"
+                     else f"it pays for itself once one pin serves {row['break_even']}+ calls")
+    if not is_missing(row["hit_gain_pp"]):
+        parts.append(f"consumer L2 hit rate {row['hit_gain_pp']:+.1f} points")
+    if not parts:
+        return f"{p}: not enough measured to say anything."
+    return f"{p}: " + "; ".join(parts) + "."

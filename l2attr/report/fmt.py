@@ -1,0 +1,102 @@
+"""Number formatting shared by the HTML and Markdown reports: one style, and n/a for missing."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+from l2attr.analysis.common import is_missing
+
+NA_TEXT = "n/a"
+
+
+def _guard(fn: Callable[[float], str]) -> Callable[[Any], str]:
+    def wrapped(value: Any) -> str:
+        try:
+            if is_missing(value):
+                return NA_TEXT
+            value = float(value)
+        except (TypeError, ValueError):
+            return NA_TEXT
+        if math.isinf(value):
+            return "never" if value > 0 else NA_TEXT
+        return fn(value)
+    wrapped.__name__ = fn.__name__
+    return wrapped
+
+
+@_guard
+def us(v: float) -> str:
+    return f"{v:,.1f} µs"
+
+
+@_guard
+def us_signed(v: float) -> str:
+    return f"{v:+,.1f} µs"
+
+
+@_guard
+def times(v: float) -> str:
+    return f"{v:.2f}×"
+
+
+@_guard
+def pct(v: float) -> str:
+    return f"{v:.1f} %"
+
+
+@_guard
+def pct_signed(v: float) -> str:
+    return f"{v:+.1f} %"
+
+
+@_guard
+def pp(v: float) -> str:
+    return f"{v:+.1f} pp"
+
+
+@_guard
+def ratio(v: float) -> str:
+    return f"{v:.2f}"
+
+
+@_guard
+def count(v: float) -> str:
+    return f"{v:,.0f}"
+
+
+@_guard
+def gbps(v: float) -> str:
+    return f"{v:,.0f} GB/s"
+
+
+@_guard
+def nbytes(v: float) -> str:
+    """Decimal units (MB = 10^6 B), as Nsight Compute and HBM bandwidths are quoted."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(v) >= scale:
+            return f"{v / scale:,.1f} {unit}"
+    return f"{v:,.0f} B"
+
+
+@_guard
+def sectors(v: float) -> str:
+    if abs(v) >= 1e6:
+        return f"{v / 1e6:,.2f} M"
+    if abs(v) >= 1e3:
+        return f"{v / 1e3:,.1f} k"
+    return f"{v:,.0f}"
+
+
+@_guard
+def ns_as_us(v: float) -> str:
+    return f"{v / 1e3:,.1f} µs"
+
+
+def ci(median: Any, lo: Any, hi: Any) -> str:
+    """'45.0 µs [44.6, 45.5]', or the median alone when the CI is missing."""
+    if is_missing(median):
+        return NA_TEXT
+    if is_missing(lo) or is_missing(hi):
+        return us(median)
+    return f"{median:,.1f} µs [{lo:,.1f}, {hi:,.1f}]"

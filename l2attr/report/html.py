@@ -1,0 +1,584 @@
+"""The HTML report: one self-contained file from reports/report.html (string.Template slots).
+
+Each section is rendered here as an HTML fragment from the analysis tables; charts are plotly
+figure specs collected into one JSON block that a small script at the end of the page draws with
+the plotly.js embedded once, inline. Nothing is fetched: the file opens offline.
+
+Table rows carry their `source` as a tooltip (title) and every n/a carries the reason it is
+missing, so a reader can trace a number to its CSV rows without leaving the page.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+from dataclasses import dataclass
+from html import escape
+from pathlib import Path
+from string import Template
+from typing import Any, Callable, Iterable, Sequence
+
+import pandas as pd
+
+from l2attr import __version__
+from l2attr.analysis.amortisation import AMORTISATION_PAIRS
+from l2attr.analysis.common import is_missing, not_applicable, ordered_profiles, rung_label, why
+from l2attr.analysis.load import Study, manifest_value
+from l2attr.analysis.metric_names import QUANTITY_LABELS
+from l2attr.analysis.share import T_STEP_DEFINITION
+from l2attr.analysis.study import Analysis
+from l2attr.report import fmt
+from l2attr.report.charts import RUNG_COLORS, all_figures, figure_json
+from l2attr.resources import data_dir
+
+TEMPLATE_NAME = "report.html"
+
+SECTIONS = (
+    ("verdict", "Verdict"), ("ladder", "Latency ladder"), ("speedup", "Pin-charged speedup"),
+    ("amortisation", "Amortisation"), ("share", "Share of step time"), ("attribution", "L2 attribution"),
+    ("roofline", "Roofline"), ("caveats", "Caveats"), ("provenance", "Provenance"),
+)
+
+
+# -- small HTML builders -----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Cell:
+    html: str               # already escaped
+    cls: str = ""
+    title: str = ""
+    rowspan: int = 1
+
+    def render(self) -> str:
+        attrs = ""
+        if self.cls:
+            attrs += f' class="{self.cls}"'
+        if self.title:
+            attrs += f' title="{escape(self.title)}"'
+        if self.rowspan > 1:
+            attrs += f' rowspan="{self.rowspan}"'
+        return f"<td{attrs}>{self.html}</td>"
+
+
+def text(value: Any, cls: str = "", title: str = "") -> Cell:
+    return Cell(escape("" if is_missing(value) else str(value)), cls, title)
+
+
+def na(reason: str) -> str:
+    """n/a with the reason as a tooltip; a dash when the field does not apply (e.g. baseline's delta)."""
+    if not_applicable(reason):
+        return f'<span class="dash" title="{escape(reason)}">—</span>'
+    return f'<span class="na" title="{escape(reason or "not measured")}">n/a</span>'
+
+
+def num(row: pd.Series | dict[str, Any] | None, field: str, formatter: Callable[[Any], str],
+        good_above: float | None = None, reason: str = "") -> Cell:
+    """A number cell; n/a with the row's reason when missing; green/red around `good_above`."""
+    value = None if row is None else row.get(field)
+    if row is None or is_missing(value):
+        return Cell(na(reason or (why(row, field) if row is not None else "") or "not measured"), "num")
+    cls = "num"
+    if good_above is not None and isinstance(value, (int, float)) and math.isfinite(value):
+        cls += " better" if value > good_above + 1e-9 else " worse" if value < good_above - 1e-9 else ""
+    return Cell(escape(formatter(value)), cls)
+
+
+def rung_cell(rung: str, rowspan: int = 1) -> Cell:
+    color = RUNG_COLORS.get(rung, "#9CA3AF")
+    return Cell(f'<span class="swatch" style="background:{color}"></span>{escape(rung_label(rung))}',
+                "key", rung, rowspan)
+
+
+def table(headers: Sequence[str | tuple[str, str]], rows: Iterable[tuple[list[Cell], str]],
+          groups: Sequence[tuple[str, int]] = (), cls: str = "data") -> str:
+    """headers: 'name' or ('name', 'num'); rows: (cells, row tooltip = source); groups: (label, span)."""
+    head = ""
+    if groups:
+        head += '<tr class="group">' + "".join(
+            f'<th colspan="{span}" class="{"blank" if not label else ""}">{escape(label)}</th>'
+            for label, span in groups) + "</tr>"
+    head += "<tr>" + "".join(
+        f'<th class="{h[1]}">{escape(h[0])}</th>' if isinstance(h, tuple) else f"<th>{escape(h)}</th>"
+        for h in headers) + "</tr>"
+    body = []
+    for cells, source in rows:
+        title = f' title="{escape("from " + source)}"' if source else ""
+        body.append(f"<tr{title}>" + "".join(c.render() for c in cells) + "</tr>")
+    return (f'<div class="table-scroll"><table class="{cls}"><thead>{head}</thead>'
+            f'<tbody>{"".join(body)}</tbody></table></div>')
+
+
+def section(key: str, title: str, body: str, lead: str = "") -> str:
+    lead_html = f'<p class="lead">{lead}</p>' if lead else ""
+    return f'<section class="card" id="{key}"><h2>{escape(title)}</h2>{lead_html}{body}</section>'
+
+
+def not_measured(what: str, how: str) -> str:
+    return f'<div class="not-measured"><strong>Not measured.</strong> {escape(what)} {how}</div>'
+
+
+def chart(fig_id: str, figures: dict[str, Any], caption: str, missing_text: str = "") -> str:
+    if figures.get(fig_id) is None:
+        return not_measured(missing_text or "No data for this chart.", "")
+    return f'<div class="chart" id="{fig_id}"></div><p class="note">{caption}</p>'
+
+
+def sources_of(df: pd.DataFrame, table_name: str) -> str:
+    """'run-a/cells.csv, run-b/cells.csv': the files a chart was drawn from."""
+    if df is None or df.empty or "source" not in df:
+        return ""
+    files = []
+    for s in df["source"]:
+        for piece in str(s).split(" + "):
+            if f"/{table_name}" in piece:
+                f = piece.split("[")[0]
+                if f not in files:
+                    files.append(f)
+    return ", ".join(f"<code>{escape(f)}</code>" for f in files)
+
+
+# -- sections -----------------------------------------------------------------------------------
+
+def verdict_section(an: Analysis) -> str:
+    v = an.verdict
+    if v.empty:
+        return section("verdict", "Verdict", not_measured(
+            "Neither a latency ladder nor an L2 attribution was found in the inputs.",
+            "Run <code>l2attr ladder</code> and <code>l2attr profile</code>."))
+    heads = "".join(f"<li><b>{escape(h.split(': ', 1)[0])}</b>: {escape(h.split(': ', 1)[-1])}</li>"
+                    for h in v["headline"])
+    rows = []
+    for rec in v.to_dict("records"):
+        rows.append(([
+            text(rec["profile"], "key"),
+            num(rec, "speedup_consumer", fmt.times, 1.0),
+            num(rec, "speedup_kernels", fmt.times, 1.0),
+            num(rec, "speedup_wall", fmt.times, 1.0),
+            num(rec, "pin_speedup_consumer", fmt.times, 1.0),
+            num(rec, "pin_speedup_charged", fmt.times, 1.0),
+            num(rec, "share_consumer_pct", fmt.pct, 0.0),
+            num(rec, "share_charged_pct", fmt.pct, 0.0),
+            num(rec, "break_even_calls", lambda x: "never" if math.isinf(x) else f"{x:.0f} calls"),
+            num(rec, "hit_gain_pp", fmt.pp),
+        ], rec["source"]))
+    body = (f'<ul class="headlines">{heads}</ul>' + table(
+        ["Profile", ("consumer-only (artifact)", "num"), ("pin + consumer", "num"), ("wall clock", "num"),
+         ("consumer-only", "num"), ("pin-charged", "num"),
+         ("consumer-only", "num"), ("pin-charged", "num"),
+         ("break-even (vs OptMT)", "num"), ("L2 hit-rate gain", "num")],
+        rows,
+        groups=[("", 1), ("L2P+OptMT speedup over baseline", 3), ("What the pin adds (vs OptMT)", 2),
+                ("L2 share of step time", 2), ("Pin amortisation", 1), ("Layer B", 1)])
+        + '<dl class="defs">'
+        f"<dt>consumer-only</dt><dd>T<sub>base</sub> / T<sub>consumer</sub>: the artifact's timer, which "
+        f"starts after the pin kernel and the stream sync, so the pin is free.</dd>"
+        f"<dt>pin + consumer</dt><dd>T<sub>base</sub> / (T<sub>pin</sub> + T<sub>consumer</sub>): the GPU time "
+        f"of the whole L2P call.</dd>"
+        f"<dt>wall clock</dt><dd>host wall time of the whole call, pin → sync → consumer → sync.</dd>"
+        f"<dt>vs OptMT</dt><dd>L2P+OptMT is OptMT plus a pin: this is what pinning alone is worth.</dd>"
+        f"<dt>T<sub>step</sub></dt><dd>{escape(T_STEP_DEFINITION)}</dd>"
+        f"<dt>hit-rate gain</dt><dd>consumer L2 sector hit rate of L2P+OptMT minus OptMT's, in points "
+        f"(Nsight Compute).</dd></dl>")
+    return section("verdict", "Verdict", body,
+                   "Per reuse profile: the L2-pinning speedup as the artifact timed it (consumer only) next "
+                   f"to the same speedup with the pin kernel charged. L2 state between calls: "
+                   f"<b>{escape(an.state)}</b>. Green is better than the comparand, red worse.")
+
+
+def ladder_section(an: Analysis, figures: dict[str, Any]) -> str:
+    if an.ladder.empty:
+        return section("ladder", "Latency ladder (layer A)", not_measured(
+            "No ladder run among the inputs.", "Run <code>l2attr ladder</code> and pass its run dir."))
+    body = chart("fig-ladder", figures,
+                 f"Median consumer-kernel latency (CUDA events) per rung; error bars: bootstrap 95% CI of the "
+                 f"median. From {sources_of(an.state_rows(an.ladder), 'cells.csv')}.")
+    body += _ladder_table(an.state_rows(an.ladder))
+    bases = sorted({b for b in an.ladder["kernels_basis"] if b})
+    if bases:
+        body += f'<p class="note">pin + consumer: {escape("; ".join(bases))}.</p>'
+    others = an.ladder[an.ladder["l2_state"] != an.state]
+    if not others.empty:
+        body += "<details><summary>Other L2 states</summary>" + "".join(
+            f"<h3>L2 state: {escape(s)}</h3>" + _ladder_table(others[others["l2_state"] == s])
+            for s in sorted(set(others["l2_state"]))) + "</details>"
+    return section("ladder", "Latency ladder (layer A)", body,
+                   "Each rung adds one technique to the rung below it (Δ is the marginal change of the "
+                   "consumer kernel). Speedups are over the baseline of the same profile.")
+
+
+def _ladder_table(lad: pd.DataFrame) -> str:
+    rows = []
+    for profile in ordered_profiles(lad["profile"]):
+        group = lad[lad["profile"] == profile]
+        for i, rec in enumerate(group.to_dict("records")):
+            cells = [Cell(escape(profile), "key first-of-group", rowspan=len(group))] if i == 0 else []
+            below = rec["below"] if isinstance(rec["below"], str) else None
+            delta = num(rec, "delta_consumer_us", fmt.us_signed)
+            if not is_missing(rec["delta_consumer_pct"]):
+                delta = Cell(escape(f"{fmt.us_signed(rec['delta_consumer_us'])} ({rec['delta_consumer_pct']:+.1f} %)"),
+                             "num", f"vs {rung_label(below)}" if below else "")
+            cells += [
+                rung_cell(rec["rung"]),
+                Cell(escape(fmt.ci(rec["consumer_us"], rec["consumer_ci_lo_us"], rec["consumer_ci_hi_us"]))
+                     if not is_missing(rec["consumer_us"]) else na(why(rec, "consumer_us")), "num"),
+                Cell(escape(rung_label(below)) if below else na(why(rec, "delta_consumer_us"))),
+                delta,
+                num(rec, "pin_us", fmt.us),
+                num(rec, "kernels_us", fmt.us),
+                num(rec, "wall_us", fmt.us),
+                num(rec, "speedup_consumer", fmt.times, 1.0),
+                num(rec, "speedup_kernels", fmt.times, 1.0),
+                num(rec, "speedup_wall", fmt.times, 1.0),
+            ]
+            if i == 0:
+                cells[1:] = [Cell(c.html, (c.cls + " first-of-group").strip(), c.title, c.rowspan) for c in cells[1:]]
+            rows.append((cells, rec["source"]))
+    return table(["Profile", "Rung", ("Consumer median [95% CI]", "num"), "Below", ("Δ consumer vs below", "num"),
+                  ("Pin", "num"), ("Pin + consumer", "num"), ("Call wall", "num"),
+                  ("consumer-only", "num"), ("pin + consumer", "num"), ("wall clock", "num")], rows,
+                 groups=[("", 8), ("Speedup over baseline", 3)])
+
+
+def speedup_section(an: Analysis, figures: dict[str, Any]) -> str:
+    if an.ladder.empty:
+        return section("speedup", "Pin-charged vs consumer-only speedup", not_measured(
+            "No ladder run among the inputs.", "Run <code>l2attr ladder</code>."))
+    body = chart("fig-speedup", figures,
+                 "Solid: the artifact's consumer-only speedup. Hatched: pin + consumer kernel time charged. "
+                 "Dotted: whole-call wall clock (includes the stream sync between pin and consumer).",
+                 "No pinning rung (L2P+OptMT, RPF+L2P+OptMT) was measured.")
+    return section("speedup", "Pin-charged vs consumer-only speedup", body,
+                   "The same measurements, charged three ways. The gap between the solid and the hatched "
+                   "bar is the part of the artifact's L2P speedup that the pin kernel pays back.")
+
+
+def amortisation_section(an: Analysis, figures: dict[str, Any]) -> str:
+    am = an.state_rows(an.amortisation)
+    if am.empty:
+        return section("amortisation", "Amortisation of the pin", not_measured(
+            "No ladder run among the inputs.", "Run <code>l2attr ladder</code>."))
+    body = chart("fig-amortisation", figures,
+                 "speedup(k) = k·T<sub>ref</sub> / (T<sub>pin</sub> + k·T<sub>cons</sub>); diamonds mark the "
+                 "break-even call count. Solid: against OptMT (honest); dotted: against the baseline.",
+                 "L2P+OptMT and its comparands were not all measured.")
+    rows = []
+    for rec in am.to_dict("records"):
+        rows.append(([
+            text(rec["profile"], "key"), rung_cell(rec["rung"]),
+            Cell(escape(rung_label(rec["comparand"])) + (" <b>(honest)</b>" if rec["honest"] else ""),
+                 "", rec["why_comparand"]),
+            num(rec, "t_ref_us", fmt.us), num(rec, "t_pin_us", fmt.us), num(rec, "t_cons_us", fmt.us),
+            num(rec, "gain_per_call_us", fmt.us),
+            num(rec, "break_even_point", lambda x: "∞" if math.isinf(x) else f"{x:.2f}"),
+            num(rec, "break_even_calls", lambda x: "never" if math.isinf(x) else f"{x:.0f}"),
+            num(rec, "speedup_k1", fmt.times, 1.0), num(rec, "speedup_limit", fmt.times, 1.0),
+        ], rec["source"]))
+    body += table(["Profile", "Pinning rung", "Comparand", ("T_ref", "num"), ("T_pin", "num"), ("T_cons", "num"),
+                   ("Gain per call", "num"), ("k* = T_pin / gain", "num"), ("Break-even calls", "num"),
+                   ("Speedup at k = 1", "num"), ("Limit k → ∞", "num")], rows)
+    pairs = "".join(f"<li><b>{escape(rung_label(r))} vs {escape(rung_label(c))}</b>: {escape(w)}</li>"
+                    for r, c, w in AMORTISATION_PAIRS)
+    body += f'<ul class="notes">{pairs}<li>Break-even = smallest whole k with speedup(k) ≥ 1; "never" when the ' \
+            f"consumer is not faster than its comparand. The limit for k → ∞ is the consumer-only speedup.</li></ul>"
+    return section("amortisation", "Amortisation of the pin", body,
+                   "If one pin kernel served k consumer calls, how many calls would it take before pinning "
+                   "pays for itself? (The artifact pins before every call: k = 1.)")
+
+
+def share_section(an: Analysis) -> str:
+    sh = an.state_rows(an.share)
+    if sh.empty:
+        return section("share", "L2 share of step time", not_measured(
+            "No ladder run with OptMT and L2P+OptMT among the inputs.", "Run <code>l2attr ladder</code>."))
+    rows = []
+    for rec in sh.to_dict("records"):
+        rows.append(([
+            text(rec["profile"], "key"), num(rec, "t_step_us", fmt.us),
+            num(rec, "t_cons_optmt_us", fmt.us), num(rec, "t_cons_l2p_us", fmt.us), num(rec, "t_pin_l2p_us", fmt.us),
+            num(rec, "saving_consumer_us", fmt.us_signed), num(rec, "share_consumer_pct", fmt.pct, 0.0),
+            num(rec, "saving_charged_us", fmt.us_signed), num(rec, "share_charged_pct", fmt.pct, 0.0),
+            num(rec, "share_wall_pct", fmt.pct, 0.0),
+        ], rec["source"]))
+    body = table(["Profile", ("T_step", "num"), ("T_cons OptMT", "num"), ("T_cons L2P+OptMT", "num"),
+                  ("T_pin", "num"), ("saving", "num"), ("share", "num"), ("saving", "num"), ("share", "num"),
+                  ("share", "num")], rows,
+                 groups=[("", 5), ("consumer-only", 2), ("pin-charged", 2), ("wall clock", 1)])
+    body += ('<dl class="defs"><dt>share</dt><dd>(T<sub>cons</sub>(OptMT) − T(L2P+OptMT)) / T<sub>step</sub>, '
+             "with T(L2P+OptMT) the consumer alone, the pin + consumer kernels, or the call's wall time.</dd>"
+             f"<dt>T<sub>step</sub></dt><dd>{escape(T_STEP_DEFINITION)}</dd></dl>")
+    return section("share", "L2 share of step time", body,
+                   "What cross-kernel L2 residency saves, as a share of the time of one step, before and "
+                   "after paying for the pin. A negative share means pinning costs more than it saves.")
+
+
+def attribution_section(an: Analysis, figures: dict[str, Any]) -> str:
+    if an.l2.empty:
+        return section("attribution", "L2 attribution (layer B)", not_measured(
+            "No profile run (Nsight Compute metrics) among the inputs: hit rates, DRAM bytes and the pin's "
+            "traffic are not shown.", "Run <code>l2attr profile</code> and pass its run dir too."))
+    src = sources_of(an.l2, "metrics.csv")
+    body = '<div class="grid2">' + "".join(
+        f"<div>{chart(fid, figures, 'Median over the profiled consumer kernels of each cell.', what)}</div>"
+        for fid, what in (("fig-hit-rate", "No hit-rate metric was collected."),
+                          ("fig-dram", "No DRAM-bytes metric was collected."))) + "</div>"
+    body += f'<p class="note">From {src}. Metrics used: ' + ", ".join(
+        f"{escape(QUANTITY_LABELS[q])} = <code>{escape(m)}</code>"
+        for q, m in _metric_used(an.l2).items()) + ".</p>"
+    body += "<h3>What the pin does to the consumer's L2</h3>" + _compare_table(an.pin_effect)
+    body += ("<h3>RPF+OptMT vs L2P+OptMT at the L2 layer</h3><p class=\"note\">The study's Nsight comparison: "
+             "register prefetch and explicit pinning as two consumer-side strategies. Gain = L2P+OptMT minus "
+             "RPF+OptMT.</p>" + _compare_table(an.rpf_vs_l2p))
+    body += "<h3>Hotness gradient</h3>" + _gradient_table(an.gradient)
+    body += "<h3>The pin kernel's own traffic</h3>" + _pin_table(an.pin_traffic)
+    body += "<h3>All profiled cells</h3>" + _cells_details(an.l2)
+    return section("attribution", "L2 attribution (layer B)", body,
+                   "Nsight Compute counters per role: the consumer (EmbeddingBag) and the pin kernel, "
+                   "aggregated per rung × profile with the median over kernels (n in the tables).")
+
+
+def _metric_used(l2: pd.DataFrame) -> dict[str, str]:
+    for used in l2["metric_used"]:
+        if isinstance(used, dict) and used:
+            return used
+    return {}
+
+
+def _compare_table(df: pd.DataFrame) -> str:
+    if df.empty:
+        return not_measured("The rungs to compare were not profiled.", "")
+    rows = []
+    for rec in df.to_dict("records"):
+        rows.append(([
+            text(rec["profile"], "key"), rung_cell(rec["rung"]), rung_cell(rec["comparand"]),
+            num(rec, "hit_rate_pct", fmt.pct), num(rec, "comparand_hit_rate_pct", fmt.pct),
+            num(rec, "hit_gain_pp", fmt.pp, 0.0),
+            num(rec, "dram_read_bytes", fmt.nbytes), num(rec, "comparand_dram_read_bytes", fmt.nbytes),
+            num(rec, "dram_ratio", fmt.ratio),
+        ], rec["source"]))
+    return table(["Profile", "Rung", "Comparand", ("hit rate", "num"), ("comparand", "num"), ("gain", "num"),
+                  ("DRAM read", "num"), ("comparand", "num"), ("ratio", "num")], rows,
+                 groups=[("", 3), ("Consumer L2 hit rate", 3), ("Consumer DRAM bytes", 3)])
+
+
+def _gradient_table(df: pd.DataFrame) -> str:
+    if df.empty:
+        return not_measured("No consumer cells were profiled.", "")
+    rows = []
+    for rec in df.to_dict("records"):
+        rows.append(([
+            rung_cell(rec["rung"]), text(f"{rec['hot_profile'] or 'n/a'} → {rec['cold_profile'] or 'n/a'}"),
+            num(rec, "hot_hit_rate_pct", fmt.pct), num(rec, "cold_hit_rate_pct", fmt.pct),
+            num(rec, "hit_gap_pp", fmt.pp),
+            num(rec, "hot_dram_read_bytes", fmt.nbytes), num(rec, "cold_dram_read_bytes", fmt.nbytes),
+            num(rec, "dram_ratio", lambda x: f"{x:.1f}×"),
+        ], rec["source"]))
+    return table(["Rung", "Hot → cold", ("hit rate hot", "num"), ("cold", "num"), ("gap", "num"),
+                  ("DRAM hot", "num"), ("cold", "num"), ("cold / hot", "num")], rows)
+
+
+def _pin_table(df: pd.DataFrame) -> str:
+    if df.empty:
+        return not_measured("No pin kernel was profiled (no pinning rung in the profile run).", "")
+    rows = []
+    for rec in df.to_dict("records"):
+        rows.append(([
+            rung_cell(rec["rung"]), text(rec["profile"]), num(rec, "n_kernels", fmt.count),
+            num(rec, "dram_read_bytes", fmt.nbytes), num(rec, "hot_set_bytes", fmt.nbytes),
+            num(rec, "dram_over_hot_set", lambda x: f"{x:.2f}×"),
+            num(rec, "l2_fill_sectors", fmt.sectors), num(rec, "evict_last_sectors", fmt.sectors),
+            num(rec, "duration_ns", fmt.ns_as_us),
+        ], rec["source"]))
+    return table(["Rung", "Profile", ("kernels", "num"), ("DRAM read", "num"), ("hot set", "num"),
+                  ("read / hot set", "num"), ("L2 fills (sectors)", "num"), ("evict_last sectors", "num"),
+                  ("duration (ncu)", "num")], rows) + (
+        '<p class="note">Hot set = hot_rows × dim × element size from the workload config: the bytes a '
+        "perfect pin pulls once. The pin re-pays this traffic before every call in the artifact.</p>")
+
+
+def _cells_details(l2: pd.DataFrame) -> str:
+    rows = []
+    for rec in l2.to_dict("records"):
+        rows.append(([
+            text(rec["condition"]), text(rec["role"]), rung_cell(rec["rung"]), text(rec["profile"]),
+            num(rec, "n_kernels", fmt.count), num(rec, "hit_rate_pct", fmt.pct),
+            num(rec, "read_hit_rate_pct", fmt.pct), num(rec, "dram_read_bytes", fmt.nbytes),
+            num(rec, "dram_write_bytes", fmt.nbytes), num(rec, "l2_fill_sectors", fmt.sectors),
+            num(rec, "fabric_sectors", fmt.sectors), num(rec, "evict_last_sectors", fmt.sectors),
+            num(rec, "duration_ns", fmt.ns_as_us),
+        ], rec["source"]))
+    return ("<details><summary>Every profiled cell (condition × role × rung × profile)</summary>" + table(
+        ["Condition", "Role", "Rung", "Profile", ("n", "num"), ("hit rate", "num"), ("read hit rate", "num"),
+         ("DRAM read", "num"), ("DRAM write", "num"), ("L2 fills", "num"), ("fabric", "num"),
+         ("evict_last", "num"), ("duration", "num")], rows) + "</details>")
+
+
+def roofline_section(an: Analysis, figures: dict[str, Any]) -> str:
+    roof = an.state_rows(an.roofline)
+    if roof.empty:
+        return section("roofline", "Roofline fraction", not_measured("No ladder run among the inputs.",
+                                                                   "Run <code>l2attr ladder</code>."))
+    missing_text = ("The ladder run's manifest records no measured HBM copy bandwidth (hbm_copy_GBps)."
+                    if an.hbm_copy_GBps is None else "No achieved bandwidth in cells.csv.")
+    body = chart("fig-roofline", figures,
+                 f"Bytes the consumer must read per call ÷ median latency, over the measured device-to-device "
+                 f"copy bandwidth. Above 1: part of the bytes came from L2. From "
+                 f"{sources_of(roof, 'cells.csv')}.", missing_text)
+    rows = []
+    for rec in roof.to_dict("records"):
+        rows.append(([text(rec["profile"], "key"), rung_cell(rec["rung"]), num(rec, "bytes_per_call", fmt.nbytes),
+                      num(rec, "median_us", fmt.us), num(rec, "achieved_GBps", fmt.gbps),
+                      num(rec, "hbm_copy_GBps", fmt.gbps), num(rec, "fraction", fmt.ratio)], rec["source"]))
+    body += "<details><summary>Roofline table</summary>" + table(
+        ["Profile", "Rung", ("bytes per call", "num"), ("median", "num"), ("achieved", "num"),
+         ("HBM copy", "num"), ("fraction", "num")], rows) + "</details>"
+    return section("roofline", "Roofline fraction", body,
+                   "How close each consumer gets to the bandwidth this GPU actually delivers.")
+
+
+def caveats_section(an: Analysis) -> str:
+    if not an.caveats:
+        return section("caveats", "Caveats", "<p>None recorded.</p>")
+    items = "".join(
+        f'<li><span class="lvl {escape(c.level)}">{escape(c.level)}</span><div>{escape(c.text)}'
+        f'<span class="origin">{escape(c.origin)}</span></div></li>' for c in an.caveats)
+    return section("caveats", "Caveats", f'<ul class="caveats">{items}</ul>',
+                   "What to know before trusting the numbers: the validity control, profiler settings, "
+                   "recorded warnings and the analysis' assumptions.")
+
+
+PROVENANCE_FIELDS: tuple[tuple[str, str], ...] = (
+    ("kind", "kind"), ("created (UTC)", "created_utc"), ("command", "command"),
+    ("git sha", "versions.git_sha"), ("l2attr", "versions.l2attr"), ("python", "versions.python"),
+    ("torch", "versions.torch"), ("cupy", "versions.cupy"),
+    ("GPU", "gpu.name"), ("compute capability", "gpu.compute_capability"), ("L2 size (bytes)", "gpu.l2_bytes"),
+    ("persisting L2 max (bytes)", "gpu.persisting_l2_max_bytes"), ("SMs", "gpu.sm_count"), ("driver", "gpu.driver"),
+    ("HBM copy bandwidth (GB/s)", "hbm_copy_GBps"),
+    ("rungs", "measure.rungs"), ("profiles", "measure.profiles"), ("L2 state", "measure.l2_state"),
+    ("repeats", "measure.repeats"), ("maxrregcount", "measure.maxrregcount"),
+    ("pin granularity", "measure.pin_granularity"),
+    ("ncu version", "ncu.version"), ("ncu replay mode", "ncu.replay_mode"), ("ncu cache control", "ncu.cache_control"),
+    ("ncu clock control", "ncu.clock_control"), ("ncu metric set", "ncu.metric_set"),
+    ("ncu replay passes", "ncu.replay_passes"), ("validity control", "validity_control.verdict"),
+)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value)
+    if isinstance(value, dict):
+        return json.dumps(value, sort_keys=True)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return str(value)
+
+
+def provenance_section(an: Analysis) -> str:
+    runs = an.study.runs
+    rows = []
+    for label, dotted in PROVENANCE_FIELDS:
+        values = [manifest_value(r.manifest, dotted) for r in runs]
+        cells = [Cell(escape(label))]
+        for v in values:
+            shown = _show(v)
+            cells.append(Cell(f'<span class="na" title="not recorded in the manifest">unknown</span>'
+                              if v == "unknown" else
+                              f'<span class="mono">{escape(shown)}</span>' if dotted in ("command", "versions.git_sha")
+                              else escape(shown)))
+        rows.append((cells, ""))
+    body = table(["Field"] + [r.name for r in runs], rows, cls="data kv")
+    cfg_rows = [([Cell(escape(k)), Cell(escape(_show(v)), "num")], "") for k, v in an.study.config.items()]
+    body += "<h3>Workload config</h3>" + table(["Key", ("Value", "num")], cfg_rows, cls="data kv")
+    variant_rows = []
+    for run in runs:
+        variants = run.manifest.get("variants")
+        if isinstance(variants, dict):
+            for rung, info in variants.items():
+                info = info if isinstance(info, dict) else {"value": info}
+                variant_rows.append(([Cell(escape(run.name)), rung_cell(rung),
+                                      Cell(escape(", ".join(f"{k}: {_show(v)}" for k, v in info.items())))], ""))
+    if variant_rows:
+        body += "<h3>Compiled variants</h3>" + table(["Run", "Rung", "Properties"], variant_rows)
+    return section("provenance", "Provenance", body,
+                   "Where these numbers come from: each run's manifest (hover a table row above for the exact "
+                   "CSV rows behind it).")
+
+
+# -- page ---------------------------------------------------------------------------------------
+
+def _subtitle(study: Study) -> str:
+    c = study.config
+
+    def g(k: str) -> str:
+        v = c.get(k, "?")
+        return f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v)
+
+    return escape(f"DLRM EmbeddingBag · {g('tables')} tables × {g('rows')} rows × {g('dim')} {g('dtype')} · "
+                  f"batch {g('batch_size')} · pooling {g('pooling')} · {g('hot_rows')} hot rows pinned")
+
+
+def _meta(an: Analysis, generated: str) -> str:
+    study = an.study
+    gpus = sorted({str(manifest_value(r.manifest, "gpu.name")) for r in study.runs})
+    items = [("GPU", ", ".join(gpus)),
+             ("runs", ", ".join(f"{r.name} ({r.kind})" for r in study.runs)),
+             ("L2 state", an.state), ("generated", generated)]
+    return '<ul class="meta">' + "".join(f"<li><b>{escape(k)}</b> {escape(v)}</li>" for k, v in items) + "</ul>"
+
+
+def _banner(an: Analysis) -> str:
+    errors = [c for c in an.caveats if c.level == "error"]
+    if not errors:
+        return ""
+    items = "".join(f"<li>{escape(c.text)}</li>" for c in errors)
+    return (f'<div class="banner error" role="alert"><strong>Read this first: the setup may not see '
+            f"cross-kernel L2 effects.</strong><ul>{items}</ul></div>")
+
+
+def _script_safe_json(obj: Any) -> str:
+    """JSON that cannot end the <script> element it sits in."""
+    return json.dumps(obj, separators=(",", ":"), allow_nan=False).replace("</", "<\\/").replace("<!--", "<\\!--")
+
+
+def load_template() -> Template:
+    return Template((data_dir("reports") / TEMPLATE_NAME).read_text(encoding="utf-8"))
+
+
+def render_html(an: Analysis, now: dt.datetime | None = None, plotly_js: str | None = None) -> str:
+    """The whole report as one HTML string (plotly.js inline once; pass plotly_js='' to leave it out)."""
+    if plotly_js is None:
+        from plotly.offline import get_plotlyjs
+        plotly_js = get_plotlyjs()
+    now = now or dt.datetime.now(dt.timezone.utc)
+    generated = now.strftime("%Y-%m-%d %H:%M UTC")
+    figures = all_figures(an)
+    specs = {fid: figure_json(fig) for fid, fig in figures.items() if fig is not None}
+    gpu = ", ".join(sorted({str(manifest_value(r.manifest, "gpu.name")) for r in an.study.runs}))
+    toc = "<ul>" + "".join(f'<li><a href="#{k}">{escape(t)}</a></li>' for k, t in SECTIONS) + "</ul>"
+    slots = {
+        "title": escape(f"How much is L2 pinning worth? — {gpu}"),
+        "subtitle": _subtitle(an.study),
+        "meta": _meta(an, generated),
+        "banner": _banner(an),
+        "toc": toc,
+        "verdict": verdict_section(an),
+        "ladder": ladder_section(an, figures),
+        "speedup": speedup_section(an, figures),
+        "amortisation": amortisation_section(an, figures),
+        "share": share_section(an),
+        "attribution": attribution_section(an, figures),
+        "roofline": roofline_section(an, figures),
+        "caveats": caveats_section(an),
+        "provenance": provenance_section(an),
+        "footer": escape(f"l2attr {__version__} · generated {generated} · self-contained: opens offline"),
+        "figures_json": _script_safe_json(specs),
+        "plotly_js": plotly_js.replace("</script", "<\\/script"),
+        "version": escape(__version__),
+    }
+    return load_template().substitute(slots)
+
+
+def write_html(an: Analysis, path: Path) -> Path:
+    from l2attr import atomic
+    atomic.write_text(Path(path), render_html(an))
+    return Path(path)

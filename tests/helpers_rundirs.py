@@ -1,0 +1,195 @@
+"""Build small synthetic run dirs for tests: a ladder run (cells + samples) and a profile run (metrics).
+
+Numbers follow the magnitudes in shared/NOTES-measurement.md (one table-batch ~50 us, pin ~17 us)
+so the report looks like a real one; tests that check formulas build their own tiny tables.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from l2attr.config import WorkloadConfig
+from l2attr.rundir import RunDir
+from l2attr.schema import CELLS, METRICS, SAMPLES
+
+PROFILES = ("reuse_high", "reuse_medium", "reuse_low", "random")
+
+# profile -> rung -> (consumer median us, pin median us or None)
+TIMINGS: dict[str, dict[str, tuple[float, float | None]]] = {
+    "reuse_high": {"baseline": (45.0, None), "optmt": (38.0, None), "rpf_optmt": (36.0, None),
+                   "l2p_optmt": (33.5, 15.0), "combined": (32.0, 15.0), "torch": (100.0, None)},
+    "reuse_medium": {"baseline": (54.6, None), "optmt": (46.7, None), "rpf_optmt": (45.0, None),
+                     "l2p_optmt": (44.5, 16.2), "combined": (43.5, 16.2), "torch": (107.5, None)},
+    "reuse_low": {"baseline": (65.2, None), "optmt": (58.9, None), "rpf_optmt": (52.0, None),
+                  "l2p_optmt": (56.6, 18.6), "combined": (51.0, 18.6), "torch": (121.2, None)},
+    "random": {"baseline": (68.4, None), "optmt": (61.5, None), "rpf_optmt": (54.0, None),
+               "l2p_optmt": (61.1, 18.6), "combined": (54.0, 18.6), "torch": (117.4, None)},
+}
+CALL_OVERHEAD_US = 12.0      # launch + sync on the host
+PIN_SYNC_US = 8.0            # the extra stream sync between pin and consumer
+BYTES_PER_CALL = 2048 * 150 * 128 * 4 + 2048 * 150 * 8 + 2049 * 8
+HBM_COPY_GBPS = 4020.0
+
+# profile -> rung -> consumer L2 hit rate %, consumer DRAM read bytes
+L2_CONSUMER: dict[str, dict[str, tuple[float, float]]] = {
+    "reuse_high": {"baseline": (88.0, 12.0e6), "optmt": (88.5, 11.8e6), "rpf_optmt": (91.8, 7.9e6),
+                   "l2p_optmt": (91.7, 7.8e6), "combined": (92.4, 7.1e6)},
+    "reuse_medium": {"baseline": (60.0, 40.0e6), "optmt": (60.5, 39.5e6), "rpf_optmt": (62.0, 38.0e6),
+                     "l2p_optmt": (72.0, 30.0e6), "combined": (73.0, 29.0e6)},
+    "reuse_low": {"baseline": (40.0, 90.0e6), "optmt": (40.2, 89.0e6), "rpf_optmt": (41.0, 88.0e6),
+                  "l2p_optmt": (48.0, 78.0e6), "combined": (48.5, 77.0e6)},
+    "random": {"baseline": (30.0, 145.0e6), "optmt": (30.1, 144.0e6), "rpf_optmt": (30.4, 143.0e6),
+               "l2p_optmt": (31.0, 140.0e6), "combined": (31.2, 139.0e6)},
+}
+
+
+def default_config(**changes: Any) -> dict[str, Any]:
+    return WorkloadConfig().replace(**changes).to_dict()
+
+
+def base_manifest(kind: str, config: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+    manifest = {
+        "schema_version": 1, "kind": kind, "created_utc": "2026-11-29T20:00:00Z",
+        "command": f"l2attr {kind} --preset artifact --out runs",
+        "config": config or default_config(),
+        "measure": {"rungs": list(TIMINGS["random"]), "profiles": list(PROFILES), "l2_state": ["natural"],
+                    "repeats": 3, "maxrregcount": 42, "pin_granularity": "line"},
+        "versions": {"l2attr": "0.1.0", "git_sha": "abc1234", "python": "3.12.3", "torch": "2.11.0+cu130",
+                     "cupy": "14.2.0", "ncu": "2025.3.1"},
+        "gpu": {"name": "NVIDIA H200", "compute_capability": "9.0", "l2_bytes": 62914560,
+                "persisting_l2_max_bytes": 39321600, "sm_count": 132, "driver": "580.95.05"},
+    }
+    manifest.update(extra)
+    return manifest
+
+
+def ladder_cells(timings: dict[str, dict[str, tuple[float, float | None]]] = TIMINGS,
+                 states: tuple[str, ...] = ("natural",), with_kernels: bool = True) -> pd.DataFrame:
+    """cells.csv rows: consumer, pin (pinning rungs), kernels, call_wall per rung x profile x state."""
+    rows = []
+
+    def cell(state: str, profile: str, rung: str, quantity: str, median: float, nbytes: float = 0.0) -> None:
+        rows.append({"rung": rung, "profile": profile, "l2_state": state, "quantity": quantity,
+                     "n_samples": 143, "median_us": median, "p10_us": median * 0.97, "p90_us": median * 1.04,
+                     "ci95_lo_us": median * 0.99, "ci95_hi_us": median * 1.012, "bytes_per_call": nbytes,
+                     "achieved_GBps": nbytes / median / 1e3 if nbytes else float("nan")})
+
+    for state in states:
+        slow = 1.08 if state == "flush" else 1.0
+        for profile, rungs in timings.items():
+            for rung, (consumer, pin) in rungs.items():
+                consumer *= slow
+                cell(state, profile, rung, "consumer", consumer, BYTES_PER_CALL)
+                if pin is not None:
+                    cell(state, profile, rung, "pin", pin)
+                kernels = consumer + (pin or 0.0)
+                if with_kernels:
+                    cell(state, profile, rung, "kernels", kernels)
+                cell(state, profile, rung, "call_wall", kernels + CALL_OVERHEAD_US + (PIN_SYNC_US if pin else 0.0))
+    return pd.DataFrame(rows, columns=list(CELLS.columns))
+
+
+def ladder_samples(cells: pd.DataFrame) -> pd.DataFrame:
+    """A few samples per cell (enough for the schema; the analysis reads cells.csv)."""
+    rows = []
+    wide = cells.pivot_table(index=["rung", "profile", "l2_state"], columns="quantity", values="median_us")
+    for (rung, profile, state), rec in wide.iterrows():
+        for batch in range(2):
+            rows.append({"rung": rung, "profile": profile, "l2_state": state, "repeat": 0, "batch": batch,
+                         "table": 0, "pin_time_us": rec.get("pin", float("nan")),
+                         "consumer_time_us": rec["consumer"], "call_wall_time_us": rec["call_wall"]})
+    return pd.DataFrame(rows, columns=list(SAMPLES.columns))
+
+
+def write_run(path: Path, manifest: dict[str, Any], tables: dict[str, pd.DataFrame]) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    run = RunDir(path)
+    run.write_manifest(manifest)
+    by_name = {"samples": SAMPLES, "cells": CELLS, "metrics": METRICS}
+    for name, df in tables.items():
+        run.write(by_name[name], df)
+    return path
+
+
+def write_ladder_run(root: Path, name: str = "20261129T200000Z-ladder", *, cells: pd.DataFrame | None = None,
+                     config: dict[str, Any] | None = None, **manifest_extra: Any) -> Path:
+    cells = ladder_cells() if cells is None else cells
+    manifest = base_manifest("ladder", config, hbm_copy_GBps=HBM_COPY_GBPS,
+                             variants={"baseline": {"registers_per_thread": 56, "occupancy": 0.5},
+                                       "optmt": {"registers_per_thread": 42, "occupancy": 0.75}})
+    manifest.update(manifest_extra)
+    return write_run(Path(root) / name, manifest, {"cells": cells, "samples": ladder_samples(cells)})
+
+
+def metric_rows(values: dict[tuple[str, str, str], dict[str, float]], condition: str = "ladder",
+                tables: int = 2, batches: int = 2, spread: tuple[float, ...] = (0.98, 1.0, 1.01, 1.03)) -> pd.DataFrame:
+    """metrics.csv rows: values[(rung, profile, role)] = {metric: value}, repeated per kernel with a spread.
+
+    With the default spread the median of the kernels is value * 1.005.
+    """
+    rows = []
+    for (rung, profile, role), metrics in values.items():
+        for i in range(tables * batches):
+            table, batch = divmod(i, batches)
+            factor = spread[i % len(spread)]
+            for metric, value in metrics.items():
+                unit = "%" if metric.endswith(".pct") else "byte" if "bytes" in metric else "sector"
+                rows.append({"cell": f"{rung}:{profile}" if condition == "ladder" else condition,
+                             "condition": condition, "role": role, "rung": rung, "profile": profile,
+                             "table": table, "batch": batch,
+                             "kernel": "prefetch_pin_L2" if role == "pin" else "embedding_bag_sum",
+                             "nvtx_range": f"l2attr:{role}", "metric": metric,
+                             "value": min(value * factor, 100.0) if unit == "%" else value * factor,
+                             "unit": unit})
+    return pd.DataFrame(rows, columns=list(METRICS.columns))
+
+
+def profile_values(consumer: dict[str, dict[str, tuple[float, float]]] = L2_CONSUMER,
+                   profiles: tuple[str, ...] = PROFILES) -> dict[tuple[str, str, str], dict[str, float]]:
+    values: dict[tuple[str, str, str], dict[str, float]] = {}
+    for profile in profiles:
+        for rung, (hit, dram) in consumer[profile].items():
+            values[(rung, profile, "consumer")] = {
+                "lts__t_sector_hit_rate.pct": hit, "lts__t_sector_op_read_hit_rate.pct": min(hit + 0.5, 100.0),
+                "dram__bytes_read.sum": dram, "dram__bytes_write.sum": 1.05e6,
+                "lts__d_sectors_fill_device.sum": dram / 32, "lts__t_sectors_srcunit_ltcfabric.sum": 4.1e6,
+                "lts__t_sectors_aperture_device_evict_last.sum": 0.0, "gpu__time_duration.sum": 50_000.0,
+            }
+            if rung in ("l2p_optmt", "combined"):
+                values[(rung, profile, "pin")] = {
+                    "lts__t_sector_hit_rate.pct": 8.0, "lts__t_sector_op_read_hit_rate.pct": 0.0,
+                    "dram__bytes_read.sum": 31.5e6, "dram__bytes_write.sum": 0.2e6,
+                    "lts__d_sectors_fill_device.sum": 31.5e6 / 32, "lts__t_sectors_srcunit_ltcfabric.sum": 0.5e6,
+                    "lts__t_sectors_aperture_device_evict_last.sum": 1.44e6, "gpu__time_duration.sum": 17_000.0,
+                }
+    return values
+
+
+def control_rows() -> pd.DataFrame:
+    after_pin = {("l2p_optmt", "reuse_medium", "consumer"): {"lts__t_sector_hit_rate.pct": 49.32,
+                                                              "dram__bytes_read.sum": 37.5e6}}
+    after_flush = {("l2p_optmt", "reuse_medium", "consumer"): {"lts__t_sector_hit_rate.pct": 33.68,
+                                                                "dram__bytes_read.sum": 58.9e6}}
+    return pd.concat([metric_rows(after_pin, "control_after_pin"), metric_rows(after_flush, "control_after_flush")],
+                     ignore_index=True)
+
+
+def write_profile_run(root: Path, name: str = "20261129T210000Z-profile", *, metrics: pd.DataFrame | None = None,
+                      config: dict[str, Any] | None = None, verdict: str = "visible", **manifest_extra: Any) -> Path:
+    if metrics is None:
+        metrics = pd.concat([metric_rows(profile_values()), control_rows()], ignore_index=True)
+    manifest = base_manifest(
+        "profile", config,
+        ncu={"version": "2025.3.1", "replay_mode": "application", "cache_control": "none",
+             "clock_control": "none", "metric_set": "l2attr-gh100", "metrics": sorted(set(metrics["metric"])),
+             "replay_passes": 4},
+        validity_control={"consumer_hit_rate_after_pin_pct": 49.32, "consumer_hit_rate_after_flush_pct": 33.68,
+                          "dram_read_bytes_after_pin": 37_500_000, "dram_read_bytes_after_flush": 58_900_000,
+                          "verdict": verdict, "rule": "hit rate after pin exceeds after flush by > 5 points"},
+        warnings=[],
+    )
+    manifest.update(manifest_extra)
+    return write_run(Path(root) / name, manifest, {"metrics": metrics})
