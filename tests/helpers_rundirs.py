@@ -193,3 +193,31 @@ def write_profile_run(root: Path, name: str = "20261129T210000Z-profile", *, met
     )
     manifest.update(manifest_extra)
     return write_run(Path(root) / name, manifest, {"metrics": metrics})
+
+
+def tiny_cells(medians: dict[tuple[str, str], float], profile: str = "reuse_medium", state: str = "natural",
+               run: str = "run-a", **columns: Any) -> pd.DataFrame:
+    """A hand-sized cells table: medians[(rung, quantity)] = median_us; CI = median -1/+2 us.
+
+    Carries the `run` column that `load_runs` adds, as the analysis functions expect.
+    """
+    rows = []
+    for (rung, quantity), median in medians.items():
+        rows.append({"rung": rung, "profile": profile, "l2_state": state, "quantity": quantity, "n_samples": 10,
+                     "median_us": median, "p10_us": median - 1, "p90_us": median + 2, "ci95_lo_us": median - 1,
+                     "ci95_hi_us": median + 2, "bytes_per_call": columns.get("bytes_per_call", 0.0),
+                     "achieved_GBps": columns.get("achieved_GBps", float("nan")), "run": run})
+    return pd.DataFrame(rows)
+
+
+def tiny_metrics(values: dict[tuple[str, str, str], list[dict[str, float]]], condition: str = "ladder",
+                 run: str = "run-b") -> pd.DataFrame:
+    """A hand-sized metrics table: values[(rung, profile, role)] = one {metric: value} dict per kernel."""
+    rows = []
+    for (rung, profile, role), kernels in values.items():
+        for i, metrics in enumerate(kernels):
+            for metric, value in metrics.items():
+                rows.append({"cell": f"{rung}:{profile}", "condition": condition, "role": role, "rung": rung,
+                             "profile": profile, "table": 0, "batch": i, "kernel": f"k_{role}",
+                             "nvtx_range": "", "metric": metric, "value": value, "unit": "", "run": run})
+    return pd.DataFrame(rows)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from l2attr.analysis.load import Study, manifest_value
+from l2attr.analysis.load import Study, manifest_first, manifest_value
 
 LEVELS = ("error", "warn", "info")
 
@@ -22,6 +22,11 @@ class Caveat:
     level: str      # error: the numbers mislead; warn: read with care; info: how to read
     text: str
     origin: str     # where it came from (run dir / manifest field, or "analysis")
+
+
+# The profile writer's verdict words, and the ones the brief for this report used.
+VISIBLE = ("visible", "clear")
+NOT_VISIBLE = ("not_visible", "not_clear")
 
 
 def validity_caveats(study: Study) -> list[Caveat]:
@@ -35,31 +40,50 @@ def validity_caveats(study: Study) -> list[Caveat]:
                                       "that this profiler setup can see L2 state left by an earlier kernel",
                               origin))
             continue
-        detail = _validity_detail(vc)
+        detail = validity_detail(vc)
         verdict = vc.get("verdict")
-        if verdict == "not_visible":
+        if verdict in NOT_VISIBLE:
             out.append(Caveat("error", "The validity control failed: this setup cannot see cross-kernel L2 "
-                                       f"effects, so layer-B differences between pinning and non-pinning rungs "
-                                       f"are not evidence either way. {detail}", origin))
-        elif verdict == "visible":
+                                       "effects (or the pin does not help the control profile), so layer-B "
+                                       "differences between pinning and non-pinning rungs are not evidence "
+                                       f"either way. {detail}", origin))
+        elif verdict in VISIBLE:
             out.append(Caveat("info", f"Validity control passed: the pin's L2 state is visible to the "
                                       f"profiled consumer. {detail}", origin))
         else:
-            out.append(Caveat("warn", f"validity control verdict {verdict!r} is not 'visible'. {detail}", origin))
+            out.append(Caveat("warn", f"validity control verdict {verdict!r}: nothing shows that this profiler "
+                                      f"setup sees the pin's L2 state. {detail}", origin))
     return out
 
 
-def _validity_detail(vc: dict[str, Any]) -> str:
+def validity_detail(vc: dict[str, Any]) -> str:
+    """The control's numbers in one line: hit rate and DRAM bytes after pin vs after flush."""
+    pin, flush = vc.get("after_pin"), vc.get("after_flush")
     parts = []
-    for key, value in vc.items():
-        if key == "verdict":
-            continue
-        if isinstance(value, float):
-            value = f"{value:,.2f}"
-        elif isinstance(value, int) and not isinstance(value, bool):
-            value = f"{value:,}"
-        parts.append(f"{key.replace('_', ' ')}: {value}")
+    if isinstance(pin, dict) and isinstance(flush, dict):
+        metric = vc.get("hit_rate_metric") or "hit rate"
+        parts.append(f"consumer {metric}: {_num(flush.get('hit_rate_median'))} % after pin + flush vs "
+                     f"{_num(pin.get('hit_rate_median'))} % after pin")
+        if flush.get("dram_read_bytes_median") and pin.get("dram_read_bytes_median"):
+            parts.append(f"DRAM read {flush['dram_read_bytes_median'] / 1e6:,.1f} MB vs "
+                         f"{pin['dram_read_bytes_median'] / 1e6:,.1f} MB")
+    else:
+        for key, value in vc.items():
+            if key not in ("verdict", "rule", "reason") and not isinstance(value, (dict, list)):
+                parts.append(f"{key.replace('_', ' ')}: {_num(value)}")
+    if vc.get("reason"):
+        parts.append(f"reason: {vc['reason']}")
+    if vc.get("rule"):
+        parts.append(f"rule: {vc['rule']}")
     return ("(" + "; ".join(parts) + ")") if parts else ""
+
+
+def _num(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:,.2f}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return str(value)
 
 
 def ncu_setting_caveats(study: Study) -> list[Caveat]:
@@ -67,9 +91,9 @@ def ncu_setting_caveats(study: Study) -> list[Caveat]:
     out = []
     for run in study.runs_of_kind("profile"):
         origin = f"{run.name}/manifest.json[ncu]"
-        replay = manifest_value(run.manifest, "ncu.replay_mode")
-        cache = manifest_value(run.manifest, "ncu.cache_control")
-        clock = manifest_value(run.manifest, "ncu.clock_control")
+        replay = manifest_first(run.manifest, "ncu.replay_mode", "replay_mode")
+        cache = manifest_first(run.manifest, "ncu.cache_control", "cache_control")
+        clock = manifest_first(run.manifest, "ncu.clock_control", "clock_control")
         if replay == "kernel":
             out.append(Caveat("error", "ncu ran with --replay-mode kernel: kernel replay restores memory "
                                        "between passes and the L2 state left by the pin does not survive "
@@ -89,9 +113,15 @@ def ncu_setting_caveats(study: Study) -> list[Caveat]:
 def run_warning_caveats(study: Study) -> list[Caveat]:
     out = [Caveat("warn", note, "combining run dirs") for note in study.notes]
     for run in study.runs:
-        warnings = run.manifest.get("warnings")
-        if isinstance(warnings, list):
-            out.extend(Caveat("warn", str(w), f"{run.name}/manifest.json[warnings]") for w in warnings)
+        status = run.manifest.get("status")
+        if status not in (None, "done"):
+            out.append(Caveat("warn", f"run {run.name} has status {status!r}: it may be incomplete"
+                                      + (f" ({run.manifest['error']})" if run.manifest.get("error") else ""),
+                              f"{run.name}/manifest.json[status]"))
+        for key in ("warnings", "settings_warnings"):
+            warnings = run.manifest.get(key)
+            if isinstance(warnings, list):
+                out.extend(Caveat("warn", str(w), f"{run.name}/manifest.json[{key}]") for w in warnings)
     return out
 
 
@@ -116,9 +146,9 @@ def analysis_caveats(study: Study, ladder: pd.DataFrame, roofline: pd.DataFrame,
         if len(states) > 1:
             out.append(Caveat("info", f"cells were measured under L2 states {', '.join(states)}; charts and the "
                                       f"verdict use '{state}', the tables list every state", "cells.csv"))
-        elif state == "flush":
-            out.append(Caveat("warn", "only the 'flush' L2 state was measured: the L2 is flushed between "
-                                      "calls, which is not the regime the artifact timed", "cells.csv"))
+        elif state != "natural":
+            out.append(Caveat("warn", f"only the '{state}' L2 state was measured: the L2 is flushed, which is "
+                                      "not the regime the artifact timed", "cells.csv"))
         out.append(Caveat("info", "Amortisation assumes the pinned rows stay resident while one pin serves k "
                                   "consumer calls; the run measured k = 1 (one pin per call, as the artifact "
                                   "does). Other kernels between calls would evict them.", "analysis"))

@@ -162,6 +162,15 @@ def manifest_value(manifest: dict[str, Any], dotted: str, default: str = "unknow
     return node
 
 
+def manifest_first(manifest: dict[str, Any], *dotted: str, default: str = "unknown") -> Any:
+    """The first of several places a field may live (the ladder and profile writers nest differently)."""
+    for path in dotted:
+        value = manifest_value(manifest, path, default=default)
+        if value != default:
+            return value
+    return default
+
+
 def _read_table(run_dir: RunDir, table: Table) -> pd.DataFrame:
     df = run_dir.read(table)
     source = str(run_dir.path / table.filename)

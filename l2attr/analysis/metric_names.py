@@ -6,8 +6,8 @@ candidate is either a metric name or a `CountRate` computed per kernel from hit 
 gathered in the same pass: NOTES-measurement.md saw a ready-made .pct rate whose hits and lookups
 came from different passes exceed 100 %, so count-based rates come first.
 
-The metrics author may add derived rows under their own names; add those names at the front of
-the lists below.
+`l2attr profile` writes such rates itself as `derived:<base>_hit_rate.pct` (see
+l2attr/profile/metricsets.py); the CountRate entries cover a metrics.csv that has the counts only.
 """
 
 from __future__ import annotations
@@ -32,15 +32,13 @@ Candidate = str | CountRate
 METRIC_CANDIDATES: dict[str, tuple[Candidate, ...]] = {
     # L2 sector hit rate of the kernel, in percent (all sector operations).
     "hit_rate_pct": (
-        "l2attr__lts_sector_hit_rate_from_counts.pct",
-        "derived__lts__t_sector_hit_rate.pct",
+        "derived:lts__t_sectors_hit_rate.pct",
         CountRate("lts__t_sectors_lookup_hit.sum", "lts__t_sectors_lookup_miss.sum"),
         "lts__t_sector_hit_rate.pct",
     ),
     # L2 sector hit rate of reads only (the gather's own traffic), in percent.
     "read_hit_rate_pct": (
-        "l2attr__lts_sector_op_read_hit_rate_from_counts.pct",
-        "derived__lts__t_sector_op_read_hit_rate.pct",
+        "derived:lts__t_sectors_op_read_hit_rate.pct",
         CountRate("lts__t_sectors_op_read_lookup_hit.sum", "lts__t_sectors_op_read_lookup_miss.sum"),
         "lts__t_sector_op_read_hit_rate.pct",
     ),

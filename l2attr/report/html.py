@@ -24,7 +24,7 @@ import pandas as pd
 from l2attr import __version__
 from l2attr.analysis.amortisation import AMORTISATION_PAIRS
 from l2attr.analysis.common import is_missing, not_applicable, ordered_profiles, rung_label, why
-from l2attr.analysis.load import Study, manifest_value
+from l2attr.analysis.load import Study, manifest_first, manifest_value
 from l2attr.analysis.metric_names import QUANTITY_LABELS
 from l2attr.analysis.share import T_STEP_DEFINITION
 from l2attr.analysis.study import Analysis
@@ -246,7 +246,7 @@ def speedup_section(an: Analysis, figures: dict[str, Any]) -> str:
             "No ladder run among the inputs.", "Run <code>l2attr ladder</code>."))
     body = chart("fig-speedup", figures,
                  "Solid: the artifact's consumer-only speedup. Hatched: pin + consumer kernel time charged. "
-                 "Dotted: whole-call wall clock (includes the stream sync between pin and consumer).",
+                 "Cross-hatched: whole-call wall clock (includes the stream sync between pin and consumer).",
                  "No pinning rung (L2P+OptMT, RPF+L2P+OptMT) was measured.")
     return section("speedup", "Pin-charged vs consumer-only speedup", body,
                    "The same measurements, charged three ways. The gap between the solid and the hatched "
@@ -447,19 +447,25 @@ def caveats_section(an: Analysis) -> str:
                    "recorded warnings and the analysis' assumptions.")
 
 
-PROVENANCE_FIELDS: tuple[tuple[str, str], ...] = (
-    ("kind", "kind"), ("created (UTC)", "created_utc"), ("command", "command"),
-    ("git sha", "versions.git_sha"), ("l2attr", "versions.l2attr"), ("python", "versions.python"),
-    ("torch", "versions.torch"), ("cupy", "versions.cupy"),
-    ("GPU", "gpu.name"), ("compute capability", "gpu.compute_capability"), ("L2 size (bytes)", "gpu.l2_bytes"),
-    ("persisting L2 max (bytes)", "gpu.persisting_l2_max_bytes"), ("SMs", "gpu.sm_count"), ("driver", "gpu.driver"),
-    ("HBM copy bandwidth (GB/s)", "hbm_copy_GBps"),
-    ("rungs", "measure.rungs"), ("profiles", "measure.profiles"), ("L2 state", "measure.l2_state"),
-    ("repeats", "measure.repeats"), ("maxrregcount", "measure.maxrregcount"),
-    ("pin granularity", "measure.pin_granularity"),
-    ("ncu version", "ncu.version"), ("ncu replay mode", "ncu.replay_mode"), ("ncu cache control", "ncu.cache_control"),
-    ("ncu clock control", "ncu.clock_control"), ("ncu metric set", "ncu.metric_set"),
-    ("ncu replay passes", "ncu.replay_passes"), ("validity control", "validity_control.verdict"),
+# (label, places the field may live in a manifest, first found wins)
+PROVENANCE_FIELDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("kind", ("kind",)), ("status", ("status",)), ("created (UTC)", ("created_utc",)),
+    ("command", ("command",)), ("git sha", ("versions.git_sha",)), ("l2attr", ("versions.l2attr",)),
+    ("python", ("versions.python",)), ("torch", ("versions.torch",)), ("cupy", ("versions.cupy",)),
+    ("GPU", ("gpu.name",)), ("chip", ("gpu.chip", "chip")), ("compute capability", ("gpu.compute_capability",)),
+    ("L2 size (bytes)", ("gpu.l2_bytes",)), ("persisting L2 max (bytes)", ("gpu.persisting_l2_max_bytes",)),
+    ("SMs", ("gpu.sm_count",)), ("driver", ("gpu.driver", "gpu.driver_version")),
+    ("CUDA driver API", ("gpu.driver_cuda",)),
+    ("HBM copy bandwidth (GB/s)", ("hbm_copy_GBps",)),
+    ("rungs", ("measure.rungs", "rungs")), ("profiles", ("measure.profiles", "profiles")),
+    ("L2 state", ("measure.l2_state",)), ("repeats", ("measure.repeats",)),
+    ("maxrregcount", ("measure.maxrregcount",)), ("pin granularity", ("measure.pin_granularity",)),
+    ("ncu version", ("ncu.version", "versions.ncu")), ("ncu replay mode", ("ncu.replay_mode", "replay_mode")),
+    ("ncu cache control", ("ncu.cache_control", "cache_control")),
+    ("ncu clock control", ("ncu.clock_control", "clock_control")),
+    ("ncu metric set", ("ncu.metric_set", "metric_set")),
+    ("ncu replay passes", ("ncu.replay_passes", "replayer_passes")),
+    ("validity control", ("validity_control.verdict",)),
 )
 
 
@@ -473,11 +479,22 @@ def _show(value: Any) -> str:
     return str(value)
 
 
+def _stamp_of(run_name: str) -> str:
+    """Run dirs are named <UTC stamp>-<name>; the stamp stands in when the manifest has no time."""
+    try:
+        return dt.datetime.strptime(run_name[:16], "%Y%m%dT%H%M%SZ").strftime("%Y-%m-%d %H:%M:%S (from the dir name)")
+    except ValueError:
+        return "unknown"
+
+
 def provenance_section(an: Analysis) -> str:
     runs = an.study.runs
     rows = []
-    for label, dotted in PROVENANCE_FIELDS:
-        values = [manifest_value(r.manifest, dotted) for r in runs]
+    for label, places in PROVENANCE_FIELDS:
+        dotted = places[0]
+        values = [manifest_first(r.manifest, *places) for r in runs]
+        if label == "created (UTC)":
+            values = [v if v != "unknown" else _stamp_of(r.name) for v, r in zip(values, runs)]
         cells = [Cell(escape(label))]
         for v in values:
             shown = _show(v)

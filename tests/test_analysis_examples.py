@@ -1,0 +1,145 @@
+"""The whole analysis on the committed H200 run dirs under examples/ (skipped until they exist).
+
+Every check recomputes a number straight from the CSVs with plain pandas and compares it with
+what the analysis reports, so a wrong join or a wrong basis fails here, on real data.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from l2attr.analysis import analyse, load_runs
+from l2attr.analysis.amortisation import amortised_speedup
+from l2attr.analysis.attribution import choose_metrics
+from l2attr.report.html import render_html
+from l2attr.report.markdown import render_markdown
+
+# L2ATTR_EXAMPLES_DIR points the checks at other run dirs (e.g. fresh ones from the device).
+EXAMPLES = Path(os.environ.get("L2ATTR_EXAMPLES_DIR") or Path(__file__).resolve().parents[1] / "examples")
+
+
+def example_runs() -> list[Path]:
+    if not EXAMPLES.is_dir():
+        return []
+    return sorted(p.parent for p in EXAMPLES.rglob("manifest.json"))
+
+
+def config_groups() -> list[list[Path]]:
+    """Example run dirs grouped by workload config (only same-config runs are combined)."""
+    groups: dict[str, list[Path]] = {}
+    for run in example_runs():
+        manifest = json.loads((run / "manifest.json").read_text())
+        if manifest.get("kind") in ("ladder", "profile") and isinstance(manifest.get("config"), dict):
+            groups.setdefault(json.dumps(manifest["config"], sort_keys=True), []).append(run)
+    return list(groups.values())
+
+
+GROUPS = config_groups()
+pytestmark = pytest.mark.skipif(not GROUPS, reason=f"no example run dir with a manifest under {EXAMPLES}")
+
+
+def _ids() -> list[str]:
+    return ["+".join(p.name for p in g) for g in GROUPS]
+
+
+@pytest.fixture(params=GROUPS, ids=_ids(), scope="module")
+def analysis(request: pytest.FixtureRequest):
+    return analyse(load_runs(request.param))
+
+
+def _median(cells: pd.DataFrame, state: str, profile: str, rung: str, quantity: str) -> float:
+    hit = cells[(cells["l2_state"] == state) & (cells["profile"] == profile) & (cells["rung"] == rung)
+                & (cells["quantity"] == quantity)]
+    return float(hit["median_us"].iloc[0]) if len(hit) else math.nan
+
+
+def test_speedups_recomputed_from_cells_csv(analysis) -> None:
+    cells = analysis.study.cells
+    if cells.empty:
+        pytest.skip("no ladder run in this group")
+    checked = 0
+    for rec in analysis.ladder.to_dict("records"):
+        s, p, r = rec["l2_state"], rec["profile"], rec["rung"]
+        base = _median(cells, s, p, "baseline", "consumer")
+        cons = _median(cells, s, p, r, "consumer")
+        if not (math.isnan(base) or math.isnan(cons)):
+            assert rec["speedup_consumer"] == pytest.approx(base / cons, rel=1e-12)
+            checked += 1
+        kernels = _median(cells, s, p, r, "kernels")
+        if math.isnan(kernels):
+            kernels = cons + (_median(cells, s, p, r, "pin") if rec["pins"] else 0.0)
+        base_k = _median(cells, s, p, "baseline", "kernels")
+        base_k = base if math.isnan(base_k) else base_k
+        if not (math.isnan(base_k) or math.isnan(kernels)):
+            assert rec["speedup_kernels"] == pytest.approx(base_k / kernels, rel=1e-12)
+        wall, base_w = _median(cells, s, p, r, "call_wall"), _median(cells, s, p, "baseline", "call_wall")
+        if not (math.isnan(wall) or math.isnan(base_w)):
+            assert rec["speedup_wall"] == pytest.approx(base_w / wall, rel=1e-12)
+    assert checked > 0
+
+
+def test_charging_the_pin_never_helps(analysis) -> None:
+    """Pin time is >= 0, so the kernel-charged speedup can never exceed the consumer-only one."""
+    lad = analysis.ladder
+    pinning = lad[lad["pins"] & lad["speedup_kernels"].notna() & lad["speedup_consumer"].notna()] if not lad.empty else lad
+    if pinning.empty:
+        pytest.skip("no pinning rung with both speedups")
+    assert (pinning["speedup_kernels"] <= pinning["speedup_consumer"] + 1e-9).all()
+
+
+def test_break_even_is_the_smallest_k(analysis) -> None:
+    am = analysis.amortisation
+    done = am[am["break_even_calls"].notna()] if not am.empty else am
+    if done.empty:
+        pytest.skip("no complete amortisation row")
+    for rec in done.to_dict("records"):
+        k = rec["break_even_calls"]
+        if math.isinf(k):
+            assert rec["t_cons_us"] >= rec["t_ref_us"]
+            continue
+        assert amortised_speedup(rec["t_ref_us"], rec["t_pin_us"], rec["t_cons_us"], k) >= 1 - 1e-12
+        if k > 1:
+            assert amortised_speedup(rec["t_ref_us"], rec["t_pin_us"], rec["t_cons_us"], k - 1) < 1
+
+
+def test_layer_b_medians_recomputed_from_metrics_csv(analysis) -> None:
+    metrics = analysis.study.metrics
+    if metrics.empty:
+        pytest.skip("no profile run in this group")
+    dram = choose_metrics(metrics)["dram_read_bytes"]
+    if dram is None:
+        pytest.skip("dram__bytes_read.sum not collected")
+    checked = 0
+    for rec in analysis.l2.to_dict("records"):
+        rows = metrics[(metrics["condition"] == rec["condition"]) & (metrics["role"] == rec["role"])
+                       & (metrics["rung"] == rec["rung"]) & (metrics["profile"] == rec["profile"])
+                       & (metrics["metric"] == dram)]
+        if rows.empty or math.isnan(rec["dram_read_bytes"]):
+            continue
+        assert rec["dram_read_bytes"] == pytest.approx(float(rows["value"].median()))
+        checked += 1
+    assert checked > 0
+
+
+def test_hit_rates_in_range_or_flagged(analysis) -> None:
+    if analysis.l2.empty:
+        pytest.skip("no profile run in this group")
+    rates = analysis.l2["hit_rate_pct"].dropna()
+    out_of_range = rates[(rates < 0) | (rates > 100)]
+    if len(out_of_range):
+        assert any("outside [0, 100]" in c.text for c in analysis.caveats)
+
+
+def test_reports_render(analysis) -> None:
+    html = render_html(analysis, plotly_js="")
+    profiles = set(analysis.ladder["profile"]) if not analysis.ladder.empty else set(analysis.l2["profile"])
+    for profile in profiles:
+        assert profile in html
+    md = render_markdown(analysis)
+    assert "**Verdict**" in md

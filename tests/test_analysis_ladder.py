@@ -1,0 +1,112 @@
+"""Layer A formulas on hand-computed tables: medians, deltas over `below`, three speedups."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from helpers_rundirs import tiny_cells
+
+from l2attr.analysis.common import why
+from l2attr.analysis.ladder import latency_ladder, ladder_row
+
+# baseline 50, OptMT 40, L2P+OptMT consumer 30 + pin 20; walls 80 / 70 / 100.
+MEDIANS = {
+    ("baseline", "consumer"): 50.0, ("baseline", "call_wall"): 80.0,
+    ("optmt", "consumer"): 40.0, ("optmt", "call_wall"): 70.0,
+    ("l2p_optmt", "consumer"): 30.0, ("l2p_optmt", "pin"): 20.0, ("l2p_optmt", "call_wall"): 100.0,
+}
+
+
+def row(medians: dict, rung: str):
+    lad = latency_ladder(tiny_cells(medians))
+    r = ladder_row(lad, "natural", "reuse_medium", rung)
+    assert r is not None
+    return r
+
+
+def test_consumer_only_speedup_is_the_artifacts_number() -> None:
+    assert row(MEDIANS, "l2p_optmt")["speedup_consumer"] == pytest.approx(50 / 30)   # 1.667
+
+
+def test_kernel_charged_speedup_sums_medians_without_a_kernels_cell() -> None:
+    r = row(MEDIANS, "l2p_optmt")
+    assert r["kernels_us"] == pytest.approx(50.0)                    # 20 + 30
+    assert r["speedup_kernels"] == pytest.approx(1.0)                # 50 / 50
+    assert "sum of pin and consumer medians" in r["kernels_basis"]
+
+
+def test_kernel_charged_speedup_prefers_the_kernels_cell() -> None:
+    r = row({**MEDIANS, ("l2p_optmt", "kernels"): 52.0}, "l2p_optmt")
+    assert r["kernels_us"] == 52.0
+    assert r["speedup_kernels"] == pytest.approx(50 / 52)           # 0.9615
+    assert r["kernels_basis"].startswith("kernels cell")
+
+
+def test_wall_charged_speedup() -> None:
+    assert row(MEDIANS, "l2p_optmt")["speedup_wall"] == pytest.approx(0.8)   # 80 / 100
+    assert row(MEDIANS, "optmt")["speedup_wall"] == pytest.approx(80 / 70)
+
+
+def test_marginal_deltas_use_the_rung_below() -> None:
+    optmt = row(MEDIANS, "optmt")
+    assert optmt["below"] == "baseline"
+    assert optmt["delta_consumer_us"] == pytest.approx(-10.0)
+    assert optmt["delta_consumer_pct"] == pytest.approx(-20.0)       # -10 / 50
+    l2p = row(MEDIANS, "l2p_optmt")
+    assert l2p["below"] == "optmt"
+    assert l2p["delta_consumer_us"] == pytest.approx(-10.0)          # 30 - 40
+    assert l2p["delta_kernels_us"] == pytest.approx(10.0)            # (20 + 30) - 40
+
+
+def test_consumer_ci_comes_from_cells() -> None:
+    r = row(MEDIANS, "optmt")
+    assert (r["consumer_ci_lo_us"], r["consumer_us"], r["consumer_ci_hi_us"]) == (39.0, 40.0, 42.0)
+
+
+def test_missing_baseline_is_nan_with_reason_never_zero() -> None:
+    medians = {k: v for k, v in MEDIANS.items() if k[0] != "baseline"}
+    r = row(medians, "l2p_optmt")
+    for field in ("speedup_consumer", "speedup_kernels", "speedup_wall"):
+        assert math.isnan(r[field])
+        assert why(r, field)
+    assert "baseline not measured" in why(r, "speedup_consumer")
+
+
+def test_pinning_rung_without_pin_cell_is_missing_not_free() -> None:
+    medians = {k: v for k, v in MEDIANS.items() if k != ("l2p_optmt", "pin")}
+    r = row(medians, "l2p_optmt")
+    assert math.isnan(r["kernels_us"]) and math.isnan(r["speedup_kernels"])
+    assert "no pin cell" in why(r, "kernels_us")
+    assert r["speedup_consumer"] == pytest.approx(50 / 30)          # still known
+
+
+def test_rung_without_pin_is_charged_its_consumer_time() -> None:
+    r = row(MEDIANS, "optmt")
+    assert r["kernels_us"] == 40.0 and r["speedup_kernels"] == pytest.approx(1.25)
+    assert math.isnan(r["pin_us"]) and why(r, "pin_us") == "rung has no pin kernel"
+
+
+def test_baseline_and_torch_have_no_delta() -> None:
+    lad = latency_ladder(tiny_cells({**MEDIANS, ("torch", "consumer"): 100.0}))
+    base = ladder_row(lad, "natural", "reuse_medium", "baseline")
+    torch = ladder_row(lad, "natural", "reuse_medium", "torch")
+    assert math.isnan(base["delta_consumer_us"]) and "first rung" in why(base, "delta_consumer_us")
+    assert math.isnan(torch["delta_consumer_us"]) and "reference row" in why(torch, "delta_consumer_us")
+    assert torch["speedup_consumer"] == pytest.approx(0.5)
+
+
+def test_source_names_the_rows_used() -> None:
+    r = row(MEDIANS, "l2p_optmt")
+    assert "run-a/cells.csv[natural|reuse_medium|l2p_optmt|consumer,pin,call_wall]" in r["source"]
+    assert "run-a/cells.csv[natural|reuse_medium|baseline|consumer,call_wall]" in r["source"]
+
+
+def test_rows_are_in_ladder_order_and_states_kept_apart() -> None:
+    import pandas as pd
+    both = pd.concat([tiny_cells(MEDIANS), tiny_cells({("baseline", "consumer"): 60.0,
+                                                       ("optmt", "consumer"): 30.0}, state="flush")])
+    lad = latency_ladder(both)
+    assert list(lad["l2_state"]) == ["natural"] * 3 + ["flush"] * 2
+    assert list(lad["rung"][:3]) == ["baseline", "optmt", "l2p_optmt"]
+    assert ladder_row(lad, "flush", "reuse_medium", "optmt")["speedup_consumer"] == pytest.approx(2.0)

@@ -1,0 +1,90 @@
+"""`l2attr report` from the command line: outputs, and bad input as one line + exit 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers_rundirs import default_config, write_ladder_run, write_profile_run
+
+from l2attr.cli import main
+
+
+def one_line_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1, err
+    assert "Traceback" not in err
+    assert err.startswith("l2attr report: error: ")
+    return err
+
+
+def test_html_report_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "r.html"
+    assert main(["report", str(write_ladder_run(tmp_path)), str(write_profile_run(tmp_path)), "-o", str(out)]) == 0
+    assert out.is_file() and out.stat().st_size > 1_000_000
+    assert f"wrote {out}" in capsys.readouterr().out
+
+
+def test_html_default_path_is_inside_first_run(tmp_path: Path) -> None:
+    run = write_ladder_run(tmp_path)
+    assert main(["report", str(run)]) == 0
+    assert (run / "report.html").is_file()
+
+
+def test_markdown_to_stdout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", str(write_ladder_run(tmp_path)), "--format", "md"]) == 0
+    out = capsys.readouterr().out
+    assert "**Verdict**" in out and "| reuse_medium | 1.23× | 0.90× |" in out
+
+
+def test_markdown_to_file(tmp_path: Path) -> None:
+    out = tmp_path / "s.md"
+    assert main(["report", str(write_ladder_run(tmp_path)), "--format", "md", "-o", str(out)]) == 0
+    assert "**Latency ladder**" in out.read_text()
+
+
+def test_missing_run_dir(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert "run dir not found" in one_line_error(capsys, ["report", str(tmp_path / "nope")])
+
+
+def test_dir_without_manifest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert "no manifest.json" in one_line_error(capsys, ["report", str(tmp_path)])
+
+
+def test_wrong_schema_version(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = write_ladder_run(tmp_path)
+    m = json.loads((run / "manifest.json").read_text())
+    (run / "manifest.json").write_text(json.dumps({**m, "schema_version": 99}))
+    assert "schema version 99" in one_line_error(capsys, ["report", str(run)])
+
+
+def test_table_with_wrong_columns(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = write_ladder_run(tmp_path)
+    (run / "cells.csv").write_text("rung,profile\nbaseline,random\n")
+    assert "not an l2attr 'cells' table" in one_line_error(capsys, ["report", str(run)])
+
+
+def test_ladder_run_without_cells(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = write_ladder_run(tmp_path)
+    (run / "cells.csv").unlink()
+    assert "without cells.csv" in one_line_error(capsys, ["report", str(run)])
+
+
+def test_mixed_configs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = write_ladder_run(tmp_path)
+    b = write_profile_run(tmp_path, config=default_config(rows=100_000))
+    err = one_line_error(capsys, ["report", str(a), str(b)])
+    assert "rows: 500000 vs 100000" in err and "--allow-mixed" in err
+    assert main(["report", str(a), str(b), "--allow-mixed", "--format", "md"]) == 0
+
+
+def test_unmeasured_l2_state(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    err = one_line_error(capsys, ["report", str(write_ladder_run(tmp_path)), "--l2-state", "flush"])
+    assert "not measured" in err
+
+
+def test_output_is_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert "is a directory" in one_line_error(capsys, ["report", str(write_ladder_run(tmp_path)), "-o", str(tmp_path)])

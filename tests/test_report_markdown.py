@@ -1,0 +1,37 @@
+"""The Markdown summary: verdict and ladder tables that paste into an issue."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers_rundirs import write_ladder_run, write_profile_run
+
+from l2attr.analysis import analyse, load_runs
+from l2attr.report.markdown import render_markdown
+
+
+def test_verdict_and_ladder_tables(tmp_path: Path) -> None:
+    md = render_markdown(analyse(load_runs([write_ladder_run(tmp_path), write_profile_run(tmp_path)])))
+    lines = md.splitlines()
+    assert "**Verdict**" in lines and "**Latency ladder**" in lines
+    # reuse_medium: 1.23x artifact, 0.90x charged, 0.83x wall, 1.05x / 0.77x vs OptMT, 8 calls to break even
+    row = next(line for line in lines if line.startswith("| reuse_medium | 1.23×"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[:6] == ["reuse_medium", "1.23×", "0.90×", "0.83×", "1.05×", "0.77×"]
+    assert cells[8] == "8"
+    assert any(line.startswith("| random | RPF+L2P+OptMT |") for line in lines)
+    # tables are well-formed: same number of columns in every row of each table
+    for block in md.split("\n\n"):
+        rows = [b for b in block.splitlines() if b.startswith("|")]
+        assert len({r.count("|") - r.count("\\|") for r in rows}) <= 1
+
+
+def test_profile_only_says_not_measured(tmp_path: Path) -> None:
+    md = render_markdown(analyse(load_runs([write_profile_run(tmp_path)])))
+    assert "_Latency ladder: not measured (no ladder run)._" in md
+    assert "| reuse_medium |" in md          # the verdict still has the hit-rate gain
+
+
+def test_failed_validity_is_a_warning_line(tmp_path: Path) -> None:
+    md = render_markdown(analyse(load_runs([write_profile_run(tmp_path, verdict="not_visible")])))
+    assert "> **Warning:** The validity control failed" in md
