@@ -33,10 +33,12 @@ class RunDir:
     def create(cls, root: Path, name: str, manifest: dict[str, Any]) -> "RunDir":
         if not re.fullmatch(r"[A-Za-z0-9._-]+", name):
             raise UserError(f"run name {name!r}: use letters, digits, '.', '_' and '-' only")
-        path = Path(root) / f"{utc_stamp()}-{name}"
+        now = dt.datetime.now(dt.timezone.utc)
+        path = Path(root) / f"{utc_stamp(now)}-{name}"
         path.mkdir(parents=True, exist_ok=False)
         run = cls(path)
-        run.write_manifest({"schema_version": SCHEMA_VERSION, **manifest})
+        run.write_manifest({"schema_version": SCHEMA_VERSION, "name": name,
+                            "created_utc": now.isoformat(timespec="seconds"), **manifest})
         return run
 
     @classmethod

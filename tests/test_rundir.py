@@ -1,0 +1,58 @@
+"""Run directories: creation, manifest, schema checks, atomic appends, bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from l2attr.errors import UserError
+from l2attr.rundir import RunDir
+from l2attr.schema import CELLS, SAMPLES, SCHEMA_VERSION
+
+
+def _samples(n: int, repeat: int = 0) -> pd.DataFrame:
+    return pd.DataFrame({"rung": "optmt", "profile": "random", "l2_state": "natural",
+                         "repeat": repeat, "batch": range(n), "table": 0, "pin_time_us": float("nan"),
+                         "consumer_time_us": 50.0, "call_wall_time_us": float("nan")})
+
+
+def test_create_writes_manifest_with_schema_version(tmp_path):
+    run = RunDir.create(tmp_path, "ladder", {"kind": "ladder", "config": {"rows": 1}})
+    m = json.loads((run.path / "manifest.json").read_text())
+    assert m["schema_version"] == SCHEMA_VERSION and m["kind"] == "ladder"
+    assert m["created_utc"].endswith("+00:00")
+    assert run.path.name.endswith("-ladder") and run.path.name[:8].isdigit()
+
+
+def test_append_accumulates_and_leaves_no_temp_files(tmp_path):
+    run = RunDir.create(tmp_path, "x", {"kind": "ladder"})
+    run.append(SAMPLES, _samples(3))
+    run.append(SAMPLES, _samples(2, repeat=1))
+    assert len(run.read(SAMPLES)) == 5
+    assert not [p for p in run.path.iterdir() if p.name.startswith(".")]
+
+
+def test_write_refuses_wrong_schema(tmp_path):
+    run = RunDir.create(tmp_path, "x", {"kind": "ladder"})
+    with pytest.raises(UserError, match="missing columns"):
+        run.write(CELLS, pd.DataFrame({"rung": ["a"]}))
+
+
+@pytest.mark.parametrize("setup, needle", [
+    (lambda p: None, "run dir not found"),
+    (lambda p: p.mkdir(), "no manifest.json"),
+    (lambda p: (p.mkdir(), (p / "manifest.json").write_text("{")), "not valid JSON"),
+    (lambda p: (p.mkdir(), (p / "manifest.json").write_text('{"schema_version": 99}')), "schema version 99"),
+])
+def test_open_bad_run_dirs(tmp_path, setup, needle):
+    path = tmp_path / "run"
+    setup(path)
+    with pytest.raises(UserError, match=needle):
+        RunDir.open(path)
+
+
+def test_bad_run_name(tmp_path):
+    with pytest.raises(UserError, match="run name"):
+        RunDir.create(tmp_path, "a/b", {})
