@@ -1,15 +1,186 @@
-"""PLACEHOLDER: filled by its issue."""
+"""Layer B: Nsight Compute L2 attribution per role (pin vs consumer), or --import a report.
+
+Run the ladder under ncu (application replay, no cache flush, no clock lock) and write
+RUN_DIR/metrics.csv, a validity control and a summary:
+
+  l2attr profile --metrics l2 --preset small --rungs l2p_optmt,optmt --profiles reuse_medium
+
+Turn any existing report into the tidy metrics table (no GPU needed):
+
+  l2attr profile --import report.ncu-rep --csv
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
+from l2attr.config import add_workload_args, config_from_args
 from l2attr.errors import UserError
+from l2attr.ladder import parse_profiles, rung
+from l2attr.profile.ncu_cmd import (APP_REPLAY_MATCHES, APP_REPLAY_MODES, CACHE_CONTROLS,
+                                    CACHE_FLUSH_ACK, CLOCK_CONTROLS, KERNEL_REPLAY_ACK, REPLAY_MODES,
+                                    NcuOptions)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    pass
+    imp = p.add_argument_group("import an existing report")
+    imp.add_argument("--import", dest="import_path", type=Path, metavar="REPORT",
+                     help="read REPORT.ncu-rep (or an nsys .sqlite export) instead of profiling")
+    imp.add_argument("--csv", action="store_true", help="with --import: print the table as CSV to stdout")
+    imp.add_argument("--condition", default="ladder", help="with --import: condition column (default ladder)")
+    imp.add_argument("--keep-all-metrics", action="store_true",
+                     help="keep device__/launch__/profiler__ attributes and .avg/.min/.max rollups")
+
+    run = p.add_argument_group("what to profile")
+    run.add_argument("--metrics", default="l2",
+                     help="metric sets and/or raw ncu metric names, comma-separated (default: l2)")
+    run.add_argument("--rungs", help="comma-separated rungs (default: the five ladder rungs)")
+    run.add_argument("--profiles", help="comma-separated reuse profiles (default: all four)")
+    run.add_argument("--calls-per-cell", type=int, default=4, metavar="N",
+                     help="profile the last N table calls of each cell (ladder --nvtx-last N; default 4)")
+    run.add_argument("--out", type=Path, default=Path("runs"), help="run dirs go here (default: runs)")
+    run.add_argument("--name", default="profile", help="run name (default: profile)")
+    run.add_argument("--chip", help="ga100 | gh100 (default: from the GPU's compute capability)")
+    run.add_argument("--no-control", dest="control", action="store_false",
+                     help="skip the validity control (pin vs pin+flush on l2p_optmt)")
+    run.add_argument("--control-profile", help="profile of the validity control (default: hottest selected)")
+    run.add_argument("--ladder-arg", dest="ladder_args", action="append", default=[], metavar="ARG",
+                     help="extra argument for the child `l2attr ladder` (repeatable), e.g. --ladder-arg=--pin-granularity=element")
+    run.add_argument("--dry-run", action="store_true", help="print the ncu command lines and stop")
+    run.add_argument("--timeline", action="store_true",
+                     help="record an nsys timeline (per-call pin / gap / consumer) instead of counters")
+    add_workload_args(p)
+
+    ncu = p.add_argument_group("Nsight Compute settings (defaults keep the pin's L2 state)")
+    ncu.add_argument("--ncu", help="ncu executable (default: ncu on PATH)")
+    ncu.add_argument("--replay-mode", choices=REPLAY_MODES, default="application")
+    ncu.add_argument("--app-replay-mode", choices=APP_REPLAY_MODES, default="strict")
+    ncu.add_argument("--app-replay-match", choices=APP_REPLAY_MATCHES, default="grid")
+    ncu.add_argument("--cache-control", choices=CACHE_CONTROLS, default="none")
+    ncu.add_argument("--clock-control", choices=CLOCK_CONTROLS, default="none")
+    ncu.add_argument(KERNEL_REPLAY_ACK, dest="allow_kernel_replay", action="store_true",
+                     help="allow kernel replay although it restores memory and loses the pin's L2 state")
+    ncu.add_argument(CACHE_FLUSH_ACK, dest="allow_cache_flush", action="store_true",
+                     help="allow --cache-control all although it flushes L2 before every profiled kernel")
+    ncu.add_argument("--no-validate-metrics", dest="validate_metrics", action="store_false",
+                     help="do not check metric names with `ncu --query-metrics`")
+
+
+def _console():
+    """Rich output; wide when piped (rich would wrap at 80 columns and split range names)."""
+    from rich.console import Console
+
+    return Console(highlight=False, width=None if sys.stdout.isatty() else 200)
 
 
 def run(args: argparse.Namespace) -> int:
-    raise UserError("'profile' is not implemented yet")
+    if args.import_path is not None:
+        return _run_import(args)
+    if args.csv:
+        raise UserError("--csv only applies to --import")
+    if args.timeline:
+        return _run_timeline(args)
+    return _run_profile(args)
+
+
+def _run_import(args: argparse.Namespace) -> int:
+    path: Path = args.import_path
+    if path.suffix == ".sqlite":
+        from l2attr.profile.nsys import read_timeline
+
+        df = read_timeline(path)
+        if args.csv:
+            df.to_csv(sys.stdout, index=False)
+        else:
+            _console().print(df.to_string(index=False), markup=False)
+        return 0
+    from l2attr.profile.ncu_import import csv_order, read_report
+
+    res = read_report(path, condition=args.condition, keep_all=args.keep_all_metrics)
+    if args.csv:
+        csv_order(res.table).to_csv(sys.stdout, index=False)
+        for w in res.warnings:
+            print(f"l2attr profile: warning: {w}", file=sys.stderr)
+        return 0
+    render_import(_console(), res, path)
+    return 0
+
+
+# metric -> (column title, scale, format) for the per-kernel summary of an imported report
+_SUMMARY_COLUMNS = (
+    ("hit %", 1.0, "{:.2f}"),
+    ("DRAM read MB", 1e-6, "{:.2f}"),
+    ("DRAM write MB", 1e-6, "{:.2f}"),
+    ("evict-last sectors", 1.0, "{:,.0f}"),
+    ("time µs", 1e-3, "{:.1f}"),
+    ("passes", 1.0, "{:.0f}"),
+)
+_SUMMARY_METRICS = (None, "dram__bytes_read.sum", "dram__bytes_write.sum",
+                    "lts__t_sectors_aperture_device_evict_last.sum", "gpu__time_duration.sum",
+                    "profiler__replayer_passes")
+
+
+def render_import(console, res, path: Path) -> None:
+    """One row per profiled kernel: identity from NVTX, then the headline L2 numbers."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from l2attr.profile.orchestrate import hit_rate_metric
+
+    df = res.table
+    hit_metric = hit_rate_metric(df) if not df.empty else None
+    table = Table(title=f"{path.name}: {df['launch'].nunique()} kernels, {len(df)} rows"
+                        + (f" (hit % = {hit_metric})" if hit_metric else ""))
+    for col in ("#", "role", "NVTX range", "kernel"):
+        table.add_column(col, overflow="fold")
+    for title, _, _ in _SUMMARY_COLUMNS:
+        table.add_column(title, justify="right")
+    for launch, g in df.groupby("launch", sort=True):
+        values = dict(zip(g["metric"], g["value"]))
+        cells = []
+        for metric, (_, scale, fmt) in zip((hit_metric, *_SUMMARY_METRICS[1:]), _SUMMARY_COLUMNS):
+            v = values.get(metric) if metric else None
+            cells.append("-" if v is None else fmt.format(v * scale))
+        first = g.iloc[0]
+        table.add_row(str(launch), escape(first["role"] or "-"), escape(first["nvtx_range"] or "-"),
+                      escape(first["kernel"]), *cells)
+    console.print(table)
+    for w in res.warnings:
+        console.print(f"warning: {w}", markup=False, highlight=False)
+
+
+def _settings(args: argparse.Namespace):
+    from l2attr.profile.orchestrate import DEFAULT_RUNGS, ProfileSettings
+    from l2attr.rundir import command_line
+
+    rungs = [rung(n.strip()).name for n in args.rungs.split(",") if n.strip()] if args.rungs else list(DEFAULT_RUNGS)
+    profiles = parse_profiles(args.profiles)
+    if args.control_profile:
+        parse_profiles(args.control_profile)  # validates the name
+    opts = NcuOptions(replay_mode=args.replay_mode, cache_control=args.cache_control,
+                      clock_control=args.clock_control, app_replay_match=args.app_replay_match,
+                      app_replay_mode=args.app_replay_mode, allow_kernel_replay=args.allow_kernel_replay,
+                      allow_cache_flush=args.allow_cache_flush)
+    from l2attr.profile.metricsets import check_chip
+
+    return ProfileSettings(
+        cfg=config_from_args(args), metrics=args.metrics, rungs=rungs, profiles=profiles,
+        calls_per_cell=args.calls_per_cell, out=args.out, name=args.name,
+        chip=check_chip(args.chip) if args.chip else None, ncu=args.ncu, opts=opts,
+        control=args.control, control_profile=args.control_profile, extra=list(args.ladder_args),
+        validate_metrics=args.validate_metrics, dry_run=args.dry_run, keep_all=args.keep_all_metrics,
+        command=command_line())
+
+
+def _run_profile(args: argparse.Namespace) -> int:
+    from l2attr.profile.orchestrate import run_profile
+
+    return run_profile(_settings(args), _console())
+
+
+def _run_timeline(args: argparse.Namespace) -> int:
+    from l2attr.profile.orchestrate import run_timeline
+
+    return run_timeline(_settings(args), _console())
