@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The whole GPU cycle that produced examples/: GPU tests, the artifact-shape ladder from a cold
+# process (benchmark figures), doctor, and the full layer-B profile sweep with its control.
+# Run from the repository root on a GPU machine; results go under ${OUT:-out}/.
+# On the H200 lent to this project it ran as:
+#   python3 -m pip install --no-index --no-deps --target /tmp/site .whl/*.whl; PYTHONPATH=/tmp/site:$PWD bash tools/device_cycle.sh
+set -uo pipefail
+OUT=${OUT:-out}
+mkdir -p "$OUT/runs"
+export PYTHONUNBUFFERED=1
+step() { echo; echo "=== $* ($(date -u +%T))"; }
+
+step "gpu tests"
+python3 -m pytest -q -m gpu tests 2>&1 | tee "$OUT/gpu_tests.log" | tail -5
+
+step "ladder benchmark (artifact shape, cold process)"
+python3 benchmarks/bench_ladder.py --out "$OUT/runs" 2>&1 | tee "$OUT/bench_ladder.log"
+
+step "doctor"
+python3 -m l2attr doctor 2>&1 | tee "$OUT/doctor.log"
+
+step "profile --metrics l2 (full sweep + validity control)"
+start=$(date +%s)
+python3 -m l2attr profile --metrics l2 --out "$OUT/runs" --name profile 2>&1 | tee "$OUT/profile.log" | tail -60
+echo "profile wall: $(( $(date +%s) - start )) s" | tee -a "$OUT/profile.log"
