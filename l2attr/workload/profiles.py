@@ -22,8 +22,9 @@ the first ``period`` generated ids, replayed circularly, so per-id frequencies (
 coverage) over the whole run match the calibrated ones. ``high`` uses medium's period (the
 artifact's high trace is not available). ``random`` has no period: every lookup is fresh.
 
-Determinism: chunk c of the stream is drawn from SeedSequence(seed, spawn_key=(salt, c + 1)),
-so a stream of n ids is a prefix of a longer one with the same seed, for any n.
+Determinism: chunk c of the stream is drawn from SeedSequence(seed, spawn_key=(salt, c + 1, j))
+(j = 0 fresh draws, 1 repeat decisions), so a stream of n ids is a prefix of a longer one with
+the same seed, for any n.
 """
 
 from __future__ import annotations
@@ -115,8 +116,9 @@ def _salt(name: str) -> int:
     return zlib.crc32(name.encode()) & 0x7FFFFFFF
 
 
-def _rng(seed: int, name: str, stream: int) -> np.random.Generator:
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(_salt(name), stream)))
+def _rng(seed: int, name: str, *stream: int) -> np.random.Generator:
+    """An independent generator per (seed, profile, stream...): the draws never depend on n."""
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(_salt(name), *stream)))
 
 
 def _set_sizes(p: ProfileParams, rows: int) -> tuple[int, int]:
@@ -180,15 +182,19 @@ def _resolve(link: np.ndarray, pending: np.ndarray) -> None:
         pending = pending[nxt != hop]
 
 
-def _chunk(p: ProfileParams, rng: np.random.Generator, m: int, perm: np.ndarray, hot: int,
-           warm: int, history: np.ndarray) -> np.ndarray:
-    """m more ids of the stream, given the last `repeat_window` ids before them."""
-    fresh = _fresh_ids(rng.random(m), p, perm, hot, warm)
+def _chunk(p: ProfileParams, draws: tuple[np.random.Generator, np.random.Generator], m: int,
+           perm: np.ndarray, hot: int, warm: int, history: np.ndarray) -> np.ndarray:
+    """m more ids of the stream, given the last `repeat_window` ids before them.
+
+    Fresh draws and repeat decisions come from separate generators, so the first m draws of
+    each are the same whatever m is: a shorter stream is a prefix of a longer one.
+    """
+    fresh = _fresh_ids(draws[0].random(m), p, perm, hot, warm)
     if p.repeat_prob <= 0.0:
         return fresh
     buf = np.concatenate([history, fresh])
     link = np.arange(buf.size, dtype=np.int64)
-    pos, src = _repeat_sources(rng.random(m), p, history.size)
+    pos, src = _repeat_sources(draws[1].random(m), p, history.size)
     link[pos] = src
     _resolve(link, pos)
     return buf[link[history.size:]]
@@ -216,7 +222,8 @@ def generate(name: str, n: int, rows: int, seed: int = 0,
     history = np.empty(0, dtype=np.int64)
     for c, start in enumerate(range(0, n, _CHUNK)):
         m = min(_CHUNK, n - start)
-        out[start:start + m] = _chunk(p, _rng(seed, p.name, c + 1), m, perm, hot, warm, history)
+        draws = (_rng(seed, p.name, c + 1, 0), _rng(seed, p.name, c + 1, 1))
+        out[start:start + m] = _chunk(p, draws, m, perm, hot, warm, history)
         history = out[max(0, start + m - p.repeat_window):start + m]
     return out
 

@@ -1,0 +1,178 @@
+"""`l2attr traces ...` end to end: output, files written, and one-line errors with exit 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from l2attr.cli import main
+from l2attr.config import WorkloadConfig
+from l2attr.workload import build_workload, read_trace
+from l2attr.workload.hotset import id_counts, top_k
+
+
+def _fails(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    """Run, expect exit 2 with exactly one stderr line and no traceback; return that line."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    assert lines[0].startswith("l2attr traces: error: ")
+    return lines[0]
+
+
+def _write(tmp_path: Path, text: str, name: str = "t.txt") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+# --- stats ---------------------------------------------------------------------------------
+
+def test_stats_artifact_medium(artifact_traces: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trace = artifact_traces / "reuse_medium_table_500K.txt"
+    hot = artifact_traces / "hot60k_medium.txt"
+    assert main(["traces", "stats", str(trace), "--rows", "500000", "--top-k", "60000"]) == 0
+    out = capsys.readouterr().out
+    for text in ("429,951", "102,524", "87.7 %", "top-60,000 coverage", "602", "time distance"):
+        assert text in out
+    assert "hot file coverage" not in out
+    assert main(["traces", "stats", str(trace), "--rows", "500000", "--top-k", "60000",
+                 "--hot", str(hot)]) == 0
+    out = capsys.readouterr().out
+    assert "hot file coverage" in out and "hot60k_medium.txt" in out
+
+
+def test_stats_artifact_low_json(artifact_traces: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trace = artifact_traces / "reuse_low_table_500K.txt"
+    assert main(["traces", "stats", str(trace), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert (data["lookups"], data["unique"], data["top_k"]) == (379_910, 231_073, 60_000)
+    assert round(100 * data["top_k_coverage"], 1) == 48.7
+    assert data["hot_coverage"] is None
+    assert data["reuse_median"] > 0 and "stack distance" in data["reuse_definition"]
+
+
+def test_stats_of_a_profile(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["traces", "stats", "--profile", "medium", "--rows", "50000", "--top-k", "6000",
+                 "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["lookups"] == 42_995 and data["name"] == "reuse_medium (seed 0)"
+
+
+def test_stats_drop_out_of_range(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _write(tmp_path, "1\n2\n50\n2\n")
+    assert main(["traces", "stats", str(path), "--rows", "10", "--top-k", "1",
+                 "--drop-out-of-range", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert (data["lookups"], data["dropped"], data["top_k_coverage"]) == (3, 1, 2 / 3)
+
+
+# --- error paths ---------------------------------------------------------------------------
+
+def test_error_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    line = _fails(capsys, ["traces", "stats", str(tmp_path / "nope.txt")])
+    assert "trace file not found" in line
+
+
+def test_error_unreadable_file(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                               monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _write(tmp_path, "1\n")
+
+    def deny(self: Path) -> bytes:
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "read_bytes", deny)
+    assert "permission denied" in _fails(capsys, ["traces", "stats", str(path)])
+
+
+def test_error_empty_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert "file is empty" in _fails(capsys, ["traces", "stats", str(_write(tmp_path, ""))])
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("1\n2\nx7\n", ":3: not an integer: 'x7'"),
+    ("1\n-4\n", ":2: negative id -4"),
+])
+def test_error_bad_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str,
+                        expected: str) -> None:
+    path = _write(tmp_path, text)
+    assert f"{path}{expected}" in _fails(capsys, ["traces", "stats", str(path)])
+
+
+def test_error_out_of_range(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _write(tmp_path, "".join(f"{i}\n" for i in range(16)) + "612345\n", "reuse_x.txt")
+    line = _fails(capsys, ["traces", "stats", str(path), "--rows", "500000", "--top-k", "5"])
+    assert f"{path}:17: id 612345 is out of range for 500000 rows" in line
+
+
+def test_error_k_larger_than_unique(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _write(tmp_path, "1\n2\n2\n")
+    line = _fails(capsys, ["traces", "stats", str(path), "--top-k", "3"])
+    assert "top-k 3 is larger than the 2 unique ids" in line
+
+
+def test_error_hot_ids_out_of_range(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trace = _write(tmp_path, "1\n2\n2\n")
+    hot = _write(tmp_path, "2\n10\n", "hot.txt")
+    line = _fails(capsys, ["traces", "stats", str(trace), "--rows", "10", "--top-k", "1",
+                           "--hot", str(hot)])
+    assert f"{hot}:2: id 10 is out of range for 10 rows" in line
+
+
+def test_error_unknown_profile(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    line = _fails(capsys, ["traces", "gen", "--profile", "warm", "--out", str(tmp_path / "t.txt")])
+    assert "unknown profile 'warm'" in line
+    assert "reuse_high, reuse_medium, reuse_low, random" in line
+    assert "unknown profile 'warm'" in _fails(capsys, ["traces", "stats", "--profile", "warm"])
+
+
+def test_error_file_and_profile_together(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _write(tmp_path, "1\n")
+    assert "exactly one" in _fails(capsys, ["traces", "stats", str(path), "--profile", "low"])
+    assert "exactly one" in _fails(capsys, ["traces", "stats"])
+
+
+# --- gen and hot ---------------------------------------------------------------------------
+
+def test_gen_writes_one_period_that_the_workload_replays(tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    out, hot = tmp_path / "medium.txt", tmp_path / "hot.txt"
+    args = ["--rows", "20000", "--hot-rows", "500", "--tables", "2", "--batch-size", "64",
+            "--pooling", "20", "--batches", "2", "--warmup-batches", "1", "--seed", "3"]
+    assert main(["traces", "gen", "--profile", "medium", "--out", str(out),
+                 "--hot-out", str(hot), *args]) == 0
+    assert "wrote 17,198 ids of reuse_medium" in capsys.readouterr().out
+    assert read_trace(out, rows=20_000).ids.size == 17_198
+    cfg = WorkloadConfig(tables=2, rows=20_000, batch_size=64, pooling=20, batches=2,
+                         warmup_batches=1, hot_rows=500, seed=3)
+    from_profile = build_workload(cfg, profile="medium")
+    from_file = build_workload(cfg, trace=out, hot=hot)
+    assert np.array_equal(from_profile.indices, from_file.indices)
+    assert np.array_equal(from_profile.hot, from_file.hot)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hot.txt", "medium.txt"]
+
+
+def test_gen_lookups(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "r.txt"
+    assert main(["traces", "gen", "--profile", "random", "--out", str(out), "--lookups", "1000",
+                 "--rows", "100", "--hot-rows", "10"]) == 0
+    ids = read_trace(out, rows=100).ids
+    assert ids.size == 1000 and ids.max() < 100
+
+
+def test_hot_writes_top_k(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trace = _write(tmp_path, "5\n5\n3\n3\n3\n9\n1\n5\n")
+    out = tmp_path / "hot.txt"
+    assert main(["traces", "hot", str(trace), "--top-k", "2", "--out", str(out),
+                 "--rows", "10"]) == 0
+    assert out.read_text() == "3\n5\n"        # tie (3x each): smaller id first
+    assert "75.0 %" in capsys.readouterr().out
+    counts = id_counts(read_trace(trace).ids, 10)
+    assert top_k(counts, 2).tolist() == [3, 5]
+    assert "larger than the 4 unique ids" in _fails(
+        capsys, ["traces", "hot", str(trace), "--top-k", "5", "--out", str(out), "--rows", "10"])
