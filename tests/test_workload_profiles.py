@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import numpy as np
@@ -58,6 +59,19 @@ def test_ids_in_range_and_deterministic(name: str) -> None:
     assert a.min() >= 0 and a.max() < 7_000
     assert np.array_equal(a, P.generate(name, 50_000, 7_000, seed=3))
     assert not np.array_equal(a, P.generate(name, 50_000, 7_000, seed=4))
+
+
+# Changing these streams silently would make cached workloads stale: if this test fails on
+# purpose, bump profiles.GENERATOR_VERSION (part of the cache key) and update the digests.
+GOLDEN = {"reuse_high": "1d5971305697c7fa", "reuse_medium": "174b4490f7ce67ba",
+          "reuse_low": "ea4a9aa0b1576b78", "random": "8b252c1e1763b87f"}
+
+
+@pytest.mark.parametrize("name", PROFILES)
+def test_streams_are_unchanged(name: str) -> None:
+    ids = P.generate(name, 3000, 50_000, seed=11)
+    assert hashlib.sha256(ids.tobytes()).hexdigest()[:16] == GOLDEN[name]
+    assert P.GENERATOR_VERSION == 1
 
 
 def test_profiles_with_one_seed_differ() -> None:

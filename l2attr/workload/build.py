@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,7 @@ class Workload:
     name: str              # canonical profile name (e.g. "reuse_medium") or trace file stem
     indices: np.ndarray    # int64 (warmup_batches + batches, tables, batch_size * pooling)
     hot: np.ndarray        # int64 (hot_rows,), unique ids in [0, rows), hottest first
-    source: dict[str, Any] = field(default_factory=dict)  # provenance for the run manifest
+    source: dict[str, Any]  # provenance for the run manifest (JSON-serialisable)
 
 
 def workload_shape(cfg: WorkloadConfig) -> tuple[int, int, int]:
