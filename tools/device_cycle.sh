@@ -11,7 +11,7 @@ export PYTHONUNBUFFERED=1
 step() { echo; echo "=== $* ($(date -u +%T))"; }
 
 step "gpu tests"
-python3 -m pytest -q -m gpu tests 2>&1 | tee "$OUT/gpu_tests.log" | tail -5
+timeout 120 python3 -m pytest -q -m gpu tests 2>&1 | tee "$OUT/gpu_tests.log" | tail -5
 
 step "ladder benchmark (artifact shape, cold process)"
 python3 benchmarks/bench_ladder.py --out "$OUT/runs" 2>&1 | tee "$OUT/bench_ladder.log"
@@ -21,5 +21,9 @@ python3 -m l2attr doctor 2>&1 | tee "$OUT/doctor.log"
 
 step "profile --metrics l2 (full sweep + validity control)"
 start=$(date +%s)
-python3 -m l2attr profile --metrics l2 --out "$OUT/runs" --name profile 2>&1 | tee "$OUT/profile.log" | tail -60
+timeout 330 python3 -m l2attr profile --metrics l2 --out "$OUT/runs" --name profile 2>&1 | tee "$OUT/profile.log" | tail -60
 echo "profile wall: $(( $(date +%s) - start )) s" | tee -a "$OUT/profile.log"
+
+step "pack results"
+tar czf "$OUT/runs.tgz" --exclude='.cache' -C "$OUT" runs && rm -rf "$OUT/runs"
+ls -la "$OUT"
