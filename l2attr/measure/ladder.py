@@ -129,7 +129,7 @@ class Gpu:
 
     def flush_l2(self) -> None:
         """Reset evict-last/persisting lines to normal, then stream 2x L2 of other data through."""
-        _reset_persisting_l2()
+        self.priority_reset_ok = _reset_persisting_l2()
         words = self.flush_buf.numel()
         self.flush_kernel((1024,), (256,), (np.uint64(self.flush_buf.data_ptr()), np.int64(words),
                                             np.uint64(self.flush_buf.data_ptr())))
@@ -170,15 +170,21 @@ class Gpu:
         return 2 * nbytes / (float(np.median(times)) * 1e-6) / 1e9
 
 
-def _reset_persisting_l2() -> None:
+def _reset_persisting_l2() -> bool:
+    """cudaCtxResetPersistingL2Cache: evict-last / persisting lines back to normal priority.
+
+    Without it a plain flush cannot displace lines a pin left at evict-last priority. Returns
+    whether the reset ran (it needs cuda-python, which the GPU extras bring with torch/cupy).
+    """
     try:
         from cuda.bindings import runtime as cudart  # cuda-python
     except ImportError:
         try:
             from cuda import cudart  # type: ignore[no-redef]
         except ImportError:
-            return
-    cudart.cudaCtxResetPersistingL2Cache()
+            return False
+    (err,) = cudart.cudaCtxResetPersistingL2Cache()
+    return int(err) == 0
 
 
 class CellRunner:
@@ -230,7 +236,11 @@ class CellRunner:
         return {"pin_time_us": pin_us, "consumer_time_us": cons_us, "call_wall_time_us": wall_us}
 
     def run_repeat(self, repeat: int, device_timed: bool) -> pd.DataFrame:
+        """One pass over all batches. It starts from a flushed L2 with no evict-last lines left:
+        pins never un-pin, so without this a cell would inherit the pins of the cells before it
+        (seen on the H200: repeat medians drifting by up to 16 % with the cell order)."""
         cfg, opts = self.gpu.cfg, self.gpu.opts
+        self.gpu.flush_l2()
         total = cfg.batches * cfg.tables
         rows = []
         for b in range(cfg.warmup_batches + cfg.batches):
@@ -332,7 +342,10 @@ def run_ladder(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir,
     gpu.warm_up()
     hbm = gpu.hbm_copy_GBps()
     log(f"HBM device-to-device copy: {hbm:.0f} GB/s (read + write)")
-    run.update_manifest(variants=variants, checks=checks, hbm_copy_GBps=hbm)
+    gpu.flush_l2()
+    run.update_manifest(variants=variants, checks=checks, hbm_copy_GBps=hbm,
+                        repeat_start_state="L2 flushed (2x L2 read) after cudaCtxResetPersistingL2Cache"
+                        if gpu.priority_reset_ok else "L2 flushed (2x L2 read); evict-last reset unavailable")
 
     done = done_repeats(run)
     plan = repeat_plan(opts)
