@@ -3,7 +3,8 @@
 # process (benchmark figures), doctor, and the full layer-B profile sweep with its control.
 # Run from the repository root on a GPU machine; results go under ${OUT:-out}/.
 # On the H200 lent to this project it ran as:
-#   python3 -m pip install --no-index --no-deps --target /tmp/site .whl/*.whl; PYTHONPATH=/tmp/site:$PWD bash tools/device_cycle.sh
+#   python3 -m pip install --no-index --no-deps --target /tmp/site .whl/*.whl   # nvtx, ncu-report, plotly
+#   PYTHONPATH=/tmp/site:$PWD bash tools/device_cycle.sh
 set -uo pipefail
 OUT=${OUT:-out}
 mkdir -p "$OUT/runs"
@@ -15,6 +16,12 @@ timeout 120 python3 -m pytest -q -m gpu tests 2>&1 | tee "$OUT/gpu_tests.log" | 
 
 step "ladder benchmark (artifact shape, cold process)"
 python3 benchmarks/bench_ladder.py --out "$OUT/runs" 2>&1 | tee "$OUT/bench_ladder.log"
+
+step "ladder, per-element pin (the artifact's granularity)"
+python3 -m l2attr ladder --rungs optmt,l2p_optmt --pin-granularity element --name pin-element --out "$OUT/runs" --quiet 2>&1 | tee "$OUT/pin_element.log" | tail -20
+
+step "ladder, L2 flushed before every table call"
+python3 -m l2attr ladder --l2 flush --rungs baseline,optmt,l2p_optmt --name flush --out "$OUT/runs" --quiet 2>&1 | tee "$OUT/flush.log" | tail -20
 
 step "doctor"
 python3 -m l2attr doctor 2>&1 | tee "$OUT/doctor.log"
