@@ -6,24 +6,39 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, Callable
 
 import pandas as pd
 
 
-def write_text(path: Path, text: str) -> None:
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_MODE = 0o666 & ~_umask()  # what open() would have given; mkstemp's 0600 would hide results
+
+
+def write_stream(path: Path, write: Callable[[BinaryIO], None]) -> None:
+    """Call write(fh) on a temp file next to `path`, fsync, then rename it over `path`."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, _MODE)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_text(path: Path, text: str) -> None:
+    write_stream(path, lambda fh: fh.write(text.encode()))
 
 
 def write_json(path: Path, obj: Any) -> None:

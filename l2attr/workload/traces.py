@@ -15,9 +15,7 @@ Format rules (strict, so a wrong file fails loudly instead of skewing a measurem
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +23,7 @@ from typing import BinaryIO
 
 import numpy as np
 
+from l2attr import atomic
 from l2attr.errors import UserError
 
 _MAX_DIGITS = 18  # 10**18 - 1 still fits int64; longer numbers are reported as out of range
@@ -224,22 +223,8 @@ def format_ids(ids: np.ndarray, chunk: int = 1 << 22) -> Iterator[bytes]:
 
 
 def atomic_write(path: Path, write: Callable[[BinaryIO], None]) -> None:
-    """Call write(fh) on a temp file next to `path`, fsync, then rename it over `path`.
-
-    A crash or a concurrent reader sees the old file or the new one, never half of one.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Temp file + fsync + rename (l2attr.atomic): readers see the old file or the new one."""
+    atomic.write_stream(path, write)
 
 
 def write_ids(path: Path, ids: np.ndarray) -> None:
