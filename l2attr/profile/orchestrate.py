@@ -431,6 +431,23 @@ def validate_metric_names(metrics: Sequence[str], chip: str, ncu: str | None, to
     return f"metric names validated against `ncu --query-metrics --chips {chip}`"
 
 
+def child_facts(child_root: Path) -> dict[str, Any]:
+    """GPU, software versions and compiled variants as the profiled children recorded them.
+
+    The parent only starts ncu; the children are the processes that saw the GPU, so their
+    manifests are the source of these facts for the profile run's provenance.
+    """
+    import json
+
+    facts: dict[str, Any] = {}
+    for manifest in sorted(child_root.glob("*/manifest.json")):
+        m = json.loads(manifest.read_text())
+        for key in ("gpu", "versions", "variants"):
+            if key in m and key not in facts:
+                facts[key] = m[key]
+    return facts
+
+
 def run_profile(s: ProfileSettings, console: Any, tools: Tools | None = None) -> int:
     """The whole `l2attr profile` run. Returns the exit status (0 unless a UserError)."""
     from l2attr.profile.metricsets import resolve_metrics
@@ -498,6 +515,7 @@ def run_profile(s: ProfileSettings, console: Any, tools: Tools | None = None) ->
             run.update_manifest(status="failed", error=str(exc))
             raise
 
+    run.update_manifest(**child_facts(run.path / "child"))
     imported = import_reports([(j.report, job_condition(j)) for j in plan.jobs], expected=mset.metrics,
                               keep_all=s.keep_all)
     run.write(METRICS, imported.table)

@@ -498,7 +498,7 @@ def provenance_section(an: Analysis) -> str:
         cells = [Cell(escape(label))]
         for v in values:
             shown = _show(v)
-            cells.append(Cell(f'<span class="na" title="not recorded in the manifest">unknown</span>'
+            cells.append(Cell('<span class="na" title="not recorded in the manifest">unknown</span>'
                               if v == "unknown" else
                               f'<span class="mono">{escape(shown)}</span>' if dotted in ("command", "versions.git_sha")
                               else escape(shown)))

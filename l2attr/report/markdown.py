@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Sequence
 
-import pandas as pd
 
 from l2attr.analysis.common import is_missing, ordered_profiles, rung_label, why
 from l2attr.analysis.load import manifest_value
