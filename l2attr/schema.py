@@ -6,7 +6,7 @@ column names (`_us`, `_bytes`, `_GBps`); one row is one measurement (or one summ
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
@@ -20,6 +20,7 @@ class Table:
     name: str            # file name without .csv
     columns: dict[str, str]  # column -> description (units in the name)
     key: tuple[str, ...]     # columns that identify a row
+    optional: dict[str, str] = field(default_factory=dict)  # may be present (newer writers)
 
     @property
     def filename(self) -> str:
@@ -40,6 +41,13 @@ SAMPLES = Table(
         "call_wall_time_us": "host wall time of the whole call: [pin -> stream sync ->] consumer -> sync",
     },
     ("rung", "profile", "l2_state", "repeat", "batch", "table"),
+    optional={
+        "sm_clock_mhz": "NVML SM clock at the end of the repeat (same for all its rows)",
+        "mem_clock_mhz": "NVML memory clock at the end of the repeat",
+        "gpu_temp_c": "NVML GPU temperature, the higher of repeat start and end",
+        "power_w": "NVML board power at the end of the repeat",
+        "clock_event_reasons": "NVML clock event (throttle) reason bitmask at the end of the repeat",
+    },
 )
 
 CELLS = Table(
@@ -102,5 +110,6 @@ def markdown_doc() -> str:
         lines.append(f"**`{t.filename}`** (key: {', '.join(t.key)})\n")
         lines.append("| column | meaning |\n|---|---|")
         lines.extend(f"| `{c}` | {d} |" for c, d in t.columns.items())
+        lines.extend(f"| `{c}` (optional) | {d} |" for c, d in t.optional.items())
         lines.append("")
     return "\n".join(lines)

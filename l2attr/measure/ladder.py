@@ -111,6 +111,9 @@ class Gpu:
         self.flush_buf = torch.randint(0, 2**31 - 1, (2 * self.l2_bytes // 4,), dtype=torch.int32,
                                        device="cuda")
         self.start, self.stop = cupy.cuda.Event(), cupy.cuda.Event()
+        from l2attr.gpu.telemetry import Telemetry
+
+        self.telemetry = Telemetry(cupy.cuda.Device().id)
         t0 = time.perf_counter()
         g = torch.Generator(device="cuda").manual_seed(cfg.seed)
         # Tables are made on the GPU (3 GB would take seconds to copy); uniform in [-1, 1), no zeros.
@@ -241,6 +244,7 @@ class CellRunner:
         (seen on the H200: repeat medians drifting by up to 16 % with the cell order)."""
         cfg, opts = self.gpu.cfg, self.gpu.opts
         self.gpu.flush_l2()
+        state_before = self.gpu.telemetry.read()
         total = cfg.batches * cfg.tables
         rows = []
         for b in range(cfg.warmup_batches + cfg.batches):
@@ -254,7 +258,10 @@ class CellRunner:
                 rows.append({"rung": self.rung.name, "profile": self.profile,
                              "l2_state": opts.l2_state, "repeat": repeat, "batch": measured,
                              "table": t, **r})
-        return pd.DataFrame(rows, columns=list(SAMPLES.columns))
+        # GPU state at the end of the repeat (clocks under load), the same for all its rows.
+        state = self.gpu.telemetry.read()
+        state["gpu_temp_c"] = max(state["gpu_temp_c"], state_before["gpu_temp_c"])
+        return pd.DataFrame(rows, columns=list(SAMPLES.columns)).assign(**state)
 
 
 def _nvtx_range(role: str, rung: str, profile: str, l2_state: str, table: int, batch: int) -> Any:
@@ -344,6 +351,8 @@ def run_ladder(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir,
     log(f"HBM device-to-device copy: {hbm:.0f} GB/s (read + write)")
     gpu.flush_l2()
     run.update_manifest(variants=variants, checks=checks, hbm_copy_GBps=hbm,
+                        telemetry="NVML per repeat (samples.csv: sm_clock_mhz ... clock_event_reasons)"
+                        if gpu.telemetry.available else "unavailable (no pynvml)",
                         repeat_start_state="L2 flushed (2x L2 read) after cudaCtxResetPersistingL2Cache"
                         if gpu.priority_reset_ok else "L2 flushed (2x L2 read); evict-last reset unavailable")
 
