@@ -42,6 +42,8 @@ SAMPLES = Table(
     },
     ("rung", "profile", "l2_state", "repeat", "batch", "table"),
     optional={
+        "launch_lag_us": "host time from the spin head start's launch to the timed kernel's launch "
+                         "(worst of pin and consumer); >= the spin means the event may hold host time",
         "sm_clock_mhz": "NVML SM clock at the end of the repeat (same for all its rows)",
         "mem_clock_mhz": "NVML memory clock at the end of the repeat",
         "gpu_temp_c": "NVML GPU temperature, the higher of repeat start and end",

@@ -23,6 +23,10 @@ python3 -m l2attr ladder --rungs optmt,l2p_optmt --pin-granularity element --nam
 step "ladder, L2 flushed before every table call"
 python3 -m l2attr ladder --l2 flush --rungs baseline,optmt,l2p_optmt --name flush --out "$OUT/runs" --quiet 2>&1 | tee "$OUT/flush.log" | tail -20
 
+if [ "${SKIP_PROFILE:-0}" = 1 ]; then
+  step "pack results"; tar czf "$OUT/runs.tgz" --exclude='.cache' -C "$OUT" runs && rm -rf "$OUT/runs"; exit 0
+fi
+
 step "doctor"
 python3 -m l2attr doctor 2>&1 | tee "$OUT/doctor.log"
 

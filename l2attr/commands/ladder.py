@@ -48,8 +48,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--rpf-depth", type=int, default=2, help="RPF values in flight (default 2)")
     g.add_argument("--grid", type=int, default=1024, help="consumer grid (default 1024)")
     g.add_argument("--block", default="32,8", help="consumer block x,y (default 32,8)")
-    g.add_argument("--spin-us", type=float, default=20.0,
-                   help="GPU spin before each timed kernel, hides launch latency (default 20)")
+    g.add_argument("--spin-us", type=float, default=50.0,
+                   help="GPU spin before each timed kernel, hides launch latency (default 50)")
     g.add_argument("--nvtx-last", type=int, default=0,
                    help="NVTX ranges only around the last N measured calls of a cell (0: all)")
     o = p.add_argument_group("output")
@@ -113,6 +113,13 @@ def _resume(args: argparse.Namespace):
     return run, cfg, LadderOptions(**saved)
 
 
+def _lagged_share(samples, spin_us: float) -> float | None:
+    if "launch_lag_us" not in samples or spin_us <= 0:
+        return None
+    lag = samples["launch_lag_us"].dropna()
+    return float((lag >= spin_us).mean() * 100) if len(lag) else None
+
+
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -161,6 +168,10 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"run-to-run spread of consumer medians over {int(worst.repeats)} repeats: "
                       f"median {spread.spread_pct.median():.2f} %, worst {worst.spread_pct:.2f} % "
                       f"({worst.rung} / {worst.profile})")
+    lagged = _lagged_share(run_dir.read(SAMPLES), opts.spin_us)
+    if lagged is not None:
+        console.print(f"samples whose launch took longer than the {opts.spin_us:g} µs spin head "
+                      f"start (event time may include host time): {lagged:.2f} %")
     console.print(f"ladder finished in {wall:.1f} s wall (this process, compile + data + checks "
                   f"+ timing); results in {run_dir.path}")
     return 0

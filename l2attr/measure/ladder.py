@@ -47,7 +47,7 @@ class LadderOptions:
     rpf_depth: int = 2
     shape: LaunchShape = field(default_factory=LaunchShape)
     nvtx_last: int = 0                     # 0: NVTX ranges around every call; N: only the last N
-    spin_us: float = 20.0
+    spin_us: float = 50.0
     host_repeat: bool = True
     cache_dir: Path | None = None
 
@@ -139,10 +139,17 @@ class Gpu:
         self.torch.cuda.synchronize()
 
     def timed(self, launch: Callable[[], None]) -> float:
-        """Device time of `launch` in microseconds (events with a spin head start)."""
+        """Device time of `launch` in microseconds (events with a spin head start).
+
+        Also keeps `last_lag_us`: host time from the spin's launch to the end of the timed
+        kernel's launch. When it exceeds the spin, the GPU went idle before the start event
+        and the event interval holds host time too; samples say so (`launch_lag_us`).
+        """
         self.spin_head_start()
+        t0 = time.perf_counter()
         self.start.record()
         launch()
+        self.last_lag_us = (time.perf_counter() - t0) * 1e6
         self.stop.record()
         self.stop.synchronize()
         return self.cupy.cuda.get_elapsed_time(self.start, self.stop) * 1000.0
@@ -212,17 +219,19 @@ class CellRunner:
         rng = _nvtx_range if nvtx_on else (lambda *a: nullcontext())
         if opts.l2_state == "flush":
             g.flush_l2()
-        pin_us = cons_us = wall_us = float("nan")
+        pin_us = cons_us = wall_us = lag_us = float("nan")
         consumer = self._consumer(t, b)
         name = (self.rung.name, self.profile, opts.l2_state, t, b)
         if device_timed:
             if self.rung.pins:
                 with rng("pin", *name):
                     pin_us = g.timed(lambda: self.kernels.launch_pin(g.weights[t], self.hot))
+                    lag_us = g.last_lag_us
                 if opts.l2_state == "flush_after_pin":
                     g.flush_l2()
             with rng("consumer", *name):
                 cons_us = g.timed(consumer)
+                lag_us = max(lag_us, g.last_lag_us) if lag_us == lag_us else g.last_lag_us
         else:
             torch = g.torch
             t0 = time.perf_counter()
@@ -236,7 +245,8 @@ class CellRunner:
                 consumer()
             torch.cuda.current_stream().synchronize()
             wall_us = (time.perf_counter() - t0) * 1e6
-        return {"pin_time_us": pin_us, "consumer_time_us": cons_us, "call_wall_time_us": wall_us}
+        return {"pin_time_us": pin_us, "consumer_time_us": cons_us, "call_wall_time_us": wall_us,
+                "launch_lag_us": lag_us}
 
     def run_repeat(self, repeat: int, device_timed: bool) -> pd.DataFrame:
         """One pass over all batches. It starts from a flushed L2 with no evict-last lines left:
