@@ -271,7 +271,8 @@ class CellRunner:
         # GPU state at the end of the repeat (clocks under load), the same for all its rows.
         state = self.gpu.telemetry.read()
         state["gpu_temp_c"] = max(state["gpu_temp_c"], state_before["gpu_temp_c"])
-        return pd.DataFrame(rows, columns=list(SAMPLES.columns)).assign(**state)
+        columns = [*SAMPLES.columns, "launch_lag_us"]
+        return pd.DataFrame(rows, columns=columns).assign(**state)
 
 
 def _nvtx_range(role: str, rung: str, profile: str, l2_state: str, table: int, batch: int) -> Any:
