@@ -96,7 +96,11 @@ class RunDir:
 
 
 def command_line() -> str:
-    return " ".join([Path(sys.argv[0]).name, *sys.argv[1:]])
+    """The command as the user typed it (`python -m l2attr` shows as `l2attr`)."""
+    prog = Path(sys.argv[0]).name
+    if prog in ("__main__.py", "cli.py"):
+        prog = "l2attr"
+    return " ".join([prog, *sys.argv[1:]])
 
 
 __all__ = ["RunDir", "MANIFEST", "TABLES", "utc_stamp", "command_line"]

@@ -28,7 +28,7 @@ def git_sha() -> str | None:
     repo = Path(__file__).resolve().parents[2]
     if not (repo / ".git").exists():
         return None
-    return _run(["git", "-C", str(repo), "rev-parse", "--short=12", "HEAD"])
+    return _run(["git", "-C", str(repo), "rev-parse", "--short=12", "HEAD"]) or None
 
 
 def ncu_version() -> str | None:
@@ -68,9 +68,15 @@ def gpu_facts() -> dict[str, Any]:
 def software_versions() -> dict[str, Any]:
     versions: dict[str, Any] = {"l2attr": __version__, "git_sha": git_sha(),
                                 "python": platform.python_version(), "ncu": ncu_version()}
-    for mod in ("torch", "cupy", "numpy", "pandas", "nvtx"):
+    from importlib import metadata
+
+    for mod, dist in (("torch", "torch"), ("cupy", None), ("numpy", "numpy"), ("pandas", "pandas"),
+                      ("nvtx", "nvtx"), ("ncu_report", "ncu-report")):
         try:
             versions[mod] = __import__(mod).__version__
         except Exception:
-            versions[mod] = None
+            try:
+                versions[mod] = metadata.version(dist) if dist else None
+            except Exception:
+                versions[mod] = None
     return versions
