@@ -7,7 +7,8 @@
 //
 //   pin_l2_lines    : one prefetch per 128-byte L2 line of every hot row (the default).
 //   pin_l2_elements : one prefetch per element, as the MICRO'24 artifact did (block (2, 128):
-//                     x over hot rows, y over features), i.e. 32 prefetches per fp32 line.
+//                     x over hot rows, y over features), i.e. 32 prefetches per fp32 line. The
+//                     `artifact` family's pin; the `tuned` family can use either.
 #include "common.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
@@ -36,12 +37,17 @@ extern "C" __global__ void pin_l2_lines(const scalar_t* __restrict__ weight,
     }
 }
 
-extern "C" __global__ void pin_l2_elements(const scalar_t* __restrict__ weight,
-                                           const index_t* __restrict__ hot, index_t num_hot,
-                                           int dim, index_t row_stride) {
-    for (index_t h = (index_t)blockIdx.x * blockDim.x + threadIdx.x; h < num_hot;
-         h += (index_t)gridDim.x * blockDim.x) {
-        const scalar_t* row = weight + hot[h] * row_stride;
-        for (int f = threadIdx.y; f < dim; f += blockDim.y) prefetch_l2_evict_last(row + f);
+// The artifact's pin shape: block (2, 128), grid 1024; thread (x, y) walks the hot rows x,
+// x + 2048, ... with 32-bit counters and prefetches feature y of each (no __restrict__, as the
+// artifact). Where the artifact stops at feature blockDim.y - 1 (its own TODO: the kernel is
+// hard-wired to 128 features), this one carries on with the next feature chunk, so a row wider
+// than 128 elements is pinned whole; at 128 features it is the artifact's single pass.
+extern "C" __global__ void pin_l2_elements(const scalar_t* weight, const index_t* hot,
+                                           index_t num_hot, int dim, index_t row_stride) {
+    const int first = blockIdx.x * blockDim.x + threadIdx.x;
+    const int step = gridDim.x * blockDim.x;
+    for (int f = threadIdx.y; f < dim; f += blockDim.y) {
+        for (int h = first; h < num_hot; h += step)
+            prefetch_l2_evict_last(weight + f + hot[h] * row_stride);
     }
 }

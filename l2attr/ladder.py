@@ -1,10 +1,17 @@
-"""The five-rung ladder, declared once as data: consumer source, compile options, pin or not."""
+"""The ladder, declared once as data: rungs, kernel families, and the variant that is their product.
+
+A rung is a technique (OptMT = register cap, RPF = register prefetch, L2P = a pin kernel first);
+a family is the code that implements the rungs' consumers and pin. A variant (family x rung x pin
+granularity) is fully described here: which source and function, which compile options, whether
+a pin kernel runs first and which one. Nothing else in l2attr names a kernel function.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from l2attr.errors import UserError
+from l2attr.vocab import Family, Pin
 
 DEFAULT_MAXRREGCOUNT = 42
 PROFILES = ("reuse_high", "reuse_medium", "reuse_low", "random")
@@ -37,6 +44,105 @@ RUNG_BY_NAME = {r.name: r for r in (*RUNGS, TORCH)}
 LADDER_ORDER = [r.name for r in RUNGS] + [TORCH.name]
 
 
+@dataclass(frozen=True)
+class KernelFamily:
+    """The code behind the rungs: consumer source and functions, argument layout, pins allowed."""
+
+    name: Family
+    title: str
+    source: str                     # file under kernels/
+    functions: dict[str, str]       # rung.consumer ("plain" | "rpf") -> kernel function
+    abi: str                        # launch argument layout: "aten" (artifact) | "tuned"
+    pins: tuple[Pin, ...]           # pin granularities this family may use; the first is default
+    rpf_reads_one_past_end: bool    # the RPF consumer may read one index past its bag's end
+    headline: bool                  # the report leads with this family
+
+    @property
+    def default_pin(self) -> Pin:
+        return self.pins[0]
+
+
+FAMILIES: dict[Family, KernelFamily] = {
+    Family.ARTIFACT: KernelFamily(
+        Family.ARTIFACT, "the artifact's kernels (ATen-structured consumer, per-element pin)",
+        "artifact_consumer.cu", {"plain": "artifact_plain", "rpf": "artifact_rpf"}, "aten",
+        (Pin.ELEMENT,), True, True),
+    Family.TUNED: KernelFamily(
+        Family.TUNED, "l2attr's tuned kernels (own consumer, per-line pin by default)",
+        "tuned_consumer.cu", {"plain": "tuned_plain", "rpf": "tuned_rpf"}, "tuned",
+        (Pin.LINE, Pin.ELEMENT), False, False),
+}
+FAMILY_ORDER: tuple[Family, ...] = (Family.ARTIFACT, Family.TUNED)
+HEADLINE_FAMILY = Family.ARTIFACT
+PIN_SOURCE = "pin_l2.cu"
+PIN_FUNCTIONS = {Pin.LINE: "pin_l2_lines", Pin.ELEMENT: "pin_l2_elements"}
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One measurable thing: a rung implemented by a family, with the pin granularity it uses."""
+
+    family: Family
+    rung: Rung
+    pin: Pin
+
+    @property
+    def is_reference(self) -> bool:
+        return self.rung.consumer == "torch"
+
+    @property
+    def consumer_function(self) -> str:
+        return FAMILIES[self.family].functions[self.rung.consumer]
+
+    @property
+    def consumer_source(self) -> str:
+        return FAMILIES[self.family].source
+
+    @property
+    def reads_one_past_end(self) -> bool:
+        return self.rung.consumer == "rpf" and FAMILIES[self.family].rpf_reads_one_past_end
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.family.value, self.rung.name, self.pin.value)
+
+    @property
+    def label(self) -> str:
+        if self.is_reference:
+            return "torch"
+        pin = f" ({self.pin.value} pin)" if self.rung.pins else ""
+        return f"{self.family.value} {self.rung.label}{pin}"
+
+
+def variant(family: Family | str, rung: Rung | str, pin: Pin | str | None = None) -> Variant:
+    """Build a variant, checking that the family allows the pin granularity."""
+    r = RUNG_BY_NAME[rung] if isinstance(rung, str) else rung
+    if r.consumer == "torch":
+        return Variant(Family.REFERENCE, r, Pin.NONE)
+    fam = FAMILIES[Family(family)]
+    if not r.pins:
+        return Variant(fam.name, r, Pin.NONE)
+    p = fam.default_pin if pin is None else Pin(pin)
+    if p not in fam.pins:
+        raise UserError(f"the {fam.name.value} family pins per {'/'.join(x.value for x in fam.pins)}, "
+                        f"not per {p.value}")
+    return Variant(fam.name, r, p)
+
+
+def plan_variants(families: list[Family], rungs: list[Rung], pin: Pin | None = None) -> list[Variant]:
+    """The variants a run measures: each family's rungs (torch once), in ladder order."""
+    out: list[Variant] = []
+    for fam in families:
+        for r in rungs:
+            if r.consumer == "torch":
+                continue
+            chosen = pin if (pin is not None and pin in FAMILIES[fam].pins) else None
+            out.append(variant(fam, r, chosen))
+    if any(r.consumer == "torch" for r in rungs):
+        out.append(variant(Family.REFERENCE, TORCH))
+    return out
+
+
 def rung(name: str) -> Rung:
     try:
         return RUNG_BY_NAME[name]
@@ -48,6 +154,18 @@ def parse_rungs(text: str | None) -> list[Rung]:
     if not text:
         return [*RUNGS, TORCH]
     return [rung(n.strip()) for n in text.split(",") if n.strip()]
+
+
+def parse_families(text: str | None) -> list[Family]:
+    """`artifact`, `tuned`, `all`, or a comma list; the headline family first."""
+    if not text or text.strip() == "all":
+        return list(FAMILY_ORDER)
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    valid = [f.value for f in FAMILY_ORDER]
+    for n in names:
+        if n not in valid:
+            raise UserError(f"unknown family {n!r}; valid: {', '.join(valid)}, all")
+    return [f for f in FAMILY_ORDER if f.value in names]
 
 
 def parse_profiles(text: str | None) -> list[str]:

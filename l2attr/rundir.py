@@ -14,7 +14,7 @@ import pandas as pd
 
 from l2attr import atomic
 from l2attr.errors import UserError
-from l2attr.schema import SCHEMA_VERSION, TABLES, Table, check_frame
+from l2attr.schema import READABLE_VERSIONS, SCHEMA_VERSION, TABLES, Table, check_frame, upgrade_v1
 
 MANIFEST = "manifest.json"
 
@@ -50,8 +50,9 @@ class RunDir:
             raise UserError(f"{path} is not an l2attr run dir (no {MANIFEST})")
         run = cls(path)
         version = run.manifest().get("schema_version")
-        if version != SCHEMA_VERSION:
-            raise UserError(f"{path}: schema version {version!r}, this l2attr reads {SCHEMA_VERSION}")
+        if version not in READABLE_VERSIONS:
+            raise UserError(f"{path}: schema version {version!r}, this l2attr reads "
+                            f"{', '.join(map(str, READABLE_VERSIONS))}")
         return run
 
     # -- manifest -----------------------------------------------------------------------------
@@ -81,6 +82,9 @@ class RunDir:
             df = pd.read_csv(f)
         except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
             raise UserError(f"{f}: unreadable CSV ({str(exc).splitlines()[0]})") from None
+        manifest = self.manifest()
+        if manifest.get("schema_version") == 1:
+            df = upgrade_v1(df, table, manifest)
         return check_frame(df, table, str(f))
 
     def write(self, table: Table, df: pd.DataFrame) -> None:
@@ -89,8 +93,17 @@ class RunDir:
         atomic.write_csv(self.path / table.filename, df[cols])
 
     def append(self, table: Table, rows: pd.DataFrame) -> None:
-        """Add rows and rewrite the whole table atomically (tables are small: KBs to a few MB)."""
+        """Add rows at the end of a table (one write; see atomic.append_csv).
+
+        When the rows bring columns the file's header lacks, the table is rewritten whole."""
+        f = self.path / table.filename
         if self.has(table):
+            with f.open() as fh:
+                header = fh.readline().rstrip("\n").split(",")
+            if set(rows.columns) <= set(header) and set(table.columns) <= set(header):
+                check_frame(rows, table, f"appending to {table.filename}")
+                atomic.append_csv(f, rows.reindex(columns=header))
+                return
             rows = pd.concat([self.read(table), rows], ignore_index=True)
         self.write(table, rows)
 

@@ -12,7 +12,8 @@ import pandas as pd
 
 from l2attr.errors import UserError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)  # version 1: before kernel families (see upgrade_v1)
 
 
 @dataclass(frozen=True)
@@ -30,17 +31,22 @@ class Table:
 SAMPLES = Table(
     "samples",
     {
+        "family": "kernel family: artifact | tuned | reference (torch)",
         "rung": "ladder rung (baseline, optmt, rpf_optmt, l2p_optmt, combined, torch)",
+        "pin": "pin granularity: line | element | none (rung without a pin)",
         "profile": "reuse profile or trace name",
-        "l2_state": "cache policy between calls: natural | flush",
-        "repeat": "repeat index of the whole cell (0-based)",
+        "l2_state": "cache policy between calls: natural | flush | flush_after_pin",
+        "repeat": "repeat index of the whole cell (0-based; device and host repeats alternate)",
         "batch": "batch index (warm-up batches are not recorded)",
         "table": "embedding table index",
-        "pin_time_us": "CUDA-event time of the pin kernel, empty for rungs without a pin",
-        "consumer_time_us": "CUDA-event time of the EmbeddingBag consumer kernel",
-        "call_wall_time_us": "host wall time of the whole call: [pin -> stream sync ->] consumer -> sync",
+        "pin_time_us": "timer kernel: CUDA-event time of the pin kernel (device repeats of pinning rungs)",
+        "consumer_time_us": "timer kernel: CUDA-event time of the consumer kernel (device repeats)",
+        "consumer_artifact_time_us": "timer artifact: event -> consumer launch -> stream sync -> event, "
+                                     "the artifact's own number (host repeats)",
+        "call_wall_time_us": "timer wall: host time of the whole call, [pin -> stream sync ->] event -> "
+                             "consumer -> sync -> event -> event sync (host repeats)",
     },
-    ("rung", "profile", "l2_state", "repeat", "batch", "table"),
+    ("family", "rung", "pin", "profile", "l2_state", "repeat", "batch", "table"),
     optional={
         "launch_lag_us": "host time from the spin head start's launch to the timed kernel's launch "
                          "(worst of pin and consumer); >= the spin means the event may hold host time",
@@ -55,29 +61,34 @@ SAMPLES = Table(
 CELLS = Table(
     "cells",
     {
+        "family": "kernel family: artifact | tuned | reference",
         "rung": "ladder rung",
+        "pin": "pin granularity: line | element | none",
         "profile": "reuse profile or trace name",
-        "l2_state": "natural | flush",
-        "quantity": "pin | consumer | kernels (pin + consumer) | call_wall",
+        "l2_state": "natural | flush | flush_after_pin",
+        "quantity": "pin | consumer | kernels (pin + consumer of one call) | call (the whole call)",
+        "timer": "kernel (events + spin) | artifact (the artifact's event/sync timer) | wall (host clock)",
         "n_samples": "samples kept (cold first sample dropped)",
         "median_us": "median time",
         "p10_us": "10th percentile",
         "p90_us": "90th percentile",
         "ci95_lo_us": "bootstrap 95% CI of the median, low end",
         "ci95_hi_us": "bootstrap 95% CI of the median, high end",
-        "bytes_per_call": "bytes the consumer must read per call (rows + indices + offsets); 0 for pin/wall",
-        "achieved_GBps": "bytes_per_call / median (consumer rows only)",
+        "bytes_per_call": "bytes the consumer must read per call (rows + indices + offsets); 0 for other quantities",
+        "achieved_GBps": "bytes_per_call / median (consumer, kernel timer only)",
     },
-    ("rung", "profile", "l2_state", "quantity"),
+    ("family", "rung", "pin", "profile", "l2_state", "quantity", "timer"),
 )
 
 METRICS = Table(
     "metrics",
     {
-        "cell": "profiled cell id (rung:profile or a control name)",
+        "cell": "profiled cell id (family:rung:pin:profile:l2_state, or a control name)",
         "condition": "ladder | control_after_pin | control_after_flush",
         "role": "pin | consumer",
+        "family": "kernel family: artifact | tuned | reference",
         "rung": "ladder rung",
+        "pin": "pin granularity: line | element | none ('' when the range name did not say)",
         "profile": "reuse profile",
         "table": "embedding table index",
         "batch": "batch index",
@@ -98,6 +109,26 @@ def check_frame(df: pd.DataFrame, table: Table, source: str) -> pd.DataFrame:
     missing = [c for c in table.columns if c not in df.columns]
     if missing:
         raise UserError(f"{source}: not an l2attr '{table.name}' table (missing columns: {', '.join(missing)})")
+    return df
+
+
+def upgrade_v1(df: pd.DataFrame, table: Table, manifest: dict) -> pd.DataFrame:
+    """Read a schema-1 table (written before kernel families) in today's columns.
+
+    Every schema-1 run used today's `tuned` kernels; its pin granularity is the run's
+    `measure.pin_granularity` (default line); `call_wall` became quantity `call` with timer `wall`.
+    """
+    df = df.copy()
+    pin = str((manifest.get("measure") or {}).get("pin_granularity") or "line")
+    if "family" not in df:
+        df["family"] = ["reference" if r == "torch" else "tuned" for r in df["rung"]]
+    if "pin" not in df and "rung" in df:
+        df["pin"] = [pin if r in ("l2p_optmt", "combined") else "none" for r in df["rung"]]
+    if table.name == "cells" and "timer" not in df:
+        df["timer"] = ["wall" if q == "call_wall" else "kernel" for q in df["quantity"]]
+        df["quantity"] = ["call" if q == "call_wall" else q for q in df["quantity"]]
+    if table.name == "samples" and "consumer_artifact_time_us" not in df:
+        df["consumer_artifact_time_us"] = float("nan")
     return df
 
 

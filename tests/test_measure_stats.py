@@ -9,9 +9,8 @@ import pandas as pd
 import pytest
 
 from l2attr.measure.stats import bootstrap_median_ci, repeat_spread, summarize, summarize_cell
-from l2attr.measure.ladder import consumer_bytes_per_call, nvtx_name, repeat_plan, LadderOptions
+from l2attr.measure.run import consumer_bytes_per_call
 from l2attr.config import WorkloadConfig
-from l2attr.ladder import RUNGS
 
 
 def test_summarize_hand_computed():
@@ -38,21 +37,36 @@ def test_bootstrap_ci_narrows_with_more_samples():
     assert lo_l < 50 < hi_l
 
 
-def _samples(pin, cons, wall, rung="l2p_optmt"):
+def _samples(pin, cons, wall, rung="l2p_optmt", artifact=None):
     n = len(cons)
-    return pd.DataFrame({"rung": rung, "profile": "reuse_high", "l2_state": "natural",
+    return pd.DataFrame({"family": "artifact", "rung": rung, "pin": "element" if rung == "l2p_optmt" else "none",
+                         "profile": "reuse_high", "l2_state": "natural",
                          "repeat": 0, "batch": range(n), "table": 0,
-                         "pin_time_us": pin, "consumer_time_us": cons, "call_wall_time_us": wall})
+                         "pin_time_us": pin, "consumer_time_us": cons,
+                         "consumer_artifact_time_us": artifact if artifact is not None else [np.nan] * n,
+                         "call_wall_time_us": wall})
 
 
 def test_kernels_quantity_is_median_of_per_call_sums():
     df = _samples(pin=[10.0, 1.0, 5.0], cons=[1.0, 10.0, 5.0], wall=[np.nan] * 3)
-    out = summarize_cell(df, bytes_per_call=1000).set_index("quantity")
-    assert out.loc["kernels", "median_us"] == 11.0   # per-call sums 11, 11, 10 (sum of medians: 10)
-    assert out.loc["pin", "median_us"] == 5.0
-    assert out.loc["consumer", "median_us"] == 5.0
-    assert "call_wall" not in out.index                      # no host-timed samples
-    assert out.loc["consumer", "achieved_GBps"] == pytest.approx(1000 / 5e-6 / 1e9)
+    out = summarize_cell(df, bytes_per_call=1000).set_index(["quantity", "timer"])
+    assert out.loc[("kernels", "kernel"), "median_us"] == 11.0   # per-call sums 11, 11, 10 (sum of medians: 10)
+    assert out.loc[("pin", "kernel"), "median_us"] == 5.0
+    assert out.loc[("consumer", "kernel"), "median_us"] == 5.0
+    assert ("call", "wall") not in out.index                     # no host-timed samples
+    assert ("consumer", "artifact") not in out.index
+    assert out.loc[("consumer", "kernel"), "achieved_GBps"] == pytest.approx(1000 / 5e-6 / 1e9)
+    assert (out["family"] == "artifact").all() and (out["pin"] == "element").all()
+
+
+def test_host_repeat_gives_artifact_timer_and_wall_cells():
+    nan3 = [np.nan] * 3
+    df = _samples(pin=nan3, cons=nan3, wall=[100.0, 90.0, 80.0], artifact=[60.0, 70.0, 50.0])
+    out = summarize_cell(df, bytes_per_call=1000).set_index(["quantity", "timer"])
+    assert out.loc[("consumer", "artifact"), "median_us"] == 60.0
+    assert out.loc[("call", "wall"), "median_us"] == 90.0
+    assert out.loc[("consumer", "artifact"), "bytes_per_call"] == 0      # bandwidth: kernel timer only
+    assert math.isnan(out.loc[("consumer", "artifact"), "achieved_GBps"])
 
 
 def test_kernels_quantity_counts_missing_pin_as_zero():
@@ -74,16 +88,3 @@ def test_consumer_bytes_artifact_shape():
     cfg = WorkloadConfig()
     # 2048 bags x 150 lookups x (128 fp32 row + int64 index) + 2048 int64 offsets
     assert consumer_bytes_per_call(cfg) == 2048 * 150 * (512 + 8) + 2048 * 8
-
-
-def test_nvtx_name_uses_colons_not_slashes():
-    name = nvtx_name("pin", "l2p_optmt", "reuse_high", "natural", 3, 7)
-    assert name == "l2attr:pin:l2p_optmt:reuse_high:natural:t3:b7"
-    assert "/" not in name
-
-
-def test_repeat_plan_adds_one_host_timed_repeat():
-    opts = LadderOptions(rungs=list(RUNGS), profiles=["random"], repeats=3)
-    assert repeat_plan(opts) == [(0, True), (1, True), (2, True), (3, False)]
-    opts.host_repeat = False
-    assert repeat_plan(opts) == [(0, True), (1, True), (2, True)]

@@ -101,31 +101,43 @@ def join_sources(parts: Iterable[str]) -> str:
     return " + ".join(seen)
 
 
+# The timer a quantity is read with unless a caller asks for another.
+DEFAULT_TIMER = {"pin": "kernel", "consumer": "kernel", "kernels": "kernel", "call": "wall"}
+
+
 class CellIndex:
-    """cells.csv rows keyed by (l2_state, profile, rung, quantity), with sources for each."""
+    """cells.csv rows of one series keyed by (l2_state, profile, rung, quantity, timer).
+
+    A series is one family and one pin granularity (analysis/series.py), so a rung name is
+    unique within it; each row keeps its `run` for the sources."""
 
     def __init__(self, cells: pd.DataFrame) -> None:
-        self._rows: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+        self._rows: dict[tuple[str, str, str, str, str], dict[str, Any]] = {}
         for rec in cells.to_dict("records"):
-            key = (rec["l2_state"], rec["profile"], rec["rung"], rec["quantity"])
+            timer = rec.get("timer") or DEFAULT_TIMER.get(rec["quantity"], "kernel")
+            key = (rec["l2_state"], rec["profile"], rec["rung"], rec["quantity"], timer)
             self._rows.setdefault(key, rec)
 
-    def get(self, state: str, profile: str, rung: str, quantity: str) -> dict[str, Any] | None:
-        return self._rows.get((state, profile, rung, quantity))
+    def get(self, state: str, profile: str, rung: str, quantity: str,
+            timer: str | None = None) -> dict[str, Any] | None:
+        return self._rows.get((state, profile, rung, quantity, timer or DEFAULT_TIMER[quantity]))
 
-    def median(self, state: str, profile: str, rung: str, quantity: str) -> float:
-        rec = self.get(state, profile, rung, quantity)
+    def median(self, state: str, profile: str, rung: str, quantity: str, timer: str | None = None) -> float:
+        rec = self.get(state, profile, rung, quantity, timer)
         return NA if rec is None else number(rec.get("median_us"))
 
     def source(self, state: str, profile: str, rung: str, quantities: Iterable[str]) -> str:
-        """'run/cells.csv[state|profile|rung|q1,q2]' for the quantities that exist, per run."""
+        """'run/cells.csv[state|profile|rung|q1,q2]' for the quantities that exist, per run.
+
+        A quantity is `name` (default timer) or `name@timer`."""
         by_run: dict[str, list[str]] = {}
         for q in quantities:
-            rec = self.get(state, profile, rung, q)
+            name, _, timer = q.partition("@")
+            rec = self.get(state, profile, rung, name, timer or None)
             if rec is not None:
                 by_run.setdefault(str(rec.get("run", "?")), []).append(q)
         return " + ".join(f"{run}/cells.csv[{state}|{profile}|{rung}|{','.join(qs)}]"
                           for run, qs in by_run.items())
 
-    def keys(self) -> list[tuple[str, str, str, str]]:
+    def keys(self) -> list[tuple[str, str, str, str, str]]:
         return list(self._rows)

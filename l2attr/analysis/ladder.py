@@ -1,11 +1,17 @@
-"""Layer A: the latency ladder, marginal deltas, and three speedups that charge the pin differently.
+"""Layer A: the latency ladder, marginal deltas, and four speedups that charge the pin differently.
 
 The MICRO'24 artifact started its timer after the pin kernel and the stream sync, so its L2P
-speedup is T_base / T_consumer and charges nothing for the pin. Here each rung gets three:
+speedup is T_base / T_consumer and charges nothing for the pin. Here each rung gets four:
 
-- consumer-only   T_base_consumer / T_consumer                  (the artifact's number)
-- kernel-charged  T_base_kernels  / (T_pin + T_consumer)         (GPU time of the whole call)
-- wall-charged    T_base_call_wall / T_call_wall                 (host wall time incl. the sync)
+- consumer-only   T_base_consumer / T_consumer        kernel timer (events + spin), no pin
+- as the artifact timed it
+                  A_base_consumer / A_consumer        the artifact's own timer (event -> launch ->
+                                                      stream sync -> event), consumer only, no pin
+- kernel-charged  T_base_kernels  / (T_pin + T_consumer)   GPU time of the whole call
+- wall-charged    W_base_call / W_call                host wall time of the whole call incl. syncs
+
+`host_overhead_us` = A_consumer - T_consumer: what the artifact's timer adds to the kernel
+(launch latency and the round trip through the stream sync), per call.
 
 For kernel-charged, the per-call `kernels` cell (median of pin + consumer per call) is used when
 the run recorded it; otherwise the sum of the pin and consumer medians, and `kernels_basis` says
@@ -26,9 +32,10 @@ BASELINE = "baseline"
 LADDER_COLUMNS = (
     "l2_state", "profile", "rung", "label", "below", "pins",
     "consumer_us", "consumer_ci_lo_us", "consumer_ci_hi_us", "consumer_n",
+    "artifact_us", "host_overhead_us",
     "pin_us", "kernels_us", "kernels_basis", "wall_us", "wall_ci_lo_us", "wall_ci_hi_us",
     "delta_consumer_us", "delta_consumer_pct", "delta_kernels_us",
-    "speedup_consumer", "speedup_kernels", "speedup_wall",
+    "speedup_consumer", "speedup_artifact", "speedup_kernels", "speedup_wall",
     "source", "missing",
 )
 
@@ -57,7 +64,7 @@ def kernels_time(index: CellIndex, state: str, profile: str, rung: str) -> tuple
 def latency_ladder(cells: pd.DataFrame) -> pd.DataFrame:
     """One row per (l2_state, profile, rung): medians, CI, deltas over `below`, three speedups."""
     index = CellIndex(cells)
-    combos = sorted({(s, p, r) for s, p, r, _ in index.keys()})
+    combos = sorted({(s, p, r) for s, p, r, _, _ in index.keys()})
     rows = [_ladder_row(index, s, p, r) for s, p, r in combos]
     if not rows:
         return pd.DataFrame({c: pd.Series(dtype="object") for c in LADDER_COLUMNS})
@@ -69,13 +76,19 @@ def _ladder_row(index: CellIndex, state: str, profile: str, rung: str) -> dict[s
     decl = RUNG_BY_NAME.get(rung)
     below = decl.below if decl else None
     cons = index.get(state, profile, rung, "consumer")
-    wall = index.get(state, profile, rung, "call_wall")
+    wall = index.get(state, profile, rung, "call")
+    artifact_us = index.median(state, profile, rung, "consumer", "artifact")
+    if is_missing(artifact_us):
+        missing["artifact_us"] = f"no artifact-timer consumer cell for {rung}/{profile}/{state} (no host repeats?)"
     consumer_us = NA if cons is None else number(cons.get("median_us"))
     if is_missing(consumer_us):
         missing["consumer_us"] = f"no consumer cell for {rung}/{profile}/{state} in cells.csv"
     wall_us = NA if wall is None else number(wall.get("median_us"))
     if is_missing(wall_us):
-        missing["wall_us"] = f"no call_wall cell for {rung}/{profile}/{state} in cells.csv"
+        missing["wall_us"] = f"no call (wall) cell for {rung}/{profile}/{state} in cells.csv"
+    host_overhead = NA if is_missing(artifact_us) or is_missing(consumer_us) else artifact_us - consumer_us
+    if is_missing(host_overhead):
+        missing["host_overhead_us"] = missing.get("artifact_us") or missing.get("consumer_us", "not measured")
     pin_us = index.median(state, profile, rung, "pin") if rung_pins(rung) else NA
     if is_missing(pin_us):
         missing["pin_us"] = ("rung has no pin kernel" if not rung_pins(rung)
@@ -86,7 +99,7 @@ def _ladder_row(index: CellIndex, state: str, profile: str, rung: str) -> dict[s
 
     # Marginal deltas over the rung below (what this rung's one technique adds).
     delta_c = delta_k = delta_pct = NA
-    sources = [index.source(state, profile, rung, ("consumer", "pin", "kernels", "call_wall"))]
+    sources = [index.source(state, profile, rung, ("consumer", "consumer@artifact", "pin", "kernels", "call"))]
     if below is None:
         for f in ("delta_consumer_us", "delta_consumer_pct", "delta_kernels_us"):
             missing[f] = "first rung (nothing below it)" if rung == BASELINE else "reference row, not a rung"
@@ -110,20 +123,25 @@ def _ladder_row(index: CellIndex, state: str, profile: str, rung: str) -> dict[s
     # Speedups over the baseline, three ways.
     base_c = index.median(state, profile, BASELINE, "consumer")
     base_k, _, base_k_reason = kernels_time(index, state, profile, BASELINE)
-    base_w = index.median(state, profile, BASELINE, "call_wall")
+    base_w = index.median(state, profile, BASELINE, "call")
+    base_a = index.median(state, profile, BASELINE, "consumer", "artifact")
     if rung != BASELINE:
-        sources.append(index.source(state, profile, BASELINE, ("consumer", "kernels", "call_wall")))
+        sources.append(index.source(state, profile, BASELINE, ("consumer", "consumer@artifact", "kernels", "call")))
     no_base = f"baseline not measured for {profile}/{state}"
     speedup_c = ratio(base_c, consumer_us)
     if is_missing(speedup_c):
         missing["speedup_consumer"] = no_base if is_missing(base_c) else missing.get("consumer_us", "not measured")
+    speedup_a = ratio(base_a, artifact_us)
+    if is_missing(speedup_a):
+        missing["speedup_artifact"] = (f"no artifact-timer cell for baseline/{profile}/{state}" if is_missing(base_a)
+                                       else missing.get("artifact_us", "not measured"))
     speedup_k = ratio(base_k, kernels_us)
     if is_missing(speedup_k):
         missing["speedup_kernels"] = (base_k_reason or no_base) if is_missing(base_k) \
             else missing.get("kernels_us", "not measured")
     speedup_w = ratio(base_w, wall_us)
     if is_missing(speedup_w):
-        missing["speedup_wall"] = (f"no call_wall cell for baseline/{profile}/{state}" if is_missing(base_w)
+        missing["speedup_wall"] = (f"no call (wall) cell for baseline/{profile}/{state}" if is_missing(base_w)
                                    else missing.get("wall_us", "not measured"))
     return {
         "l2_state": state, "profile": profile, "rung": rung, "label": rung_label(rung),
@@ -132,12 +150,14 @@ def _ladder_row(index: CellIndex, state: str, profile: str, rung: str) -> dict[s
         "consumer_ci_lo_us": NA if cons is None else number(cons.get("ci95_lo_us")),
         "consumer_ci_hi_us": NA if cons is None else number(cons.get("ci95_hi_us")),
         "consumer_n": NA if cons is None else number(cons.get("n_samples")),
+        "artifact_us": artifact_us, "host_overhead_us": host_overhead,
         "pin_us": pin_us, "kernels_us": kernels_us, "kernels_basis": basis,
         "wall_us": wall_us,
         "wall_ci_lo_us": NA if wall is None else number(wall.get("ci95_lo_us")),
         "wall_ci_hi_us": NA if wall is None else number(wall.get("ci95_hi_us")),
         "delta_consumer_us": delta_c, "delta_consumer_pct": delta_pct, "delta_kernels_us": delta_k,
-        "speedup_consumer": speedup_c, "speedup_kernels": speedup_k, "speedup_wall": speedup_w,
+        "speedup_consumer": speedup_c, "speedup_artifact": speedup_a, "speedup_kernels": speedup_k,
+        "speedup_wall": speedup_w,
         "source": join_sources(sources), "missing": missing,
     }
 

@@ -20,20 +20,22 @@ from l2attr.rundir import MANIFEST, RunDir
 from l2attr.schema import CELLS, METRICS, SAMPLES, Table, empty
 
 RUN_KINDS = ("ladder", "profile")
-KNOWN_QUANTITIES = ("pin", "consumer", "kernels", "call_wall")
+KNOWN_QUANTITIES = ("pin", "consumer", "kernels", "call")
 
 # Columns that must hold numbers; a stray word there is a broken table, not a missing value.
 NUMERIC_COLUMNS: dict[str, tuple[str, ...]] = {
-    SAMPLES.name: ("repeat", "batch", "table", "pin_time_us", "consumer_time_us", "call_wall_time_us"),
+    SAMPLES.name: ("repeat", "batch", "table", "pin_time_us", "consumer_time_us",
+                   "consumer_artifact_time_us", "call_wall_time_us"),
     CELLS.name: ("n_samples", "median_us", "p10_us", "p90_us", "ci95_lo_us", "ci95_hi_us",
                  "bytes_per_call", "achieved_GBps"),
     METRICS.name: ("table", "batch", "value"),
 }
 # Columns used as keys or labels: read as text so "0" and 0 never disagree between runs.
 TEXT_COLUMNS: dict[str, tuple[str, ...]] = {
-    SAMPLES.name: ("rung", "profile", "l2_state"),
-    CELLS.name: ("rung", "profile", "l2_state", "quantity"),
-    METRICS.name: ("cell", "condition", "role", "rung", "profile", "kernel", "nvtx_range", "metric", "unit"),
+    SAMPLES.name: ("family", "rung", "pin", "profile", "l2_state"),
+    CELLS.name: ("family", "rung", "pin", "profile", "l2_state", "quantity", "timer"),
+    METRICS.name: ("cell", "condition", "role", "family", "rung", "pin", "profile", "kernel",
+                   "nvtx_range", "metric", "unit"),
 }
 
 

@@ -22,8 +22,8 @@ def roofline_fractions(cells: pd.DataFrame, hbm_copy_GBps: float | None,
     """One row per consumer cell: achieved GB/s, its basis, and the fraction of the copy bandwidth."""
     index = CellIndex(cells)
     rows: list[dict[str, Any]] = []
-    for state, profile, rung, quantity in index.keys():
-        if quantity != "consumer":
+    for state, profile, rung, quantity, timer in index.keys():
+        if quantity != "consumer" or timer != "kernel":
             continue
         rec = index.get(state, profile, rung, quantity) or {}
         missing: dict[str, str] = {}

@@ -49,7 +49,7 @@ def _share_row(state: str, profile: str, ref: pd.Series | None, pin: pd.Series |
     kern_pin, wall_pin = get(pin, "kernels_us"), get(pin, "wall_us")
     missing: dict[str, str] = {}
     if is_missing(t_step):
-        missing["t_step_us"] = f"no call_wall cell for {COMPARAND}/{profile}/{state} (T_step)"
+        missing["t_step_us"] = f"no call (wall) cell for {COMPARAND}/{profile}/{state} (T_step)"
     absent_ref = f"{COMPARAND} not measured for {profile}/{state}"
     absent_pin = f"{PIN_RUNG} not measured for {profile}/{state}"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
@@ -15,14 +15,21 @@ from l2attr.analysis.ladder import latency_ladder
 from l2attr.analysis.load import Study
 from l2attr.analysis.roofline import roofline_fractions
 from l2attr.analysis.share import l2_share_of_step
+from l2attr.analysis.series import Series, find_series, series_frame, tag
 from l2attr.analysis.verdict import verdict_table
 from l2attr.errors import UserError
 
 
 @dataclass
 class Analysis:
+    """Every judgement of a study, per series (family x pin granularity), concatenated.
+
+    Each frame below holds the rows of every series, prefixed by `series`, `family` and `pin`
+    columns; `series` lists them in reading order (the artifact family first: the headline)."""
+
     study: Study
     state: str                          # the l2_state the verdict and charts use
+    series: list[Series]
     ladder: pd.DataFrame                # layer A, every state
     amortisation: pd.DataFrame
     curve: pd.DataFrame
@@ -42,6 +49,16 @@ class Analysis:
         """The rows of a layer-A table for the primary l2_state."""
         return df if df.empty else df[df["l2_state"] == self.state].reset_index(drop=True)
 
+    def of(self, df: pd.DataFrame, s: Series) -> pd.DataFrame:
+        """The rows of one series of a concatenated frame."""
+        if df.empty or "series" not in df:
+            return df
+        return df[df["series"] == s.name].reset_index(drop=True)
+
+    @property
+    def headline(self) -> Series | None:
+        return self.series[0] if self.series else None
+
 
 def primary_state(ladder: pd.DataFrame, requested: str | None = None) -> str:
     """'natural' (the regime the artifact timed) when measured, else the first state present."""
@@ -55,23 +72,57 @@ def primary_state(ladder: pd.DataFrame, requested: str | None = None) -> str:
     return states[0]
 
 
+def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    frames = [f for f in frames if f is not None and not f.empty]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
 def analyse(study: Study, l2_state: str | None = None) -> Analysis:
-    ladder = latency_ladder(study.cells)
-    state = primary_state(ladder, l2_state)
-    amort = amortisation_table(ladder)
+    series = find_series(study.cells, study.metrics)
     hbm, hbm_source = study.hbm_copy_GBps()
-    roof = roofline_fractions(study.cells, hbm, hbm_source)
-    share = l2_share_of_step(ladder)
-    l2 = attribution.l2_cells(study.metrics)
-    pin_effect = attribution.pin_effect(l2)
-    gradient = attribution.hotness_gradient(l2)
-    verdict = verdict_table(ladder, amort, share, pin_effect, state)
+    parts: dict[str, list[pd.DataFrame]] = {}
+    ladders = []
+    for s in series:
+        cells, metrics = series_frame(study.cells, s), series_frame(study.metrics, s)
+        ladder = latency_ladder(cells)
+        ladders.append((s, ladder, cells, metrics))
+    all_ladder = _concat([tag(lad, s) for s, lad, _, _ in ladders])
+    state = primary_state(all_ladder, l2_state)
+    gradient_all, warnings = [], []
+    for s, ladder, cells, metrics in ladders:
+        amort = amortisation_table(ladder)
+        share = l2_share_of_step(ladder)
+        l2 = attribution.l2_cells(metrics)
+        pin_effect = attribution.pin_effect(l2)
+        frames = {
+            "ladder": ladder, "amortisation": amort, "curve": amortisation_curve(amort),
+            "share": share, "roofline": roofline_fractions(cells, hbm, hbm_source), "l2": l2,
+            "pin_effect": pin_effect, "rpf_vs_l2p": attribution.rpf_vs_l2p(l2),
+            "gradient": attribution.hotness_gradient(l2),
+            "pin_traffic": attribution.pin_traffic(l2, study.config),
+            "validity": attribution.validity_from_metrics(l2),
+            "verdict": verdict_table(ladder, amort, share, pin_effect, state, s.title),
+        }
+        for name, df in frames.items():
+            parts.setdefault(name, []).append(tag(df, s))
+        gradient_all.append(frames["gradient"])
+    out = {name: _concat(dfs) for name, dfs in parts.items()}
+    for name in ("ladder", "amortisation", "curve", "share", "roofline", "l2", "pin_effect", "rpf_vs_l2p",
+                 "gradient", "pin_traffic", "validity", "verdict"):
+        out.setdefault(name, pd.DataFrame())
+    warnings = attribution.metric_warnings(study.metrics)
     caveats = (validity_caveats(study) + ncu_setting_caveats(study) + run_warning_caveats(study)
-               + analysis_caveats(study, ladder, roof, gradient, attribution.metric_warnings(study.metrics), state))
-    return Analysis(
-        study=study, state=state, ladder=ladder, amortisation=amort, curve=amortisation_curve(amort),
-        share=share, roofline=roof, hbm_copy_GBps=hbm, l2=l2, pin_effect=pin_effect,
-        rpf_vs_l2p=attribution.rpf_vs_l2p(l2), gradient=gradient,
-        pin_traffic=attribution.pin_traffic(l2, study.config), validity=attribution.validity_from_metrics(l2),
-        verdict=verdict, caveats=sort_caveats(caveats),
-    )
+               + analysis_caveats(study, out["ladder"], out["roofline"], _concat(gradient_all),
+                                  warnings, state))
+    return Analysis(study=study, state=state, series=series, hbm_copy_GBps=hbm,
+                    caveats=sort_caveats(caveats), **out)
+
+
+SERIES_FRAMES = ("ladder", "amortisation", "curve", "share", "roofline", "l2", "pin_effect", "rpf_vs_l2p",
+                 "gradient", "pin_traffic", "validity", "verdict")
+
+
+def series_view(an: Analysis, s: Series) -> Analysis:
+    """The analysis of one series alone: the same object with every frame cut to its rows, so a
+    renderer written for one ladder draws each family's in turn."""
+    return replace(an, series=[s], **{name: an.of(getattr(an, name), s) for name in SERIES_FRAMES})

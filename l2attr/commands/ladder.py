@@ -1,12 +1,17 @@
-"""Layer A: compile the five rungs, check each against PyTorch, and time rungs x profiles.
+"""Layer A: compile the five rungs of each kernel family, check each against PyTorch, and time
+families x rungs x profiles.
 
-Per table call the artifact's sequence runs: [pin -> stream sync ->] consumer. CUDA events time
-the pin and the consumer separately; the host clock times the whole call. Every measured repeat is
-written to RUN_DIR/samples.csv as soon as it exists, cell summaries to RUN_DIR/cells.csv, and
-`--resume RUN_DIR` skips what is already there.
+Two kernel families implement the rungs: `artifact` (a re-implementation of the MICRO'24
+artifact's kernels, the headline) and `tuned` (l2attr's own faster consumer and per-line pin).
+Per table call the artifact's sequence runs: [pin -> stream sync ->] consumer. Device repeats time
+the pin and the consumer with CUDA events (timer kernel); host repeats, alternating with them,
+record the artifact's own timer around the consumer (timer artifact) and the host clock around the
+whole call (timer wall). Every measured repeat is written to RUN_DIR/samples.csv as soon as it
+exists, cell summaries to RUN_DIR/cells.csv, and `--resume RUN_DIR` skips what is already there.
 
 examples:
-  l2attr ladder                                  # artifact shape, 5 rungs + torch x 4 profiles
+  l2attr ladder                                  # artifact shape, 2 families x 5 rungs + torch x 4 profiles
+  l2attr ladder --family artifact                # the artifact's ladder only
   l2attr ladder --rows 100000 --profiles reuse_high,random --rungs baseline,l2p_optmt
   l2attr ladder --trace reuse_medium_table_500K.txt --hot hot60k_medium.txt
   l2attr ladder --resume runs/20261129T200000Z-ladder
@@ -20,13 +25,17 @@ from pathlib import Path
 
 from l2attr.config import WorkloadConfig, add_workload_args, config_from_args
 from l2attr.errors import UserError
-from l2attr.ladder import DEFAULT_MAXRREGCOUNT, PROFILES, parse_profiles, parse_rungs
+from l2attr.ladder import (
+    DEFAULT_MAXRREGCOUNT, FAMILIES, PROFILES, parse_families, parse_profiles, parse_rungs,
+)
 from l2attr.measure.kernels import LaunchShape
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_workload_args(p)
     g = p.add_argument_group("ladder")
+    g.add_argument("--family", default="all",
+                   help="kernel family: artifact, tuned, or all (default all: both, artifact first)")
     g.add_argument("--rungs", help="comma list (default: baseline,optmt,rpf_optmt,l2p_optmt,combined,torch)")
     g.add_argument("--profiles", help=f"comma list of reuse profiles (default: {','.join(PROFILES)})")
     g.add_argument("--trace", type=Path, help="artifact-format index trace instead of a profile")
@@ -38,14 +47,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="cache state between calls: natural (artifact: nothing), flush (flush L2 "
                         "before every table call), flush_after_pin (control: flush between pin "
                         "and consumer)")
-    g.add_argument("--repeats", type=int, default=3, help="device-timed repeats per cell (default 3)")
+    g.add_argument("--repeats", type=int, default=3,
+                   help="device-timed repeats per cell, each followed by a host-timed one (default 3)")
     g.add_argument("--no-host-repeat", action="store_true",
-                   help="skip the host-timed repeat (no wall-charged figures)")
+                   help="skip the host-timed repeats (no artifact-timer or wall-charged figures)")
     g.add_argument("--maxrregcount", type=int, default=DEFAULT_MAXRREGCOUNT,
                    help="register cap of the OptMT rungs (default 42)")
-    g.add_argument("--pin-granularity", choices=("line", "element"), default="line",
-                   help="one prefetch per 128-byte line (default) or per element (the artifact)")
-    g.add_argument("--rpf-depth", type=int, default=2, help="RPF values in flight (default 2)")
+    g.add_argument("--pin-granularity", choices=("line", "element"), default=None,
+                   help="one prefetch per 128-byte line or per element; default: each family's own "
+                        "(artifact: element, the only one it has; tuned: line)")
+    g.add_argument("--rpf-depth", type=int, default=2,
+                   help="values in flight in the tuned family's RPF (default 2; the artifact's is 2)")
     g.add_argument("--grid", type=int, default=1024, help="consumer grid (default 1024)")
     g.add_argument("--block", default="32,8", help="consumer block x,y (default 32,8)")
     g.add_argument("--spin-us", type=float, default=50.0,
@@ -67,7 +79,7 @@ def _positive(name: str, value: int) -> None:
 
 
 def options_from_args(args: argparse.Namespace) -> "LadderOptions":
-    from l2attr.measure.ladder import LadderOptions
+    from l2attr.measure.run import LadderOptions
 
     for name in ("repeats", "maxrregcount", "rpf_depth", "grid"):
         _positive(name.replace("_", "-"), getattr(args, name))
@@ -80,6 +92,11 @@ def options_from_args(args: argparse.Namespace) -> "LadderOptions":
     if bx <= 0 or by <= 0 or bx * by > 1024:
         raise UserError(f"--block {args.block}: need positive x, y with x*y <= 1024")
     rungs = parse_rungs(args.rungs)
+    families = parse_families(args.family)
+    if args.pin_granularity and not any(args.pin_granularity in [p.value for p in FAMILIES[f].pins]
+                                        for f in families):
+        raise UserError(f"--pin-granularity {args.pin_granularity}: the "
+                        f"{'/'.join(f.value for f in families)} family pins per element only")
     if args.trace is not None:
         if args.profiles:
             raise UserError("give either --trace or --profiles, not both")
@@ -87,7 +104,7 @@ def options_from_args(args: argparse.Namespace) -> "LadderOptions":
     else:
         profiles = parse_profiles(args.profiles)
     return LadderOptions(
-        rungs=rungs, profiles=profiles, trace=args.trace, hot=args.hot,
+        rungs=rungs, profiles=profiles, families=families, trace=args.trace, hot=args.hot,
         drop_out_of_range=args.drop_out_of_range, l2_state=args.l2_state, repeats=args.repeats,
         maxrregcount=args.maxrregcount, pin_granularity=args.pin_granularity,
         rpf_depth=args.rpf_depth, shape=LaunchShape(grid=args.grid, block=(bx, by)),
@@ -96,16 +113,23 @@ def options_from_args(args: argparse.Namespace) -> "LadderOptions":
 
 
 def _resume(args: argparse.Namespace):
-    from l2attr.measure.ladder import LadderOptions
+    from l2attr.measure.run import LadderOptions
     from l2attr.rundir import RunDir
+    from l2attr.schema import SCHEMA_VERSION
+    from l2attr.vocab import Family
 
     run = RunDir.open(args.resume)
     m = run.manifest()
     if m.get("kind") != "ladder":
         raise UserError(f"{args.resume} is a {m.get('kind')!r} run, not a ladder run")
+    if m.get("schema_version") != SCHEMA_VERSION:
+        raise UserError(f"{args.resume} was written by an older l2attr (schema "
+                        f"{m.get('schema_version')}); it can be reported but not resumed")
     cfg = WorkloadConfig(**m["config"])
     saved = dict(m["measure"])
+    saved.pop("variants", None)
     saved["rungs"] = parse_rungs(",".join(saved["rungs"]))
+    saved["families"] = [Family(f) for f in saved["families"]]
     saved["shape"] = LaunchShape(**{k: tuple(v) if isinstance(v, list) else v
                                     for k, v in saved["shape"].items()})
     for key in ("trace", "hot", "cache_dir"):
@@ -134,13 +158,13 @@ def run(args: argparse.Namespace) -> int:
         cfg = config_from_args(args)
         opts = options_from_args(args)
     require_gpu()  # before any run dir is made: no GPU -> one line, exit 2
-    from l2attr.measure.ladder import check_fits
+    from l2attr.measure.gpu import check_fits
 
     check_fits(cfg)  # refuse a workload that does not fit, before allocating or writing
 
     from l2attr.gpu.device import gpu_facts, software_versions
-    from l2attr.measure.ladder import run_ladder
-    from l2attr.measure.present import ladder_table
+    from l2attr.measure.run import run_ladder
+    from l2attr.measure.present import ladder_tables
     from l2attr.measure.stats import repeat_spread
     from l2attr.rundir import RunDir, command_line
     from l2attr.schema import SAMPLES
@@ -159,16 +183,19 @@ def run(args: argparse.Namespace) -> int:
             cells = run_ladder(cfg, opts, run_dir, log=console.print, progress=progress)
     else:
         cells = run_ladder(cfg, opts, run_dir, log=console.print)
-    Console().print(ladder_table(cells))
-    spread = repeat_spread(run_dir.read(SAMPLES))
+    for t in ladder_tables(cells):
+        Console().print(t)
+    samples = run_dir.read(SAMPLES)
     wall = time.perf_counter() - t0
     run_dir.update_manifest(process_wall_s=wall)
-    if len(spread):
-        worst = spread.loc[spread.spread_pct.idxmax()]
-        console.print(f"run-to-run spread of consumer medians over {int(worst.repeats)} repeats: "
-                      f"median {spread.spread_pct.median():.2f} %, worst {worst.spread_pct:.2f} % "
-                      f"({worst.rung} / {worst.profile})")
-    lagged = _lagged_share(run_dir.read(SAMPLES), opts.spin_us)
+    for what, column in (("consumer", "consumer_time_us"), ("pin", "pin_time_us")):
+        spread = repeat_spread(samples, column)
+        if len(spread):
+            worst = spread.loc[spread.spread_pct.idxmax()]
+            console.print(f"run-to-run spread of {what} medians over {int(worst.repeats)} repeats: "
+                          f"median {spread.spread_pct.median():.2f} %, worst {worst.spread_pct:.2f} % "
+                          f"({worst.family} {worst.rung} / {worst.profile})")
+    lagged = _lagged_share(samples, opts.spin_us)
     if lagged is not None:
         console.print(f"samples whose launch took longer than the {opts.spin_us:g} µs spin head "
                       f"start (event time may include host time): {lagged:.2f} %")

@@ -36,6 +36,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     run = p.add_argument_group("what to profile")
     run.add_argument("--metrics", default="l2",
                      help="metric sets and/or raw ncu metric names, comma-separated (default: l2)")
+    run.add_argument("--family", default="artifact", choices=("artifact", "tuned"),
+                     help="kernel family to profile (default artifact, the headline; one family per run)")
     run.add_argument("--rungs", help="comma-separated rungs (default: the five ladder rungs)")
     run.add_argument("--profiles", help="comma-separated reuse profiles (default: all four)")
     run.add_argument("--calls-per-cell", type=int, default=4, metavar="N",
@@ -169,7 +171,8 @@ def _settings(args: argparse.Namespace):
         cfg=config_from_args(args), metrics=args.metrics, rungs=rungs, profiles=profiles,
         calls_per_cell=args.calls_per_cell, out=args.out, name=args.name,
         chip=check_chip(args.chip) if args.chip else None, ncu=args.ncu, opts=opts,
-        control=args.control, control_profile=args.control_profile, extra=list(args.ladder_args),
+        control=args.control, control_profile=args.control_profile,
+        extra=["--family", args.family, *args.ladder_args],
         validate_metrics=args.validate_metrics, dry_run=args.dry_run, keep_all=args.keep_all_metrics,
         command=command_line())
 

@@ -12,12 +12,11 @@ from functools import lru_cache
 from typing import Any
 
 from l2attr.errors import UserError
-from l2attr.ladder import DEFAULT_MAXRREGCOUNT, Rung
+from l2attr.ladder import DEFAULT_MAXRREGCOUNT, FAMILIES, PIN_FUNCTIONS, PIN_SOURCE, Variant
 from l2attr.resources import data_dir
+from l2attr.vocab import Pin
 
 SCALAR_CODE = {"fp32": 0, "fp16": 1, "bf16": 2}
-CONSUMER_KERNEL = {"plain": "embedding_bag_plain", "rpf": "embedding_bag_rpf"}
-PIN_KERNEL = {"line": "pin_l2_lines", "element": "pin_l2_elements"}
 
 
 @dataclass(frozen=True)
@@ -29,17 +28,23 @@ class KernelSpec:
     options: tuple[str, ...] = field(default_factory=tuple)
 
 
-def consumer_spec(rung: Rung, dtype: str, maxrregcount: int = DEFAULT_MAXRREGCOUNT,
+def consumer_spec(v: Variant, dtype: str, maxrregcount: int = DEFAULT_MAXRREGCOUNT,
                   rpf_depth: int = 2) -> KernelSpec:
-    opts = [f"-DSCALAR_T={SCALAR_CODE[dtype]}", f"-DRPF_DEPTH={rpf_depth}",
-            *rung.compile_options(maxrregcount)]
-    return KernelSpec("embedding_bag.cu", CONSUMER_KERNEL[rung.consumer], tuple(opts))
+    """The consumer of a variant; RPF_DEPTH only reaches the tuned family's RPF (the artifact's is 2)."""
+    opts = [f"-DSCALAR_T={SCALAR_CODE[dtype]}"]
+    if FAMILIES[v.family].abi == "tuned" and v.rung.consumer == "rpf":
+        opts.append(f"-DRPF_DEPTH={rpf_depth}")
+    opts.extend(v.rung.compile_options(maxrregcount))
+    return KernelSpec(v.consumer_source, v.consumer_function, tuple(opts))
 
 
-def pin_spec(dtype: str, granularity: str = "line") -> KernelSpec:
-    if granularity not in PIN_KERNEL:
-        raise UserError(f"pin granularity {granularity!r}; valid: {', '.join(PIN_KERNEL)}")
-    return KernelSpec("pin_l2.cu", PIN_KERNEL[granularity], (f"-DSCALAR_T={SCALAR_CODE[dtype]}",))
+def pin_spec(dtype: str, granularity: Pin | str = Pin.LINE) -> KernelSpec:
+    try:
+        function = PIN_FUNCTIONS[Pin(granularity)]
+    except (ValueError, KeyError):
+        raise UserError(f"pin granularity {granularity!r}; valid: "
+                        f"{', '.join(p.value for p in PIN_FUNCTIONS)}") from None
+    return KernelSpec(PIN_SOURCE, function, (f"-DSCALAR_T={SCALAR_CODE[dtype]}",))
 
 
 FLUSH_SPEC = KernelSpec("flush_l2.cu", "flush_l2", ())

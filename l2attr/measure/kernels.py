@@ -1,4 +1,4 @@
-"""Launch wrappers for the compiled variants: one object per rung that knows its pin and consumer."""
+"""Launch wrappers for the compiled variants: one object per variant that knows its pin and consumer."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from l2attr.gpu import compile as kc
-from l2attr.ladder import DEFAULT_MAXRREGCOUNT, Rung
+from l2attr.ladder import DEFAULT_MAXRREGCOUNT, FAMILIES, Variant
+from l2attr.vocab import Pin
 
 
 @dataclass(frozen=True)
@@ -22,24 +23,52 @@ def _ptr(tensor: Any) -> Any:
     """A torch tensor's device address as the 64-bit value a RawKernel takes for a pointer."""
     import numpy as np
 
-    return np.uint64(tensor.data_ptr())
+    return np.uint64(0 if tensor is None else tensor.data_ptr())
 
 
-class RungKernels:
-    """The compiled kernels of one rung plus how to launch them on tensors (torch, on the GPU)."""
+def has_index_slack(indices: Any) -> bool:
+    """True when one readable element follows the last index in the tensor's own storage.
 
-    def __init__(self, rung: Rung, dtype: str, shape: LaunchShape,
-                 maxrregcount: int = DEFAULT_MAXRREGCOUNT, pin_granularity: str = "line",
-                 rpf_depth: int = 2) -> None:
-        self.rung, self.shape, self.pin_granularity = rung, shape, pin_granularity
-        self.consumer_spec = kc.consumer_spec(rung, dtype, maxrregcount, rpf_depth)
+    The artifact family's RPF consumer may read one index past its last bag (ladder.py,
+    `reads_one_past_end`); the buffers l2attr builds carry that element, holding a valid row id.
+    """
+    if not indices.is_contiguous():
+        return False
+    capacity = indices.untyped_storage().nbytes() // indices.element_size()
+    return capacity >= indices.storage_offset() + indices.numel() + 1
+
+
+def with_index_slack(indices: Any) -> Any:
+    """A copy of a 1-D index tensor followed by one spare element (a repeat of its last id)."""
+    import torch
+
+    flat = indices.reshape(-1)
+    spare = flat[-1:] if flat.numel() else torch.zeros(1, dtype=flat.dtype, device=flat.device)
+    return torch.cat([flat, spare])[: flat.numel()]
+
+
+class VariantKernels:
+    """The compiled kernels of one variant plus how to launch them on tensors (torch, on the GPU)."""
+
+    def __init__(self, v: Variant, dtype: str, shape: LaunchShape,
+                 maxrregcount: int = DEFAULT_MAXRREGCOUNT, rpf_depth: int = 2) -> None:
+        self.variant, self.shape = v, shape
+        self.abi = FAMILIES[v.family].abi
+        self.consumer_spec = kc.consumer_spec(v, dtype, maxrregcount, rpf_depth)
         self.consumer = kc.get_kernel(self.consumer_spec)
-        self.pin_spec = kc.pin_spec(dtype, pin_granularity) if rung.pins else None
+        self.pin_spec = kc.pin_spec(dtype, v.pin) if v.rung.pins else None
         self.pin = kc.get_kernel(self.pin_spec) if self.pin_spec else None
+        self._aten_buffers: dict[tuple[int, int], tuple[Any, Any]] = {}
+
+    @property
+    def rung(self):  # the rung declaration (label, pins, register cap)
+        return self.variant.rung
 
     def resources(self) -> dict[str, Any]:
         block = self.shape.block[0] * self.shape.block[1]
         info: dict[str, Any] = {
+            "family": self.variant.family.value, "rung": self.variant.rung.name,
+            "pin_granularity": self.variant.pin.value,
             "consumer": {"kernel": self.consumer_spec.function, "source": self.consumer_spec.source,
                          "options": list(self.consumer_spec.options),
                          "grid": self.shape.grid, "block": list(self.shape.block),
@@ -53,22 +82,52 @@ class RungKernels:
         return info
 
     def _pin_block(self) -> tuple[int, ...]:
-        if self.pin_granularity == "element":
+        if self.variant.pin == Pin.ELEMENT:
             return self.shape.pin_block_element
         return (self.shape.pin_block_line,)
+
+    def _aten_outputs(self, num_indices: int, num_bags: int, device: Any) -> tuple[Any, Any]:
+        """offset2bag and bag_size, the extra outputs the ATen-structured kernel writes.
+
+        Allocated once per size (the artifact's at::empty came from the caching allocator, so it
+        cost no kernel time either)."""
+        import torch
+
+        key = (num_indices, num_bags)
+        if key not in self._aten_buffers:
+            self._aten_buffers[key] = (torch.empty(num_indices, dtype=torch.int64, device=device),
+                                       torch.empty(num_bags, dtype=torch.int64, device=device))
+        return self._aten_buffers[key]
 
     def launch_consumer(self, weight: Any, indices: Any, offsets: Any, out: Any,
                         mean: bool = False, per_sample_weights: Any = None,
                         padding_idx: int = -1) -> None:
         import numpy as np
 
-        psw = per_sample_weights.data_ptr() if per_sample_weights is not None else 0
-        self.consumer(
-            (self.shape.grid,), self.shape.block,
-            (_ptr(weight), _ptr(indices), _ptr(offsets), _ptr(out),
-             np.uint64(psw), np.int64(indices.numel()), np.int64(offsets.numel()),
-             np.int32(weight.shape[1]), np.int64(weight.stride(0)), np.int64(padding_idx),
-             np.int32(1 if mean else 0)))
+        if self.variant.reads_one_past_end and not has_index_slack(indices):
+            raise ValueError(f"{self.variant.label}: the index buffer needs one spare element after "
+                             "its last index (see has_index_slack)")
+        grid, block = (self.shape.grid,), self.shape.block
+        if self.abi == "aten":
+            offset2bag, bag_size = self._aten_outputs(indices.numel(), offsets.numel(), weight.device)
+            psw_stride = per_sample_weights.stride(0) if per_sample_weights is not None else 0
+            self.consumer(grid, block, (
+                _ptr(indices), _ptr(offsets), _ptr(weight), _ptr(out), _ptr(offset2bag),
+                np.int64(indices.numel()), np.int64(offsets.numel()), np.int64(weight.shape[1]),
+                np.int64(weight.stride(0)), np.int64(weight.stride(1)), np.int32(1 if mean else 0),
+                _ptr(bag_size), _ptr(per_sample_weights), np.int64(psw_stride),
+                np.int64(padding_idx), np.int64(weight.shape[0])))
+            return
+        self.consumer(grid, block, (
+            _ptr(weight), _ptr(indices), _ptr(offsets), _ptr(out), _ptr(per_sample_weights),
+            np.int64(indices.numel()), np.int64(offsets.numel()), np.int32(weight.shape[1]),
+            np.int64(weight.stride(0)), np.int64(padding_idx), np.int32(1 if mean else 0)))
+
+    def per_sample_weights_dtype(self, weight_dtype: Any) -> Any:
+        """The tuned ABI takes fp32 per-sample weights; the ATen one takes the weight's type."""
+        import torch
+
+        return weight_dtype if self.abi == "aten" else torch.float32
 
     def launch_pin(self, weight: Any, hot: Any) -> None:
         import numpy as np

@@ -1,6 +1,6 @@
-"""Print a ladder (rows rungs, columns profiles) from a cells table: what `l2attr ladder` shows.
+"""Print the ladder (rows rungs, columns profiles), one table per series: what `l2attr ladder` shows.
 
-The numbers come from l2attr.analysis.ladder, the same code the report uses.
+The numbers come from l2attr.analysis (latency_ladder per series), the same code the report uses.
 """
 
 from __future__ import annotations
@@ -11,16 +11,24 @@ import pandas as pd
 from rich.table import Table
 
 from l2attr.analysis.ladder import latency_ladder
+from l2attr.analysis.series import find_series, series_frame
 from l2attr.ladder import LADDER_ORDER, RUNG_BY_NAME
 
 
+def ladder_tables(cells: pd.DataFrame) -> list[Table]:
+    """One table per series (family x pin granularity), the headline family first."""
+    return [ladder_table(series_frame(cells, s), f"l2attr ladder · {s.title}") for s in find_series(cells)]
+
+
 def ladder_table(cells: pd.DataFrame, title: str = "l2attr ladder") -> Table:
-    """Consumer median (µs) per cell, with consumer-only / pin-charged speedup vs baseline."""
+    """Consumer median (µs) per cell, with speedups vs baseline: pin free (artifact's timer) and
+    pin charged (pin + consumer kernels)."""
     ladder = latency_ladder(cells)
     profiles = list(dict.fromkeys(cells.profile))
     rungs = [r for r in LADDER_ORDER if r in set(cells.rung)]
     table = Table(title=title,
-                  caption="consumer median µs  (consumer-only ×, pin-charged ×) vs baseline")
+                  caption="consumer kernel median µs  (× vs baseline: artifact's timer, pin free / "
+                          "pin + consumer kernels, pin charged)")
     table.add_column("rung")
     for p in profiles:
         table.add_column(p, justify="right")
@@ -33,9 +41,10 @@ def ladder_table(cells: pd.DataFrame, title: str = "l2attr ladder") -> Table:
                 row.append("—")
                 continue
             text = f"{cons:.1f}"
-            speedups = (float(hit.speedup_consumer.iloc[0]), float(hit.speedup_kernels.iloc[0]))
-            if rung != "baseline" and not any(math.isnan(s) for s in speedups):
-                text += f"  ({speedups[0]:.2f}×, {speedups[1]:.2f}×)"
+            if rung != "baseline" and len(hit):
+                free, charged = float(hit.speedup_artifact.iloc[0]), float(hit.speedup_kernels.iloc[0])
+                shown = [f"{x:.2f}×" if not math.isnan(x) else "—" for x in (free, charged)]
+                text += f"  ({shown[0]} / {shown[1]})"
             row.append(text)
         table.add_row(*row)
     return table

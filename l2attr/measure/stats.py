@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 
 from l2attr.schema import CELLS, SAMPLES
+from l2attr.vocab import Quantity, Timer
 
-QUANTITY_COLUMNS = {"pin": "pin_time_us", "consumer": "consumer_time_us",
-                    "call_wall": "call_wall_time_us"}
+CELL_KEYS = ("family", "rung", "pin", "profile", "l2_state")
 
 
 def bootstrap_median_ci(values: np.ndarray, resamples: int = 2000, seed: int = 0,
@@ -40,35 +40,36 @@ def summarize(values: np.ndarray) -> dict[str, float]:
 
 
 def summarize_cell(samples: pd.DataFrame, bytes_per_call: int) -> pd.DataFrame:
-    """One CELLS row per quantity for the samples of one (rung, profile, l2_state) cell.
+    """CELLS rows (one per quantity x timer) for the samples of one cell.
 
     `kernels` is pin + consumer of the same call (pin counted as 0 for rungs without a pin), so
     its median is the median of per-call sums, not a sum of medians.
     """
-    keys = {k: samples[k].iloc[0] for k in ("rung", "profile", "l2_state")}
-    rows = []
+    keys = {k: samples[k].iloc[0] for k in CELL_KEYS}
     pin = samples["pin_time_us"].astype(float)
     cons = samples["consumer_time_us"].astype(float)
     series = {
-        "pin": pin,
-        "consumer": cons,
-        "kernels": cons + pin.fillna(0.0),
-        "call_wall": samples["call_wall_time_us"].astype(float),
+        (Quantity.PIN, Timer.KERNEL): pin,
+        (Quantity.CONSUMER, Timer.KERNEL): cons,
+        (Quantity.KERNELS, Timer.KERNEL): cons + pin.fillna(0.0),
+        (Quantity.CONSUMER, Timer.ARTIFACT): samples["consumer_artifact_time_us"].astype(float),
+        (Quantity.CALL, Timer.WALL): samples["call_wall_time_us"].astype(float),
     }
-    for quantity, values in series.items():
+    rows = []
+    for (quantity, timer), values in series.items():
         s = summarize(values.to_numpy())
         if s["n_samples"] == 0:
             continue
-        achieved = (bytes_per_call / (s["median_us"] * 1e-6) / 1e9) if quantity == "consumer" else float("nan")
-        rows.append({**keys, "quantity": quantity, **s,
-                     "bytes_per_call": bytes_per_call if quantity == "consumer" else 0,
-                     "achieved_GBps": achieved})
+        rated = quantity == Quantity.CONSUMER and timer == Timer.KERNEL
+        achieved = (bytes_per_call / (s["median_us"] * 1e-6) / 1e9) if rated else float("nan")
+        rows.append({**keys, "quantity": quantity.value, "timer": timer.value, **s,
+                     "bytes_per_call": bytes_per_call if rated else 0, "achieved_GBps": achieved})
     return pd.DataFrame(rows, columns=list(CELLS.columns))
 
 
 def repeat_spread(samples: pd.DataFrame, column: str = "consumer_time_us") -> pd.DataFrame:
     """Run-to-run spread per cell: (max - min) / mean of the per-repeat medians, in percent."""
-    keys = ["rung", "profile", "l2_state"]
+    keys = [k for k in CELL_KEYS if k in samples.columns]
     per_repeat = (samples.dropna(subset=[column]).groupby(keys + ["repeat"])[column].median()
                   .reset_index())
     agg = per_repeat.groupby(keys)[column].agg(["min", "max", "mean", "count"]).reset_index()

@@ -3,7 +3,7 @@
 Values come from NVIDIA's `ncu_report` module in base units (`as_double()`, `unit()`): ncu's
 CSV export rescales and formats numbers (NOTES trap 3). A kernel's identity comes from its
 innermost l2attr NVTX push/pop range, never from kernel order, which replay and filters change.
-Range names: `l2attr:<role>:<rung>:<profile>:<l2_state>:t<table>:b<batch>`.
+Range names are built and parsed by l2attr.vocab (`range_name`, `parse_range_name`).
 
 The report is read in a child process by default (`python -m l2attr.profile.ncu_import`): the
 `ncu_report` that ships in Nsight Compute 2025.3.1's extras/python crashed (SIGSEGV in
@@ -27,18 +27,14 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from l2attr.errors import UserError
 from l2attr.profile.metricsets import CHIP_BY_CC, DERIVED_PREFIX, derived_specs
+from l2attr.vocab import Condition, L2State, Role, parse_range_name
 
 if TYPE_CHECKING:
     import pandas as pd
 
-ROLES = ("pin", "consumer")
-L2_STATES = ("natural", "flush", "flush_after_pin")
-CONDITIONS = ("ladder", "control_after_pin", "control_after_flush")
-
-_RANGE_RE = re.compile(
-    r"^l2attr:(?P<role>pin|consumer):(?P<rung>[^:]+):(?P<profile>[^:]+):"
-    r"(?P<l2_state>natural|flush|flush_after_pin):t(?P<table>\d+):b(?P<batch>\d+)$")
-_LEGACY_RE = re.compile(r"^l2attr:(?P<role>pin|consumer)(?::.*)?$")
+ROLES = Role.values()
+L2_STATES = L2State.values()
+CONDITIONS = Condition.values()
 
 # Attribute metrics that describe the device, the launch or the profiler, not the kernel's work.
 NOISE_PREFIXES = ("device__", "launch__", "numa__", "nvlink__", "c2clink__", "profiler__",
@@ -62,27 +58,6 @@ class ImportResult:
 
 
 # -- NVTX range names ----------------------------------------------------------------------------
-
-def parse_range_name(name: str | None) -> dict[str, Any]:
-    """Split an l2attr range name into columns; anything else leaves them empty.
-
-    Older l2attr names (`l2attr:pin`, `l2attr:consumer:nopin`) still give the role.
-    """
-    out: dict[str, Any] = {"role": "", "rung": "", "profile": "", "l2_state": "", "cell": "",
-                           "table": None, "batch": None}
-    if not name:
-        return out
-    m = _RANGE_RE.match(name)
-    if m:
-        out.update(m.groupdict())
-        out["table"], out["batch"] = int(m["table"]), int(m["batch"])
-        out["cell"] = f"{m['rung']}:{m['profile']}:{m['l2_state']}"
-        return out
-    m = _LEGACY_RE.match(name)
-    if m:
-        out["role"] = m["role"]
-    return out
-
 
 def control_condition(l2_state: str) -> str:
     """In a control run, the consumer after a flush is the 'no pin effect' arm."""
@@ -231,7 +206,8 @@ def read_rows(path: Path | str, keep_all: bool = False, keep: Iterable[str] = ()
             chip = chip or _chip_of(action)
             nvtx = innermost_range(action)
             ident = parse_range_name(nvtx)
-            base = {"cell": ident["cell"], "role": ident["role"], "rung": ident["rung"],
+            base = {"cell": ident["cell"], "role": ident["role"], "family": ident["family"],
+                    "rung": ident["rung"], "pin": ident["pin"],
                     "profile": ident["profile"], "table": ident["table"], "batch": ident["batch"],
                     "kernel": action.name(), "nvtx_range": nvtx, "l2_state": ident["l2_state"],
                     "report": path.name, "launch": launch}
@@ -309,7 +285,8 @@ def _frame(rows: list[dict[str, Any]]) -> "pd.DataFrame":
     for c in ("table", "batch", "launch"):
         df[c] = df[c].astype("Int64")
     df["value"] = df["value"].astype(float)
-    for c in ("cell", "condition", "role", "rung", "profile", "kernel", "nvtx_range", "metric", "unit", "l2_state"):
+    for c in ("cell", "condition", "role", "family", "rung", "pin", "profile", "kernel", "nvtx_range",
+              "metric", "unit", "l2_state"):
         df[c] = df[c].fillna("").astype(str)
     return df
 

@@ -27,12 +27,13 @@ from typing import Callable, Sequence
 import pandas as pd
 
 from l2attr.errors import UserError
-from l2attr.profile.ncu_import import parse_range_name
+from l2attr.vocab import parse_range_name
 
 NVTX_PUSH_POP = 59
 Runner = Callable[[Sequence[str], float], subprocess.CompletedProcess]
 
-CALL_COLUMNS = ("rung", "profile", "l2_state", "table", "batch", "pin_us", "gap_us", "consumer_us")
+CALL_COLUMNS = ("family", "rung", "pin", "profile", "l2_state", "table", "batch", "pin_us", "gap_us",
+                "consumer_us")
 
 
 def default_runner(argv: Sequence[str], timeout: float) -> subprocess.CompletedProcess:
@@ -158,16 +159,20 @@ def per_call(kernels: pd.DataFrame) -> pd.DataFrame:
     """One row per (cell, table, batch): pin and consumer GPU time and the idle gap between them (µs)."""
     rows = []
     ident = [parse_range_name(r) for r in kernels["nvtx_range"]]
-    k = kernels.assign(role=[i["role"] for i in ident], rung=[i["rung"] for i in ident],
+    k = kernels.assign(role=[i["role"] for i in ident], family=[i["family"] for i in ident],
+                       rung=[i["rung"] for i in ident], pin=[i["pin"] for i in ident],
                        profile=[i["profile"] for i in ident], l2_state=[i["l2_state"] for i in ident],
                        table=[i["table"] for i in ident], batch=[i["batch"] for i in ident])
     k = k[k["rung"] != ""]
-    for key, g in k.groupby(["rung", "profile", "l2_state", "table", "batch"], sort=False):
+    for key, g in k.groupby(["family", "rung", "profile", "l2_state", "table", "batch"], sort=False):
+        pins = [p for p in g["pin"] if p and p != "none"]
         pin, cons = g[g["role"] == "pin"], g[g["role"] == "consumer"]
         pin_us = (pin["end"] - pin["start"]).sum() / 1e3 if not pin.empty else None
         cons_us = (cons["end"] - cons["start"]).sum() / 1e3 if not cons.empty else None
         gap_us = (cons["start"].min() - pin["end"].max()) / 1e3 if not pin.empty and not cons.empty else None
-        rows.append(dict(zip(CALL_COLUMNS, (*key, pin_us, gap_us, cons_us))))
+        family, rung, profile, l2_state, table, batch = key
+        rows.append(dict(zip(CALL_COLUMNS, (family, rung, pins[0] if pins else "none", profile, l2_state,
+                                            table, batch, pin_us, gap_us, cons_us))))
     return pd.DataFrame(rows, columns=list(CALL_COLUMNS))
 
 

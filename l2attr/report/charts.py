@@ -60,6 +60,11 @@ def _legend_below(layout: dict[str, Any]) -> dict[str, Any]:
     return layout
 
 
+def _of(an: Analysis) -> str:
+    """' · <series>' for a one-series view: every chart says whose kernels it shows."""
+    return f" · {an.series[0].title}" if len(an.series) == 1 else ""
+
+
 def _clean(values: Any) -> list[Any]:
     """Plain JSON-able list with None for missing (plotly draws a gap, never a zero)."""
     out = []
@@ -118,7 +123,7 @@ def ladder_figure(an: Analysis) -> go.Figure | None:
             hovertemplate=f"<b>{rung_label(rung)}</b> · %{{x}}<br>consumer median %{{y:.1f}} µs"
                           "<br>n = %{customdata:.0f}<extra></extra>",
         )
-    return fig.update_layout(**_layout(f"Consumer kernel latency per rung (L2 state: {an.state})",
+    return fig.update_layout(**_layout(f"Consumer kernel latency per rung (L2 state: {an.state}){_of(an)}",
                                        "median latency (µs)", barmode="group"))
 
 
@@ -132,7 +137,8 @@ def speedup_figure(an: Analysis) -> go.Figure | None:
         return None
     profiles = ordered_profiles(lad["profile"])
     fig = go.Figure()
-    styles = (("speedup_consumer", "consumer-only (artifact)", "", 0.0),
+    styles = (("speedup_artifact", "consumer only, artifact's timer", "", 0.0),
+              ("speedup_consumer", "consumer kernel only", ".", 0.3),
               ("speedup_kernels", "pin + consumer kernels", "/", 0.55),
               ("speedup_wall", "whole call, wall clock", "x", 0.75))
     for rung in pinning:
@@ -146,7 +152,7 @@ def speedup_figure(an: Analysis) -> go.Figure | None:
                 hovertemplate=f"<b>{rung_label(rung)}</b> · %{{x}}<br>{what}: %{{y:.3f}}×<extra></extra>",
             )
     shape, note = _one_line(1.0, "no speedup")
-    layout = _layout("Speedup over the baseline: consumer-only vs pin-charged", "speedup over baseline (×)",
+    layout = _layout(f"Speedup over the baseline: pin free vs pin charged{_of(an)}", "speedup over baseline (×)",
                      height=460, barmode="group", shapes=[shape], annotations=[note])
     return fig.update_layout(**_legend_below(layout))
 
@@ -185,7 +191,7 @@ def amortisation_figure(an: Analysis) -> go.Figure | None:
                             hovertemplate=f"<b>{label}</b><br>break-even at k = {int(k)} calls per pin"
                                           "<extra></extra>")
     shape, note = _one_line(1.0, "break-even")
-    layout = _legend_below(_layout("Amortisation: one pin serving k consumer calls (L2P+OptMT)",
+    layout = _legend_below(_layout(f"Amortisation: one pin serving k consumer calls (L2P+OptMT){_of(an)}",
                                    "speedup over comparand (×)", height=480, shapes=[shape], annotations=[note]))
     ticks = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]
     layout["xaxis"] = {**layout["xaxis"], "type": "log", "title": {"text": "consumer calls per pin (k, log scale)"},
@@ -211,7 +217,7 @@ def roofline_figure(an: Analysis) -> go.Figure | None:
                                   "<br>achieved %{customdata:,.0f} GB/s<extra></extra>")
     hbm = an.hbm_copy_GBps or float("nan")
     shape, note = _one_line(1.0, f"measured HBM copy bandwidth ({hbm:,.0f} GB/s)")
-    return fig.update_layout(**_layout("Roofline fraction: achieved bytes/s over measured HBM copy bandwidth",
+    return fig.update_layout(**_layout(f"Roofline fraction: achieved bytes/s over HBM copy bandwidth{_of(an)}",
                                        "fraction of HBM copy bandwidth", barmode="group",
                                        shapes=[shape], annotations=[note]))
 
@@ -253,7 +259,7 @@ def heatmap_figure(an: Analysis, quantity: str) -> go.Figure | None:
         colorbar={"title": {"text": unit}, "thickness": 12, "outlinewidth": 0}, **zrange,
         hovertemplate="%{y} · %{x}<br>%{text}<extra></extra>",
     ))
-    layout = _layout(title, "", height=360)
+    layout = _layout(title + _of(an), "", height=360)
     layout["yaxis"] = {"autorange": "reversed", "showgrid": False, "ticks": ""}
     layout["xaxis"] = {"showgrid": False, "side": "bottom", "ticks": ""}
     layout["margin"] = {"l": 120, "r": 24, "t": 56, "b": 48}

@@ -14,6 +14,7 @@ import datetime as dt
 import json
 import math
 from dataclasses import dataclass
+from functools import partial
 from html import escape
 from pathlib import Path
 from string import Template
@@ -27,7 +28,7 @@ from l2attr.analysis.common import is_missing, not_applicable, ordered_profiles,
 from l2attr.analysis.load import Study, manifest_first, manifest_value
 from l2attr.analysis.metric_names import QUANTITY_LABELS
 from l2attr.analysis.share import T_STEP_DEFINITION
-from l2attr.analysis.study import Analysis
+from l2attr.analysis.study import Analysis, series_view
 from l2attr.report import fmt
 from l2attr.report.charts import RUNG_COLORS, all_figures, figure_json
 from l2attr.resources import data_dir
@@ -109,19 +110,29 @@ def table(headers: Sequence[str | tuple[str, str]], rows: Iterable[tuple[list[Ce
             f'<tbody>{"".join(body)}</tbody></table></div>')
 
 
-def section(key: str, title: str, body: str, lead: str = "") -> str:
+def section(key: str, title: str, body: str, lead: str = "", sfx: str = "", series: str = "") -> str:
+    """A report card; `sfx` makes its id unique per series, `series` names the series in the title."""
     lead_html = f'<p class="lead">{lead}</p>' if lead else ""
-    return f'<section class="card" id="{key}"><h2>{escape(title)}</h2>{lead_html}{body}</section>'
+    title_html = escape(title) + (f' <span class="series">— {escape(series)}</span>' if series else "")
+    return f'<section class="card" id="{key}{sfx}"><h2>{title_html}</h2>{lead_html}{body}</section>'
+
+
+def series_title(an: Analysis) -> str:
+    """The series a per-series view shows (empty for the whole analysis)."""
+    if len(an.series) != 1:
+        return ""
+    head = an.series[0].is_headline_family
+    return an.series[0].title + (" · the headline" if head else " · for comparison")
 
 
 def not_measured(what: str, how: str) -> str:
     return f'<div class="not-measured"><strong>Not measured.</strong> {escape(what)} {how}</div>'
 
 
-def chart(fig_id: str, figures: dict[str, Any], caption: str, missing_text: str = "") -> str:
-    if figures.get(fig_id) is None:
+def chart(fig_id: str, figures: dict[str, Any], caption: str, missing_text: str = "", sfx: str = "") -> str:
+    if figures.get(fig_id + sfx) is None:
         return not_measured(missing_text or "No data for this chart.", "")
-    return f'<div class="chart" id="{fig_id}"></div><p class="note">{caption}</p>'
+    return f'<div class="chart" id="{fig_id}{sfx}"></div><p class="note">{caption}</p>'
 
 
 def sources_of(df: pd.DataFrame, table_name: str) -> str:
@@ -140,10 +151,11 @@ def sources_of(df: pd.DataFrame, table_name: str) -> str:
 
 # -- sections -----------------------------------------------------------------------------------
 
-def verdict_section(an: Analysis) -> str:
+def verdict_section(an: Analysis, sfx: str = "") -> str:
+    _sec = partial(section, sfx=sfx, series=series_title(an))
     v = an.verdict
     if v.empty:
-        return section("verdict", "Verdict", not_measured(
+        return _sec("verdict", "Verdict", not_measured(
             "Neither a latency ladder nor an L2 attribution was found in the inputs.",
             "Run <code>l2attr ladder</code> and <code>l2attr profile</code>."))
     heads = "".join(f"<li><b>{escape(h.split(': ', 1)[0])}</b>: {escape(h.split(': ', 1)[-1])}</li>"
@@ -152,9 +164,10 @@ def verdict_section(an: Analysis) -> str:
     for rec in v.to_dict("records"):
         rows.append(([
             text(rec["profile"], "key"),
-            num(rec, "speedup_consumer", fmt.times, 1.0),
             num(rec, "speedup_kernels", fmt.times, 1.0),
             num(rec, "speedup_wall", fmt.times, 1.0),
+            num(rec, "speedup_artifact", fmt.times, 1.0),
+            num(rec, "speedup_consumer", fmt.times, 1.0),
             num(rec, "pin_speedup_consumer", fmt.times, 1.0),
             num(rec, "pin_speedup_charged", fmt.times, 1.0),
             num(rec, "share_consumer_pct", fmt.pct, 0.0),
@@ -163,36 +176,44 @@ def verdict_section(an: Analysis) -> str:
             num(rec, "hit_gain_pp", fmt.pp),
         ], rec["source"]))
     body = (f'<ul class="headlines">{heads}</ul>' + table(
-        ["Profile", ("consumer-only (artifact)", "num"), ("pin + consumer", "num"), ("wall clock", "num"),
+        ["Profile", ("pin + consumer kernels", "num"), ("whole call, wall clock", "num"),
+         ("artifact's timer, consumer only", "num"), ("consumer kernel only", "num"),
          ("consumer-only", "num"), ("pin-charged", "num"),
          ("consumer-only", "num"), ("pin-charged", "num"),
          ("break-even (vs OptMT)", "num"), ("L2 hit-rate gain", "num")],
         rows,
-        groups=[("", 1), ("L2P+OptMT speedup over baseline", 3), ("What the pin adds (vs OptMT)", 2),
+        groups=[("", 1), ("L2P+OptMT vs baseline, pin charged", 2), ("... pin not charged", 2),
+                ("What the pin adds (vs OptMT)", 2),
                 ("L2 share of step time", 2), ("Pin amortisation", 1), ("Layer B", 1)])
         + '<dl class="defs">'
-        f"<dt>consumer-only</dt><dd>T<sub>base</sub> / T<sub>consumer</sub>: the artifact's timer, which "
-        f"starts after the pin kernel and the stream sync, so the pin is free.</dd>"
-        f"<dt>pin + consumer</dt><dd>T<sub>base</sub> / (T<sub>pin</sub> + T<sub>consumer</sub>): the GPU time "
-        f"of the whole L2P call.</dd>"
-        f"<dt>wall clock</dt><dd>host wall time of the whole call, pin → sync → consumer → sync.</dd>"
+        f"<dt>pin + consumer kernels</dt><dd>T<sub>base</sub> / (T<sub>pin</sub> + T<sub>consumer</sub>), "
+        f"kernel timer (CUDA events with a GPU spin head start): the GPU time of the whole L2P call.</dd>"
+        f"<dt>whole call, wall clock</dt><dd>host clock around pin → stream sync → consumer → sync: what a "
+        f"caller waits for (host repeats, interleaved with the device ones).</dd>"
+        f"<dt>artifact's timer</dt><dd>the artifact's own number: event → consumer launch → stream sync → "
+        f"event, started after the pin and its sync, so the pin is free; it holds the launch latency and "
+        f"the sync's round trip (see the ladder's host overhead).</dd>"
+        f"<dt>consumer kernel only</dt><dd>T<sub>base</sub> / T<sub>consumer</sub> on the kernel timer: "
+        f"the pin is free and the host overhead is left out.</dd>"
         f"<dt>vs OptMT</dt><dd>L2P+OptMT is OptMT plus a pin: this is what pinning alone is worth.</dd>"
         f"<dt>T<sub>step</sub></dt><dd>{escape(T_STEP_DEFINITION)}</dd>"
         f"<dt>hit-rate gain</dt><dd>consumer L2 sector hit rate of L2P+OptMT minus OptMT's, in points "
         f"(Nsight Compute).</dd></dl>")
-    return section("verdict", "Verdict", body,
-                   "Per reuse profile: the L2-pinning speedup as the artifact timed it (consumer only) next "
-                   f"to the same speedup with the pin kernel charged. L2 state between calls: "
+    return _sec("verdict", "Verdict", body,
+                   "Per reuse profile: the L2-pinning speedup with the pin charged, next to the same speedup "
+                   "as the artifact timed it (consumer only, its own timer). Pin granularity and kernel "
+                   f"family are in the title. L2 state between calls: "
                    f"<b>{escape(an.state)}</b>. Green is better than the comparand, red worse.")
 
 
-def ladder_section(an: Analysis, figures: dict[str, Any]) -> str:
+def ladder_section(an: Analysis, figures: dict[str, Any], sfx: str = "") -> str:
+    _sec = partial(section, sfx=sfx, series=series_title(an))
     if an.ladder.empty:
-        return section("ladder", "Latency ladder (layer A)", not_measured(
+        return _sec("ladder", "Latency ladder (layer A)", not_measured(
             "No ladder run among the inputs.", "Run <code>l2attr ladder</code> and pass its run dir."))
     body = chart("fig-ladder", figures,
                  f"Median consumer-kernel latency (CUDA events) per rung; error bars: bootstrap 95% CI of the "
-                 f"median. From {sources_of(an.state_rows(an.ladder), 'cells.csv')}.")
+                 f"median. From {sources_of(an.state_rows(an.ladder), 'cells.csv')}.", sfx=sfx)
     body += _ladder_table(an.state_rows(an.ladder))
     bases = sorted({b for b in an.ladder["kernels_basis"] if b})
     if bases:
@@ -202,9 +223,15 @@ def ladder_section(an: Analysis, figures: dict[str, Any]) -> str:
         body += "<details><summary>Other L2 states</summary>" + "".join(
             f"<h3>L2 state: {escape(s)}</h3>" + _ladder_table(others[others["l2_state"] == s])
             for s in sorted(set(others["l2_state"]))) + "</details>"
-    return section("ladder", "Latency ladder (layer A)", body,
+    overhead = an.state_rows(an.ladder)["host_overhead_us"].dropna()
+    if len(overhead):
+        body += (f'<p class="note">Host overhead per launch = the artifact\'s timer minus the consumer '
+                 f"kernel time: median {overhead.median():.1f} µs (range {overhead.min():.1f} to "
+                 f"{overhead.max():.1f} µs over the cells above): the launch latency and the round trip "
+                 f"through the stream sync that the artifact's number holds.</p>")
+    return _sec("ladder", "Latency ladder (layer A)", body,
                    "Each rung adds one technique to the rung below it (Δ is the marginal change of the "
-                   "consumer kernel). Speedups are over the baseline of the same profile.")
+                   "consumer kernel). Speedups are over the baseline of the same family and profile.")
 
 
 def _ladder_table(lad: pd.DataFrame) -> str:
@@ -224,10 +251,13 @@ def _ladder_table(lad: pd.DataFrame) -> str:
                      if not is_missing(rec["consumer_us"]) else na(why(rec, "consumer_us")), "num"),
                 Cell(escape(rung_label(below)) if below else na(why(rec, "delta_consumer_us"))),
                 delta,
+                num(rec, "artifact_us", fmt.us),
+                num(rec, "host_overhead_us", fmt.us_signed),
                 num(rec, "pin_us", fmt.us),
                 num(rec, "kernels_us", fmt.us),
                 num(rec, "wall_us", fmt.us),
                 num(rec, "speedup_consumer", fmt.times, 1.0),
+                num(rec, "speedup_artifact", fmt.times, 1.0),
                 num(rec, "speedup_kernels", fmt.times, 1.0),
                 num(rec, "speedup_wall", fmt.times, 1.0),
             ]
@@ -235,33 +265,37 @@ def _ladder_table(lad: pd.DataFrame) -> str:
                 cells[1:] = [Cell(c.html, (c.cls + " first-of-group").strip(), c.title, c.rowspan) for c in cells[1:]]
             rows.append((cells, rec["source"]))
     return table(["Profile", "Rung", ("Consumer median [95% CI]", "num"), "Below", ("Δ consumer vs below", "num"),
+                  ("artifact's timer", "num"), ("host overhead", "num"),
                   ("Pin", "num"), ("Pin + consumer", "num"), ("Call wall", "num"),
-                  ("consumer-only", "num"), ("pin + consumer", "num"), ("wall clock", "num")], rows,
-                 groups=[("", 8), ("Speedup over baseline", 3)])
+                  ("consumer", "num"), ("artifact's timer", "num"), ("pin + consumer", "num"),
+                  ("wall clock", "num")], rows,
+                 groups=[("", 10), ("Speedup over baseline", 4)])
 
 
-def speedup_section(an: Analysis, figures: dict[str, Any]) -> str:
+def speedup_section(an: Analysis, figures: dict[str, Any], sfx: str = "") -> str:
+    _sec = partial(section, sfx=sfx, series=series_title(an))
     if an.ladder.empty:
-        return section("speedup", "Pin-charged vs consumer-only speedup", not_measured(
+        return _sec("speedup", "Pin-charged vs consumer-only speedup", not_measured(
             "No ladder run among the inputs.", "Run <code>l2attr ladder</code>."))
     body = chart("fig-speedup", figures,
                  "Solid: the artifact's consumer-only speedup. Hatched: pin + consumer kernel time charged. "
                  "Cross-hatched: whole-call wall clock (includes the stream sync between pin and consumer).",
-                 "No pinning rung (L2P+OptMT, RPF+L2P+OptMT) was measured.")
-    return section("speedup", "Pin-charged vs consumer-only speedup", body,
+                 "No pinning rung (L2P+OptMT, RPF+L2P+OptMT) was measured.", sfx=sfx)
+    return _sec("speedup", "Pin-charged vs consumer-only speedup", body,
                    "The same measurements, charged three ways. The gap between the solid and the hatched "
                    "bar is the part of the artifact's L2P speedup that the pin kernel pays back.")
 
 
-def amortisation_section(an: Analysis, figures: dict[str, Any]) -> str:
+def amortisation_section(an: Analysis, figures: dict[str, Any], sfx: str = "") -> str:
+    _sec = partial(section, sfx=sfx, series=series_title(an))
     am = an.state_rows(an.amortisation)
     if am.empty:
-        return section("amortisation", "Amortisation of the pin", not_measured(
+        return _sec("amortisation", "Amortisation of the pin", not_measured(
             "No ladder run among the inputs.", "Run <code>l2attr ladder</code>."))
     body = chart("fig-amortisation", figures,
                  "speedup(k) = k·T<sub>ref</sub> / (T<sub>pin</sub> + k·T<sub>cons</sub>); diamonds mark the "
                  "break-even call count. Solid: against OptMT (honest); dotted: against the baseline.",
-                 "L2P+OptMT and its comparands were not all measured.")
+                 "L2P+OptMT and its comparands were not all measured.", sfx=sfx)
     rows = []
     for rec in am.to_dict("records"):
         rows.append(([
@@ -281,15 +315,16 @@ def amortisation_section(an: Analysis, figures: dict[str, Any]) -> str:
                     for r, c, w in AMORTISATION_PAIRS)
     body += f'<ul class="notes">{pairs}<li>Break-even = smallest whole k with speedup(k) ≥ 1; "never" when the ' \
             f"consumer is not faster than its comparand. The limit for k → ∞ is the consumer-only speedup.</li></ul>"
-    return section("amortisation", "Amortisation of the pin", body,
+    return _sec("amortisation", "Amortisation of the pin", body,
                    "If one pin kernel served k consumer calls, how many calls would it take before pinning "
                    "pays for itself? (The artifact pins before every call: k = 1.)")
 
 
-def share_section(an: Analysis) -> str:
+def share_section(an: Analysis, sfx: str = "") -> str:
+    _sec = partial(section, sfx=sfx, series=series_title(an))
     sh = an.state_rows(an.share)
     if sh.empty:
-        return section("share", "L2 share of step time", not_measured(
+        return _sec("share", "L2 share of step time", not_measured(
             "No ladder run with OptMT and L2P+OptMT among the inputs.", "Run <code>l2attr ladder</code>."))
     rows = []
     for rec in sh.to_dict("records"):
@@ -307,19 +342,20 @@ def share_section(an: Analysis) -> str:
     body += ('<dl class="defs"><dt>share</dt><dd>(T<sub>cons</sub>(OptMT) − T(L2P+OptMT)) / T<sub>step</sub>, '
              "with T(L2P+OptMT) the consumer alone, the pin + consumer kernels, or the call's wall time.</dd>"
              f"<dt>T<sub>step</sub></dt><dd>{escape(T_STEP_DEFINITION)}</dd></dl>")
-    return section("share", "L2 share of step time", body,
+    return _sec("share", "L2 share of step time", body,
                    "What cross-kernel L2 residency saves, as a share of the time of one step, before and "
                    "after paying for the pin. A negative share means pinning costs more than it saves.")
 
 
-def attribution_section(an: Analysis, figures: dict[str, Any]) -> str:
+def attribution_section(an: Analysis, figures: dict[str, Any], sfx: str = "") -> str:
+    _sec = partial(section, sfx=sfx, series=series_title(an))
     if an.l2.empty:
-        return section("attribution", "L2 attribution (layer B)", not_measured(
+        return _sec("attribution", "L2 attribution (layer B)", not_measured(
             "No profile run (Nsight Compute metrics) among the inputs: hit rates, DRAM bytes and the pin's "
             "traffic are not shown.", "Run <code>l2attr profile</code> and pass its run dir too."))
     src = sources_of(an.l2, "metrics.csv")
     body = '<div class="grid2">' + "".join(
-        f"<div>{chart(fid, figures, 'Median over the profiled consumer kernels of each cell.', what)}</div>"
+        f"<div>{chart(fid, figures, 'Median over the profiled consumer kernels of each cell.', what, sfx=sfx)}</div>"
         for fid, what in (("fig-hit-rate", "No hit-rate metric was collected."),
                           ("fig-dram", "No DRAM-bytes metric was collected."))) + "</div>"
     body += f'<p class="note">From {src}. Metrics used: ' + ", ".join(
@@ -332,7 +368,7 @@ def attribution_section(an: Analysis, figures: dict[str, Any]) -> str:
     body += "<h3>Hotness gradient</h3>" + _gradient_table(an.gradient)
     body += "<h3>The pin kernel's own traffic</h3>" + _pin_table(an.pin_traffic)
     body += "<h3>All profiled cells</h3>" + _cells_details(an.l2)
-    return section("attribution", "L2 attribution (layer B)", body,
+    return _sec("attribution", "L2 attribution (layer B)", body,
                    "Nsight Compute counters per role: the consumer (EmbeddingBag) and the pin kernel, "
                    "aggregated per rung × profile with the median over kernels (n in the tables).")
 
@@ -413,17 +449,18 @@ def _cells_details(l2: pd.DataFrame) -> str:
          ("evict_last", "num"), ("duration", "num")], rows) + "</details>")
 
 
-def roofline_section(an: Analysis, figures: dict[str, Any]) -> str:
+def roofline_section(an: Analysis, figures: dict[str, Any], sfx: str = "") -> str:
+    _sec = partial(section, sfx=sfx, series=series_title(an))
     roof = an.state_rows(an.roofline)
     if roof.empty:
-        return section("roofline", "Roofline fraction", not_measured("No ladder run among the inputs.",
+        return _sec("roofline", "Roofline fraction", not_measured("No ladder run among the inputs.",
                                                                    "Run <code>l2attr ladder</code>."))
     missing_text = ("The ladder run's manifest records no measured HBM copy bandwidth (hbm_copy_GBps)."
                     if an.hbm_copy_GBps is None else "No achieved bandwidth in cells.csv.")
     body = chart("fig-roofline", figures,
                  f"Bytes the consumer must read per call ÷ median latency, over the measured device-to-device "
                  f"copy bandwidth. Above 1: part of the bytes came from L2. From "
-                 f"{sources_of(roof, 'cells.csv')}.", missing_text)
+                 f"{sources_of(roof, 'cells.csv')}.", missing_text, sfx=sfx)
     rows = []
     for rec in roof.to_dict("records"):
         rows.append(([text(rec["profile"], "key"), rung_cell(rec["rung"]), num(rec, "bytes_per_call", fmt.nbytes),
@@ -432,7 +469,7 @@ def roofline_section(an: Analysis, figures: dict[str, Any]) -> str:
     body += "<details><summary>Roofline table</summary>" + table(
         ["Profile", "Rung", ("bytes per call", "num"), ("median", "num"), ("achieved", "num"),
          ("HBM copy", "num"), ("fraction", "num")], rows) + "</details>"
-    return section("roofline", "Roofline fraction", body,
+    return _sec("roofline", "Roofline fraction", body,
                    "How close each consumer gets to the bandwidth this GPU actually delivers.")
 
 
@@ -457,9 +494,11 @@ PROVENANCE_FIELDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("SMs", ("gpu.sm_count",)), ("driver", ("gpu.driver", "gpu.driver_version")),
     ("CUDA driver API", ("gpu.driver_cuda",)),
     ("HBM copy bandwidth (GB/s)", ("hbm_copy_GBps",)),
+    ("kernel families", ("measure.families",)),
     ("rungs", ("measure.rungs", "rungs")), ("profiles", ("measure.profiles", "profiles")),
     ("L2 state", ("measure.l2_state",)), ("repeats", ("measure.repeats",)),
-    ("maxrregcount", ("measure.maxrregcount",)), ("pin granularity", ("measure.pin_granularity",)),
+    ("maxrregcount", ("measure.maxrregcount",)),
+    ("pin granularity (null: each family's own)", ("measure.pin_granularity",)),
     ("ncu version", ("ncu.version", "versions.ncu")), ("ncu replay mode", ("ncu.replay_mode", "replay_mode")),
     ("ncu cache control", ("ncu.cache_control", "cache_control")),
     ("ncu clock control", ("ncu.clock_control", "clock_control")),
@@ -512,10 +551,11 @@ def provenance_section(an: Analysis) -> str:
         if isinstance(variants, dict):
             for rung, info in variants.items():
                 info = info if isinstance(info, dict) else {"value": info}
-                variant_rows.append(([Cell(escape(run.name)), rung_cell(rung),
+                variant_rows.append(([Cell(escape(run.name)), Cell(escape(rung), "key"),
                                       Cell(escape(", ".join(f"{k}: {_show(v)}" for k, v in info.items())))], ""))
     if variant_rows:
-        body += "<h3>Compiled variants</h3>" + table(["Run", "Rung", "Properties"], variant_rows)
+        body += "<h3>Compiled variants</h3>" + table(["Run", "Variant (family/rung/pin)", "Properties"],
+                                                     variant_rows)
     return section("provenance", "Provenance", body,
                    "Where these numbers come from: each run's manifest (hover a table row above for the exact "
                    "CSV rows behind it).")
@@ -568,23 +608,34 @@ def render_html(an: Analysis, now: dt.datetime | None = None, plotly_js: str | N
         plotly_js = get_plotlyjs()
     now = now or dt.datetime.now(dt.timezone.utc)
     generated = now.strftime("%Y-%m-%d %H:%M UTC")
-    figures = all_figures(an)
+    views = [(f"-{i}", series_view(an, s)) for i, s in enumerate(an.series)] or [("", an)]
+    figures: dict[str, Any] = {}
+    for sfx, view in views:
+        figures.update({fid + sfx: fig for fid, fig in all_figures(view).items()})
     specs = {fid: figure_json(fig) for fid, fig in figures.items() if fig is not None}
+
+    def each(render: Callable[..., str], *with_figures: bool) -> str:
+        return "".join(render(view, figures, sfx=sfx) if with_figures else render(view, sfx=sfx)
+                       for sfx, view in views)
+
     gpu = ", ".join(sorted({str(manifest_value(r.manifest, "gpu.name")) for r in an.study.runs}))
-    toc = "<ul>" + "".join(f'<li><a href="#{k}">{escape(t)}</a></li>' for k, t in SECTIONS) + "</ul>"
+    per_series = {"verdict", "ladder", "speedup", "amortisation", "share", "attribution", "roofline"}
+    toc = "<ul>" + "".join(
+        f'<li><a href="#{k}{views[0][0] if k in per_series else ""}">{escape(t)}</a></li>'
+        for k, t in SECTIONS) + "</ul>"
     slots = {
         "title": escape(f"How much is L2 pinning worth? — {gpu}"),
         "subtitle": _subtitle(an.study),
         "meta": _meta(an, generated),
         "banner": _banner(an),
         "toc": toc,
-        "verdict": verdict_section(an),
-        "ladder": ladder_section(an, figures),
-        "speedup": speedup_section(an, figures),
-        "amortisation": amortisation_section(an, figures),
-        "share": share_section(an),
-        "attribution": attribution_section(an, figures),
-        "roofline": roofline_section(an, figures),
+        "verdict": each(verdict_section),
+        "ladder": each(ladder_section, True),
+        "speedup": each(speedup_section, True),
+        "amortisation": each(amortisation_section, True),
+        "share": each(share_section),
+        "attribution": each(attribution_section, True),
+        "roofline": each(roofline_section, True),
         "caveats": caveats_section(an),
         "provenance": provenance_section(an),
         "footer": escape(f"l2attr {__version__} · generated {generated} · self-contained: opens offline"),

@@ -9,8 +9,9 @@ from typing import Any, Callable, Sequence
 from l2attr.analysis.common import is_missing, ordered_profiles, rung_label, why
 from l2attr.analysis.load import manifest_value
 from l2attr.analysis.share import T_STEP_DEFINITION
-from l2attr.analysis.study import Analysis
+from l2attr.analysis.study import Analysis, series_view
 from l2attr.report import fmt
+from l2attr.report.html import series_title
 
 
 def _cell(row: dict[str, Any], field: str, formatter: Callable[[Any], str]) -> str:
@@ -37,15 +38,17 @@ def verdict_markdown(an: Analysis) -> str:
     if v.empty:
         return "_Verdict: not measured (no ladder run and no profile run)._"
     be = lambda x: "never" if math.isinf(x) else f"{x:.0f}"  # noqa: E731
-    rows = [[r["profile"], _cell(r, "speedup_consumer", fmt.times), _cell(r, "speedup_kernels", fmt.times),
-             _cell(r, "speedup_wall", fmt.times), _cell(r, "pin_speedup_consumer", fmt.times),
+    rows = [[r["profile"], _cell(r, "speedup_kernels", fmt.times), _cell(r, "speedup_wall", fmt.times),
+             _cell(r, "speedup_artifact", fmt.times), _cell(r, "speedup_consumer", fmt.times),
+             _cell(r, "pin_speedup_consumer", fmt.times),
              _cell(r, "pin_speedup_charged", fmt.times), _cell(r, "share_consumer_pct", fmt.pct),
              _cell(r, "share_charged_pct", fmt.pct), _cell(r, "break_even_calls", be),
              _cell(r, "hit_gain_pp", fmt.pp)] for r in v.to_dict("records")]
-    return md_table(["profile", "L2P+OptMT vs baseline, consumer-only (artifact)", "pin + consumer", "wall",
+    return md_table(["profile", "L2P+OptMT vs baseline, pin + consumer kernels", "whole call (wall)",
+                     "pin free, artifact's timer", "pin free, consumer kernel",
                      "vs OptMT, consumer-only", "vs OptMT, pin-charged", "L2 share of step", "L2 share, pin-charged",
                      "break-even calls per pin (vs OptMT)", "consumer L2 hit-rate gain"],
-                    rows, [False] + [True] * 9)
+                    rows, [False] + [True] * 10)
 
 
 def ladder_markdown(an: Analysis) -> str:
@@ -58,13 +61,15 @@ def ladder_markdown(an: Analysis) -> str:
             rows.append([profile, rung_label(r["rung"]),
                          fmt.ci(r["consumer_us"], r["consumer_ci_lo_us"], r["consumer_ci_hi_us"]),
                          _cell(r, "delta_consumer_us", fmt.us_signed) if isinstance(r["below"], str) else "—",
+                         _cell(r, "artifact_us", fmt.us),
                          _cell(r, "pin_us", fmt.us) if r["pins"] else "—",
                          _cell(r, "kernels_us", fmt.us), _cell(r, "wall_us", fmt.us),
-                         _cell(r, "speedup_consumer", fmt.times), _cell(r, "speedup_kernels", fmt.times),
-                         _cell(r, "speedup_wall", fmt.times)])
-    return md_table(["profile", "rung", "consumer median [95% CI]", "Δ vs rung below", "pin", "pin + consumer",
-                     "call wall", "speedup consumer-only", "speedup pin + consumer", "speedup wall"],
-                    rows, [False, False] + [True] * 8)
+                         _cell(r, "speedup_consumer", fmt.times), _cell(r, "speedup_artifact", fmt.times),
+                         _cell(r, "speedup_kernels", fmt.times), _cell(r, "speedup_wall", fmt.times)])
+    return md_table(["profile", "rung", "consumer median [95% CI]", "Δ vs rung below", "artifact's timer",
+                     "pin", "pin + consumer", "call wall", "speedup consumer", "speedup artifact's timer",
+                     "speedup pin + consumer", "speedup wall"],
+                    rows, [False, False] + [True] * 10)
 
 
 def render_markdown(an: Analysis) -> str:
@@ -81,9 +86,17 @@ def render_markdown(an: Analysis) -> str:
     ]
     errors = [cv for cv in an.caveats if cv.level == "error"]
     parts += [f"> **Warning:** {cv.text}" for cv in errors] + ([""] if errors else [])
-    parts += ["**Verdict**", "", verdict_markdown(an), "",
-              "Consumer-only = the artifact's timer (starts after the pin and the sync). Pin + consumer = both "
-              "kernels charged. vs OptMT = what the pin alone adds (L2P+OptMT is OptMT plus a pin). "
-              f"{T_STEP_DEFINITION}", "",
-              "**Latency ladder**", "", ladder_markdown(an), ""]
+    views = [series_view(an, s) for s in an.series] or [an]
+    for view in views:
+        title = f" — {series_title(view)}" if view.series else ""
+        heads = [f"- {h}" for h in view.verdict["headline"]] if not view.verdict.empty else []
+        parts += [f"**Verdict{title}**", "", *heads, "", verdict_markdown(view), ""]
+    parts += ["Pin + consumer kernels = both kernels on the kernel timer (CUDA events, spin head start). "
+              "Whole call = host clock around pin → sync → consumer → sync. Artifact's timer = event → "
+              "consumer launch → stream sync → event, started after the pin and its sync (the artifact's "
+              "own number). Consumer kernel = the consumer alone on the kernel timer. vs OptMT = what the pin "
+              f"alone adds (L2P+OptMT is OptMT plus a pin). {T_STEP_DEFINITION}", ""]
+    for view in views:
+        title = f" — {series_title(view)}" if view.series else ""
+        parts += [f"**Latency ladder{title}**", "", ladder_markdown(view), ""]
     return "\n".join(parts)

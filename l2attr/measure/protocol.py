@@ -1,0 +1,132 @@
+"""The per-call protocol of layer A: what happens, in which order, for one table call of one cell.
+
+Each call is the artifact's sequence, [pin -> stream sync ->] consumer, timed two ways in
+alternating repeats over the same batches:
+
+* device repeat (timer `kernel`): CUDA events around the pin and around the consumer, each
+  preceded by a GPU spin so the event interval holds the kernel, not the host's launch latency;
+* host repeat (timers `artifact` and `wall`): the artifact's own timer around the consumer
+  (record -> launch -> stream sync -> record) and the host clock around the whole call,
+  [pin -> sync ->] record -> consumer -> sync -> record -> event sync: what a caller waits for.
+
+With `--l2 flush` the L2 is flushed before every call (outside every timer); with
+`--l2 flush_after_pin` (the control) between pin and consumer. Every repeat starts from a flushed
+L2 with evict-last priorities reset. Warm-up batches run and are not kept, nor the first (cold)
+measured call of a repeat.
+"""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from typing import Any, Callable
+
+import pandas as pd
+
+from l2attr.ladder import Variant
+from l2attr.schema import SAMPLES
+from l2attr.vocab import L2State, Role, range_name
+
+NAN = float("nan")
+
+
+class CellRunner:
+    """Times one (variant, profile) cell on one uploaded workload.
+
+    `gpu` provides flush_l2, stream_sync, timed, artifact_timed, host_clock_us, last_lag_us,
+    telemetry, cfg, weights and offsets (measure/gpu.py, or a fake in the tests); `kernels`
+    provides launch_pin / launch_consumer (None for the torch reference row).
+    """
+
+    def __init__(self, gpu: Any, kernels: Any, v: Variant, profile: str, l2_state: str,
+                 indices: Any, hot: Any, nvtx_last: int = 0) -> None:
+        self.gpu, self.kernels, self.variant, self.profile = gpu, kernels, v, profile
+        self.l2_state = L2State(l2_state)
+        self.indices, self.hot, self.nvtx_last = indices, hot, nvtx_last
+
+    # -- launches -------------------------------------------------------------------------------
+    def _consumer(self, t: int, b: int) -> Callable[[], None]:
+        g = self.gpu
+        idx = self.indices[b, t]
+        if self.kernels is None:  # torch reference row
+            import torch.nn.functional as F
+
+            return lambda: F.embedding_bag(idx, g.weights[t], g.offsets, mode="sum")
+        return lambda: self.kernels.launch_consumer(g.weights[t], idx, g.offsets, g.out)
+
+    def _pin(self, t: int) -> Callable[[], None]:
+        return lambda: self.kernels.launch_pin(self.gpu.weights[t], self.hot)
+
+    def _range(self, on: bool, role: Role, t: int, b: int) -> Any:
+        if not on:
+            return nullcontext()
+        import nvtx
+
+        v = self.variant
+        return nvtx.annotate(range_name(role, v.family, v.rung.name, v.pin, self.profile,
+                                        self.l2_state, t, b))
+
+    # -- one call -------------------------------------------------------------------------------
+    def call(self, t: int, b: int, device_timed: bool, nvtx_on: bool) -> dict[str, float]:
+        g = self.gpu
+        pins = self.variant.rung.pins
+        consumer = self._consumer(t, b)
+        if self.l2_state == L2State.FLUSH:
+            g.flush_l2()
+        out = {"pin_time_us": NAN, "consumer_time_us": NAN, "consumer_artifact_time_us": NAN,
+               "call_wall_time_us": NAN, "launch_lag_us": NAN}
+        if device_timed:
+            lags = []
+            if pins:
+                with self._range(nvtx_on, Role.PIN, t, b):
+                    out["pin_time_us"] = g.timed(self._pin(t))
+                lags.append(g.last_lag_us)
+                if self.l2_state == L2State.FLUSH_AFTER_PIN:
+                    g.flush_l2()
+            with self._range(nvtx_on, Role.CONSUMER, t, b):
+                out["consumer_time_us"] = g.timed(consumer)
+            lags.append(g.last_lag_us)
+            out["launch_lag_us"] = max(lags)
+            return out
+        t0 = g.host_clock_us()
+        if pins:
+            with self._range(nvtx_on, Role.PIN, t, b):
+                self._pin(t)()
+            g.stream_sync()
+            if self.l2_state == L2State.FLUSH_AFTER_PIN:
+                g.flush_l2()
+        with self._range(nvtx_on, Role.CONSUMER, t, b):
+            out["consumer_artifact_time_us"] = g.artifact_timed(consumer)
+        out["call_wall_time_us"] = g.host_clock_us() - t0
+        return out
+
+    # -- one repeat -----------------------------------------------------------------------------
+    def run_repeat(self, repeat: int, device_timed: bool) -> pd.DataFrame:
+        """One pass over all batches. It starts from a flushed L2 with no evict-last lines left:
+        pins never un-pin, so without this a cell would inherit the pins of the cells before it
+        (seen on the H200: repeat medians drifting by up to 16 % with the cell order)."""
+        cfg, v = self.gpu.cfg, self.variant
+        self.gpu.flush_l2()
+        state_before = self.gpu.telemetry.read()
+        total = cfg.batches * cfg.tables
+        rows = []
+        for b in range(cfg.warmup_batches + cfg.batches):
+            for t in range(cfg.tables):
+                measured = b - cfg.warmup_batches
+                k = measured * cfg.tables + t           # index among measured calls
+                nvtx_on = measured >= 0 and (self.nvtx_last == 0 or k >= total - self.nvtx_last)
+                r = self.call(t, b, device_timed, nvtx_on)
+                if measured < 0 or k == 0:              # warm-up, and the cold first sample
+                    continue
+                rows.append({"family": v.family.value, "rung": v.rung.name, "pin": v.pin.value,
+                             "profile": self.profile, "l2_state": self.l2_state.value,
+                             "repeat": repeat, "batch": measured, "table": t, **r})
+        # GPU state at the end of the repeat (clocks under load), the same for all its rows.
+        state = self.gpu.telemetry.read()
+        state["gpu_temp_c"] = max(state["gpu_temp_c"], state_before["gpu_temp_c"])
+        columns = [*SAMPLES.columns, "launch_lag_us"]
+        return pd.DataFrame(rows, columns=columns).assign(**state)
+
+
+def samples_per_repeat(cfg: Any) -> int:
+    """Rows one complete repeat writes: every measured call but the cold first."""
+    return cfg.batches * cfg.tables - 1

@@ -1,0 +1,156 @@
+"""The closed value sets of l2attr, and the NVTX range-name contract (builder and parser together).
+
+Every column that holds one of a fixed set of words (family, role, l2 state, pin granularity,
+timer, quantity) takes it from here, so a typo is an AttributeError at import, not a silent
+empty table. The enums are `str` subclasses: they compare equal to, and serialise as, their
+plain value in CSV files and manifests.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+
+class Vocab(str, Enum):
+    """A str enum whose str() is its value (so f-strings and CSV writers see the plain word)."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    @classmethod
+    def values(cls) -> tuple[str, ...]:
+        return tuple(m.value for m in cls)
+
+
+class Family(Vocab):
+    """Which kernels implement the rungs."""
+
+    ARTIFACT = "artifact"    # re-implementation of the MICRO'24 artifact's ATen-structured kernels
+    TUNED = "tuned"          # l2attr's own consumer (restrict, no offset2bag store), per-line pin
+    REFERENCE = "reference"  # torch.nn.functional.embedding_bag: not a family, a yardstick
+
+
+class Role(Vocab):
+    PIN = "pin"
+    CONSUMER = "consumer"
+
+
+class L2State(Vocab):
+    """What happens to L2 between calls (and, for the control, between pin and consumer)."""
+
+    NATURAL = "natural"                  # nothing: the artifact's regime
+    FLUSH = "flush"                      # flush L2 before every table call
+    FLUSH_AFTER_PIN = "flush_after_pin"  # control: flush between pin and consumer
+
+
+class Pin(Vocab):
+    """Pin granularity: how many prefetch instructions per hot row."""
+
+    NONE = "none"        # rung without a pin kernel
+    LINE = "line"        # one prefetch per 128-byte L2 line
+    ELEMENT = "element"  # one prefetch per element (the artifact's): 32 per fp32 line
+
+
+class Timer(Vocab):
+    """Which clock a time came from."""
+
+    KERNEL = "kernel"      # CUDA events around the kernel alone, with a GPU spin head start
+    ARTIFACT = "artifact"  # the artifact's: event -> launch -> stream sync -> event, per call
+    WALL = "wall"          # host perf_counter around the whole call sequence
+
+
+class Quantity(Vocab):
+    """What a cells.csv row summarises."""
+
+    PIN = "pin"            # the pin kernel
+    CONSUMER = "consumer"  # the EmbeddingBag consumer kernel
+    KERNELS = "kernels"    # pin + consumer of the same call (pin counted 0 without a pin)
+    CALL = "call"          # the whole call as the host sees it
+
+
+class Condition(Vocab):
+    """Why a layer-B kernel was profiled."""
+
+    LADDER = "ladder"
+    CONTROL_AFTER_PIN = "control_after_pin"
+    CONTROL_AFTER_FLUSH = "control_after_flush"
+
+
+# -- NVTX range names -------------------------------------------------------------------------
+# ':' separates fields, never '/': ncu's --nvtx-include splits on '/' (NOTES trap 2).
+
+NVTX_PREFIX = "l2attr"
+
+
+@dataclass(frozen=True)
+class RangeName:
+    """The identity of one profiled kernel launch, as carried by its NVTX push/pop range."""
+
+    role: str
+    family: str
+    rung: str
+    pin: str
+    profile: str
+    l2_state: str
+    table: int
+    batch: int
+
+    def __str__(self) -> str:
+        return (f"{NVTX_PREFIX}:{self.role}:{self.family}:{self.rung}:{self.pin}:{self.profile}:"
+                f"{self.l2_state}:t{self.table}:b{self.batch}")
+
+    @property
+    def cell(self) -> str:
+        return f"{self.family}:{self.rung}:{self.pin}:{self.profile}:{self.l2_state}"
+
+
+def _alternatives(enum: type[Vocab]) -> str:
+    return "|".join(re.escape(v) for v in enum.values())
+
+
+_RANGE_RE = re.compile(
+    rf"^{NVTX_PREFIX}:(?P<role>{_alternatives(Role)}):(?P<family>{_alternatives(Family)}):"
+    rf"(?P<rung>[^:]+):(?P<pin>{_alternatives(Pin)}):(?P<profile>[^:]+):"
+    rf"(?P<l2_state>{_alternatives(L2State)}):t(?P<table>\d+):b(?P<batch>\d+)$")
+# Before kernel families existed (every run used today's `tuned` kernels): no family, no pin.
+_V1_RE = re.compile(
+    rf"^{NVTX_PREFIX}:(?P<role>{_alternatives(Role)}):(?P<rung>[^:]+):(?P<profile>[^:]+):"
+    rf"(?P<l2_state>{_alternatives(L2State)}):t(?P<table>\d+):b(?P<batch>\d+)$")
+_ROLE_ONLY_RE = re.compile(rf"^{NVTX_PREFIX}:(?P<role>{_alternatives(Role)})(?::.*)?$")
+
+
+def range_name(role: str, family: str, rung: str, pin: str, profile: str, l2_state: str,
+               table: int, batch: int) -> str:
+    """The NVTX range name for one kernel launch of one call."""
+    return str(RangeName(str(role), str(family), rung, str(pin), profile, str(l2_state),
+                         int(table), int(batch)))
+
+
+def parse_range_name(name: str | None) -> dict[str, Any]:
+    """Split an l2attr range name into columns; anything else leaves them empty.
+
+    Names written before families existed are read as family `tuned` (the only kernels there
+    were) with pin granularity unknown (''); `l2attr:pin`-style names give the role only.
+    """
+    out: dict[str, Any] = {"role": "", "family": "", "rung": "", "pin": "", "profile": "",
+                           "l2_state": "", "cell": "", "table": None, "batch": None}
+    if not name:
+        return out
+    m = _RANGE_RE.match(name)
+    legacy = None if m else _V1_RE.match(name)
+    if m or legacy:
+        g = (m or legacy).groupdict()  # type: ignore[union-attr]
+        parsed = RangeName(g["role"], g.get("family") or Family.TUNED.value, g["rung"],
+                           g.get("pin") or "", g["profile"], g["l2_state"], int(g["table"]),
+                           int(g["batch"]))
+        out.update(role=parsed.role, family=parsed.family, rung=parsed.rung, pin=parsed.pin,
+                   profile=parsed.profile, l2_state=parsed.l2_state, table=parsed.table,
+                   batch=parsed.batch, cell=parsed.cell)
+        return out
+    m = _ROLE_ONLY_RE.match(name)
+    if m:
+        out["role"] = m["role"]
+    return out
