@@ -29,6 +29,7 @@ TIMINGS: dict[str, dict[str, tuple[float, float | None]]] = {
                "l2p_optmt": (61.1, 18.6), "combined": (54.0, 18.6), "torch": (117.4, None)},
 }
 CALL_OVERHEAD_US = 12.0      # launch + sync on the host
+ARTIFACT_TIMER_OVERHEAD_US = 9.0   # what the artifact's event/sync timer adds to the consumer kernel
 PIN_SYNC_US = 8.0            # the extra stream sync between pin and consumer
 BYTES_PER_CALL = 2048 * 150 * 128 * 4 + 2048 * 150 * 8 + 2049 * 8
 HBM_COPY_GBPS = 4020.0
@@ -52,11 +53,11 @@ def default_config(**changes: Any) -> dict[str, Any]:
 
 def base_manifest(kind: str, config: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
     manifest = {
-        "schema_version": 1, "kind": kind, "created_utc": "2026-11-29T20:00:00Z",
+        "schema_version": 2, "kind": kind, "created_utc": "2026-11-29T20:00:00Z",
         "command": f"l2attr {kind} --preset artifact --out runs",
         "config": config or default_config(),
         "measure": {"rungs": list(TIMINGS["random"]), "profiles": list(PROFILES), "l2_state": ["natural"],
-                    "repeats": 3, "maxrregcount": 42, "pin_granularity": "line"},
+                    "repeats": 3, "maxrregcount": 42, "pin_granularity": None, "families": ["artifact"]},
         "versions": {"l2attr": "0.1.0", "git_sha": "abc1234", "python": "3.12.3", "torch": "2.11.0+cu130",
                      "cupy": "14.2.0", "ncu": "2025.3.1"},
         "gpu": {"name": "NVIDIA H200", "compute_capability": "9.0", "l2_bytes": 62914560,
@@ -68,11 +69,14 @@ def base_manifest(kind: str, config: dict[str, Any] | None = None, **extra: Any)
 
 def ladder_cells(timings: dict[str, dict[str, tuple[float, float | None]]] = TIMINGS,
                  states: tuple[str, ...] = ("natural",), with_kernels: bool = True) -> pd.DataFrame:
-    """cells.csv rows: consumer, pin (pinning rungs), kernels, call_wall per rung x profile x state."""
+    """cells.csv rows of the artifact family (element pin): consumer (kernel and artifact timers), pin
+    (pinning rungs), kernels, call (wall) per rung x profile x state."""
     rows = []
 
-    def cell(state: str, profile: str, rung: str, quantity: str, median: float, nbytes: float = 0.0) -> None:
-        rows.append({"rung": rung, "profile": profile, "l2_state": state, "quantity": quantity,
+    def cell(state: str, profile: str, rung: str, quantity: str, median: float, nbytes: float = 0.0,
+             timer: str = "kernel") -> None:
+        rows.append({"family": family_of(rung), "rung": rung, "pin": pin_of(rung), "profile": profile,
+                     "l2_state": state, "quantity": quantity, "timer": timer,
                      "n_samples": 143, "median_us": median, "p10_us": median * 0.97, "p90_us": median * 1.04,
                      "ci95_lo_us": median * 0.99, "ci95_hi_us": median * 1.012, "bytes_per_call": nbytes,
                      "achieved_GBps": nbytes / median / 1e3 if nbytes else float("nan")})
@@ -88,19 +92,34 @@ def ladder_cells(timings: dict[str, dict[str, tuple[float, float | None]]] = TIM
                 kernels = consumer + (pin or 0.0)
                 if with_kernels:
                     cell(state, profile, rung, "kernels", kernels)
-                cell(state, profile, rung, "call_wall", kernels + CALL_OVERHEAD_US + (PIN_SYNC_US if pin else 0.0))
+                cell(state, profile, rung, "consumer", consumer + ARTIFACT_TIMER_OVERHEAD_US, timer="artifact")
+                cell(state, profile, rung, "call", kernels + CALL_OVERHEAD_US + (PIN_SYNC_US if pin else 0.0),
+                     timer="wall")
     return pd.DataFrame(rows, columns=list(CELLS.columns))
+
+
+def family_of(rung: str) -> str:
+    return "reference" if rung == "torch" else "artifact"
+
+
+def pin_of(rung: str) -> str:
+    return "element" if rung in ("l2p_optmt", "combined") else "none"
 
 
 def ladder_samples(cells: pd.DataFrame) -> pd.DataFrame:
     """A few samples per cell (enough for the schema; the analysis reads cells.csv)."""
     rows = []
-    wide = cells.pivot_table(index=["rung", "profile", "l2_state"], columns="quantity", values="median_us")
-    for (rung, profile, state), rec in wide.iterrows():
+    keyed = cells.assign(q=cells["quantity"] + "@" + cells["timer"])
+    wide = keyed.pivot_table(index=["family", "rung", "pin", "profile", "l2_state"], columns="q",
+                             values="median_us")
+    for (family, rung, pin, profile, state), rec in wide.iterrows():
         for batch in range(2):
-            rows.append({"rung": rung, "profile": profile, "l2_state": state, "repeat": 0, "batch": batch,
-                         "table": 0, "pin_time_us": rec.get("pin", float("nan")),
-                         "consumer_time_us": rec["consumer"], "call_wall_time_us": rec["call_wall"]})
+            rows.append({"family": family, "rung": rung, "pin": pin, "profile": profile, "l2_state": state,
+                         "repeat": 0, "batch": batch, "table": 0,
+                         "pin_time_us": rec.get("pin@kernel", float("nan")),
+                         "consumer_time_us": rec["consumer@kernel"],
+                         "consumer_artifact_time_us": rec["consumer@artifact"],
+                         "call_wall_time_us": rec["call@wall"]})
     return pd.DataFrame(rows, columns=list(SAMPLES.columns))
 
 
@@ -137,8 +156,10 @@ def metric_rows(values: dict[tuple[str, str, str], dict[str, float]], condition:
             factor = spread[i % len(spread)]
             for metric, value in metrics.items():
                 unit = "%" if metric.endswith(".pct") else "byte" if "bytes" in metric else "sector"
-                rows.append({"cell": f"{rung}:{profile}" if condition == "ladder" else condition,
-                             "condition": condition, "role": role, "rung": rung, "profile": profile,
+                rows.append({"cell": f"artifact:{rung}:{pin_of(rung)}:{profile}:natural"
+                             if condition == "ladder" else condition,
+                             "condition": condition, "role": role, "family": family_of(rung), "rung": rung,
+                             "pin": pin_of(rung), "profile": profile,
                              "table": table, "batch": batch,
                              "kernel": "prefetch_pin_L2" if role == "pin" else "embedding_bag_sum",
                              "nvtx_range": f"l2attr:{role}", "metric": metric,
@@ -199,11 +220,15 @@ def tiny_cells(medians: dict[tuple[str, str], float], profile: str = "reuse_medi
                run: str = "run-a", **columns: Any) -> pd.DataFrame:
     """A hand-sized cells table: medians[(rung, quantity)] = median_us; CI = median -1/+2 us.
 
+    `quantity` is `name` (its default timer: kernel, or wall for `call`) or `name@timer`.
     Carries the `run` column that `load_runs` adds, as the analysis functions expect.
     """
     rows = []
-    for (rung, quantity), median in medians.items():
-        rows.append({"rung": rung, "profile": profile, "l2_state": state, "quantity": quantity, "n_samples": 10,
+    for (rung, key), median in medians.items():
+        quantity, _, timer = key.partition("@")
+        timer = timer or ("wall" if quantity == "call" else "kernel")
+        rows.append({"family": family_of(rung), "rung": rung, "pin": pin_of(rung), "profile": profile,
+                     "l2_state": state, "quantity": quantity, "timer": timer, "n_samples": 10,
                      "median_us": median, "p10_us": median - 1, "p90_us": median + 2, "ci95_lo_us": median - 1,
                      "ci95_hi_us": median + 2, "bytes_per_call": columns.get("bytes_per_call", 0.0),
                      "achieved_GBps": columns.get("achieved_GBps", float("nan")), "run": run})
@@ -217,7 +242,8 @@ def tiny_metrics(values: dict[tuple[str, str, str], list[dict[str, float]]], con
     for (rung, profile, role), kernels in values.items():
         for i, metrics in enumerate(kernels):
             for metric, value in metrics.items():
-                rows.append({"cell": f"{rung}:{profile}", "condition": condition, "role": role, "rung": rung,
+                rows.append({"cell": f"{rung}:{profile}", "condition": condition, "role": role,
+                             "family": family_of(rung), "rung": rung, "pin": pin_of(rung),
                              "profile": profile, "table": 0, "batch": i, "kernel": f"k_{role}",
                              "nvtx_range": "", "metric": metric, "value": value, "unit": "", "run": run})
     return pd.DataFrame(rows)

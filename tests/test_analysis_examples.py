@@ -17,6 +17,7 @@ import pytest
 from l2attr.analysis import analyse, load_runs
 from l2attr.analysis.amortisation import amortised_speedup
 from l2attr.analysis.attribution import choose_metrics
+from l2attr.analysis.series import Series, series_frame
 from l2attr.report.html import render_html
 from l2attr.report.markdown import render_markdown
 
@@ -53,9 +54,11 @@ def analysis(request: pytest.FixtureRequest):
     return analyse(load_runs(request.param))
 
 
-def _median(cells: pd.DataFrame, state: str, profile: str, rung: str, quantity: str) -> float:
+def _median(cells: pd.DataFrame, state: str, profile: str, rung: str, quantity: str,
+            timer: str | None = None) -> float:
+    timer = timer or ("wall" if quantity == "call" else "kernel")
     hit = cells[(cells["l2_state"] == state) & (cells["profile"] == profile) & (cells["rung"] == rung)
-                & (cells["quantity"] == quantity)]
+                & (cells["quantity"] == quantity) & (cells["timer"] == timer)]
     return float(hit["median_us"].iloc[0]) if len(hit) else math.nan
 
 
@@ -66,6 +69,7 @@ def test_speedups_recomputed_from_cells_csv(analysis) -> None:
     checked = 0
     for rec in analysis.ladder.to_dict("records"):
         s, p, r = rec["l2_state"], rec["profile"], rec["rung"]
+        cells = series_frame(analysis.study.cells, Series(rec["family"], rec["pin"]))
         base = _median(cells, s, p, "baseline", "consumer")
         cons = _median(cells, s, p, r, "consumer")
         if not (math.isnan(base) or math.isnan(cons)):
@@ -78,9 +82,12 @@ def test_speedups_recomputed_from_cells_csv(analysis) -> None:
         base_k = base if math.isnan(base_k) else base_k
         if not (math.isnan(base_k) or math.isnan(kernels)):
             assert rec["speedup_kernels"] == pytest.approx(base_k / kernels, rel=1e-12)
-        wall, base_w = _median(cells, s, p, r, "call_wall"), _median(cells, s, p, "baseline", "call_wall")
+        wall, base_w = _median(cells, s, p, r, "call"), _median(cells, s, p, "baseline", "call")
         if not (math.isnan(wall) or math.isnan(base_w)):
             assert rec["speedup_wall"] == pytest.approx(base_w / wall, rel=1e-12)
+        art, base_a = _median(cells, s, p, r, "consumer", "artifact"), _median(cells, s, p, "baseline", "consumer", "artifact")
+        if not (math.isnan(art) or math.isnan(base_a)):
+            assert rec["speedup_artifact"] == pytest.approx(base_a / art, rel=1e-12)
     assert checked > 0
 
 
@@ -142,4 +149,4 @@ def test_reports_render(analysis) -> None:
     for profile in profiles:
         assert profile in html
     md = render_markdown(analysis)
-    assert "**Verdict**" in md
+    assert "**Verdict — " in md

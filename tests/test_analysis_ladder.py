@@ -12,9 +12,9 @@ from l2attr.analysis.ladder import latency_ladder, ladder_row
 
 # baseline 50, OptMT 40, L2P+OptMT consumer 30 + pin 20; walls 80 / 70 / 100.
 MEDIANS = {
-    ("baseline", "consumer"): 50.0, ("baseline", "call_wall"): 80.0,
-    ("optmt", "consumer"): 40.0, ("optmt", "call_wall"): 70.0,
-    ("l2p_optmt", "consumer"): 30.0, ("l2p_optmt", "pin"): 20.0, ("l2p_optmt", "call_wall"): 100.0,
+    ("baseline", "consumer"): 50.0, ("baseline", "call"): 80.0,
+    ("optmt", "consumer"): 40.0, ("optmt", "call"): 70.0,
+    ("l2p_optmt", "consumer"): 30.0, ("l2p_optmt", "pin"): 20.0, ("l2p_optmt", "call"): 100.0,
 }
 
 
@@ -98,8 +98,8 @@ def test_baseline_and_torch_have_no_delta() -> None:
 
 def test_source_names_the_rows_used() -> None:
     r = row(MEDIANS, "l2p_optmt")
-    assert "run-a/cells.csv[natural|reuse_medium|l2p_optmt|consumer,pin,call_wall]" in r["source"]
-    assert "run-a/cells.csv[natural|reuse_medium|baseline|consumer,call_wall]" in r["source"]
+    assert "run-a/cells.csv[natural|reuse_medium|l2p_optmt|consumer,pin,call]" in r["source"]
+    assert "run-a/cells.csv[natural|reuse_medium|baseline|consumer,call]" in r["source"]
 
 
 def test_rows_are_in_ladder_order_and_states_kept_apart() -> None:

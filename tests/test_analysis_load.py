@@ -48,7 +48,7 @@ def test_duplicate_cells_keep_the_first_run_and_say_so(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("manifest, message", [
-    ({"schema_version": 2, "kind": "ladder", "config": {}}, "schema version 2"),
+    ({"schema_version": 9, "kind": "ladder", "config": {}}, "schema version 9"),
     ({"schema_version": 1, "kind": "sweep", "config": {}}, "kind 'sweep'"),
     ({"schema_version": 1, "kind": "ladder"}, "no workload 'config'"),
     ([1, 2], "expected a JSON object"),

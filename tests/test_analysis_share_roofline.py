@@ -13,8 +13,8 @@ from l2attr.analysis.ladder import latency_ladder
 from l2attr.analysis.roofline import roofline_fractions
 from l2attr.analysis.share import l2_share_of_step
 
-MEDIANS = {("optmt", "consumer"): 40.0, ("optmt", "call_wall"): 50.0,
-           ("l2p_optmt", "consumer"): 35.0, ("l2p_optmt", "pin"): 15.0, ("l2p_optmt", "call_wall"): 70.0}
+MEDIANS = {("optmt", "consumer"): 40.0, ("optmt", "call"): 50.0,
+           ("l2p_optmt", "consumer"): 35.0, ("l2p_optmt", "pin"): 15.0, ("l2p_optmt", "call"): 70.0}
 
 
 def test_share_consumer_only_and_charged() -> None:
@@ -26,7 +26,7 @@ def test_share_consumer_only_and_charged() -> None:
 
 
 def test_share_without_step_time_is_missing() -> None:
-    medians = {k: v for k, v in MEDIANS.items() if k != ("optmt", "call_wall")}
+    medians = {k: v for k, v in MEDIANS.items() if k != ("optmt", "call")}
     r = l2_share_of_step(latency_ladder(tiny_cells(medians))).iloc[0]
     assert math.isnan(r["share_consumer_pct"]) and "T_step" in why(r, "share_consumer_pct")
 

@@ -37,13 +37,13 @@ def test_html_default_path_is_inside_first_run(tmp_path: Path) -> None:
 def test_markdown_to_stdout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", str(write_ladder_run(tmp_path)), "--format", "md"]) == 0
     out = capsys.readouterr().out
-    assert "**Verdict**" in out and "| reuse_medium | 1.23× | 0.90× |" in out
+    assert "**Verdict — artifact kernels" in out and "| reuse_medium | 0.90× | 0.83× | 1.19× | 1.23× |" in out
 
 
 def test_markdown_to_file(tmp_path: Path) -> None:
     out = tmp_path / "s.md"
     assert main(["report", str(write_ladder_run(tmp_path)), "--format", "md", "-o", str(out)]) == 0
-    assert "**Latency ladder**" in out.read_text()
+    assert "**Latency ladder — artifact kernels" in out.read_text()
 
 
 def test_missing_run_dir(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

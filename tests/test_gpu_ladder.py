@@ -54,7 +54,7 @@ def test_small_ladder_run(tmp_path, capsys):
     pins = samples[samples.rung.isin(["l2p_optmt", "combined"])].dropna(subset=["consumer_time_us"])
     assert pins.pin_time_us.notna().all()
     cells = pd.read_csv(run / "cells.csv")
-    assert set(cells.quantity) >= {"consumer", "kernels", "call_wall", "pin"}
+    assert set(cells.quantity) >= {"consumer", "kernels", "call", "pin"}
     assert manifest["variants"]["optmt"]["consumer"]["registers_per_thread"] <= 42
     assert manifest["hbm_copy_GBps"] > 100
     # resume: nothing left to do, the tables stay the same

@@ -1,72 +1,100 @@
 """Compile every kernel variant with the local nvcc for sm_80 and sm_90 (skip without nvcc).
 
-Checks what can be checked without a GPU: the pin kernel's PTX holds the evict_last prefetch, the
-OptMT rungs respect the register cap, uncapped variants do not spill, and the sources compile for each dtype.
+What can be checked without a GPU: the recorded ptxas figures (kernels/ptxas.json, which every
+ladder run copies into its manifest) are what this nvcc produces today; the artifact family keeps
+the artifact's resource footprint (the capped consumer spills, the uncapped one stays near the
+artifact's register count); the pins hold the evict_last prefetch; every dtype compiles.
 """
 
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
+from l2attr.gpu import ptxas
 from l2attr.gpu.compile import consumer_spec, pin_spec
-from l2attr.ladder import RUNGS
+from l2attr.ladder import RUNG_BY_NAME, variant
 from l2attr.resources import data_dir
 
 NVCC = shutil.which("nvcc")
-pytestmark = pytest.mark.skipif(NVCC is None, reason="nvcc not on PATH")
-ARCHS = ("sm_80", "sm_90")
+needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc not on PATH")
+ARCHS = ptxas.ARCHS
+COMMITTED = ptxas.committed()
 
 
-def _ptxas_report(source: str, options: tuple[str, ...], arch: str, tmp: Path) -> dict[str, dict]:
-    kdir = data_dir("kernels")
-    cmd = [NVCC, f"-arch={arch}", "-cubin", "-Xptxas", "-v", f"-I{kdir}", *options,
-           "-o", str(tmp / "out.cubin"), str(kdir / source)]
-    res = subprocess.run(cmd, capture_output=True, text=True)
-    assert res.returncode == 0, res.stderr
-    report: dict[str, dict] = {}
-    current = None
-    for line in res.stderr.splitlines():
-        m = re.search(r"Compiling entry function '(\w+)'", line)
-        if m:
-            current = report.setdefault(m.group(1), {})
-        m = re.search(r"Used (\d+) registers", line)
-        if m and current is not None:
-            current["registers"] = int(m.group(1))
-        m = re.search(r"(\d+) bytes spill stores", line)
-        if m and current is not None:
-            current["spill_stores"] = int(m.group(1))
-    return report
+def test_parse_ptxas_output():
+    text = ("ptxas info    : Compiling entry function 'k' for 'sm_90'\n"
+            "    32 bytes stack frame, 60 bytes spill stores, 208 bytes spill loads\n"
+            "ptxas info    : Used 42 registers, used 0 barriers\n"
+            "ptxas info    : Compiling entry function 'j' for 'sm_90'\n"
+            "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+            "ptxas info    : Used 12 registers, used 0 barriers\n")
+    assert ptxas.parse_ptxas(text) == {
+        "k": {"registers": 42, "spill_stores": 60, "spill_loads": 208, "stack_frame": 32},
+        "j": {"registers": 12, "spill_stores": 0, "spill_loads": 0, "stack_frame": 0}}
 
 
-@pytest.mark.parametrize("arch", ARCHS)
-@pytest.mark.parametrize("rung", [r for r in RUNGS], ids=lambda r: r.name)
-def test_consumer_compiles_and_respects_register_cap(rung, arch, tmp_path):
-    spec = consumer_spec(rung, "fp32", maxrregcount=42)
-    report = _ptxas_report(spec.source, spec.options, arch, tmp_path)
-    assert spec.function in report
-    regs = report[spec.function]["registers"]
-    assert regs > 0
-    if rung.register_cap:
-        assert regs <= 42, f"{rung.name} uses {regs} registers despite --maxrregcount=42"
-    if not rung.register_cap:  # under the cap a few bytes may spill: that is OptMT's trade
-        assert report[spec.function].get("spill_stores", 0) == 0
+def test_committed_table_covers_every_variant():
+    assert set(COMMITTED["variants"]) == set(ptxas.all_specs())
+    for roles in COMMITTED["variants"].values():
+        for figures in roles.values():
+            assert all(a in figures for a in ARCHS)
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-def test_register_cap_is_applied(arch, tmp_path):
-    """A tighter cap must show in the report: the option really reaches ptxas."""
-    rung = next(r for r in RUNGS if r.name == "rpf_optmt")
-    spec = consumer_spec(rung, "fp32", maxrregcount=24)
-    assert "--maxrregcount=24" in spec.options
-    report = _ptxas_report(spec.source, spec.options, arch, tmp_path)
-    assert report[spec.function]["registers"] <= 24
+def test_artifact_family_keeps_the_artifacts_footprint(arch):
+    """The structure that makes the artifact's ladder what it is, per arch."""
+    v = COMMITTED["variants"]
+    ref = ptxas.ARTIFACT_REFERENCE[arch]
+    base = v["artifact/baseline/none"]["consumer"][arch]
+    optmt = v["artifact/optmt/none"]["consumer"][arch]
+    rpf = v["artifact/rpf_optmt/none"]["consumer"][arch]
+    # uncapped: no spills, within 4 registers of the artifact's own build (52 / 54)
+    assert base["spill_stores"] == 0 and abs(base["registers"] - ref["plain"]["registers"]) <= 4
+    # OptMT: the cap binds (42) and the consumer spills, as the artifact's does
+    assert optmt["registers"] == 42 and optmt["spill_stores"] > 0 and optmt["spill_loads"] > 0
+    assert abs(optmt["spill_stores"] - ref["plain"]["capped_spill_stores"]) <= 16
+    # the artifact's RPF under the cap spills as well
+    assert rpf["registers"] == 42 and rpf["spill_stores"] > 0
+    # L2P+OptMT and the combined rung reuse exactly those consumers
+    assert v["artifact/l2p_optmt/element"]["consumer"][arch] == optmt
+    assert v["artifact/combined/element"]["consumer"][arch] == rpf
 
 
+@pytest.mark.parametrize("arch", ARCHS)
+def test_tuned_family_uncapped_does_not_spill(arch):
+    for rung in ("baseline",):
+        assert COMMITTED["variants"][f"tuned/{rung}/none"]["consumer"][arch]["spill_stores"] == 0
+
+
+@needs_nvcc
+@pytest.mark.parametrize("arch", ARCHS)
+def test_committed_figures_are_what_nvcc_gives_today(arch):
+    """Fails when a kernel edit changes registers or spills without `python -m l2attr.gpu.ptxas --write`."""
+    drift = []
+    for vid, specs in ptxas.all_specs().items():
+        for role, spec in specs.items():
+            now = ptxas.ptxas_report(spec, arch, NVCC)
+            then = COMMITTED["variants"][vid][role][arch]
+            if now != then:
+                drift.append(f"{vid} {role} {arch}: committed {then}, nvcc now {now}")
+    assert not drift, "\n".join(drift)
+
+
+@needs_nvcc
+@pytest.mark.parametrize("arch", ARCHS)
+def test_register_cap_reaches_ptxas(arch):
+    """The artifact's uncapped consumer needs more than 42 registers, so only a working cap gives 42."""
+    v = variant("artifact", RUNG_BY_NAME["baseline"])
+    uncapped = ptxas.ptxas_report(consumer_spec(v, "fp32"), arch, NVCC)
+    capped = ptxas.ptxas_report(consumer_spec(variant("artifact", "optmt"), "fp32", maxrregcount=32), arch, NVCC)
+    assert uncapped["registers"] > 42
+    assert capped["registers"] <= 32
+
+
+@needs_nvcc
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("granularity", ["line", "element"])
 def test_pin_ptx_holds_evict_last_prefetch(arch, granularity, tmp_path):
@@ -76,11 +104,23 @@ def test_pin_ptx_holds_evict_last_prefetch(arch, granularity, tmp_path):
     res = subprocess.run([NVCC, f"-arch={arch}", "-ptx", f"-I{kdir}", *spec.options, "-o", str(out),
                           str(kdir / spec.source)], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
-    ptx = out.read_text()
-    body = ptx.split(f".entry {spec.function}")[1].split(".entry")[0]
+    body = out.read_text().split(f".entry {spec.function}")[1].split(".entry")[0]
     assert "prefetch.global.L2::evict_last" in body
 
 
+@needs_nvcc
+def test_artifact_consumer_keeps_its_device_assert(tmp_path):
+    """The index < rows check compiles to a call of the assert handler, as in the artifact."""
+    spec = consumer_spec(variant("artifact", "baseline"), "fp32")
+    kdir = data_dir("kernels")
+    out = tmp_path / "a.ptx"
+    res = subprocess.run([NVCC, "-arch=sm_90", "-ptx", f"-I{kdir}", *spec.options, "-o", str(out),
+                          str(kdir / spec.source)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert "__assertfail" in out.read_text()
+
+
+@needs_nvcc
 def test_pin_kernel_refuses_pre_ampere(tmp_path):
     kdir = data_dir("kernels")
     res = subprocess.run([NVCC, "-arch=sm_75", "-ptx", f"-I{kdir}", "-o", str(tmp_path / "x.ptx"),
@@ -89,9 +129,10 @@ def test_pin_kernel_refuses_pre_ampere(tmp_path):
     assert "sm_80" in res.stderr
 
 
+@needs_nvcc
+@pytest.mark.parametrize("family", ["artifact", "tuned"])
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
-def test_half_precision_consumers_compile(dtype, tmp_path):
-    rung = next(r for r in RUNGS if r.name == "combined")
-    spec = consumer_spec(rung, dtype)
-    report = _ptxas_report(spec.source, spec.options, "sm_90", tmp_path)
-    assert spec.function in report
+def test_half_precision_consumers_compile(family, dtype):
+    for rung in ("optmt", "combined"):
+        spec = consumer_spec(variant(family, rung), dtype)
+        assert ptxas.ptxas_report(spec, "sm_90", NVCC)["registers"] > 0

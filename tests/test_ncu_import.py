@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from l2attr.errors import UserError
-from l2attr.profile.ncu_import import (control_condition, csv_order, parse_range_name,
+from l2attr.profile.ncu_import import (control_condition, csv_order,
                                        quality_warnings, read_report)
 from l2attr.schema import METRICS
 
@@ -125,7 +125,8 @@ def test_current_range_names_fill_the_identity_columns(app_table):
     row = first[first["nvtx_range"] == "l2attr:consumer:l2p_optmt:reuse_high:flush_after_pin:t1:b0"].iloc[0]
     assert (row["role"], row["rung"], row["profile"], row["l2_state"]) == ("consumer", "l2p_optmt", "reuse_high", "flush_after_pin")
     assert (row["table"], row["batch"]) == (1, 0)
-    assert row["cell"] == "l2p_optmt:reuse_high:flush_after_pin"
+    assert row["cell"] == "tuned:l2p_optmt::reuse_high:flush_after_pin"   # pre-family name: tuned, pin unknown
+    assert (row["family"], row["pin"]) == ("tuned", "")
     assert row["condition"] == "control_after_flush"
     assert set(first.loc[first["l2_state"] == "natural", "condition"]) == {"control_after_pin"}
 
@@ -141,18 +142,6 @@ def test_derived_rate_equals_hits_over_lookups(app_table):
     after_pin = cons[cons["l2_state"] == "natural"]["value"]
     after_flush = cons[cons["l2_state"] == "flush_after_pin"]["value"]
     assert after_pin.min() > 90 and after_flush.max() < 1
-
-
-def test_parse_range_name():
-    full = parse_range_name("l2attr:pin:combined:reuse_low:flush:t11:b3")
-    assert full == {"role": "pin", "rung": "combined", "profile": "reuse_low", "l2_state": "flush",
-                    "cell": "combined:reuse_low:flush", "table": 11, "batch": 3}
-    assert parse_range_name("l2attr:consumer:nopin")["role"] == "consumer"
-    assert parse_range_name("l2attr:consumer:nopin")["cell"] == ""
-    foreign = parse_range_name("my_app:step")
-    assert foreign["role"] == "" and foreign["table"] is None
-    assert parse_range_name(None)["rung"] == ""
-    assert parse_range_name("l2attr:consumer:r:p:hot:t1:b2")["rung"] == ""  # unknown l2_state
 
 
 def test_control_condition():

@@ -13,12 +13,17 @@ from l2attr.report.markdown import render_markdown
 def test_verdict_and_ladder_tables(tmp_path: Path) -> None:
     md = render_markdown(analyse(load_runs([write_ladder_run(tmp_path), write_profile_run(tmp_path)])))
     lines = md.splitlines()
-    assert "**Verdict**" in lines and "**Latency ladder**" in lines
-    # reuse_medium: 1.23x artifact, 0.90x charged, 0.83x wall, 1.05x / 0.77x vs OptMT, 8 calls to break even
-    row = next(line for line in lines if line.startswith("| reuse_medium | 1.23×"))
+    series = "artifact kernels, element pin · the headline"
+    assert f"**Verdict — {series}**" in lines and f"**Latency ladder — {series}**" in lines
+    # reuse_medium: 0.90x charged, 0.83x wall, 1.19x artifact's timer (63.6 / 53.5), 1.23x consumer kernel,
+    # 1.05x / 0.77x vs OptMT, 8 calls to break even
+    row = next(line for line in lines if line.startswith("| reuse_medium | 0.90×"))
     cells = [c.strip() for c in row.strip("|").split("|")]
-    assert cells[:6] == ["reuse_medium", "1.23×", "0.90×", "0.83×", "1.05×", "0.77×"]
-    assert cells[8] == "8"
+    assert cells[:7] == ["reuse_medium", "0.90×", "0.83×", "1.19×", "1.23×", "1.05×", "0.77×"]
+    assert cells[9] == "8"
+    assert ("- reuse_medium (artifact kernels, element pin): L2P+OptMT vs baseline: 0.90x with the pin kernel "
+            "charged, 0.83x for the whole call on the host clock; pin not charged: 1.19x as the artifact timed "
+            "it (its own timer), 1.23x on consumer kernel time; the pin alone") in md
     assert any(line.startswith("| random | RPF+L2P+OptMT |") for line in lines)
     # tables are well-formed: same number of columns in every row of each table
     for block in md.split("\n\n"):

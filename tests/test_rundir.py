@@ -13,9 +13,10 @@ from l2attr.schema import CELLS, SAMPLES, SCHEMA_VERSION
 
 
 def _samples(n: int, repeat: int = 0) -> pd.DataFrame:
-    return pd.DataFrame({"rung": "optmt", "profile": "random", "l2_state": "natural",
-                         "repeat": repeat, "batch": range(n), "table": 0, "pin_time_us": float("nan"),
-                         "consumer_time_us": 50.0, "call_wall_time_us": float("nan")})
+    return pd.DataFrame({"family": "artifact", "rung": "optmt", "pin": "none", "profile": "random",
+                         "l2_state": "natural", "repeat": repeat, "batch": range(n), "table": 0,
+                         "pin_time_us": float("nan"), "consumer_time_us": 50.0 + repeat,
+                         "consumer_artifact_time_us": float("nan"), "call_wall_time_us": float("nan")})
 
 
 def test_create_writes_manifest_with_schema_version(tmp_path):
@@ -29,9 +30,20 @@ def test_create_writes_manifest_with_schema_version(tmp_path):
 def test_append_accumulates_and_leaves_no_temp_files(tmp_path):
     run = RunDir.create(tmp_path, "x", {"kind": "ladder"})
     run.append(SAMPLES, _samples(3))
-    run.append(SAMPLES, _samples(2, repeat=1))
-    assert len(run.read(SAMPLES)) == 5
+    run.append(SAMPLES, _samples(2, repeat=1)[list(reversed(SAMPLES.columns))])  # any column order
+    back = run.read(SAMPLES)
+    assert len(back) == 5
+    assert list(back.consumer_time_us) == [50.0, 50.0, 50.0, 51.0, 51.0]
+    assert list(back.repeat) == [0, 0, 0, 1, 1]
     assert not [p for p in run.path.iterdir() if p.name.startswith(".")]
+
+
+def test_append_with_new_columns_rewrites_the_table(tmp_path):
+    run = RunDir.create(tmp_path, "x", {"kind": "ladder"})
+    run.append(SAMPLES, _samples(2))
+    run.append(SAMPLES, _samples(1, repeat=1).assign(launch_lag_us=3.0))
+    back = run.read(SAMPLES)
+    assert len(back) == 3 and back.launch_lag_us.isna().sum() == 2 and back.launch_lag_us.iloc[2] == 3.0
 
 
 def test_write_refuses_wrong_schema(tmp_path):

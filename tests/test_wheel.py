@@ -36,5 +36,5 @@ def test_wheel_ships_data_folders(tmp_path):
         assert env in folder.parents, f"{folder} is not inside the fresh venv"
         assert REPO not in folder.parents
     kernels = Path(out[0])
-    assert {"embedding_bag.cu", "pin_l2.cu", "common.cuh"} <= {p.name for p in kernels.iterdir()}
+    assert {"artifact_consumer.cu", "tuned_consumer.cu", "pin_l2.cu", "common.cuh", "ptxas.json"} <= {p.name for p in kernels.iterdir()}
     assert any(Path(out[1]).glob("*.toml"))

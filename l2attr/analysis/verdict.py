@@ -102,14 +102,14 @@ def headline(row: dict[str, Any], title: str = "") -> str:
     charged = [f"{_x(row[f])} {what}" for f, what in (("speedup_kernels", "with the pin kernel charged"),
                                                      ("speedup_wall", "for the whole call on the host clock"))
                if not is_missing(row.get(f))]
-    if charged:
-        parts.append("L2P+OptMT vs baseline is " + " and ".join(charged))
-    timed = [f"{_x(row[f])} {what}" for f, what in (("speedup_artifact", "with the artifact's own timer"),
-                                                   ("speedup_consumer", "on consumer kernel time"))
-             if not is_missing(row.get(f))]
-    if timed:
-        parts.append(("against " if charged else "L2P+OptMT vs baseline is ") + " and ".join(timed)
-                     + " when the pin is not charged")
+    free = [f"{_x(row[f])} {what}" for f, what in (("speedup_artifact", "as the artifact timed it (its own timer)"),
+                                                  ("speedup_consumer", "on consumer kernel time"))
+            if not is_missing(row.get(f))]
+    if charged or free:
+        text = "L2P+OptMT vs baseline: " + ", ".join(charged)
+        if free:
+            text += ("; pin not charged: " if charged else "pin not charged: ") + ", ".join(free)
+        parts.append(text.replace(": ;", ":"))
     if not is_missing(row["pin_speedup_consumer"]) and not is_missing(row["pin_speedup_charged"]):
         parts.append(f"the pin alone (vs OptMT) is worth {_x(row['pin_speedup_consumer'])}, "
                      f"{_x(row['pin_speedup_charged'])} charged")

@@ -1,0 +1,52 @@
+"""The NVTX range-name contract: what the builder writes the parser reads back, and nothing else."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, strategies as st
+
+from l2attr.vocab import Family, L2State, Pin, Role, Timer, parse_range_name, range_name
+
+names = st.text(alphabet=st.characters(blacklist_characters=":\n", blacklist_categories=("Cs",)),
+                min_size=1, max_size=20)
+
+
+@given(role=st.sampled_from(Role), family=st.sampled_from(Family), rung=names, pin=st.sampled_from(Pin),
+       profile=names, state=st.sampled_from(L2State), table=st.integers(0, 10**6), batch=st.integers(0, 10**6))
+def test_round_trip(role, family, rung, pin, profile, state, table, batch):
+    name = range_name(role, family, rung, pin, profile, state, table, batch)
+    assert "/" not in name or "/" in rung + profile     # never a '/' of our own (ncu splits on it)
+    back = parse_range_name(name)
+    assert (back["role"], back["family"], back["rung"], back["pin"], back["profile"], back["l2_state"],
+            back["table"], back["batch"]) == (role.value, family.value, rung, pin.value, profile,
+                                              state.value, table, batch)
+    assert back["cell"] == f"{family.value}:{rung}:{pin.value}:{profile}:{state.value}"
+
+
+def test_known_name():
+    assert range_name(Role.PIN, Family.ARTIFACT, "l2p_optmt", Pin.ELEMENT, "reuse_low", L2State.FLUSH, 11, 3) \
+        == "l2attr:pin:artifact:l2p_optmt:element:reuse_low:flush:t11:b3"
+
+
+def test_names_before_families_read_as_tuned_with_pin_unknown():
+    old = parse_range_name("l2attr:pin:combined:reuse_low:flush:t11:b3")
+    assert (old["role"], old["family"], old["rung"], old["pin"], old["profile"], old["l2_state"]) == \
+        ("pin", "tuned", "combined", "", "reuse_low", "flush")
+    assert (old["table"], old["batch"]) == (11, 3)
+
+
+@pytest.mark.parametrize("name", ["my_app:step", "", None, "l2attr:consumer:r:p:hot:t1:b2",
+                                  "l2attr:consumer:artifact:optmt:sideways:random:natural:t1:b2"])
+def test_foreign_or_malformed_names_leave_the_identity_empty(name):
+    out = parse_range_name(name)
+    assert out["rung"] == "" and out["table"] is None and out["cell"] == ""
+
+
+def test_role_only_names_give_the_role():
+    assert parse_range_name("l2attr:consumer:nopin")["role"] == "consumer"
+    assert parse_range_name("l2attr:consumer:nopin")["cell"] == ""
+
+
+def test_enums_are_their_plain_words():
+    assert str(Timer.ARTIFACT) == "artifact" and f"{Family.TUNED}" == "tuned"
+    assert Family("artifact") is Family.ARTIFACT and L2State.values()[0] == "natural"
