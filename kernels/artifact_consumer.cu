@@ -28,6 +28,10 @@
 #ifdef NDEBUG
 #error "the artifact consumer keeps its device asserts: do not compile it with NDEBUG"
 #endif
+#ifndef assert  // nvcc and NVRTC both predefine it (a branch to __assertfail); just in case:
+extern "C" __device__ void __assertfail(const char*, const char*, unsigned, const char*, unsigned long);
+#define assert(e) ((e) ? (void)0 : __assertfail(#e, __FILE__, __LINE__, __func__, 1))
+#endif
 
 template <bool RPF>
 __device__ __forceinline__ void artifact_sum_mean(

@@ -1,40 +1,54 @@
 #!/usr/bin/env bash
-# The whole GPU cycle that produced examples/: GPU tests, the artifact-shape ladder from a cold
-# process (benchmark figures), doctor, and the full layer-B profile sweep with its control.
+# The whole GPU cycle that produces examples/: GPU tests, the fidelity check of the artifact family
+# against a standalone build of the artifact's kernels, the default ladder (both families) from a
+# cold process (benchmark figures), the tuned family with the artifact's per-element pin, both
+# families with L2 flushed before every call, and the artifact family under Nsight Compute.
 # Run from the repository root on a GPU machine; results go under ${OUT:-out}/.
-# On the H200 lent to this project it ran as:
-#   python3 -m pip install --no-index --no-deps --target /tmp/site .whl/*.whl   # nvtx, ncu-report, plotly
-#   PYTHONPATH=/tmp/site:$PWD bash tools/device_cycle.sh
+#
+# On the H200 lent to this project it ran as (nvtx and plotly carried as wheels in .whl/; the
+# scratch build of the artifact's kernels and the artifact's trace files in .carry/, both ignored
+# by git and never committed):
+#   python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl
+#   PYTHONPATH=/tmp/site:$PWD CARRY=.carry bash tools/device_cycle.sh
 set -uo pipefail
 OUT=${OUT:-out}
+CARRY=${CARRY:-.carry}
 mkdir -p "$OUT/runs"
 export PYTHONUNBUFFERED=1
 step() { echo; echo "=== $* ($(date -u +%T))"; }
 
 step "gpu tests"
-timeout 120 python3 -m pytest -q -m gpu tests 2>&1 | tee "$OUT/gpu_tests.log" | tail -5
+timeout 240 python3 -m pytest -q -m gpu tests 2>&1 | tee "$OUT/gpu_tests.log" | tail -8
 
-step "ladder benchmark (artifact shape, cold process)"
-python3 benchmarks/bench_ladder.py --out "$OUT/runs" 2>&1 | tee "$OUT/bench_ladder.log"
-
-step "ladder, per-element pin (the artifact's granularity)"
-python3 -m l2attr ladder --rungs optmt,l2p_optmt --pin-granularity element --name pin-element --out "$OUT/runs" --quiet 2>&1 | tee "$OUT/pin_element.log" | tail -20
-
-step "ladder, L2 flushed before every table call"
-python3 -m l2attr ladder --l2 flush --rungs baseline,optmt,l2p_optmt --name flush --out "$OUT/runs" --quiet 2>&1 | tee "$OUT/flush.log" | tail -20
-
-if [ "${SKIP_PROFILE:-0}" = 1 ]; then
-  step "pack results"; tar czf "$OUT/runs.tgz" --exclude='.cache' -C "$OUT" runs && rm -rf "$OUT/runs"; exit 0
+if [ -f "$CARRY/artifact_kernels.cu" ]; then
+  step "fidelity: artifact family vs a standalone build of the artifact's kernels (real reuse_medium trace)"
+  timeout 180 python3 tools/artifact_fidelity.py --artifact-cu "$CARRY/artifact_kernels.cu" \
+    --trace "$CARRY/reuse_medium_table_500K.txt" --hot "$CARRY/hot60k_medium.txt" --sass \
+    --out "$OUT/fidelity.json" 2>&1 | tee "$OUT/fidelity.log"
 fi
 
-step "doctor"
-python3 -m l2attr doctor 2>&1 | tee "$OUT/doctor.log"
+step "ladder benchmark (defaults: both families, artifact shape, cold process)"
+timeout 240 python3 benchmarks/bench_ladder.py --out "$OUT/runs" 2>&1 | tee "$OUT/bench_ladder.log"
 
-step "profile --metrics l2 (full sweep + validity control)"
-start=$(date +%s)
-timeout 330 python3 -m l2attr profile --metrics l2 --out "$OUT/runs" --name profile 2>&1 | tee "$OUT/profile.log" | tail -60
-echo "profile wall: $(( $(date +%s) - start )) s" | tee -a "$OUT/profile.log"
+step "ladder, tuned family with the artifact's per-element pin"
+timeout 120 python3 -m l2attr ladder --family tuned --rungs l2p_optmt,combined --pin-granularity element \
+  --name tuned-pin-element --out "$OUT/runs" --quiet 2>&1 | tee "$OUT/tuned_pin_element.log" | tail -25
+
+step "ladder, both families, L2 flushed before every table call"
+timeout 150 python3 -m l2attr ladder --l2 flush --rungs baseline,optmt,l2p_optmt --name flush \
+  --out "$OUT/runs" --quiet 2>&1 | tee "$OUT/flush.log" | tail -40
+
+if [ "${SKIP_PROFILE:-0}" != 1 ]; then
+  step "doctor"
+  python3 -m l2attr doctor 2>&1 | tee "$OUT/doctor.log"
+  step "profile --metrics l2 (artifact family: full sweep + validity control)"
+  start=$(date +%s)
+  timeout 300 python3 -m l2attr profile --metrics l2 --family artifact --out "$OUT/runs" --name profile-artifact \
+    2>&1 | tee "$OUT/profile.log" | tail -40
+  echo "profile wall: $(( $(date +%s) - start )) s" | tee -a "$OUT/profile.log"
+fi
 
 step "pack results"
-tar czf "$OUT/runs.tgz" --exclude='.cache' -C "$OUT" runs && rm -rf "$OUT/runs"
+tar czf "$OUT/runs.tgz" --exclude='.cache' --exclude='*.npy' -C "$OUT" runs && rm -rf "$OUT/runs"
+tar czf "$OUT/logs.tgz" -C "$OUT" $(cd "$OUT" && ls *.log *.json 2>/dev/null) && rm -f "$OUT"/*.log
 ls -la "$OUT"

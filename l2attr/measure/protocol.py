@@ -29,6 +29,13 @@ from l2attr.vocab import L2State, Role, range_name
 NAN = float("nan")
 
 
+def reference_launch(gpu: Any, idx: Any, t: int) -> Callable[[], None]:
+    """torch.nn.functional.embedding_bag on the same call: the reference row."""
+    import torch.nn.functional as F
+
+    return lambda: F.embedding_bag(idx, gpu.weights[t], gpu.offsets, mode="sum")
+
+
 class CellRunner:
     """Times one (variant, profile) cell on one uploaded workload.
 
@@ -48,9 +55,7 @@ class CellRunner:
         g = self.gpu
         idx = self.indices[b, t]
         if self.kernels is None:  # torch reference row
-            import torch.nn.functional as F
-
-            return lambda: F.embedding_bag(idx, g.weights[t], g.offsets, mode="sum")
+            return reference_launch(g, idx, t)
         return lambda: self.kernels.launch_consumer(g.weights[t], idx, g.offsets, g.out)
 
     def _pin(self, t: int) -> Callable[[], None]:

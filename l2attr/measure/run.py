@@ -20,6 +20,7 @@ import pandas as pd
 
 from l2attr.config import WorkloadConfig
 from l2attr.errors import UserError
+from l2attr.gpu import ptxas
 from l2attr.ladder import DEFAULT_MAXRREGCOUNT, Rung, Variant, plan_variants
 from l2attr.measure.check import check_variant, relative_error
 from l2attr.measure.gpu import Gpu, describe
@@ -179,6 +180,7 @@ def run_ladder(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir,
     log(f"HBM device-to-device copy: {hbm:.0f} GB/s (read + write)")
     gpu.flush_l2()
     run.update_manifest(variants=resources, checks=checks, hbm_copy_GBps=hbm,
+                        ptxas=ptxas.for_variants([variant_id(v) for v in opts.variants]),
                         telemetry="NVML per repeat (samples.csv: sm_clock_mhz ... clock_event_reasons)"
                         if gpu.telemetry.available else "unavailable (no pynvml)", **describe(gpu))
 
