@@ -14,9 +14,9 @@ and `prefetch_pin_L2`; fix the templates to float / int64_t, name them extern "C
 The tool builds that file with nvcc for this GPU twice (uncapped, and -maxrregcount 42 as the
 artifact's OptMT build), then, on the artifact's workload shape and the given trace:
   * outputs: each rung's output, offset2bag and bag_size from both builds, compared bit for bit;
-  * times: pin and consumer per call with CUDA events (spin head start), the two builds
-    alternating call by call over 12 batches x 12 tables, 3 repeats each starting from a flushed
-    L2 with evict-last reset, cold first call dropped; medians and the ratio ours / theirs;
+  * times: pin and consumer per call with CUDA events (spin head start), whole passes over
+    12 batches x 12 tables per build, 4 passes each in alternating order, each from a flushed L2
+    with evict-last reset, cold first call dropped; medians and the ratio ours / theirs;
   * with --sass: the opcode sequences of both builds' consumers (cuobjdump), compared.
 It prints a table and writes the figures as JSON.
 """
@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -81,7 +82,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--artifact-cu", type=Path, required=True)
     ap.add_argument("--trace", type=Path, required=True)
     ap.add_argument("--hot", type=Path, required=True)
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=4, help="passes per build (default 4, alternating order)")
     ap.add_argument("--sass", action="store_true", help="also compare SASS opcode sequences (cuobjdump)")
     ap.add_argument("--out", type=Path, default=Path("fidelity.json"))
     args = ap.parse_args(argv)
@@ -116,6 +117,8 @@ def main(argv: list[str]) -> int:
                 mem = lambda ops: [o for o in ops if o.startswith(("LDG", "STG", "LDL", "STL", "CALL"))]  # noqa: E731
                 sass[key] = {"ours_instructions": len(a[ours]), "theirs_instructions": len(b[theirs]),
                              "identical_opcodes": a[ours] == b[theirs],
+                             "same_opcode_counts": Counter(a[ours]) == Counter(b[theirs]),
+                             "positions_differing": sum(x != y for x, y in zip(a[ours], b[theirs])),
                              "identical_memory_ops": mem(a[ours]) == mem(b[theirs]),
                              "ours_memory_ops": len(mem(a[ours])), "theirs_memory_ops": len(mem(b[theirs]))}
         report["sass"] = sass
@@ -161,17 +164,19 @@ def main(argv: list[str]) -> int:
             o2b, bs = ours._aten_outputs(indices.shape[-1], cfg.batch_size, "cuda")
             same &= bool(torch.equal(gpu.out, out_t) and torch.equal(o2b, o2b_t) and torch.equal(bs, bs_t))
 
-        # times, the two builds alternating call by call
+        # times: whole passes over every call (as the ladder measures), the two builds in
+        # alternating order, each pass from a flushed L2 with evict-last reset. Timing the two
+        # builds call by call would let the second read rows the first just brought into L2.
         times: dict[str, list[float]] = {k: [] for k in ("ours_consumer", "theirs_consumer", "ours_pin", "theirs_pin")}
-        for _ in range(args.repeats):
-            gpu.flush_l2()
-            first = True
-            for b in range(cfg.warmup_batches + cfg.batches):
-                for t in range(cfg.tables):
-                    keep = b >= cfg.warmup_batches and not first
-                    if b >= cfg.warmup_batches:
-                        first = False
-                    for who in ("ours", "theirs"):
+        for r in range(args.repeats):
+            for who in (("ours", "theirs") if r % 2 == 0 else ("theirs", "ours")):
+                gpu.flush_l2()
+                first = True
+                for b in range(cfg.warmup_batches + cfg.batches):
+                    for t in range(cfg.tables):
+                        keep = b >= cfg.warmup_batches and not first
+                        if b >= cfg.warmup_batches:
+                            first = False
                         if rung.pins:
                             tp = gpu.timed((lambda: ours.launch_pin(gpu.weights[t], hot)) if who == "ours"
                                            else (lambda: their_pin_launch(t)))
@@ -194,7 +199,8 @@ def main(argv: list[str]) -> int:
     report["wall_s"] = time.perf_counter() - t0
     for key, s in report.get("sass", {}).items():
         print(f"SASS {key:32s} ours {s['ours_instructions']} / theirs {s['theirs_instructions']} instructions, "
-              f"identical opcodes: {s['identical_opcodes']}, identical memory ops: {s['identical_memory_ops']}")
+              f"identical opcodes: {s['identical_opcodes']} ({s['positions_differing']} positions differ, same "
+              f"opcode counts: {s['same_opcode_counts']}), identical memory-op sequence: {s['identical_memory_ops']}")
     args.out.write_text(json.dumps(report, indent=1, default=str))
     worst = max(abs(r["consumer_ratio"] - 1) for r in report["rungs"].values())
     print(f"fidelity: all outputs identical: {all(r['outputs_identical'] for r in report['rungs'].values())}; "
