@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from l2attr.measure.stats import repeat_spread
+from l2attr.analysis.spread import repeat_spread
 
 
 def main(argv: list[str]) -> int:

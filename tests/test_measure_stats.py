@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from l2attr.measure.stats import bootstrap_median_ci, repeat_spread, summarize, summarize_cell
+from l2attr.analysis.spread import repeat_spread, spread_summary
+from l2attr.measure.stats import bootstrap_median_ci, summarize, summarize_cell
 from l2attr.measure.run import consumer_bytes_per_call
 from l2attr.config import WorkloadConfig
 
@@ -88,3 +89,15 @@ def test_consumer_bytes_artifact_shape():
     cfg = WorkloadConfig()
     # 2048 bags x 150 lookups x (128 fp32 row + int64 index) + 2048 int64 offsets
     assert consumer_bytes_per_call(cfg) == 2048 * 150 * (512 + 8) + 2048 * 8
+
+
+def test_spread_summary_per_timer():
+    a = _samples(pin=[np.nan] * 3, cons=[10.0, 10.0, 10.0], wall=[np.nan] * 3)
+    b = a.assign(repeat=1, consumer_time_us=[12.0, 12.0, 12.0])
+    host = a.assign(repeat=2, consumer_time_us=np.nan, call_wall_time_us=[100.0, 100.0, 100.0])
+    host2 = host.assign(repeat=3, call_wall_time_us=[90.0, 90.0, 90.0])
+    out = spread_summary(pd.concat([a, b, host, host2])).set_index("timer")
+    assert out.loc["consumer (kernel timer)", "worst_spread_pct"] == pytest.approx(2 / 11 * 100)
+    assert out.loc["whole call (wall clock)", "median_spread_pct"] == pytest.approx(10 / 95 * 100)
+    assert "pin (kernel timer)" not in out.index            # no pin samples: no row, not a zero
+    assert out.loc["consumer (kernel timer)", "worst_cell"] == "artifact/l2p_optmt/element/reuse_high/natural"

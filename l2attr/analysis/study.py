@@ -15,6 +15,7 @@ from l2attr.analysis.ladder import latency_ladder
 from l2attr.analysis.load import Study
 from l2attr.analysis.roofline import roofline_fractions
 from l2attr.analysis.share import l2_share_of_step
+from l2attr.analysis.spread import spread_summary
 from l2attr.analysis.series import Series, find_series, series_frame, tag
 from l2attr.analysis.verdict import verdict_table
 from l2attr.errors import UserError
@@ -43,6 +44,7 @@ class Analysis:
     pin_traffic: pd.DataFrame
     validity: pd.DataFrame
     verdict: pd.DataFrame
+    spread: pd.DataFrame                # run-to-run spread of medians per timer (samples.csv)
     caveats: list[Caveat] = field(default_factory=list)
 
     def state_rows(self, df: pd.DataFrame) -> pd.DataFrame:
@@ -88,8 +90,16 @@ def analyse(study: Study, l2_state: str | None = None) -> Analysis:
         ladders.append((s, ladder, cells, metrics))
     all_ladder = _concat([tag(lad, s) for s, lad, _, _ in ladders])
     state = primary_state(all_ladder, l2_state)
-    gradient_all, warnings = [], []
+    gradient_all: list[pd.DataFrame] = []
+    mixed: list[Caveat] = []
     for s, ladder, cells, metrics in ladders:
+        own = cells[cells["family"] == s.family] if not cells.empty else cells
+        runs = sorted(set(own["run"])) if "run" in own else []
+        if len(runs) > 1:
+            mixed.append(Caveat("info", f"{s.title}: its cells come from {len(runs)} runs "
+                                        f"({', '.join(runs)}). Kernel-timer figures compare across "
+                                        "processes; the artifact's timer and the wall clock carry each "
+                                        "process's own host noise (see the spread tables).", "cells.csv"))
         amort = amortisation_table(ladder)
         share = l2_share_of_step(ladder)
         l2 = attribution.l2_cells(metrics)
@@ -102,16 +112,17 @@ def analyse(study: Study, l2_state: str | None = None) -> Analysis:
             "pin_traffic": attribution.pin_traffic(l2, study.config),
             "validity": attribution.validity_from_metrics(l2),
             "verdict": verdict_table(ladder, amort, share, pin_effect, state, s.title),
+            "spread": spread_summary(series_frame(study.samples, s)),
         }
         for name, df in frames.items():
             parts.setdefault(name, []).append(tag(df, s))
         gradient_all.append(frames["gradient"])
     out = {name: _concat(dfs) for name, dfs in parts.items()}
     for name in ("ladder", "amortisation", "curve", "share", "roofline", "l2", "pin_effect", "rpf_vs_l2p",
-                 "gradient", "pin_traffic", "validity", "verdict"):
+                 "gradient", "pin_traffic", "validity", "verdict", "spread"):
         out.setdefault(name, pd.DataFrame())
     warnings = attribution.metric_warnings(study.metrics)
-    caveats = (validity_caveats(study) + ncu_setting_caveats(study) + run_warning_caveats(study)
+    caveats = (validity_caveats(study) + ncu_setting_caveats(study) + run_warning_caveats(study) + mixed
                + analysis_caveats(study, out["ladder"], out["roofline"], _concat(gradient_all),
                                   warnings, state))
     return Analysis(study=study, state=state, series=series, hbm_copy_GBps=hbm,
@@ -119,7 +130,7 @@ def analyse(study: Study, l2_state: str | None = None) -> Analysis:
 
 
 SERIES_FRAMES = ("ladder", "amortisation", "curve", "share", "roofline", "l2", "pin_effect", "rpf_vs_l2p",
-                 "gradient", "pin_traffic", "validity", "verdict")
+                 "gradient", "pin_traffic", "validity", "verdict", "spread")
 
 
 def series_view(an: Analysis, s: Series) -> Analysis:

@@ -81,7 +81,7 @@ def _verdict_row(ladder: pd.DataFrame, amortisation: pd.DataFrame, share: pd.Dat
     out["break_even"] = "n/a" if am is None else am["break_even"]
 
     pe = _pick(pin_effect, profile=profile, rung=PIN_RUNG)
-    out["hit_gain_pp"] = from_row(pe, "hit_gain_pp", "layer B not measured (no profile run)" if pin_effect.empty
+    out["hit_gain_pp"] = from_row(pe, "hit_gain_pp", "this family was not profiled (layer B)" if pin_effect.empty
                                   else f"{PIN_RUNG}/{profile} not profiled")
     out["hit_rate_pct"] = NA if pe is None else pe["hit_rate_pct"]
     out["comparand_hit_rate_pct"] = NA if pe is None else pe["comparand_hit_rate_pct"]
@@ -91,7 +91,7 @@ def _verdict_row(ladder: pd.DataFrame, amortisation: pd.DataFrame, share: pd.Dat
 
 
 def _x(value: float) -> str:
-    return f"{value:.2f}x"
+    return f"{value:.2f}×"
 
 
 def headline(row: dict[str, Any], title: str = "") -> str:

@@ -165,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
     from l2attr.gpu.device import gpu_facts, software_versions
     from l2attr.measure.run import run_ladder
     from l2attr.measure.present import ladder_tables
-    from l2attr.measure.stats import repeat_spread
+    from l2attr.analysis.spread import repeat_spread
     from l2attr.rundir import RunDir, command_line
     from l2attr.schema import SAMPLES
 

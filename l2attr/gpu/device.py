@@ -5,6 +5,7 @@ from __future__ import annotations
 import platform
 import shutil
 import subprocess
+from pathlib import Path
 from typing import Any
 
 from l2attr import __version__
@@ -23,12 +24,37 @@ def _run(cmd: list[str]) -> str | None:
 
 
 def git_sha() -> str | None:
+    """HEAD's sha, with `-dirty` when the tracked sources differ from it (so never a sha that
+    claims code which did not run); None outside a git checkout."""
     from pathlib import Path
 
     repo = Path(__file__).resolve().parents[2]
     if not (repo / ".git").exists():
         return None
-    return _run(["git", "-C", str(repo), "rev-parse", "--short=12", "HEAD"]) or None
+    sha = _run(["git", "-C", str(repo), "rev-parse", "--short=12", "HEAD"])
+    if not sha:
+        return None
+    dirty = _run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no", "--",
+                  "l2attr", "kernels", "metrics"])
+    return f"{sha}-dirty" if dirty else sha
+
+
+def source_digest() -> str:
+    """sha256 (16 hex) of the code that runs: every kernels/ and metrics/ file and l2attr/*.py.
+
+    Recomputable from any copy of the sources, with or without git."""
+    import hashlib
+
+    from l2attr.resources import data_dir
+
+    h = hashlib.sha256()
+    package = Path(__file__).resolve().parents[1]
+    files = sorted(package.rglob("*.py"))
+    for folder in ("kernels", "metrics"):
+        files += sorted(p for p in data_dir(folder).iterdir() if p.is_file())
+    for f in files:
+        h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
 
 
 def ncu_version() -> str | None:
@@ -66,7 +92,7 @@ def gpu_facts() -> dict[str, Any]:
 
 
 def software_versions() -> dict[str, Any]:
-    versions: dict[str, Any] = {"l2attr": __version__, "git_sha": git_sha(),
+    versions: dict[str, Any] = {"l2attr": __version__, "git_sha": git_sha(), "source_digest": source_digest(),
                                 "python": platform.python_version(), "ncu": ncu_version()}
     from importlib import metadata
 

@@ -67,14 +67,4 @@ def summarize_cell(samples: pd.DataFrame, bytes_per_call: int) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(CELLS.columns))
 
 
-def repeat_spread(samples: pd.DataFrame, column: str = "consumer_time_us") -> pd.DataFrame:
-    """Run-to-run spread per cell: (max - min) / mean of the per-repeat medians, in percent."""
-    keys = [k for k in CELL_KEYS if k in samples.columns]
-    per_repeat = (samples.dropna(subset=[column]).groupby(keys + ["repeat"])[column].median()
-                  .reset_index())
-    agg = per_repeat.groupby(keys)[column].agg(["min", "max", "mean", "count"]).reset_index()
-    agg["spread_pct"] = (agg["max"] - agg["min"]) / agg["mean"] * 100.0
-    return agg.rename(columns={"count": "repeats"})
-
-
-__all__ = ["summarize", "summarize_cell", "bootstrap_median_ci", "repeat_spread", "SAMPLES"]
+__all__ = ["summarize", "summarize_cell", "bootstrap_median_ci", "SAMPLES"]

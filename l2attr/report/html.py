@@ -223,6 +223,15 @@ def ladder_section(an: Analysis, figures: dict[str, Any], sfx: str = "") -> str:
         body += "<details><summary>Other L2 states</summary>" + "".join(
             f"<h3>L2 state: {escape(s)}</h3>" + _ladder_table(others[others["l2_state"] == s])
             for s in sorted(set(others["l2_state"]))) + "</details>"
+    if not an.spread.empty:
+        rows = [([text(r["timer"], "key"), num(r, "cells", fmt.count), num(r, "repeats", fmt.count),
+                  num(r, "median_spread_pct", fmt.pct), num(r, "worst_spread_pct", fmt.pct), text(r["worst_cell"])],
+                 "samples.csv") for r in an.spread.to_dict("records")]
+        body += ("<h3>Run-to-run spread of the medians</h3>" + table(
+            ["Timer", ("cells", "num"), ("repeats", "num"), ("median spread", "num"), ("worst", "num"), "worst cell"],
+            rows) + '<p class="note">(max − min) / mean of each cell\'s per-repeat medians. A difference between '
+            "rungs smaller than its timer's spread is noise. Device repeats carry the kernel timer, host repeats "
+            "(interleaved with them) the artifact's timer and the wall clock.</p>")
     overhead = an.state_rows(an.ladder)["host_overhead_us"].dropna()
     if len(overhead):
         body += (f'<p class="note">Host overhead per launch = the artifact\'s timer minus the consumer '
@@ -487,7 +496,8 @@ def caveats_section(an: Analysis) -> str:
 # (label, places the field may live in a manifest, first found wins)
 PROVENANCE_FIELDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("kind", ("kind",)), ("status", ("status",)), ("created (UTC)", ("created_utc",)),
-    ("command", ("command",)), ("git sha", ("versions.git_sha",)), ("l2attr", ("versions.l2attr",)),
+    ("command", ("command",)), ("git sha", ("versions.git_sha",)),
+    ("source digest", ("versions.source_digest",)), ("l2attr", ("versions.l2attr",)),
     ("python", ("versions.python",)), ("torch", ("versions.torch",)), ("cupy", ("versions.cupy",)),
     ("GPU", ("gpu.name",)), ("chip", ("gpu.chip", "chip")), ("compute capability", ("gpu.compute_capability",)),
     ("L2 size (bytes)", ("gpu.l2_bytes",)), ("persisting L2 max (bytes)", ("gpu.persisting_l2_max_bytes",)),

@@ -99,4 +99,47 @@ def render_markdown(an: Analysis) -> str:
     for view in views:
         title = f" — {series_title(view)}" if view.series else ""
         parts += [f"**Latency ladder{title}**", "", ladder_markdown(view), ""]
+        if not view.spread.empty:
+            rows = [[r["timer"], str(r["repeats"]), fmt.pct(r["median_spread_pct"]), fmt.pct(r["worst_spread_pct"]),
+                     r["worst_cell"]] for r in view.spread.to_dict("records")]
+            parts += [md_table(["run-to-run spread of medians", "repeats", "median", "worst", "worst cell"],
+                               rows, [False, True, True, True, False]), ""]
     return "\n".join(parts)
+
+
+def results_markdown(an: Analysis) -> str:
+    """The README's results: per series, consumer medians per rung and the L2P verdict.
+
+    One table per series (headline first): rows profiles; the five rungs' consumer medians
+    (kernel timer), the pin, then L2P+OptMT vs baseline four ways and the break-even vs OptMT."""
+    out = []
+    for s in an.series:
+        view = series_view(an, s)
+        lad = view.state_rows(view.ladder)
+        if lad.empty:
+            continue
+        verdict = view.verdict.set_index("profile") if not view.verdict.empty else None
+        rows = []
+        for profile in ordered_profiles(lad["profile"]):
+            med = {r["rung"]: r for r in lad[lad["profile"] == profile].to_dict("records")}
+
+            def us(rung: str, field: str = "consumer_us") -> str:
+                return _cell(med[rung], field, fmt.us) if rung in med else "—"
+
+            v = verdict.loc[profile].to_dict() if verdict is not None and profile in verdict.index else {}
+            be = (lambda x: "never" if math.isinf(x) else f"{x:.0f}")  # noqa: E731
+            rows.append([profile, us("baseline"), us("optmt"), us("rpf_optmt"), us("l2p_optmt"),
+                         us("l2p_optmt", "pin_us"), _cell(v, "speedup_artifact", fmt.times),
+                         _cell(v, "speedup_consumer", fmt.times), _cell(v, "speedup_kernels", fmt.times),
+                         _cell(v, "speedup_wall", fmt.times), _cell(v, "break_even_calls", be)])
+        out += [f"**{s.title}** (L2 state {an.state})", "",
+                md_table(["profile", "baseline", "OptMT", "RPF+OptMT", "L2P+OptMT", f"pin ({s.pin})",
+                          "L2P vs base, artifact's timer", "… consumer kernel", "… pin + consumer",
+                          "… whole call (wall)", "calls per pin to break even vs OptMT"],
+                         rows, [False] + [True] * 10), ""]
+        if not view.spread.empty:
+            out.append("Run-to-run spread of the medians (median / worst over cells): " + "; ".join(
+                f"{r['timer']} {fmt.pct(r['median_spread_pct'])} / {fmt.pct(r['worst_spread_pct'])}"
+                for r in view.spread.to_dict("records")) + ".")
+            out.append("")
+    return "\n".join(out).rstrip() + "\n"

@@ -1,0 +1,50 @@
+"""Run-to-run spread: how much a cell's median moves between repeats, per timer.
+
+A difference between rungs smaller than this spread is noise (METHOD.md). Computed from
+samples.csv: each repeat's median per cell, then (max - min) / mean of those medians. Device
+repeats carry the kernel timer (consumer, pin), host repeats the artifact's timer and the wall
+clock, so each timer's spread comes from its own repeats.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+CELL_KEYS = ("family", "rung", "pin", "profile", "l2_state")
+# timer label -> samples.csv column
+TIMED_COLUMNS = {
+    "consumer (kernel timer)": "consumer_time_us",
+    "pin (kernel timer)": "pin_time_us",
+    "consumer (artifact's timer)": "consumer_artifact_time_us",
+    "whole call (wall clock)": "call_wall_time_us",
+}
+
+
+def repeat_spread(samples: pd.DataFrame, column: str = "consumer_time_us") -> pd.DataFrame:
+    """Per cell: min, max, mean of the per-repeat medians, repeats, and spread_pct."""
+    keys = [k for k in CELL_KEYS if k in samples.columns]
+    per_repeat = (samples.dropna(subset=[column]).groupby(keys + ["repeat"])[column].median()
+                  .reset_index())
+    agg = per_repeat.groupby(keys)[column].agg(["min", "max", "mean", "count"]).reset_index()
+    agg["spread_pct"] = (agg["max"] - agg["min"]) / agg["mean"] * 100.0
+    return agg.rename(columns={"count": "repeats"})
+
+
+def spread_summary(samples: pd.DataFrame) -> pd.DataFrame:
+    """One row per timer: cells, repeats, median and worst spread, and the worst cell."""
+    rows = []
+    if samples is None or samples.empty:
+        return pd.DataFrame(rows)
+    for label, column in TIMED_COLUMNS.items():
+        if column not in samples or samples[column].isna().all():
+            continue
+        sp = repeat_spread(samples, column)
+        sp = sp[sp["repeats"] >= 2]
+        if sp.empty:
+            continue
+        worst = sp.loc[sp["spread_pct"].idxmax()]
+        rows.append({"timer": label, "cells": int(len(sp)), "repeats": int(sp["repeats"].max()),
+                     "median_spread_pct": float(sp["spread_pct"].median()),
+                     "worst_spread_pct": float(worst["spread_pct"]),
+                     "worst_cell": "/".join(str(worst[k]) for k in CELL_KEYS if k in sp.columns)})
+    return pd.DataFrame(rows)
