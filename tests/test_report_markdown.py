@@ -21,9 +21,9 @@ def test_verdict_and_ladder_tables(tmp_path: Path) -> None:
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[:7] == ["reuse_medium", "0.90×", "0.83×", "1.19×", "1.23×", "1.05×", "0.77×"]
     assert cells[9] == "8"
-    assert ("- reuse_medium (artifact kernels, element pin): L2P+OptMT vs baseline: 0.90x with the pin kernel "
-            "charged, 0.83x for the whole call on the host clock; pin not charged: 1.19x as the artifact timed "
-            "it (its own timer), 1.23x on consumer kernel time; the pin alone") in md
+    assert ("- reuse_medium (artifact kernels, element pin): L2P+OptMT vs baseline: 0.90× with the pin kernel "
+            "charged, 0.83× for the whole call on the host clock; pin not charged: 1.19× as the artifact timed "
+            "it (its own timer), 1.23× on consumer kernel time; the pin alone") in md
     assert any(line.startswith("| random | RPF+L2P+OptMT |") for line in lines)
     # tables are well-formed: same number of columns in every row of each table
     for block in md.split("\n\n"):
