@@ -44,6 +44,7 @@ class L2State(Vocab):
     NATURAL = "natural"                  # nothing: the artifact's regime
     FLUSH = "flush"                      # flush L2 before every table call
     FLUSH_AFTER_PIN = "flush_after_pin"  # control: flush between pin and consumer
+    RESET_AFTER_PIN = "reset_after_pin"  # control: cudaCtxResetPersistingL2Cache between them
 
 
 class Pin(Vocab):
@@ -77,6 +78,15 @@ class Condition(Vocab):
     LADDER = "ladder"
     CONTROL_AFTER_PIN = "control_after_pin"
     CONTROL_AFTER_FLUSH = "control_after_flush"
+    CONTROL_AFTER_RESET = "control_after_reset"
+
+
+class Verdict(Vocab):
+    """The validity control's answer: can this profiler setup see the pin's L2 state?"""
+
+    CLEAR = "clear"
+    NOT_CLEAR = "not_clear"
+    INCONCLUSIVE = "inconclusive"
 
 
 # -- NVTX range names -------------------------------------------------------------------------

@@ -40,6 +40,9 @@ class FakeGpu:
     def stream_sync(self):
         self.log.append("sync")
 
+    def reset_l2_priority(self):
+        self.log.append("reset")
+
     def host_clock_us(self):
         self.log.append("clock")
         self.clock += 100.0
@@ -87,6 +90,8 @@ EXPECTED = {
                                    "event_start", "consumer", "event_stop"],
     ("l2p_optmt", "flush_after_pin", True): ["event_start", "pin", "event_stop", "flush",
                                              "event_start", "consumer", "event_stop"],
+    ("l2p_optmt", "reset_after_pin", True): ["event_start", "pin", "event_stop", "reset",
+                                             "event_start", "consumer", "event_stop"],
     ("optmt", "natural", True): ["event_start", "consumer", "event_stop"],
     ("optmt", "flush", True): ["flush", "event_start", "consumer", "event_stop"],
     ("l2p_optmt", "natural", False): ["clock", "pin", "sync", "event_start", "consumer", "sync", "event_stop",
@@ -94,6 +99,8 @@ EXPECTED = {
     ("l2p_optmt", "flush", False): ["flush", "clock", "pin", "sync", "event_start", "consumer", "sync",
                                     "event_stop", "clock"],
     ("l2p_optmt", "flush_after_pin", False): ["clock", "pin", "sync", "flush", "event_start", "consumer",
+                                              "sync", "event_stop", "clock"],
+    ("l2p_optmt", "reset_after_pin", False): ["clock", "pin", "sync", "reset", "event_start", "consumer",
                                               "sync", "event_stop", "clock"],
     ("optmt", "natural", False): ["clock", "event_start", "consumer", "sync", "event_stop", "clock"],
     ("optmt", "flush", False): ["flush", "clock", "event_start", "consumer", "sync", "event_stop", "clock"],

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from l2attr.config import WorkloadConfig, add_workload_args, config_from_args
 from l2attr.errors import UserError
+from l2attr.vocab import L2State
 from l2attr.ladder import (
     DEFAULT_MAXRREGCOUNT, FAMILIES, PROFILES, parse_families, parse_profiles, parse_rungs,
 )
@@ -43,10 +44,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--drop-out-of-range", action="store_true",
                    help="drop trace ids >= rows as the artifact's loader silently did")
     g.add_argument("--l2", dest="l2_state", default="natural",
-                   choices=("natural", "flush", "flush_after_pin"),
+                   choices=L2State.values(),
                    help="cache state between calls: natural (artifact: nothing), flush (flush L2 "
                         "before every table call), flush_after_pin (control: flush between pin "
-                        "and consumer)")
+                        "and consumer), reset_after_pin (control: cudaCtxResetPersistingL2Cache "
+                        "between pin and consumer)")
     g.add_argument("--repeats", type=int, default=3,
                    help="device-timed repeats per cell, each followed by a host-timed one (default 3)")
     g.add_argument("--no-host-repeat", action="store_true",

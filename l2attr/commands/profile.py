@@ -36,12 +36,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     run = p.add_argument_group("what to profile")
     run.add_argument("--metrics", default="l2",
                      help="metric sets and/or raw ncu metric names, comma-separated (default: l2)")
-    run.add_argument("--family", default="artifact", choices=("artifact", "tuned"),
-                     help="kernel family to profile (default artifact, the headline; one family per run)")
+    run.add_argument("--family", default="all", choices=("artifact", "tuned", "all"),
+                     help="kernel families to profile (default all: both, in one sweep)")
     run.add_argument("--rungs", help="comma-separated rungs (default: the five ladder rungs)")
     run.add_argument("--profiles", help="comma-separated reuse profiles (default: all four)")
-    run.add_argument("--calls-per-cell", type=int, default=4, metavar="N",
-                     help="profile the last N table calls of each cell (ladder --nvtx-last N; default 4)")
+    run.add_argument("--calls-per-cell", type=int, default=None, metavar="N",
+                     help="profile the last N table calls of each cell (ladder --nvtx-last N; default: "
+                          "one per table, i.e. the whole last measured batch)")
     run.add_argument("--out", type=Path, default=Path("runs"), help="run dirs go here (default: runs)")
     run.add_argument("--name", default="profile", help="run name (default: profile)")
     run.add_argument("--chip", help="ga100 | gh100 (default: from the GPU's compute capability)")
@@ -167,11 +168,13 @@ def _settings(args: argparse.Namespace):
                       allow_cache_flush=args.allow_cache_flush)
     from l2attr.profile.metricsets import check_chip
 
+    cfg = config_from_args(args)
     return ProfileSettings(
-        cfg=config_from_args(args), metrics=args.metrics, rungs=rungs, profiles=profiles,
-        calls_per_cell=args.calls_per_cell, out=args.out, name=args.name,
+        cfg=cfg, metrics=args.metrics, rungs=rungs, profiles=profiles,
+        calls_per_cell=cfg.tables if args.calls_per_cell is None else args.calls_per_cell, out=args.out, name=args.name,
         chip=check_chip(args.chip) if args.chip else None, ncu=args.ncu, opts=opts,
         control=args.control, control_profile=args.control_profile,
+        control_family="tuned" if args.family == "tuned" else "artifact",
         extra=["--family", args.family, *args.ladder_args],
         validate_metrics=args.validate_metrics, dry_run=args.dry_run, keep_all=args.keep_all_metrics,
         command=command_line())

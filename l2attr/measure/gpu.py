@@ -106,6 +106,11 @@ class Gpu:
                                             np.uint64(self.flush_buf.data_ptr())))
         self.torch.cuda.synchronize()
 
+    def reset_l2_priority(self) -> None:
+        """cudaCtxResetPersistingL2Cache alone: the pinned lines stay, their evict_last mark goes."""
+        self.priority_reset_ok = reset_persisting_l2()
+        self.torch.cuda.synchronize()
+
     def stream_sync(self) -> None:
         self.torch.cuda.current_stream().synchronize()
 

@@ -10,7 +10,8 @@ alternating repeats over the same batches:
   [pin -> sync ->] record -> consumer -> sync -> record -> event sync: what a caller waits for.
 
 With `--l2 flush` the L2 is flushed before every call (outside every timer); with
-`--l2 flush_after_pin` (the control) between pin and consumer. Every repeat starts from a flushed
+`--l2 flush_after_pin` (a control) between pin and consumer; with `--l2 reset_after_pin` (a
+control) the persisting-L2 priorities are reset between pin and consumer. Every repeat starts from a flushed
 L2 with evict-last priorities reset. Warm-up batches run and are not kept, nor the first (cold)
 measured call of a repeat.
 """
@@ -70,6 +71,14 @@ class CellRunner:
         return nvtx.annotate(range_name(role, v.family, v.rung.name, v.pin, self.profile,
                                         self.l2_state, t, b))
 
+    def _between_pin_and_consumer(self) -> None:
+        """The controls: flush L2 (the pin's lines go), or reset persisting-L2 priorities (the
+        lines stay, their evict_last mark goes)."""
+        if self.l2_state == L2State.FLUSH_AFTER_PIN:
+            self.gpu.flush_l2()
+        elif self.l2_state == L2State.RESET_AFTER_PIN:
+            self.gpu.reset_l2_priority()
+
     # -- one call -------------------------------------------------------------------------------
     def call(self, t: int, b: int, device_timed: bool, nvtx_on: bool) -> dict[str, float]:
         g = self.gpu
@@ -85,8 +94,7 @@ class CellRunner:
                 with self._range(nvtx_on, Role.PIN, t, b):
                     out["pin_time_us"] = g.timed(self._pin(t))
                 lags.append(g.last_lag_us)
-                if self.l2_state == L2State.FLUSH_AFTER_PIN:
-                    g.flush_l2()
+                self._between_pin_and_consumer()
             with self._range(nvtx_on, Role.CONSUMER, t, b):
                 out["consumer_time_us"] = g.timed(consumer)
             lags.append(g.last_lag_us)
@@ -97,8 +105,7 @@ class CellRunner:
             with self._range(nvtx_on, Role.PIN, t, b):
                 self._pin(t)()
             g.stream_sync()
-            if self.l2_state == L2State.FLUSH_AFTER_PIN:
-                g.flush_l2()
+            self._between_pin_and_consumer()
         with self._range(nvtx_on, Role.CONSUMER, t, b):
             out["consumer_artifact_time_us"] = g.artifact_timed(consumer)
         out["call_wall_time_us"] = g.host_clock_us() - t0

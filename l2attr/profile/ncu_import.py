@@ -60,8 +60,13 @@ class ImportResult:
 # -- NVTX range names ----------------------------------------------------------------------------
 
 def control_condition(l2_state: str) -> str:
-    """In a control run, the consumer after a flush is the 'no pin effect' arm."""
-    return "control_after_flush" if l2_state in ("flush", "flush_after_pin") else "control_after_pin"
+    """A control run's arm from the L2 state its child ran with: after the pin, after pin + flush
+    (the 'no pin effect' arm), after pin + persisting-L2 reset (evict-last priority removed)."""
+    if l2_state in (L2State.FLUSH.value, L2State.FLUSH_AFTER_PIN.value):
+        return Condition.CONTROL_AFTER_FLUSH.value
+    if l2_state == L2State.RESET_AFTER_PIN.value:
+        return Condition.CONTROL_AFTER_RESET.value
+    return Condition.CONTROL_AFTER_PIN.value
 
 
 def innermost_range(action: Any) -> str:

@@ -1,10 +1,10 @@
-"""Run the ladder under Nsight Compute: plan the ncu invocations, run them, import, judge.
+"""Run the ladder under Nsight Compute: plan the ncu invocations, run them, import.
 
 Application replay reruns the whole child once per pass, so the plan keeps child runs few:
-one ncu invocation profiles the whole rung x profile sweep, and two small one-cell invocations
-form the validity control (l2p_optmt on the hottest selected profile, consumer right after the
-pin vs. consumer after pin + L2 flush). If the control shows no clear difference, the profiler
-setup erased the pin's effect and the sweep's numbers say nothing about L2 residency.
+one ncu invocation profiles the whole family x rung x profile sweep, and three small one-cell
+invocations form the validity control (l2p_optmt on the hottest selected profile: consumer right
+after the pin, after pin + L2 flush, after pin + persisting-L2 reset). Judging (the control's
+verdict, the summary) is l2attr.analysis's, the same code the report uses.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import pandas as pd
 
+from l2attr.analysis.control import describe_control, validity_control
 from l2attr.config import WorkloadConfig
 from l2attr.errors import UserError
 from l2attr.ladder import PROFILES, RUNGS
@@ -27,21 +28,14 @@ from l2attr.profile import ncu_errors
 from l2attr.profile.metricsets import chip_for_compute_capability
 from l2attr.profile.ncu_cmd import NcuOptions, build_ncu_argv, report_path
 from l2attr.profile.ncu_import import control_condition
+from l2attr.vocab import L2State
 
 CONTROL_RUNG = "l2p_optmt"
-# Preference order for "the consumer's hit rate": same-pass counts first (NOTES trap 4).
-HIT_RATE_METRICS = (
-    "derived:lts__t_sectors_op_read_hit_rate.pct",
-    "derived:lts__t_sectors_hit_rate.pct",
-    "lts__t_sector_op_read_hit_rate.pct",
-    "lts__t_sector_hit_rate.pct",
-)
-DRAM_READ = "dram__bytes_read.sum"
 PASSES = "profiler__replayer_passes"
-
-# Verdict rule of the validity control ("clearly above noise").
-MIN_HIT_GAIN_POINTS = 5.0
-MIN_DRAM_REDUCTION = 0.10
+# control job -> the L2 state its child runs with (the import labels rows by that state)
+CONTROL_JOBS = (("control_after_pin", L2State.NATURAL.value),
+                ("control_after_flush", L2State.FLUSH_AFTER_PIN.value),
+                ("control_after_reset", L2State.RESET_AFTER_PIN.value))
 
 
 @dataclass(frozen=True)
@@ -93,8 +87,11 @@ def hottest_profile(profiles: Sequence[str]) -> str:
 
 
 def plan_jobs(run_dir: Path, cfg: WorkloadConfig, rungs: Sequence[str], profiles: Sequence[str],
-              calls_per_cell: int, control: bool = True, control_profile: str | None = None,
-              extra: Sequence[str] = (), python: str = sys.executable) -> list[NcuJob]:
+              calls_per_cell: int | None, control: bool = True, control_profile: str | None = None,
+              extra: Sequence[str] = (), python: str = sys.executable,
+              control_family: str = "artifact") -> list[NcuJob]:
+    if calls_per_cell is None:
+        calls_per_cell = cfg.tables   # one call per table: the last measured batch
     if calls_per_cell < 1:
         raise UserError("--calls-per-cell must be at least 1 (it is how many table calls per cell are profiled)")
     ncu_dir, child_dir = run_dir / "ncu", run_dir / "child"
@@ -104,10 +101,11 @@ def plan_jobs(run_dir: Path, cfg: WorkloadConfig, rungs: Sequence[str], profiles
                    ncu_dir / "sweep")]
     if control:
         prof = control_profile or hottest_profile(profiles)
-        for name, l2 in (("control_after_pin", "natural"), ("control_after_flush", "flush_after_pin")):
+        for name, l2 in CONTROL_JOBS:
             jobs.append(NcuJob(name, "control",
                                tuple(child_command(cfg, [CONTROL_RUNG], [prof], l2, calls_per_cell,
-                                                   child_dir, name, extra, python)),
+                                                   child_dir, name, [*extra, "--family", control_family],
+                                                   python)),
                                ncu_dir / name))
     return jobs
 
@@ -194,131 +192,8 @@ def detect_chip(runner: Callable[[Sequence[str], float], subprocess.CompletedPro
         raise UserError("cannot read the GPU's compute capability from nvidia-smi; pass --chip ga100|gh100") from None
 
 
-# -- judging -------------------------------------------------------------------------------------
-
-def hit_rate_metric(df: pd.DataFrame) -> str | None:
-    present = set(df["metric"])
-    return next((m for m in HIT_RATE_METRICS if m in present), None)
-
-
-CALL_KEYS = ("condition", "report", "cell", "rung", "profile", "l2_state", "table", "batch")
-# (hits, misses, name of the rate) in order of preference: reads first, then all operations
-COUNT_PAIRS = (
-    ("lts__t_sectors_op_read_lookup_hit.sum", "lts__t_sectors_op_read_lookup_miss.sum",
-     "derived:lts__t_sectors_op_read_hit_rate.pct"),
-    ("lts__t_sectors_lookup_hit.sum", "lts__t_sectors_lookup_miss.sum", "derived:lts__t_sectors_hit_rate.pct"),
-)
-PCT_FALLBACK = ("lts__t_sector_op_read_hit_rate.pct", "lts__t_sector_hit_rate.pct")
-
-
-def call_table(df: pd.DataFrame, role: str = "consumer") -> tuple[pd.DataFrame, str | None]:
-    """One row per profiled call of `role`: every kernel of one NVTX range instance together.
-
-    A range can hold several kernels (the torch rung's embedding_bag launches helpers), so
-    counts are summed per call and the hit rate is recomputed from the summed hit and miss
-    sectors; only without counts does it fall back to the mean of ncu's .pct over the kernels.
-    Returns the table (hit_rate_pct, dram_read_bytes, kernels) and the hit-rate metric used.
-    """
-    sub = df[df["role"] == role]
-    keys = [k for k in CALL_KEYS if k in sub.columns]
-    present = set(sub["metric"])
-
-    def per_call(metric: str, how: str = "sum") -> pd.Series:
-        g = sub[sub["metric"] == metric].groupby(keys, dropna=False)["value"]
-        return g.sum(min_count=1) if how == "sum" else g.mean()
-
-    rate, used = None, None
-    for hit, miss, name in COUNT_PAIRS:
-        if hit in present and miss in present:
-            h, m = per_call(hit), per_call(miss)
-            rate, used = (100.0 * h / (h + m)).where((h + m) > 0), name
-            break
-    if rate is None:
-        used = next((p for p in PCT_FALLBACK if p in present), None)
-        rate = per_call(used, "mean") if used else None
-    parts = {"hit_rate_pct": rate, "dram_read_bytes": per_call(DRAM_READ) if DRAM_READ in present else None,
-             "kernels": sub.groupby(keys, dropna=False)["launch"].nunique() if "launch" in sub.columns else None}
-    parts = {k: v for k, v in parts.items() if v is not None}
-    if sub.empty or not parts:
-        return pd.DataFrame(columns=[*keys, "hit_rate_pct", "dram_read_bytes", "kernels"]), used
-    out = pd.concat(parts, axis=1).reset_index()
-    for col in ("hit_rate_pct", "dram_read_bytes", "kernels"):
-        if col not in out.columns:
-            out[col] = float("nan")
-    return out, used
-
-
-def validity_control(df: pd.DataFrame, min_gain: float = MIN_HIT_GAIN_POINTS,
-                     min_reduction: float = MIN_DRAM_REDUCTION) -> dict[str, Any]:
-    """Does the consumer still see the pin's effect under this profiler setup?
-
-    Rule: "clear" when the consumer's median hit rate (per profiled call) after the pin beats
-    the one after pin + flush by >= min_gain points, its median DRAM read is >= min_reduction
-    lower, and the hit-rate ranges of the two arms do not overlap (the gain is above the
-    call-to-call noise). The H200 saw +15.6 points and -36 % DRAM under application replay, and
-    +0.0 points under kernel replay.
-    """
-    calls, metric = call_table(df, "consumer")
-    arms = {c: calls[calls["condition"] == c] for c in ("control_after_pin", "control_after_flush")}
-    result: dict[str, Any] = {"rule": f"hit-rate gain >= {min_gain:g} points, DRAM-read reduction >= "
-                                      f"{min_reduction:.0%}, and non-overlapping hit-rate ranges",
-                              "hit_rate_metric": metric}
-    if metric is None or any(a["hit_rate_pct"].dropna().empty for a in arms.values()):
-        result.update(verdict="inconclusive", reason="control rows or hit-rate metric missing")
-        return result
-    stats = {}
-    for name, arm in arms.items():
-        hits, dram = arm["hit_rate_pct"].dropna(), arm["dram_read_bytes"].dropna()
-        stats[name] = {"hit_rate_median": float(hits.median()), "hit_rate_min": float(hits.min()),
-                       "hit_rate_max": float(hits.max()), "n": int(hits.size),
-                       "dram_read_bytes_median": float(dram.median()) if not dram.empty else None}
-    pin, flush = stats["control_after_pin"], stats["control_after_flush"]
-    gain = pin["hit_rate_median"] - flush["hit_rate_median"]
-    reduction = None
-    if pin["dram_read_bytes_median"] is not None and flush["dram_read_bytes_median"]:
-        reduction = 1.0 - pin["dram_read_bytes_median"] / flush["dram_read_bytes_median"]
-    separated = pin["hit_rate_min"] > flush["hit_rate_max"]
-    clear = gain >= min_gain and reduction is not None and reduction >= min_reduction and separated
-    result.update(after_pin=pin, after_flush=flush, hit_rate_gain_points=gain,
-                  dram_read_reduction=reduction, ranges_separated=separated,
-                  verdict="clear" if clear else "not_clear")
-    return result
-
-
-def describe_control(vc: dict[str, Any]) -> str:
-    if vc["verdict"] == "inconclusive":
-        return f"validity control: inconclusive ({vc.get('reason', '')})"
-    red = vc["dram_read_reduction"]
-    pin, flush = vc["after_pin"], vc["after_flush"]
-    dram = ""
-    if red is not None:
-        change = f"{red:.1%} less" if red >= 0 else f"{-red:.1%} more"
-        dram = (f"; DRAM read {flush['dram_read_bytes_median'] / 1e6:.1f} MB after pin+flush vs "
-                f"{pin['dram_read_bytes_median'] / 1e6:.1f} MB after pin ({change})")
-    verdict = ("clearly above noise: the pin's L2 state survives this profiler setup"
-               if vc["verdict"] == "clear" else
-               "NOT clearly above noise: the profiler setup may erase the pin's effect, or the pin "
-               "does not help this profile")
-    return (f"validity control ({vc['hit_rate_metric']}): consumer hit rate "
-            f"{flush['hit_rate_median']:.2f} % after pin+flush vs {pin['hit_rate_median']:.2f} % after pin "
-            f"({vc['hit_rate_gain_points']:+.2f} points){dram} -> {verdict}")
-
-
-def summary_frame(df: pd.DataFrame, rung_order: Iterable[str] = (), condition: str = "ladder",
-                  l2_state: str = "natural") -> pd.DataFrame:
-    """Consumer hit rate and DRAM MB per (rung, profile): medians over the profiled calls."""
-    calls, _ = call_table(df, "consumer")
-    calls = calls[calls["condition"] == condition] if "condition" in calls.columns else calls
-    if "l2_state" in calls.columns:
-        calls = calls[calls["l2_state"] == l2_state]
-    rows = []
-    for (rung, profile), g in calls.groupby(["rung", "profile"], sort=False):
-        rows.append({"rung": rung, "profile": profile, "hit_rate_pct": g["hit_rate_pct"].median(),
-                     "dram_read_MB": g["dram_read_bytes"].median() / 1e6, "calls": len(g)})
-    out = pd.DataFrame(rows, columns=["rung", "profile", "hit_rate_pct", "dram_read_MB", "calls"])
-    order = {r: i for i, r in enumerate(rung_order)}
-    return out.sort_values("rung", key=lambda s: s.map(lambda r: order.get(r, len(order)))).reset_index(drop=True)
-
+# -- judging lives in l2attr.analysis (control.py, attribution.py): one implementation for the
+# profile run's manifest and summary, the report and the README.
 
 def passes_summary(df: pd.DataFrame) -> dict[str, Any]:
     """profiler__replayer_passes per report: how many times the child ran."""
@@ -343,8 +218,9 @@ class Plan:
 def make_plan(run_dir: Path, cfg: WorkloadConfig, rungs: Sequence[str], profiles: Sequence[str],
               calls_per_cell: int, metrics: Sequence[str], opts: NcuOptions, ncu: str,
               control: bool = True, control_profile: str | None = None, extra: Sequence[str] = (),
-              python: str = sys.executable) -> Plan:
-    jobs = plan_jobs(run_dir, cfg, rungs, profiles, calls_per_cell, control, control_profile, extra, python)
+              python: str = sys.executable, control_family: str = "artifact") -> Plan:
+    jobs = plan_jobs(run_dir, cfg, rungs, profiles, calls_per_cell, control, control_profile, extra, python,
+                     control_family)
     return Plan(jobs, {j.name: job_argv(j, metrics, opts, ncu) for j in jobs})
 
 
@@ -369,7 +245,7 @@ class ProfileSettings:
     metrics: str = "l2"
     rungs: Sequence[str] = DEFAULT_RUNGS
     profiles: Sequence[str] = PROFILES
-    calls_per_cell: int = 4
+    calls_per_cell: int | None = None     # None: one call per table of the last measured batch
     out: Path = Path("runs")
     name: str = "profile"
     chip: str | None = None
@@ -377,6 +253,7 @@ class ProfileSettings:
     opts: NcuOptions = field(default_factory=NcuOptions)
     control: bool = True
     control_profile: str | None = None
+    control_family: str = "artifact"      # the control profiles one family: the headline one
     extra: Sequence[str] = ()
     validate_metrics: bool = True
     dry_run: bool = False
@@ -471,7 +348,8 @@ def run_profile(s: ProfileSettings, console: Any, tools: Tools | None = None) ->
 
     if s.dry_run:
         plan = make_plan(Path("<RUN_DIR>"), s.cfg, s.rungs, s.profiles, s.calls_per_cell, mset.metrics,
-                         s.opts, ncu_exe, s.control, s.control_profile, s.extra, tools.python)
+                         s.opts, ncu_exe, s.control, s.control_profile, s.extra, tools.python,
+                         s.control_family)
         console.print(f"chip {chip}; metric set {mset.name}: {len(mset.metrics)} metrics; {note}",
                       markup=False, highlight=False)
         for w in warnings:
@@ -491,7 +369,7 @@ def run_profile(s: ProfileSettings, console: Any, tools: Tools | None = None) ->
     }
     run = RunDir.create(s.out, s.name, manifest)
     plan = make_plan(run.path, s.cfg, s.rungs, s.profiles, s.calls_per_cell, mset.metrics, s.opts,
-                     ncu_exe, s.control, s.control_profile, s.extra, tools.python)
+                     ncu_exe, s.control, s.control_profile, s.extra, tools.python, s.control_family)
     run.update_manifest(jobs=[{"name": j.name, "condition": j.condition, "report": str(j.report),
                                "argv": plan.argv[j.name]} for j in plan.jobs])
     console.print(f"run dir {run.path}  (chip {chip}, ncu {version or '?'}, {note})",
@@ -523,7 +401,7 @@ def run_profile(s: ProfileSettings, console: Any, tools: Tools | None = None) ->
     run.update_manifest(status="done", warnings=imported.warnings, validity_control=vc,
                         replayer_passes=passes_summary(imported.table), wall_s=walls,
                         wall_s_total=round(sum(walls.values()), 3))
-    render_summary(console, summary_frame(imported.table, s.rungs), s.rungs, s.profiles)
+    render_summary(console, imported.table)
     for w in imported.warnings:
         console.print(f"warning: {w}", markup=False, highlight=False)
     if s.control:
@@ -572,33 +450,49 @@ def run_timeline(s: ProfileSettings, console: Any, tools: Tools | None = None) -
     return 0
 
 
-def render_summary(console: Any, summary: pd.DataFrame, rungs: Sequence[str], profiles: Sequence[str]) -> None:
-    """Rows rung, columns profile: consumer hit rate and DRAM MB read (medians over profiled calls)."""
+def render_summary(console: Any, metrics: pd.DataFrame) -> None:
+    """Per family: the consumer's headline hit rate and DRAM read per call, and what pin +
+    consumer read against the unpinned consumer (analysis.attribution: the report's numbers)."""
     from rich.table import Table
 
-    table = Table(title="consumer: L2 hit rate / DRAM read (median over profiled calls)")
-    table.add_column("rung")
-    for p in profiles:
-        table.add_column(p, justify="right")
-    for r in rungs:
-        cells = []
+    from l2attr.analysis.attribution import dram_attribution, headline_rate, l2_cells, label
+    from l2attr.analysis.series import find_series, series_frame
+
+    rate = headline_rate()
+    for ser in find_series(metrics):
+        l2 = l2_cells(series_frame(metrics, ser))
+        grid = l2[(l2["role"] == "consumer") & (l2["condition"] == "ladder")] if not l2.empty else l2
+        if grid.empty:
+            continue
+        profiles = [p for p in PROFILES if p in set(grid["profile"])]
+        table = Table(title=f"{ser.title} · consumer per call: {label(rate)} / DRAM read (median over calls)")
+        table.add_column("rung")
         for p in profiles:
-            row = summary[(summary["rung"] == r) & (summary["profile"] == p)]
-            if row.empty:
-                cells.append("-")
-            else:
-                hit, mb = row.iloc[0]["hit_rate_pct"], row.iloc[0]["dram_read_MB"]
-                hit_txt = "n/a" if pd.isna(hit) else f"{hit:.1f} %"
-                mb_txt = "n/a" if pd.isna(mb) else f"{mb:.1f} MB"
-                cells.append(f"{hit_txt} / {mb_txt}")
-        table.add_row(r, *cells)
-    console.print(table)
+            table.add_column(p, justify="right")
+        for r in [r.name for r in RUNGS if r.name in set(grid["rung"])]:
+            cells = []
+            for p in profiles:
+                row = grid[(grid["rung"] == r) & (grid["profile"] == p)]
+                hit = row.iloc[0].get(rate) if not row.empty else None
+                mb = row.iloc[0].get("dram_read") if not row.empty else None
+                cells.append("-" if row.empty else
+                             f"{'n/a' if pd.isna(hit) else f'{hit:.1f} %'} / {'n/a' if pd.isna(mb) else f'{mb / 1e6:.1f} MB'}")
+            table.add_row(r, *cells)
+        console.print(table)
+        att = dram_attribution(l2)
+        for rec in att.to_dict("records") if not att.empty else []:
+            if rec["rung"] != "l2p_optmt" or pd.isna(rec["total_dram_read"]):
+                continue
+            console.print(f"  {rec['profile']}: pin {rec['pin_dram_read'] / 1e6:.1f} MB + consumer "
+                          f"{rec['consumer_dram_read'] / 1e6:.1f} MB = {rec['total_dram_read'] / 1e6:.1f} MB DRAM "
+                          f"per call vs {rec['unpinned_dram_read'] / 1e6:.1f} MB for OptMT alone",
+                          markup=False, highlight=False)
 
 
 __all__ = [
     "ProfileSettings", "Tools", "run_profile", "run_timeline", "render_summary", "validate_metric_names", "ncu_version",
     "NcuJob", "Plan", "JobResult", "plan_jobs", "make_plan", "child_command", "workload_flags",
-    "hottest_profile", "stream_run", "run_job", "check_job", "detect_chip", "validity_control",
-    "describe_control", "summary_frame", "passes_summary", "hit_rate_metric", "job_condition", "call_table",
+    "hottest_profile", "stream_run", "run_job", "check_job", "detect_chip",
+    "passes_summary", "job_condition",
     "DEFAULT_RUNGS", "CONTROL_RUNG",
 ]
