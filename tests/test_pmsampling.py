@@ -125,7 +125,7 @@ def test_range_metrics_argv_exact():
 
 def test_reader_gives_one_timestamped_row_per_sample_and_quantity(report):
     info = report.ranges.set_index("range").loc["step1"]
-    assert info["workload"] == "range"
+    assert info["workload"] == "range" and info["chip"] == "gh100"
     assert info["interval_ns"] == 1500
     assert info["instances"] == 619 and info["untimed"] == 1  # instance 0 has no timestamp
     assert info["duration_us"] == pytest.approx(860.48)
@@ -200,7 +200,7 @@ def test_child_reads_without_numpy_loaded():
 
 
 def test_timeline_rows_drop_untimed_samples_and_warn():
-    action = {"range": "r", "workload": "kernel", "interval_ns": 1000.0, "pass_groups": 2.0,
+    action = {"range": "r", "workload": "kernel", "chip": None, "interval_ns": 1000.0, "pass_groups": 2.0,
               "duration_ns": 5000.0, "kernels": [[1_000_500, 1_002_000]],
               "series": {"l2_hit_rate_pct": {"metric": "X.l2", "unit": "%", "ts": [0, 1_000_000, 1_001_000, 1_002_000],
                                              "values": [49.0, 10.0, 120.0, 30.0]}},

@@ -11,11 +11,18 @@ PM-sampled metric holds one *instance* per sample, and the instance's *correlati
 GPU timestamp in ns of that sample. Consecutive ids differ by 1,472-1,536 ns around the
 reported `profiler__pmsampler_interval_time` (1,500 ns; ids are quantised to 32 ns), so
 time comes from the ids, never from interval x index. Instance 0 carries id 0 (no timestamp)
-and is dropped: 619 instances give 618 samples. A sample covers [t, t + interval): the consumer
-kernel's own start/end timestamps (`profiler__timestamp_workload_{start,end}_0`, whose
-correlation ids are timestamps on the same clock) fall inside its first and last busy samples.
-`t_us` counts from the first timestamped sample, i.e. from when ncu started the sampler for the
-range; the report holds no separate timestamp for the range's start.
+and is dropped: 619 instances give 618 samples.
+
+A sample covers [t, t + interval). Read that way, each kernel's own start and end
+(`profiler__timestamp_workload_{start,end}_0`, correlation ids on the same clock) fall in or
+next to its first and last busy samples: the consumer starts 0.42 us into its first busy sample
+and ends 0.06 us into the idle one after its last; the pin starts 0.16 us before its first busy
+sample and ends inside its last. Read as (t - interval, t], the consumer's thread blocks would
+launch 0.4 us before the consumer started.
+
+`t_us` counts from the first timestamped sample, taken as the range's start: the report holds no
+timestamp for the range itself (its `gpu__time_duration`, 860.5 us, is shorter than the 925.5 us
+the samples span, so the sampler runs a little longer than the range).
 
 ncu_report is used in a child process (`l2attr.profile.ncu_child`), as `ncu_import` does, so
 this module imports no numpy/pandas at module level.
@@ -53,25 +60,25 @@ QUANTITY_KIND = "pm_sampling"
 # supported in Turing and GA100", so there the interval counts cycles, not ns.
 MIN_INTERVAL_NS: dict[str, int] = {"gh100": 1000}
 
-# Option names, ncu 2025.3 (`ncu --help`, "PM Sampling Options"): `--pm-sampling-interval`
-# ("in cycles or ns (depending on the architecture), or determine dynamically when 0", default 0),
-# `--pm-sampling-buffer-size` (device-side buffer in bytes, 0 = determined dynamically, default 0),
-# `--pm-sampling-max-passes` (0 = automatic). They only act when a section asks for PM sampling,
-# hence `--section PmSampling`. The NVIDIA docs search found only CUPTI's PM-sampling pages; the
-# option text comes from a copy of `ncu --help` and public scripts that pass
-# `--pm-sampling-interval 1000` with ncu 2025.x (see the report on issue 9).
+# Option names, ncu 2025.3, section "PM Sampling Options" of `ncu --help`: `--pm-sampling-interval`
+# (cycles or ns depending on the architecture; 0, the default, lets ncu choose),
+# `--pm-sampling-buffer-size` (device-side buffer in bytes; 0, the default, lets ncu size it),
+# `--pm-sampling-max-passes` (0 = automatic). They act only when a section asks for PM sampling,
+# hence `--section PmSampling`. Evidence: the docs search found only CUPTI's PM-sampling pages
+# (the interval is in ns for the GPU-time trigger); the option text is from a copy of the 2025.x
+# `ncu --help` and public scripts passing `--pm-sampling-interval 1000` to ncu 2025.x.
 OPT_INTERVAL = "--pm-sampling-interval"
 OPT_BUFFER = "--pm-sampling-buffer-size"
 
 # A hardware unit counts as busy from 1 % of its peak: outside the bursts the fixture's L2
-# throughput stays below 0.4 % (except a 3-sample copy-engine blip at 4.6 %), DRAM below 0.1 %.
+# throughput stays below 0.4 % (except a 2-sample copy-engine blip at 3.5-4.6 %), DRAM below 0.1 %.
 BUSY_PCT = 1.0
 BUSY_KEYS = ("l2_throughput_pct_of_peak", "dram_read_pct_of_peak", "dram_write_pct_of_peak",
              "sm_inst_pct_of_peak")
 PHASE_COLUMNS = ["range", "phase", "start_us", "end_us", "duration_us", "samples"]
 SAMPLE_COLUMNS = ["range", "quantity", "t_us", "value", "unit", "metric"]
 KERNEL_COLUMNS = ["range", "kernel", "start_us", "end_us"]
-RANGE_COLUMNS = ["range", "workload", "interval_ns", "duration_us", "pass_groups", "instances", "untimed"]
+RANGE_COLUMNS = ["range", "workload", "chip", "interval_ns", "duration_us", "pass_groups", "instances", "untimed"]
 HIT_RATE_KEYS = ("l2_hit_rate_pct", "l2_tex_hit_rate_pct")
 _WORKLOAD_START = re.compile(r"profiler__timestamp_workload_start_(\d+)$")
 
@@ -228,8 +235,7 @@ def _series(metric: Any) -> dict[str, Any]:
 
 def _workloads(action: Any) -> list[list[int]]:
     """[start, end] GPU timestamps of the kernels in the range (pass group 0)."""
-    names = action.metric_names()
-    starts = [n for n in names if _WORKLOAD_START.match(n) and n.endswith("_0")]
+    starts = [n for n in action.metric_names() if (m := _WORKLOAD_START.match(n)) and m[1] == "0"]
     if not starts:
         return []
     s = action.metric_by_name(starts[0]).correlation_ids()
@@ -333,7 +339,8 @@ def _timeline_rows(action: dict[str, Any], warnings: list[str]) -> tuple[list, l
     if (action["pass_groups"] or 1) > 1:
         warnings.append(f"{name}: samples come from {action['pass_groups']:.0f} passes; each "
                         "quantity's time axis starts at its own pass's first sample")
-    info = {"range": name, "workload": action["workload"], "interval_ns": action["interval_ns"],
+    info = {"range": name, "workload": action["workload"], "chip": action["chip"],
+            "interval_ns": action["interval_ns"],
             "duration_us": None if action["duration_ns"] is None else action["duration_ns"] / 1e3,
             "pass_groups": action["pass_groups"], "instances": instances, "untimed": untimed}
     return rows, kernels, info
@@ -347,7 +354,7 @@ def read_pm_report(path: Path | str) -> PmTimeline:
     warnings: list[str] = []
     rows, kernels, infos = [], [], []
     for action in data["actions"]:
-        if not action["series"] and not action["missing"]:
+        if not action["series"]:  # a result without PM sampling (kernel results beside the range)
             continue
         r, k, info = _timeline_rows(action, warnings)
         rows += r
@@ -386,10 +393,10 @@ def read_range_metrics(path: Path | str) -> "pd.DataFrame":
     data = run_reader(__name__, ["range-metrics", str(path)], path)
     actions = data["actions"]
     ranges = {i for i, a in enumerate(actions) if a["workload"] == "range"}
-    skip = {i: _instanced_or_derived(actions[i]["instanced"]) for i in ranges}
     if not ranges:
         raise UserError(f"{path}: no range results in it (kernel or application replay?); record "
                         "with --replay-mode app-range and an NVTX push/pop range")
+    skip = {i: _instanced_or_derived(actions[i]["instanced"]) for i in ranges}
     rows = [{"range": r["nvtx_range"], "metric": r["metric"], "value": float(r["value"]),
              "unit": r["unit"], "report": r["report"], "action": r["launch"]}
             for r in data["rows"]
@@ -428,20 +435,16 @@ def _range_phases(name: str, wide: "pd.DataFrame", busy_pct: float, merge_sample
               else [True] * len(wide))
     t = wide.index.to_numpy(dtype=float)
     step = float(pd.Series(t).diff().median())
-    found = []
-    for a, b in _bursts(list(busy), merge_samples):
-        found.append({"start": t[a], "end": t[b] + step, "samples": b - a + 1,
-                      "kernel": bool(any(kernel[a:b + 1]))})
-    kernels = [f for f in found if f["kernel"]]
-    labels = {id(f): ("kernel" if f["kernel"] else "other") for f in found}
-    out = []
+    out = [{"phase": "kernel" if any(kernel[a:b + 1]) else "other", "start_us": float(t[a]),
+            "end_us": float(t[b] + step), "samples": b - a + 1}
+           for a, b in _bursts(list(busy), merge_samples)]
+    kernels = [row for row in out if row["phase"] == "kernel"]
     if len(kernels) >= 2:
         pin, consumer = kernels[0], kernels[-1]
-        labels[id(pin)], labels[id(consumer)] = "pin", "consumer"
-        between = int(((t >= pin["end"]) & (t < consumer["start"])).sum())
-        out.append({"phase": "gap", "start_us": pin["end"], "end_us": consumer["start"], "samples": between})
-    out += [{"phase": labels[id(f)], "start_us": f["start"], "end_us": f["end"], "samples": f["samples"]}
-            for f in found]
+        pin["phase"], consumer["phase"] = "pin", "consumer"
+        between = int(((t >= pin["end_us"]) & (t < consumer["start_us"])).sum())
+        out.append({"phase": "gap", "start_us": pin["end_us"], "end_us": consumer["start_us"],
+                    "samples": between})
     for row in out:
         row["range"] = name
         row["duration_us"] = row["end_us"] - row["start_us"]
@@ -476,7 +479,12 @@ def _main(argv: list[str]) -> int:
     if len(argv) != 2 or argv[0] not in jobs:
         print("usage: python -m l2attr.profile.pmsampling timeline|range-metrics REPORT", file=sys.stderr)
         return 2
-    return answer(lambda: (ensure_ncu_report(), jobs[argv[0]](argv[1]))[1])
+
+    def job() -> dict[str, Any]:
+        ensure_ncu_report()  # first, before anything can load numpy
+        return jobs[argv[0]](argv[1])
+
+    return answer(job)
 
 
 __all__ = [

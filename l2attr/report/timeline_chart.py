@@ -85,7 +85,7 @@ def timeline_figure(timeline: pd.DataFrame | None, phases: pd.DataFrame | None =
         return None
     wide = _wide(rows)
     labels = quantity_labels()
-    step_ns = float(pd.Series(wide.index).diff().median()) * 1e3
+    step_us = float(pd.Series(wide.index).diff().median())
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.1)
     for key, row, color, dash in SERIES:
         if key not in wide:
@@ -96,14 +96,15 @@ def timeline_figure(timeline: pd.DataFrame | None, phases: pd.DataFrame | None =
                         connectgaps=False, row=row, col=1,
                         hovertemplate=f"{labels.get(key, key)}<br>t %{{x:.1f}} µs<br>%{{y:.1f}} {unit}"
                                       "<extra></extra>")
-    title = f"Pin → gap → consumer in time (PM sampling every {step_ns:,.0f} ns) · {name}"
+    title = f"Pin → gap → consumer in time (PM sampling every {step_us:.1f} µs) · {name}"
     layout = _layout(title, "L2 hit rate (%)", height=540)
     axis_style = {"gridcolor": GRID, "zeroline": False, "linecolor": "#9CA3AF"}
     layout["yaxis"] = {**layout["yaxis"], "range": [0, 100]}
     layout["yaxis2"] = {**axis_style, "title": {"text": "throughput (% of peak)"}, "rangemode": "tozero"}
     layout["xaxis2"] = {**layout["xaxis"], "title": {"text": "time from range start (µs)"}}
-    layout["margin"] = {**layout["margin"], "t": 110}
-    layout["legend"] = {**layout["legend"], "y": 1.12}
+    # phase labels sit above the top panel, where the legend would go: the legend goes below
+    layout["legend"] = {**layout["legend"], "y": -0.17, "yanchor": "top"}
+    layout["margin"] = {**layout["margin"], "t": 96, "b": 104}
     if phases is not None and not phases.empty:
         mine = phases[phases["range"] == name]
         layout["shapes"], layout["annotations"] = _phase_marks(mine)
