@@ -133,9 +133,13 @@ def metrics_dir() -> Path:
     return data_dir("metrics")
 
 
+# A TOML file with another `kind` (e.g. "pm_sampling") lists names l2attr reads, not a `--metrics` set.
+COUNTER_KIND = "counters"
+
+
 def available_sets(folder: Path | None = None) -> list[str]:
     folder = folder or metrics_dir()
-    return sorted(p.stem for p in folder.glob("*.toml"))
+    return sorted(p.stem for p in folder.glob("*.toml") if _read_toml(p).get("kind", COUNTER_KIND) == COUNTER_KIND)
 
 
 def _read_toml(path: Path) -> dict:
@@ -155,6 +159,8 @@ def load_metric_set(name: str, chip: str, folder: Path | None = None) -> MetricS
         raise UserError(f"unknown metric set {name!r}; available: {', '.join(available_sets(folder))} "
                         "(or give raw ncu metric names, e.g. dram__bytes_read.sum)")
     data = _read_toml(path)
+    if data.get("kind", COUNTER_KIND) != COUNTER_KIND:
+        raise UserError(f"{name!r} is not a metric set for --metrics: {data.get('description', data['kind'])}")
     specs = []
     for i, m in enumerate(data.get("metric", [])):
         key = m.get("key", f"#{i}")
