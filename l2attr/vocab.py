@@ -36,6 +36,7 @@ class Family(Vocab):
 class Role(Vocab):
     PIN = "pin"
     CONSUMER = "consumer"
+    CALL = "call"          # the whole call, pin -> sync -> consumer (range replay, timelines)
 
 
 class L2State(Vocab):
@@ -90,9 +91,16 @@ class Verdict(Vocab):
 
 
 # -- NVTX range names -------------------------------------------------------------------------
-# ':' separates fields, never '/': ncu's --nvtx-include splits on '/' (NOTES trap 2).
+# Ranges live in l2attr's own NVTX domain; ':' separates fields, never '/' (ncu's --nvtx-include
+# splits the range stack on '/', NOTES trap 2). Seen on the H200 with ncu 2025.3.1
+# (examples/logs/probe_nvtx_evict_last.log): `regex:l2attr@(pin|consumer):.*/` selects the pin and
+# consumer ranges of the domain, nested in a call range or not, while `l2attr@regex:...` and an
+# include without the trailing '/' select nothing.
 
-NVTX_PREFIX = "l2attr"
+NVTX_DOMAIN = "l2attr"
+NVTX_INCLUDE = f"regex:{NVTX_DOMAIN}@(pin|consumer):.*/"
+NVTX_CALL_INCLUDE = f"regex:{NVTX_DOMAIN}@call:.*/"
+LEGACY_PREFIX = f"{NVTX_DOMAIN}:"   # before the domain: names in the default domain with this prefix
 
 
 @dataclass(frozen=True)
@@ -109,7 +117,7 @@ class RangeName:
     batch: int
 
     def __str__(self) -> str:
-        return (f"{NVTX_PREFIX}:{self.role}:{self.family}:{self.rung}:{self.pin}:{self.profile}:"
+        return (f"{self.role}:{self.family}:{self.rung}:{self.pin}:{self.profile}:"
                 f"{self.l2_state}:t{self.table}:b{self.batch}")
 
     @property
@@ -122,35 +130,46 @@ def _alternatives(enum: type[Vocab]) -> str:
 
 
 _RANGE_RE = re.compile(
-    rf"^{NVTX_PREFIX}:(?P<role>{_alternatives(Role)}):(?P<family>{_alternatives(Family)}):"
+    rf"^(?P<role>{_alternatives(Role)}):(?P<family>{_alternatives(Family)}):"
     rf"(?P<rung>[^:]+):(?P<pin>{_alternatives(Pin)}):(?P<profile>[^:]+):"
     rf"(?P<l2_state>{_alternatives(L2State)}):t(?P<table>\d+):b(?P<batch>\d+)$")
 # Before kernel families existed (every run used today's `tuned` kernels): no family, no pin.
 _V1_RE = re.compile(
-    rf"^{NVTX_PREFIX}:(?P<role>{_alternatives(Role)}):(?P<rung>[^:]+):(?P<profile>[^:]+):"
+    rf"^(?P<role>{_alternatives(Role)}):(?P<rung>[^:]+):(?P<profile>[^:]+):"
     rf"(?P<l2_state>{_alternatives(L2State)}):t(?P<table>\d+):b(?P<batch>\d+)$")
-_ROLE_ONLY_RE = re.compile(rf"^{NVTX_PREFIX}:(?P<role>{_alternatives(Role)})(?::.*)?$")
+_ROLE_ONLY_RE = re.compile(rf"^(?P<role>{_alternatives(Role)})(?::.*)?$")
 
 
 def range_name(role: str, family: str, rung: str, pin: str, profile: str, l2_state: str,
                table: int, batch: int) -> str:
-    """The NVTX range name for one kernel launch of one call."""
+    """The NVTX range name (inside the l2attr domain) for one role of one call."""
     return str(RangeName(str(role), str(family), rung, str(pin), profile, str(l2_state),
                          int(table), int(batch)))
+
+
+def _strip(name: str) -> str | None:
+    """The name inside l2attr's namespace: `l2attr@x` (domain, as the importer records it) or
+    `l2attr:x` (the old default-domain prefix); None for anybody else's range."""
+    for prefix in (f"{NVTX_DOMAIN}@", LEGACY_PREFIX):
+        if name.startswith(prefix):
+            return name[len(prefix):]
+    return None
 
 
 def parse_range_name(name: str | None) -> dict[str, Any]:
     """Split an l2attr range name into columns; anything else leaves them empty.
 
-    Names written before families existed are read as family `tuned` (the only kernels there
-    were) with pin granularity unknown (''); `l2attr:pin`-style names give the role only.
+    Accepts `l2attr@<name>` (the domain) and `l2attr:<name>` (before the domain). Names written
+    before families existed are read as family `tuned` (the only kernels there were) with pin
+    granularity unknown (''); `l2attr:pin`-style names give the role only.
     """
     out: dict[str, Any] = {"role": "", "family": "", "rung": "", "pin": "", "profile": "",
                            "l2_state": "", "cell": "", "table": None, "batch": None}
-    if not name:
+    inner = _strip(name) if name else None
+    if inner is None:
         return out
-    m = _RANGE_RE.match(name)
-    legacy = None if m else _V1_RE.match(name)
+    m = _RANGE_RE.match(inner)
+    legacy = None if m else _V1_RE.match(inner)
     if m or legacy:
         g = (m or legacy).groupdict()  # type: ignore[union-attr]
         parsed = RangeName(g["role"], g.get("family") or Family.TUNED.value, g["rung"],
@@ -160,7 +179,7 @@ def parse_range_name(name: str | None) -> dict[str, Any]:
                    profile=parsed.profile, l2_state=parsed.l2_state, table=parsed.table,
                    batch=parsed.batch, cell=parsed.cell)
         return out
-    m = _ROLE_ONLY_RE.match(name)
+    m = _ROLE_ONLY_RE.match(inner)
     if m:
         out["role"] = m["role"]
     return out

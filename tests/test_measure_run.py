@@ -32,6 +32,7 @@ class FakeGpu:
         self.offsets = self.out = None
         self.last_lag_us = 1.0
         self.priority_reset_ok = True
+        self.l2_bytes = 60 << 20
         self.torch = SimpleNamespace(from_numpy=lambda a: SimpleNamespace(cuda=lambda: a))
         self.next = None
 
@@ -39,6 +40,7 @@ class FakeGpu:
     def stream_sync(self): pass
     def warm_up(self): pass
     def hbm_copy_GBps(self): return 4000.0
+    def read_GBps(self, nbytes): return 3800.0 if nbytes >= 1 << 30 else 9000.0
     def upload_indices(self, a): return a
 
     def host_clock_us(self):
@@ -118,6 +120,7 @@ def test_cells_for_every_variant_quantity_and_timer(tmp_path, fake):
     assert ("artifact", "baseline", "pin", "kernel") not in c.index
     m = run.manifest()
     assert "artifact/l2p_optmt/element" in m["variants"] and m["hbm_copy_GBps"] == 4000.0
+    assert (m["hbm_read_GBps"], m["l2_read_GBps"]) == (3800.0, 9000.0)
     assert m["ptxas"]["variants"]["artifact/l2p_optmt/element"]["pin"]["sm_90"]["registers"] > 0
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from l2attr.vocab import Family, L2State, Pin, Role, Timer, parse_range_name, range_name
+from l2attr.vocab import NVTX_DOMAIN, Family, L2State, Pin, Role, Timer, parse_range_name, range_name
 
 names = st.text(alphabet=st.characters(blacklist_characters=":\n", blacklist_categories=("Cs",)),
                 min_size=1, max_size=20)
@@ -16,7 +16,7 @@ names = st.text(alphabet=st.characters(blacklist_characters=":\n", blacklist_cat
 def test_round_trip(role, family, rung, pin, profile, state, table, batch):
     name = range_name(role, family, rung, pin, profile, state, table, batch)
     assert "/" not in name or "/" in rung + profile     # never a '/' of our own (ncu splits on it)
-    back = parse_range_name(name)
+    back = parse_range_name(f"{NVTX_DOMAIN}@{name}")   # as the importer records a domain range
     assert (back["role"], back["family"], back["rung"], back["pin"], back["profile"], back["l2_state"],
             back["table"], back["batch"]) == (role.value, family.value, rung, pin.value, profile,
                                               state.value, table, batch)
@@ -25,7 +25,11 @@ def test_round_trip(role, family, rung, pin, profile, state, table, batch):
 
 def test_known_name():
     assert range_name(Role.PIN, Family.ARTIFACT, "l2p_optmt", Pin.ELEMENT, "reuse_low", L2State.FLUSH, 11, 3) \
-        == "l2attr:pin:artifact:l2p_optmt:element:reuse_low:flush:t11:b3"
+        == "pin:artifact:l2p_optmt:element:reuse_low:flush:t11:b3"
+    # the same name before l2attr had a domain (default domain, `l2attr:` prefix) reads the same
+    assert parse_range_name("l2attr:pin:artifact:l2p_optmt:element:reuse_low:flush:t11:b3")["cell"] \
+        == parse_range_name("l2attr@pin:artifact:l2p_optmt:element:reuse_low:flush:t11:b3")["cell"] \
+        == "artifact:l2p_optmt:element:reuse_low:flush"
 
 
 def test_names_before_families_read_as_tuned_with_pin_unknown():
@@ -36,6 +40,8 @@ def test_names_before_families_read_as_tuned_with_pin_unknown():
 
 
 @pytest.mark.parametrize("name", ["my_app:step", "", None, "l2attr:consumer:r:p:hot:t1:b2",
+                                  "pin:artifact:optmt:none:random:natural:t1:b2",   # not ours: no domain
+                                  "other@pin:artifact:optmt:none:random:natural:t1:b2",
                                   "l2attr:consumer:artifact:optmt:sideways:random:natural:t1:b2"])
 def test_foreign_or_malformed_names_leave_the_identity_empty(name):
     out = parse_range_name(name)

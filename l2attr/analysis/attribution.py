@@ -57,10 +57,13 @@ def label(key: str) -> str:
     return {EVICT_LAST_SHARE: "share of L2 hits on evict_last lines", L2_SECTORS: "L2 sector lookups"}.get(key, key)
 
 
-def call_table(metrics: pd.DataFrame, cat: Catalog | None = None) -> pd.DataFrame:
-    """One row per (call, role): each metric key summed over the call's kernels, rates from sums."""
+def call_table(metrics: pd.DataFrame, cat: Catalog | None = None,
+               extra_keys: tuple[str, ...] = ()) -> pd.DataFrame:
+    """One row per (call, role): each metric key summed over the call's kernels, rates from sums.
+
+    `extra_keys` split calls further (e.g. the NVTX range of kernels l2attr did not name)."""
     cat = cat or _catalog()
-    keys = [k for k in CALL_KEYS if k in metrics.columns]
+    keys = [k for k in (*CALL_KEYS, *extra_keys) if k in metrics.columns]
     if metrics.empty:
         return pd.DataFrame(columns=[*keys, "kernels"])
     raw = metrics[~metrics["metric"].astype(str).str.startswith(DERIVED_PREFIX)]

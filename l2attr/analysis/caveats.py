@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from l2attr.analysis.load import Study, manifest_first, manifest_value
+from l2attr.vocab import Verdict
 
 LEVELS = ("error", "warn", "info")
 
@@ -24,9 +25,10 @@ class Caveat:
     origin: str     # where it came from (run dir / manifest field, or "analysis")
 
 
-# The profile writer's verdict words, and the ones the brief for this report used.
-VISIBLE = ("visible", "clear")
-NOT_VISIBLE = ("not_visible", "not_clear")
+# The profile writer's verdict words (analysis.control); "visible"/"not_visible" are read too,
+# for runs recorded before the words were fixed.
+VISIBLE = (Verdict.CLEAR.value, "visible")
+NOT_VISIBLE = (Verdict.NOT_CLEAR.value, "not_visible")
 
 
 def validity_caveats(study: Study) -> list[Caveat]:
@@ -61,12 +63,18 @@ def validity_detail(vc: dict[str, Any]) -> str:
     pin, flush = vc.get("after_pin"), vc.get("after_flush")
     parts = []
     if isinstance(pin, dict) and isinstance(flush, dict):
-        metric = vc.get("hit_rate_metric") or "hit rate"
+        metric = vc.get("hit_rate_label") or vc.get("hit_rate_metric") or "hit rate"
         parts.append(f"consumer {metric}: {_num(flush.get('hit_rate_median'))} % after pin + flush vs "
                      f"{_num(pin.get('hit_rate_median'))} % after pin")
-        if flush.get("dram_read_bytes_median") and pin.get("dram_read_bytes_median"):
-            parts.append(f"DRAM read {flush['dram_read_bytes_median'] / 1e6:,.1f} MB vs "
-                         f"{pin['dram_read_bytes_median'] / 1e6:,.1f} MB")
+        # `dram_read_bytes_median`: runs recorded before the metric keys
+        f_dram = flush.get("dram_read_median") or flush.get("dram_read_bytes_median")
+        p_dram = pin.get("dram_read_median") or pin.get("dram_read_bytes_median")
+        if f_dram and p_dram:
+            parts.append(f"DRAM read {f_dram / 1e6:,.1f} MB vs {p_dram / 1e6:,.1f} MB")
+        reset = vc.get("after_reset")
+        if isinstance(reset, dict):
+            parts.append(f"after pin + persisting-L2 reset {_num(reset.get('hit_rate_median'))} %"
+                         + (f", DRAM {reset['dram_read_median'] / 1e6:,.1f} MB" if reset.get("dram_read_median") else ""))
     else:
         for key, value in vc.items():
             if key not in ("verdict", "rule", "reason") and not isinstance(value, (dict, list)):

@@ -79,12 +79,17 @@ class Study:
 
     def hbm_copy_GBps(self) -> tuple[float | None, str]:
         """The measured HBM copy bandwidth and the run it came from (ladder runs measure it)."""
+        return self.measured("hbm_copy_GBps")
+
+    def measured(self, key: str) -> tuple[float | None, str]:
+        """A bandwidth a ladder run measured (hbm_copy_GBps, hbm_read_GBps, l2_read_GBps) and
+        where it came from; None with the reason when no run recorded it."""
         ordered = self.runs_of_kind("ladder") + [r for r in self.runs if r.kind != "ladder"]
         for run in ordered:
-            value = run.manifest.get("hbm_copy_GBps")
+            value = run.manifest.get(key)
             if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-                return float(value), f"{run.name}/{MANIFEST}[hbm_copy_GBps]"
-        return None, "no run's manifest records hbm_copy_GBps"
+                return float(value), f"{run.name}/{MANIFEST}[{key}]"
+        return None, f"no run's manifest records {key}"
 
 
 def load_runs(paths: list[Path] | list[str], allow_mixed: bool = False) -> Study:

@@ -1,11 +1,14 @@
-"""Roofline fraction: how close each consumer gets to the HBM bandwidth this GPU actually delivers.
+"""Rooflines: how close each consumer gets to the bandwidth this GPU actually delivers.
 
-    fraction = achieved GB/s / measured device-to-device copy GB/s (manifest `hbm_copy_GBps`)
+Two views, kept apart and named:
 
-achieved GB/s is cells.csv's `achieved_GBps` when present, else bytes_per_call / median. The
-bytes are those the consumer *must read* per call (rows + indices + offsets); bytes served by
-L2 count too, so a fraction above 1 means L2 served part of the traffic, not that HBM ran faster
-than its copy bandwidth.
+- measured traffic (layer B): DRAM GB/s = ncu DRAM bytes read / ncu kernel duration, over the
+  measured HBM *read* bandwidth (manifest `hbm_read_GBps`); L2 GB/s = L2 sector lookups x 32 B /
+  duration, over the measured L2 read bandwidth (`l2_read_GBps`). These say what the memory system
+  actually carried.
+- logical bytes (layer A): the bytes the consumer *must read* per call (rows + indices + offsets)
+  / CUDA-event median, over the device-to-device copy bandwidth (`hbm_copy_GBps`). Bytes served by
+  L2 count too, so above 1 means L2 served part of them, not that HBM ran faster.
 """
 
 from __future__ import annotations
@@ -49,5 +52,43 @@ def roofline_fractions(cells: pd.DataFrame, hbm_copy_GBps: float | None,
             "fraction": NA if "fraction" in missing else achieved / hbm_copy_GBps,
             "source": f"{rec.get('run', '?')}/cells.csv[{state}|{profile}|{rung}|consumer] + {hbm_source}",
             "missing": missing,
+        })
+    return sort_rows(pd.DataFrame(rows))
+
+
+def measured_roofline(l2: pd.DataFrame, hbm_read_GBps: float | None, l2_read_GBps: float | None,
+                      sources: str = "") -> pd.DataFrame:
+    """One row per profiled consumer cell (ladder condition): DRAM and L2 bandwidth delivered,
+    from ncu's bytes and sectors over ncu's duration, as fractions of the measured read ceilings."""
+    rows: list[dict[str, Any]] = []
+    if l2.empty:
+        return pd.DataFrame(rows)
+    cons = l2[(l2["role"] == "consumer") & (l2["condition"] == "ladder")]
+    for rec in cons.to_dict("records"):
+        missing: dict[str, str] = {}
+        duration = number(rec.get("duration"))
+        dram = number(rec.get("dram_read"))
+        sectors = number(rec.get("l2_sectors"))
+        if is_missing(duration) or duration <= 0:
+            missing["dram_GBps"] = missing["l2_GBps"] = "kernel duration (gpu__time_duration) not collected"
+        dram_GBps = dram / duration if "dram_GBps" not in missing and not is_missing(dram) else NA
+        l2_GBps = sectors * 32 / duration if "l2_GBps" not in missing and not is_missing(sectors) else NA
+        if is_missing(dram_GBps):
+            missing.setdefault("dram_GBps", "DRAM bytes not collected")
+        if is_missing(l2_GBps):
+            missing.setdefault("l2_GBps", "L2 lookup counts not collected")
+        if hbm_read_GBps is None:
+            missing["dram_fraction"] = "no ladder run measured the HBM read bandwidth (hbm_read_GBps)"
+        if l2_read_GBps is None:
+            missing["l2_fraction"] = "no ladder run measured the L2 read bandwidth (l2_read_GBps)"
+        rows.append({
+            "profile": rec["profile"], "rung": rec["rung"], "label": rung_label(rec["rung"]),
+            "duration_us": duration / 1e3 if not is_missing(duration) else NA,
+            "dram_read_bytes": dram, "dram_GBps": dram_GBps,
+            "hbm_read_GBps": NA if hbm_read_GBps is None else hbm_read_GBps,
+            "dram_fraction": NA if hbm_read_GBps is None or is_missing(dram_GBps) else dram_GBps / hbm_read_GBps,
+            "l2_GBps": l2_GBps, "l2_read_GBps": NA if l2_read_GBps is None else l2_read_GBps,
+            "l2_fraction": NA if l2_read_GBps is None or is_missing(l2_GBps) else l2_GBps / l2_read_GBps,
+            "source": " + ".join(x for x in (rec["source"], sources) if x), "missing": missing,
         })
     return sort_rows(pd.DataFrame(rows))

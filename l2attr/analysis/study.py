@@ -13,7 +13,7 @@ from l2attr.analysis.caveats import (
 )
 from l2attr.analysis.ladder import latency_ladder
 from l2attr.analysis.load import Study
-from l2attr.analysis.roofline import roofline_fractions
+from l2attr.analysis.roofline import measured_roofline, roofline_fractions
 from l2attr.analysis.share import l2_share_of_step
 from l2attr.analysis.spread import spread_summary
 from l2attr.analysis.series import Series, find_series, series_frame, tag
@@ -35,8 +35,10 @@ class Analysis:
     amortisation: pd.DataFrame
     curve: pd.DataFrame
     share: pd.DataFrame
-    roofline: pd.DataFrame
+    roofline: pd.DataFrame             # logical bytes / CUDA-event time vs copy bandwidth (layer A)
     hbm_copy_GBps: float | None
+    measured_roofline: pd.DataFrame    # ncu DRAM bytes and L2 sectors / ncu duration vs read ceilings
+    dram: pd.DataFrame                 # DRAM bytes per call: pin, consumer, total vs unpinned
     l2: pd.DataFrame                    # layer B cells (condition x role x rung x profile)
     pin_effect: pd.DataFrame
     rpf_vs_l2p: pd.DataFrame
@@ -82,6 +84,9 @@ def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
 def analyse(study: Study, l2_state: str | None = None) -> Analysis:
     series = find_series(study.cells, study.metrics)
     hbm, hbm_source = study.hbm_copy_GBps()
+    hbm_read, read_src = study.measured("hbm_read_GBps")
+    l2_read, l2_src = study.measured("l2_read_GBps")
+    ceilings = " + ".join(src for v, src in ((hbm_read, read_src), (l2_read, l2_src)) if v is not None)
     parts: dict[str, list[pd.DataFrame]] = {}
     ladders = []
     for s in series:
@@ -108,6 +113,8 @@ def analyse(study: Study, l2_state: str | None = None) -> Analysis:
             "ladder": ladder, "amortisation": amort, "curve": amortisation_curve(amort),
             "share": share, "roofline": roofline_fractions(cells, hbm, hbm_source), "l2": l2,
             "pin_effect": pin_effect, "rpf_vs_l2p": attribution.rpf_vs_l2p(l2),
+            "dram": attribution.dram_attribution(l2),
+            "measured_roofline": measured_roofline(l2, hbm_read, l2_read, ceilings),
             "gradient": attribution.hotness_gradient(l2),
             "pin_traffic": attribution.pin_traffic(l2, study.config),
             "validity": attribution.validity_from_metrics(l2),
@@ -118,8 +125,7 @@ def analyse(study: Study, l2_state: str | None = None) -> Analysis:
             parts.setdefault(name, []).append(tag(df, s))
         gradient_all.append(frames["gradient"])
     out = {name: _concat(dfs) for name, dfs in parts.items()}
-    for name in ("ladder", "amortisation", "curve", "share", "roofline", "l2", "pin_effect", "rpf_vs_l2p",
-                 "gradient", "pin_traffic", "validity", "verdict", "spread"):
+    for name in SERIES_FRAMES:
         out.setdefault(name, pd.DataFrame())
     warnings = attribution.metric_warnings(study.metrics)
     caveats = (validity_caveats(study) + ncu_setting_caveats(study) + run_warning_caveats(study) + mixed
@@ -130,7 +136,7 @@ def analyse(study: Study, l2_state: str | None = None) -> Analysis:
 
 
 SERIES_FRAMES = ("ladder", "amortisation", "curve", "share", "roofline", "l2", "pin_effect", "rpf_vs_l2p",
-                 "gradient", "pin_traffic", "validity", "verdict", "spread")
+                 "gradient", "pin_traffic", "validity", "verdict", "spread", "dram", "measured_roofline")
 
 
 def series_view(an: Analysis, s: Series) -> Analysis:

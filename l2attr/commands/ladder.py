@@ -66,6 +66,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="GPU spin before each timed kernel, hides launch latency (default 50)")
     g.add_argument("--nvtx-last", type=int, default=0,
                    help="NVTX ranges only around the last N measured calls of a cell (0: all)")
+    g.add_argument("--nvtx-calls", action="store_true",
+                   help="also one NVTX range around each whole call (pin -> sync -> consumer), for "
+                        "`profile --timeline`'s range replay")
     o = p.add_argument_group("output")
     o.add_argument("--out", type=Path, default=Path("runs"), help="runs folder (default ./runs)")
     o.add_argument("--name", default="ladder", help="run name suffix (default ladder)")
@@ -110,7 +113,7 @@ def options_from_args(args: argparse.Namespace) -> "LadderOptions":
         drop_out_of_range=args.drop_out_of_range, l2_state=args.l2_state, repeats=args.repeats,
         maxrregcount=args.maxrregcount, pin_granularity=args.pin_granularity,
         rpf_depth=args.rpf_depth, shape=LaunchShape(grid=args.grid, block=(bx, by)),
-        nvtx_last=args.nvtx_last, spin_us=args.spin_us, host_repeat=not args.no_host_repeat,
+        nvtx_last=args.nvtx_last, nvtx_calls=args.nvtx_calls, spin_us=args.spin_us, host_repeat=not args.no_host_repeat,
         cache_dir=args.cache_dir or (args.out / ".cache"))
 
 

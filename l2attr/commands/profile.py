@@ -32,6 +32,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     imp.add_argument("--condition", default="ladder", help="with --import: condition column (default ladder)")
     imp.add_argument("--keep-all-metrics", action="store_true",
                      help="keep device__/launch__/profiler__ attributes and .avg/.min/.max rollups")
+    imp.add_argument("--nvtx-include", dest="import_nvtx", action="append", default=[], metavar="EXPR",
+                     help="with --import: only kernels inside matching NVTX ranges (ncu's syntax, e.g. "
+                          "'regex:l2attr@consumer:.*/'; repeatable = or)")
+    imp.add_argument("--kernel-name", metavar="NAME",
+                     help="with --import: only kernels with this function name (or regex:PATTERN)")
 
     run = p.add_argument_group("what to profile")
     run.add_argument("--metrics", default="l2",
@@ -101,7 +106,8 @@ def _run_import(args: argparse.Namespace) -> int:
         return 0
     from l2attr.profile.ncu_import import csv_order, read_report
 
-    res = read_report(path, condition=args.condition, keep_all=args.keep_all_metrics)
+    res = read_report(path, condition=args.condition, keep_all=args.keep_all_metrics,
+                      nvtx_include=args.import_nvtx, kernel_name=args.kernel_name)
     if args.csv:
         csv_order(res.table).to_csv(sys.stdout, index=False)
         for w in res.warnings:
@@ -111,44 +117,35 @@ def _run_import(args: argparse.Namespace) -> int:
     return 0
 
 
-# metric -> (column title, scale, format) for the per-kernel summary of an imported report
-_SUMMARY_COLUMNS = (
-    ("hit %", 1.0, "{:.2f}"),
-    ("DRAM read MB", 1e-6, "{:.2f}"),
-    ("DRAM write MB", 1e-6, "{:.2f}"),
-    ("evict-last sectors", 1.0, "{:,.0f}"),
-    ("time µs", 1e-3, "{:.1f}"),
-    ("passes", 1.0, "{:.0f}"),
-)
-_SUMMARY_METRICS = (None, "dram__bytes_read.sum", "dram__bytes_write.sum",
-                    "lts__t_sectors_aperture_device_evict_last.sum", "gpu__time_duration.sum",
-                    "profiler__replayer_passes")
-
-
 def render_import(console, res, path: Path) -> None:
-    """One row per profiled kernel: identity from NVTX, then the headline L2 numbers."""
+    """One row per profiled call (NVTX range instance): counts summed over its kernels, the
+    headline hit rate from those sums (analysis.attribution.call_table, as the report does)."""
     from rich.markup import escape
     from rich.table import Table
 
-    from l2attr.profile.orchestrate import hit_rate_metric
+    from l2attr.analysis.attribution import call_table, headline_rate, label
 
     df = res.table
-    hit_metric = hit_rate_metric(df) if not df.empty else None
-    table = Table(title=f"{path.name}: {df['launch'].nunique()} kernels, {len(df)} rows"
-                        + (f" (hit % = {hit_metric})" if hit_metric else ""))
-    for col in ("#", "role", "NVTX range", "kernel"):
+    # l2attr's calls are (role, cell, table, batch); any other kernel is a call of its own
+    own = df["table"].notna()
+    calls = call_table(df.assign(kernel_call=df["launch"].where(~own, -1)),
+                       extra_keys=("nvtx_range", "kernel_call"))
+    rate = headline_rate()
+    table = Table(title=f"{path.name}: {df['launch'].nunique()} kernels in {len(calls)} calls, {len(df)} rows")
+    for col in ("role", "NVTX range", "kernels"):
         table.add_column(col, overflow="fold")
-    for title, _, _ in _SUMMARY_COLUMNS:
+    columns = ((rate, f"{label(rate)} %", 1.0, "{:.2f}"), ("dram_read", "DRAM read MB", 1e-6, "{:.2f}"),
+               ("dram_write", "DRAM write MB", 1e-6, "{:.2f}"),
+               ("evict_last", "evict-last sectors", 1.0, "{:,.0f}"), ("duration", "time µs", 1e-3, "{:.1f}"))
+    for _, title, _, _ in columns:
         table.add_column(title, justify="right")
-    for launch, g in df.groupby("launch", sort=True):
-        values = dict(zip(g["metric"], g["value"]))
+    for rec in calls.to_dict("records"):
         cells = []
-        for metric, (_, scale, fmt) in zip((hit_metric, *_SUMMARY_METRICS[1:]), _SUMMARY_COLUMNS):
-            v = values.get(metric) if metric else None
-            cells.append("-" if v is None else fmt.format(v * scale))
-        first = g.iloc[0]
-        table.add_row(str(launch), escape(first["role"] or "-"), escape(first["nvtx_range"] or "-"),
-                      escape(first["kernel"]), *cells)
+        for key, _, scale, fmt in columns:
+            v = rec.get(key)
+            cells.append("-" if v is None or v != v else fmt.format(v * scale))
+        name = rec.get("nvtx_range") or "-"
+        table.add_row(escape(str(rec.get("role") or "-")), escape(str(name)), str(rec.get("kernels", "")), *cells)
     console.print(table)
     for w in res.warnings:
         console.print(f"warning: {w}", markup=False, highlight=False)

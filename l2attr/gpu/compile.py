@@ -49,6 +49,7 @@ def pin_spec(dtype: str, granularity: Pin | str = Pin.LINE) -> KernelSpec:
 
 FLUSH_SPEC = KernelSpec("flush_l2.cu", "flush_l2", ())
 SPIN_SPEC = KernelSpec("flush_l2.cu", "spin_ns", ())
+READ_SPEC = KernelSpec("flush_l2.cu", "read_stream", ())
 
 
 @lru_cache(maxsize=None)

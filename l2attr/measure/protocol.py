@@ -25,7 +25,7 @@ import pandas as pd
 
 from l2attr.ladder import Variant
 from l2attr.schema import SAMPLES
-from l2attr.vocab import L2State, Role, range_name
+from l2attr.vocab import NVTX_DOMAIN, L2State, Role, range_name
 
 NAN = float("nan")
 
@@ -46,10 +46,11 @@ class CellRunner:
     """
 
     def __init__(self, gpu: Any, kernels: Any, v: Variant, profile: str, l2_state: str,
-                 indices: Any, hot: Any, nvtx_last: int = 0) -> None:
+                 indices: Any, hot: Any, nvtx_last: int = 0, nvtx_calls: bool = False) -> None:
         self.gpu, self.kernels, self.variant, self.profile = gpu, kernels, v, profile
         self.l2_state = L2State(l2_state)
         self.indices, self.hot, self.nvtx_last = indices, hot, nvtx_last
+        self.nvtx_calls = nvtx_calls   # also one `call` range around pin -> sync -> consumer
 
     # -- launches -------------------------------------------------------------------------------
     def _consumer(self, t: int, b: int) -> Callable[[], None]:
@@ -69,7 +70,7 @@ class CellRunner:
 
         v = self.variant
         return nvtx.annotate(range_name(role, v.family, v.rung.name, v.pin, self.profile,
-                                        self.l2_state, t, b))
+                                        self.l2_state, t, b), domain=NVTX_DOMAIN)
 
     def _between_pin_and_consumer(self) -> None:
         """The controls: flush L2 (the pin's lines go), or reset persisting-L2 priorities (the
@@ -81,6 +82,10 @@ class CellRunner:
 
     # -- one call -------------------------------------------------------------------------------
     def call(self, t: int, b: int, device_timed: bool, nvtx_on: bool) -> dict[str, float]:
+        with self._range(nvtx_on and self.nvtx_calls, Role.CALL, t, b):
+            return self._call(t, b, device_timed, nvtx_on)
+
+    def _call(self, t: int, b: int, device_timed: bool, nvtx_on: bool) -> dict[str, float]:
         g = self.gpu
         pins = self.variant.rung.pins
         consumer = self._consumer(t, b)

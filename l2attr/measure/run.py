@@ -47,6 +47,7 @@ class LadderOptions:
     rpf_depth: int = 2
     shape: LaunchShape = field(default_factory=LaunchShape)
     nvtx_last: int = 0                     # 0: NVTX ranges around every call; N: only the last N
+    nvtx_calls: bool = False               # also a `call` range around pin -> sync -> consumer
     spin_us: float = 50.0
     host_repeat: bool = True
     cache_dir: Path | None = None
@@ -177,9 +178,13 @@ def run_ladder(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir,
         f"{vid} {max(e.values()):.1e}" for vid, e in checks.items()))
     gpu.warm_up()
     hbm = gpu.hbm_copy_GBps()
-    log(f"HBM device-to-device copy: {hbm:.0f} GB/s (read + write)")
+    hbm_read = gpu.read_GBps(1 << 30)                      # 1 GiB: ~17x the H200's L2
+    l2_read = gpu.read_GBps(max(gpu.l2_bytes // 4, 1 << 20))   # a quarter of L2, read warm
+    log(f"HBM device-to-device copy: {hbm:.0f} GB/s (read + write); read-only: HBM {hbm_read:.0f} GB/s, "
+        f"L2 {l2_read:.0f} GB/s")
     gpu.flush_l2()
-    run.update_manifest(variants=resources, checks=checks, hbm_copy_GBps=hbm,
+    run.update_manifest(variants=resources, checks=checks, hbm_copy_GBps=hbm, hbm_read_GBps=hbm_read,
+                        l2_read_GBps=l2_read,
                         ptxas=ptxas.for_variants([variant_id(v) for v in opts.variants]),
                         telemetry="NVML per repeat (samples.csv: sm_clock_mhz ... clock_event_reasons)"
                         if gpu.telemetry.available else "unavailable (no pynvml)", **describe(gpu))
@@ -225,7 +230,7 @@ def run_ladder(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir,
                 raise UserError(f"variant {v.label} is wrong on the {profile} workload: relative "
                                 f"error {err:.3g} vs torch.nn.functional.embedding_bag")
         runners = {variant_id(v): CellRunner(gpu, compiled[variant_id(v)], v, profile, opts.l2_state,
-                                             indices, hot, opts.nvtx_last) for v in variants}
+                                             indices, hot, opts.nvtx_last, opts.nvtx_calls) for v in variants}
         for repeat, device_timed in plan:
             for v in variants:
                 if key(v, profile, repeat) in done:

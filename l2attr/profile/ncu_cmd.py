@@ -14,8 +14,8 @@ or distort it (NOTES trap 1):
   durations are not comparable with layer A's CUDA-event times: allowed with a warning.
 
 NVTX filter (NOTES trap 2): a plain `--nvtx-include` matches only push/pop ranges and splits on
-`/`. l2attr names its ranges with `:` separators and includes them with a regex and a trailing
-`/` (one push/pop level), which is what worked on the H200.
+`/`. l2attr's ranges live in its own NVTX domain with `:` separators; the include is
+`regex:l2attr@(pin|consumer):.*/` (l2attr.vocab.NVTX_INCLUDE), which is what worked on the H200.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Sequence
 
 from l2attr.errors import UserError
 
-NVTX_INCLUDE = "regex:^l2attr:.*/"
+from l2attr.vocab import NVTX_INCLUDE
 REPLAY_MODES = ("application", "kernel")
 APP_REPLAY_MODES = ("strict", "balanced", "relaxed")
 APP_REPLAY_MATCHES = ("grid", "name", "all")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from l2attr.vocab import NVTX_INCLUDE
 
 _PREFIX_RE = re.compile(r"^\s*==(ERROR|WARNING)==\s*(.*)$")
 
@@ -54,9 +55,9 @@ def _classify(severity: str, text: str, chip: str | None) -> NcuProblem | None:
         return NcuProblem(
             "no_kernels", sev,
             "ncu profiled no kernel: the NVTX filter matched no range",
-            "the child must push l2attr:<role>:... ranges around its kernels (ladder --nvtx-last N "
-            "with N >= 1, nvtx importable in the child) and ncu needs --nvtx with "
-            "--nvtx-include 'regex:^l2attr:.*/'; check the child ran its cells at all",
+            "the child must push <role>:... ranges in the l2attr NVTX domain around its kernels "
+            "(ladder --nvtx-last N with N >= 1, nvtx importable in the child) and ncu needs --nvtx "
+            f"with --nvtx-include '{NVTX_INCLUDE}'; check the child ran its cells at all",
             line)
     if "Failed to find metric" in text:
         name = _metric_from(text)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from l2attr.errors import UserError
 from l2attr.profile.metricsets import CHIP_BY_CC, DERIVED_PREFIX, derived_specs
-from l2attr.vocab import Condition, L2State, Role, parse_range_name
+from l2attr.vocab import NVTX_DOMAIN, Condition, L2State, Role, parse_range_name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -73,19 +73,29 @@ def innermost_range(action: Any) -> str:
     """The innermost push/pop range of a kernel launch, preferring l2attr's own ranges.
 
     `nvtx_state()` lists domains; each domain's `push_pop_ranges()` runs outermost to innermost.
+    A range of l2attr's own NVTX domain comes back as `l2attr@<name>`; before l2attr had a domain
+    its names carried an `l2attr:` prefix in the default domain, and those are read too.
     """
     state = action.nvtx_state()
     if state is None:
         return ""
-    all_ranges: list[str] = []
+    ours: list[str] = []
+    legacy: list[str] = []
+    others: list[str] = []
     for domain_id in state.domains():
         domain = state.domain_by_id(domain_id)
-        if domain is not None:
-            all_ranges.extend(str(r) for r in domain.push_pop_ranges())
-    ours = [r for r in all_ranges if r.startswith("l2attr:")]
-    if ours:
-        return ours[-1]
-    return all_ranges[-1] if all_ranges else ""
+        if domain is None:
+            continue
+        ranges = [str(r) for r in domain.push_pop_ranges()]
+        if domain.name() == NVTX_DOMAIN:
+            ours.extend(f"{NVTX_DOMAIN}@{r}" for r in ranges)
+        else:
+            legacy.extend(r for r in ranges if r.startswith(f"{NVTX_DOMAIN}:"))
+            others.extend(ranges)
+    for found in (ours, legacy, others):
+        if found:
+            return found[-1]
+    return ""
 
 
 # -- metric values -------------------------------------------------------------------------------
@@ -176,6 +186,18 @@ def ensure_ncu_report() -> Any:
                     "Compute's extras/python folder on PYTHONPATH")
 
 
+def _name_matcher(kernel_name: str | None) -> Callable[[str], bool]:
+    if not kernel_name:
+        return lambda name: True
+    if kernel_name.startswith("regex:"):
+        try:
+            pattern = re.compile(kernel_name[len("regex:"):])
+        except re.error as exc:
+            raise UserError(f"--kernel-name {kernel_name!r}: not a valid regular expression ({exc})") from None
+        return lambda name: bool(pattern.search(name))
+    return lambda name: name == kernel_name
+
+
 def _chip_of(action: Any) -> str | None:
     try:
         major = action.metric_by_name("device__attribute_compute_capability_major").as_uint64()
@@ -185,11 +207,16 @@ def _chip_of(action: Any) -> str | None:
     return CHIP_BY_CC.get((int(major), int(minor)))
 
 
-def read_rows(path: Path | str, keep_all: bool = False, keep: Iterable[str] = ()) -> dict[str, Any]:
+def read_rows(path: Path | str, keep_all: bool = False, keep: Iterable[str] = (),
+              nvtx_include: Iterable[str] = (), kernel_name: str | None = None) -> dict[str, Any]:
     """The report as plain rows (no pandas): identity from NVTX, metric, value, unit.
 
-    Rows carry no condition; derived hit rates are appended per kernel.
+    Rows carry no condition; derived hit rates are appended per kernel. `nvtx_include` selects
+    kernels with ncu's own NVTX filter syntax (ncu_report's `actions_by_nvtx`, the same matcher
+    `ncu --nvtx-include` uses); `kernel_name` is a function name or `regex:<pattern>`.
     """
+    includes = list(nvtx_include)
+    name_match = _name_matcher(kernel_name)
     ncu_report = ensure_ncu_report()
     path = check_report_file(Path(path))
     try:
@@ -206,9 +233,13 @@ def read_rows(path: Path | str, keep_all: bool = False, keep: Iterable[str] = ()
     launch = 0
     for r in range(ctx.num_ranges()):
         rng = ctx.range_by_idx(r)
+        wanted = set(rng.actions_by_nvtx(includes, [])) if includes else None
         for a in range(rng.num_actions()):
             action = rng.action_by_idx(a)
             chip = chip or _chip_of(action)
+            if (wanted is not None and a not in wanted) or not name_match(action.name()):
+                launch += 1
+                continue
             nvtx = innermost_range(action)
             ident = parse_range_name(nvtx)
             base = {"cell": ident["cell"], "role": ident["role"], "family": ident["family"],
@@ -237,13 +268,18 @@ def read_rows(path: Path | str, keep_all: bool = False, keep: Iterable[str] = ()
     return {"rows": rows, "chip": chip}
 
 
-def _read_rows_isolated(path: Path, keep_all: bool, keep: Iterable[str]) -> dict[str, Any]:
+def _read_rows_isolated(path: Path, keep_all: bool, keep: Iterable[str], nvtx_include: Iterable[str] = (),
+                        kernel_name: str | None = None) -> dict[str, Any]:
     """read_rows in a fresh interpreter that loads ncu_report before numpy (see module doc)."""
     import l2attr
 
     argv = [sys.executable, "-m", "l2attr.profile.ncu_import", str(path), "--keep", ",".join(keep)]
     if keep_all:
         argv.append("--keep-all")
+    for inc in nvtx_include:
+        argv += ["--nvtx-include", inc]
+    if kernel_name:
+        argv += ["--kernel-name", kernel_name]
     env = dict(os.environ)
     root = str(Path(l2attr.__file__).resolve().parents[1])
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -262,7 +298,8 @@ def _read_rows_isolated(path: Path, keep_all: bool, keep: Iterable[str]) -> dict
 
 
 def read_report(path: Path | str, *, condition: str | Callable[[str], str] = "ladder",
-                keep_all: bool = False, keep: Iterable[str] = (), isolate: bool = True) -> ImportResult:
+                keep_all: bool = False, keep: Iterable[str] = (), isolate: bool = True,
+                nvtx_include: Iterable[str] = (), kernel_name: str | None = None) -> ImportResult:
     """One row per (kernel launch, metric) of a report, in the METRICS schema plus extras.
 
     `condition` is a label for every row, or a function of the row's l2_state (control runs).
@@ -271,13 +308,18 @@ def read_report(path: Path | str, *, condition: str | Callable[[str], str] = "la
     `isolate=False` reads in this process (safe only where ncu_report and numpy coexist).
     """
     path = check_report_file(Path(path))
-    keep = list(keep)
-    data = _read_rows_isolated(path, keep_all, keep) if isolate else read_rows(path, keep_all, keep)
+    keep, includes = list(keep), list(nvtx_include)
+    data = (_read_rows_isolated(path, keep_all, keep, includes, kernel_name) if isolate
+            else read_rows(path, keep_all, keep, includes, kernel_name))
     rows = data["rows"]
     for row in rows:
         row["condition"] = condition(row["l2_state"]) if callable(condition) else condition
     df = _frame(rows)
-    return ImportResult(df, quality_warnings(df, keep), data.get("chip"))
+    if (includes or kernel_name) and df.empty:
+        raise UserError(f"{path}: no kernel matches the filter "
+                        f"({', '.join([*includes, *([kernel_name] if kernel_name else [])])})")
+    warnings = recorded_warnings(recorded_settings(path), df) + quality_warnings(df, keep)
+    return ImportResult(df, warnings, data.get("chip"))
 
 
 def _frame(rows: list[dict[str, Any]]) -> "pd.DataFrame":
@@ -300,6 +342,54 @@ def csv_order(df: "pd.DataFrame") -> "pd.DataFrame":
     """The friendlier column order for `--csv`: what and how much first, identity after."""
     first = [c for c in CSV_FIRST if c in df.columns]
     return df[first + [c for c in df.columns if c not in first]]
+
+
+# -- how the report was recorded ----------------------------------------------------------------
+# An .ncu-rep stores the ncu command line that made it (seen in every report of ncu 2025.3.1 we
+# hold). Options absent from it took ncu's defaults: kernel replay, cache control all, clocks base.
+NCU_DEFAULTS = {"--replay-mode": "kernel", "--cache-control": "all", "--clock-control": "base"}
+_NCU_COMMAND = re.compile(rb"[^\x00-\x1f]*?\bncu(?: [^\x00-\x1f]*)")
+
+
+def recorded_settings(path: Path | str) -> dict[str, Any]:
+    """The replay mode, cache and clock control a report was recorded with, from the command line
+    stored in it; `command` is None when none was found (the settings are then unknown)."""
+    data = Path(path).read_bytes()
+    m = _NCU_COMMAND.search(data)
+    if not m:
+        return {"command": None}
+    command = m.group(0).decode("utf-8", "replace")
+    tokens = command.split()
+    out: dict[str, Any] = {"command": command}
+    for option, default in NCU_DEFAULTS.items():
+        value = default
+        for i, tok in enumerate(tokens):
+            if tok == option and i + 1 < len(tokens):
+                value = tokens[i + 1]
+            elif tok.startswith(option + "="):
+                value = tok.split("=", 1)[1]
+        out[option.lstrip("-").replace("-", "_")] = value
+    return out
+
+
+def recorded_warnings(settings: dict[str, Any], df: "pd.DataFrame") -> list[str]:
+    """Say so when the report cannot show cross-kernel L2 state (kernel or range replay restore
+    memory between passes; cache control `all` flushes caches before every profiled kernel)."""
+    out = []
+    replay, cache = settings.get("replay_mode"), settings.get("cache_control")
+    backed_up = (not df.empty and (df["metric"] == "profiler__replayer_bytes_mem_backed_up.sum").any()
+                 and (df.loc[df["metric"] == "profiler__replayer_bytes_mem_backed_up.sum", "value"] > 0).any())
+    if replay in ("kernel", "range") or backed_up:
+        out.append(f"recorded with --replay-mode {replay or 'kernel (device memory was backed up between passes)'}: "
+                   "memory is saved and restored between replay passes, so this report cannot show L2 state "
+                   "left by an earlier kernel (NOTES trap 1)")
+    if cache == "all":
+        out.append("recorded with --cache-control all (ncu's default): caches are flushed before every "
+                   "profiled kernel, so this report cannot show L2 state left by an earlier kernel")
+    if settings.get("command") is None:
+        out.append("the report holds no ncu command line: how it was recorded (replay mode, cache control) "
+                   "is unknown")
+    return out
 
 
 # -- checks --------------------------------------------------------------------------------------
@@ -365,9 +455,12 @@ def _main(argv: list[str]) -> int:
     ap.add_argument("report")
     ap.add_argument("--keep", default="")
     ap.add_argument("--keep-all", action="store_true")
+    ap.add_argument("--nvtx-include", action="append", default=[])
+    ap.add_argument("--kernel-name")
     a = ap.parse_args(argv)
     try:
-        data = read_rows(a.report, a.keep_all, [k for k in a.keep.split(",") if k])
+        data = read_rows(a.report, a.keep_all, [k for k in a.keep.split(",") if k], a.nvtx_include,
+                         a.kernel_name)
     except UserError as exc:
         print(json.dumps({"error": str(exc)}))
         return 3
@@ -378,7 +471,7 @@ def _main(argv: list[str]) -> int:
 __all__ = [
     "ImportResult", "parse_range_name", "control_condition", "innermost_range", "read_report",
     "read_rows", "import_reports", "quality_warnings", "csv_order", "is_derived", "ensure_ncu_report",
-    "check_report_file", "EXTRA_COLUMNS",
+    "check_report_file", "EXTRA_COLUMNS", "recorded_settings", "recorded_warnings",
 ]
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from l2attr.analysis.common import is_missing, ordered_profiles, ordered_rungs, rung_label
+from l2attr.analysis.attribution import headline_rate, label
 from l2attr.analysis.study import Analysis
 
 RUNG_COLORS: dict[str, str] = {
@@ -241,7 +242,7 @@ def heatmap_figure(an: Analysis, quantity: str) -> go.Figure | None:
             if is_missing(value):
                 row_z.append(None)
                 row_t.append("n/a")
-            elif quantity == "dram_read_bytes":
+            elif quantity == "dram_read":
                 row_z.append(value / 1e6)
                 row_t.append(f"{value / 1e6:,.1f} MB")
             else:
@@ -249,10 +250,11 @@ def heatmap_figure(an: Analysis, quantity: str) -> go.Figure | None:
                 row_t.append(f"{value:.1f} %")
         z.append(row_z)
         text.append(row_t)
-    if quantity == "dram_read_bytes":
-        title, scale, unit, zrange = "Consumer DRAM bytes read (median per kernel)", "Oranges", "MB", {}
+    if quantity == "dram_read":
+        title, scale, unit, zrange = "Consumer DRAM bytes read per call (median)", "Oranges", "MB", {}
     else:
-        title, scale, unit, zrange = "Consumer L2 hit rate (median per kernel)", "Blues", "%", {"zmin": 0, "zmax": 100}
+        title, scale, unit, zrange = (f"Consumer {label(quantity)} (median per call)", "Blues", "%",
+                                      {"zmin": 0, "zmax": 100})
     fig = go.Figure(go.Heatmap(
         z=z, x=profiles, y=[rung_label(r) for r in rungs], text=text, texttemplate="%{text}",
         textfont={"size": 12}, colorscale=scale, xgap=2, ygap=2, hoverongaps=False,
@@ -272,8 +274,8 @@ def all_figures(an: Analysis) -> dict[str, go.Figure | None]:
         "fig-ladder": ladder_figure(an),
         "fig-speedup": speedup_figure(an),
         "fig-amortisation": amortisation_figure(an),
-        "fig-hit-rate": heatmap_figure(an, "hit_rate_pct"),
-        "fig-dram": heatmap_figure(an, "dram_read_bytes"),
+        "fig-hit-rate": heatmap_figure(an, headline_rate()),
+        "fig-dram": heatmap_figure(an, "dram_read"),
         "fig-roofline": roofline_figure(an),
     }
 

@@ -26,7 +26,7 @@ from l2attr import __version__
 from l2attr.analysis.amortisation import AMORTISATION_PAIRS
 from l2attr.analysis.common import is_missing, not_applicable, ordered_profiles, rung_label, why
 from l2attr.analysis.load import Study, manifest_first, manifest_value
-from l2attr.analysis.metric_names import QUANTITY_LABELS
+from l2attr.analysis import attribution
 from l2attr.analysis.share import T_STEP_DEFINITION
 from l2attr.analysis.study import Analysis, series_view
 from l2attr.report import fmt
@@ -358,18 +358,27 @@ def share_section(an: Analysis, sfx: str = "") -> str:
 
 def attribution_section(an: Analysis, figures: dict[str, Any], sfx: str = "") -> str:
     _sec = partial(section, sfx=sfx, series=series_title(an))
+    title = "L2 attribution (layer B)"
     if an.l2.empty:
-        return _sec("attribution", "L2 attribution (layer B)", not_measured(
-            "No profile run (Nsight Compute metrics) among the inputs: hit rates, DRAM bytes and the pin's "
-            "traffic are not shown.", "Run <code>l2attr profile</code> and pass its run dir too."))
+        return _sec("attribution", title, not_measured(
+            "No profile run (Nsight Compute metrics) of this series among the inputs: DRAM bytes, hit rates and "
+            "the pin's traffic are not shown.", "Run <code>l2attr profile</code> and pass its run dir too."))
+    rate = attribution.headline_rate()
     src = sources_of(an.l2, "metrics.csv")
-    body = '<div class="grid2">' + "".join(
-        f"<div>{chart(fid, figures, 'Median over the profiled consumer kernels of each cell.', what, sfx=sfx)}</div>"
-        for fid, what in (("fig-hit-rate", "No hit-rate metric was collected."),
+    body = "<h3>DRAM bytes per call: pin + consumer against the unpinned consumer</h3>" + _dram_table(an.dram)
+    body += ('<p class="note">On GH100 an L2 miss is often served by the other L2 partition (the fabric), not '
+             "by DRAM, so DRAM bytes compare across profiles where hit rates do not. Medians over the profiled "
+             "calls (one per table of the last measured batch by default); counts summed over each call's "
+             "kernels.</p>")
+    body += "<h3>Evict-last: what the pin marks, and whose hits land on it</h3>" + _evict_table(an.dram)
+    body += "<h3>Roofline from measured traffic</h3>" + _measured_roofline_table(an.measured_roofline)
+    body += '<div class="grid2">' + "".join(
+        f"<div>{chart(fid, figures, 'Median over the profiled consumer calls of each cell.', what, sfx=sfx)}</div>"
+        for fid, what in (("fig-hit-rate", "The read hit and miss counts were not collected."),
                           ("fig-dram", "No DRAM-bytes metric was collected."))) + "</div>"
-    body += f'<p class="note">From {src}. Metrics used: ' + ", ".join(
-        f"{escape(QUANTITY_LABELS[q])} = <code>{escape(m)}</code>"
-        for q, m in _metric_used(an.l2).items()) + ".</p>"
+    body += (f'<p class="note">From {src}. {escape(attribution.label(rate))} = 100 × read sector hits / (hits + '
+             f"misses), the counts summed over the call's kernels (metrics/l2.toml, rate "
+             f"<code>{escape(rate)}</code>): the one hit rate l2attr prints.</p>")
     body += "<h3>What the pin does to the consumer's L2</h3>" + _compare_table(an.pin_effect)
     body += ("<h3>RPF+OptMT vs L2P+OptMT at the L2 layer</h3><p class=\"note\">The study's Nsight comparison: "
              "register prefetch and explicit pinning as two consumer-side strategies. Gain = L2P+OptMT minus "
@@ -377,16 +386,73 @@ def attribution_section(an: Analysis, figures: dict[str, Any], sfx: str = "") ->
     body += "<h3>Hotness gradient</h3>" + _gradient_table(an.gradient)
     body += "<h3>The pin kernel's own traffic</h3>" + _pin_table(an.pin_traffic)
     body += "<h3>All profiled cells</h3>" + _cells_details(an.l2)
-    return _sec("attribution", "L2 attribution (layer B)", body,
-                   "Nsight Compute counters per role: the consumer (EmbeddingBag) and the pin kernel, "
-                   "aggregated per rung × profile with the median over kernels (n in the tables).")
+    return _sec("attribution", title, body,
+                "Nsight Compute counters per role, the consumer (EmbeddingBag) and the pin kernel, summed per "
+                "call and summarised per rung × profile by the median over calls (n in the tables). DRAM bytes "
+                "first.")
 
 
-def _metric_used(l2: pd.DataFrame) -> dict[str, str]:
-    for used in l2["metric_used"]:
-        if isinstance(used, dict) and used:
-            return used
-    return {}
+def _dram_table(df: pd.DataFrame) -> str:
+    if df.empty:
+        return not_measured("No pinning rung with its unpinned comparand was profiled.", "")
+    rate = attribution.headline_rate()
+    rows = []
+    for rec in df.to_dict("records"):
+        rows.append(([
+            text(rec["profile"], "key"), rung_cell(rec["rung"]),
+            num(rec, "pin_dram_read", fmt.nbytes), num(rec, "consumer_dram_read", fmt.nbytes),
+            num(rec, "total_dram_read", fmt.nbytes), num(rec, "unpinned_dram_read", fmt.nbytes),
+            num(rec, "total_over_unpinned", fmt.ratio), num(rec, "consumer_over_unpinned", fmt.ratio),
+            num(rec, "consumer_fill_device", fmt.sectors), num(rec, "consumer_fabric", fmt.sectors),
+            num(rec, f"consumer_{rate}", fmt.pct), num(rec, f"unpinned_{rate}", fmt.pct),
+        ], rec["source"]))
+    return table(["Profile", "Pinning rung", ("pin", "num"), ("consumer", "num"), ("pin + consumer", "num"),
+                  ("unpinned consumer", "num"), ("total / unpinned", "num"), ("consumer / unpinned", "num"),
+                  ("consumer L2 fills", "num"), ("consumer fabric", "num"), ("consumer", "num"),
+                  ("unpinned", "num")], rows,
+                 groups=[("", 2), ("DRAM bytes read per call", 6), ("sectors", 2),
+                         (attribution.label(rate), 2)])
+
+
+def _evict_table(df: pd.DataFrame) -> str:
+    if df.empty:
+        return not_measured("No pinning rung was profiled.", "")
+    rows = []
+    for rec in df.to_dict("records"):
+        rows.append(([
+            text(rec["profile"], "key"), rung_cell(rec["rung"]),
+            num(rec, "pin_evict_last", fmt.sectors), num(rec, "pin_fill_device", fmt.sectors),
+            num(rec, f"consumer_{attribution.EVICT_LAST_SHARE}", fmt.pct),
+        ], rec["source"]))
+    return table(["Profile", "Pinning rung", ("sectors the pin marks evict_last", "num"),
+                  ("sectors the pin fills from DRAM", "num"), ("consumer hits on evict_last (share)", "num")],
+                 rows) + (
+        '<p class="note">The evict-last counters (<code>lts__t_sectors_aperture_device_evict_last*</code>) '
+        "classify L2 lookups by the <em>request's</em> eviction policy: the pin's prefetches count, the "
+        "consumer's plain loads never do, so the consumer's share reads 0 whether or not its lines were pinned "
+        "(seen on the H200 after the pin, after pin + flush and after pin + persisting-L2 reset: "
+        "<code>tests/fixtures/ncu/evict_*.ncu-rep</code>). What the pin bought the consumer is measured "
+        "instead by its DRAM bytes and hits against the unpinned comparand above and by the validity "
+        "control.</p>")
+
+
+def _measured_roofline_table(df: pd.DataFrame) -> str:
+    if df.empty:
+        return not_measured("No consumer cell was profiled.", "")
+    rows = []
+    for rec in df.to_dict("records"):
+        rows.append(([text(rec["profile"], "key"), rung_cell(rec["rung"]), num(rec, "duration_us", fmt.us),
+                      num(rec, "dram_GBps", fmt.gbps), num(rec, "dram_fraction", fmt.ratio),
+                      num(rec, "l2_GBps", fmt.gbps), num(rec, "l2_fraction", fmt.ratio)], rec["source"]))
+    first = df.iloc[0]
+    hbm = fmt.gbps(first["hbm_read_GBps"]) if not is_missing(first["hbm_read_GBps"]) else "not measured"
+    l2 = fmt.gbps(first["l2_read_GBps"]) if not is_missing(first["l2_read_GBps"]) else "not measured"
+    return table(["Profile", "Rung", ("ncu duration", "num"), ("DRAM read", "num"), ("of HBM read peak", "num"),
+                  ("L2 delivered", "num"), ("of L2 read peak", "num")], rows) + (
+        f'<p class="note">DRAM read = ncu DRAM bytes / ncu duration, over the measured HBM read bandwidth '
+        f"({hbm}); L2 delivered = L2 sector lookups × 32 B / duration, over the measured L2 read bandwidth "
+        f"({l2}). The logical-bytes view (bytes the consumer must read / CUDA-event time, over the copy "
+        "bandwidth) is in the roofline section.</p>")
 
 
 def _compare_table(df: pd.DataFrame) -> str:
@@ -428,13 +494,13 @@ def _pin_table(df: pd.DataFrame) -> str:
     rows = []
     for rec in df.to_dict("records"):
         rows.append(([
-            rung_cell(rec["rung"]), text(rec["profile"]), num(rec, "n_kernels", fmt.count),
-            num(rec, "dram_read_bytes", fmt.nbytes), num(rec, "hot_set_bytes", fmt.nbytes),
+            rung_cell(rec["rung"]), text(rec["profile"]), num(rec, "n_calls", fmt.count),
+            num(rec, "dram_read", fmt.nbytes), num(rec, "hot_set_bytes", fmt.nbytes),
             num(rec, "dram_over_hot_set", lambda x: f"{x:.2f}×"),
-            num(rec, "l2_fill_sectors", fmt.sectors), num(rec, "evict_last_sectors", fmt.sectors),
-            num(rec, "duration_ns", fmt.ns_as_us),
+            num(rec, "fill_device", fmt.sectors), num(rec, "evict_last", fmt.sectors),
+            num(rec, "duration", fmt.ns_as_us),
         ], rec["source"]))
-    return table(["Rung", "Profile", ("kernels", "num"), ("DRAM read", "num"), ("hot set", "num"),
+    return table(["Rung", "Profile", ("calls", "num"), ("DRAM read", "num"), ("hot set", "num"),
                   ("read / hot set", "num"), ("L2 fills (sectors)", "num"), ("evict_last sectors", "num"),
                   ("duration (ncu)", "num")], rows) + (
         '<p class="note">Hot set = hot_rows × dim × element size from the workload config: the bytes a '
@@ -442,20 +508,22 @@ def _pin_table(df: pd.DataFrame) -> str:
 
 
 def _cells_details(l2: pd.DataFrame) -> str:
+    rate = attribution.headline_rate()
     rows = []
     for rec in l2.to_dict("records"):
         rows.append(([
             text(rec["condition"]), text(rec["role"]), rung_cell(rec["rung"]), text(rec["profile"]),
-            num(rec, "n_kernels", fmt.count), num(rec, "hit_rate_pct", fmt.pct),
-            num(rec, "read_hit_rate_pct", fmt.pct), num(rec, "dram_read_bytes", fmt.nbytes),
-            num(rec, "dram_write_bytes", fmt.nbytes), num(rec, "l2_fill_sectors", fmt.sectors),
-            num(rec, "fabric_sectors", fmt.sectors), num(rec, "evict_last_sectors", fmt.sectors),
-            num(rec, "duration_ns", fmt.ns_as_us),
+            num(rec, "n_calls", fmt.count), num(rec, rate, fmt.pct), num(rec, "hit_rate", fmt.pct),
+            num(rec, "dram_read", fmt.nbytes), num(rec, "dram_read_spread_pct", fmt.pct),
+            num(rec, "dram_write", fmt.nbytes), num(rec, "fill_device", fmt.sectors),
+            num(rec, "fabric", fmt.sectors), num(rec, "evict_last", fmt.sectors),
+            num(rec, "duration", fmt.ns_as_us),
         ], rec["source"]))
     return ("<details><summary>Every profiled cell (condition × role × rung × profile)</summary>" + table(
-        ["Condition", "Role", "Rung", "Profile", ("n", "num"), ("hit rate", "num"), ("read hit rate", "num"),
-         ("DRAM read", "num"), ("DRAM write", "num"), ("L2 fills", "num"), ("fabric", "num"),
-         ("evict_last", "num"), ("duration", "num")], rows) + "</details>")
+        ["Condition", "Role", "Rung", "Profile", ("calls", "num"), (attribution.label(rate), "num"),
+         ("hit rate, all ops", "num"), ("DRAM read", "num"), ("DRAM spread over calls", "num"),
+         ("DRAM write", "num"), ("L2 fills", "num"), ("fabric", "num"), ("evict_last", "num"),
+         ("duration", "num")], rows) + "</details>")
 
 
 def roofline_section(an: Analysis, figures: dict[str, Any], sfx: str = "") -> str:
