@@ -170,18 +170,23 @@ def metric_rows(values: dict[tuple[str, str, str], dict[str, float]], condition:
 
 def profile_values(consumer: dict[str, dict[str, tuple[float, float]]] = L2_CONSUMER,
                    profiles: tuple[str, ...] = PROFILES) -> dict[tuple[str, str, str], dict[str, float]]:
+    """Counters per (rung, profile, role). Hit and miss counts are set so that the read hit rate is
+    exactly the table's value (a common per-kernel factor cancels in hits / (hits + misses))."""
     values: dict[tuple[str, str, str], dict[str, float]] = {}
     for profile in profiles:
         for rung, (hit, dram) in consumer[profile].items():
             values[(rung, profile, "consumer")] = {
-                "lts__t_sector_hit_rate.pct": hit, "lts__t_sector_op_read_hit_rate.pct": min(hit + 0.5, 100.0),
+                "lts__t_sectors_op_read_lookup_hit.sum": hit * 1e4, "lts__t_sectors_op_read_lookup_miss.sum": (100 - hit) * 1e4,
+                "lts__t_sectors_lookup_hit.sum": hit * 1.1e4, "lts__t_sectors_lookup_miss.sum": (100 - hit) * 1e4,
+                "lts__t_sector_hit_rate.pct": hit,
                 "dram__bytes_read.sum": dram, "dram__bytes_write.sum": 1.05e6,
                 "lts__d_sectors_fill_device.sum": dram / 32, "lts__t_sectors_srcunit_ltcfabric.sum": 4.1e6,
                 "lts__t_sectors_aperture_device_evict_last.sum": 0.0, "gpu__time_duration.sum": 50_000.0,
             }
             if rung in ("l2p_optmt", "combined"):
                 values[(rung, profile, "pin")] = {
-                    "lts__t_sector_hit_rate.pct": 8.0, "lts__t_sector_op_read_hit_rate.pct": 0.0,
+                    "lts__t_sectors_op_read_lookup_hit.sum": 8e4, "lts__t_sectors_op_read_lookup_miss.sum": 92e4,
+                    "lts__t_sectors_lookup_hit.sum": 8e4, "lts__t_sectors_lookup_miss.sum": 92e4,
                     "dram__bytes_read.sum": 31.5e6, "dram__bytes_write.sum": 0.2e6,
                     "lts__d_sectors_fill_device.sum": 31.5e6 / 32, "lts__t_sectors_srcunit_ltcfabric.sum": 0.5e6,
                     "lts__t_sectors_aperture_device_evict_last.sum": 1.44e6, "gpu__time_duration.sum": 17_000.0,
@@ -189,11 +194,14 @@ def profile_values(consumer: dict[str, dict[str, tuple[float, float]]] = L2_CONS
     return values
 
 
+def _counts(hit_pct: float, dram: float) -> dict[str, float]:
+    return {"lts__t_sectors_op_read_lookup_hit.sum": hit_pct * 1e4,
+            "lts__t_sectors_op_read_lookup_miss.sum": (100 - hit_pct) * 1e4, "dram__bytes_read.sum": dram}
+
+
 def control_rows() -> pd.DataFrame:
-    after_pin = {("l2p_optmt", "reuse_medium", "consumer"): {"lts__t_sector_hit_rate.pct": 49.32,
-                                                              "dram__bytes_read.sum": 37.5e6}}
-    after_flush = {("l2p_optmt", "reuse_medium", "consumer"): {"lts__t_sector_hit_rate.pct": 33.68,
-                                                                "dram__bytes_read.sum": 58.9e6}}
+    after_pin = {("l2p_optmt", "reuse_medium", "consumer"): _counts(49.32, 37.5e6)}
+    after_flush = {("l2p_optmt", "reuse_medium", "consumer"): _counts(33.68, 58.9e6)}
     return pd.concat([metric_rows(after_pin, "control_after_pin"), metric_rows(after_flush, "control_after_flush")],
                      ignore_index=True)
 

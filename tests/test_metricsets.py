@@ -17,7 +17,9 @@ L2_NAMES = {
     "lts__t_sectors_op_read_lookup_hit.sum", "lts__t_sectors_op_read_lookup_miss.sum",
     "dram__bytes_read.sum", "dram__bytes_write.sum", "lts__d_sectors_fill_device.sum",
     "lts__t_sectors_srcunit_ltcfabric.sum", "lts__t_sectors_aperture_device_evict_last.sum",
-    "gpu__time_duration.sum",
+    "gpu__time_duration.sum", "lts__t_sectors_aperture_device_evict_last_lookup_hit.sum",
+    "lts__t_sectors_aperture_device_evict_last_lookup_miss.sum",
+    "lts__t_sectors_srcunit_tex_aperture_device_evict_last_lookup_hit.sum",
 }
 
 
@@ -46,7 +48,8 @@ def test_l2_set_has_the_briefed_quantities_on_both_chips(chip):
 def test_l2_set_derives_rates_from_same_pass_counts():
     s = ms.load_metric_set("l2", "gh100")
     derived = {d.name: d for d in s.derived}
-    assert set(derived) == {"derived:lts__t_sectors_hit_rate.pct", "derived:lts__t_sectors_op_read_hit_rate.pct"}
+    assert set(derived) == {"derived:lts__t_sectors_hit_rate.pct", "derived:lts__t_sectors_op_read_hit_rate.pct",
+                            "derived:lts__t_sectors_aperture_device_evict_last_hit_rate.pct"}
     d = derived["derived:lts__t_sectors_hit_rate.pct"]
     assert (d.hits, d.misses) == ("lts__t_sectors_lookup_hit.sum", "lts__t_sectors_lookup_miss.sum")
     assert d.compute(3, 1) == 75.0

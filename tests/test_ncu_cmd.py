@@ -19,17 +19,25 @@ def test_default_argv_is_exactly_this():
         "ncu", "--config-file", "off",
         "--replay-mode", "application", "--app-replay-match", "grid", "--app-replay-mode", "strict",
         "--cache-control", "none", "--clock-control", "none",
-        "--nvtx", "--nvtx-include", "regex:^l2attr:.*/",
+        "--nvtx", "--nvtx-include", "regex:l2attr@(pin|consumer):.*/",
         "--metrics", "dram__bytes_read.sum,gpu__time_duration.sum",
         "-o", "/r/ncu/sweep", "-f",
         *CHILD,
     ]
 
 
-def test_nvtx_include_matches_l2attr_names_with_trailing_slash():
-    # NOTES trap 2: push/pop ranges named with ':' and a trailing '/' in the include worked
+def test_nvtx_include_selects_l2attrs_domain_with_trailing_slash():
+    # NOTES trap 2 and the H200 probe (examples/logs/probe_nvtx_evict_last.log): push/pop ranges of
+    # the l2attr domain, a regex over `domain@range` and a trailing '/'
+    import re
+
+    from l2attr.vocab import NVTX_DOMAIN, range_name
+
     assert NVTX_INCLUDE.startswith("regex:") and NVTX_INCLUDE.endswith("/")
-    assert "l2attr:" in NVTX_INCLUDE
+    pattern = re.compile(NVTX_INCLUDE[len("regex:"):])
+    for role, hit in (("pin", True), ("consumer", True), ("call", False)):
+        name = range_name(role, "artifact", "l2p_optmt", "element", "reuse_high", "natural", 0, 1)
+        assert bool(pattern.search(f"{NVTX_DOMAIN}@{name}/")) is hit
 
 
 def test_report_suffix_is_not_doubled():

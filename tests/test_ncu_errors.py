@@ -45,7 +45,7 @@ def test_counter_permission_says_how_to_enable_access():
 
 def test_no_kernels_points_at_the_nvtx_filter():
     msg = summarize(NO_MATCH, 0)
-    assert "NVTX" in msg and "--nvtx" in msg and "regex:^l2attr:.*/" in msg
+    assert "NVTX" in msg and "--nvtx" in msg and "regex:l2attr@(pin|consumer):.*/" in msg
 
 
 def test_unknown_metric_is_named_with_query_hint():

@@ -26,7 +26,7 @@ from l2attr.analysis.common import NA, is_missing, ordered_profiles, ratio, rung
 from l2attr.profile.metricsets import DERIVED_PREFIX, Catalog, catalog
 from l2attr.vocab import Condition, Role
 
-CALL_KEYS = ("run", "condition", "role", "family", "rung", "pin", "profile", "l2_state", "table", "batch")
+CALL_KEYS = ("run", "report", "condition", "role", "family", "rung", "pin", "profile", "l2_state", "table", "batch")
 CELL_KEYS = ("condition", "role", "rung", "profile")
 HOT_PROFILES = ("reuse_high", "reuse_medium", "reuse_low")
 COLD_PROFILE = "random"
