@@ -101,7 +101,33 @@ METRICS = Table(
     ("cell", "condition", "role", "table", "batch", "metric"),
 )
 
-TABLES = {t.name: t for t in (SAMPLES, CELLS, METRICS)}
+TIMELINE = Table(
+    "timeline",
+    {
+        "range": "NVTX range (l2attr@call:...) the samples belong to",
+        "quantity": "PM-sampling quantity key (metrics/pmsampling.toml)",
+        "t_us": "time from the range's first timestamped sample",
+        "value": "sampled value (%, % of peak, count)",
+        "unit": "unit as Nsight Compute reports it",
+        "metric": "ncu metric name the value came from",
+    },
+    ("range", "quantity", "t_us"),
+)
+
+PHASES = Table(
+    "phases",
+    {
+        "range": "NVTX range",
+        "phase": "pin, gap, consumer, kernel (other kernel work) or other (no SM work: copy engine)",
+        "start_us": "phase start, same clock as timeline.csv",
+        "end_us": "phase end",
+        "duration_us": "end - start",
+        "samples": "PM samples in the phase",
+    },
+    ("range", "phase", "start_us"),
+)
+
+TABLES = {t.name: t for t in (SAMPLES, CELLS, METRICS, TIMELINE, PHASES)}
 
 
 def check_frame(df: pd.DataFrame, table: Table, source: str) -> pd.DataFrame:

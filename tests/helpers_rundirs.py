@@ -255,3 +255,19 @@ def tiny_metrics(values: dict[tuple[str, str, str], list[dict[str, float]]], con
                              "profile": profile, "table": 0, "batch": i, "kernel": f"k_{role}",
                              "nvtx_range": "", "metric": metric, "value": value, "unit": "", "run": run})
     return pd.DataFrame(rows)
+
+
+def write_timeline_run(root: Path, name: str = "20261129T220000Z-timeline") -> Path:
+    """A timeline run dir made by the real reader from the recorded H200 PM-sampling report."""
+    from l2attr.profile import pmsampling
+    from l2attr.schema import PHASES, TIMELINE
+
+    report = Path(__file__).parent / "fixtures" / "ncu" / "range_pmsampling_pin_consume_h200.ncu-rep"
+    pm = pmsampling.read_pm_report(report)
+    path = Path(root) / name
+    path.mkdir(parents=True, exist_ok=True)
+    run = RunDir(path)
+    run.write_manifest({**base_manifest("timeline"), "method": "ncu app-range replay with PM sampling"})
+    run.write(TIMELINE, pm.samples)
+    run.write(PHASES, pmsampling.phases(pm.samples))
+    return path

@@ -119,11 +119,45 @@ def test_bad_profile_flags_exit_2(capsys, args, text):
     assert text in _one_error_line(capsys.readouterr().err)
 
 
-def test_timeline_without_nsys_says_so(monkeypatch, capsys):
+def test_timeline_without_nsys_or_ncu_says_so(monkeypatch, capsys):
     monkeypatch.setattr(orch.Tools, "__post_init__", lambda self: setattr(self, "which", lambda name: None))
     assert main(["profile", "--timeline", "--chip", "gh100"]) == 2
     line = _one_error_line(capsys.readouterr().err)
-    assert "no timeline" in line and "l2attr ladder" in line and "pin_time_us" in line
+    assert "no timeline" in line and "ncu is not on PATH" in line
+
+
+def test_timeline_without_nsys_uses_range_replay(tmp_path):
+    """nsys missing: one `call` range replayed whole, with PM sampling and for range totals."""
+    from l2attr.schema import PHASES, TIMELINE
+
+    class FakeRangeNcu(FakeNcu):
+        def stream(self, argv, echo):
+            self.report = FIXTURES / ("range_pmsampling_pin_consume_h200.ncu-rep" if "PmSampling" in argv
+                                      else "range_evictlast_pin_consume_h200.ncu-rep")
+            return super().stream(argv, echo)
+
+        def run(self, argv, timeout):
+            if argv[-1] == "--version" and "nsys" in argv[0]:
+                raise OSError("no nsys")
+            return super().run(argv, timeout)
+
+    fake = FakeRangeNcu()
+    tools = orch.Tools(stream=fake.stream, run=fake.run, which=lambda n: None if n == "nsys" else f"/usr/bin/{n}",
+                       python="/py")
+    assert orch.run_timeline(_settings(tmp_path), _console(), tools) == 0
+    run_dir = next(tmp_path.iterdir())
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["kind"] == "timeline" and manifest["status"] == "done"
+    pm, totals = fake.argvs
+    for argv in (pm, totals):
+        assert argv[argv.index("--replay-mode") + 1] == "app-range"
+        assert argv[argv.index("--nvtx-include") + 1] == "regex:l2attr@call:.*/"
+        assert "--nvtx-calls" in argv and "--cache-control" in argv
+    assert "--pm-sampling-interval" in pm and "--metrics" in totals
+    phases = pd.read_csv(run_dir / PHASES.filename)
+    assert list(phases[phases["phase"].isin(["pin", "gap", "consumer"])]["phase"]) == ["pin", "gap", "consumer"]
+    assert len(pd.read_csv(run_dir / TIMELINE.filename)) > 600
+    assert "dram__bytes_read.sum" in set(pd.read_csv(run_dir / "range_metrics.csv")["metric"])
 
 
 # -- a whole run with ncu faked ------------------------------------------------------------------
@@ -404,6 +438,6 @@ def test_timeline_run_with_a_working_nsys(tmp_path):
     assert orch.run_timeline(_settings(out), _console(), tools) == 0
     run_dir = next(out.iterdir())
     assert seen == ["profile", "export"]
-    calls = pd.read_csv(run_dir / "timeline.csv")
+    calls = pd.read_csv(run_dir / "timeline_nsys.csv")
     assert calls[["pin_us", "gap_us", "consumer_us"]].values.tolist() == [[16.0, 4.0, 45.0]]
     assert json.loads((run_dir / "manifest.json").read_text())["status"] == "done"

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers_rundirs import ladder_cells, write_ladder_run, write_profile_run
+from helpers_rundirs import ladder_cells, write_ladder_run, write_profile_run, write_timeline_run
 
 from l2attr.analysis import analyse, load_runs
 from l2attr.report.html import SECTIONS, render_html
@@ -23,7 +23,8 @@ def figures_in(html: str) -> dict:
 @pytest.fixture(scope="module")
 def full_html(tmp_path_factory: pytest.TempPathFactory) -> str:
     root = tmp_path_factory.mktemp("runs")
-    return render_html(analyse(load_runs([write_ladder_run(root), write_profile_run(root)])))
+    return render_html(analyse(load_runs([write_ladder_run(root), write_profile_run(root),
+                                          write_timeline_run(root)])))
 
 
 def light_html(*runs: Path) -> str:
@@ -52,11 +53,14 @@ def test_every_section_and_figure(full_html: str) -> None:
         assert f'<section class="card" id="{key}{suffix}">' in full_html
     figs = figures_in(full_html)
     assert set(figs) == {f"{f}-0" for f in ("fig-ladder", "fig-speedup", "fig-amortisation", "fig-hit-rate",
-                                            "fig-dram", "fig-roofline")}
+                                            "fig-dram", "fig-roofline")} | {"fig-timeline"}
     for fid, spec in figs.items():
         assert f'<div class="chart" id="{fid}"></div>' in full_html
-        assert "artifact kernels, element pin" in spec["layout"]["title"]["text"]   # every chart names its series
+        if fid != "fig-timeline":   # every series chart names its series
+            assert "artifact kernels, element pin" in spec["layout"]["title"]["text"]
         assert spec["data"], fid
+    timeline = re.search(r'<section class="card" id="timeline">.*?</section>', full_html, re.S).group(0)
+    assert ">pin<" in timeline and ">gap<" in timeline and ">consumer<" in timeline
     assert "Not measured" not in full_html
 
 

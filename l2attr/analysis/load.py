@@ -17,9 +17,9 @@ import pandas as pd
 
 from l2attr.errors import UserError
 from l2attr.rundir import MANIFEST, RunDir
-from l2attr.schema import CELLS, METRICS, SAMPLES, Table, empty
+from l2attr.schema import CELLS, METRICS, PHASES, SAMPLES, TIMELINE, Table, empty
 
-RUN_KINDS = ("ladder", "profile")
+RUN_KINDS = ("ladder", "profile", "timeline")
 KNOWN_QUANTITIES = ("pin", "consumer", "kernels", "call")
 
 # Columns that must hold numbers; a stray word there is a broken table, not a missing value.
@@ -29,6 +29,8 @@ NUMERIC_COLUMNS: dict[str, tuple[str, ...]] = {
     CELLS.name: ("n_samples", "median_us", "p10_us", "p90_us", "ci95_lo_us", "ci95_hi_us",
                  "bytes_per_call", "achieved_GBps"),
     METRICS.name: ("table", "batch", "value"),
+    TIMELINE.name: ("t_us", "value"),
+    PHASES.name: ("start_us", "end_us", "duration_us", "samples"),
 }
 # Columns used as keys or labels: read as text so "0" and 0 never disagree between runs.
 TEXT_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -36,6 +38,8 @@ TEXT_COLUMNS: dict[str, tuple[str, ...]] = {
     CELLS.name: ("family", "rung", "pin", "profile", "l2_state", "quantity", "timer"),
     METRICS.name: ("cell", "condition", "role", "family", "rung", "pin", "profile", "kernel",
                    "nvtx_range", "metric", "unit"),
+    TIMELINE.name: ("range", "quantity", "unit", "metric"),
+    PHASES.name: ("range", "phase"),
 }
 
 
@@ -49,6 +53,8 @@ class Run:
     samples: pd.DataFrame | None
     cells: pd.DataFrame | None
     metrics: pd.DataFrame | None
+    timeline: pd.DataFrame | None = None
+    phases: pd.DataFrame | None = None
 
     @property
     def kind(self) -> str:
@@ -65,6 +71,8 @@ class Study:
     cells: pd.DataFrame
     metrics: pd.DataFrame
     notes: list[str] = field(default_factory=list)   # load-time caveats (duplicates dropped, mixed configs)
+    timeline: pd.DataFrame = field(default_factory=pd.DataFrame)   # PM samples (timeline runs)
+    phases: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def has_layer_a(self) -> bool:
@@ -114,12 +122,13 @@ def load_runs(paths: list[Path] | list[str], allow_mixed: bool = False) -> Study
     # Ladder runs first, so that where two runs measured the same cell the ladder run's row wins.
     ordered = sorted(runs, key=lambda r: 0 if r.kind == "ladder" else 1)
     tables = {}
-    for table in (SAMPLES, CELLS, METRICS):
+    for table in (SAMPLES, CELLS, METRICS, TIMELINE, PHASES):
         frames = [getattr(r, table.name).assign(run=r.name) for r in ordered
                   if getattr(r, table.name) is not None]
         tables[table.name] = _combine(table, frames, notes)
     return Study(runs=runs, config=dict(first.manifest["config"]), samples=tables["samples"],
-                 cells=tables["cells"], metrics=tables["metrics"], notes=notes)
+                 cells=tables["cells"], metrics=tables["metrics"], notes=notes,
+                 timeline=tables["timeline"], phases=tables["phases"])
 
 
 def read_run(path: Path) -> Run:
@@ -141,11 +150,13 @@ def read_run(path: Path) -> Run:
     if not isinstance(manifest.get("config"), dict):
         raise UserError(f"{manifest_path}: no workload 'config' object")
     tables = {t.name: (_read_table(run_dir, t) if run_dir.has(t) else None)
-              for t in (SAMPLES, CELLS, METRICS)}
+              for t in (SAMPLES, CELLS, METRICS, TIMELINE, PHASES)}
     if kind == "ladder" and tables["cells"] is None:
         raise UserError(f"{path}: a ladder run without {CELLS.filename} (was the run interrupted?)")
     if kind == "profile" and tables["metrics"] is None:
         raise UserError(f"{path}: a profile run without {METRICS.filename} (was the run interrupted?)")
+    if kind == "timeline" and tables["timeline"] is None and manifest.get("method") != "nsys":
+        raise UserError(f"{path}: a timeline run without {TIMELINE.filename} (was the run interrupted?)")
     return Run(name=path.resolve().name, path=path, manifest=manifest, **tables)
 
 

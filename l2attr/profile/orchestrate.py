@@ -411,22 +411,89 @@ def run_profile(s: ProfileSettings, console: Any, tools: Tools | None = None) ->
 
 
 def run_timeline(s: ProfileSettings, console: Any, tools: Tools | None = None) -> int:
-    """`profile --timeline`: the sweep under nsys, then per-call pin / gap / consumer times.
+    """`profile --timeline`: pin -> sync -> consumer in time, for the last call of one cell.
 
-    Refuses with a clear message where nsys cannot make a report (the H200 here), pointing at
-    the CUDA-event figures of `l2attr ladder`.
+    With an nsys that can make reports: the sweep under nsys, per-call pin / gap / consumer.
+    Without one (the H200 here): Nsight Compute alone. One NVTX `call` range around pin -> sync
+    -> consumer (the control's cell: L2P+OptMT of the headline family on the hottest profile),
+    replayed whole (`--replay-mode app-range`) twice: once with PM sampling at the chip's
+    shortest interval (L2 hit rate, DRAM throughput over time), once for the range's totals of the
+    `l2` metric set. Writes timeline.csv, phases.csv and range_metrics.csv.
     """
+    from l2attr.profile import nsys as nsys_mod
+
+    tools = tools or Tools()
+    status = nsys_mod.probe_nsys(runner=tools.run, which=tools.which)
+    if status.usable:
+        return _run_nsys_timeline(s, console, tools, status)
+    return _run_pm_timeline(s, console, tools, status.detail)
+
+
+def _run_pm_timeline(s: ProfileSettings, console: Any, tools: Tools, why_not_nsys: str) -> int:
+    from l2attr import atomic
+    from l2attr.profile import pmsampling
+    from l2attr.profile.metricsets import resolve_metrics
+    from l2attr.rundir import RunDir
+    from l2attr.schema import PHASES, TIMELINE
+    from l2attr.vocab import NVTX_CALL_INCLUDE
+
+    ncu = s.ncu or tools.which("ncu")
+    if not ncu:
+        raise UserError(f"no timeline: {why_not_nsys}, and ncu is not on PATH for the range-replay "
+                        "timeline (install Nsight Compute or pass --ncu PATH)")
+    chip = s.chip or detect_chip(tools.run, tools.which)
+    profile = s.control_profile or hottest_profile(s.profiles)
+    run = RunDir.create(s.out, s.name, {
+        "kind": "timeline", "command": s.command, "config": s.cfg.to_dict(), "chip": chip,
+        "method": "ncu app-range replay of one NVTX call range (pin -> sync -> consumer) with PM sampling",
+        "nsys": why_not_nsys, "rung": CONTROL_RUNG, "family": s.control_family, "profile": profile,
+        "status": "running"})
+    child = child_command(s.cfg, [CONTROL_RUNG], [profile], L2State.NATURAL.value, 1, run.path / "child",
+                          "timeline", [*s.extra, "--family", s.control_family, "--nvtx-calls"], tools.python)
+    metrics = resolve_metrics("l2", chip).metrics
+    jobs = (("timeline", pmsampling.timeline_ncu_argv(child, run.path / "ncu" / "timeline", ncu,
+                                                      NVTX_CALL_INCLUDE, chip=chip)),
+            ("range_metrics", pmsampling.range_metrics_ncu_argv(child, run.path / "ncu" / "range_metrics", ncu,
+                                                                NVTX_CALL_INCLUDE, metrics)))
+    (run.path / "ncu").mkdir(parents=True, exist_ok=True)
+    walls: dict[str, float] = {}
+    for name, argv in jobs:
+        console.rule(f"ncu: {name}")
+        print(shlex.join(argv), flush=True)
+        result = run_job(argv, tools.stream)
+        result.name = name
+        walls[name] = round(result.wall_s, 3)
+        try:
+            check_job(result, report_path(run.path / "ncu" / name), chip)
+        except UserError as exc:
+            run.update_manifest(status="failed", error=str(exc), wall_s=walls)
+            raise
+    pm = pmsampling.read_pm_report(report_path(run.path / "ncu" / "timeline"))
+    phases = pmsampling.phases(pm.samples)
+    totals = pmsampling.read_range_metrics(report_path(run.path / "ncu" / "range_metrics"))
+    run.write(TIMELINE, pm.samples)
+    run.write(PHASES, phases)
+    atomic.write_csv(run.path / "range_metrics.csv", totals)
+    run.update_manifest(status="done", wall_s=walls, warnings=pm.warnings,
+                        ranges=pm.ranges.to_dict("records"), jobs=[{"name": n, "argv": a} for n, a in jobs],
+                        **child_facts(run.path / "child"))
+    console.print(phases.to_string(index=False), markup=False, highlight=False)
+    for w in pm.warnings:
+        console.print(f"warning: {w}", markup=False, highlight=False)
+    console.print(f"wrote {run.path / TIMELINE.filename}, {PHASES.filename}, range_metrics.csv",
+                  markup=False, highlight=False)
+    return 0
+
+
+def _run_nsys_timeline(s: ProfileSettings, console: Any, tools: Tools, status: Any) -> int:
+    """The sweep under nsys, then per-call pin / gap / consumer times (timeline_nsys.csv)."""
     from l2attr import atomic
     from l2attr.profile import nsys as nsys_mod
     from l2attr.rundir import RunDir
 
-    tools = tools or Tools()
-    status = nsys_mod.probe_nsys(runner=tools.run, which=tools.which)
-    if not status.usable:
-        raise UserError(nsys_mod.timeline_unavailable(status))
     assert status.path is not None
     run = RunDir.create(s.out, s.name, {"kind": "timeline", "command": s.command, "config": s.cfg.to_dict(),
-                                        "nsys": {"path": status.path, "version": status.version},
+                                        "method": "nsys", "nsys": {"path": status.path, "version": status.version},
                                         "rungs": list(s.rungs), "profiles": list(s.profiles),
                                         "calls_per_cell": s.calls_per_cell, "status": "running"})
     child = child_command(s.cfg, s.rungs, s.profiles, "natural", s.calls_per_cell, run.path / "child",
@@ -443,10 +510,10 @@ def run_timeline(s: ProfileSettings, console: Any, tools: Tools | None = None) -
             run.update_manifest(status="failed", error=f"nsys {label} exited with {result.returncode}")
             raise UserError(f"nsys {label} exited with status {result.returncode}; see its output above")
     calls = nsys_mod.read_timeline(rep.with_suffix(".sqlite"))
-    atomic.write_csv(run.path / "timeline.csv", calls)
+    atomic.write_csv(run.path / "timeline_nsys.csv", calls)
     run.update_manifest(status="done", timeline_calls=int(len(calls)))
     console.print(calls.to_string(index=False), markup=False, highlight=False)
-    console.print(f"wrote {run.path / 'timeline.csv'}", markup=False, highlight=False)
+    console.print(f"wrote {run.path / 'timeline_nsys.csv'}", markup=False, highlight=False)
     return 0
 
 

@@ -38,7 +38,7 @@ TEMPLATE_NAME = "report.html"
 SECTIONS = (
     ("verdict", "Verdict"), ("ladder", "Latency ladder"), ("speedup", "Pin-charged speedup"),
     ("amortisation", "Amortisation"), ("share", "Share of step time"), ("attribution", "L2 attribution"),
-    ("roofline", "Roofline"), ("caveats", "Caveats"), ("provenance", "Provenance"),
+    ("roofline", "Roofline"), ("timeline", "Timeline"), ("caveats", "Caveats"), ("provenance", "Provenance"),
 )
 
 
@@ -550,6 +550,25 @@ def roofline_section(an: Analysis, figures: dict[str, Any], sfx: str = "") -> st
                    "How close each consumer gets to the bandwidth this GPU actually delivers.")
 
 
+def timeline_section(an: Analysis, figures: dict[str, Any]) -> str:
+    """Pin -> sync -> consumer in time, from a timeline run (PM sampling over one call range)."""
+    tl, ph = an.study.timeline, an.study.phases
+    if tl.empty:
+        return section("timeline", "Timeline: pin → sync → consumer", not_measured(
+            "No timeline run among the inputs.", "Run <code>l2attr profile --timeline</code> and pass its run dir."))
+    body = chart("fig-timeline", figures,
+                 f"Nsight Compute PM sampling over one NVTX range holding pin → stream sync → consumer "
+                 f"(app-range replay). From {sources_of(tl.assign(source=tl['run'] + '/timeline.csv'), 'timeline.csv')}.")
+    if not ph.empty:
+        rows = [([text(r["phase"], "key"), num(r, "start_us", fmt.us), num(r, "end_us", fmt.us),
+                  num(r, "duration_us", fmt.us), num(r, "samples", fmt.count)], f"{r['run']}/phases.csv")
+                for r in ph.to_dict("records")]
+        body += table(["Phase", ("start", "num"), ("end", "num"), ("duration", "num"), ("samples", "num")], rows)
+    return section("timeline", "Timeline: pin → sync → consumer", body,
+                   "What the hardware did over one L2P call: the pin's burst, the gap the stream sync leaves, "
+                   "the consumer's burst — seen without nsys.")
+
+
 def caveats_section(an: Analysis) -> str:
     if not an.caveats:
         return section("caveats", "Caveats", "<p>None recorded.</p>")
@@ -690,6 +709,10 @@ def render_html(an: Analysis, now: dt.datetime | None = None, plotly_js: str | N
     figures: dict[str, Any] = {}
     for sfx, view in views:
         figures.update({fid + sfx: fig for fid, fig in all_figures(view).items()})
+    if not an.study.timeline.empty:
+        from l2attr.report.timeline_chart import timeline_figure
+
+        figures["fig-timeline"] = timeline_figure(an.study.timeline, an.study.phases)
     specs = {fid: figure_json(fig) for fid, fig in figures.items() if fig is not None}
 
     def each(render: Callable[..., str], *with_figures: bool) -> str:
@@ -714,6 +737,7 @@ def render_html(an: Analysis, now: dt.datetime | None = None, plotly_js: str | N
         "share": each(share_section),
         "attribution": each(attribution_section, True),
         "roofline": each(roofline_section, True),
+        "timeline": timeline_section(an, figures),
         "caveats": caveats_section(an),
         "provenance": provenance_section(an),
         "footer": escape(f"l2attr {__version__} · generated {generated} · self-contained: opens offline"),
