@@ -2,7 +2,8 @@
 # The whole GPU cycle that produces examples/: GPU tests, the fidelity check of the artifact family
 # against a standalone build of the artifact's kernels, the default ladder (both families) from a
 # cold process (benchmark figures), the tuned family with the artifact's per-element pin, both
-# families with L2 flushed before every call, and the artifact family under Nsight Compute.
+# families with L2 flushed before every call, and layer B: both families under Nsight Compute with
+# the validity control, and the range-replay timeline.
 # Run from the repository root on a GPU machine; results go under ${OUT:-out}/.
 #
 # On the H200 lent to this project it ran as (nvtx and plotly carried as wheels in .whl/; the
@@ -18,9 +19,9 @@ export PYTHONUNBUFFERED=1
 step() { echo; echo "=== $* ($(date -u +%T))"; }
 
 step "gpu tests"
-timeout 240 python3 -m pytest -q -m gpu tests 2>&1 | tee "$OUT/gpu_tests.log" | tail -8
+timeout 150 python3 -m pytest -q -m gpu tests 2>&1 | tee "$OUT/gpu_tests.log" | tail -8
 
-if [ -f "$CARRY/artifact_kernels.cu" ]; then
+if [ -f "$CARRY/artifact_kernels.cu" ] && [ "${SKIP_FIDELITY:-0}" != 1 ]; then
   step "fidelity: artifact family vs a standalone build of the artifact's kernels (real reuse_medium trace)"
   timeout 180 python3 tools/artifact_fidelity.py --artifact-cu "$CARRY/artifact_kernels.cu" \
     --trace "$CARRY/reuse_medium_table_500K.txt" --hot "$CARRY/hot60k_medium.txt" --sass \
@@ -28,27 +29,24 @@ if [ -f "$CARRY/artifact_kernels.cu" ]; then
 fi
 
 step "ladder benchmark (defaults: both families, artifact shape, cold process)"
-timeout 240 python3 benchmarks/bench_ladder.py --out "$OUT/runs" 2>&1 | tee "$OUT/bench_ladder.log"
+timeout 150 python3 benchmarks/bench_ladder.py --out "$OUT/runs" 2>&1 | tee "$OUT/bench_ladder.log" | tail -30
 
 step "ladder, tuned family with the artifact's per-element pin"
-timeout 120 python3 -m l2attr ladder --family tuned --rungs l2p_optmt,combined --pin-granularity element \
+timeout 60 python3 -m l2attr ladder --family tuned --rungs l2p_optmt,combined --pin-granularity element \
   --name tuned-pin-element --out "$OUT/runs" --quiet 2>&1 | tee "$OUT/tuned_pin_element.log" | tail -25
 
 step "ladder, both families, L2 flushed before every table call"
-timeout 150 python3 -m l2attr ladder --l2 flush --rungs baseline,optmt,l2p_optmt --name flush \
+timeout 90 python3 -m l2attr ladder --l2 flush --rungs baseline,optmt,l2p_optmt --name flush \
   --out "$OUT/runs" --quiet 2>&1 | tee "$OUT/flush.log" | tail -40
 
 if [ "${SKIP_PROFILE:-0}" != 1 ]; then
   step "doctor"
   python3 -m l2attr doctor 2>&1 | tee "$OUT/doctor.log"
-  step "profile --metrics l2 (artifact family: full sweep + validity control)"
-  start=$(date +%s)
-  timeout 300 python3 -m l2attr profile --metrics l2 --family artifact --out "$OUT/runs" --name profile-artifact \
-    2>&1 | tee "$OUT/profile.log" | tail -40
-  echo "profile wall: $(( $(date +%s) - start )) s" | tee -a "$OUT/profile.log"
+  step "layer B benchmark: profile --metrics l2 (both families, 3-arm control) + --timeline"
+  timeout 330 python3 benchmarks/bench_profile.py --out "$OUT/runs" 2>&1 | tee "$OUT/profile.log" | tail -60
 fi
 
 step "pack results"
-tar czf "$OUT/runs.tgz" --exclude='.cache' --exclude='*.npy' -C "$OUT" runs && rm -rf "$OUT/runs"
+tar czf "$OUT/runs.tgz" --exclude='.cache' --exclude='*.npy' --exclude='child' -C "$OUT" runs && rm -rf "$OUT/runs"
 tar czf "$OUT/logs.tgz" -C "$OUT" $(cd "$OUT" && ls *.log *.json 2>/dev/null) && rm -f "$OUT"/*.log
 ls -la "$OUT"

@@ -1,0 +1,47 @@
+"""Benchmark: layer B end to end, as a user runs it, and its wall time.
+
+    python benchmarks/bench_profile.py [--out runs] [extra `l2attr profile` flags]
+
+Runs `l2attr profile --metrics l2` (both kernel families, every rung and profile, the three-arm
+validity control) and then `l2attr profile --timeline` (range replay with PM sampling), each as a
+new process, and prints each wall time and their sum (target <= 4 min on an H200 at the artifact
+shape), the passes ncu needed per report, and the control's verdict.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def _run(args: list[str], out: Path, suffix: str) -> tuple[int, float, Path | None]:
+    before = set(out.glob("*")) if out.exists() else set()
+    t0 = time.perf_counter()
+    rc = subprocess.call([sys.executable, "-m", "l2attr", "profile", *args, "--out", str(out)])
+    wall = time.perf_counter() - t0
+    new = [p for p in set(out.glob(f"*-{suffix}")) - before]
+    return rc, wall, (new[0] if new else None)
+
+
+def main(argv: list[str]) -> int:
+    out = Path("runs")
+    if "--out" in argv:
+        i = argv.index("--out")
+        out, argv = Path(argv[i + 1]), argv[:i] + argv[i + 2:]
+    rc1, w1, prof = _run(["--metrics", "l2", "--name", "profile", *argv], out, "profile")
+    rc2, w2, tl = _run(["--timeline", "--name", "timeline", *argv], out, "timeline")
+    print(f"\nbench_profile: profile --metrics l2 {w1:.1f} s (exit {rc1}), --timeline {w2:.1f} s (exit {rc2}); "
+          f"total {w1 + w2:.1f} s (target <= 240 s)")
+    if prof is not None:
+        m = json.loads((prof / "manifest.json").read_text())
+        print(f"bench_profile: ncu passes per report {m.get('replayer_passes')}; walls {m.get('wall_s')}")
+        print(f"bench_profile: validity control {m.get('validity_control', {}).get('verdict')}")
+    print(f"bench_profile: run dirs {prof} {tl}")
+    return rc1 or rc2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
