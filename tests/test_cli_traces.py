@@ -110,10 +110,18 @@ def test_error_out_of_range(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert f"{path}:17: id 612345 is out of range for 500000 rows" in line
 
 
-def test_error_k_larger_than_unique(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = _write(tmp_path, "1\n2\n2\n")
-    line = _fails(capsys, ["traces", "stats", str(path), "--top-k", "3"])
-    assert "top-k 3 is larger than the 2 unique ids" in line
+def test_top_k_above_unique_ids_counts_all_of_them(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    path = _write(tmp_path, "1\n2\n2\n")                  # 2 unique ids
+    assert main(["traces", "stats", str(path), "--top-k", "3", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert (data["top_k"], data["top_k_requested"], data["top_k_coverage"]) == (2, 3, 1.0)
+    assert main(["traces", "stats", str(path), "--top-k", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "top-2 coverage" in out and "--top-k 3 exceeds them" in out
+    assert main(["traces", "stats", str(path), "--top-k", "1", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert (data["top_k"], data["top_k_requested"], data["top_k_coverage"]) == (1, 1, 2 / 3)
 
 
 def test_error_hot_ids_out_of_range(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -174,5 +182,60 @@ def test_hot_writes_top_k(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert "75.0 %" in capsys.readouterr().out
     counts = id_counts(read_trace(trace).ids, 10)
     assert top_k(counts, 2).tolist() == [3, 5]
-    assert "larger than the 4 unique ids" in _fails(
-        capsys, ["traces", "hot", str(trace), "--top-k", "5", "--out", str(out), "--rows", "10"])
+
+
+def test_hot_with_top_k_above_unique_writes_every_id(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    trace = _write(tmp_path, "5\n5\n3\n3\n3\n9\n1\n5\n")   # counts 3:3, 5:3, 1:1, 9:1
+    out = tmp_path / "hot.txt"
+    assert main(["traces", "hot", str(trace), "--top-k", "5", "--out", str(out), "--rows", "10"]) == 0
+    assert out.read_text() == "3\n5\n1\n9\n"
+    assert "every unique id, fewer than --top-k 5" in capsys.readouterr().out
+
+
+# --- outputs and sizes ---------------------------------------------------------------------
+
+def test_hot_never_writes_over_its_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trace = _write(tmp_path, "5\n5\n3\n")
+    line = _fails(capsys, ["traces", "hot", str(trace), "--top-k", "1", "--out", str(trace), "--rows", "10"])
+    assert line.endswith(f"--out {trace} is an input of this command; write to another file")
+    assert trace.read_text() == "5\n5\n3\n"
+
+
+def test_gen_refuses_one_file_twice_the_config_and_a_missing_folder(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "t.txt"
+    gen = ["traces", "gen", "--profile", "random", "--lookups", "10", "--rows", "100", "--hot-rows", "1"]
+    assert "--out and --hot-out name the same file" in _fails(
+        capsys, [*gen, "--out", str(out), "--hot-out", str(out)])
+    config = _write(tmp_path, "rows = 100\nhot_rows = 1\n", "w.toml")
+    assert "is an input of this command" in _fails(capsys, [*gen, "--config", str(config), "--out", str(config)])
+    assert config.read_text() == "rows = 100\nhot_rows = 1\n"
+    assert "does not exist (create it first)" in _fails(capsys, [*gen, "--out", str(tmp_path / "no" / "t.txt")])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["w.toml"]
+
+
+def test_gen_says_the_size_before_writing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "r.txt"
+    assert main(["traces", "gen", "--profile", "random", "--out", str(out), "--lookups", "1000",
+                 "--rows", "100", "--hot-rows", "10"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first == f"writing 1,000 ids (up to 3 kB) to {out} ..."    # 1000 lines of at most "99\n"
+    assert out.stat().st_size <= 3000
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["gen", "--profile", "medium", "--rows", "99999999999999", "--out", "x.txt"],
+     "generating 85,990,199,999,999 ids over 99,999,999,999,999 rows needs about"),
+    (["gen", "--profile", "random", "--lookups", "99999999999999", "--out", "x.txt"],
+     "generating 99,999,999,999,999 ids over 500,000 rows needs about 800 TB of memory"),
+    (["stats", "--profile", "random", "--lookups", "99999999999999"],
+     "statistics of 99,999,999,999,999 lookups over 500,000 rows needs about 4 PB of memory"),
+])
+def test_sizes_are_checked_before_allocating(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                             monkeypatch: pytest.MonkeyPatch, argv: list[str],
+                                             needle: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    line = _fails(capsys, ["traces", *argv])
+    assert needle in line and "use fewer --rows or --lookups" in line
+    assert not (tmp_path / "x.txt").exists()
