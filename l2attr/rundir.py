@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from l2attr import atomic
+from l2attr.csvfile import read_complete_csv
 from l2attr.errors import UserError
 from l2attr.schema import SCHEMA_VERSION, TABLES, Table, check_frame
 
@@ -77,11 +78,7 @@ class RunDir:
         f = self.path / table.filename
         if not f.is_file():
             raise UserError(f"{self.path}: no {table.filename}")
-        try:
-            df = pd.read_csv(f)
-        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-            raise UserError(f"{f}: unreadable CSV ({str(exc).splitlines()[0]})") from None
-        return check_frame(df, table, str(f))
+        return check_frame(read_complete_csv(f), table, str(f))
 
     def write(self, table: Table, df: pd.DataFrame) -> None:
         check_frame(df, table, f"writing {table.filename}")
