@@ -51,17 +51,27 @@ def test_import_summary_table(capsys):
     assert "8 kernels" in out and "reduce_kernel" in out
 
 
-@pytest.mark.parametrize("make", ["missing", "text", "dir"])
-def test_import_bad_input_is_one_line_and_exit_2(tmp_path, capsys, make):
+@pytest.mark.parametrize("make, needle", [
+    ("missing", "report not found"), ("text", "is not an Nsight Compute report"), ("dir", "is not a file"),
+    ("first 100 KB", "the report is cut short (a block ends at byte 120,038, the file has 100,000 bytes)"),
+    ("file header only", "no profiled kernel metrics in it (empty or truncated report?)"),
+])
+@pytest.mark.parametrize("csv", [True, False])
+def test_import_bad_input_is_one_line_and_exit_2(tmp_path, capsys, make, needle, csv):
     target = tmp_path / "r.ncu-rep"
     if make == "text":
         target.write_text("not a report\n")
     elif make == "dir":
         target = tmp_path
-    assert main(["profile", "--import", str(target), "--csv"]) == 2
+    elif make == "first 100 KB":
+        target.write_bytes(APP_REPORT.read_bytes()[:100_000])
+    elif make == "file header only":      # magic + file header: a report of no kernels (10 bytes)
+        target.write_bytes(APP_REPORT.read_bytes()[:10])
+    assert main(["profile", "--import", str(target), *(["--csv"] if csv else [])]) == 2
     out, err = capsys.readouterr()
     assert out == ""
-    assert _one_error_line(err).startswith("l2attr profile: error:")
+    line = _one_error_line(err)
+    assert line.startswith("l2attr profile: error:") and needle in line
 
 
 def test_csv_without_import_is_refused(capsys):

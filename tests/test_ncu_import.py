@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from l2attr.errors import UserError
-from l2attr.profile.ncu_import import (control_condition, csv_order, parse_range_name,
-                                       quality_warnings, read_report)
+from l2attr.profile.ncu_import import (check_complete_report, control_condition, csv_order,
+                                       parse_range_name, quality_warnings, read_report)
 from l2attr.schema import METRICS
 
 APP_REPORT = Path(__file__).parent / "fixtures" / "ncu" / "pin_consume_app_replay_h200.ncu-rep"
@@ -196,8 +196,37 @@ def test_bad_files_are_user_errors(tmp_path, content, message):
         read_report(tmp_path)
 
 
+# Block ends of the application-replay fixture, read with a throwaway protobuf walker while
+# making this test (16 blocks; blocks with a kernel hold ~108 KB): a cut anywhere else is inside
+# a block. The file is 889,130 bytes.
+APP_BLOCK_ENDS = (10, 145, 120_038, 120_111, 120_182, 120_304, 128_781, 128_834, 129_022, 129_956,
+                  238_407, 346_861, 455_320, 563_766, 672_217, 780_671, 889_130)
+
+
 def test_truncated_report_is_a_user_error(tmp_path):
     f = tmp_path / "cut.ncu-rep"
-    f.write_bytes(APP_REPORT.read_bytes()[:2000])
-    with pytest.raises(UserError, match="no profiled kernels"):
+    f.write_bytes(APP_REPORT.read_bytes()[:444_000])      # ncu_report alone reads 3 of 8 kernels
+    with pytest.raises(UserError) as err:
         read_report(f)
+    assert str(err.value) == (f"{f}: the report is cut short (a block ends at byte 455,320, the file "
+                              "has 444,000 bytes); copy it again or re-run ncu")
+
+
+def test_every_cut_inside_a_block_is_refused_and_the_whole_file_passes(tmp_path):
+    data = APP_REPORT.read_bytes()
+    assert len(data) == APP_BLOCK_ENDS[-1]
+    check_complete_report(APP_REPORT)
+    f = tmp_path / "cut.ncu-rep"
+    cuts = sorted({5, 9, 11, 144, 146, 100_000, 455_319, 455_321, 889_129, *range(1_000, 889_000, 37_003)})
+    for n in cuts:
+        f.write_bytes(data[:n])
+        with pytest.raises(UserError, match="the report is cut short"):
+            check_complete_report(f)
+
+
+def test_a_cut_at_a_block_end_reads_as_a_shorter_report(tmp_path):
+    """The limit of the size check: a report cut exactly between blocks is a valid shorter report."""
+    f = tmp_path / "cut.ncu-rep"
+    f.write_bytes(APP_REPORT.read_bytes()[:455_320])
+    check_complete_report(f)
+    assert _read_once(f).table["launch"].nunique() == 4
