@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import KERNEL_REPLAY_REPORT
 
 from l2attr.cli import main
 from l2attr.config import build_config
@@ -33,8 +34,8 @@ def _one_error_line(err: str) -> str:
 
 # -- --import ------------------------------------------------------------------------------------
 
-def test_import_csv_parses_with_pandas(shared_ncu_report, capsys):
-    assert main(["profile", "--import", str(shared_ncu_report), "--csv"]) == 0
+def test_import_csv_parses_with_pandas(capsys):
+    assert main(["profile", "--import", str(KERNEL_REPLAY_REPORT), "--csv"]) == 0
     out = capsys.readouterr().out
     df = pd.read_csv(io.StringIO(out))
     assert list(df.columns[:5]) == ["kernel", "nvtx_range", "metric", "value", "unit"]

@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import HOT_MEDIUM_CUT, LOW_CUT, MEDIUM_CUT
+
 from l2attr.cli import main
 from l2attr.config import WorkloadConfig
 from l2attr.workload import build_workload, read_trace
@@ -33,28 +35,29 @@ def _write(tmp_path: Path, text: str, name: str = "t.txt") -> Path:
 
 # --- stats ---------------------------------------------------------------------------------
 
-def test_stats_artifact_medium(artifact_traces: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    trace = artifact_traces / "reuse_medium_table_500K.txt"
-    hot = artifact_traces / "hot60k_medium.txt"
-    assert main(["traces", "stats", str(trace), "--rows", "500000", "--top-k", "60000"]) == 0
+def test_stats_of_the_artifacts_medium_trace_cut(capsys: pytest.CaptureFixture[str]) -> None:
+    # expected values: coreutils/awk on the same file (tests/fixtures/traces/README.md)
+    assert main(["traces", "stats", str(MEDIUM_CUT), "--rows", "500000", "--top-k", "1000"]) == 0
     out = capsys.readouterr().out
-    for text in ("429,951", "102,524", "87.7 %", "top-60,000 coverage", "602", "time distance"):
+    for text in ("4,000", "1,297", "top-1,000 coverage", "92.6 %", "62 lookups", "338 lookups",
+                 "time distance"):                      # 3,703 / 4,000; median 62, p90 337.8
         assert text in out
     assert "hot file coverage" not in out
-    assert main(["traces", "stats", str(trace), "--rows", "500000", "--top-k", "60000",
-                 "--hot", str(hot)]) == 0
+    assert main(["traces", "stats", str(MEDIUM_CUT), "--rows", "500000", "--top-k", "1000",
+                 "--hot", str(HOT_MEDIUM_CUT)]) == 0
     out = capsys.readouterr().out
-    assert "hot file coverage" in out and "hot60k_medium.txt" in out
+    assert "hot file coverage" in out and "26.3 %" in out                    # 1,052 / 4,000
+    assert "hot60k_medium_head2000.txt, 2,000 ids" in out
 
 
-def test_stats_artifact_low_json(artifact_traces: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    trace = artifact_traces / "reuse_low_table_500K.txt"
-    assert main(["traces", "stats", str(trace), "--json"]) == 0
+def test_stats_low_cut_json_with_the_default_top_k(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["traces", "stats", str(LOW_CUT), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert (data["lookups"], data["unique"], data["top_k"]) == (379_910, 231_073, 60_000)
-    assert round(100 * data["top_k_coverage"], 1) == 48.7
-    assert data["hot_coverage"] is None
-    assert data["reuse_median"] > 0 and "stack distance" in data["reuse_definition"]
+    assert (data["lookups"], data["unique"], data["reuses"]) == (4_000, 3_842, 158)
+    # the default K (60,000) exceeds the 3,842 unique ids: all of them, 100 %
+    assert (data["top_k"], data["top_k_requested"], data["top_k_coverage"]) == (3_842, 60_000, 1.0)
+    assert (data["reuse_median"], data["reuse_p90"]) == (551.5, pytest.approx(1649.0))
+    assert data["hot_coverage"] is None and "stack distance" in data["reuse_definition"]
 
 
 def test_stats_of_a_profile(capsys: pytest.CaptureFixture[str]) -> None:

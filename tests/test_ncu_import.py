@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import KERNEL_REPLAY_REPORT
 
 from l2attr.errors import UserError
 from l2attr.profile.ncu_import import (check_complete_report, control_condition, csv_order,
@@ -46,8 +47,9 @@ def _read_once(path: Path, **kw):
 
 
 @pytest.fixture
-def shared_table(shared_ncu_report):
-    return shared_ncu_report, _read_once(shared_ncu_report)
+def shared_table():
+    """The kernel-replay report with the older range names (fixtures/ncu/README.md)."""
+    return KERNEL_REPLAY_REPORT, _read_once(KERNEL_REPLAY_REPORT)
 
 
 @pytest.fixture
