@@ -120,3 +120,18 @@ def test_no_metrics_means_empty_tables() -> None:
     l2 = attribution.l2_cells(empty(METRICS).assign(run=pd.Series(dtype=object)))
     assert l2.empty
     assert attribution.pin_effect(l2).empty and attribution.hotness_gradient(l2).empty
+
+
+def test_a_rate_outside_0_100_reaches_the_report_caveats(tmp_path) -> None:
+    """ncu's .pct can exceed 100 when its inputs come from different passes: the report must say so."""
+    from helpers_rundirs import metric_rows, write_profile_run
+
+    from l2attr.analysis import analyse, load_runs
+
+    rows = metric_rows({("optmt", "random", "consumer"): {HIT: 100.0, DRAM: 1e6}}, spread=(1.0, 1.0, 1.0, 1.0))
+    rows.loc[rows["metric"] == HIT, "value"] = [100.16, 99.0, 98.0, 97.0]
+    an = analyse(load_runs([write_profile_run(tmp_path, metrics=rows, control=None)]))
+    assert any("1 of 4 kernels report a rate outside [0, 100]" in c.text for c in an.caveats)
+    fine = rows.assign(value=rows["value"].where(rows["value"] <= 100, 100.0))
+    an = analyse(load_runs([write_profile_run(tmp_path / "b", metrics=fine, control=None)]))
+    assert not any("outside [0, 100]" in c.text for c in an.caveats)

@@ -32,7 +32,6 @@ def test_ladder_table_shows_each_consumer_median_and_speedups():
     base, l2p = cons[("baseline", "reuse_high")], cons[("l2p_optmt", "reuse_high")]
     charged = base / kern[("l2p_optmt", "reuse_high")]
     assert f"{l2p:.1f}  ({base / l2p:.2f}×, {charged:.2f}×)" in line
-    assert charged < 1 < base / l2p     # the pin-charged speedup is the one the artifact omits
     for profile in ("reuse_high", "reuse_medium", "reuse_low", "random"):
         assert profile in text
 
