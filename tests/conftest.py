@@ -3,9 +3,11 @@ CPU test), and the `gpu` mark that skips without a GPU."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
@@ -16,6 +18,14 @@ MEDIUM_CUT = TRACES / "reuse_medium_head4000.txt"
 LOW_CUT = TRACES / "reuse_low_head4000.txt"
 HOT_MEDIUM_CUT = TRACES / "hot60k_medium_head2000.txt"
 KERNEL_REPLAY_REPORT = FIXTURES / "ncu" / "pin_consume_kernel_replay_h200.ncu-rep"
+
+# Property tests: few examples (the suite stays under 3 minutes on 2 cores), no per-example
+# deadline (CSV round trips on a busy CI machine). HYPOTHESIS_PROFILE=thorough for a deep run.
+settings.register_profile("l2attr", max_examples=40, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("thorough", max_examples=2000, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "l2attr"))
 
 
 def _gpu_available() -> bool:
