@@ -31,9 +31,8 @@ def check_output(path: Path, flag: str, inputs: Iterable[Path | None] = ()) -> P
         if source is not None and same_file(path, Path(source)):
             alias = "" if str(source) == str(path) else f" (the same file as {source})"
             raise UserError(f"{flag} {path} is an input of this command{alias}; write to another file")
-    parent = Path(os.path.abspath(path)).parent
-    if not parent.is_dir():
-        raise UserError(f"{flag} {path}: folder {parent} does not exist (create it first)")
+    if not Path(os.path.abspath(path)).parent.is_dir():
+        raise UserError(f"{flag} {path}: folder {path.parent} does not exist (create it first)")
     return path
 
 

@@ -49,7 +49,7 @@ def output_format(fmt: str | None, output: Path | None) -> str:
     """--format if given, else what the -o extension implies, else html; a contradiction is refused."""
     implied = EXTENSION_FORMATS.get(output.suffix.lower()) if output is not None else None
     if fmt is not None and implied is not None and fmt != implied:
-        raise UserError(f"--format {fmt} contradicts -o {output} (a {output.suffix} file is {implied}); "
+        raise UserError(f"--format {fmt} contradicts -o {output} ({output.suffix} means {implied}); "
                         "drop --format or change the extension")
     return fmt or implied or "html"
 
