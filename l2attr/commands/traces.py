@@ -137,10 +137,12 @@ def _file_size(path: Path) -> int:
 
 
 def _stats_of_file(args: argparse.Namespace) -> TraceStats:
-    # a trace line is at least 2 bytes, so the file holds at most size / 2 lookups
-    check_memory(_stats_memory(_file_size(args.file) // 2, args.rows) + _file_size(args.file),
+    # the rows part before reading (the file itself is on disk), the lookups part once known
+    check_memory(_stats_memory(0, args.rows) + _file_size(args.file),
                  f"statistics of {args.file} over {args.rows:,} rows", _SHRINK)
     trace = read_trace(args.file, args.rows, args.drop_out_of_range)
+    check_memory(_stats_memory(trace.ids.size, args.rows),
+                 f"statistics of {trace.ids.size:,} lookups over {args.rows:,} rows", _SHRINK)
     hot = read_hot_file(args.hot, args.rows) if args.hot else None
     return trace_stats(trace.ids, args.rows, args.top_k, name=str(args.file), hot=hot,
                        hot_name=args.hot.name if args.hot else None, dropped=trace.dropped)
