@@ -19,7 +19,6 @@ import json
 from pathlib import Path
 
 import numpy as np
-
 from rich.console import Console
 from rich.table import Table
 
@@ -113,8 +112,8 @@ _SHRINK = "use fewer --rows or --lookups"
 
 
 def _stats_memory(lookups: int, rows: int) -> int:
-    """Peak bytes of trace_stats: the ids and four lookup-sized temporaries of the reuse
-    distances, plus the per-row counts and their argsort (counts, negated copy, order, rank)."""
+    """Peak bytes of trace_stats, roughly: the ids and four lookup-sized temporaries of the reuse
+    distances, plus the per-row counts and the top-K argsort (negated copy, order, work space)."""
     return 5 * _INT64 * lookups + 4 * _INT64 * rows
 
 
