@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
+import os
 import sys
+from typing import NoReturn
 
 from l2attr import __version__
 from l2attr.errors import UserError
@@ -18,9 +21,31 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "doctor": ("doctor", "check GPU, CUDA, ncu counters, nvtx, ncu_report: can ladder/profile run?"),
 }
 
+# What Ctrl-C leaves behind differs per command: only the ladder can resume; the others write
+# their outputs atomically, so an interrupted one leaves the old file or none.
+INTERRUPTED: dict[str, str] = {
+    "ladder": "interrupted; finished cells are on disk (use --resume RUN_DIR)",
+    "profile": "interrupted; a run dir it started is incomplete (manifest status 'running'): "
+               "run the profile again",
+    "profile --import": "interrupted; nothing was written",
+    "report": "interrupted; no report was written",
+    "traces": "interrupted; files it had not yet reported as written were not written",
+    "doctor": "interrupted",
+}
+EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 128 + 13  # what a shell reports for a Unix tool ended by SIGPIPE
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one line (the rule for every bad input), not usage + error."""
+
+    def error(self, message: str) -> NoReturn:
+        _say(f"{self.prog}: error: {message} (see {self.prog} --help)")
+        raise SystemExit(2)
+
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="l2attr",
         description="How much is cross-kernel L2 residency really worth? Latency ladder (layer A), "
                     "Nsight Compute attribution (layer B) and an HTML report for the DLRM "
@@ -37,6 +62,44 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def interrupted_message(args: argparse.Namespace) -> str:
+    key = args.command
+    if key == "profile" and getattr(args, "import_path", None) is not None:
+        key = "profile --import"
+    return INTERRUPTED.get(key, "interrupted")
+
+
+def _say(line: str) -> None:
+    """One line on stderr; if stderr itself cannot be written, there is nobody left to tell."""
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except OSError:
+        pass
+
+
+def _drop_stdout() -> None:
+    """Point fd 1 at /dev/null so the interpreter's final flush cannot fail a second time.
+
+    Without this, a closed pipe or a full disk prints "Exception ignored ... BrokenPipeError"
+    at shutdown and changes the exit status to 120.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass  # stdout is not a real file (a test's capture): nothing will flush it at exit
+
+
+def os_error_text(exc: OSError) -> str:
+    """An OSError in one line: the file it concerns, or the output it failed to write."""
+    why = exc.strerror or str(exc) or type(exc).__name__
+    if exc.filename:
+        return f"{exc.filename}: {why}"
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO):
+        return f"cannot write the output ({why})"
+    return why
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
@@ -44,17 +107,35 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "_run", None):
         parser.print_help()
         return 2
+    prefix = f"l2attr {args.command}"
     try:
-        return int(args._run(args) or 0)
+        code = int(args._run(args) or 0)
+        sys.stdout.flush()  # a full disk shows up here for short outputs, not at exit
+        return code
     except UserError as exc:
-        print(f"l2attr {args.command}: error: {exc}", file=sys.stderr)
+        _say(f"{prefix}: error: {exc}")
         return exc.exit_code
     except KeyboardInterrupt:
-        print(f"l2attr {args.command}: interrupted; finished cells are on disk (use --resume)",
-              file=sys.stderr)
-        return 130
+        _say(f"{prefix}: {interrupted_message(args)}")
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
-        return 0
+        _drop_stdout()  # the reader has gone (`| head`): stop quietly, as Unix tools do
+        return EXIT_BROKEN_PIPE
+    except SystemExit as exc:
+        # rich's Console answers a closed pipe itself (stdout to /dev/null, SystemExit(1));
+        # give it the same status as a closed pipe met anywhere else
+        if isinstance(exc.__context__, BrokenPipeError):
+            return EXIT_BROKEN_PIPE
+        raise
+    except MemoryError as exc:
+        detail = str(exc).strip()
+        _say(f"{prefix}: error: out of memory{f' ({detail})' if detail else ''}; "
+             "try a smaller workload (--rows, --lookups)")
+        return 2
+    except OSError as exc:
+        _drop_stdout()
+        _say(f"{prefix}: error: {os_error_text(exc)}")
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -86,11 +86,14 @@ def load_toml(path: Path) -> dict[str, Any]:
             data = tomllib.load(fh)
     except FileNotFoundError:
         raise UserError(f"config file not found: {path}") from None
-    except tomllib.TOMLDecodeError as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UserError(f"config file {path}: not valid TOML ({exc})") from None
     except OSError as exc:
         raise UserError(f"config file {path}: cannot read ({exc.strerror})") from None
     data = data.get("workload", data)
+    if not isinstance(data, dict):
+        raise UserError(f"config file {path}: 'workload' must be a table ([workload]), "
+                        f"found {type(data).__name__}")
     unknown = sorted(set(data) - set(_FIELD_TYPES) - {"preset"})
     if unknown:
         raise UserError(f"config file {path}: unknown key(s) {', '.join(unknown)}; "

@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from l2attr import atomic
+from l2attr.csvfile import read_complete_csv
 from l2attr.errors import UserError
 from l2attr.schema import READABLE_VERSIONS, SCHEMA_VERSION, TABLES, Table, check_frame, upgrade_v1
 
@@ -78,10 +79,7 @@ class RunDir:
         f = self.path / table.filename
         if not f.is_file():
             raise UserError(f"{self.path}: no {table.filename}")
-        try:
-            df = pd.read_csv(f)
-        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-            raise UserError(f"{f}: unreadable CSV ({str(exc).splitlines()[0]})") from None
+        df = read_complete_csv(f)
         manifest = self.manifest()
         if manifest.get("schema_version") == 1:
             df = upgrade_v1(df, table, manifest)

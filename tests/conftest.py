@@ -1,17 +1,31 @@
-"""Shared test fixtures: paths to recorded data, and the `gpu` mark that skips without a GPU."""
+"""Shared test fixtures: paths to recorded data (all inside the repository, so a clone runs every
+CPU test), and the `gpu` mark that skips without a GPU."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
-ARTIFACT_TRACES = SHARED / "traces" / "artifact"
-SHARED_NCU = SHARED / "fixtures" / "ncu"
 FIXTURES = REPO / "tests" / "fixtures"
 EXAMPLES = REPO / "examples"
+# The first lines of the artifact's traces and hot file: tests/fixtures/traces/README.md
+TRACES = FIXTURES / "traces"
+MEDIUM_CUT = TRACES / "reuse_medium_head4000.txt"
+LOW_CUT = TRACES / "reuse_low_head4000.txt"
+HOT_MEDIUM_CUT = TRACES / "hot60k_medium_head2000.txt"
+KERNEL_REPLAY_REPORT = FIXTURES / "ncu" / "pin_consume_kernel_replay_h200.ncu-rep"
+
+# Property tests: few examples (the suite stays under 3 minutes on 2 cores), no per-example
+# deadline (CSV round trips on a busy CI machine). HYPOTHESIS_PROFILE=thorough for a deep run.
+settings.register_profile("l2attr", max_examples=40, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("thorough", max_examples=2000, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "l2attr"))
 
 
 def _gpu_available() -> bool:
@@ -30,18 +44,3 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for item in items:
             if item.get_closest_marker("gpu"):
                 item.add_marker(skip)
-
-
-@pytest.fixture
-def artifact_traces() -> Path:
-    if not ARTIFACT_TRACES.is_dir():
-        pytest.skip(f"artifact traces not present at {ARTIFACT_TRACES}")
-    return ARTIFACT_TRACES
-
-
-@pytest.fixture
-def shared_ncu_report() -> Path:
-    f = SHARED_NCU / "pin_consume_kernel_replay_h200.ncu-rep"
-    if not f.is_file():
-        pytest.skip(f"shared ncu fixture not present at {f}")
-    return f

@@ -1,7 +1,11 @@
-"""Build small synthetic run dirs for tests: a ladder run (cells + samples) and a profile run (metrics).
+"""Build small synthetic run dirs for tests: a ladder run (samples + cells), a profile run (metrics)
+and a timeline run (the recorded H200 PM-sampling report).
 
-Numbers follow the magnitudes in shared/NOTES-measurement.md (one table-batch ~50 us, pin ~17 us)
-so the report looks like a real one; tests that check formulas build their own tiny tables.
+Made the way the tools make them: cells are summarize_cell over the samples, tables and manifest
+go through RunDir, the profile manifest's validity control and kernel counts come from the
+profile writer's functions. Numbers follow the magnitudes in shared/NOTES-measurement.md (one
+table-batch ~50 us, pin ~17 us) so the report looks like a real one; tests that check formulas
+build their own tiny tables.
 """
 
 from __future__ import annotations
@@ -12,8 +16,14 @@ from typing import Any
 import pandas as pd
 
 from l2attr.config import WorkloadConfig
+from l2attr.measure.stats import summarize_cell
+from l2attr.profile.metricsets import derived_specs
+from l2attr.analysis.control import validity_control
+from l2attr.profile.ncu_import import EXTRA_COLUMNS
+from l2attr.profile.orchestrate import PASSES, passes_summary
 from l2attr.rundir import RunDir
 from l2attr.schema import CELLS, METRICS, SAMPLES
+from l2attr.vocab import NVTX_DOMAIN, parse_range_name, range_name
 
 PROFILES = ("reuse_high", "reuse_medium", "reuse_low", "random")
 
@@ -67,35 +77,11 @@ def base_manifest(kind: str, config: dict[str, Any] | None = None, **extra: Any)
     return manifest
 
 
-def ladder_cells(timings: dict[str, dict[str, tuple[float, float | None]]] = TIMINGS,
-                 states: tuple[str, ...] = ("natural",), with_kernels: bool = True) -> pd.DataFrame:
-    """cells.csv rows of the artifact family (element pin): consumer (kernel and artifact timers), pin
-    (pinning rungs), kernels, call (wall) per rung x profile x state."""
-    rows = []
-
-    def cell(state: str, profile: str, rung: str, quantity: str, median: float, nbytes: float = 0.0,
-             timer: str = "kernel") -> None:
-        rows.append({"family": family_of(rung), "rung": rung, "pin": pin_of(rung), "profile": profile,
-                     "l2_state": state, "quantity": quantity, "timer": timer,
-                     "n_samples": 143, "median_us": median, "p10_us": median * 0.97, "p90_us": median * 1.04,
-                     "ci95_lo_us": median * 0.99, "ci95_hi_us": median * 1.012, "bytes_per_call": nbytes,
-                     "achieved_GBps": nbytes / median / 1e3 if nbytes else float("nan")})
-
-    for state in states:
-        slow = 1.08 if state == "flush" else 1.0
-        for profile, rungs in timings.items():
-            for rung, (consumer, pin) in rungs.items():
-                consumer *= slow
-                cell(state, profile, rung, "consumer", consumer, BYTES_PER_CALL)
-                if pin is not None:
-                    cell(state, profile, rung, "pin", pin)
-                kernels = consumer + (pin or 0.0)
-                if with_kernels:
-                    cell(state, profile, rung, "kernels", kernels)
-                cell(state, profile, rung, "consumer", consumer + ARTIFACT_TIMER_OVERHEAD_US, timer="artifact")
-                cell(state, profile, rung, "call", kernels + CALL_OVERHEAD_US + (PIN_SYNC_US if pin else 0.0),
-                     timer="wall")
-    return pd.DataFrame(rows, columns=list(CELLS.columns))
+# Each cell's samples: one device-timed repeat and one host-timed repeat (as the ladder writes
+# them) of five calls. The offsets are symmetric and in the same order for pin and consumer, so
+# the medians are exactly the TIMINGS values, and the per-call sum's median is pin + consumer.
+# The runs are the artifact family (element pin), torch as the reference row.
+OFFSETS_US = (-0.4, -0.2, 0.0, 0.2, 0.4)
 
 
 def family_of(rung: str) -> str:
@@ -106,24 +92,39 @@ def pin_of(rung: str) -> str:
     return "element" if rung in ("l2p_optmt", "combined") else "none"
 
 
-def ladder_samples(cells: pd.DataFrame) -> pd.DataFrame:
-    """A few samples per cell (enough for the schema; the analysis reads cells.csv)."""
+def ladder_samples(timings: dict[str, dict[str, tuple[float, float | None]]] = TIMINGS,
+                   states: tuple[str, ...] = ("natural",)) -> pd.DataFrame:
+    """samples.csv rows per rung x profile x state: repeat 0 CUDA-event timed, repeat 1 host timed."""
     rows = []
-    keyed = cells.assign(q=cells["quantity"] + "@" + cells["timer"])
-    wide = keyed.pivot_table(index=["family", "rung", "pin", "profile", "l2_state"], columns="q",
-                             values="median_us")
-    for (family, rung, pin, profile, state), rec in wide.iterrows():
-        for batch in range(2):
-            rows.append({"family": family, "rung": rung, "pin": pin, "profile": profile, "l2_state": state,
-                         "repeat": 0, "batch": batch, "table": 0,
-                         "pin_time_us": rec.get("pin@kernel", float("nan")),
-                         "consumer_time_us": rec["consumer@kernel"],
-                         "consumer_artifact_time_us": rec["consumer@artifact"],
-                         "call_wall_time_us": rec["call@wall"]})
+    nan = float("nan")
+    for state in states:
+        slow = 1.08 if state == "flush" else 1.0
+        for profile, rungs in timings.items():
+            for rung, (consumer, pin) in rungs.items():
+                consumer *= slow
+                wall = consumer + (pin or 0.0) + CALL_OVERHEAD_US + (PIN_SYNC_US if pin else 0.0)
+                for i, d in enumerate(OFFSETS_US):
+                    cell = {"family": family_of(rung), "rung": rung, "pin": pin_of(rung), "profile": profile,
+                            "l2_state": state, "batch": i, "table": 0}
+                    rows.append({**cell, "repeat": 0, "pin_time_us": nan if pin is None else pin + d,
+                                 "consumer_time_us": consumer + d, "consumer_artifact_time_us": nan,
+                                 "call_wall_time_us": nan})
+                    rows.append({**cell, "repeat": 1, "pin_time_us": nan, "consumer_time_us": nan,
+                                 "consumer_artifact_time_us": consumer + ARTIFACT_TIMER_OVERHEAD_US + d,
+                                 "call_wall_time_us": wall + d})
     return pd.DataFrame(rows, columns=list(SAMPLES.columns))
 
 
+def ladder_cells(samples: pd.DataFrame | None = None) -> pd.DataFrame:
+    """cells.csv as the ladder writes it: measure.stats.summarize_cell over each cell's samples."""
+    samples = ladder_samples() if samples is None else samples
+    cells = [summarize_cell(g, BYTES_PER_CALL) for _, g in
+             samples.groupby(["l2_state", "profile", "family", "rung", "pin"], sort=False)]
+    return pd.concat(cells, ignore_index=True)
+
+
 def write_run(path: Path, manifest: dict[str, Any], tables: dict[str, pd.DataFrame]) -> Path:
+    """A run dir through RunDir's own writers (fixed name: tests refer to it)."""
     path.mkdir(parents=True, exist_ok=True)
     run = RunDir(path)
     run.write_manifest(manifest)
@@ -135,37 +136,56 @@ def write_run(path: Path, manifest: dict[str, Any], tables: dict[str, pd.DataFra
 
 def write_ladder_run(root: Path, name: str = "20261129T200000Z-ladder", *, cells: pd.DataFrame | None = None,
                      config: dict[str, Any] | None = None, **manifest_extra: Any) -> Path:
-    cells = ladder_cells() if cells is None else cells
+    """A ladder run: samples, and cells summarised from them (or `cells`, edited from ladder_cells())."""
+    samples = ladder_samples()
+    cells = ladder_cells(samples) if cells is None else cells
     manifest = base_manifest("ladder", config, hbm_copy_GBps=HBM_COPY_GBPS,
                              variants={"baseline": {"registers_per_thread": 56, "occupancy": 0.5},
                                        "optmt": {"registers_per_thread": 42, "occupancy": 0.75}})
     manifest.update(manifest_extra)
-    return write_run(Path(root) / name, manifest, {"cells": cells, "samples": ladder_samples(cells)})
+    return write_run(Path(root) / name, manifest, {"cells": cells, "samples": samples})
+
+
+def _unit(metric: str) -> str:
+    if metric.endswith(".pct"):
+        return "%"
+    return "byte" if "bytes" in metric else "ns" if "duration" in metric else "" if "passes" in metric else "sector"
 
 
 def metric_rows(values: dict[tuple[str, str, str], dict[str, float]], condition: str = "ladder",
-                tables: int = 2, batches: int = 2, spread: tuple[float, ...] = (0.98, 1.0, 1.01, 1.03)) -> pd.DataFrame:
-    """metrics.csv rows: values[(rung, profile, role)] = {metric: value}, repeated per kernel with a spread.
+                tables: int = 2, batches: int = 2, spread: tuple[float, ...] = (0.98, 1.0, 1.01, 1.03),
+                l2_state: str = "natural", report: str = "sweep.ncu-rep") -> pd.DataFrame:
+    """metrics.csv rows as ncu_import writes them: values[(rung, profile, role)] = {metric: value},
+    repeated per kernel with a spread, identity parsed from the kernel's NVTX range name, kernels
+    numbered from 0 in `report` (the importer numbers each report's launches from 0).
 
     With the default spread the median of the kernels is value * 1.005.
     """
     rows = []
+    launch = 0
     for (rung, profile, role), metrics in values.items():
         for i in range(tables * batches):
             table, batch = divmod(i, batches)
             factor = spread[i % len(spread)]
-            for metric, value in metrics.items():
-                unit = "%" if metric.endswith(".pct") else "byte" if "bytes" in metric else "sector"
-                rows.append({"cell": f"artifact:{rung}:{pin_of(rung)}:{profile}:natural"
-                             if condition == "ladder" else condition,
-                             "condition": condition, "role": role, "family": family_of(rung), "rung": rung,
-                             "pin": pin_of(rung), "profile": profile,
-                             "table": table, "batch": batch,
-                             "kernel": "prefetch_pin_L2" if role == "pin" else "embedding_bag_sum",
-                             "nvtx_range": f"l2attr:{role}", "metric": metric,
-                             "value": min(value * factor, 100.0) if unit == "%" else value * factor,
-                             "unit": unit})
-    return pd.DataFrame(rows, columns=list(METRICS.columns))
+            name = range_name(role, family_of(rung), rung, pin_of(rung), profile, l2_state, table, batch)
+            nvtx = f"{NVTX_DOMAIN}@{name}"
+            ident = parse_range_name(nvtx)
+            base = {k: ident[k] for k in ("cell", "role", "family", "rung", "pin", "profile", "table", "batch",
+                                          "l2_state")}
+            kernel = "prefetch_pin_L2" if role == "pin" else "embedding_bag_sum"
+            kernel_values = {metric: (min(value * factor, 100.0) if _unit(metric) == "%" else value * factor)
+                             for metric, value in metrics.items()}
+            kernel_values[PASSES] = 4.0
+            # as the importer: raw metrics by name, then the hit rates their counts give
+            named = sorted(kernel_values.items()) + [
+                (d.name, rate) for d in derived_specs(kernel_values)
+                if (rate := d.compute(kernel_values[d.hits], kernel_values[d.misses])) is not None]
+            for metric, value in named:
+                rows.append({**base, "condition": condition, "kernel": kernel, "nvtx_range": nvtx,
+                             "metric": metric, "unit": _unit(metric), "report": report, "launch": launch,
+                             "value": value})
+            launch += 1
+    return pd.DataFrame(rows, columns=[*METRICS.columns, *EXTRA_COLUMNS])
 
 
 def profile_values(consumer: dict[str, dict[str, tuple[float, float]]] = L2_CONSUMER,
@@ -176,18 +196,16 @@ def profile_values(consumer: dict[str, dict[str, tuple[float, float]]] = L2_CONS
     for profile in profiles:
         for rung, (hit, dram) in consumer[profile].items():
             values[(rung, profile, "consumer")] = {
-                "lts__t_sectors_op_read_lookup_hit.sum": hit * 1e4, "lts__t_sectors_op_read_lookup_miss.sum": (100 - hit) * 1e4,
-                "lts__t_sectors_lookup_hit.sum": hit * 1.1e4, "lts__t_sectors_lookup_miss.sum": (100 - hit) * 1e4,
-                "lts__t_sector_hit_rate.pct": hit,
-                "dram__bytes_read.sum": dram, "dram__bytes_write.sum": 1.05e6,
-                "lts__d_sectors_fill_device.sum": dram / 32, "lts__t_sectors_srcunit_ltcfabric.sum": 4.1e6,
-                "lts__t_sectors_aperture_device_evict_last.sum": 0.0, "gpu__time_duration.sum": 50_000.0,
+                **_counts(hit, dram), "lts__t_sectors_lookup_hit.sum": hit * 1.1e4,
+                "lts__t_sectors_lookup_miss.sum": (100 - hit) * 1e4, "lts__t_sector_hit_rate.pct": hit,
+                "dram__bytes_write.sum": 1.05e6, "lts__d_sectors_fill_device.sum": dram / 32,
+                "lts__t_sectors_srcunit_ltcfabric.sum": 4.1e6, "lts__t_sectors_aperture_device_evict_last.sum": 0.0,
+                "gpu__time_duration.sum": 50_000.0,
             }
             if rung in ("l2p_optmt", "combined"):
                 values[(rung, profile, "pin")] = {
-                    "lts__t_sectors_op_read_lookup_hit.sum": 8e4, "lts__t_sectors_op_read_lookup_miss.sum": 92e4,
-                    "lts__t_sectors_lookup_hit.sum": 8e4, "lts__t_sectors_lookup_miss.sum": 92e4,
-                    "dram__bytes_read.sum": 31.5e6, "dram__bytes_write.sum": 0.2e6,
+                    **_counts(8.0, 31.5e6), "lts__t_sectors_lookup_hit.sum": 8e4,
+                    "lts__t_sectors_lookup_miss.sum": 92e4, "dram__bytes_write.sum": 0.2e6,
                     "lts__d_sectors_fill_device.sum": 31.5e6 / 32, "lts__t_sectors_srcunit_ltcfabric.sum": 0.5e6,
                     "lts__t_sectors_aperture_device_evict_last.sum": 1.44e6, "gpu__time_duration.sum": 17_000.0,
                 }
@@ -195,30 +213,46 @@ def profile_values(consumer: dict[str, dict[str, tuple[float, float]]] = L2_CONS
 
 
 def _counts(hit_pct: float, dram: float) -> dict[str, float]:
+    """Read sector hits and misses giving `hit_pct`, and the DRAM bytes."""
     return {"lts__t_sectors_op_read_lookup_hit.sum": hit_pct * 1e4,
             "lts__t_sectors_op_read_lookup_miss.sum": (100 - hit_pct) * 1e4, "dram__bytes_read.sum": dram}
 
 
-def control_rows() -> pd.DataFrame:
-    after_pin = {("l2p_optmt", "reuse_medium", "consumer"): _counts(49.32, 37.5e6)}
-    after_flush = {("l2p_optmt", "reuse_medium", "consumer"): _counts(33.68, 58.9e6)}
-    return pd.concat([metric_rows(after_pin, "control_after_pin"), metric_rows(after_flush, "control_after_flush")],
-                     ignore_index=True)
+# The two arms of the validity control (consumer hit rate %, DRAM read bytes): after pin, after
+# pin + flush. "clear": +15.6 points and 36 % less DRAM (the H200's size of effect); "not_clear":
+# the same hit rate in both arms, as under kernel replay.
+CONTROL_ARMS = {"clear": ((49.32, 37.5e6), (33.68, 58.9e6)),
+                "not_clear": ((33.70, 58.8e6), (33.68, 58.9e6))}
+
+
+def control_rows(control: str = "clear") -> pd.DataFrame:
+    """The control run's two reports: the sweep's metrics for the consumer of l2p_optmt on
+    reuse_medium, with each arm's hit rate and DRAM read bytes."""
+    key = ("l2p_optmt", "reuse_medium", "consumer")
+    frames = []
+    for (hit, dram), condition, l2_state in zip(CONTROL_ARMS[control], ("control_after_pin", "control_after_flush"),
+                                                 ("natural", "flush_after_pin")):
+        metrics = {**profile_values()[key], **_counts(hit, dram)}
+        frames.append(metric_rows({key: metrics}, condition, l2_state=l2_state, report=f"{condition}.ncu-rep"))
+    return pd.concat(frames, ignore_index=True)
 
 
 def write_profile_run(root: Path, name: str = "20261129T210000Z-profile", *, metrics: pd.DataFrame | None = None,
-                      config: dict[str, Any] | None = None, verdict: str = "visible", **manifest_extra: Any) -> Path:
+                      config: dict[str, Any] | None = None, control: str | None = "clear",
+                      **manifest_extra: Any) -> Path:
+    """A profile run whose manifest facts come from the profile writer's own functions
+    (validity_control, passes_summary) applied to its metrics; control=None: no control run."""
     if metrics is None:
-        metrics = pd.concat([metric_rows(profile_values()), control_rows()], ignore_index=True)
+        sweep = metric_rows(profile_values())
+        parts = [sweep] + ([control_rows(control)] if control else [])
+        metrics = pd.concat(parts, ignore_index=True)
     manifest = base_manifest(
-        "profile", config,
+        "profile", config, status="done",
         ncu={"version": "2025.3.1", "replay_mode": "application", "cache_control": "none",
              "clock_control": "none", "metric_set": "l2attr-gh100", "metrics": sorted(set(metrics["metric"])),
              "replay_passes": 4},
-        validity_control={"consumer_hit_rate_after_pin_pct": 49.32, "consumer_hit_rate_after_flush_pct": 33.68,
-                          "dram_read_bytes_after_pin": 37_500_000, "dram_read_bytes_after_flush": 58_900_000,
-                          "verdict": verdict, "rule": "hit rate after pin exceeds after flush by > 5 points"},
-        warnings=[],
+        validity_control=validity_control(metrics) if control else {"verdict": "skipped"},
+        replayer_passes=passes_summary(metrics), warnings=[],
     )
     manifest.update(manifest_extra)
     return write_run(Path(root) / name, manifest, {"metrics": metrics})

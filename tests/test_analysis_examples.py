@@ -90,15 +90,6 @@ def test_speedups_recomputed_from_cells_csv(analysis) -> None:
     assert checked > 0
 
 
-def test_charging_the_pin_never_helps(analysis) -> None:
-    """Pin time is >= 0, so the kernel-charged speedup can never exceed the consumer-only one."""
-    lad = analysis.ladder
-    pinning = lad[lad["pins"] & lad["speedup_kernels"].notna() & lad["speedup_consumer"].notna()] if not lad.empty else lad
-    if pinning.empty:
-        pytest.skip("no pinning rung with both speedups")
-    assert (pinning["speedup_kernels"] <= pinning["speedup_consumer"] + 1e-9).all()
-
-
 def test_break_even_is_the_smallest_k(analysis) -> None:
     am = analysis.amortisation
     done = am[am["break_even_calls"].notna()] if not am.empty else am
@@ -135,15 +126,6 @@ def test_layer_b_medians_recomputed_from_metrics_csv(analysis) -> None:
         assert rec["dram_read"] == pytest.approx(float(rows["value"].median()))
         checked += 1
     assert checked > 0
-
-
-def test_hit_rates_in_range_or_flagged(analysis) -> None:
-    if analysis.l2.empty:
-        pytest.skip("no profile run in this group")
-    rates = analysis.l2["read_hit_rate"].dropna()
-    out_of_range = rates[(rates < 0) | (rates > 100)]
-    if len(out_of_range):
-        assert any("outside [0, 100]" in c.text for c in analysis.caveats)
 
 
 def test_reports_render(analysis) -> None:

@@ -110,3 +110,23 @@ def test_rows_are_in_ladder_order_and_states_kept_apart() -> None:
     assert list(lad["l2_state"]) == ["natural"] * 3 + ["flush"] * 2
     assert list(lad["rung"][:3]) == ["baseline", "optmt", "l2p_optmt"]
     assert ladder_row(lad, "flush", "reuse_medium", "optmt")["speedup_consumer"] == pytest.approx(2.0)
+
+
+def test_kernel_charged_speedup_is_over_per_call_sums_from_the_writer() -> None:
+    """Pin and consumer anti-correlated call by call: the median of the per-call sums (11) is not
+    the sum of the medians (5 + 5 = 10), and the charged speedup must use the former."""
+    import pandas as pd
+    from l2attr.measure.stats import summarize_cell
+
+    def samples(rung: str, pin: list[float], consumer: list[float]) -> pd.DataFrame:
+        return pd.DataFrame({"family": "artifact", "rung": rung, "pin": "element" if rung == "l2p_optmt" else "none",
+                             "profile": "reuse_medium", "l2_state": "natural", "repeat": 0,
+                             "batch": range(3), "table": 0, "pin_time_us": pin, "consumer_time_us": consumer,
+                             "consumer_artifact_time_us": math.nan, "call_wall_time_us": math.nan})
+
+    cells = pd.concat([summarize_cell(samples("baseline", [math.nan] * 3, [20.0, 22.0, 24.0]), 0),
+                       summarize_cell(samples("l2p_optmt", [10.0, 1.0, 5.0], [1.0, 10.0, 5.0]), 0)])
+    lad = latency_ladder(cells.assign(run="r"))
+    r = ladder_row(lad, "natural", "reuse_medium", "l2p_optmt")
+    assert r["speedup_consumer"] == pytest.approx(22 / 5)
+    assert r["kernels_us"] == 11.0 and r["speedup_kernels"] == pytest.approx(2.0)   # not 22 / 10

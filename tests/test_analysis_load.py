@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
+
 import pytest
-from helpers_rundirs import default_config, ladder_cells, write_ladder_run, write_profile_run
+from helpers_rundirs import default_config, ladder_cells, metric_rows, write_ladder_run, write_profile_run
 
 from l2attr.analysis import analyse, load_runs
 from l2attr.analysis.load import config_differences, manifest_first, manifest_value
@@ -81,3 +83,136 @@ def test_manifest_lookup_defaults_to_unknown() -> None:
     assert manifest_value(m, "gpu.driver") == "unknown"
     assert manifest_value(m, "ncu.version") == "unknown"
     assert manifest_first(m, "ncu.replay_mode", "replay_mode") == "application"
+
+
+# --- damaged tables: refused naming the file and what is wrong, never analysed in part ------
+# write_ladder_run: 4 profiles x 6 rungs, each with consumer, kernels and call_wall cells, plus a
+# pin cell for the 2 pinning rungs: 4 * (6 * 3 + 2) = 80 rows + the header = 81 lines.
+CELL_LINES = 1 + 4 * (4 * 4 + 2 * 5)   # header + per profile: 4 rungs x 4 quantity/timer rows, 2 pinning x 5
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text().splitlines(keepends=True)
+
+
+def _refused(run: Path) -> str:
+    with pytest.raises(UserError) as err:
+        load_runs([run])
+    assert "\n" not in str(err.value)
+    return str(err.value)
+
+
+def test_cells_cut_mid_row(tmp_path: Path) -> None:
+    run = write_ladder_run(tmp_path)
+    cells = run / "cells.csv"
+    assert len(_lines(cells)) == CELL_LINES
+    cells.write_bytes(cells.read_bytes()[:-10])
+    assert _refused(run) == f"{cells}:{CELL_LINES}: the last row is cut off (no newline at the end; was the file truncated?)"
+
+
+def test_cells_row_with_missing_fields(tmp_path: Path) -> None:
+    run = write_ladder_run(tmp_path)
+    cells = run / "cells.csv"
+    lines = _lines(cells)
+    lines[4] = ",".join(lines[4].split(",")[:3]) + "\n"
+    cells.write_text("".join(lines))
+    assert _refused(run) == f"{cells}:5: the row has 3 field(s), the header 15 (cut short or damaged)"
+
+
+def test_header_only_cells_is_an_interrupted_run_not_a_missing_one(tmp_path: Path) -> None:
+    run = write_ladder_run(tmp_path)
+    cells = run / "cells.csv"
+    cells.write_text(_lines(cells)[0])
+    assert _refused(run) == f"{cells}: ladder run has no cells (interrupted?)"
+
+
+@pytest.mark.parametrize("column, value, problem", [
+    ("median_us", -1.12, "a negative value (-1.12)"),
+    ("p90_us", float("inf"), "a value that is not finite (inf)"),
+    ("ci95_lo_us", float("nan"), "an empty value"),
+    ("n_samples", -5, "a negative value (-5)"),
+])
+def test_bad_numbers_name_file_line_and_column(tmp_path: Path, column: str, value: float, problem: str) -> None:
+    cells = ladder_cells()
+    cells.loc[7, column] = value                 # row 7: line 9 (header is line 1)
+    run = write_ladder_run(tmp_path, cells=cells)
+    assert _refused(run) == f"{run / 'cells.csv'}:9: column {column} has {problem}"
+
+
+def test_empty_times_allowed_where_the_writer_leaves_them_empty(tmp_path: Path) -> None:
+    # samples: no pin time for rungs without a pin, no event times in the host-timed repeat
+    study = load_runs([write_ladder_run(tmp_path)])
+    assert study.samples["pin_time_us"].isna().any() and study.samples["call_wall_time_us"].isna().any()
+
+
+def test_samples_cut_at_a_row_boundary(tmp_path: Path) -> None:
+    # the last two sample rows are call 4 of random/torch (one event-timed, one host-timed)
+    run = write_ladder_run(tmp_path)
+    samples = run / "samples.csv"
+    samples.write_text("".join(_lines(samples)[:-2]))
+    assert _refused(run) == (f"{samples}: 4 consumer_time_us samples for reference/torch/none/random/natural, "
+                             "but cells.csv counted 5 (samples.csv lost rows: truncated?)")
+
+
+def _last_kernel(run: Path) -> tuple[int, int]:
+    """(rows of the file's last kernel, of which derived rates): the file ends with the last
+    kernel of control_after_flush.ncu-rep, raw metrics sorted by name, then its derived rates."""
+    df = pd.read_csv(run / "metrics.csv")
+    last = df[(df["report"] == df["report"].iloc[-1]) & (df["launch"] == df["launch"].iloc[-1])]
+    return len(last), int(last["metric"].str.startswith("derived:").sum())
+
+
+def test_metrics_cut_mid_row_or_losing_whole_kernels(tmp_path: Path) -> None:
+    run = write_profile_run(tmp_path)
+    metrics = run / "metrics.csv"
+    whole = _lines(metrics)
+    metrics.write_text("".join(whole)[:-7])
+    assert _refused(run).startswith(f"{metrics}:{len(whole)}: the last row is cut off")
+    metrics.write_text("".join(whole))
+    per_kernel, _ = _last_kernel(run)
+    metrics.write_text("".join(whole[:-per_kernel]))          # the whole last kernel is gone
+    assert _refused(run) == (f"{metrics}: 3 of the 4 kernels of control_after_flush.ncu-rep that "
+                             "manifest.json[replayer_passes] lists (truncated?)")
+
+
+def test_metrics_losing_the_last_kernels_rows_without_a_kernel_count(tmp_path: Path) -> None:
+    run = write_profile_run(tmp_path, replayer_passes=None)      # older runs record no count
+    metrics = run / "metrics.csv"
+    per_kernel, derived = _last_kernel(run)
+    raw = per_kernel - derived
+    metrics.write_text("".join(_lines(metrics)[:-(derived + 2)]))   # its rates and two raw metrics
+    assert _refused(run) == (f"{metrics}: the last kernel of control_after_flush.ncu-rep (launch 3) has "
+                             f"{raw - 2} metrics, the others up to {raw} (truncated?)")
+
+
+def test_metrics_losing_the_last_kernels_derived_rate(tmp_path: Path) -> None:
+    hit, miss = "lts__t_sectors_op_read_lookup_hit.sum", "lts__t_sectors_op_read_lookup_miss.sum"
+    rows = metric_rows({("optmt", "random", "consumer"): {hit: 3.0, miss: 1.0}})
+    assert rows["metric"].iloc[-1] == "derived:lts__t_sectors_op_read_hit_rate.pct"   # 75 %, appended last
+    run = write_profile_run(tmp_path, metrics=rows, control=None)
+    metrics = run / "metrics.csv"
+    assert len(load_runs([run]).metrics) == 4 * 4       # 4 kernels: hit, miss, passes, derived
+    metrics.write_text("".join(_lines(metrics)[:-1]))
+    assert _refused(run) == (f"{metrics}: the last kernel of sweep.ncu-rep (launch 3) lacks "
+                             f"derived:lts__t_sectors_op_read_hit_rate.pct, which its {hit} and {miss} "
+                             "give (truncated?)")
+
+
+def test_a_kernel_without_lookups_has_no_rate_and_that_is_whole(tmp_path: Path) -> None:
+    hit, miss = "lts__t_sectors_op_read_lookup_hit.sum", "lts__t_sectors_op_read_lookup_miss.sum"
+    rows = metric_rows({("optmt", "random", "consumer"): {hit: 0.0, miss: 0.0}})
+    assert not rows["metric"].str.startswith("derived:").any()
+    assert len(load_runs([write_profile_run(tmp_path, metrics=rows, control=None)]).metrics) == 4 * 3
+
+
+def test_header_only_metrics(tmp_path: Path) -> None:
+    run = write_profile_run(tmp_path)
+    metrics = run / "metrics.csv"
+    metrics.write_text(_lines(metrics)[0])
+    assert _refused(run) == f"{metrics}: profile run has no metrics (interrupted?)"
+
+
+def test_a_whole_run_passes_every_check(tmp_path: Path) -> None:
+    study = load_runs([write_ladder_run(tmp_path), write_profile_run(tmp_path)])
+    assert len(study.cells) == CELL_LINES - 1
+    assert study.metrics["launch"].nunique() == 112       # 28 (rung, profile, role) x 2 tables x 2 batches

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import KERNEL_REPLAY_REPORT
 
 from l2attr.cli import main
 from l2attr.config import build_config
@@ -33,8 +34,8 @@ def _one_error_line(err: str) -> str:
 
 # -- --import ------------------------------------------------------------------------------------
 
-def test_import_csv_parses_with_pandas(shared_ncu_report, capsys):
-    assert main(["profile", "--import", str(shared_ncu_report), "--csv"]) == 0
+def test_import_csv_parses_with_pandas(capsys):
+    assert main(["profile", "--import", str(KERNEL_REPLAY_REPORT), "--csv"]) == 0
     out = capsys.readouterr().out
     df = pd.read_csv(io.StringIO(out))
     assert list(df.columns[:5]) == ["kernel", "nvtx_range", "metric", "value", "unit"]
@@ -51,17 +52,27 @@ def test_import_summary_table(capsys):
     assert "8 kernels in 8 calls" in out and "l2attr:consumer:l2p_optmt:reuse_high:natural:t0:b1" in out
 
 
-@pytest.mark.parametrize("make", ["missing", "text", "dir"])
-def test_import_bad_input_is_one_line_and_exit_2(tmp_path, capsys, make):
+@pytest.mark.parametrize("make, needle", [
+    ("missing", "report not found"), ("text", "is not an Nsight Compute report"), ("dir", "is not a file"),
+    ("first 100 KB", "the report is cut short (a block ends at byte 120,038, the file has 100,000 bytes)"),
+    ("file header only", "no profiled kernel metrics in it (empty or truncated report?)"),
+])
+@pytest.mark.parametrize("csv", [True, False])
+def test_import_bad_input_is_one_line_and_exit_2(tmp_path, capsys, make, needle, csv):
     target = tmp_path / "r.ncu-rep"
     if make == "text":
         target.write_text("not a report\n")
     elif make == "dir":
         target = tmp_path
-    assert main(["profile", "--import", str(target), "--csv"]) == 2
+    elif make == "first 100 KB":
+        target.write_bytes(APP_REPORT.read_bytes()[:100_000])
+    elif make == "file header only":      # magic + file header: a report of no kernels (10 bytes)
+        target.write_bytes(APP_REPORT.read_bytes()[:10])
+    assert main(["profile", "--import", str(target), *(["--csv"] if csv else [])]) == 2
     out, err = capsys.readouterr()
     assert out == ""
-    assert _one_error_line(err).startswith("l2attr profile: error:")
+    line = _one_error_line(err)
+    assert line.startswith("l2attr profile: error:") and needle in line
 
 
 def test_csv_without_import_is_refused(capsys):

@@ -88,3 +88,40 @@ def test_unmeasured_l2_state(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 
 def test_output_is_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "is a directory" in one_line_error(capsys, ["report", str(write_ladder_run(tmp_path)), "-o", str(tmp_path)])
+
+
+@pytest.mark.parametrize("name, fmt, marker", [
+    ("r.md", None, "**Verdict — "), ("r.markdown", None, "**Verdict — "),
+    ("r.html", None, "<!DOCTYPE html>"), ("r.HTM", None, "<!DOCTYPE html>"),
+    ("r.txt", None, "<!DOCTYPE html>"), ("r.txt", "md", "**Verdict — "),
+    ("r.md", "md", "**Verdict — "),
+])
+def test_format_follows_the_extension(tmp_path: Path, name: str, fmt: str | None, marker: str) -> None:
+    out = tmp_path / name
+    argv = ["report", str(write_ladder_run(tmp_path)), "-o", str(out)] + (["--format", fmt] if fmt else [])
+    assert main(argv) == 0
+    assert out.read_text().lstrip().startswith(marker) or marker in out.read_text()[:2000]
+
+
+@pytest.mark.parametrize("fmt, name", [("html", "x.md"), ("md", "x.html")])
+def test_format_contradicting_the_extension_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                       fmt: str, name: str) -> None:
+    err = one_line_error(capsys, ["report", str(write_ladder_run(tmp_path)), "--format", fmt,
+                                  "-o", str(tmp_path / name)])
+    assert f"--format {fmt} contradicts -o" in err
+    assert not (tmp_path / name).exists()
+
+
+@pytest.mark.parametrize("victim", ["cells.csv", "manifest.json", "samples.csv"])
+def test_report_never_writes_over_a_run_file(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                             victim: str) -> None:
+    run = write_ladder_run(tmp_path)
+    before = (run / victim).read_bytes()
+    err = one_line_error(capsys, ["report", str(run), "-o", str(run / victim), "--format", "md"])
+    assert "is an input of this command" in err
+    assert (run / victim).read_bytes() == before
+
+
+def test_report_output_folder_must_exist(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    err = one_line_error(capsys, ["report", str(write_ladder_run(tmp_path)), "-o", str(tmp_path / "new" / "r.html")])
+    assert "does not exist (create it first)" in err and not (tmp_path / "new").exists()

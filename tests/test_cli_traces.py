@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import HOT_MEDIUM_CUT, LOW_CUT, MEDIUM_CUT
+
 from l2attr.cli import main
 from l2attr.config import WorkloadConfig
 from l2attr.workload import build_workload, read_trace
@@ -33,28 +35,29 @@ def _write(tmp_path: Path, text: str, name: str = "t.txt") -> Path:
 
 # --- stats ---------------------------------------------------------------------------------
 
-def test_stats_artifact_medium(artifact_traces: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    trace = artifact_traces / "reuse_medium_table_500K.txt"
-    hot = artifact_traces / "hot60k_medium.txt"
-    assert main(["traces", "stats", str(trace), "--rows", "500000", "--top-k", "60000"]) == 0
+def test_stats_of_the_artifacts_medium_trace_cut(capsys: pytest.CaptureFixture[str]) -> None:
+    # expected values: coreutils/awk on the same file (tests/fixtures/traces/README.md)
+    assert main(["traces", "stats", str(MEDIUM_CUT), "--rows", "500000", "--top-k", "1000"]) == 0
     out = capsys.readouterr().out
-    for text in ("429,951", "102,524", "87.7 %", "top-60,000 coverage", "602", "time distance"):
+    for text in ("4,000", "1,297", "top-1,000 coverage", "92.6 %", "62 lookups", "338 lookups",
+                 "time distance"):                      # 3,703 / 4,000; median 62, p90 337.8
         assert text in out
     assert "hot file coverage" not in out
-    assert main(["traces", "stats", str(trace), "--rows", "500000", "--top-k", "60000",
-                 "--hot", str(hot)]) == 0
+    assert main(["traces", "stats", str(MEDIUM_CUT), "--rows", "500000", "--top-k", "1000",
+                 "--hot", str(HOT_MEDIUM_CUT)]) == 0
     out = capsys.readouterr().out
-    assert "hot file coverage" in out and "hot60k_medium.txt" in out
+    assert "hot file coverage" in out and "26.3 %" in out                    # 1,052 / 4,000
+    assert "hot60k_medium_head2000.txt, 2,000 ids" in out
 
 
-def test_stats_artifact_low_json(artifact_traces: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    trace = artifact_traces / "reuse_low_table_500K.txt"
-    assert main(["traces", "stats", str(trace), "--json"]) == 0
+def test_stats_low_cut_json_with_the_default_top_k(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["traces", "stats", str(LOW_CUT), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert (data["lookups"], data["unique"], data["top_k"]) == (379_910, 231_073, 60_000)
-    assert round(100 * data["top_k_coverage"], 1) == 48.7
-    assert data["hot_coverage"] is None
-    assert data["reuse_median"] > 0 and "stack distance" in data["reuse_definition"]
+    assert (data["lookups"], data["unique"], data["reuses"]) == (4_000, 3_842, 158)
+    # the default K (60,000) exceeds the 3,842 unique ids: all of them, 100 %
+    assert (data["top_k"], data["top_k_requested"], data["top_k_coverage"]) == (3_842, 60_000, 1.0)
+    assert (data["reuse_median"], data["reuse_p90"]) == (551.5, pytest.approx(1649.0))
+    assert data["hot_coverage"] is None and "stack distance" in data["reuse_definition"]
 
 
 def test_stats_of_a_profile(capsys: pytest.CaptureFixture[str]) -> None:
@@ -110,10 +113,18 @@ def test_error_out_of_range(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert f"{path}:17: id 612345 is out of range for 500000 rows" in line
 
 
-def test_error_k_larger_than_unique(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = _write(tmp_path, "1\n2\n2\n")
-    line = _fails(capsys, ["traces", "stats", str(path), "--top-k", "3"])
-    assert "top-k 3 is larger than the 2 unique ids" in line
+def test_top_k_above_unique_ids_counts_all_of_them(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    path = _write(tmp_path, "1\n2\n2\n")                  # 2 unique ids
+    assert main(["traces", "stats", str(path), "--top-k", "3", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert (data["top_k"], data["top_k_requested"], data["top_k_coverage"]) == (2, 3, 1.0)
+    assert main(["traces", "stats", str(path), "--top-k", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "top-2 coverage" in out and "--top-k 3 exceeds them" in out
+    assert main(["traces", "stats", str(path), "--top-k", "1", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert (data["top_k"], data["top_k_requested"], data["top_k_coverage"]) == (1, 1, 2 / 3)
 
 
 def test_error_hot_ids_out_of_range(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -174,5 +185,71 @@ def test_hot_writes_top_k(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert "75.0 %" in capsys.readouterr().out
     counts = id_counts(read_trace(trace).ids, 10)
     assert top_k(counts, 2).tolist() == [3, 5]
-    assert "larger than the 4 unique ids" in _fails(
-        capsys, ["traces", "hot", str(trace), "--top-k", "5", "--out", str(out), "--rows", "10"])
+
+
+def test_hot_with_top_k_above_unique_writes_every_id(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    trace = _write(tmp_path, "5\n5\n3\n3\n3\n9\n1\n5\n")   # counts 3:3, 5:3, 1:1, 9:1
+    out = tmp_path / "hot.txt"
+    assert main(["traces", "hot", str(trace), "--top-k", "5", "--out", str(out), "--rows", "10"]) == 0
+    assert out.read_text() == "3\n5\n1\n9\n"
+    assert "every unique id, fewer than --top-k 5" in capsys.readouterr().out
+
+
+# --- outputs and sizes ---------------------------------------------------------------------
+
+def test_hot_never_writes_over_its_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trace = _write(tmp_path, "5\n5\n3\n")
+    line = _fails(capsys, ["traces", "hot", str(trace), "--top-k", "1", "--out", str(trace), "--rows", "10"])
+    assert line.endswith(f"--out {trace} is an input of this command; write to another file")
+    assert trace.read_text() == "5\n5\n3\n"
+
+
+def test_gen_refuses_one_file_twice_the_config_and_a_missing_folder(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "t.txt"
+    gen = ["traces", "gen", "--profile", "random", "--lookups", "10", "--rows", "100", "--hot-rows", "1"]
+    assert "--out and --hot-out name the same file" in _fails(
+        capsys, [*gen, "--out", str(out), "--hot-out", str(out)])
+    config = _write(tmp_path, "rows = 100\nhot_rows = 1\n", "w.toml")
+    assert "is an input of this command" in _fails(capsys, [*gen, "--config", str(config), "--out", str(config)])
+    assert config.read_text() == "rows = 100\nhot_rows = 1\n"
+    assert "does not exist (create it first)" in _fails(capsys, [*gen, "--out", str(tmp_path / "no" / "t.txt")])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["w.toml"]
+
+
+def test_gen_says_the_size_before_writing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "r.txt"
+    assert main(["traces", "gen", "--profile", "random", "--out", str(out), "--lookups", "1000",
+                 "--rows", "100", "--hot-rows", "10"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first == f"writing 1,000 ids (up to 3 kB) to {out} ..."    # 1000 lines of at most "99\n"
+    assert out.stat().st_size <= 3000
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["gen", "--profile", "medium", "--rows", "99999999999999", "--out", "x.txt"],
+     "generating 85,990,199,999,999 ids over 99,999,999,999,999 rows needs about"),
+    (["gen", "--profile", "random", "--lookups", "99999999999999", "--out", "x.txt"],
+     "generating 99,999,999,999,999 ids over 500,000 rows needs about 800 TB of memory"),
+    (["stats", "--profile", "random", "--lookups", "99999999999999"],
+     "statistics of 99,999,999,999,999 lookups over 500,000 rows needs about 4 PB of memory"),
+])
+def test_sizes_are_checked_before_allocating(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                             monkeypatch: pytest.MonkeyPatch, argv: list[str],
+                                             needle: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    line = _fails(capsys, ["traces", *argv])
+    assert needle in line and "use fewer --rows or --lookups" in line
+    assert not (tmp_path / "x.txt").exists()
+
+
+def test_stats_of_a_file_checks_memory_once_the_lookups_are_known(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from l2attr import sizes
+    path = _write(tmp_path, "".join(f"{i % 10}\n" for i in range(1000)))     # 2,000 bytes
+    monkeypatch.setattr(sizes, "available_memory", lambda: 10_000)
+    # before reading: 4 x 8 x 10 rows + 2,000 bytes fit; after: 5 x 8 x 1,000 + 320 = 40,320 do not
+    line = _fails(capsys, ["traces", "stats", str(path), "--rows", "10", "--top-k", "1"])
+    assert line.endswith("statistics of 1,000 lookups over 10 rows needs about 40.3 kB of memory, "
+                         "this machine has 10 kB available; use fewer --rows or --lookups")

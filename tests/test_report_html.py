@@ -90,7 +90,7 @@ def test_profile_only_marks_layer_a_not_measured(tmp_path: Path) -> None:
 
 
 def test_failed_validity_control_shows_red_banner(tmp_path: Path) -> None:
-    html = light_html(write_ladder_run(tmp_path), write_profile_run(tmp_path, verdict="not_clear"))
+    html = light_html(write_ladder_run(tmp_path), write_profile_run(tmp_path, control="not_clear"))
     assert '<div class="banner error" role="alert">' in html
     assert "cannot see cross-kernel L2" in html
 

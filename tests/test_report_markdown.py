@@ -38,5 +38,5 @@ def test_profile_only_says_not_measured(tmp_path: Path) -> None:
 
 
 def test_failed_validity_is_a_warning_line(tmp_path: Path) -> None:
-    md = render_markdown(analyse(load_runs([write_profile_run(tmp_path, verdict="not_visible")])))
+    md = render_markdown(analyse(load_runs([write_profile_run(tmp_path, control="not_clear")])))
     assert "> **Warning:** The validity control failed" in md

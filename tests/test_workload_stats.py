@@ -7,6 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import HOT_MEDIUM_CUT, LOW_CUT, MEDIUM_CUT
+
 from l2attr.errors import UserError
 from l2attr.workload import read_hot_file, read_trace
 from l2attr.workload.hotset import coverage, id_counts, top_k
@@ -56,21 +58,32 @@ def test_trace_without_repeats_has_no_reuse_distance() -> None:
     assert s.top_k_coverage == 1.0
 
 
-def test_artifact_medium(artifact_traces: Path) -> None:
-    ids = read_trace(artifact_traces / "reuse_medium_table_500K.txt", rows=500_000).ids
-    hot = read_hot_file(artifact_traces / "hot60k_medium.txt", rows=500_000)
-    s = trace_stats(ids, rows=500_000, top_k=60_000, hot=hot, hot_name="hot60k_medium.txt")
-    assert (s.lookups, s.unique) == (429_951, 102_524)
-    assert round(100 * s.top_k_coverage, 1) == 87.7
-    assert round(100 * s.hot_coverage, 1) == 87.7
-    assert s.reuse_median == 602
+# The artifact's first 4,000 lookups; expected values from coreutils/awk (fixtures/traces/README.md)
+
+def test_artifact_medium_cut() -> None:
+    ids = read_trace(MEDIUM_CUT, rows=500_000).ids
+    hot = read_hot_file(HOT_MEDIUM_CUT, rows=500_000)
+    s = trace_stats(ids, rows=500_000, top_k=100, hot=hot, hot_name="hot60k_medium_head2000.txt")
+    assert (s.lookups, s.unique, s.reuses) == (4_000, 1_297, 2_703)
+    assert s.top_k_coverage == 1_575 / 4_000
+    assert s.hot_coverage == 1_052 / 4_000 and s.hot_size == 2_000
+    assert s.reuse_median == 62 and s.reuse_p90 == pytest.approx(337.8)
 
 
-def test_artifact_low(artifact_traces: Path) -> None:
-    ids = read_trace(artifact_traces / "reuse_low_table_500K.txt", rows=500_000).ids
-    s = trace_stats(ids, rows=500_000, top_k=60_000)
-    assert (s.lookups, s.unique) == (379_910, 231_073)
-    assert round(100 * s.top_k_coverage, 1) == 48.7
+def test_artifact_low_cut() -> None:
+    ids = read_trace(LOW_CUT, rows=500_000).ids
+    s = trace_stats(ids, rows=500_000, top_k=3_000)
+    assert (s.lookups, s.unique, s.reuses) == (4_000, 3_842, 158)
+    assert s.top_k_coverage == 3_158 / 4_000
+    assert s.reuse_median == 551.5 and s.reuse_p90 == pytest.approx(1649.0)
+
+
+def test_top_k_ranking_of_the_low_cut_matches_sort_uniq() -> None:
+    # `sort -n F | uniq -c | sort -k1,1nr -k2,2n | head -12`: count down, ties to the smaller id
+    counts = id_counts(read_trace(LOW_CUT, rows=500_000).ids, 500_000)
+    assert top_k(counts, 12).tolist() == [196638, 281985, 191717, 236735, 113718, 2751, 58296, 67796,
+                                          706, 158804, 182739, 200768]
+    assert counts[[196638, 281985, 706]].tolist() == [7, 7, 3]
 
 
 def test_coverage_is_a_share_of_lookups() -> None:

@@ -4,11 +4,18 @@ A report usually combines a ladder run (layer A: samples.csv + cells.csv) with a
 (layer B: metrics.csv) of the same workload. Combining runs of different workloads would put
 numbers side by side that do not belong together, so configs are compared key by key and a
 difference is refused in one line (unless the caller allows it, and then it becomes a caveat).
+
+A damaged table is refused, never analysed in part: rows cut short (RunDir.read), a ladder run
+with no cells or a profile run with no metrics, a time that is negative or not finite, and
+tables that disagree with what their own run wrote elsewhere (fewer samples than cells.csv
+counted, fewer profiled kernels than the manifest's replayer_passes, a last kernel missing
+metrics its report's other kernels have: the signs of a file cut at a row boundary).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,22 +23,32 @@ from typing import Any
 import pandas as pd
 
 from l2attr.errors import UserError
+from l2attr.profile.metricsets import DERIVED_PREFIX, derived_specs
 from l2attr.rundir import MANIFEST, RunDir
 from l2attr.schema import CELLS, METRICS, PHASES, SAMPLES, TIMELINE, Table, empty
 
 RUN_KINDS = ("ladder", "profile", "timeline")
 KNOWN_QUANTITIES = ("pin", "consumer", "kernels", "call")
 
-# Columns that must hold numbers; a stray word there is a broken table, not a missing value.
-NUMERIC_COLUMNS: dict[str, tuple[str, ...]] = {
-    SAMPLES.name: ("repeat", "batch", "table", "pin_time_us", "consumer_time_us",
-                   "consumer_artifact_time_us", "call_wall_time_us"),
-    CELLS.name: ("n_samples", "median_us", "p10_us", "p90_us", "ci95_lo_us", "ci95_hi_us",
-                 "bytes_per_call", "achieved_GBps"),
-    METRICS.name: ("table", "batch", "value"),
-    TIMELINE.name: ("t_us", "value"),
-    PHASES.name: ("start_us", "end_us", "duration_us", "samples"),
+# Columns that must hold numbers: column -> (may be empty, must be >= 0). A stray word there is a
+# broken table, not a missing value; every value present must also be finite.
+NUMERIC_COLUMNS: dict[str, dict[str, tuple[bool, bool]]] = {
+    SAMPLES.name: {"repeat": (False, True), "batch": (False, True), "table": (False, True),
+                   # empty: a rung without a pin; consumer and wall times of the other timer
+                   "pin_time_us": (True, True), "consumer_time_us": (True, True),
+                   "consumer_artifact_time_us": (True, True), "call_wall_time_us": (True, True)},
+    CELLS.name: {"n_samples": (False, True), "median_us": (False, True), "p10_us": (False, True),
+                 "p90_us": (False, True), "ci95_lo_us": (False, True), "ci95_hi_us": (False, True),
+                 "bytes_per_call": (False, True), "achieved_GBps": (True, True)},
+    # table/batch are empty for kernels outside l2attr's NVTX ranges; a metric may be negative
+    METRICS.name: {"table": (True, True), "batch": (True, True), "value": (False, False)},
+    TIMELINE.name: {"t_us": (False, False), "value": (False, False)},
+    PHASES.name: {"start_us": (False, False), "end_us": (False, False), "duration_us": (False, True),
+                  "samples": (False, True)},
 }
+# cells.csv (quantity, timer) -> the samples.csv column its n_samples counts
+SAMPLE_COLUMNS = {("pin", "kernel"): "pin_time_us", ("consumer", "kernel"): "consumer_time_us",
+                  ("consumer", "artifact"): "consumer_artifact_time_us", ("call", "wall"): "call_wall_time_us"}
 # Columns used as keys or labels: read as text so "0" and 0 never disagree between runs.
 TEXT_COLUMNS: dict[str, tuple[str, ...]] = {
     SAMPLES.name: ("family", "rung", "pin", "profile", "l2_state"),
@@ -153,10 +170,18 @@ def read_run(path: Path) -> Run:
               for t in (SAMPLES, CELLS, METRICS, TIMELINE, PHASES)}
     if kind == "ladder" and tables["cells"] is None:
         raise UserError(f"{path}: a ladder run without {CELLS.filename} (was the run interrupted?)")
+    if kind == "ladder" and tables["cells"].empty:
+        raise UserError(f"{path / CELLS.filename}: ladder run has no cells (interrupted?)")
     if kind == "profile" and tables["metrics"] is None:
         raise UserError(f"{path}: a profile run without {METRICS.filename} (was the run interrupted?)")
     if kind == "timeline" and tables["timeline"] is None and manifest.get("method") != "nsys":
         raise UserError(f"{path}: a timeline run without {TIMELINE.filename} (was the run interrupted?)")
+    if kind == "profile" and tables["metrics"].empty:
+        raise UserError(f"{path / METRICS.filename}: profile run has no metrics (interrupted?)")
+    if tables["samples"] is not None and tables["cells"] is not None:
+        check_sample_counts(tables["samples"], tables["cells"], path)
+    if tables["metrics"] is not None:
+        check_profiled_kernels(tables["metrics"], manifest, path)
     return Run(name=path.resolve().name, path=path, manifest=manifest, **tables)
 
 
@@ -195,13 +220,87 @@ def _read_table(run_dir: RunDir, table: Table) -> pd.DataFrame:
     for column in TEXT_COLUMNS[table.name]:
         df[column] = df[column].astype(object).where(df[column].notna(), None)
         df[column] = df[column].map(lambda v: None if v is None else str(v))
-    for column in NUMERIC_COLUMNS[table.name]:
+    for column, (may_be_empty, non_negative) in NUMERIC_COLUMNS[table.name].items():
         try:
             df[column] = pd.to_numeric(df[column], errors="raise").astype(float)
         except (ValueError, TypeError):
             bad = df[column][pd.to_numeric(df[column], errors="coerce").isna() & df[column].notna()]
             raise UserError(f"{source}: column {column} must be numeric (found {str(bad.iloc[0])!r})") from None
+        check_range(df[column], source, may_be_empty, non_negative)
     return df
+
+
+def check_range(values: pd.Series, source: str, may_be_empty: bool, non_negative: bool) -> None:
+    """Raise naming the file, column and line of the first empty (if not allowed), infinite or
+    negative (if not allowed) value. Lines count the header as line 1."""
+    problems = (("an empty value", values.isna()) if not may_be_empty else None,
+                ("a value that is not finite", values.isin([math.inf, -math.inf])),
+                ("a negative value", values < 0) if non_negative else None)
+    for what, mask in (p for p in problems if p is not None):
+        if mask.any():
+            row = int(mask.to_numpy().argmax())
+            shown = "" if what == "an empty value" else f" ({values.iloc[row]:g})"
+            raise UserError(f"{source}:{row + 2}: column {values.name} has {what}{shown}")
+
+
+def check_sample_counts(samples: pd.DataFrame, cells: pd.DataFrame, path: Path) -> None:
+    """cells.csv counts the samples each median came from; samples.csv must still hold them.
+
+    More samples than counted is normal (a cell whose summary was not yet rewritten when the
+    run stopped); fewer means samples.csv lost rows after cells.csv was written.
+    """
+    keys = ["family", "rung", "pin", "profile", "l2_state"]
+    for (quantity, timer), column in SAMPLE_COLUMNS.items():
+        held = samples.dropna(subset=[column]).groupby(keys).size()
+        counted = cells[(cells["quantity"] == quantity) & (cells["timer"] == timer)].set_index(keys)["n_samples"]
+        for key, n in counted.items():
+            have = int(held.get(key, 0))
+            if have < n:
+                raise UserError(f"{path / SAMPLES.filename}: {have} {column} samples for "
+                                f"{'/'.join(key)}, but {CELLS.filename} counted {int(n)} "
+                                "(samples.csv lost rows: truncated?)")
+
+
+PASSES_METRIC = "profiler__replayer_passes"   # one row per profiled kernel (the profile writer's count)
+
+
+def check_profiled_kernels(metrics: pd.DataFrame, manifest: dict[str, Any], path: Path) -> None:
+    """metrics.csv must hold every kernel the profile run counted, the last one whole.
+
+    A file cut at a row boundary loses rows at its end only. The profile writer records per
+    report how many kernels carried profiler__replayer_passes (manifest `replayer_passes`), so
+    lost kernels show as a smaller count. The file's last kernel is checked on its own: it must
+    have as many raw metrics as the other kernels of its report, and every hit rate its counts
+    give (the writer appends those after the raw metrics).
+    """
+    source = path / METRICS.filename
+    if "report" not in metrics.columns:
+        return
+    declared = manifest.get("replayer_passes")
+    if isinstance(declared, dict):
+        found = metrics[metrics["metric"] == PASSES_METRIC].groupby("report").size()
+        for report, facts in declared.items():
+            want = facts.get("kernels") if isinstance(facts, dict) else None
+            have = int(found.get(report, 0))
+            if isinstance(want, int) and have < want:
+                raise UserError(f"{source}: {have} of the {want} kernels of {report} that "
+                                f"{MANIFEST}[replayer_passes] lists (truncated?)")
+    if "launch" not in metrics.columns or metrics.empty:
+        return
+    report, launch = metrics["report"].iloc[-1], metrics["launch"].iloc[-1]
+    of_report = metrics[metrics["report"] == report]
+    derived = of_report["metric"].str.startswith(DERIVED_PREFIX, na=False)
+    raw_counts = of_report[~derived].groupby("launch").size()
+    last = of_report[of_report["launch"] == launch]
+    what = f"the last kernel of {report} (launch {launch:g})"
+    if raw_counts.get(launch, 0) < raw_counts.max():
+        raise UserError(f"{source}: {what} has {int(raw_counts.get(launch, 0))} metrics, the others "
+                        f"up to {int(raw_counts.max())} (truncated?)")
+    values = dict(zip(last["metric"], last["value"]))
+    for spec in derived_specs(values):
+        if spec.compute(values[spec.hits], values[spec.misses]) is not None and spec.name not in values:
+            raise UserError(f"{source}: {what} lacks {spec.name}, which its {spec.hits} and "
+                            f"{spec.misses} give (truncated?)")
 
 
 def _combine(table: Table, frames: list[pd.DataFrame], notes: list[str]) -> pd.DataFrame:

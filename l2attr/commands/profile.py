@@ -108,6 +108,8 @@ def _run_import(args: argparse.Namespace) -> int:
 
     res = read_report(path, condition=args.condition, keep_all=args.keep_all_metrics,
                       nvtx_include=args.import_nvtx, kernel_name=args.kernel_name)
+    if res.table.empty:  # a header-only CSV or an empty table with exit 0 would pass for data
+        raise UserError(f"{path}: no profiled kernel metrics in it (empty or truncated report?)")
     if args.csv:
         csv_order(res.table).to_csv(sys.stdout, index=False)
         for w in res.warnings:

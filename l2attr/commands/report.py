@@ -5,9 +5,14 @@ the same workload config; runs of different configs are refused. The HTML embeds
 and opens without a network. Sections without data say "not measured" instead of drawing empty
 charts.
 
+The format follows the -o extension (.md/.markdown: Markdown, .html/.htm: HTML) unless --format
+says otherwise; a --format that contradicts the extension is refused. -o never writes over a
+file of the run dirs it reads, and only into an existing folder.
+
 examples:
   l2attr report runs/20261129T200000Z-ladder runs/20261129T210000Z-profile -o report.html
   l2attr report runs/20261129T200000Z-ladder --format md > summary.md
+  l2attr report runs/20261129T200000Z-ladder -o summary.md
 """
 
 from __future__ import annotations
@@ -19,6 +24,12 @@ from pathlib import Path
 from l2attr import atomic
 from l2attr.analysis import analyse, load_runs
 from l2attr.errors import UserError
+from l2attr.outputs import check_output
+from l2attr.rundir import MANIFEST
+from l2attr.schema import TABLES
+
+# -o extension -> format it implies
+EXTENSION_FORMATS = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html"}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -26,27 +37,47 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="run directories (a ladder run and/or a profile run of one config)")
     p.add_argument("-o", "--output", type=Path, metavar="FILE",
                    help="output file (default: html -> RUN_DIR/report.html of the first run; md -> stdout)")
-    p.add_argument("--format", choices=("html", "md"), default="html", help="html (default) or md")
+    p.add_argument("--format", choices=("html", "md"),
+                   help="html or md (default: from the -o extension, else html)")
     p.add_argument("--allow-mixed", action="store_true",
                    help="combine runs whose workload configs differ (listed as a caveat)")
     p.add_argument("--l2-state", metavar="STATE",
                    help="L2 state for the verdict and charts (default: natural when measured)")
 
 
+def output_format(fmt: str | None, output: Path | None) -> str:
+    """--format if given, else what the -o extension implies, else html; a contradiction is refused."""
+    implied = EXTENSION_FORMATS.get(output.suffix.lower()) if output is not None else None
+    if fmt is not None and implied is not None and fmt != implied:
+        raise UserError(f"--format {fmt} contradicts -o {output} ({output.suffix} means {implied}); "
+                        "drop --format or change the extension")
+    return fmt or implied or "html"
+
+
+def run_inputs(run_dirs: list[Path]) -> list[Path]:
+    """The files `report` reads from the run dirs: never a place to write the report."""
+    return [Path(d) / name for d in run_dirs for name in (MANIFEST, *(t.filename for t in TABLES.values()))]
+
+
 def run(args: argparse.Namespace) -> int:
+    fmt = output_format(args.format, args.output)
+    output = args.output
+    if output is not None:
+        check_output(output, "-o", inputs=run_inputs(args.run_dirs))
     study = load_runs(args.run_dirs, allow_mixed=args.allow_mixed)
+    if output is None and fmt == "html":
+        output = check_output(Path(args.run_dirs[0]) / "report.html", "the default output")
     analysis = analyse(study, l2_state=args.l2_state)
-    if args.format == "md":
+    if fmt == "md":
         from l2attr.report.markdown import render_markdown
         text = render_markdown(analysis)
-        if args.output is None:
+        if output is None:
             sys.stdout.write(text)
         else:
-            _write(args.output, text)
-            print(f"wrote {args.output}")
+            _write(output, text)
+            print(f"wrote {output}")
         return 0
     from l2attr.report.html import render_html
-    output = args.output or (Path(args.run_dirs[0]) / "report.html")
     html = render_html(analysis)
     _write(output, html)
     print(f"wrote {output} ({len(html.encode()) / 1e6:.1f} MB)")
@@ -54,8 +85,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _write(path: Path, text: str) -> None:
-    if path.is_dir():
-        raise UserError(f"output {path} is a directory; give a file name")
     try:
         atomic.write_text(path, text)
     except OSError as exc:

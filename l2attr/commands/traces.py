@@ -7,6 +7,9 @@
 
 Profiles: reuse_high, reuse_medium, reuse_low, random (or high, medium, low).
 Reuse distance = lookups since the previous lookup of the same id (time, not stack, distance).
+A --top-k above a trace's unique ids counts all of them (and says so). Outputs are written
+atomically, never over an input, and only into an existing folder; `gen` says the file's size
+before writing and refuses one that would not fit in memory or on the disk.
 """
 
 from __future__ import annotations
@@ -15,11 +18,14 @@ import argparse
 import json
 from pathlib import Path
 
+import numpy as np
 from rich.console import Console
 from rich.table import Table
 
 from l2attr.config import WorkloadConfig, add_workload_args, config_from_args
 from l2attr.errors import UserError
+from l2attr.outputs import check_distinct, check_output
+from l2attr.sizes import check_disk, check_memory, human_bytes, id_file_bytes
 from l2attr.workload import profiles
 from l2attr.workload.hotset import id_counts, read_hot_file, top_k
 from l2attr.workload.stats import REUSE_DEFINITION, TraceStats, trace_stats
@@ -101,17 +107,41 @@ def run(args: argparse.Namespace) -> int:
 
 # --- stats ---------------------------------------------------------------------------------
 
+_INT64 = 8
+_SHRINK = "use fewer --rows or --lookups"
+
+
+def _stats_memory(lookups: int, rows: int) -> int:
+    """Peak bytes of trace_stats, roughly: the ids and four lookup-sized temporaries of the reuse
+    distances, plus the per-row counts and the top-K argsort (negated copy, order, work space)."""
+    return 5 * _INT64 * lookups + 4 * _INT64 * rows
+
+
 def _stats_of_profile(args: argparse.Namespace) -> TraceStats:
     name = profiles.canonical_profile(args.profile)
     n = args.lookups or profiles.period(name, args.rows) or profiles.PARAMS["reuse_medium"].period
+    check_memory(_stats_memory(n, args.rows) + _INT64 * args.rows,
+                 f"statistics of {n:,} lookups over {args.rows:,} rows", _SHRINK)
     ids = profiles.generate(name, n, args.rows, args.seed)
     hot = read_hot_file(args.hot, args.rows) if args.hot else None
     return trace_stats(ids, args.rows, args.top_k, name=f"{name} (seed {args.seed})", hot=hot,
                        hot_name=args.hot.name if args.hot else None)
 
 
+def _file_size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0  # read_trace says why it cannot be read
+
+
 def _stats_of_file(args: argparse.Namespace) -> TraceStats:
+    # the rows part before reading (the file itself is on disk), the lookups part once known
+    check_memory(_stats_memory(0, args.rows) + _file_size(args.file),
+                 f"statistics of {args.file} over {args.rows:,} rows", _SHRINK)
     trace = read_trace(args.file, args.rows, args.drop_out_of_range)
+    check_memory(_stats_memory(trace.ids.size, args.rows),
+                 f"statistics of {trace.ids.size:,} lookups over {args.rows:,} rows", _SHRINK)
     hot = read_hot_file(args.hot, args.rows) if args.hot else None
     return trace_stats(trace.ids, args.rows, args.top_k, name=str(args.file), hot=hot,
                        hot_name=args.hot.name if args.hot else None, dropped=trace.dropped)
@@ -130,7 +160,9 @@ def _stats_table(s: TraceStats) -> Table:
                   f"{s.dropped:,} out-of-range ids dropped" if s.dropped else "")
     table.add_row("unique ids", f"{s.unique:,}", f"{100 * s.unique / s.rows:.1f} % of {s.rows:,} rows")
     table.add_row(f"top-{s.top_k:,} coverage", f"{100 * s.top_k_coverage:.1f} %",
-                  "share of lookups hitting the K most frequent ids")
+                  "share of lookups hitting the K most frequent ids"
+                  if s.top_k == s.top_k_requested else
+                  f"all unique ids: --top-k {s.top_k_requested:,} exceeds them")
     if s.hot_coverage is not None:
         table.add_row("hot file coverage", f"{100 * s.hot_coverage:.1f} %",
                       f"{s.hot_name}, {s.hot_size:,} ids")
@@ -162,10 +194,26 @@ def _total_lookups(cfg: WorkloadConfig) -> int:
     return (cfg.warmup_batches + cfg.batches) * cfg.tables * cfg.lookups_per_batch
 
 
+def _gen_memory(name: str, n: int, rows: int, hot: bool) -> int:
+    """Peak bytes of `gen`: the ids, the seeded permutation of the rows (all but random), and
+    for --hot-out the per-row counts with their argsort."""
+    uniform = profiles.PARAMS[name].period is None
+    return _INT64 * n + (0 if uniform else _INT64 * rows) + (3 * _INT64 * rows if hot else 0)
+
+
 def _run_gen(args: argparse.Namespace) -> int:
+    check_distinct({"--out": args.out, "--hot-out": args.hot_out})
+    for flag, path in (("--out", args.out), ("--hot-out", args.hot_out)):
+        if path is not None:
+            check_output(path, flag, inputs=[args.config])
     cfg = config_from_args(args)
     name = profiles.canonical_profile(args.profile)
     n = args.lookups or profiles.period(name, cfg.rows) or _total_lookups(cfg)
+    size = id_file_bytes(n, cfg.rows)
+    check_memory(_gen_memory(name, n, cfg.rows, args.hot_out is not None),
+                 f"generating {n:,} ids over {cfg.rows:,} rows", _SHRINK)
+    check_disk(size, args.out, "use fewer --lookups or write elsewhere")
+    print(f"writing {n:,} ids (up to {human_bytes(size)}) to {args.out} ...", flush=True)
     ids = profiles.generate(name, n, cfg.rows, cfg.seed)
     write_ids(args.out, ids)
     print(f"wrote {n:,} ids of {name} (seed {cfg.seed}, rows {cfg.rows:,}) to {args.out}")
@@ -177,13 +225,17 @@ def _run_gen(args: argparse.Namespace) -> int:
 
 
 def _run_hot(args: argparse.Namespace) -> int:
+    check_output(args.out, "--out", inputs=[args.file])
+    check_memory(3 * _INT64 * args.rows + 2 * _file_size(args.file),
+                 f"ranking the ids of {args.file} over {args.rows:,} rows", "use fewer --rows")
     trace = read_trace(args.file, args.rows, args.drop_out_of_range)
     counts = id_counts(trace.ids, args.rows)
-    hot = top_k(counts, args.top_k, what=str(args.file))
+    unique = int(np.count_nonzero(counts))
+    hot = top_k(counts, min(args.top_k, unique), what=str(args.file))
     write_ids(args.out, hot)
     share = float(counts[hot].sum()) / trace.ids.size
+    note = (f"; that is every unique id, fewer than --top-k {args.top_k:,}"
+            if args.top_k > unique else "")
     print(f"wrote the top {hot.size:,} ids of {args.file} to {args.out} "
-          f"({100 * share:.1f} % of its lookups)")
+          f"({100 * share:.1f} % of its lookups{note})")
     return 0
-
-

@@ -149,7 +149,73 @@ def check_report_file(path: Path) -> Path:
         raise UserError(f"{path}: cannot read ({exc.strerror})") from None
     if head != REPORT_MAGIC:
         raise UserError(f"{path} is not an Nsight Compute report (.ncu-rep)")
+    check_complete_report(path)
     return path
+
+
+# -- truncation ----------------------------------------------------------------------------------
+# ncu_report reads a cut report without complaint and returns the kernels before the cut. The
+# file is the magic, then size-prefixed protobuf messages: a file header (uint32 size + message),
+# then blocks of [uint32 header size][block header][payload]; the block header's field 5 is the
+# payload size. A whole report's blocks end exactly at the end of the file.
+
+_PAYLOAD_SIZE_FIELD = 5
+
+
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        if pos >= len(data):
+            raise ValueError("varint runs past its message")
+        byte = data[pos]
+        value |= (byte & 0x7F) << shift
+        pos, shift = pos + 1, shift + 7
+        if byte < 0x80:
+            return value, pos
+
+
+def _payload_size(header: bytes) -> int:
+    """Field 5 (varint) of a block header; 0 when absent. Other fields are skipped by wire type."""
+    pos, size = 0, 0
+    while pos < len(header):
+        key, pos = _varint(header, pos)
+        field_no, wire = key >> 3, key & 7
+        if wire == 0:
+            value, pos = _varint(header, pos)
+            if field_no == _PAYLOAD_SIZE_FIELD:
+                size = value
+        elif wire == 2:
+            length, pos = _varint(header, pos)
+            pos += length
+        elif wire in (1, 5):
+            pos += 8 if wire == 1 else 4
+        else:
+            raise ValueError(f"wire type {wire}")
+    return size
+
+
+def check_complete_report(path: Path) -> None:
+    """Raise when the report's own sizes run past the end of the file (it was cut short).
+
+    A block header this reader cannot parse is let through (ncu_report then judges the file);
+    only sizes that provably exceed the file are refused.
+    """
+    data = Path(path).read_bytes()
+    pos, end, first = len(REPORT_MAGIC), len(data), True
+    while pos < end:
+        need = pos + 4
+        if need <= end:
+            size = int.from_bytes(data[pos:pos + 4], "little")
+            need += size
+        if need <= end and not first:
+            try:
+                need += _payload_size(data[pos + 4:need])
+            except ValueError:
+                return
+        if need > end:
+            raise UserError(f"{path}: the report is cut short (a block ends at byte {need:,}, the "
+                            f"file has {end:,} bytes); copy it again or re-run ncu")
+        pos, first = need, False
 
 
 def _extras_candidates() -> list[Path]:

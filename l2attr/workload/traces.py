@@ -110,17 +110,21 @@ def _parse_chunk(buf: np.ndarray, data: bytes, label: str, first_line: int) -> n
     is_digit = (buf >= 48) & (buf <= 57)
     run_start = is_digit.copy()
     run_start[1:] &= ~is_digit[:-1]
-    bad = _first_bad_line(buf, is_nl, is_digit, run_start)
-    if bad is not None:
-        raise _bad_line_error(label, data, first_line + bad)
-
-    # exactly one digit run per line: the runs are the lines, in order
     digit_pos = np.flatnonzero(is_digit)
     starts = np.flatnonzero(run_start[digit_pos])          # run starts, as ordinals into digit_pos
     lengths = np.diff(np.append(starts, digit_pos.size))
-    if (lengths > _MAX_DIGITS).any():
-        line = first_line + int(np.argmax(lengths > _MAX_DIGITS))
+    too_long = np.flatnonzero(lengths > _MAX_DIGITS)
+    long_line = (int(np.count_nonzero(is_nl[:digit_pos[starts[too_long[0]]]]))
+                 if too_long.size else None)
+    bad = _first_bad_line(buf, is_nl, is_digit, run_start)
+    # report whichever comes first: a malformed line, or an id with too many digits
+    if bad is not None and (long_line is None or bad <= long_line):
+        raise _bad_line_error(label, data, first_line + bad)
+    if long_line is not None:
+        line = first_line + long_line
         raise UserError(f"{label}:{line}: id {_line_text(data, line).strip().decode()} is too large")
+
+    # exactly one digit run per line: the runs are the lines, in order
     ends = np.repeat(starts + lengths - 1, lengths)        # last digit ordinal of each digit's run
     exponent = ends - np.arange(digit_pos.size)
     digits = (buf[digit_pos] - 48).astype(np.int64)

@@ -1,0 +1,71 @@
+"""Output-path and size checks, on paths and numbers whose answer is known by hand."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from l2attr import sizes
+from l2attr.errors import UserError
+from l2attr.outputs import check_distinct, check_output
+
+
+def test_output_equal_to_an_input_is_refused_through_any_spelling(tmp_path: Path) -> None:
+    data = tmp_path / "med.txt"
+    data.write_text("1\n")
+    (tmp_path / "sub").mkdir()
+    os.symlink(data, tmp_path / "link.txt")
+    os.link(data, tmp_path / "hard.txt")
+    for spelling in (data, tmp_path / "sub" / ".." / "med.txt", tmp_path / "link.txt", tmp_path / "hard.txt"):
+        with pytest.raises(UserError, match="is an input of this command"):
+            check_output(spelling, "--out", inputs=[data])
+    assert check_output(tmp_path / "other.txt", "--out", inputs=[data, None]) == tmp_path / "other.txt"
+    assert data.read_text() == "1\n"
+
+
+def test_output_folder_must_exist_and_output_must_not_be_one(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match=r"folder .*/missing does not exist \(create it first\)"):
+        check_output(tmp_path / "missing" / "x.txt", "--out")
+    assert not (tmp_path / "missing").exists()
+    with pytest.raises(UserError, match="is a directory"):
+        check_output(tmp_path, "-o")
+
+
+def test_two_outputs_naming_one_file_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="--out and --hot-out name the same file"):
+        check_distinct({"--out": tmp_path / "a.txt", "--hot-out": tmp_path / "." / "a.txt"})
+    check_distinct({"--out": tmp_path / "a.txt", "--hot-out": None})
+    check_distinct({"--out": tmp_path / "a.txt", "--hot-out": tmp_path / "b.txt"})
+
+
+@pytest.mark.parametrize("n, text", [(0, "0 bytes"), (999, "999 bytes"), (1000, "1 kB"),
+                                     (361_267_200, "361 MB"), (1_490_000_000_000_000, "1.49 PB")])
+def test_human_bytes(n: int, text: str) -> None:
+    assert sizes.human_bytes(n) == text
+
+
+def test_id_file_bytes_is_the_longest_line_times_n() -> None:
+    assert sizes.id_file_bytes(3, 100) == 9            # "99\n" is the longest line below 100 rows
+    assert sizes.id_file_bytes(51_609_600, 500_000) == 51_609_600 * 7
+    assert sizes.id_file_bytes(5, 1) == 10             # only id 0: "0\n"
+
+
+def test_memory_and_disk_checks_compare_with_what_is_there(monkeypatch: pytest.MonkeyPatch,
+                                                           tmp_path: Path) -> None:
+    monkeypatch.setattr(sizes, "available_memory", lambda: 2_000_000_000)
+    sizes.check_memory(2_000_000_000, "x", "shrink it")
+    with pytest.raises(UserError, match="^x needs about 2 GB of memory, this machine has 2 GB available; shrink it$"):
+        sizes.check_memory(2_000_000_001, "x", "shrink it")
+    monkeypatch.setattr(sizes, "free_disk", lambda folder: 1_000)
+    sizes.check_disk(1_000, tmp_path / "t.txt", "elsewhere")
+    with pytest.raises(UserError, match="would take up to 1 kB, the disk holding .* has 1 kB free"):
+        sizes.check_disk(1_001, tmp_path / "t.txt", "elsewhere")
+
+
+def test_available_memory_reads_memavailable(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    meminfo = "MemTotal:       1000 kB\nMemFree:         100 kB\nMemAvailable:    50 kB\n"
+    monkeypatch.setattr(sizes, "open", lambda path: io.StringIO(meminfo), raising=False)
+    assert sizes.available_memory() == 50 * 1024

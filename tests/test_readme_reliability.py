@@ -1,0 +1,133 @@
+"""The README's reliability table, row by row: each command runs here as a user would run it.
+
+make_inputs() builds the files the rows name (in a scratch folder that is the working
+directory); every row's command runs through bash with the real `l2attr` entry point, and its
+exit status and first line of output (stderr when it fails, stdout when it succeeds) must be
+the ones the table shows. In the table, `…` stands for a part that depends on the machine.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, MEDIUM_CUT, REPO
+from helpers_rundirs import ladder_cells, write_ladder_run, write_profile_run
+
+README = REPO / "README.md"
+APP_REPORT = FIXTURES / "ncu" / "pin_consume_app_replay_h200.ncu-rep"
+CTRL_C = " + Ctrl-C"        # a row whose command is interrupted once it has said what it writes
+
+
+@dataclass(frozen=True)
+class Row:
+    what: str
+    command: str
+    code: int
+    message: str             # "" for a row that must print nothing on stderr
+
+
+def table_rows(text: str) -> list[Row]:
+    if "\n## Reliability\n" not in text:
+        return []
+    section = text.split("\n## Reliability\n", 1)[1].split("\n## ", 1)[0]
+    rows = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        if len(cells) != 4 or not cells[1].startswith("`"):
+            continue
+        command, message = (c.strip("`").replace("\\|", "|") for c in (cells[1], cells[3]))
+        rows.append(Row(cells[0], command, int(cells[2]), "" if message == "(nothing)" else message))
+    return rows
+
+
+ROWS = table_rows(README.read_text())
+
+
+def _cut(run: Path, table: str, keep: slice | None = None, drop_bytes: int = 0) -> None:
+    f = run / table
+    if keep is not None:
+        f.write_text("".join(f.read_text().splitlines(keepends=True)[keep]))
+    if drop_bytes:
+        f.write_bytes(f.read_bytes()[:-drop_bytes])
+
+
+def make_inputs(root: Path) -> None:
+    """Every file a row names, relative to `root`."""
+    shutil.copy(MEDIUM_CUT, root / "med.txt")                            # 4,000 ids, 1,297 unique
+    (root / "bad.txt").write_text("1234567890123456789\nx\n")
+    (root / "bad.toml").write_bytes(b"\x80rows = 1\n")
+    (root / "app.ncu-rep").write_bytes(APP_REPORT.read_bytes())
+    (root / "cut444.ncu-rep").write_bytes(APP_REPORT.read_bytes()[:444_000])
+    (root / "cut100.ncu-rep").write_bytes(APP_REPORT.read_bytes()[:100_000])
+    write_ladder_run(root, "ladder")
+    write_profile_run(root, "profile")
+    _cut(write_ladder_run(root, "cut-cells"), "cells.csv", drop_bytes=10)
+    _cut(write_ladder_run(root, "header-only"), "cells.csv", keep=slice(0, 1))
+    _cut(write_ladder_run(root, "lost-samples"), "samples.csv", keep=slice(0, -2))
+    cells = ladder_cells()
+    cells.loc[7, "median_us"] = -1.12
+    write_ladder_run(root, "neg-median", cells=cells)
+    _cut(write_profile_run(root, "cut-metrics"), "metrics.csv", drop_bytes=7)
+    _cut(write_profile_run(root, "lost-kernel"), "metrics.csv", keep=slice(0, -9))
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("reliability")
+    make_inputs(root)
+    return root
+
+
+def _env() -> dict[str, str]:
+    """`l2attr` on PATH as this interpreter's entry point, importing this checkout."""
+    bin_dir = Path(sys.executable).parent
+    return {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+            "PYTHONPATH": str(REPO), "COLUMNS": "200"}
+
+
+def run_row(root: Path, command: str) -> tuple[int, str, str]:
+    """(exit status of l2attr, stdout, stderr) of one table command, run in `root`."""
+    interrupt = command.endswith(CTRL_C)
+    command = command.removesuffix(CTRL_C)
+    script = f"{command}\nexit ${{PIPESTATUS[0]}}"           # l2attr's status, not head's
+    proc = subprocess.Popen(["bash", "-c", script], cwd=root, env=_env(), text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=interrupt)
+    if interrupt:
+        first = proc.stdout.readline()                     # "writing ..." : now it is working
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+        return proc.returncode, first + out, err
+    out, err = proc.communicate(timeout=120)
+    return proc.returncode, out, err
+
+
+def _pattern(message: str) -> re.Pattern[str]:
+    return re.compile("".join(".*" if part == "…" else re.escape(part) for part in re.split("(…)", message)))
+
+
+def test_the_table_is_there() -> None:
+    assert len(ROWS) >= 20
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[r.what for r in ROWS])
+def test_row(scratch: Path, row: Row) -> None:
+    code, out, err = run_row(scratch, row.command)
+    assert code == row.code, (out, err)
+    assert "Traceback" not in err and "Exception ignored" not in err
+    if row.message == "":
+        assert err == ""
+        return
+    lines = (out if code == 0 else err).splitlines()
+    assert lines, (out, err)
+    assert _pattern(row.message).fullmatch(lines[0]), lines[0]
+    if code != 0 and code != 130:
+        assert len(err.splitlines()) == 1, err                 # exactly one line
+    assert not list(scratch.glob(".*.tmp"))                     # no half-written file left
