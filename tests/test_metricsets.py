@@ -12,7 +12,6 @@ from l2attr.profile import metricsets as ms
 FIXTURES = Path(__file__).parent / "fixtures" / "ncu"
 
 L2_NAMES = {
-    "lts__t_sector_hit_rate.pct", "lts__t_sector_op_read_hit_rate.pct",
     "lts__t_sectors_lookup_hit.sum", "lts__t_sectors_lookup_miss.sum",
     "lts__t_sectors_op_read_lookup_hit.sum", "lts__t_sectors_op_read_lookup_miss.sum",
     "dram__bytes_read.sum", "dram__bytes_write.sum", "lts__d_sectors_fill_device.sum",
