@@ -87,19 +87,18 @@ def test_dry_run_prints_three_ncu_commands(capsys):
                  "--profiles", "reuse_low,reuse_medium", "--calls-per-cell", "3", "--ncu", "/opt/ncu"]) == 0
     out = capsys.readouterr().out
     lines = [ln for ln in out.splitlines() if ln.startswith("[")]
-    assert [ln.split("]")[0][1:] for ln in lines] == ["sweep", "control_after_pin", "control_after_flush",
-                                                      "control_after_reset"]
+    assert [ln.split("]")[0][1:] for ln in lines] == ["sweep", "control"]
     sweep = lines[0]
     for part in ("/opt/ncu --config-file off --replay-mode application", "--cache-control none --clock-control none",
                  "--nvtx --nvtx-include 'regex:l2attr@(pin|consumer):.*/'", "-o '<RUN_DIR>/ncu/sweep' -f",
                  "-m l2attr ladder", "--rungs optmt,l2p_optmt --profiles reuse_low,reuse_medium --l2 natural",
-                 "--repeats 1 --no-host-repeat --spin-us 0 --nvtx-last 3", "--tables 2 --rows 100000"):
+                 "--repeats 1 --no-host-repeat --spin-us 0 --no-bandwidth --nvtx-last 3", "--tables 2 --rows 100000",
+                 "--warmup-batches 1 --batches 1"):
         assert part in sweep, part
-    # the control runs the pin rung on the hottest selected profile, with and without a flush
-    assert "--rungs l2p_optmt --profiles reuse_medium --l2 natural" in lines[1]
-    assert "--rungs l2p_optmt --profiles reuse_medium --l2 flush_after_pin" in lines[2]
-    assert "--rungs l2p_optmt --profiles reuse_medium --l2 reset_after_pin" in lines[3]
-    assert all(line.endswith("--family artifact") for line in lines[1:])   # the control: the headline family
+    # the control runs the pin rung on the hottest selected profile: after the pin, after pin +
+    # flush, after pin + persisting-L2 reset, in one child; the headline family
+    assert "--rungs l2p_optmt --profiles reuse_medium --l2 natural,flush_after_pin,reset_after_pin" in lines[1]
+    assert lines[1].endswith("--family artifact")
 
 
 def test_kernel_replay_refused_on_the_cli(capsys):
@@ -227,7 +226,7 @@ def test_full_run_writes_metrics_manifest_and_verdict(tmp_path, capsys):
     assert manifest["replay_mode"] == "application" and manifest["cache_control"] == "none"
     assert manifest["clock_control"] == "none" and manifest["metric_set"] == "l2"
     assert manifest["metric_validation"].startswith("metric names validated")
-    jobs = ["sweep", "control_after_pin", "control_after_flush", "control_after_reset"]
+    jobs = ["sweep", "control"]
     assert [j["name"] for j in manifest["jobs"]] == jobs
     assert set(manifest["wall_s"]) == set(jobs)
     assert manifest["replayer_passes"]["sweep.ncu-rep"] == {"min": 4, "max": 4, "kernels": 8}
@@ -323,14 +322,16 @@ def test_control_on_the_recorded_evict_last_reports():
 def test_plan_child_command_flags(tmp_path):
     jobs = orch.plan_jobs(tmp_path, build_config("small"), ["baseline"], ["random", "reuse_low"], 2,
                           extra=["--seed=3"], python="/py")
-    assert [j.name for j in jobs] == ["sweep", "control_after_pin", "control_after_flush", "control_after_reset"]
+    assert [j.name for j in jobs] == ["sweep", "control"]
     child = list(jobs[0].child)
     assert child[:4] == ["/py", "-m", "l2attr", "ladder"]
     for flag, value in (("--rungs", "baseline"), ("--profiles", "random,reuse_low"), ("--l2", "natural"),
                         ("--repeats", "1"), ("--spin-us", "0"), ("--nvtx-last", "2"),
                         ("--out", str(tmp_path / "child")),
-                        ("--name", "sweep"), ("--batches", "3"), ("--warmup-batches", "1"), ("--hot-rows", "10000")):
+                        ("--name", "sweep"), ("--hot-rows", "10000")):
         assert child[child.index(flag) + 1] == value, flag
+    # the workload's batches are overridden after the config's own flags (argparse: last wins)
+    assert child[len(child) - child[::-1].index("--batches")] == "1"
     assert child[-1] == "--seed=3" and "--no-host-repeat" in child
     assert "--profiles" in jobs[1].child and jobs[1].child[jobs[1].child.index("--profiles") + 1] == "reuse_low"
     assert orch.hottest_profile(["random", "reuse_high"]) == "reuse_high"

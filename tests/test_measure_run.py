@@ -155,3 +155,15 @@ def test_pin_granularity_applies_where_the_family_allows_it():
     pins = {(v.family.value, v.pin.value) for v in opts.variants if v.rung.pins}
     assert pins == {("artifact", "element"), ("tuned", "element")}
     assert not math.isnan(len(opts.manifest()["variants"]))
+
+
+def test_several_l2_states_run_in_turn_into_one_run(tmp_path, fake):
+    run = RunDir.create(tmp_path, "x", {"kind": "ladder"})
+    opts = _opts(rungs=[RUNG_BY_NAME["l2p_optmt"]], families=[Family.ARTIFACT],
+                 l2_state="natural,flush_after_pin,reset_after_pin", repeats=1, host_repeat=False,
+                 bandwidth=False)
+    cells = run_ladder(CFG, opts, run, log=lambda s: None)
+    assert sorted(set(cells["l2_state"])) == ["flush_after_pin", "natural", "reset_after_pin"]
+    samples = run.read(SAMPLES)
+    assert samples.groupby("l2_state").size().tolist() == [CFG.batches * CFG.tables - 1] * 3
+    assert "hbm_copy_GBps" not in run.manifest()          # --no-bandwidth: nothing measured, nothing claimed

@@ -43,9 +43,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--hot", type=Path, help="hot-index file (one id per line) for the pin kernel")
     g.add_argument("--drop-out-of-range", action="store_true",
                    help="drop trace ids >= rows as the artifact's loader silently did")
-    g.add_argument("--l2", dest="l2_state", default="natural",
-                   choices=L2State.values(),
-                   help="cache state between calls: natural (artifact: nothing), flush (flush L2 "
+    g.add_argument("--l2", dest="l2_state", default="natural", metavar="STATE[,STATE...]",
+                   help="cache state between calls, one or several run in turn: natural (artifact: "
+                        "nothing), flush (flush L2 "
                         "before every table call), flush_after_pin (control: flush between pin "
                         "and consumer), reset_after_pin (control: cudaCtxResetPersistingL2Cache "
                         "between pin and consumer)")
@@ -66,6 +66,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="GPU spin before each timed kernel, hides launch latency (default 50)")
     g.add_argument("--nvtx-last", type=int, default=0,
                    help="NVTX ranges only around the last N measured calls of a cell (0: all)")
+    g.add_argument("--no-bandwidth", action="store_true",
+                   help="skip the warm-up and the copy / HBM-read / L2-read bandwidth measurements "
+                        "(what `l2attr profile` asks of its children)")
     g.add_argument("--nvtx-calls", action="store_true",
                    help="also one NVTX range around each whole call (pin -> sync -> consumer), for "
                         "`profile --timeline`'s range replay")
@@ -76,6 +79,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     o.add_argument("--cache-dir", type=Path, default=None,
                    help="cache generated workloads here (default: <out>/.cache)")
     o.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _l2_states(text: str) -> str:
+    states = [t.strip() for t in text.split(",") if t.strip()]
+    bad = [t for t in states if t not in L2State.values()]
+    if bad or not states:
+        raise UserError(f"--l2 {text!r}: use one or more of {', '.join(L2State.values())}, comma-separated")
+    return ",".join(dict.fromkeys(states))
 
 
 def _positive(name: str, value: int) -> None:
@@ -110,10 +121,11 @@ def options_from_args(args: argparse.Namespace) -> "LadderOptions":
         profiles = parse_profiles(args.profiles)
     return LadderOptions(
         rungs=rungs, profiles=profiles, families=families, trace=args.trace, hot=args.hot,
-        drop_out_of_range=args.drop_out_of_range, l2_state=args.l2_state, repeats=args.repeats,
+        drop_out_of_range=args.drop_out_of_range, l2_state=_l2_states(args.l2_state), repeats=args.repeats,
         maxrregcount=args.maxrregcount, pin_granularity=args.pin_granularity,
         rpf_depth=args.rpf_depth, shape=LaunchShape(grid=args.grid, block=(bx, by)),
-        nvtx_last=args.nvtx_last, nvtx_calls=args.nvtx_calls, spin_us=args.spin_us, host_repeat=not args.no_host_repeat,
+        nvtx_last=args.nvtx_last, nvtx_calls=args.nvtx_calls, bandwidth=not args.no_bandwidth,
+        spin_us=args.spin_us, host_repeat=not args.no_host_repeat,
         cache_dir=args.cache_dir or (args.out / ".cache"))
 
 

@@ -40,7 +40,7 @@ class LadderOptions:
     trace: Path | None = None
     hot: Path | None = None
     drop_out_of_range: bool = False
-    l2_state: str = L2State.NATURAL.value
+    l2_state: str = L2State.NATURAL.value    # one state, or several comma-separated (run in turn)
     repeats: int = 3
     maxrregcount: int = DEFAULT_MAXRREGCOUNT
     pin_granularity: str | None = None     # None: each family's default (artifact element, tuned line)
@@ -51,6 +51,11 @@ class LadderOptions:
     spin_us: float = 50.0
     host_repeat: bool = True
     cache_dir: Path | None = None
+    bandwidth: bool = True                 # measure copy / HBM-read / L2-read bandwidth (not under ncu)
+
+    @property
+    def states(self) -> list[str]:
+        return [L2State(s.strip()).value for s in self.l2_state.split(",") if s.strip()]
 
     @property
     def variants(self) -> list[Variant]:
@@ -176,15 +181,16 @@ def run_ladder(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir,
     compiled, resources, checks = compile_and_check(cfg, opts, timings)
     log("correctness vs torch.nn.functional.embedding_bag (worst relative error): " + ", ".join(
         f"{vid} {max(e.values()):.1e}" for vid, e in checks.items()))
-    gpu.warm_up()
-    hbm = gpu.hbm_copy_GBps()
-    hbm_read = gpu.read_GBps(1 << 30)                      # 1 GiB: ~17x the H200's L2
-    l2_read = gpu.read_GBps(max(gpu.l2_bytes // 4, 1 << 20))   # a quarter of L2, read warm
-    log(f"HBM device-to-device copy: {hbm:.0f} GB/s (read + write); read-only: HBM {hbm_read:.0f} GB/s, "
-        f"L2 {l2_read:.0f} GB/s")
+    bandwidth: dict[str, float] = {}
+    if opts.bandwidth:
+        gpu.warm_up()
+        bandwidth = {"hbm_copy_GBps": gpu.hbm_copy_GBps(),
+                     "hbm_read_GBps": gpu.read_GBps(1 << 30),                    # 1 GiB: ~17x the H200's L2
+                     "l2_read_GBps": gpu.read_GBps(max(gpu.l2_bytes // 4, 1 << 20))}  # a quarter of L2, warm
+        log(f"HBM device-to-device copy: {bandwidth['hbm_copy_GBps']:.0f} GB/s (read + write); read-only: "
+            f"HBM {bandwidth['hbm_read_GBps']:.0f} GB/s, L2 {bandwidth['l2_read_GBps']:.0f} GB/s")
     gpu.flush_l2()
-    run.update_manifest(variants=resources, checks=checks, hbm_copy_GBps=hbm, hbm_read_GBps=hbm_read,
-                        l2_read_GBps=l2_read,
+    run.update_manifest(variants=resources, checks=checks, **bandwidth,
                         ptxas=ptxas.for_variants([variant_id(v) for v in opts.variants]),
                         telemetry="NVML per repeat (samples.csv: sm_clock_mhz ... clock_event_reasons)"
                         if gpu.telemetry.available else "unavailable (no pynvml)", **describe(gpu))
@@ -199,18 +205,19 @@ def run_ladder(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir,
     workloads: dict[str, Any] = dict(manifest.get("workloads", {}))
     real_checks: dict[str, float] = dict(manifest.get("real_data_checks", {}))
     bytes_per_call = consumer_bytes_per_call(cfg)
-    task = progress.add_task("ladder", total=len(opts.profiles) * len(variants) * len(plan)) \
+    states = opts.states
+    task = progress.add_task("ladder", total=len(opts.profiles) * len(states) * len(variants) * len(plan)) \
         if progress is not None else None
     timings["workload_s"] = timings["measure_s"] = 0.0
 
-    def key(v: Variant, profile: str, repeat: int) -> RepeatKey:
-        return (*v.key[:2], v.key[2], profile, opts.l2_state, repeat)
+    def key(v: Variant, profile: str, state: str, repeat: int) -> RepeatKey:
+        return (*v.key[:2], v.key[2], profile, state, repeat)
 
     for profile in opts.profiles:
-        todo = [(v, rp) for v in variants for rp in plan if key(v, profile, rp[0]) not in done]
+        todo = [1 for v in variants for st in states for rp in plan if key(v, profile, st, rp[0]) not in done]
         if not todo:
             if progress is not None:
-                progress.advance(task, len(variants) * len(plan))
+                progress.advance(task, len(variants) * len(states) * len(plan))
             continue
         t0 = time.perf_counter()
         if opts.trace is not None:
@@ -229,21 +236,23 @@ def run_ladder(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir,
             if err > 1e-5 and cfg.dtype == "fp32":
                 raise UserError(f"variant {v.label} is wrong on the {profile} workload: relative "
                                 f"error {err:.3g} vs torch.nn.functional.embedding_bag")
-        runners = {variant_id(v): CellRunner(gpu, compiled[variant_id(v)], v, profile, opts.l2_state,
-                                             indices, hot, opts.nvtx_last, opts.nvtx_calls) for v in variants}
-        for repeat, device_timed in plan:
-            for v in variants:
-                if key(v, profile, repeat) in done:
-                    continue
-                run.append(SAMPLES, runners[variant_id(v)].run_repeat(repeat, device_timed))
-                if progress is not None:
-                    progress.advance(task)
+        for state in states:
+            runners = {variant_id(v): CellRunner(gpu, compiled[variant_id(v)], v, profile, state, indices, hot,
+                                                 opts.nvtx_last, opts.nvtx_calls) for v in variants}
+            for repeat, device_timed in plan:
+                for v in variants:
+                    if key(v, profile, state, repeat) in done:
+                        continue
+                    run.append(SAMPLES, runners[variant_id(v)].run_repeat(repeat, device_timed))
+                    if progress is not None:
+                        progress.advance(task)
         all_samples = run.read(SAMPLES)
-        for v in variants:
-            mine = all_samples[(all_samples.family == v.family.value) & (all_samples.rung == v.rung.name)
-                               & (all_samples.pin == v.pin.value) & (all_samples.profile == profile)
-                               & (all_samples.l2_state == opts.l2_state)]
-            _replace_cell(run, summarize_cell(mine, bytes_per_call))
+        for state in states:
+            for v in variants:
+                mine = all_samples[(all_samples.family == v.family.value) & (all_samples.rung == v.rung.name)
+                                   & (all_samples.pin == v.pin.value) & (all_samples.profile == profile)
+                                   & (all_samples.l2_state == state)]
+                _replace_cell(run, summarize_cell(mine, bytes_per_call))
         timings["measure_s"] += time.perf_counter() - t0
         del indices, hot
         run.update_manifest(workloads=workloads, real_data_checks=real_checks)
