@@ -37,6 +37,7 @@ class FakeGpu:
         self.next = None
 
     def flush_l2(self): pass
+    def reset_l2_priority(self): pass
     def stream_sync(self): pass
     def warm_up(self): pass
     def hbm_copy_GBps(self): return 4000.0
