@@ -11,17 +11,20 @@ extern "C" __global__ void flush_l2(const unsigned int* __restrict__ buf, long l
     if (x == 0x9e3779b9u) sink[0] = x;  // practically never true; keeps the loads alive
 }
 
-// Read-bandwidth probe: every thread streams 16-byte loads over the buffer (grid-stride) and folds
-// them into a value that is stored only if impossible. Timed over a buffer much larger than L2 it
-// gives the HBM read bandwidth; over one that fits in L2, read again after a warm pass, the L2's.
-// The roofline divides measured traffic by these (a copy's bandwidth mixes reads and writes).
-extern "C" __global__ void read_stream(const uint4* __restrict__ buf, long long vectors,
+// Read-bandwidth probe: every thread streams 16-byte loads over the buffer (grid-stride), `passes`
+// times, and folds them into a value that is stored only if impossible. Timed over a buffer much
+// larger than L2 it gives the HBM read bandwidth; over one that fits in L2, read many times after
+// a warm pass, the L2's (one pass over a few MB would time the launch, not the L2). The roofline
+// divides measured traffic by these (a copy's bandwidth mixes reads and writes).
+extern "C" __global__ void read_stream(const uint4* __restrict__ buf, long long vectors, int passes,
                                        unsigned int* __restrict__ sink) {
     unsigned int x = 0;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < vectors;
-         i += (long long)gridDim.x * blockDim.x) {
-        const uint4 v = buf[i];
-        x ^= v.x ^ v.y ^ v.z ^ v.w;
+    for (int p = 0; p < passes; ++p) {
+        for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < vectors;
+             i += (long long)gridDim.x * blockDim.x) {
+            const uint4 v = buf[i];
+            x ^= v.x ^ v.y ^ v.z ^ v.w;
+        }
     }
     if (x == 0x9e3779b9u) sink[0] = x;
 }

@@ -171,21 +171,22 @@ class Gpu:
         del src, dst
         return 2 * nbytes / (float(np.median(times)) * 1e-6) / 1e9
 
-    def read_GBps(self, nbytes: int, reps: int = 10) -> float:
-        """Read bandwidth over a buffer of `nbytes` (16-byte loads, 8 blocks per SM), median of
-        reps after one warm pass: HBM when the buffer dwarfs L2, L2 when it fits."""
+    def read_GBps(self, nbytes: int, passes: int = 1, reps: int = 10) -> float:
+        """Read bandwidth over a buffer of `nbytes` read `passes` times per kernel (16-byte loads,
+        8 blocks per SM), median of reps after one warm run: HBM when the buffer dwarfs L2, L2 when
+        it fits (then many passes, so the kernel's fixed costs do not dominate)."""
         torch = self.torch
         kernel = kc.get_kernel(kc.READ_SPEC)
         buf = torch.randint(0, 2**31 - 1, (nbytes // 4,), dtype=torch.int32, device="cuda")
         sms = self.cupy.cuda.runtime.getDeviceProperties(self.cupy.cuda.Device().id)["multiProcessorCount"]
-        args = (np.uint64(buf.data_ptr()), np.int64(nbytes // 16), np.uint64(buf.data_ptr()))
+        args = (np.uint64(buf.data_ptr()), np.int64(nbytes // 16), np.int32(passes), np.uint64(buf.data_ptr()))
         times = []
         for i in range(reps + 1):
             t = self.timed(lambda: kernel((8 * sms,), (256,), args))
             if i:
                 times.append(t)
         del buf
-        return nbytes / (float(np.median(times)) * 1e-6) / 1e9
+        return passes * nbytes / (float(np.median(times)) * 1e-6) / 1e9
 
     def upload_indices(self, indices: np.ndarray) -> Any:
         """The run's index stream on the GPU, followed by one spare element (a valid row id).
