@@ -154,7 +154,7 @@ def test_timeline_without_nsys_uses_range_replay(tmp_path):
     fake = FakeRangeNcu()
     tools = orch.Tools(stream=fake.stream, run=fake.run, which=lambda n: None if n == "nsys" else f"/usr/bin/{n}",
                        python="/py")
-    assert orch.run_timeline(_settings(tmp_path), _console(), tools) == 0
+    assert orch.run_timeline(_settings(tmp_path, timeline_totals=True), _console(), tools) == 0
     run_dir = next(tmp_path.iterdir())
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["kind"] == "timeline" and manifest["status"] == "done"

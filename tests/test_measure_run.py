@@ -39,7 +39,7 @@ class FakeGpu:
     def flush_l2(self): pass
     def reset_l2_priority(self): pass
     def stream_sync(self): pass
-    def warm_up(self): pass
+    def warm_up(self, seconds=0.5): pass
     def hbm_copy_GBps(self): return 4000.0
     def read_GBps(self, nbytes, passes=1): return 3800.0 if nbytes >= 1 << 30 else 9000.0
     def upload_indices(self, a): return a

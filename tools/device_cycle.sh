@@ -31,6 +31,7 @@ fi
 step "ladder benchmark (defaults: both families, artifact shape, cold process)"
 timeout 150 python3 benchmarks/bench_ladder.py --out "$OUT/runs" 2>&1 | tee "$OUT/bench_ladder.log" | tail -30
 
+if [ "${SKIP_LADDER_EXTRAS:-0}" != 1 ]; then
 step "ladder, tuned family with the artifact's per-element pin"
 timeout 60 python3 -m l2attr ladder --family tuned --rungs l2p_optmt,combined --pin-granularity element \
   --name tuned-pin-element --out "$OUT/runs" --quiet 2>&1 | tee "$OUT/tuned_pin_element.log" | tail -25
@@ -38,6 +39,7 @@ timeout 60 python3 -m l2attr ladder --family tuned --rungs l2p_optmt,combined --
 step "ladder, both families, L2 flushed before every table call"
 timeout 90 python3 -m l2attr ladder --l2 flush --rungs baseline,optmt,l2p_optmt --name flush \
   --out "$OUT/runs" --quiet 2>&1 | tee "$OUT/flush.log" | tail -40
+fi
 
 if [ "${SKIP_PROFILE:-0}" != 1 ]; then
   step "doctor"

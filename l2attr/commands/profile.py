@@ -57,8 +57,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     run.add_argument("--ladder-arg", dest="ladder_args", action="append", default=[], metavar="ARG",
                      help="extra argument for the child `l2attr ladder` (repeatable), e.g. --ladder-arg=--pin-granularity=element")
     run.add_argument("--dry-run", action="store_true", help="print the ncu command lines and stop")
+    run.add_argument("--timeline-totals", action="store_true",
+                     help="with --timeline: also replay the range once more for its totals of the l2 set")
     run.add_argument("--timeline", action="store_true",
-                     help="record an nsys timeline (per-call pin / gap / consumer) instead of counters")
+                     help="pin -> sync -> consumer in time: nsys where it can make reports, else ncu's "
+                          "range replay of one call with PM sampling (timeline.csv, phases.csv)")
     add_workload_args(p)
 
     ncu = p.add_argument_group("Nsight Compute settings (defaults keep the pin's L2 state)")
@@ -173,7 +176,7 @@ def _settings(args: argparse.Namespace):
         calls_per_cell=cfg.tables if args.calls_per_cell is None else args.calls_per_cell, out=args.out, name=args.name,
         chip=check_chip(args.chip) if args.chip else None, ncu=args.ncu, opts=opts,
         control=args.control, control_profile=args.control_profile,
-        control_family="tuned" if args.family == "tuned" else "artifact",
+        control_family="tuned" if args.family == "tuned" else "artifact", timeline_totals=args.timeline_totals,
         extra=["--family", args.family, *args.ladder_args],
         validate_metrics=args.validate_metrics, dry_run=args.dry_run, keep_all=args.keep_all_metrics,
         command=command_line())

@@ -231,6 +231,10 @@ def run_ladder(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir,
         workloads[profile] = w.source
         timings["workload_s"] += time.perf_counter() - t0
         t0 = time.perf_counter()
+        # Building the workload kept the host busy and the GPU idle; on the H200 the first cells
+        # measured after that showed launch lags above the spin (event times holding host time,
+        # medians up to 20 % high) for ~0.5 s. Busy the GPU again before anything is kept.
+        gpu.warm_up(0.5)
         for v in variants:
             err = check_real_data(gpu, compiled[variant_id(v)], indices, hot)
             real_checks[f"{variant_id(v)}:{profile}"] = err

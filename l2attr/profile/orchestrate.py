@@ -260,6 +260,7 @@ class ProfileSettings:
     control: bool = True
     control_profile: str | None = None
     control_family: str = "artifact"      # the control profiles one family: the headline one
+    timeline_totals: bool = False         # --timeline: also the range's totals of the l2 set
     extra: Sequence[str] = ()
     validate_metrics: bool = True
     dry_run: bool = False
@@ -424,8 +425,9 @@ def run_timeline(s: ProfileSettings, console: Any, tools: Tools | None = None) -
     Without one (the H200 here): Nsight Compute alone. One NVTX `call` range around pin -> sync
     -> consumer (the control's cell: L2P+OptMT of the headline family on the hottest profile),
     replayed whole (`--replay-mode app-range`) twice: once with PM sampling at the chip's
-    shortest interval (L2 hit rate, DRAM throughput over time), once for the range's totals of the
-    `l2` metric set. Writes timeline.csv, phases.csv and range_metrics.csv.
+    shortest interval (L2 hit rate, DRAM throughput over time), and with `--timeline-totals` once
+    more for the range's totals of the `l2` metric set. Writes timeline.csv, phases.csv (and
+    range_metrics.csv).
     """
     from l2attr.profile import nsys as nsys_mod
 
@@ -457,11 +459,12 @@ def _run_pm_timeline(s: ProfileSettings, console: Any, tools: Tools, why_not_nsy
         "status": "running"})
     child = child_command(s.cfg, [CONTROL_RUNG], [profile], L2State.NATURAL.value, 1, run.path / "child",
                           "timeline", [*s.extra, "--family", s.control_family, "--nvtx-calls"], tools.python)
-    metrics = resolve_metrics("l2", chip).metrics
-    jobs = (("timeline", pmsampling.timeline_ncu_argv(child, run.path / "ncu" / "timeline", ncu,
-                                                      NVTX_CALL_INCLUDE, chip=chip)),
-            ("range_metrics", pmsampling.range_metrics_ncu_argv(child, run.path / "ncu" / "range_metrics", ncu,
-                                                                NVTX_CALL_INCLUDE, metrics)))
+    jobs = [("timeline", pmsampling.timeline_ncu_argv(child, run.path / "ncu" / "timeline", ncu,
+                                                      NVTX_CALL_INCLUDE, chip=chip))]
+    if s.timeline_totals:   # the range's totals of the l2 set: one more replay, ~5 passes
+        metrics = resolve_metrics("l2", chip).metrics
+        jobs.append(("range_metrics", pmsampling.range_metrics_ncu_argv(
+            child, run.path / "ncu" / "range_metrics", ncu, NVTX_CALL_INCLUDE, metrics)))
     (run.path / "ncu").mkdir(parents=True, exist_ok=True)
     walls: dict[str, float] = {}
     for name, argv in jobs:
@@ -477,18 +480,19 @@ def _run_pm_timeline(s: ProfileSettings, console: Any, tools: Tools, why_not_nsy
             raise
     pm = pmsampling.read_pm_report(report_path(run.path / "ncu" / "timeline"))
     phases = pmsampling.phases(pm.samples)
-    totals = pmsampling.read_range_metrics(report_path(run.path / "ncu" / "range_metrics"))
     run.write(TIMELINE, pm.samples)
     run.write(PHASES, phases)
-    atomic.write_csv(run.path / "range_metrics.csv", totals)
+    if s.timeline_totals:
+        totals = pmsampling.read_range_metrics(report_path(run.path / "ncu" / "range_metrics"))
+        atomic.write_csv(run.path / "range_metrics.csv", totals)
     run.update_manifest(status="done", wall_s=walls, warnings=pm.warnings,
                         ranges=pm.ranges.to_dict("records"), jobs=[{"name": n, "argv": a} for n, a in jobs],
                         **child_facts(run.path / "child"))
     console.print(phases.to_string(index=False), markup=False, highlight=False)
     for w in pm.warnings:
         console.print(f"warning: {w}", markup=False, highlight=False)
-    console.print(f"wrote {run.path / TIMELINE.filename}, {PHASES.filename}, range_metrics.csv",
-                  markup=False, highlight=False)
+    console.print(f"wrote {run.path / TIMELINE.filename}, {PHASES.filename}"
+                  + (", range_metrics.csv" if s.timeline_totals else ""), markup=False, highlight=False)
     return 0
 
 
