@@ -529,42 +529,27 @@ def _run_nsys_timeline(s: ProfileSettings, console: Any, tools: Tools, status: A
 
 
 def render_summary(console: Any, metrics: pd.DataFrame) -> None:
-    """Per family: the consumer's headline hit rate and DRAM read per call, and what pin +
-    consumer read against the unpinned consumer (analysis.attribution: the report's numbers)."""
+    """Per family: the consumer grid and the DRAM lines (report.layer_b: the report's wording)."""
     from rich.table import Table
 
-    from l2attr.analysis.attribution import dram_attribution, headline_rate, l2_cells, label
+    from l2attr.analysis.attribution import l2_cells
     from l2attr.analysis.series import find_series, series_frame
+    from l2attr.report.layer_b import consumer_grid, dram_lines, grid_title
 
-    rate = headline_rate()
     for ser in find_series(metrics):
         l2 = l2_cells(series_frame(metrics, ser))
-        grid = l2[(l2["role"] == "consumer") & (l2["condition"] == "ladder")] if not l2.empty else l2
-        if grid.empty:
+        profiles, rows = consumer_grid(l2)
+        if not rows:
             continue
-        profiles = [p for p in PROFILES if p in set(grid["profile"])]
-        table = Table(title=f"{ser.title} · consumer per call: {label(rate)} / DRAM read (median over calls)")
+        table = Table(title=f"{ser.title} · {grid_title()}")
         table.add_column("rung")
         for p in profiles:
             table.add_column(p, justify="right")
-        for r in [r.name for r in RUNGS if r.name in set(grid["rung"])]:
-            cells = []
-            for p in profiles:
-                row = grid[(grid["rung"] == r) & (grid["profile"] == p)]
-                hit = row.iloc[0].get(rate) if not row.empty else None
-                mb = row.iloc[0].get("dram_read") if not row.empty else None
-                cells.append("-" if row.empty else
-                             f"{'n/a' if pd.isna(hit) else f'{hit:.1f} %'} / {'n/a' if pd.isna(mb) else f'{mb / 1e6:.1f} MB'}")
-            table.add_row(r, *cells)
+        for row in rows:
+            table.add_row(*row)
         console.print(table)
-        att = dram_attribution(l2)
-        for rec in att.to_dict("records") if not att.empty else []:
-            if rec["rung"] != "l2p_optmt" or pd.isna(rec["total_dram_read"]):
-                continue
-            console.print(f"  {rec['profile']}: pin {rec['pin_dram_read'] / 1e6:.1f} MB + consumer "
-                          f"{rec['consumer_dram_read'] / 1e6:.1f} MB = {rec['total_dram_read'] / 1e6:.1f} MB DRAM "
-                          f"per call vs {rec['unpinned_dram_read'] / 1e6:.1f} MB for OptMT alone",
-                          markup=False, highlight=False)
+        for line in dram_lines(l2):
+            console.print(f"  {line}", markup=False, highlight=False)
 
 
 __all__ = [

@@ -11,7 +11,9 @@ from l2attr.analysis.load import manifest_value
 from l2attr.analysis.share import T_STEP_DEFINITION
 from l2attr.analysis.study import Analysis, series_view
 from l2attr.report import fmt
+from l2attr.analysis.control import describe_control, validity_control
 from l2attr.report.html import series_title
+from l2attr.report.layer_b import consumer_grid, dram_lines, grid_title
 
 
 def _cell(row: dict[str, Any], field: str, formatter: Callable[[Any], str]) -> str:
@@ -72,6 +74,24 @@ def ladder_markdown(an: Analysis) -> str:
                     rows, [False, False] + [True] * 10)
 
 
+def layer_b_markdown(an: Analysis) -> str:
+    """The consumer grid and the DRAM lines of one series (report.layer_b's wording)."""
+    profiles, rows = consumer_grid(an.l2)
+    if not rows:
+        return "_Layer B: this series was not profiled._"
+    lines = [md_table(["rung", *profiles], rows, [False] + [True] * len(profiles)), ""]
+    lines += [f"- {line}" for line in dram_lines(an.l2)]
+    return "\n".join(lines)
+
+
+def control_markdown(an: Analysis) -> str:
+    """The validity control, judged from metrics.csv by the profile run's own code."""
+    if an.study.metrics.empty:
+        return ""
+    vc = validity_control(an.study.metrics)
+    return "" if vc.get("verdict") == "inconclusive" and "after_pin" not in vc else describe_control(vc)
+
+
 def render_markdown(an: Analysis) -> str:
     study = an.study
     c = study.config
@@ -99,11 +119,16 @@ def render_markdown(an: Analysis) -> str:
     for view in views:
         title = f" — {series_title(view)}" if view.series else ""
         parts += [f"**Latency ladder{title}**", "", ladder_markdown(view), ""]
+        if not view.l2.empty:
+            parts += [f"**Layer B{title}** ({grid_title()})", "", layer_b_markdown(view), ""]
         if not view.spread.empty:
             rows = [[r["timer"], str(r["repeats"]), fmt.pct(r["median_spread_pct"]), fmt.pct(r["worst_spread_pct"]),
                      r["worst_cell"]] for r in view.spread.to_dict("records")]
             parts += [md_table(["run-to-run spread of medians", "repeats", "median", "worst", "worst cell"],
                                rows, [False, True, True, True, False]), ""]
+    control = control_markdown(an)
+    if control:
+        parts += [f"**Validity control**: {control}", ""]
     return "\n".join(parts)
 
 

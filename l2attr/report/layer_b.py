@@ -1,0 +1,60 @@
+"""Layer B as text: the one wording of the consumer grid, the DRAM lines and the control.
+
+`l2attr profile` prints them, the Markdown report and the README's results carry them: every
+place calls these functions on analysis.attribution's tables, so one cell reads the same
+everywhere (one hit-rate definition, one aggregation, one rounding).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from l2attr.analysis.attribution import dram_attribution, headline_rate, label
+from l2attr.ladder import PROFILES, RUNGS
+
+
+def _ok(value: Any) -> bool:
+    return value is not None and not (isinstance(value, float) and math.isnan(value))
+
+
+def consumer_cell(row: pd.Series | dict[str, Any]) -> str:
+    """'82.0 % / 7.7 MB': the headline hit rate and DRAM bytes read per call (medians over calls)."""
+    hit, dram = row.get(headline_rate()), row.get("dram_read")
+    return (f"{f'{hit:.1f} %' if _ok(hit) else 'n/a'} / "
+            f"{f'{dram / 1e6:.1f} MB' if _ok(dram) else 'n/a'}")
+
+
+def grid_title() -> str:
+    return f"consumer per call: {label(headline_rate())} / DRAM read (median over calls)"
+
+
+def consumer_grid(l2: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
+    """(profiles, rows of [rung, cell per profile]) for the ladder condition's consumer cells."""
+    if l2.empty:
+        return [], []
+    grid = l2[(l2["role"] == "consumer") & (l2["condition"] == "ladder")]
+    profiles = [p for p in PROFILES if p in set(grid["profile"])]
+    rows = []
+    for rung in [r.name for r in RUNGS if r.name in set(grid["rung"])]:
+        cells = []
+        for p in profiles:
+            hit = grid[(grid["rung"] == rung) & (grid["profile"] == p)]
+            cells.append("-" if hit.empty else consumer_cell(hit.iloc[0]))
+        rows.append([rung, *cells])
+    return profiles, rows
+
+
+def dram_lines(l2: pd.DataFrame) -> list[str]:
+    """One line per profile: what pin + consumer read from DRAM per call against OptMT alone."""
+    att = dram_attribution(l2)
+    out = []
+    for rec in att.to_dict("records") if not att.empty else []:
+        if rec["rung"] != "l2p_optmt" or not _ok(rec["total_dram_read"]) or not _ok(rec["unpinned_dram_read"]):
+            continue
+        out.append(f"{rec['profile']}: pin {rec['pin_dram_read'] / 1e6:.1f} MB + consumer "
+                   f"{rec['consumer_dram_read'] / 1e6:.1f} MB = {rec['total_dram_read'] / 1e6:.1f} MB DRAM "
+                   f"per call vs {rec['unpinned_dram_read'] / 1e6:.1f} MB for OptMT alone")
+    return out
