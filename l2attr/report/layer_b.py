@@ -32,10 +32,16 @@ def grid_title() -> str:
 
 
 def consumer_grid(l2: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
-    """(profiles, rows of [rung, cell per profile]) for the ladder condition's consumer cells."""
+    """(profiles, rows of [rung, cell per profile]) for the ladder condition's consumer cells.
+
+    Empty unless a pinned rung was profiled: a series whose pin was never profiled (the tuned
+    family with the element pin, say) shares only its unpinned rungs with another series, and
+    a grid of those would pass for its own layer B."""
     if l2.empty:
         return [], []
     grid = l2[(l2["role"] == "consumer") & (l2["condition"] == "ladder")]
+    if not any(r.pins for r in RUNGS if r.name in set(grid["rung"])):
+        return [], []
     profiles = [p for p in PROFILES if p in set(grid["profile"])]
     rows = []
     for rung in [r.name for r in RUNGS if r.name in set(grid["rung"])]:

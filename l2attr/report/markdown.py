@@ -119,7 +119,7 @@ def render_markdown(an: Analysis) -> str:
     for view in views:
         title = f" — {series_title(view)}" if view.series else ""
         parts += [f"**Latency ladder{title}**", "", ladder_markdown(view), ""]
-        if not view.l2.empty:
+        if consumer_grid(view.l2)[1]:
             parts += [f"**Layer B{title}** ({grid_title()})", "", layer_b_markdown(view), ""]
         if not view.spread.empty:
             rows = [[r["timer"], str(r["repeats"]), fmt.pct(r["median_spread_pct"]), fmt.pct(r["worst_spread_pct"]),
@@ -128,7 +128,7 @@ def render_markdown(an: Analysis) -> str:
                                rows, [False, True, True, True, False]), ""]
     control = control_markdown(an)
     if control:
-        parts += [f"**Validity control**: {control}", ""]
+        parts += [control, ""]
     return "\n".join(parts)
 
 
@@ -136,7 +136,9 @@ def results_markdown(an: Analysis) -> str:
     """The README's results: per series, consumer medians per rung and the L2P verdict.
 
     One table per series (headline first): rows profiles; the five rungs' consumer medians
-    (kernel timer), the pin, then L2P+OptMT vs baseline four ways and the break-even vs OptMT."""
+    (kernel timer), the pin, then L2P+OptMT vs baseline four ways and the break-even vs OptMT.
+    Where the runs include a profile: the series' layer-B grid and DRAM lines, then the control,
+    in the words the report and `l2attr profile` use."""
     out = []
     for s in an.series:
         view = series_view(an, s)
@@ -167,4 +169,9 @@ def results_markdown(an: Analysis) -> str:
                 f"{r['timer']} {fmt.pct(r['median_spread_pct'])} / {fmt.pct(r['worst_spread_pct'])}"
                 for r in view.spread.to_dict("records")) + ".")
             out.append("")
+        if consumer_grid(view.l2)[1]:
+            out += [f"Layer B, {s.title} ({grid_title()}):", "", layer_b_markdown(view), ""]
+    control = control_markdown(an)
+    if control:
+        out += [control, ""]
     return "\n".join(out).rstrip() + "\n"
