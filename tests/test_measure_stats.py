@@ -101,3 +101,21 @@ def test_spread_summary_per_timer():
     assert out.loc["whole call (wall clock)", "median_spread_pct"] == pytest.approx(10 / 95 * 100)
     assert "pin (kernel timer)" not in out.index            # no pin samples: no row, not a zero
     assert out.loc["consumer (kernel timer)", "worst_cell"] == "artifact/l2p_optmt/element/reuse_high/natural"
+
+
+def test_launch_lag_effect_by_hand():
+    """Cell a: the one lagged sample is the slow one, the median stays 10. Cell b: two of three are
+    lagged, the median moves from 12 to the clean 10 (20 %). Share 3 of 7."""
+    import pandas as pd
+
+    from l2attr.analysis.spread import launch_lag_effect
+
+    rows = [("a", 10, 0), ("a", 10, 5), ("a", 10, 1), ("a", 20, 80), ("b", 10, 2), ("b", 12, 60), ("b", 14, 55)]
+    s = pd.DataFrame([{"family": "tuned", "rung": r, "pin": "none", "profile": "random", "l2_state": "natural",
+                       "consumer_time_us": t, "launch_lag_us": lag} for r, t, lag in rows])
+    got = launch_lag_effect(s, 50.0)
+    assert got["lagged_pct"] == pytest.approx(300 / 7)
+    assert got["max_shift_pct"] == pytest.approx(20.0)
+    assert got["worst_cell"] == "tuned/b/none/random/natural"
+    assert launch_lag_effect(s, 0.0) is None
+    assert launch_lag_effect(s.drop(columns="launch_lag_us"), 50.0) is None

@@ -166,6 +166,7 @@ def analysis_caveats(study: Study, ladder: pd.DataFrame, roofline: pd.DataFrame,
     if not gradient.empty and gradient["hot_profile"].iloc[0] not in (None, "reuse_high"):
         out.append(Caveat("info", f"reuse_high was not profiled; the hotness gradient compares "
                                   f"{gradient['hot_profile'].iloc[0]} with random instead", "analysis"))
+    out.extend(launch_lag_caveats(study))
     granularity: dict[str, list[str]] = {}
     for run in study.runs:
         gran = manifest_value(run.manifest, "measure.pin_granularity")
@@ -175,6 +176,31 @@ def analysis_caveats(study: Study, ladder: pd.DataFrame, roofline: pd.DataFrame,
         out.append(Caveat("info", f"pin granularity: {gran} (the artifact issues one prefetch per element, "
                                   "32 per 128-byte line)",
                           ", ".join(f"{n}/manifest.json[measure.pin_granularity]" for n in names)))
+    return out
+
+
+# a consumer median that moves more than this when lagged samples are dropped is worth a warning
+LAG_SHIFT_WARN_PCT = 1.0
+
+
+def launch_lag_caveats(study: Study) -> list[Caveat]:
+    """Per ladder run: the share of samples launched after the spin ran out, and whether it matters."""
+    from l2attr.analysis.spread import launch_lag_effect
+
+    out = []
+    for run in study.runs:
+        spin = manifest_value(run.manifest, "measure.spin_us")
+        if run.samples is None or not isinstance(spin, (int, float)):
+            continue
+        lag = launch_lag_effect(run.samples, float(spin))
+        if lag is None or lag["lagged_pct"] == 0:
+            continue
+        level = "warn" if float(lag["max_shift_pct"]) > LAG_SHIFT_WARN_PCT else "info"
+        out.append(Caveat(level, f"{lag['lagged_pct']:.1f} % of run {run.name}'s kernel-timer samples were "
+                                 f"launched after the {spin:g} µs spin head start (their event interval may "
+                                 f"hold host time); dropping them moves a consumer median by at most "
+                                 f"{lag['max_shift_pct']:.2f} % ({lag['worst_cell']})",
+                          f"{run.name}/samples.csv[launch_lag_us]"))
     return out
 
 

@@ -48,3 +48,29 @@ def spread_summary(samples: pd.DataFrame) -> pd.DataFrame:
                      "worst_spread_pct": float(worst["spread_pct"]),
                      "worst_cell": "/".join(str(worst[k]) for k in CELL_KEYS if k in sp.columns)})
     return pd.DataFrame(rows)
+
+
+def launch_lag_effect(samples: pd.DataFrame, spin_us: float) -> dict[str, float | str] | None:
+    """How much the samples whose launch outlasted the spin head start move the consumer medians.
+
+    Such a sample's event interval may hold host time (measure.gpu). Returned: their share of the
+    kernel-timer samples (%) and the largest shift of a cell's consumer median when they are
+    dropped (%, with the cell), so a run with many lagged samples says whether they matter."""
+    need = {"launch_lag_us", "consumer_time_us"}
+    if samples is None or spin_us <= 0 or not need <= set(samples.columns):
+        return None
+    timed = samples.dropna(subset=["consumer_time_us", "launch_lag_us"])
+    if timed.empty:
+        return None
+    keys = [k for k in CELL_KEYS if k in timed.columns]
+    lagged = timed["launch_lag_us"] >= spin_us
+    every = timed.groupby(keys)["consumer_time_us"].median()
+    clean = timed[~lagged].groupby(keys)["consumer_time_us"].median()
+    shift = ((every.reindex(clean.index) / clean - 1.0) * 100.0).abs().dropna()
+    out: dict[str, float | str] = {"lagged_pct": float(lagged.mean() * 100.0),
+                                   "max_shift_pct": float(shift.max()) if len(shift) else 0.0,
+                                   "worst_cell": ""}
+    if len(shift):
+        worst = shift.idxmax()
+        out["worst_cell"] = "/".join(str(v) for v in (worst if isinstance(worst, tuple) else (worst,)))
+    return out

@@ -154,13 +154,6 @@ def _resume(args: argparse.Namespace):
     return run, cfg, LadderOptions(**saved)
 
 
-def _lagged_share(samples, spin_us: float) -> float | None:
-    if "launch_lag_us" not in samples or spin_us <= 0:
-        return None
-    lag = samples["launch_lag_us"].dropna()
-    return float((lag >= spin_us).mean() * 100) if len(lag) else None
-
-
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -182,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
     from l2attr.gpu.device import gpu_facts, software_versions
     from l2attr.measure.run import run_ladder
     from l2attr.measure.present import ladder_tables
-    from l2attr.analysis.spread import repeat_spread
+    from l2attr.analysis.spread import launch_lag_effect, repeat_spread
     from l2attr.rundir import RunDir, command_line
     from l2attr.schema import SAMPLES
 
@@ -212,10 +205,12 @@ def run(args: argparse.Namespace) -> int:
             console.print(f"run-to-run spread of {what} medians over {int(worst.repeats)} repeats: "
                           f"median {spread.spread_pct.median():.2f} %, worst {worst.spread_pct:.2f} % "
                           f"({worst.family} {worst.rung} / {worst.profile})")
-    lagged = _lagged_share(samples, opts.spin_us)
-    if lagged is not None:
+    lag = launch_lag_effect(samples, opts.spin_us)
+    if lag is not None:
         console.print(f"samples whose launch took longer than the {opts.spin_us:g} µs spin head "
-                      f"start (event time may include host time): {lagged:.2f} %")
+                      f"start (event time may include host time): {lag['lagged_pct']:.2f} %; dropping "
+                      f"them moves a consumer median by at most {lag['max_shift_pct']:.2f} % "
+                      f"({lag['worst_cell']})")
     console.print(f"ladder finished in {wall:.1f} s wall (this process, compile + data + checks "
                   f"+ timing); results in {run_dir.path}")
     return 0
