@@ -273,6 +273,19 @@ def _chip_of(action: Any) -> str | None:
     return CHIP_BY_CC.get((int(major), int(minor)))
 
 
+
+def open_report(path: Path | str) -> tuple[Any, Any, Path]:
+    """(ncu_report module, report context, checked path): the one place a report is opened, so a
+    cut file and ncu_report's own failure read the same from every command."""
+    ncu_report = ensure_ncu_report()
+    path = check_report_file(Path(path))
+    try:
+        ctx = ncu_report.load_report(str(path))
+    except Exception as exc:  # ncu_report raises plain exceptions with a message
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise UserError(f"{path}: ncu_report could not read it ({first})") from None
+    return ncu_report, ctx, path
+
 def read_rows(path: Path | str, keep_all: bool = False, keep: Iterable[str] = (),
               nvtx_include: Iterable[str] = (), kernel_name: str | None = None) -> dict[str, Any]:
     """The report as plain rows (no pandas): identity from NVTX, metric, value, unit.
@@ -283,13 +296,7 @@ def read_rows(path: Path | str, keep_all: bool = False, keep: Iterable[str] = ()
     """
     includes = list(nvtx_include)
     name_match = _name_matcher(kernel_name)
-    ncu_report = ensure_ncu_report()
-    path = check_report_file(Path(path))
-    try:
-        ctx = ncu_report.load_report(str(path))
-    except Exception as exc:  # ncu_report raises plain exceptions with a message
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise UserError(f"{path}: ncu_report could not read it ({first})") from None
+    ncu_report, ctx, path = open_report(path)
     if ctx.num_ranges() == 0:
         raise UserError(f"{path}: no profiled kernels in it (empty or truncated report?)")
     string_kind = ncu_report.IMetric.ValueKind_STRING

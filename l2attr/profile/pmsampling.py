@@ -203,16 +203,9 @@ def range_metrics_ncu_argv(child: Sequence[str], output: Path | str, ncu: str, n
 # -- child side: ncu_report only, plain data out ------------------------------------------------
 
 def _load(path: Path | str) -> tuple[Any, Any, Path]:
-    from l2attr.profile.ncu_import import check_report_file, ensure_ncu_report
+    from l2attr.profile.ncu_import import open_report
 
-    ncu_report = ensure_ncu_report()
-    path = check_report_file(Path(path))
-    try:
-        ctx = ncu_report.load_report(str(path))
-    except Exception as exc:  # ncu_report raises plain exceptions with a message
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise UserError(f"{path}: ncu_report could not read it ({first})") from None
-    return ncu_report, ctx, path
+    return open_report(path)
 
 
 def _actions(ctx: Any) -> list[Any]:
