@@ -41,12 +41,24 @@ def test_allow_mixed_turns_refusal_into_caveat(tmp_path: Path) -> None:
     assert any("seed" in c.text for c in analyse(study).caveats)
 
 
-def test_duplicate_cells_keep_the_first_run_and_say_so(tmp_path: Path) -> None:
+def test_duplicate_cells_keep_one_run_and_compare_the_other(tmp_path: Path) -> None:
+    """Same created_utc: the order given decides; the other run's rows are kept for the compare
+    section and an info caveat names both runs."""
     a = write_ladder_run(tmp_path, "20261129T200000Z-a")
     b = write_ladder_run(tmp_path, "20261129T200100Z-b", cells=ladder_cells().assign(median_us=1.0))
     study = load_runs([a, b])
     assert set(study.cells["run"]) == {"20261129T200000Z-a"}
-    assert any("20261129T200100Z-b" in n for n in study.notes)
+    assert set(study.overlaps["cells"]["run"]) == {"20261129T200000Z-a", "20261129T200100Z-b"}
+    an = analyse(study)
+    assert set(an.compare["run"]) == {"20261129T200100Z-b"} and (an.compare["median_us"] == 1.0).all()
+    assert any("20261129T200100Z-b" in c.text and c.level == "info" for c in an.caveats)
+
+
+def test_newer_run_wins(tmp_path: Path) -> None:
+    a = write_ladder_run(tmp_path, "20261129T200000Z-a")
+    b = write_ladder_run(tmp_path, "20261129T200100Z-b", cells=ladder_cells().assign(median_us=1.0),
+                         created_utc="2026-11-30T00:00:00Z")
+    assert set(load_runs([a, b]).cells["run"]) == {"20261129T200100Z-b"}
 
 
 @pytest.mark.parametrize("manifest, message", [

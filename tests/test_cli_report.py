@@ -125,3 +125,28 @@ def test_report_never_writes_over_a_run_file(tmp_path: Path, capsys: pytest.Capt
 def test_report_output_folder_must_exist(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     err = one_line_error(capsys, ["report", str(write_ladder_run(tmp_path)), "-o", str(tmp_path / "new" / "r.html")])
     assert "does not exist (create it first)" in err and not (tmp_path / "new").exists()
+
+
+def test_folder_of_runs_and_glob_leftovers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`report examples/` takes the run dirs inside; `report examples/*` skips report.html and
+    logs/ with a line each (and may then write report.html, no longer an input)."""
+    root = tmp_path / "ex"
+    write_ladder_run(root)
+    write_profile_run(root)
+    (root / "logs").mkdir()
+    (root / "report.html").write_text("old")
+    out = root / "report.md"
+    assert main(["report", str(root), "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "20261129T200000Z-ladder" in text and "20261129T210000Z-profile" in text
+    capsys.readouterr()
+    args = sorted(str(p) for p in root.iterdir())
+    assert main(["report", *args, "-o", str(root / "report.html")]) == 0
+    err = capsys.readouterr().err
+    assert f"skipped {root / 'logs'}: not a run dir" in err and f"skipped {root / 'report.md'}" in err
+    assert (root / "report.html").read_text() != "old"
+
+
+def test_a_typo_among_runs_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = write_ladder_run(tmp_path)
+    assert "run dir not found" in one_line_error(capsys, ["report", str(run), str(tmp_path / "nope")])

@@ -88,6 +88,8 @@ class Study:
     cells: pd.DataFrame
     metrics: pd.DataFrame
     notes: list[str] = field(default_factory=list)   # load-time caveats (duplicates dropped, mixed configs)
+    # table name -> every run's rows of the keys measured by more than one run (analysis.compare)
+    overlaps: dict[str, pd.DataFrame] = field(default_factory=dict)
     timeline: pd.DataFrame = field(default_factory=pd.DataFrame)   # PM samples (timeline runs)
     phases: pd.DataFrame = field(default_factory=pd.DataFrame)
 
@@ -136,16 +138,25 @@ def load_runs(paths: list[Path] | list[str], allow_mixed: bool = False) -> Study
             if not allow_mixed:
                 raise UserError(message + "; combine runs of one config, or pass --allow-mixed")
             notes.append(message + "; combined anyway (--allow-mixed): compare with care")
-    # Ladder runs first, so that where two runs measured the same cell the ladder run's row wins.
-    ordered = sorted(runs, key=lambda r: 0 if r.kind == "ladder" else 1)
-    tables = {}
+    ordered = preference_order(runs)
+    tables, overlaps = {}, {}
     for table in (SAMPLES, CELLS, METRICS, TIMELINE, PHASES):
         frames = [getattr(r, table.name).assign(run=r.name) for r in ordered
                   if getattr(r, table.name) is not None]
-        tables[table.name] = _combine(table, frames, notes)
+        tables[table.name], overlaps[table.name] = _combine(table, frames, notes)
     return Study(runs=runs, config=dict(first.manifest["config"]), samples=tables["samples"],
                  cells=tables["cells"], metrics=tables["metrics"], notes=notes,
-                 timeline=tables["timeline"], phases=tables["phases"])
+                 timeline=tables["timeline"], phases=tables["phases"],
+                 overlaps={k: v for k, v in overlaps.items() if not v.empty})
+
+
+def preference_order(runs: list[Run]) -> list[Run]:
+    """Whose rows the analysis uses where runs measured the same key: ladder runs before the
+    others (a profile's child ladder is a side product), then the newest run first (its
+    manifest's created_utc), so re-measuring a cell updates the report and the older
+    measurement is compared with it instead of hiding it."""
+    newest_first = sorted(runs, key=lambda r: str(r.manifest.get("created_utc") or ""), reverse=True)
+    return sorted(newest_first, key=lambda r: 0 if r.kind == "ladder" else 1)   # stable
 
 
 def read_run(path: Path) -> Run:
@@ -303,15 +314,28 @@ def check_profiled_kernels(metrics: pd.DataFrame, manifest: dict[str, Any], path
                             f"{spec.misses} give (truncated?)")
 
 
-def _combine(table: Table, frames: list[pd.DataFrame], notes: list[str]) -> pd.DataFrame:
+# tables whose overlapping rows analysis.compare sets side by side (the others get a note)
+COMPARED = ("cells", "samples")
+
+
+def _combine(table: Table, frames: list[pd.DataFrame], notes: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(rows the analysis uses: the first run's of each key, every run's rows of the keys more than
+    one run measured). Frames come in preference order."""
     if not frames:
-        return empty(table).assign(run=pd.Series(dtype="object"))
+        return empty(table).assign(run=pd.Series(dtype="object")), pd.DataFrame()
     df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0].copy()
-    dup = df.duplicated(subset=list(table.key), keep="first")
-    if dup.any():
-        dropped = df[dup].groupby("run").size()
-        for run, count in dropped.items():
-            notes.append(f"{table.filename}: {count} row(s) of run {run} repeat rows already read from "
-                         f"another run (same {', '.join(table.key)}); the first run's rows are used")
-        df = df[~dup].reset_index(drop=True)
-    return df
+    key = list(table.key)
+    dup = df.duplicated(subset=key, keep="first")
+    if not dup.any():
+        return df, pd.DataFrame()
+    shared = df[df.duplicated(subset=key, keep=False)].reset_index(drop=True)
+    winners = df[~dup].set_index(key)["run"]
+    dropped = df[dup]
+    if table.name in COMPARED:
+        return df[~dup].reset_index(drop=True), shared
+    for (run, used), count in dropped.assign(
+            used=winners.reindex(pd.MultiIndex.from_frame(dropped[key])).to_numpy()
+    ).groupby(["run", "used"]).size().items():
+        notes.append(f"{table.filename}: {count} row(s) of run {run} measure keys run {used} also measured; "
+                     f"the analysis uses {used}'s (preferred: ladder runs, then the newest)")
+    return df[~dup].reset_index(drop=True), shared

@@ -11,6 +11,7 @@ from l2attr.analysis.amortisation import amortisation_curve, amortisation_table
 from l2attr.analysis.caveats import (
     Caveat, analysis_caveats, ncu_setting_caveats, run_warning_caveats, sort_caveats, validity_caveats,
 )
+from l2attr.analysis.compare import compare_cells, compare_settings, compare_summary
 from l2attr.analysis.ladder import latency_ladder
 from l2attr.analysis.load import Study
 from l2attr.analysis.roofline import measured_roofline, roofline_fractions
@@ -48,6 +49,10 @@ class Analysis:
     verdict: pd.DataFrame
     spread: pd.DataFrame                # run-to-run spread of medians per timer (samples.csv)
     caveats: list[Caveat] = field(default_factory=list)
+    # cells measured by several runs, side by side (analysis.compare); empty when none overlap
+    compare: pd.DataFrame = field(default_factory=pd.DataFrame)
+    compare_summary: pd.DataFrame = field(default_factory=pd.DataFrame)
+    compare_settings: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def state_rows(self, df: pd.DataFrame) -> pd.DataFrame:
         """The rows of a layer-A table for the primary l2_state."""
@@ -131,8 +136,15 @@ def analyse(study: Study, l2_state: str | None = None) -> Analysis:
     caveats = (validity_caveats(study) + ncu_setting_caveats(study) + run_warning_caveats(study) + mixed
                + analysis_caveats(study, out["ladder"], out["roofline"], _concat(gradient_all),
                                   warnings, state))
+    compare = compare_cells(study)
+    summary = compare_summary(compare)
+    caveats += [Caveat("info", f"run {run} measured {n} cells that run {used} measured too; the analysis uses "
+                               f"{used}'s (ladder runs first, then the newest) and the compare section sets "
+                               "both side by side", f"{run}/cells.csv + {used}/cells.csv")
+                for (used, run), n in compare.groupby(["used_run", "run"], sort=False).size().items()]
     return Analysis(study=study, state=state, series=series, hbm_copy_GBps=hbm,
-                    caveats=sort_caveats(caveats), **out)
+                    caveats=sort_caveats(caveats), compare=compare, compare_summary=summary,
+                    compare_settings=compare_settings(study, compare), **out)
 
 
 SERIES_FRAMES = ("ladder", "amortisation", "curve", "share", "roofline", "l2", "pin_effect", "rpf_vs_l2p",

@@ -34,7 +34,8 @@ EXTENSION_FORMATS = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "h
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dirs", nargs="+", type=Path, metavar="RUN_DIR",
-                   help="run directories (a ladder run and/or a profile run of one config)")
+                   help="run directories (ladder, profile, timeline runs of one config), or folders "
+                        "holding run directories (e.g. examples/)")
     p.add_argument("-o", "--output", type=Path, metavar="FILE",
                    help="output file (default: html -> RUN_DIR/report.html of the first run; md -> stdout)")
     p.add_argument("--format", choices=("html", "md"),
@@ -54,6 +55,30 @@ def output_format(fmt: str | None, output: Path | None) -> str:
     return fmt or implied or "html"
 
 
+def expand_run_dirs(paths: list[Path], say=print) -> list[Path]:
+    """The run dirs the arguments name: a run dir itself, or a folder of run dirs (its direct
+    subfolders with a manifest, e.g. `examples/`). Among several arguments, an existing file or
+    folder that is neither (a shell glob's report.html, logs/) is skipped with a line saying so;
+    a path that does not exist is an error (a typo must not shrink the report quietly)."""
+    out: list[Path] = []
+    for p in paths:
+        if not p.exists():
+            raise UserError(f"run dir not found: {p}")
+        if (p / MANIFEST).is_file():
+            out.append(p)
+            continue
+        inner = sorted(d for d in p.iterdir() if (d / MANIFEST).is_file()) if p.is_dir() else []
+        if inner:
+            out.extend(inner)
+        elif len(paths) > 1:
+            say(f"skipped {p}: not a run dir (no {MANIFEST})", file=sys.stderr)
+        else:
+            raise UserError(f"{p} is not an l2attr run dir (no {MANIFEST}) and holds none")
+    if not out:
+        raise UserError("none of the arguments is a run dir (a folder with manifest.json)")
+    return list(dict.fromkeys(out))
+
+
 def run_inputs(run_dirs: list[Path]) -> list[Path]:
     """The files `report` reads from the run dirs: never a place to write the report."""
     return [Path(d) / name for d in run_dirs for name in (MANIFEST, *(t.filename for t in TABLES.values()))]
@@ -62,11 +87,12 @@ def run_inputs(run_dirs: list[Path]) -> list[Path]:
 def run(args: argparse.Namespace) -> int:
     fmt = output_format(args.format, args.output)
     output = args.output
+    run_dirs = expand_run_dirs(args.run_dirs)
     if output is not None:
-        check_output(output, "-o", inputs=run_inputs(args.run_dirs))
-    study = load_runs(args.run_dirs, allow_mixed=args.allow_mixed)
+        check_output(output, "-o", inputs=run_inputs(run_dirs))
+    study = load_runs(run_dirs, allow_mixed=args.allow_mixed)
     if output is None and fmt == "html":
-        output = check_output(Path(args.run_dirs[0]) / "report.html", "the default output")
+        output = check_output(Path(run_dirs[0]) / "report.html", "the default output")
     analysis = analyse(study, l2_state=args.l2_state)
     if fmt == "md":
         from l2attr.report.markdown import render_markdown

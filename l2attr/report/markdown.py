@@ -13,6 +13,7 @@ from l2attr.analysis.study import Analysis, series_view
 from l2attr.report import fmt
 from l2attr.analysis.control import describe_control, validity_control
 from l2attr.report.html import series_title
+from l2attr.report.compare import pair_title, summary_sentence
 from l2attr.report.layer_b import consumer_grid, dram_lines, grid_title
 
 
@@ -92,6 +93,26 @@ def control_markdown(an: Analysis) -> str:
     return "" if vc.get("verdict") == "inconclusive" and "after_pin" not in vc else describe_control(vc)
 
 
+def compare_markdown(an: Analysis) -> str:
+    """Runs that measured the same cells: per pair, what differs in their settings and how far
+    their medians move (report.compare's wording)."""
+    if an.compare_summary.empty:
+        return ""
+    parts = []
+    for (used, run), rows in an.compare_summary.groupby(["used_run", "run"], sort=False):
+        parts += [f"*{pair_title(used, run)}*", ""]
+        parts += [f"- {summary_sentence(r)}" for r in rows.to_dict("records")]
+        settings = an.compare_settings[(an.compare_settings["used_run"] == used) & (an.compare_settings["run"] == run)]
+        if settings.empty:
+            parts += ["- settings: none of the recorded settings differ"]
+        else:
+            parts += ["", md_table(["setting", used, run],
+                                   [[r["setting"], r["used_value"], r["value"]] for r in settings.to_dict("records")],
+                                   [False, False, False])]
+        parts.append("")
+    return "\n".join(parts)
+
+
 def render_markdown(an: Analysis) -> str:
     study = an.study
     c = study.config
@@ -129,6 +150,9 @@ def render_markdown(an: Analysis) -> str:
     control = control_markdown(an)
     if control:
         parts += [control, ""]
+    compare = compare_markdown(an)
+    if compare:
+        parts += ["**Compare runs** (cells measured by more than one run)", "", compare]
     return "\n".join(parts)
 
 

@@ -1,0 +1,125 @@
+"""Runs that measured the same cells, side by side: what differs between them and whether it matters.
+
+Where several run dirs hold one cell (the same family, rung, pin, profile, L2 state, quantity and
+timer), the analysis uses the preferred run's row (load.preference_order) and this module sets
+every other run's median beside it: the difference, the larger of the two runs' run-to-run
+spreads of that cell, and whether the difference exceeds it. `compare_settings` lists the
+manifest settings in which the runs differ, so a reader can name what changed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pandas as pd
+
+from l2attr.analysis.load import Run, Study
+from l2attr.analysis.spread import CELL_KEYS, TIMED_COLUMNS, repeat_spread
+
+# (quantity, timer) of cells.csv -> the samples.csv column its repeats are read from
+SAMPLE_COLUMN = {
+    ("consumer", "kernel"): "consumer_time_us",
+    ("pin", "kernel"): "pin_time_us",
+    ("consumer", "artifact"): "consumer_artifact_time_us",
+    ("call", "wall"): "call_wall_time_us",
+}
+_LABEL_OF_COLUMN = {column: label for label, column in TIMED_COLUMNS.items()}
+QUANTITY_LABELS = {qt: _LABEL_OF_COLUMN[col] for qt, col in SAMPLE_COLUMN.items()} | {
+    ("kernels", "kernel"): "pin + consumer (kernel timer)"}
+CELL_ID = [*CELL_KEYS, "quantity", "timer"]
+COLUMNS = [*CELL_ID, "used_run", "used_median_us", "run", "median_us", "diff_pct", "spread_pct",
+           "exceeds_spread", "source"]
+# manifest parts that describe how a run was made (the rest are measurements or bookkeeping)
+SETTING_PARTS = ("command", "measure", "versions", "gpu", "ptxas")
+NOISE = ("gpu.clocks", "gpu.temperature", "gpu.power", "measure.cache_dir", "measure.variants")
+
+
+def _spreads(samples: pd.DataFrame) -> dict[tuple[Any, ...], float]:
+    """(run, cell keys..., quantity, timer) -> run-to-run spread % of that run's repeats."""
+    out: dict[tuple[Any, ...], float] = {}
+    if samples is None or samples.empty:
+        return out
+    for (quantity, timer), column in SAMPLE_COLUMN.items():
+        if column not in samples:
+            continue
+        for run, of_run in samples.groupby("run"):
+            sp = repeat_spread(of_run, column)
+            for rec in sp[sp["repeats"] >= 2].to_dict("records"):
+                out[(run, *(rec[k] for k in CELL_KEYS), quantity, timer)] = float(rec["spread_pct"])
+    return out
+
+
+def compare_cells(study: Study) -> pd.DataFrame:
+    """One row per cell per run that is not the one the analysis used for it."""
+    shared = study.overlaps.get("cells")
+    if shared is None or shared.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    used = study.cells.set_index(CELL_ID)[["run", "median_us"]]
+    spreads = _spreads(study.overlaps.get("samples", pd.DataFrame()))
+    rows = []
+    for rec in shared.to_dict("records"):
+        key = tuple(rec[k] for k in CELL_ID)
+        if key not in used.index:
+            continue
+        used_run, used_median = used.loc[key, "run"], float(used.loc[key, "median_us"])
+        if rec["run"] == used_run:
+            continue
+        diff = (float(rec["median_us"]) / used_median - 1.0) * 100.0 if used_median > 0 else math.nan
+        known = [spreads[(r, *key)] for r in (used_run, rec["run"]) if (r, *key) in spreads]
+        spread = max(known) if len(known) == 2 else math.nan
+        rows.append({**dict(zip(CELL_ID, key)), "used_run": used_run, "used_median_us": used_median,
+                     "run": rec["run"], "median_us": float(rec["median_us"]), "diff_pct": diff,
+                     "spread_pct": spread,
+                     "exceeds_spread": None if math.isnan(spread) or math.isnan(diff) else abs(diff) > spread,
+                     "source": f"{used_run}/cells.csv + {rec['run']}/cells.csv"
+                               + (" + samples.csv of both" if len(known) == 2 else "")})
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def compare_summary(compare: pd.DataFrame) -> pd.DataFrame:
+    """Per pair of runs and (quantity, timer): cells, median and largest |difference|, and how
+    many differences exceed the runs' spread (of those whose spread is known)."""
+    if compare.empty:
+        return pd.DataFrame()
+    rows = []
+    for (used, run, quantity, timer), g in compare.groupby(["used_run", "run", "quantity", "timer"], sort=False):
+        known = g["exceeds_spread"].dropna()
+        worst = g.loc[g["diff_pct"].abs().idxmax()]
+        rows.append({"used_run": used, "run": run, "quantity": quantity, "timer": timer, "cells": len(g),
+                     "median_abs_diff_pct": float(g["diff_pct"].abs().median()),
+                     "max_abs_diff_pct": float(abs(worst["diff_pct"])),
+                     "worst_cell": "/".join(str(worst[k]) for k in CELL_KEYS),
+                     "with_spread": int(len(known)), "exceeding": int(known.astype(bool).sum())})
+    return pd.DataFrame(rows)
+
+
+def _flatten(node: Any, prefix: str = "") -> dict[str, str]:
+    if isinstance(node, dict):
+        out: dict[str, str] = {}
+        for k, v in node.items():
+            out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    return {prefix: node if isinstance(node, str) else json.dumps(node, sort_keys=True)}
+
+
+def run_settings(run: Run) -> dict[str, str]:
+    """The run's settings as dotted keys (command, measure options, versions, GPU, ptxas)."""
+    flat = _flatten({k: run.manifest[k] for k in SETTING_PARTS if k in run.manifest})
+    return {k: v for k, v in flat.items() if not k.startswith(NOISE)}
+
+
+def compare_settings(study: Study, compare: pd.DataFrame) -> pd.DataFrame:
+    """Per pair of runs that share cells: every setting whose value differs, both values."""
+    if compare.empty:
+        return pd.DataFrame(columns=["used_run", "run", "setting", "used_value", "value"])
+    by_name = {r.name: r for r in study.runs}
+    rows = []
+    for used, run in compare[["used_run", "run"]].drop_duplicates().itertuples(index=False):
+        a, b = run_settings(by_name[used]), run_settings(by_name[run])
+        for key in sorted(set(a) | set(b)):
+            if a.get(key) != b.get(key):
+                rows.append({"used_run": used, "run": run, "setting": key,
+                             "used_value": a.get(key, "(not recorded)"), "value": b.get(key, "(not recorded)")})
+    return pd.DataFrame(rows, columns=["used_run", "run", "setting", "used_value", "value"])
