@@ -15,11 +15,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from l2attr.errors import UserError
+from l2attr.errors import STRICT, Damage, UserError
 
 
-def check_complete(data: bytes, label: str) -> None:
-    """Raise naming `label`:LINE when the table's bytes are not whole rows of the header's width."""
+def check_complete(data: bytes, label: str, damage: Damage = STRICT) -> bytes:
+    """The table's bytes, if they are whole rows of the header's width; else `damage.found`
+    naming `label`:LINE (strict: raises) and, in the partial mode, the bytes without the cut
+    last row and without rows of another width."""
     if not data.strip():
         raise UserError(f"{label}: file is empty (was the run interrupted?)")
     try:
@@ -27,27 +29,37 @@ def check_complete(data: bytes, label: str) -> None:
     except UnicodeDecodeError as exc:
         raise UserError(f"{label}: unreadable CSV (not UTF-8 at byte {exc.start})") from None
     if not text.endswith("\n"):
-        raise UserError(f"{label}:{text.count(chr(10)) + 1}: the last row is cut off "
-                        "(no newline at the end; was the file truncated?)")
+        damage.found(f"{label}:{text.count(chr(10)) + 1}: the last row is cut off "
+                     "(no newline at the end; was the file truncated?)")
+        text = text[:text.rfind("\n") + 1]
     rows = csv.reader(io.StringIO(text, newline=""))
+    kept, dropped = [], 0
     try:
-        width = len(next(rows))
+        header = next(rows)
         for row in rows:
-            if len(row) != width:
-                raise UserError(f"{label}:{rows.line_num}: the row has {len(row)} field(s), the header "
-                                f"{width} (cut short or damaged)")
+            if len(row) != len(header):
+                damage.found(f"{label}:{rows.line_num}: the row has {len(row)} field(s), the header "
+                             f"{len(header)} (cut short or damaged)")
+                dropped += 1
+            else:
+                kept.append(row)
     except csv.Error as exc:
         raise UserError(f"{label}:{rows.line_num}: unreadable CSV ({exc})") from None
+    if not dropped:
+        return text.encode()
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows([header, *kept])
+    return out.getvalue().encode()
 
 
-def read_complete_csv(path: Path) -> pd.DataFrame:
+def read_complete_csv(path: Path, damage: Damage = STRICT) -> pd.DataFrame:
     """The table at `path`, read only if it is complete (see check_complete)."""
     path = Path(path)
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    check_complete(data, str(path))
+    data = check_complete(data, str(path), damage)
     try:
         return pd.read_csv(io.BytesIO(data))
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:

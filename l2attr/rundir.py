@@ -14,7 +14,7 @@ import pandas as pd
 
 from l2attr import atomic
 from l2attr.csvfile import read_complete_csv
-from l2attr.errors import UserError
+from l2attr.errors import STRICT, Damage, UserError
 from l2attr.schema import READABLE_VERSIONS, SCHEMA_VERSION, TABLES, Table, check_frame, upgrade_v1
 
 MANIFEST = "manifest.json"
@@ -75,11 +75,11 @@ class RunDir:
     def has(self, table: Table) -> bool:
         return (self.path / table.filename).is_file()
 
-    def read(self, table: Table) -> pd.DataFrame:
+    def read(self, table: Table, damage: Damage = STRICT) -> pd.DataFrame:
         f = self.path / table.filename
         if not f.is_file():
             raise UserError(f"{self.path}: no {table.filename}")
-        df = read_complete_csv(f)
+        df = read_complete_csv(f, damage)
         manifest = self.manifest()
         if manifest.get("schema_version") == 1:
             df = upgrade_v1(df, table, manifest)

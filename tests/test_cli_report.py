@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers_rundirs import default_config, write_ladder_run, write_profile_run
+from helpers_rundirs import default_config, ladder_cells, write_ladder_run, write_profile_run
 
 from l2attr.cli import main
 
@@ -150,3 +150,31 @@ def test_folder_of_runs_and_glob_leftovers(tmp_path: Path, capsys: pytest.Captur
 def test_a_typo_among_runs_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run = write_ladder_run(tmp_path)
     assert "run dir not found" in one_line_error(capsys, ["report", str(run), str(tmp_path / "nope")])
+
+
+def test_allow_partial_keeps_intact_rows_and_leads_with_the_damage(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """cells.csv cut 10 bytes short: strict refuses; partial drops exactly the cut row, says so on
+    stderr and as the first thing after the report's title block."""
+    run = write_ladder_run(tmp_path)
+    whole = (run / "cells.csv").read_text().count("\n") - 1
+    (run / "cells.csv").write_bytes((run / "cells.csv").read_bytes()[:-10])
+    assert "the last row is cut off" in one_line_error(capsys, ["report", str(run), "-o", str(tmp_path / "s.md")])
+    from l2attr.analysis import load_runs
+    assert len(load_runs([run], allow_partial=True).cells) == whole - 1
+    assert main(["report", str(run), "--allow-partial", "-o", str(tmp_path / "p.md")]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("l2attr report: warning: partial data: ") and "the last row is cut off" in err
+    text = (tmp_path / "p.md").read_text()
+    assert text.index("> **Warning:** Partial data") < text.index("**Verdict")
+
+
+def test_allow_partial_drops_only_bad_values(tmp_path: Path) -> None:
+    """Two negative medians: both rows go, every other row stays; both lines are named."""
+    cells = ladder_cells()
+    cells.loc[[3, 7], "median_us"] = -1.0
+    run = write_ladder_run(tmp_path, cells=cells)
+    from l2attr.analysis import load_runs
+    study = load_runs([run], allow_partial=True)
+    assert len(study.cells) == len(cells) - 2 and (study.cells["median_us"] >= 0).all()
+    assert study.damage == [f"{run}/cells.csv:5: column median_us has a negative value (-1) (and 1 more rows)"]

@@ -34,3 +34,14 @@ def test_header_only_is_complete_and_reads_as_no_rows(tmp_path: Path) -> None:
     f = tmp_path / "cells.csv"
     f.write_text("a,b\n")
     assert read_complete_csv(f).empty and list(read_complete_csv(f).columns) == ["a", "b"]
+
+
+def test_partial_mode_drops_ragged_and_cut_rows():
+    from l2attr.errors import Damage
+
+    damage = Damage(allow_partial=True)
+    data = b"a,b\n1,2\n3\n4,5\n6,"
+    kept = check_complete(data, "t.csv", damage)
+    assert kept == b"a,b\n1,2\n4,5\n"
+    assert damage.messages == ["t.csv:5: the last row is cut off (no newline at the end; was the file truncated?)",
+                               "t.csv:3: the row has 1 field(s), the header 2 (cut short or damaged)"]

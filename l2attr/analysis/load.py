@@ -22,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from l2attr.errors import UserError
+from l2attr.errors import STRICT, Damage, UserError
 from l2attr.profile.metricsets import DERIVED_PREFIX, derived_specs
 from l2attr.rundir import MANIFEST, RunDir
 from l2attr.schema import CELLS, METRICS, PHASES, SAMPLES, TIMELINE, Table, empty
@@ -90,6 +90,8 @@ class Study:
     notes: list[str] = field(default_factory=list)   # load-time caveats (duplicates dropped, mixed configs)
     # table name -> every run's rows of the keys measured by more than one run (analysis.compare)
     overlaps: dict[str, pd.DataFrame] = field(default_factory=dict)
+    # what `--allow-partial` found wrong and read past (empty when every run was whole)
+    damage: list[str] = field(default_factory=list)
     timeline: pd.DataFrame = field(default_factory=pd.DataFrame)   # PM samples (timeline runs)
     phases: pd.DataFrame = field(default_factory=pd.DataFrame)
 
@@ -119,11 +121,17 @@ class Study:
         return None, f"no run's manifest records {key}"
 
 
-def load_runs(paths: list[Path] | list[str], allow_mixed: bool = False) -> Study:
-    """Read the run dirs, check they describe one workload, and concatenate their tables."""
+def load_runs(paths: list[Path] | list[str], allow_mixed: bool = False, allow_partial: bool = False) -> Study:
+    """Read the run dirs, check they describe one workload, and concatenate their tables.
+
+    `allow_partial`: a damaged run's intact rows are kept and what is wrong goes to
+    `Study.damage` (the report leads with it) instead of stopping at the first problem."""
     if not paths:
         raise UserError("give at least one run dir")
-    runs = [read_run(Path(p)) for p in paths]
+    damage = Damage(allow_partial)
+    runs = [r for r in (read_run(Path(p), damage) for p in paths) if r is not None]
+    if not runs:
+        raise UserError("no run dir has data left to analyse: " + "; ".join(damage.messages))
     names = [r.name for r in runs]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
@@ -147,7 +155,7 @@ def load_runs(paths: list[Path] | list[str], allow_mixed: bool = False) -> Study
     return Study(runs=runs, config=dict(first.manifest["config"]), samples=tables["samples"],
                  cells=tables["cells"], metrics=tables["metrics"], notes=notes,
                  timeline=tables["timeline"], phases=tables["phases"],
-                 overlaps={k: v for k, v in overlaps.items() if not v.empty})
+                 overlaps={k: v for k, v in overlaps.items() if not v.empty}, damage=damage.messages)
 
 
 def preference_order(runs: list[Run]) -> list[Run]:
@@ -159,8 +167,11 @@ def preference_order(runs: list[Run]) -> list[Run]:
     return sorted(newest_first, key=lambda r: 0 if r.kind == "ladder" else 1)   # stable
 
 
-def read_run(path: Path) -> Run:
-    """Open one run dir: manifest checks, then each table it has, with numbers checked."""
+def read_run(path: Path, damage: Damage = STRICT) -> Run | None:
+    """Open one run dir: manifest checks, then each table it has, with numbers checked.
+
+    A damaged table goes through `damage`: strict, it is the one-line error; partial, its intact
+    rows are kept, and a run with nothing left is None."""
     manifest_path = path / MANIFEST
     if path.is_dir() and manifest_path.is_file():
         # RunDir.open assumes a JSON object; say so plainly when it is something else.
@@ -177,22 +188,20 @@ def read_run(path: Path) -> Run:
         raise UserError(f"{manifest_path}: kind {kind!r}, expected one of {', '.join(RUN_KINDS)}")
     if not isinstance(manifest.get("config"), dict):
         raise UserError(f"{manifest_path}: no workload 'config' object")
-    tables = {t.name: (_read_table(run_dir, t) if run_dir.has(t) else None)
+    tables = {t.name: (_read_table(run_dir, t, damage) if run_dir.has(t) else None)
               for t in (SAMPLES, CELLS, METRICS, TIMELINE, PHASES)}
-    if kind == "ladder" and tables["cells"] is None:
-        raise UserError(f"{path}: a ladder run without {CELLS.filename} (was the run interrupted?)")
-    if kind == "ladder" and tables["cells"].empty:
-        raise UserError(f"{path / CELLS.filename}: ladder run has no cells (interrupted?)")
-    if kind == "profile" and tables["metrics"] is None:
-        raise UserError(f"{path}: a profile run without {METRICS.filename} (was the run interrupted?)")
-    if kind == "timeline" and tables["timeline"] is None and manifest.get("method") != "nsys":
-        raise UserError(f"{path}: a timeline run without {TIMELINE.filename} (was the run interrupted?)")
-    if kind == "profile" and tables["metrics"].empty:
-        raise UserError(f"{path / METRICS.filename}: profile run has no metrics (interrupted?)")
+    main = {"ladder": (CELLS, "cells"), "profile": (METRICS, "metrics"), "timeline": (TIMELINE, "PM samples")}
+    table, what = main[kind]
+    if tables[table.name] is None and not (kind == "timeline" and manifest.get("method") == "nsys"):
+        damage.found(f"{path}: a {kind} run without {table.filename} (was the run interrupted?)")
+        return None
+    if tables[table.name] is not None and tables[table.name].empty:
+        damage.found(f"{path / table.filename}: {kind} run has no {what} (interrupted?)")
+        return None
     if tables["samples"] is not None and tables["cells"] is not None:
-        check_sample_counts(tables["samples"], tables["cells"], path)
+        check_sample_counts(tables["samples"], tables["cells"], path, damage)
     if tables["metrics"] is not None:
-        check_profiled_kernels(tables["metrics"], manifest, path)
+        tables["metrics"] = check_profiled_kernels(tables["metrics"], manifest, path, damage)
     return Run(name=path.resolve().name, path=path, manifest=manifest, **tables)
 
 
@@ -225,36 +234,47 @@ def manifest_first(manifest: dict[str, Any], *dotted: str, default: str = "unkno
     return default
 
 
-def _read_table(run_dir: RunDir, table: Table) -> pd.DataFrame:
-    df = run_dir.read(table)
+def _read_table(run_dir: RunDir, table: Table, damage: Damage = STRICT) -> pd.DataFrame:
+    df = run_dir.read(table, damage)
     source = str(run_dir.path / table.filename)
     for column in TEXT_COLUMNS[table.name]:
         df[column] = df[column].astype(object).where(df[column].notna(), None)
         df[column] = df[column].map(lambda v: None if v is None else str(v))
     for column, (may_be_empty, non_negative) in NUMERIC_COLUMNS[table.name].items():
-        try:
-            df[column] = pd.to_numeric(df[column], errors="raise").astype(float)
-        except (ValueError, TypeError):
-            bad = df[column][pd.to_numeric(df[column], errors="coerce").isna() & df[column].notna()]
-            raise UserError(f"{source}: column {column} must be numeric (found {str(bad.iloc[0])!r})") from None
-        check_range(df[column], source, may_be_empty, non_negative)
-    return df
+        numeric = pd.to_numeric(df[column], errors="coerce")
+        bad = numeric.isna() & df[column].notna()
+        if bad.any():
+            damage.found(f"{source}:{int(bad.to_numpy().argmax()) + 2}: column {column} must be numeric "
+                         f"(found {str(df[column][bad].iloc[0])!r})")
+            df = df[~bad].copy()
+            numeric = numeric[~bad]
+        df[column] = numeric.astype(float)
+        out_of_range = check_range(df[column], source, may_be_empty, non_negative, damage)
+        if out_of_range is not None:
+            df = df[~out_of_range].copy()
+    return df.reset_index(drop=True)
 
 
-def check_range(values: pd.Series, source: str, may_be_empty: bool, non_negative: bool) -> None:
-    """Raise naming the file, column and line of the first empty (if not allowed), infinite or
-    negative (if not allowed) value. Lines count the header as line 1."""
+def check_range(values: pd.Series, source: str, may_be_empty: bool, non_negative: bool,
+                damage: Damage = STRICT) -> pd.Series | None:
+    """Report (through `damage`) the file, column and line of the first empty (if not allowed),
+    infinite or negative (if not allowed) value; lines count the header as line 1. Returns the
+    mask of bad rows (partial mode) or None when all are good."""
     problems = (("an empty value", values.isna()) if not may_be_empty else None,
                 ("a value that is not finite", values.isin([math.inf, -math.inf])),
                 ("a negative value", values < 0) if non_negative else None)
+    bad = pd.Series(False, index=values.index)
     for what, mask in (p for p in problems if p is not None):
         if mask.any():
             row = int(mask.to_numpy().argmax())
             shown = "" if what == "an empty value" else f" ({values.iloc[row]:g})"
-            raise UserError(f"{source}:{row + 2}: column {values.name} has {what}{shown}")
+            more = f" (and {int(mask.sum()) - 1} more rows)" if mask.sum() > 1 else ""
+            damage.found(f"{source}:{row + 2}: column {values.name} has {what}{shown}{more}")
+            bad |= mask
+    return bad if bad.any() else None
 
 
-def check_sample_counts(samples: pd.DataFrame, cells: pd.DataFrame, path: Path) -> None:
+def check_sample_counts(samples: pd.DataFrame, cells: pd.DataFrame, path: Path, damage: Damage = STRICT) -> None:
     """cells.csv counts the samples each median came from; samples.csv must still hold them.
 
     More samples than counted is normal (a cell whose summary was not yet rewritten when the
@@ -267,7 +287,7 @@ def check_sample_counts(samples: pd.DataFrame, cells: pd.DataFrame, path: Path) 
         for key, n in counted.items():
             have = int(held.get(key, 0))
             if have < n:
-                raise UserError(f"{path / SAMPLES.filename}: {have} {column} samples for "
+                damage.found(f"{path / SAMPLES.filename}: {have} {column} samples for "
                                 f"{'/'.join(key)}, but {CELLS.filename} counted {int(n)} "
                                 "(samples.csv lost rows: truncated?)")
 
@@ -275,18 +295,20 @@ def check_sample_counts(samples: pd.DataFrame, cells: pd.DataFrame, path: Path) 
 PASSES_METRIC = "profiler__replayer_passes"   # one row per profiled kernel (the profile writer's count)
 
 
-def check_profiled_kernels(metrics: pd.DataFrame, manifest: dict[str, Any], path: Path) -> None:
+def check_profiled_kernels(metrics: pd.DataFrame, manifest: dict[str, Any], path: Path,
+                           damage: Damage = STRICT) -> pd.DataFrame:
     """metrics.csv must hold every kernel the profile run counted, the last one whole.
 
     A file cut at a row boundary loses rows at its end only. The profile writer records per
     report how many kernels carried profiler__replayer_passes (manifest `replayer_passes`), so
     lost kernels show as a smaller count. The file's last kernel is checked on its own: it must
     have as many raw metrics as the other kernels of its report, and every hit rate its counts
-    give (the writer appends those after the raw metrics).
+    give (the writer appends those after the raw metrics). Returns the metrics, without a last
+    kernel found incomplete (partial mode).
     """
     source = path / METRICS.filename
     if "report" not in metrics.columns:
-        return
+        return metrics
     declared = manifest.get("replayer_passes")
     if isinstance(declared, dict):
         found = metrics[metrics["metric"] == PASSES_METRIC].groupby("report").size()
@@ -294,10 +316,10 @@ def check_profiled_kernels(metrics: pd.DataFrame, manifest: dict[str, Any], path
             want = facts.get("kernels") if isinstance(facts, dict) else None
             have = int(found.get(report, 0))
             if isinstance(want, int) and have < want:
-                raise UserError(f"{source}: {have} of the {want} kernels of {report} that "
+                damage.found(f"{source}: {have} of the {want} kernels of {report} that "
                                 f"{MANIFEST}[replayer_passes] lists (truncated?)")
     if "launch" not in metrics.columns or metrics.empty:
-        return
+        return metrics
     report, launch = metrics["report"].iloc[-1], metrics["launch"].iloc[-1]
     of_report = metrics[metrics["report"] == report]
     derived = of_report["metric"].str.startswith(DERIVED_PREFIX, na=False)
@@ -305,13 +327,16 @@ def check_profiled_kernels(metrics: pd.DataFrame, manifest: dict[str, Any], path
     last = of_report[of_report["launch"] == launch]
     what = f"the last kernel of {report} (launch {launch:g})"
     if raw_counts.get(launch, 0) < raw_counts.max():
-        raise UserError(f"{source}: {what} has {int(raw_counts.get(launch, 0))} metrics, the others "
-                        f"up to {int(raw_counts.max())} (truncated?)")
+        damage.found(f"{source}: {what} has {int(raw_counts.get(launch, 0))} metrics, the others "
+                     f"up to {int(raw_counts.max())} (truncated?)")
+        return metrics.drop(last.index)
     values = dict(zip(last["metric"], last["value"]))
     for spec in derived_specs(values):
         if spec.compute(values[spec.hits], values[spec.misses]) is not None and spec.name not in values:
-            raise UserError(f"{source}: {what} lacks {spec.name}, which its {spec.hits} and "
-                            f"{spec.misses} give (truncated?)")
+            damage.found(f"{source}: {what} lacks {spec.name}, which its {spec.hits} and "
+                         f"{spec.misses} give (truncated?)")
+            return metrics.drop(last.index)
+    return metrics
 
 
 # tables whose overlapping rows analysis.compare sets side by side (the others get a note)

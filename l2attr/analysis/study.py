@@ -136,6 +136,8 @@ def analyse(study: Study, l2_state: str | None = None) -> Analysis:
     caveats = (validity_caveats(study) + ncu_setting_caveats(study) + run_warning_caveats(study) + mixed
                + analysis_caveats(study, out["ladder"], out["roofline"], _concat(gradient_all),
                                   warnings, state))
+    caveats += [Caveat("error", f"Partial data (read with --allow-partial): {m}; the figures use the rows "
+                                f"that were intact", "load") for m in study.damage]
     compare = compare_cells(study)
     summary = compare_summary(compare)
     caveats += [Caveat("info", f"run {run} measured {n} cells that run {used} measured too; the analysis uses "

@@ -42,6 +42,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="html or md (default: from the -o extension, else html)")
     p.add_argument("--allow-mixed", action="store_true",
                    help="combine runs whose workload configs differ (listed as a caveat)")
+    p.add_argument("--allow-partial", action="store_true",
+                   help="analyse what a damaged or interrupted run still holds; every problem is listed "
+                        "on stderr and at the top of the report")
     p.add_argument("--l2-state", metavar="STATE",
                    help="L2 state for the verdict and charts (default: natural when measured)")
 
@@ -90,7 +93,9 @@ def run(args: argparse.Namespace) -> int:
     run_dirs = expand_run_dirs(args.run_dirs)
     if output is not None:
         check_output(output, "-o", inputs=run_inputs(run_dirs))
-    study = load_runs(run_dirs, allow_mixed=args.allow_mixed)
+    study = load_runs(run_dirs, allow_mixed=args.allow_mixed, allow_partial=args.allow_partial)
+    for message in study.damage:
+        print(f"l2attr report: warning: partial data: {message}", file=sys.stderr)
     if output is None and fmt == "html":
         output = check_output(Path(run_dirs[0]) / "report.html", "the default output")
     analysis = analyse(study, l2_state=args.l2_state)
