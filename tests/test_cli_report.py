@@ -178,3 +178,21 @@ def test_allow_partial_drops_only_bad_values(tmp_path: Path) -> None:
     study = load_runs([run], allow_partial=True)
     assert len(study.cells) == len(cells) - 2 and (study.cells["median_us"] >= 0).all()
     assert study.damage == [f"{run}/cells.csv:5: column median_us has a negative value (-1) (and 1 more rows)"]
+
+
+def test_cells_missing_at_a_row_boundary_are_found(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The manifest declares 6 variants x 4 profiles; cells.csv lost every row of the last cell
+    (random, torch) at a row boundary: strict names it, partial reads the rest."""
+    from helpers_rundirs import PROFILES, TIMINGS, family_of, pin_of
+
+    from l2attr.analysis import load_runs
+    cells = ladder_cells()
+    last = (cells["profile"] == "random") & (cells["rung"] == "torch")
+    measure = {"rungs": list(TIMINGS["random"]), "profiles": list(PROFILES), "l2_state": "natural",
+               "variants": [[family_of(r), r, pin_of(r)] for r in TIMINGS["random"]]}
+    run = write_ladder_run(tmp_path, cells=cells[~last], measure=measure)
+    err = one_line_error(capsys, ["report", str(run), "-o", str(tmp_path / "s.md")])
+    assert "1 of the 24 cells manifest.json declares are missing, first reference/torch/none/random/natural" in err
+    assert len(load_runs([run], allow_partial=True).damage) == 1
+    whole = write_ladder_run(tmp_path, "whole", cells=cells, measure=measure)
+    assert load_runs([whole]).damage == []

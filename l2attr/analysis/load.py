@@ -198,6 +198,8 @@ def read_run(path: Path, damage: Damage = STRICT) -> Run | None:
     if tables[table.name] is not None and tables[table.name].empty:
         damage.found(f"{path / table.filename}: {kind} run has no {what} (interrupted?)")
         return None
+    if tables["cells"] is not None:
+        check_declared_cells(tables["cells"], manifest, path, damage)
     if tables["samples"] is not None and tables["cells"] is not None:
         check_sample_counts(tables["samples"], tables["cells"], path, damage)
     if tables["metrics"] is not None:
@@ -272,6 +274,25 @@ def check_range(values: pd.Series, source: str, may_be_empty: bool, non_negative
             damage.found(f"{source}:{row + 2}: column {values.name} has {what}{shown}{more}")
             bad |= mask
     return bad if bad.any() else None
+
+
+def check_declared_cells(cells: pd.DataFrame, manifest: dict[str, Any], path: Path, damage: Damage = STRICT) -> None:
+    """Every cell the manifest declares (measure.variants x profiles x L2 states) has its consumer
+    median in cells.csv: a file cut exactly at a row boundary, or a run stopped before its last
+    cells, shows here. Runs whose manifest does not list its variants are not checked."""
+    measure = manifest.get("measure") or {}
+    variants, profiles, states = measure.get("variants"), measure.get("profiles"), measure.get("l2_state")
+    if not (isinstance(variants, list) and isinstance(profiles, list) and isinstance(states, str)):
+        return
+    keys = ["family", "rung", "pin", "profile", "l2_state"]
+    have = set(map(tuple, cells[(cells["quantity"] == "consumer") & (cells["timer"] == "kernel")][keys]
+                   .astype(str).to_numpy().tolist()))
+    declared = [(*map(str, v), p, s.strip()) for v in variants for p in profiles for s in states.split(",") if s.strip()]
+    missing = [k for k in declared if k not in have]
+    if missing:
+        damage.found(f"{path / CELLS.filename}: {len(missing)} of the {len(declared)} cells {MANIFEST} declares "
+                      f"are missing, first {'/'.join(missing[0])} (run stopped early, or the file was cut; "
+                      "`l2attr ladder --resume` completes a stopped run)")
 
 
 def check_sample_counts(samples: pd.DataFrame, cells: pd.DataFrame, path: Path, damage: Damage = STRICT) -> None:
