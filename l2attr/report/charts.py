@@ -158,6 +158,38 @@ def speedup_figure(an: Analysis) -> go.Figure | None:
     return fig.update_layout(**_legend_below(layout))
 
 
+# Break-even labels closer than this on the log-k axis (in decades) would overlap: they are
+# stacked below each other instead, LABEL_STEP_PX apart.
+LABEL_CLOSE_DECADES = 0.15
+LABEL_GAP_PX = 18
+LABEL_STEP_PX = 16
+
+
+def break_even_labels(points: list[tuple[str, float, float]]) -> list[dict[str, Any]]:
+    """Annotations for the break-even diamonds, given (profile, k, speedup at k) on a log-k axis.
+
+    Profiles with the same k share one label that names them all; a label within
+    LABEL_CLOSE_DECADES of the one before it sits one step lower, tied to its diamond by a thin
+    line, so no two labels sit on top of each other."""
+    by_k: dict[int, list[tuple[str, float]]] = {}
+    for profile, k, y in points:
+        by_k.setdefault(int(k), []).append((profile, y))
+    notes: list[dict[str, Any]] = []
+    level, previous = 0, None
+    for k in sorted(by_k):
+        group = by_k[k]
+        x = math.log10(k)            # annotations on a log axis take log10 of the value
+        level = level + 1 if previous is not None and x - previous < LABEL_CLOSE_DECADES else 0
+        previous = x
+        color = profile_color(group[0][0]) if len(group) == 1 else INK
+        text = str(k) if len(group) == 1 else f"{k}: {', '.join(p for p, _ in group)}"
+        notes.append({"xref": "x", "yref": "y", "x": x, "y": min(y for _, y in group), "text": text,
+                      "showarrow": True, "arrowhead": 0, "arrowwidth": 1, "arrowcolor": color,
+                      "ax": 0, "ay": LABEL_GAP_PX + LABEL_STEP_PX * level,
+                      "font": {"size": 11, "color": color}, "bgcolor": "rgba(255,255,255,0.85)"})
+    return notes
+
+
 def amortisation_figure(an: Analysis) -> go.Figure | None:
     """speedup(k) of L2P+OptMT when one pin serves k calls, vs OptMT (solid) and the baseline (dotted)."""
     curve = an.state_rows(an.curve)
@@ -166,6 +198,7 @@ def amortisation_figure(an: Analysis) -> go.Figure | None:
         return None
     table = an.state_rows(an.amortisation)
     fig = go.Figure()
+    breaks: list[tuple[str, float, float]] = []
     for profile in ordered_profiles(curve["profile"]):
         for comparand, dash in (("optmt", "solid"), ("baseline", "dot")):
             pts = curve[(curve["profile"] == profile) & (curve["comparand"] == comparand)]
@@ -184,8 +217,8 @@ def amortisation_figure(an: Analysis) -> go.Figure | None:
             if is_missing(k) or math.isinf(k):
                 continue
             y = k * r["t_ref_us"] / (r["t_pin_us"] + k * r["t_cons_us"])
-            fig.add_scatter(x=[k], y=[y], mode="markers+text", text=[f"{int(k)}"], textposition="bottom center",
-                            textfont={"size": 11, "color": profile_color(profile)},
+            breaks.append((profile, k, y))
+            fig.add_scatter(x=[k], y=[y], mode="markers",
                             marker={"color": profile_color(profile), "size": 10, "symbol": "diamond",
                                     "line": {"color": "#FFFFFF", "width": 1}},
                             legendgroup=profile, showlegend=False,
@@ -193,7 +226,8 @@ def amortisation_figure(an: Analysis) -> go.Figure | None:
                                           "<extra></extra>")
     shape, note = _one_line(1.0, "break-even")
     layout = _legend_below(_layout(f"Amortisation: one pin serving k consumer calls (L2P+OptMT){_of(an)}",
-                                   "speedup over comparand (×)", height=480, shapes=[shape], annotations=[note]))
+                                   "speedup over comparand (×)", height=480, shapes=[shape],
+                                   annotations=[note, *break_even_labels(breaks)]))
     ticks = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]
     layout["xaxis"] = {**layout["xaxis"], "type": "log", "title": {"text": "consumer calls per pin (k, log scale)"},
                        "showgrid": True, "gridcolor": GRID, "tickvals": ticks, "ticktext": [str(t) for t in ticks]}
