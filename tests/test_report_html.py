@@ -10,7 +10,7 @@ import pytest
 from helpers_rundirs import ladder_cells, write_ladder_run, write_profile_run, write_timeline_run
 
 from l2attr.analysis import analyse, load_runs
-from l2attr.report.html import SECTIONS, render_html
+from l2attr.report.html import SECTION_SPECS, SECTIONS, SectionSpec, render_html
 from l2attr.resources import data_dir
 
 
@@ -32,8 +32,11 @@ def light_html(*runs: Path) -> str:
     return render_html(analyse(load_runs(list(runs))), plotly_js="")
 
 
-def test_template_is_found() -> None:
-    assert (data_dir("reports") / "report.html").is_file()
+def test_templates_are_found() -> None:
+    folder = data_dir("reports")
+    assert {"base.html.j2", "macros.html.j2", "report.css"} <= {p.name for p in folder.iterdir()}
+    for spec in SECTION_SPECS + (SectionSpec("answer", "", lambda an: None),):
+        assert (folder / "sections" / f"{spec.key}.html.j2").is_file(), spec.key
 
 
 def test_plotly_embedded_once_and_nothing_fetched(full_html: str) -> None:
@@ -99,7 +102,7 @@ def test_kernel_replay_is_called_out(tmp_path: Path) -> None:
     profile = write_profile_run(tmp_path, ncu={"version": "2025.3.1", "replay_mode": "kernel",
                                                "cache_control": "all", "clock_control": "base"})
     html = light_html(profile)
-    assert "--replay-mode kernel" in html and "cache control was &#x27;all&#x27;" in html
+    assert "--replay-mode kernel" in html and "cache control was &#39;all&#39;" in html
 
 
 def test_missing_cell_is_na_with_reason(tmp_path: Path) -> None:
