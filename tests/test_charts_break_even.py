@@ -10,7 +10,7 @@ from helpers_rundirs import TIMINGS, ladder_cells, ladder_samples, write_ladder_
 
 from l2attr.analysis import analyse, load_runs
 from l2attr.analysis.study import series_view
-from l2attr.report.charts import LABEL_CLOSE_DECADES, amortisation_figure, break_even_labels, figure_json
+from l2attr.report.charts import amortisation_figure, break_even_labels, figure_json, label_extent
 
 
 def positions(notes: list[dict]) -> list[tuple[float, float, float]]:
@@ -18,12 +18,13 @@ def positions(notes: list[dict]) -> list[tuple[float, float, float]]:
 
 
 def assert_apart(notes: list[dict]) -> None:
-    """Distinct positions, and labels close on the k axis at distinct heights."""
+    """Distinct positions, and labels at one height never overlapping on the k axis."""
     assert len(set(positions(notes))) == len(notes)
     for i, a in enumerate(notes):
         for b in notes[i + 1:]:
-            if abs(a["x"] - b["x"]) < LABEL_CLOSE_DECADES:
-                assert a["ay"] != b["ay"], (a["text"], b["text"])
+            if a["ay"] == b["ay"]:
+                (a_left, a_right), (b_left, b_right) = label_extent(a), label_extent(b)
+                assert a_right < b_left or b_right < a_left, (a["text"], b["text"])
 
 
 def test_equal_k_share_one_label_and_close_k_are_stacked() -> None:
@@ -31,13 +32,21 @@ def test_equal_k_share_one_label_and_close_k_are_stacked() -> None:
                                ("random", 47, 1.003)])
     assert [n["text"] for n in notes] == ["8: reuse_high, reuse_medium", "9", "47"]
     assert [n["x"] for n in notes] == [math.log10(8), math.log10(9), math.log10(47)]
-    assert [n["ay"] for n in notes] == [18, 34, 18]      # 9 is close to 8: one step lower; 47 is not
+    assert [n["ay"] for n in notes] == [18, 35, 18]      # 9 is close to 8: one step lower; 47 is not
     assert_apart(notes)
 
 
 def test_a_run_of_close_labels_steps_down_each_time() -> None:
     notes = break_even_labels([("a", 10, 1.0), ("b", 11, 1.0), ("c", 12, 1.0), ("d", 13, 1.0)])
-    assert [n["ay"] for n in notes] == [18, 34, 50, 66]
+    assert [n["ay"] for n in notes] == [18, 35, 52, 69]
+    assert_apart(notes)
+
+
+def test_a_wide_label_pushes_down_a_far_one_it_would_cover() -> None:
+    # "4: reuse_high, reuse_medium, reuse_low" reaches past k = 10 at the label font's size
+    notes = break_even_labels([("reuse_high", 4, 1.0), ("reuse_medium", 4, 1.0), ("reuse_low", 4, 1.0),
+                               ("random", 10, 1.0), ("x", 900, 1.0)])
+    assert [n["ay"] for n in notes] == [18, 35, 18]
     assert_apart(notes)
 
 

@@ -158,35 +158,45 @@ def speedup_figure(an: Analysis) -> go.Figure | None:
     return fig.update_layout(**_legend_below(layout))
 
 
-# Break-even labels closer than this on the log-k axis (in decades) would overlap: they are
-# stacked below each other instead, LABEL_STEP_PX apart.
-LABEL_CLOSE_DECADES = 0.15
+# Break-even labels hang below their diamonds; one that would overlap a label already placed
+# goes one step lower. Extents are estimated on the log-k axis: on a plot area 600 px wide (3
+# decades, narrower than the report's), one character of the 11 px label font spans about
+# LABEL_CHAR_DECADES.
+LABEL_CHAR_DECADES = 0.033
 LABEL_GAP_PX = 18
-LABEL_STEP_PX = 16
+LABEL_STEP_PX = 17
+
+
+def label_extent(note: dict[str, Any]) -> tuple[float, float]:
+    """(left, right) of a break-even label on the log-k axis, a character of margin each side."""
+    half = (len(note["text"]) + 2) * LABEL_CHAR_DECADES / 2
+    return note["x"] - half, note["x"] + half
 
 
 def break_even_labels(points: list[tuple[str, float, float]]) -> list[dict[str, Any]]:
     """Annotations for the break-even diamonds, given (profile, k, speedup at k) on a log-k axis.
 
-    Profiles with the same k share one label that names them all; a label within
-    LABEL_CLOSE_DECADES of the one before it sits one step lower, tied to its diamond by a thin
-    line, so no two labels sit on top of each other."""
+    Profiles with the same k share one label that names them all; each label takes the highest
+    step below its diamond where it overlaps no label placed before it, tied to its diamond by a
+    thin line, so no two labels sit on top of each other."""
     by_k: dict[int, list[tuple[str, float]]] = {}
     for profile, k, y in points:
         by_k.setdefault(int(k), []).append((profile, y))
     notes: list[dict[str, Any]] = []
-    level, previous = 0, None
+    right_edges: list[float] = []             # per step, the right end of its last label
     for k in sorted(by_k):
         group = by_k[k]
-        x = math.log10(k)            # annotations on a log axis take log10 of the value
-        level = level + 1 if previous is not None and x - previous < LABEL_CLOSE_DECADES else 0
-        previous = x
         color = profile_color(group[0][0]) if len(group) == 1 else INK
-        text = str(k) if len(group) == 1 else f"{k}: {', '.join(p for p, _ in group)}"
-        notes.append({"xref": "x", "yref": "y", "x": x, "y": min(y for _, y in group), "text": text,
-                      "showarrow": True, "arrowhead": 0, "arrowwidth": 1, "arrowcolor": color,
-                      "ax": 0, "ay": LABEL_GAP_PX + LABEL_STEP_PX * level,
-                      "font": {"size": 11, "color": color}, "bgcolor": "rgba(255,255,255,0.85)"})
+        note = {"xref": "x", "yref": "y", "x": math.log10(k),     # a log axis takes log10 of the value
+                "y": min(y for _, y in group), "text": str(k) if len(group) == 1 else
+                f"{k}: {', '.join(p for p, _ in group)}", "showarrow": True, "arrowhead": 0, "arrowwidth": 1,
+                "arrowcolor": color, "ax": 0, "font": {"size": 11, "color": color},
+                "bgcolor": "rgba(255,255,255,0.85)"}
+        left, right = label_extent(note)
+        step = next((i for i, edge in enumerate(right_edges) if left > edge), len(right_edges))
+        right_edges[step:step + 1] = [right]
+        note["ay"] = LABEL_GAP_PX + LABEL_STEP_PX * step
+        notes.append(note)
     return notes
 
 
