@@ -10,13 +10,13 @@ report's tables are a tuple of columns over an analysis frame.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Sequence
 
 import pandas as pd
 
 from l2attr.analysis.common import is_missing, not_applicable, rung_label, why
-from l2attr.report.charts import RUNG_COLORS, FALLBACK_COLOR
+from l2attr.report.charts import FALLBACK_COLOR, RUNG_COLORS
 
 Record = dict[str, Any]
 

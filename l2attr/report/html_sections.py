@@ -46,6 +46,7 @@ def answer(an: Analysis) -> Section:
         "artifact": head is not None and head.is_headline_family,
         "state": an.state,
         "others": [(s.title, f"#verdict-{i}") for i, s in enumerate(an.series) if i > 0],
+        "evidence": "#verdict-0" if an.series else "#verdict",
         "errors": [c.text for c in an.caveats if c.level == "error"],
     }
 
