@@ -40,6 +40,8 @@ def test_wheel_ships_data_folders(tmp_path):
     kernels = Path(out[0])
     assert {"artifact_consumer.cu", "tuned_consumer.cu", "pin_l2.cu", "common.cuh", "ptxas.json"} <= {p.name for p in kernels.iterdir()}
     assert any(Path(out[1]).glob("*.toml"))
+    reports = Path(out[2])
+    assert (reports / "base.html.j2").is_file() and (reports / "sections" / "verdict.html.j2").is_file()
     # no .git next to the installed package: the sha recorded at build time answers
     sha = subprocess.run([str(py), "-c", "from l2attr.gpu.device import git_sha; print(git_sha())"], cwd=tmp_path,
                          capture_output=True, text=True, check=True).stdout.strip()
