@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import re
+from html import unescape
 from pathlib import Path
 
+import pandas as pd
 import pytest
-from helpers_rundirs import ladder_cells, write_ladder_run, write_profile_run, write_timeline_run
+from helpers_rundirs import PROFILES, ladder_cells, write_ladder_run, write_profile_run, write_timeline_run
 
 from l2attr.analysis import analyse, load_runs
-from l2attr.report.html import SECTIONS, render_html
+from l2attr.report.html import SECTION_SPECS, SECTIONS, SectionSpec, render_html
 from l2attr.resources import data_dir
 
 
@@ -32,8 +34,11 @@ def light_html(*runs: Path) -> str:
     return render_html(analyse(load_runs(list(runs))), plotly_js="")
 
 
-def test_template_is_found() -> None:
-    assert (data_dir("reports") / "report.html").is_file()
+def test_templates_are_found() -> None:
+    folder = data_dir("reports")
+    assert {"base.html.j2", "macros.html.j2", "report.css"} <= {p.name for p in folder.iterdir()}
+    for spec in SECTION_SPECS + (SectionSpec("answer", "", lambda an: None),):
+        assert (folder / "sections" / f"{spec.key}.html.j2").is_file(), spec.key
 
 
 def test_plotly_embedded_once_and_nothing_fetched(full_html: str) -> None:
@@ -99,7 +104,7 @@ def test_kernel_replay_is_called_out(tmp_path: Path) -> None:
     profile = write_profile_run(tmp_path, ncu={"version": "2025.3.1", "replay_mode": "kernel",
                                                "cache_control": "all", "clock_control": "base"})
     html = light_html(profile)
-    assert "--replay-mode kernel" in html and "cache control was &#x27;all&#x27;" in html
+    assert "--replay-mode kernel" in html and "cache control was &#39;all&#39;" in html
 
 
 def test_missing_cell_is_na_with_reason(tmp_path: Path) -> None:
@@ -117,3 +122,101 @@ def test_manifest_fields_optional(tmp_path: Path) -> None:
     html = light_html(run)
     assert ">unknown<" in html and "How much is L2 pinning worth? — unknown" in html
     assert "no measured HBM copy bandwidth" in html or "hbm_copy_GBps" in html
+
+
+# -- answer first, escaping, offline, the compare slot, provenance ------------------------------
+
+def text_of(fragment: str) -> str:
+    return re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", "", fragment))).strip()
+
+
+def test_answer_is_the_first_text_after_the_title(tmp_path: Path) -> None:
+    an = analyse(load_runs([write_ladder_run(tmp_path), write_profile_run(tmp_path)]))
+    html = render_html(an, plotly_js="")
+    sentences = list(an.of(an.verdict, an.headline)["headline"])
+    assert len(sentences) == 4 and all(s.startswith(p) for s, p in zip(sentences, PROFILES))
+    after_title = html.split("</h1>", 1)[1]
+    assert text_of(after_title).startswith(" ".join(sentences))
+    # reuse_medium, by hand: baseline 54.6 / (pin 16.2 + consumer 44.5) = 0.90x with the pin charged
+    assert sentences[1].startswith("reuse_medium (artifact kernels, element pin): L2P+OptMT vs baseline: "
+                                   "0.90× with the pin kernel charged")
+    assert html.index('id="answer"') < html.index("<table")
+
+
+def test_answer_names_the_series_and_points_to_the_others(tmp_path: Path) -> None:
+    html = light_html(write_ladder_run(tmp_path))
+    answer = re.search(r'<div class="answer" id="answer">.*?</div>', html, re.S).group(0)
+    assert "for artifact kernels, element pin, the headline" in text_of(answer)
+
+
+def test_answer_without_measurements(tmp_path: Path) -> None:
+    run = write_timeline_run(tmp_path)
+    html = light_html(run)
+    assert text_of(html.split("</h1>", 1)[1]).startswith("No answer: neither a latency ladder nor an L2 attribution")
+
+
+def test_text_from_the_runs_is_escaped(tmp_path: Path) -> None:
+    evil = "<script>alert(1)</script>"
+    run = write_ladder_run(tmp_path, name="20261129T200000Z-<script>alert(2)",
+                           command=f"l2attr ladder --name {evil}")
+    html = light_html(run)
+    assert html.count("<script") == 3          # the figures' JSON, plotly.js, the script that draws
+    assert "alert(1)</script>" not in html and "<script>alert(2)" not in html
+    assert "&lt;script&gt;alert(2)" in html and "--name &lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+def test_nothing_on_the_page_points_to_the_network(full_html: str) -> None:
+    page = re.sub(r"<script>\s*/\*\*\s*\n?\s*\* plotly\.js.*?</script>", "", full_html, count=1, flags=re.S)
+    assert "plotly.js v" not in page, "the plotly.js block was not cut out"
+    assert "http://" not in page and "https://" not in page
+
+
+def test_compare_slot_renders_only_with_a_compare_table(tmp_path: Path) -> None:
+    an = analyse(load_runs([write_ladder_run(tmp_path)]))
+    assert 'id="compare"' not in render_html(an, plotly_js="")
+    an.compare = pd.DataFrame()
+    assert 'id="compare"' not in render_html(an, plotly_js="")
+    an.compare = pd.DataFrame({"run": ["a", "b"], "consumer": ["45.0 µs", "44.1 µs"],
+                               "source": ["a/cells.csv", "b/cells.csv"]})
+    html = render_html(an, plotly_js="")
+    cards = re.findall(r'<section class="card" id="([^"]+)"', html)
+    assert cards[cards.index("ladder-0") + 1] == "compare" and cards[cards.index("compare") + 1] == "speedup-0"
+    assert '<a href="#compare">Compare runs</a>' in html
+    assert '<tr title="from b/cells.csv"><td>b</td><td>44.1 µs</td></tr>' in html
+
+
+def run_block(html: str, name: str) -> str:
+    prov = re.search(r'<section class="card" id="provenance">.*?</section>', html, re.S).group(0)
+    return prov.split(f"<h3>{name} ", 1)[1].split("<h3>", 1)[0]
+
+
+def fact(block: str, label: str) -> str:
+    m = re.search(rf"<tr><td>{re.escape(label)}</td><td[^>]*>(.*?)</td></tr>", block, re.S)
+    assert m, label
+    return text_of(m.group(1))
+
+
+def test_provenance_one_table_per_run_with_units(tmp_path: Path) -> None:
+    gpu = {**json.loads((write_ladder_run(tmp_path / "x") / "manifest.json").read_text())["gpu"],
+           "sm_clock_mhz": "1980", "max_mem_clock_mhz": "3201", "driver_cuda": 13000, "runtime_cuda": 13020}
+    unknown_sha = "unknown (no .git next to the package; source_digest identifies the code)"
+    ladder = write_ladder_run(tmp_path, gpu=gpu, versions={"l2attr": "0.1.0", "git_sha": unknown_sha})
+    profile = write_profile_run(tmp_path)
+    html = light_html(ladder, profile)
+    prov = re.search(r'<section class="card" id="provenance">.*?</section>', html, re.S).group(0)
+    assert prov.count('<table class="data kv">') == 3      # one per run, and the workload config
+    lad, prof = run_block(html, ladder.name), run_block(html, profile.name)
+    assert fact(lad, "L2 size") == "60.0 MiB" and 'title="recorded: 62,914,560"' in lad
+    assert fact(lad, "persisting L2 max") == "37.5 MiB"
+    assert fact(lad, "SM clock") == "1,980 MHz" and fact(lad, "memory clock max") == "3,201 MHz"
+    assert fact(lad, "CUDA (driver API)") == "13.0" and fact(lad, "CUDA (runtime)") == "13.2"
+    assert fact(lad, "HBM device-to-device copy") == "4,020 GB/s"
+    assert fact(lad, "git sha") == unknown_sha and fact(lad, "source digest") == "unknown"
+    assert fact(lad, "command line") == "l2attr ladder --preset artifact --out runs"
+    assert fact(lad, "pin granularity") == "each family's own" and fact(lad, "repeats") == "3"
+    assert "Nsight Compute" not in lad and "Compiled variants (2 kernels)" in lad
+    assert fact(prof, "git sha") == "abc1234" and fact(prof, "replay mode") == "application"
+    assert fact(prof, "validity control") == "clear" and fact(prof, "cache control") == "none"
+    for run, block in ((ladder, lad), (profile, prof)):
+        raw = re.search(r'<details><summary>Raw manifest.json</summary>\s*<pre class="raw">(.*?)</pre>', block, re.S)
+        assert json.loads(unescape(raw.group(1))) == json.loads((run / "manifest.json").read_text())

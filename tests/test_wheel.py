@@ -1,5 +1,5 @@
 """The wheel carries kernels/, metrics/ and reports/: build it, install it in a fresh venv outside
-the source tree, and find the data from there."""
+the source tree, and find the data from there; it also carries the git sha it was built from."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import venv
 from pathlib import Path
 
 import pytest
+
+from l2attr.gitinfo import checkout_sha
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -38,3 +40,10 @@ def test_wheel_ships_data_folders(tmp_path):
     kernels = Path(out[0])
     assert {"artifact_consumer.cu", "tuned_consumer.cu", "pin_l2.cu", "common.cuh", "ptxas.json"} <= {p.name for p in kernels.iterdir()}
     assert any(Path(out[1]).glob("*.toml"))
+    reports = Path(out[2])
+    assert (reports / "base.html.j2").is_file() and (reports / "sections" / "verdict.html.j2").is_file()
+    # no .git next to the installed package: the sha recorded at build time answers
+    sha = subprocess.run([str(py), "-c", "from l2attr.gpu.device import git_sha; print(git_sha())"], cwd=tmp_path,
+                         capture_output=True, text=True, check=True).stdout.strip()
+    built_from = checkout_sha(REPO)[0]      # None where the tests run from a copy without git
+    assert sha == built_from if built_from else sha.startswith("unknown ("), sha

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from l2attr import __version__
+from l2attr.gitinfo import checkout_sha
 from l2attr.gpu.runtime import require_gpu
 
 CHIPS = {(8, 0): "ga100", (8, 6): "ga10x", (8, 9): "ad10x", (9, 0): "gh100", (10, 0): "gb100"}
@@ -23,20 +24,32 @@ def _run(cmd: list[str]) -> str | None:
         return None
 
 
-def git_sha() -> str | None:
-    """HEAD's sha, with `-dirty` when the tracked sources differ from it (so never a sha that
-    claims code which did not run); None outside a git checkout."""
-    from pathlib import Path
+# The package folder: the repository's l2attr/ in a checkout, site-packages/l2attr in a wheel.
+PACKAGE = Path(__file__).resolve().parents[1]
+BUILD_INFO = "_build_info.py"
 
-    repo = Path(__file__).resolve().parents[2]
-    if not (repo / ".git").exists():
+
+def _built_sha() -> str | None:
+    """The sha hatch_build.py recorded in l2attr/_build_info.py when the wheel was built, if any."""
+    try:
+        from l2attr import _build_info  # type: ignore[attr-defined]
+    except ImportError:
         return None
-    sha = _run(["git", "-C", str(repo), "rev-parse", "--short=12", "HEAD"])
-    if not sha:
-        return None
-    dirty = _run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no", "--",
-                  "l2attr", "kernels", "metrics"])
-    return f"{sha}-dirty" if dirty else sha
+    sha = getattr(_build_info, "GIT_SHA", None)
+    return sha if isinstance(sha, str) and sha else None
+
+
+def git_sha() -> str:
+    """The commit the code came from, never None: HEAD's sha in a git checkout (`-dirty` when the
+    tracked sources differ from it), else the sha recorded when the wheel was built, else
+    'unknown (<why>; source_digest identifies the code)'."""
+    sha, why = checkout_sha(PACKAGE.parent)
+    if sha:
+        return sha
+    built = _built_sha()
+    if built:
+        return built
+    return f"unknown ({why}; source_digest identifies the code)"
 
 
 def source_digest() -> str:
@@ -48,8 +61,7 @@ def source_digest() -> str:
     from l2attr.resources import data_dir
 
     h = hashlib.sha256()
-    package = Path(__file__).resolve().parents[1]
-    files = sorted(package.rglob("*.py"))
+    files = sorted(p for p in PACKAGE.rglob("*.py") if p.name != BUILD_INFO)   # the same in a wheel
     for folder in ("kernels", "metrics"):
         files += sorted(p for p in data_dir(folder).iterdir() if p.is_file())
     for f in files:

@@ -158,6 +158,48 @@ def speedup_figure(an: Analysis) -> go.Figure | None:
     return fig.update_layout(**_legend_below(layout))
 
 
+# Break-even labels hang below their diamonds; one that would overlap a label already placed
+# goes one step lower. Extents are estimated on the log-k axis: on a plot area 600 px wide (3
+# decades, narrower than the report's), one character of the 11 px label font spans about
+# LABEL_CHAR_DECADES.
+LABEL_CHAR_DECADES = 0.033
+LABEL_GAP_PX = 18
+LABEL_STEP_PX = 17
+
+
+def label_extent(note: dict[str, Any]) -> tuple[float, float]:
+    """(left, right) of a break-even label on the log-k axis, a character of margin each side."""
+    half = (len(note["text"]) + 2) * LABEL_CHAR_DECADES / 2
+    return note["x"] - half, note["x"] + half
+
+
+def break_even_labels(points: list[tuple[str, float, float]]) -> list[dict[str, Any]]:
+    """Annotations for the break-even diamonds, given (profile, k, speedup at k) on a log-k axis.
+
+    Profiles with the same k share one label that names them all; each label takes the highest
+    step below its diamond where it overlaps no label placed before it, tied to its diamond by a
+    thin line, so no two labels sit on top of each other."""
+    by_k: dict[int, list[tuple[str, float]]] = {}
+    for profile, k, y in points:
+        by_k.setdefault(int(k), []).append((profile, y))
+    notes: list[dict[str, Any]] = []
+    right_edges: list[float] = []             # per step, the right end of its last label
+    for k in sorted(by_k):
+        group = by_k[k]
+        color = profile_color(group[0][0]) if len(group) == 1 else INK
+        note = {"xref": "x", "yref": "y", "x": math.log10(k),     # a log axis takes log10 of the value
+                "y": min(y for _, y in group), "text": str(k) if len(group) == 1 else
+                f"{k}: {', '.join(p for p, _ in group)}", "showarrow": True, "arrowhead": 0, "arrowwidth": 1,
+                "arrowcolor": color, "ax": 0, "font": {"size": 11, "color": color},
+                "bgcolor": "rgba(255,255,255,0.85)"}
+        left, right = label_extent(note)
+        step = next((i for i, edge in enumerate(right_edges) if left > edge), len(right_edges))
+        right_edges[step:step + 1] = [right]
+        note["ay"] = LABEL_GAP_PX + LABEL_STEP_PX * step
+        notes.append(note)
+    return notes
+
+
 def amortisation_figure(an: Analysis) -> go.Figure | None:
     """speedup(k) of L2P+OptMT when one pin serves k calls, vs OptMT (solid) and the baseline (dotted)."""
     curve = an.state_rows(an.curve)
@@ -166,6 +208,7 @@ def amortisation_figure(an: Analysis) -> go.Figure | None:
         return None
     table = an.state_rows(an.amortisation)
     fig = go.Figure()
+    breaks: list[tuple[str, float, float]] = []
     for profile in ordered_profiles(curve["profile"]):
         for comparand, dash in (("optmt", "solid"), ("baseline", "dot")):
             pts = curve[(curve["profile"] == profile) & (curve["comparand"] == comparand)]
@@ -184,8 +227,8 @@ def amortisation_figure(an: Analysis) -> go.Figure | None:
             if is_missing(k) or math.isinf(k):
                 continue
             y = k * r["t_ref_us"] / (r["t_pin_us"] + k * r["t_cons_us"])
-            fig.add_scatter(x=[k], y=[y], mode="markers+text", text=[f"{int(k)}"], textposition="bottom center",
-                            textfont={"size": 11, "color": profile_color(profile)},
+            breaks.append((profile, k, y))
+            fig.add_scatter(x=[k], y=[y], mode="markers",
                             marker={"color": profile_color(profile), "size": 10, "symbol": "diamond",
                                     "line": {"color": "#FFFFFF", "width": 1}},
                             legendgroup=profile, showlegend=False,
@@ -193,7 +236,8 @@ def amortisation_figure(an: Analysis) -> go.Figure | None:
                                           "<extra></extra>")
     shape, note = _one_line(1.0, "break-even")
     layout = _legend_below(_layout(f"Amortisation: one pin serving k consumer calls (L2P+OptMT){_of(an)}",
-                                   "speedup over comparand (×)", height=480, shapes=[shape], annotations=[note]))
+                                   "speedup over comparand (×)", height=480, shapes=[shape],
+                                   annotations=[note, *break_even_labels(breaks)]))
     ticks = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]
     layout["xaxis"] = {**layout["xaxis"], "type": "log", "title": {"text": "consumer calls per pin (k, log scale)"},
                        "showgrid": True, "gridcolor": GRID, "tickvals": ticks, "ticktext": [str(t) for t in ticks]}

@@ -1,0 +1,103 @@
+"""The L2 attribution section (layer B) as data for reports/sections/attribution.html.j2.
+
+Each table is None where its rows were not profiled; the template then says so.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import pandas as pd
+
+from l2attr.analysis import attribution as att
+from l2attr.analysis.common import is_missing
+from l2attr.analysis.study import Analysis
+from l2attr.report import fmt
+from l2attr.report.html_rows import Column, Table, key, number, plain, rung, sources_of, table, text
+from l2attr.report.html_sections import EMPTY, Section
+
+
+def _table(columns: Sequence[Column], df: pd.DataFrame, groups: Sequence[tuple[str, int]] = ()) -> Table | None:
+    return None if df.empty else table(columns, df, groups)
+
+
+def _times(x: float) -> str:
+    return f"{x:.1f}×"
+
+
+def _read_peak(df: pd.DataFrame, name: str) -> str:
+    value = df.iloc[0][name] if not df.empty else None
+    return "not measured" if is_missing(value) else fmt.gbps(value)
+
+
+def attribution(an: Analysis) -> Section:
+    if an.l2.empty:
+        return EMPTY
+    rate = att.headline_rate()
+    rate_label = att.label(rate)
+    dram = (
+        key("Profile"), rung("Pinning rung"),
+        number("pin", "pin_dram_read", fmt.nbytes), number("consumer", "consumer_dram_read", fmt.nbytes),
+        number("pin + consumer", "total_dram_read", fmt.nbytes),
+        number("unpinned consumer", "unpinned_dram_read", fmt.nbytes),
+        number("total / unpinned", "total_over_unpinned", fmt.ratio),
+        number("consumer / unpinned", "consumer_over_unpinned", fmt.ratio),
+        number("consumer L2 fills", "consumer_fill_device", fmt.sectors),
+        number("consumer fabric", "consumer_fabric", fmt.sectors),
+        number("consumer", f"consumer_{rate}", fmt.pct), number("unpinned", f"unpinned_{rate}", fmt.pct),
+    )
+    evict = (
+        key("Profile"), rung("Pinning rung"),
+        number("sectors the pin marks evict_last", "pin_evict_last", fmt.sectors),
+        number("sectors the pin fills from DRAM", "pin_fill_device", fmt.sectors),
+        number("consumer hits on evict_last (share)", f"consumer_{att.EVICT_LAST_SHARE}", fmt.pct),
+    )
+    measured = (
+        key("Profile"), rung(), number("ncu duration", "duration_us", fmt.us),
+        number("DRAM read", "dram_GBps", fmt.gbps), number("of HBM read peak", "dram_fraction", fmt.ratio),
+        number("L2 delivered", "l2_GBps", fmt.gbps), number("of L2 read peak", "l2_fraction", fmt.ratio),
+    )
+    compare = (
+        key("Profile"), rung(), rung("Comparand", "comparand"),
+        number("hit rate", "hit_rate_pct", fmt.pct), number("comparand", "comparand_hit_rate_pct", fmt.pct),
+        number("gain", "hit_gain_pp", fmt.pp, 0.0),
+        number("DRAM read", "dram_read_bytes", fmt.nbytes),
+        number("comparand", "comparand_dram_read_bytes", fmt.nbytes), number("ratio", "dram_ratio", fmt.ratio),
+    )
+    compare_groups = (("", 3), ("Consumer L2 hit rate", 3), ("Consumer DRAM bytes", 3))
+    gradient = (
+        rung(), Column("Hot → cold", lambda r: text(f"{r['hot_profile'] or 'n/a'} → {r['cold_profile'] or 'n/a'}")),
+        number("hit rate hot", "hot_hit_rate_pct", fmt.pct), number("cold", "cold_hit_rate_pct", fmt.pct),
+        number("gap", "hit_gap_pp", fmt.pp), number("DRAM hot", "hot_dram_read_bytes", fmt.nbytes),
+        number("cold", "cold_dram_read_bytes", fmt.nbytes), number("cold / hot", "dram_ratio", _times),
+    )
+    pin = (
+        rung(), plain("Profile", "profile"), number("calls", "n_calls", fmt.count),
+        number("DRAM read", "dram_read", fmt.nbytes), number("hot set", "hot_set_bytes", fmt.nbytes),
+        number("read / hot set", "dram_over_hot_set", lambda x: f"{x:.2f}×"),
+        number("L2 fills (sectors)", "fill_device", fmt.sectors), number("evict_last sectors", "evict_last", fmt.sectors),
+        number("duration (ncu)", "duration", fmt.ns_as_us),
+    )
+    cells = (
+        plain("Condition", "condition"), plain("Role", "role"), rung(), plain("Profile", "profile"),
+        number("calls", "n_calls", fmt.count), number(rate_label, rate, fmt.pct),
+        number("hit rate, all ops", "hit_rate", fmt.pct), number("DRAM read", "dram_read", fmt.nbytes),
+        number("DRAM spread over calls", "dram_read_spread_pct", fmt.pct),
+        number("DRAM write", "dram_write", fmt.nbytes), number("L2 fills", "fill_device", fmt.sectors),
+        number("fabric", "fabric", fmt.sectors), number("evict_last", "evict_last", fmt.sectors),
+        number("duration", "duration", fmt.ns_as_us),
+    )
+    return {
+        "empty": False, "rate": rate, "rate_label": rate_label, "sources": sources_of(an.l2, "metrics.csv"),
+        "dram": _table(dram, an.dram, (("", 2), ("DRAM bytes read per call", 6), ("sectors", 2), (rate_label, 2))),
+        "evict": _table(evict, an.dram),
+        "measured_roofline": _table(measured, an.measured_roofline),
+        "hbm_read": _read_peak(an.measured_roofline, "hbm_read_GBps"),
+        "l2_read": _read_peak(an.measured_roofline, "l2_read_GBps"),
+        "pin_effect": _table(compare, an.pin_effect, compare_groups),
+        "rpf_vs_l2p": _table(compare, an.rpf_vs_l2p, compare_groups),
+        "gradient": _table(gradient, an.gradient),
+        "pin_traffic": _table(pin, an.pin_traffic),
+        "cells": _table(cells, an.l2),
+    }
+

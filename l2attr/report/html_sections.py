@@ -1,0 +1,224 @@
+"""What each section of the HTML report shows, as data for its template (reports/sections/).
+
+One function per section takes the analysis (one series' view for the per-series sections) and
+returns the template's `sec` fields: tables, formatted figures, file lists and reasons. They
+compute nothing (every number comes from l2attr.analysis) and write no HTML; `{"empty": True}`
+makes a section say what was not measured and how to measure it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from l2attr.analysis.amortisation import AMORTISATION_PAIRS
+from l2attr.analysis.common import is_missing, ordered_profiles, rung_label, why
+from l2attr.analysis.share import T_STEP_DEFINITION
+from l2attr.analysis.study import Analysis
+from l2attr.report import fmt
+from l2attr.report.html_rows import (
+    Cell, Column, calls, frame_table, grouped_table, key, missing, num, number, rung, sources_of, table, text,
+)
+
+Section = dict[str, Any]
+EMPTY: Section = {"empty": True}
+
+
+def says(headline: str) -> tuple[str, str]:
+    """('reuse_high (artifact kernels, element pin)', 'L2P+OptMT vs baseline: ...'): a verdict
+    sentence split at its first colon, whom it is about and what it says."""
+    who, _, rest = headline.partition(": ")
+    return (who, rest) if rest else ("", who)
+
+
+# -- the answer at the top ----------------------------------------------------------------------
+
+def answer(an: Analysis) -> Section:
+    """The headline series' verdict sentences (analysis.verdict.headline), and the error caveats
+    that say whether to trust them."""
+    head = an.headline
+    rows = an.of(an.verdict, head) if head is not None else pd.DataFrame()
+    return {
+        "sentences": [says(h) for h in rows["headline"]] if not rows.empty else [],
+        "series": head.title if head is not None else "",
+        "artifact": head is not None and head.is_headline_family,
+        "state": an.state,
+        "others": [(s.title, f"#verdict-{i}") for i, s in enumerate(an.series) if i > 0],
+        "evidence": "#verdict-0" if an.series else "#verdict",
+        "errors": [c.text for c in an.caveats if c.level == "error"],
+    }
+
+
+# -- per series ---------------------------------------------------------------------------------
+
+VERDICT_COLUMNS = (
+    key("Profile"),
+    number("pin + consumer kernels", "speedup_kernels", fmt.times, 1.0),
+    number("whole call, wall clock", "speedup_wall", fmt.times, 1.0),
+    number("artifact's timer, consumer only", "speedup_artifact", fmt.times, 1.0),
+    number("consumer kernel only", "speedup_consumer", fmt.times, 1.0),
+    number("consumer-only", "pin_speedup_consumer", fmt.times, 1.0),
+    number("pin-charged", "pin_speedup_charged", fmt.times, 1.0),
+    number("consumer-only", "share_consumer_pct", fmt.pct, 0.0),
+    number("pin-charged", "share_charged_pct", fmt.pct, 0.0),
+    number("break-even (vs OptMT)", "break_even_calls", lambda x: calls(x, " calls")),
+    number("L2 hit-rate gain", "hit_gain_pp", fmt.pp),
+)
+VERDICT_GROUPS = (("", 1), ("L2P+OptMT vs baseline, pin charged", 2), ("... pin not charged", 2),
+                  ("What the pin adds (vs OptMT)", 2), ("L2 share of step time", 2), ("Pin amortisation", 1),
+                  ("Layer B", 1))
+
+
+def verdict(an: Analysis) -> Section:
+    v = an.verdict
+    if v.empty:
+        return EMPTY
+    return {"empty": False, "state": an.state, "headlines": [says(h) for h in v["headline"]],
+            "table": table(VERDICT_COLUMNS, v, VERDICT_GROUPS), "t_step": T_STEP_DEFINITION}
+
+
+def _ci(r: dict[str, Any]) -> Cell:
+    if is_missing(r["consumer_us"]):
+        return missing(why(r, "consumer_us"), "num")
+    return Cell(fmt.ci(r["consumer_us"], r["consumer_ci_lo_us"], r["consumer_ci_hi_us"]), "num")
+
+
+def _below(r: dict[str, Any]) -> str | None:
+    return r["below"] if isinstance(r["below"], str) else None
+
+
+def _delta(r: dict[str, Any]) -> Cell:
+    if is_missing(r["delta_consumer_pct"]):
+        return num(r, "delta_consumer_us", fmt.us_signed)
+    below = _below(r)
+    return Cell(f"{fmt.us_signed(r['delta_consumer_us'])} ({r['delta_consumer_pct']:+.1f} %)", "num",
+                f"vs {rung_label(below)}" if below else "")
+
+
+LADDER_COLUMNS = (
+    key("Profile"), rung(), Column("Consumer median [95% CI]", _ci, "num"),
+    Column("Below", lambda r: text(rung_label(_below(r))) if _below(r) else missing(why(r, "delta_consumer_us"))),
+    Column("Δ consumer vs below", _delta, "num"),
+    number("artifact's timer", "artifact_us", fmt.us), number("host overhead", "host_overhead_us", fmt.us_signed),
+    number("Pin", "pin_us", fmt.us), number("Pin + consumer", "kernels_us", fmt.us),
+    number("Call wall", "wall_us", fmt.us),
+    number("consumer", "speedup_consumer", fmt.times, 1.0), number("artifact's timer", "speedup_artifact", fmt.times, 1.0),
+    number("pin + consumer", "speedup_kernels", fmt.times, 1.0), number("wall clock", "speedup_wall", fmt.times, 1.0),
+)
+SPREAD_COLUMNS = (
+    key("Timer", "timer"), number("cells", "cells", fmt.count), number("repeats", "repeats", fmt.count),
+    number("median spread", "median_spread_pct", fmt.pct), number("worst", "worst_spread_pct", fmt.pct),
+    Column("worst cell", lambda r: text(r["worst_cell"])),
+)
+
+
+def _ladder_table(lad: pd.DataFrame) -> Any:
+    return grouped_table(LADDER_COLUMNS, lad, "profile", ordered_profiles(lad["profile"]),
+                         groups=(("", 10), ("Speedup over baseline", 4)))
+
+
+def ladder(an: Analysis) -> Section:
+    if an.ladder.empty:
+        return EMPTY
+    lad = an.state_rows(an.ladder)
+    others = an.ladder[an.ladder["l2_state"] != an.state]
+    overhead = lad["host_overhead_us"].dropna()
+    return {
+        "empty": False, "sources": sources_of(lad, "cells.csv"), "table": _ladder_table(lad),
+        "bases": "; ".join(sorted({b for b in an.ladder["kernels_basis"] if b})),
+        "other_states": [(s, _ladder_table(others[others["l2_state"] == s])) for s in sorted(set(others["l2_state"]))],
+        "spread": None if an.spread.empty else table(SPREAD_COLUMNS, an.spread.assign(source="samples.csv")),
+        "overhead": None if overhead.empty else {
+            "median": f"{overhead.median():.1f}", "lo": f"{overhead.min():.1f}", "hi": f"{overhead.max():.1f}"},
+    }
+
+
+def speedup(an: Analysis) -> Section:
+    return {"empty": an.ladder.empty}
+
+
+AMORTISATION_COLUMNS = (
+    key("Profile"), rung("Pinning rung"),
+    Column("Comparand", lambda r: Cell(rung_label(r["comparand"]), title=r["why_comparand"],
+                                       strong="(honest)" if r["honest"] else "")),
+    number("T_ref", "t_ref_us", fmt.us), number("T_pin", "t_pin_us", fmt.us), number("T_cons", "t_cons_us", fmt.us),
+    number("Gain per call", "gain_per_call_us", fmt.us),
+    number("k* = T_pin / gain", "break_even_point", lambda x: "∞" if math.isinf(x) else f"{x:.2f}"),
+    number("Break-even calls", "break_even_calls", calls),
+    number("Speedup at k = 1", "speedup_k1", fmt.times, 1.0), number("Limit k → ∞", "speedup_limit", fmt.times, 1.0),
+)
+
+
+def amortisation(an: Analysis) -> Section:
+    am = an.state_rows(an.amortisation)
+    if am.empty:
+        return EMPTY
+    return {"empty": False, "table": table(AMORTISATION_COLUMNS, am),
+            "pairs": [(rung_label(r), rung_label(c), w) for r, c, w in AMORTISATION_PAIRS]}
+
+
+SHARE_COLUMNS = (
+    key("Profile"), number("T_step", "t_step_us", fmt.us), number("T_cons OptMT", "t_cons_optmt_us", fmt.us),
+    number("T_cons L2P+OptMT", "t_cons_l2p_us", fmt.us), number("T_pin", "t_pin_l2p_us", fmt.us),
+    number("saving", "saving_consumer_us", fmt.us_signed), number("share", "share_consumer_pct", fmt.pct, 0.0),
+    number("saving", "saving_charged_us", fmt.us_signed), number("share", "share_charged_pct", fmt.pct, 0.0),
+    number("share", "share_wall_pct", fmt.pct, 0.0),
+)
+
+
+def share(an: Analysis) -> Section:
+    sh = an.state_rows(an.share)
+    if sh.empty:
+        return EMPTY
+    return {"empty": False, "t_step": T_STEP_DEFINITION,
+            "table": table(SHARE_COLUMNS, sh, (("", 5), ("consumer-only", 2), ("pin-charged", 2), ("wall clock", 1)))}
+
+
+ROOFLINE_COLUMNS = (
+    key("Profile"), rung(), number("bytes per call", "bytes_per_call", fmt.nbytes),
+    number("median", "median_us", fmt.us), number("achieved", "achieved_GBps", fmt.gbps),
+    number("HBM copy", "hbm_copy_GBps", fmt.gbps), number("fraction", "fraction", fmt.ratio),
+)
+
+
+def roofline(an: Analysis) -> Section:
+    roof = an.state_rows(an.roofline)
+    if roof.empty:
+        return EMPTY
+    return {"empty": False, "sources": sources_of(roof, "cells.csv"), "table": table(ROOFLINE_COLUMNS, roof),
+            "missing": ("The ladder run's manifest records no measured HBM copy bandwidth (hbm_copy_GBps)."
+                        if an.hbm_copy_GBps is None else "No achieved bandwidth in cells.csv.")}
+
+
+# -- whole study --------------------------------------------------------------------------------
+
+PHASE_COLUMNS = (
+    key("Phase", "phase"), number("start", "start_us", fmt.us), number("end", "end_us", fmt.us),
+    number("duration", "duration_us", fmt.us), number("samples", "samples", fmt.count),
+)
+
+
+def timeline(an: Analysis) -> Section:
+    tl, ph = an.study.timeline, an.study.phases
+    if tl.empty:
+        return EMPTY
+    return {"empty": False, "sources": list(dict.fromkeys(tl["run"] + "/timeline.csv")),
+            "phases": None if ph.empty else table(PHASE_COLUMNS, ph.assign(source=ph["run"] + "/phases.csv"))}
+
+
+def caveats(an: Analysis) -> Section:
+    return {"caveats": an.caveats}
+
+
+def compare(an: Analysis) -> Section | None:
+    """The slot of the "Compare runs" section: shown only when the analysis carries a non-empty
+    `compare` table (and its `compare_settings`), drawn as they are until the section gets its
+    own template."""
+    found = getattr(an, "compare", None)
+    if not isinstance(found, pd.DataFrame) or found.empty:
+        return None
+    settings = getattr(an, "compare_settings", None)
+    return {"table": frame_table(found),
+            "settings": frame_table(settings) if isinstance(settings, pd.DataFrame) and not settings.empty else None}
