@@ -10,6 +10,7 @@ build their own tiny tables.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -305,3 +306,22 @@ def write_timeline_run(root: Path, name: str = "20261129T220000Z-timeline") -> P
     run.write(TIMELINE, pm.samples)
     run.write(PHASES, pmsampling.phases(pm.samples))
     return path
+
+
+def one_cell_samples(per_repeat: dict[int, float]) -> pd.DataFrame:
+    nan = math.nan
+    rows = [{"family": "artifact", "rung": "optmt", "pin": "none", "profile": "random", "l2_state": "natural",
+             "repeat": repeat, "batch": b, "table": 0, "pin_time_us": nan, "consumer_time_us": t,
+             "consumer_artifact_time_us": nan, "call_wall_time_us": nan}
+            for repeat, t in per_repeat.items() for b in range(3)]
+    return pd.DataFrame(rows, columns=list(SAMPLES.columns))
+
+
+def one_cell_run(root: Path, name: str, created: str, per_repeat: dict[int, float], **manifest: object) -> Path:
+    """A ladder run of one cell (artifact OptMT, random, natural): three calls per device repeat,
+    each repeat at the time `per_repeat` gives; `measure`/`versions` entries override the manifest's."""
+    samples = one_cell_samples(per_repeat)
+    m = base_manifest("ladder", created_utc=created)
+    m["measure"] = {**m["measure"], **manifest.pop("measure", {})}
+    m["versions"] = {**m["versions"], **manifest.pop("versions", {})}
+    return write_run(root / name, m, {"samples": samples, "cells": ladder_cells(samples)})

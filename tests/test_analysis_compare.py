@@ -8,40 +8,21 @@ So A against B: (101/104 - 1) = -2.88 %, beyond the larger spread (1.98 %).
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from helpers_rundirs import base_manifest, ladder_cells, write_run
+from helpers_rundirs import one_cell_run
 from l2attr.analysis import analyse, load_runs
 from l2attr.report.markdown import render_markdown
-from l2attr.schema import SAMPLES
-
-
-def _samples(per_repeat: dict[int, float]) -> pd.DataFrame:
-    nan = math.nan
-    rows = [{"family": "artifact", "rung": "optmt", "pin": "none", "profile": "random", "l2_state": "natural",
-             "repeat": repeat, "batch": b, "table": 0, "pin_time_us": nan, "consumer_time_us": t,
-             "consumer_artifact_time_us": nan, "call_wall_time_us": nan}
-            for repeat, t in per_repeat.items() for b in range(3)]
-    return pd.DataFrame(rows, columns=list(SAMPLES.columns))
-
-
-def _run(root: Path, name: str, created: str, per_repeat: dict[int, float], **manifest: object) -> Path:
-    samples = _samples(per_repeat)
-    m = base_manifest("ladder", created_utc=created)
-    m["measure"] = {**m["measure"], **manifest.pop("measure", {})}
-    m["versions"] = {**m["versions"], **manifest.pop("versions", {})}
-    return write_run(root / name, m, {"samples": samples, "cells": ladder_cells(samples)})
 
 
 @pytest.fixture
 def two_runs(tmp_path: Path) -> list[Path]:
-    a = _run(tmp_path, "A-ladder", "2026-11-29T10:00:00Z", {0: 100.0, 2: 102.0},
+    a = one_cell_run(tmp_path, "A-ladder", "2026-11-29T10:00:00Z", {0: 100.0, 2: 102.0},
              measure={"spin_us": 50.0}, versions={"git_sha": "aaa"})
-    b = _run(tmp_path, "B-ladder", "2026-11-30T10:00:00Z", {0: 104.0, 2: 104.0},
+    b = one_cell_run(tmp_path, "B-ladder", "2026-11-30T10:00:00Z", {0: 104.0, 2: 104.0},
              measure={"spin_us": 30.0}, versions={"git_sha": "bbb"})
     return [a, b]
 
@@ -61,8 +42,8 @@ def test_newest_run_is_used_and_the_other_compared(two_runs, order):
 
 def test_spread_decides_exceeds(tmp_path):
     """Same medians 1 % apart, but run A's repeats move 4 %: not beyond the spread."""
-    a = _run(tmp_path, "A-ladder", "2026-11-29T10:00:00Z", {0: 99.0, 2: 103.0})
-    b = _run(tmp_path, "B-ladder", "2026-11-30T10:00:00Z", {0: 100.0, 2: 100.0})
+    a = one_cell_run(tmp_path, "A-ladder", "2026-11-29T10:00:00Z", {0: 99.0, 2: 103.0})
+    b = one_cell_run(tmp_path, "B-ladder", "2026-11-30T10:00:00Z", {0: 100.0, 2: 100.0})
     row = analyse(load_runs([a, b])).compare.query("quantity == 'consumer' and timer == 'kernel'").iloc[0]
     assert row["diff_pct"] == pytest.approx(1.0)
     assert row["spread_pct"] == pytest.approx(4 / 101 * 100)

@@ -171,18 +171,23 @@ def test_nothing_on_the_page_points_to_the_network(full_html: str) -> None:
     assert "http://" not in page and "https://" not in page
 
 
-def test_compare_slot_renders_only_with_a_compare_table(tmp_path: Path) -> None:
-    an = analyse(load_runs([write_ladder_run(tmp_path)]))
-    assert 'id="compare"' not in render_html(an, plotly_js="")
-    an.compare = pd.DataFrame()
-    assert 'id="compare"' not in render_html(an, plotly_js="")
-    an.compare = pd.DataFrame({"run": ["a", "b"], "consumer": ["45.0 µs", "44.1 µs"],
-                               "source": ["a/cells.csv", "b/cells.csv"]})
-    html = render_html(an, plotly_js="")
+def test_compare_section_only_when_runs_share_cells(tmp_path: Path) -> None:
+    """Two one-cell runs, 101 vs 104 µs (see test_analysis_compare): the section sits after the
+    ladder, says the difference, names the differing setting, and lists the cell."""
+    from helpers_rundirs import one_cell_run
+
+    a = one_cell_run(tmp_path, "A-ladder", "2026-11-29T10:00:00Z", {0: 100.0, 2: 102.0}, measure={"spin_us": 50.0})
+    b = one_cell_run(tmp_path, "B-ladder", "2026-11-30T10:00:00Z", {0: 104.0, 2: 104.0}, measure={"spin_us": 30.0})
+    assert 'id="compare"' not in render_html(analyse(load_runs([a])), plotly_js="")
+    html = render_html(analyse(load_runs([a, b])), plotly_js="")
     cards = re.findall(r'<section class="card" id="([^"]+)"', html)
-    assert cards[cards.index("ladder-0") + 1] == "compare" and cards[cards.index("compare") + 1] == "speedup-0"
+    assert cards[cards.index("ladder-0") + 1] == "compare"
     assert '<a href="#compare">Compare runs</a>' in html
-    assert '<tr title="from b/cells.csv"><td>b</td><td>44.1 µs</td></tr>' in html
+    section = re.search(r'<section class="card" id="compare">.*?</section>', html, re.S).group(0)
+    assert "A-ladder against B-ladder (the run the analysis uses)" in section
+    assert "consumer (kernel timer): 1 cells, |difference| median 2.88 %" in section
+    assert "<td>measure.spin_us</td><td>30.0</td><td>50.0</td>" in section
+    assert '<td class="key">artifact/optmt/none/random/natural</td>' in section
 
 
 def run_block(html: str, name: str) -> str:

@@ -139,12 +139,6 @@ def grouped_table(columns: Sequence[Column], df: pd.DataFrame, by: str, order: S
     return Table([(c.header, c.cls) for c in columns], rows, groups)
 
 
-def frame_table(df: pd.DataFrame) -> Table:
-    """Any frame as it is: its columns as headers, its values as text (`source` as row tooltips)."""
-    shown = [c for c in df.columns if c != "source"]
-    return table([Column(str(c), lambda r, c=c: text(r[c])) for c in shown], df)
-
-
 def sources_of(df: pd.DataFrame, table_name: str) -> list[str]:
     """['run-a/cells.csv', 'run-b/cells.csv']: the files of `table_name` behind a frame's rows."""
     if df is None or df.empty or "source" not in df:

@@ -13,13 +13,15 @@ from typing import Any
 
 import pandas as pd
 
+from l2attr.analysis import attribution
 from l2attr.analysis.amortisation import AMORTISATION_PAIRS
 from l2attr.analysis.common import is_missing, ordered_profiles, rung_label, why
 from l2attr.analysis.share import T_STEP_DEFINITION
 from l2attr.analysis.study import Analysis
 from l2attr.report import fmt
+from l2attr.report.compare import pair_title, quantity_label, summary_sentence
 from l2attr.report.html_rows import (
-    Cell, Column, calls, frame_table, grouped_table, key, missing, num, number, rung, sources_of, table, text,
+    Cell, Column, calls, grouped_table, key, missing, num, number, plain, rung, sources_of, table, text,
 )
 
 Section = dict[str, Any]
@@ -76,7 +78,8 @@ def verdict(an: Analysis) -> Section:
     if v.empty:
         return EMPTY
     return {"empty": False, "state": an.state, "headlines": [says(h) for h in v["headline"]],
-            "table": table(VERDICT_COLUMNS, v, VERDICT_GROUPS), "t_step": T_STEP_DEFINITION}
+            "table": table(VERDICT_COLUMNS, v, VERDICT_GROUPS), "t_step": T_STEP_DEFINITION,
+            "hit_rate_label": attribution.label(attribution.headline_rate())}
 
 
 def _ci(r: dict[str, Any]) -> Cell:
@@ -212,13 +215,32 @@ def caveats(an: Analysis) -> Section:
     return {"caveats": an.caveats}
 
 
+COMPARE_COLUMNS = (
+    Column("Cell", lambda r: text("/".join(str(r[k]) for k in ("family", "rung", "pin", "profile", "l2_state")),
+                                  "key")),
+    Column("Quantity", lambda r: text(quantity_label(r["quantity"], r["timer"]))),
+    number("median, used run", "used_median_us", fmt.us),
+    number("median, other run", "median_us", fmt.us),
+    number("difference", "diff_pct", fmt.pct_signed),
+    number("larger repeat spread", "spread_pct", fmt.pct),
+    Column("beyond the spread?", lambda r: text("—" if r["exceeds_spread"] is None else
+                                                  "yes" if r["exceeds_spread"] else "no")),
+)
+SETTING_COLUMNS = (plain("Setting", "setting"), plain("used run", "used_value"), plain("other run", "value"))
+
+
 def compare(an: Analysis) -> Section | None:
-    """The slot of the "Compare runs" section: shown only when the analysis carries a non-empty
-    `compare` table (and its `compare_settings`), drawn as they are until the section gets its
-    own template."""
-    found = getattr(an, "compare", None)
-    if not isinstance(found, pd.DataFrame) or found.empty:
+    """Runs that measured the same cells (analysis.compare): per pair of runs, one sentence per
+    timer (report.compare's wording), the settings in which they differ, every cell in a fold."""
+    if an.compare.empty:
         return None
-    settings = getattr(an, "compare_settings", None)
-    return {"table": frame_table(found),
-            "settings": frame_table(settings) if isinstance(settings, pd.DataFrame) and not settings.empty else None}
+    pairs = []
+    for (used, run), summary in an.compare_summary.groupby(["used_run", "run"], sort=False):
+        of_pair = (an.compare["used_run"] == used) & (an.compare["run"] == run)
+        settings = an.compare_settings[(an.compare_settings["used_run"] == used)
+                                       & (an.compare_settings["run"] == run)]
+        pairs.append({"title": pair_title(used, run),
+                      "sentences": [summary_sentence(r) for r in summary.to_dict("records")],
+                      "settings": table(SETTING_COLUMNS, settings) if not settings.empty else None,
+                      "cells": table(COMPARE_COLUMNS, an.compare[of_pair]), "n": int(of_pair.sum())})
+    return {"pairs": pairs}
