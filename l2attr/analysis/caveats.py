@@ -185,7 +185,7 @@ LAG_SHIFT_WARN_PCT = 1.0
 
 def launch_lag_caveats(study: Study) -> list[Caveat]:
     """Per ladder run: the share of samples launched after the spin ran out, and whether it matters."""
-    from l2attr.analysis.spread import launch_lag_effect
+    from l2attr.analysis.spread import describe_launch_lag, launch_lag_effect
 
     out = []
     for run in study.runs:
@@ -196,10 +196,7 @@ def launch_lag_caveats(study: Study) -> list[Caveat]:
         if lag is None or lag["lagged_pct"] == 0:
             continue
         level = "warn" if float(lag["max_shift_pct"]) > LAG_SHIFT_WARN_PCT else "info"
-        out.append(Caveat(level, f"{lag['lagged_pct']:.1f} % of run {run.name}'s kernel-timer samples were "
-                                 f"launched after the {spin:g} µs spin head start (their event interval may "
-                                 f"hold host time); dropping them moves a consumer median by at most "
-                                 f"{lag['max_shift_pct']:.2f} % ({lag['worst_cell']})",
+        out.append(Caveat(level, f"run {run.name}: {describe_launch_lag(lag, float(spin))}",
                           f"{run.name}/samples.csv[launch_lag_us]"))
     return out
 

@@ -33,7 +33,8 @@ COLUMNS = [*CELL_ID, "used_run", "used_median_us", "run", "median_us", "diff_pct
            "exceeds_spread", "source"]
 # manifest parts that describe how a run was made (the rest are measurements or bookkeeping)
 SETTING_PARTS = ("command", "measure", "versions", "gpu", "ptxas")
-NOISE = ("gpu.clocks", "gpu.temperature", "gpu.power", "measure.cache_dir", "measure.variants")
+# where the run kept its cache, and the variant list (the cells themselves show what was run)
+NOISE = ("measure.cache_dir", "measure.variants")
 
 
 def _spreads(samples: pd.DataFrame) -> dict[tuple[Any, ...], float]:

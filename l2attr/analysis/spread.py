@@ -74,3 +74,10 @@ def launch_lag_effect(samples: pd.DataFrame, spin_us: float) -> dict[str, float 
         worst = shift.idxmax()
         out["worst_cell"] = "/".join(str(v) for v in (worst if isinstance(worst, tuple) else (worst,)))
     return out
+
+
+def describe_launch_lag(lag: dict[str, float | str], spin_us: float) -> str:
+    """The one wording of launch_lag_effect, for the ladder's summary and the report's caveat."""
+    return (f"{float(lag['lagged_pct']):.1f} % of the kernel-timer samples were launched after the "
+            f"{spin_us:g} µs spin head start (their event interval may hold host time); dropping them "
+            f"moves a consumer median by at most {float(lag['max_shift_pct']):.2f} % ({lag['worst_cell']})")

@@ -175,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
     from l2attr.gpu.device import gpu_facts, software_versions
     from l2attr.measure.run import run_ladder
     from l2attr.measure.present import ladder_tables
-    from l2attr.analysis.spread import launch_lag_effect, repeat_spread
+    from l2attr.analysis.spread import describe_launch_lag, launch_lag_effect, repeat_spread
     from l2attr.rundir import RunDir, command_line
     from l2attr.schema import SAMPLES
 
@@ -207,10 +207,7 @@ def run(args: argparse.Namespace) -> int:
                           f"({worst.family} {worst.rung} / {worst.profile})")
     lag = launch_lag_effect(samples, opts.spin_us)
     if lag is not None:
-        console.print(f"samples whose launch took longer than the {opts.spin_us:g} µs spin head "
-                      f"start (event time may include host time): {lag['lagged_pct']:.2f} %; dropping "
-                      f"them moves a consumer median by at most {lag['max_shift_pct']:.2f} % "
-                      f"({lag['worst_cell']})")
+        console.print(describe_launch_lag(lag, opts.spin_us), markup=False, highlight=False)
     console.print(f"ladder finished in {wall:.1f} s wall (this process, compile + data + checks "
                   f"+ timing); results in {run_dir.path}")
     return 0

@@ -58,7 +58,7 @@ def output_format(fmt: str | None, output: Path | None) -> str:
     return fmt or implied or "html"
 
 
-def expand_run_dirs(paths: list[Path], say=print) -> list[Path]:
+def expand_run_dirs(paths: list[Path]) -> list[Path]:
     """The run dirs the arguments name: a run dir itself, or a folder of run dirs (its direct
     subfolders with a manifest, e.g. `examples/`). Among several arguments, an existing file or
     folder that is neither (a shell glob's report.html, logs/) is skipped with a line saying so;
@@ -74,7 +74,7 @@ def expand_run_dirs(paths: list[Path], say=print) -> list[Path]:
         if inner:
             out.extend(inner)
         elif len(paths) > 1:
-            say(f"skipped {p}: not a run dir (no {MANIFEST})", file=sys.stderr)
+            print(f"skipped {p}: not a run dir (no {MANIFEST})", file=sys.stderr)
         else:
             raise UserError(f"{p} is not an l2attr run dir (no {MANIFEST}) and holds none")
     if not out:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
+
+import pandas as pd
 
 from l2attr.analysis.compare import QUANTITY_LABELS
 
@@ -26,3 +29,25 @@ def summary_sentence(rec: dict[str, Any]) -> str:
 
 def pair_title(used_run: str, run: str) -> str:
     return f"{run} against {used_run} (the run the analysis uses)"
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One pair of runs that share cells, as both renderers show it."""
+
+    title: str
+    sentences: list[str]
+    settings: pd.DataFrame      # setting, used_value, value
+    cells: pd.DataFrame         # analysis.compare's rows of this pair
+
+
+def pairs(an: Any) -> list[Pair]:
+    """Per pair of runs (analysis order): the title, one sentence per timer, the settings that
+    differ and the cells."""
+    out = []
+    for (used, run), summary in an.compare_summary.groupby(["used_run", "run"], sort=False):
+        def of(df: pd.DataFrame) -> pd.DataFrame:
+            return df[(df["used_run"] == used) & (df["run"] == run)]
+        out.append(Pair(pair_title(used, run), [summary_sentence(r) for r in summary.to_dict("records")],
+                        of(an.compare_settings), of(an.compare)))
+    return out

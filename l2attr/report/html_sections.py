@@ -19,7 +19,7 @@ from l2attr.analysis.common import is_missing, ordered_profiles, rung_label, why
 from l2attr.analysis.share import T_STEP_DEFINITION
 from l2attr.analysis.study import Analysis
 from l2attr.report import fmt
-from l2attr.report.compare import pair_title, quantity_label, summary_sentence
+from l2attr.report.compare import pairs as compare_pairs, quantity_label
 from l2attr.report.html_rows import (
     Cell, Column, calls, grouped_table, key, missing, num, number, plain, rung, sources_of, table, text,
 )
@@ -234,13 +234,7 @@ def compare(an: Analysis) -> Section | None:
     timer (report.compare's wording), the settings in which they differ, every cell in a fold."""
     if an.compare.empty:
         return None
-    pairs = []
-    for (used, run), summary in an.compare_summary.groupby(["used_run", "run"], sort=False):
-        of_pair = (an.compare["used_run"] == used) & (an.compare["run"] == run)
-        settings = an.compare_settings[(an.compare_settings["used_run"] == used)
-                                       & (an.compare_settings["run"] == run)]
-        pairs.append({"title": pair_title(used, run),
-                      "sentences": [summary_sentence(r) for r in summary.to_dict("records")],
-                      "settings": table(SETTING_COLUMNS, settings) if not settings.empty else None,
-                      "cells": table(COMPARE_COLUMNS, an.compare[of_pair]), "n": int(of_pair.sum())})
+    pairs = [{"title": p.title, "sentences": p.sentences,
+              "settings": table(SETTING_COLUMNS, p.settings) if not p.settings.empty else None,
+              "cells": table(COMPARE_COLUMNS, p.cells), "n": len(p.cells)} for p in compare_pairs(an)]
     return {"pairs": pairs}

@@ -13,7 +13,7 @@ from l2attr.analysis.study import Analysis, series_view
 from l2attr.report import fmt
 from l2attr.analysis.control import describe_control, validity_control
 from l2attr.report.html import series_title
-from l2attr.report.compare import pair_title, summary_sentence
+from l2attr.report.compare import pairs as compare_pairs
 from l2attr.report.layer_b import consumer_grid, dram_lines, grid_title
 
 
@@ -99,15 +99,14 @@ def compare_markdown(an: Analysis) -> str:
     if an.compare_summary.empty:
         return ""
     parts = []
-    for (used, run), rows in an.compare_summary.groupby(["used_run", "run"], sort=False):
-        parts += [f"*{pair_title(used, run)}*", ""]
-        parts += [f"- {summary_sentence(r)}" for r in rows.to_dict("records")]
-        settings = an.compare_settings[(an.compare_settings["used_run"] == used) & (an.compare_settings["run"] == run)]
-        if settings.empty:
+    for pair in compare_pairs(an):
+        parts += [f"*{pair.title}*", ""] + [f"- {line}" for line in pair.sentences]
+        if pair.settings.empty:
             parts += ["- settings: none of the recorded settings differ"]
         else:
+            used, run = pair.cells["used_run"].iloc[0], pair.cells["run"].iloc[0]
             parts += ["", md_table(["setting", used, run],
-                                   [[r["setting"], r["used_value"], r["value"]] for r in settings.to_dict("records")],
+                                   [[r["setting"], r["used_value"], r["value"]] for r in pair.settings.to_dict("records")],
                                    [False, False, False])]
         parts.append("")
     return "\n".join(parts)
