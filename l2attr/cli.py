@@ -16,6 +16,8 @@ from l2attr.errors import UserError
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "ladder": ("ladder", "layer A: time the five-rung kernel ladder x reuse profiles (GPU)"),
     "profile": ("profile", "layer B: Nsight Compute L2 attribution per role, or --import a report"),
+    "sweep": ("sweep", "measured sweeps: amortisation, hot-set size, access-policy window, L2 capacity, "
+                       "pollution (GPU)"),
     "report": ("report", "turn run dirs into one offline HTML (or Markdown) attribution report"),
     "traces": ("traces", "inspect, generate and calibrate index traces (CPU)"),
     "doctor": ("doctor", "check GPU, CUDA, ncu counters, nvtx, ncu_report: can ladder/profile run?"),
@@ -25,6 +27,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 # their outputs atomically, so an interrupted one leaves the old file or none.
 INTERRUPTED: dict[str, str] = {
     "ladder": "interrupted; finished cells are on disk (use --resume RUN_DIR)",
+    "sweep": "interrupted; finished units are on disk (use l2attr sweep --resume RUN_DIR)",
     "profile": "interrupted; a run dir it started is incomplete (manifest status 'running'): "
                "run the profile again",
     "profile --import": "interrupted; nothing was written",

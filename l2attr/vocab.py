@@ -183,3 +183,41 @@ def parse_range_name(name: str | None) -> dict[str, Any]:
     if m:
         out["role"] = m["role"]
     return out
+
+
+# -- sweeps (`l2attr sweep AXIS`, l2attr/sweep/) ------------------------------------------------
+
+class SweepAxis(Vocab):
+    """What one sweep varies (issue #10): one run dir per sweep."""
+
+    AMORTISATION = "amortisation"  # consumer calls per pin, k
+    HOTSET = "hotset"              # hot rows pinned
+    WINDOW = "window"              # access-policy window hitRatio (and the remap alone)
+    CAPACITY = "capacity"          # effective L2 size (part of L2 occupied by evict_last lines)
+    POLLUTION = "pollution"        # MB of unrelated streaming reads between pin and consumer
+
+
+class Order(Vocab):
+    """Where a pin's k consumer calls sit in the call stream."""
+
+    BACK_TO_BACK = "back_to_back"  # pin(t), then k calls of table t in a row
+    INTERLEAVED = "interleaved"    # the artifact's loop: the other tables' pins and calls in between
+
+
+class Arm(Vocab):
+    """What runs before the consumer at one sweep point."""
+
+    OPTMT = "optmt"          # the OptMT consumer alone (the honest comparand)
+    PIN = "l2p_optmt"        # pin kernel -> sync -> OptMT consumer
+    REMAP = "remap"          # hot rows copied to the front of the table, indices remapped; no window
+    WINDOW = "window"        # remap + persisting set-aside + stream access-policy window
+
+
+class SweepRole(Vocab):
+    """What one row of sweep_samples.csv timed."""
+
+    PIN = "pin"              # pin kernel (kernel timer)
+    CONSUMER = "consumer"    # consumer kernel (kernel timer)
+    POLLUTE = "pollute"      # streaming read between pin and consumer (kernel timer)
+    PREPARE = "prepare"      # host call before the consumer (the window's cuStreamSetAttribute; host clock)
+    CALL = "call"            # the whole call on the host clock: [prepare] [pin -> sync] [pollute -> sync] consumer -> sync

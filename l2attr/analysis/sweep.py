@@ -1,0 +1,55 @@
+"""One sweep run dir -> its judgement: the axis' tables and a one-line reading (computed from
+sweep_points.csv on disk, nothing from the GPU)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from l2attr.analysis import sweep_amortisation, sweep_capacity, sweep_hotset, sweep_pollution, sweep_window
+from l2attr.analysis.sweep_load import SweepRun
+from l2attr.vocab import SweepAxis
+
+
+@dataclass
+class SweepAnalysis:
+    run: SweepRun
+    axis: SweepAxis
+    table: pd.DataFrame                       # the axis' main table (one row per measured x, per series)
+    reading: str                              # one line
+    break_even: pd.DataFrame = field(default_factory=pd.DataFrame)   # amortisation only
+
+    @property
+    def title(self) -> str:
+        return TITLES[self.axis]
+
+
+TITLES = {
+    SweepAxis.AMORTISATION: "Sweep: consumer calls per pin (measured amortisation)",
+    SweepAxis.HOTSET: "Sweep: hot-set size",
+    SweepAxis.WINDOW: "Sweep: access-policy window instead of a pin kernel",
+    SweepAxis.CAPACITY: "Sweep: effective L2 capacity",
+    SweepAxis.POLLUTION: "Sweep: pollution between pin and consumer",
+}
+
+
+def analyse_sweep(run: SweepRun) -> SweepAnalysis:
+    p, axis = run.points, run.axis
+    if axis == SweepAxis.AMORTISATION:
+        curve = sweep_amortisation.curves(p)
+        be = sweep_amortisation.with_formula(sweep_amortisation.break_even(curve), p)
+        return SweepAnalysis(run, axis, curve, sweep_amortisation.reading(be), be)
+    if axis == SweepAxis.HOTSET:
+        cfg = run.config
+        row_bytes = int(cfg.get("dim", 128)) * {"fp32": 4, "fp16": 2, "bf16": 2}.get(str(cfg.get("dtype", "fp32")), 4)
+        t = sweep_hotset.table(p, row_bytes)
+        return SweepAnalysis(run, axis, t, sweep_hotset.reading(t))
+    if axis == SweepAxis.WINDOW:
+        t = sweep_window.table(p)
+        return SweepAnalysis(run, axis, t, sweep_window.reading(t))
+    if axis == SweepAxis.CAPACITY:
+        t = sweep_capacity.table(p)
+        return SweepAnalysis(run, axis, t, sweep_capacity.reading(t))
+    t = sweep_pollution.table(p)
+    return SweepAnalysis(run, axis, t, sweep_pollution.reading(t))

@@ -1,0 +1,51 @@
+"""Pollution: how fast the pin's benefit decays when unrelated traffic runs between pin and consumer.
+
+Per (family, profile, MiB streamed): the pinned consumer's time, OptMT's under the same
+pollution, the consumer-only speedup and the share of the unpolluted gain that is left:
+(T_optmt(N) - T_pinned(N)) / (T_optmt(0) - T_pinned(0)).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from l2attr.vocab import Arm
+
+COLUMNS = ["family", "pin", "profile", "pollute_mib", "optmt_us", "pinned_consumer_us", "pollute_us",
+           "speedup_consumer", "speedup_charged", "gain_left"]
+
+
+def table(points: pd.DataFrame) -> pd.DataFrame:
+    if points.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    v = {(r.family, r.profile, float(r.x), r.arm, r.quantity, r.timer): float(r.median_us) for r in points.itertuples()}
+    pins = dict(zip(points["family"], points["pin"]))
+    rows = []
+    keys = sorted({(r.family, r.profile, float(r.x)) for r in points.itertuples()})
+    for fam, prof, x in keys:
+        g = lambda a, q, mib=x: v.get((fam, prof, mib, a, q, "kernel"), math.nan)  # noqa: E731
+        ref, cons = g(Arm.OPTMT.value, "consumer"), g(Arm.PIN.value, "consumer")
+        zero = min((k[2] for k in keys if k[:2] == (fam, prof)), default=math.nan)
+        gain0 = g(Arm.OPTMT.value, "consumer", zero) - g(Arm.PIN.value, "consumer", zero)
+        charged = g(Arm.PIN.value, "charged")
+        rows.append({"family": fam, "pin": pins.get(fam, ""), "profile": prof, "pollute_mib": x, "optmt_us": ref,
+                     "pinned_consumer_us": cons, "pollute_us": g(Arm.PIN.value, "pollute") if x > 0 else 0.0,
+                     "speedup_consumer": ref / cons if cons > 0 else math.nan,
+                     "speedup_charged": ref / charged if charged > 0 else math.nan,
+                     "gain_left": (ref - cons) / gain0 if gain0 > 0 else math.nan})
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def reading(t: pd.DataFrame) -> str:
+    if t.empty:
+        return "No pollution points measured."
+    parts = []
+    for (fam, prof), g in t.groupby(["family", "profile"], sort=False):
+        g = g.sort_values("pollute_mib")
+        half = g[(g["gain_left"] < 0.5) & (g["pollute_mib"] > 0)]
+        where = f"below half by {half['pollute_mib'].iloc[0]:g} MiB" if not half.empty else \
+            f"{g['gain_left'].iloc[-1] * 100:.0f} % left at {g['pollute_mib'].iloc[-1]:g} MiB"
+        parts.append(f"{fam} {prof}: {where}")
+    return "The pin's consumer gain over OptMT under pollution: " + "; ".join(parts) + "."

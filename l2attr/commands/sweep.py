@@ -1,0 +1,154 @@
+"""When does cross-kernel L2 residency pay? One axis per run dir, measured, not extrapolated.
+
+Axes (both kernel families by default, OptMT consumer, kernel timer + wall clock):
+  amortisation  pin once, then k consumer calls of the table (--k 1,2,4,8,16,32), back to back
+                and interleaved with the other tables' pins and calls; measured break-even k
+  hotset        hot rows pinned (--hot-sizes 0,7500,...,240000), hottest first
+  window        no pin kernel: hot rows remapped to the front of each table, a persisting L2
+                set-aside and a stream access-policy window over them (--hit-ratios); the remap alone
+  capacity      part of L2 held by evict_last lines of a dummy buffer (--l2-mib 60,50,40,30,20)
+  pollution     a streaming read of N MiB of unrelated data between pin and consumer (--pollute-mib)
+
+Every repeat of every point is appended to RUN_DIR/sweep_samples.csv as it is measured (and
+listed in sweep_units.csv), point summaries go to sweep_points.csv; `--resume RUN_DIR` measures
+what is missing. `l2attr report RUN_DIR` draws the sweep's chapter.
+
+examples:
+  l2attr sweep amortisation
+  l2attr sweep hotset --family artifact --profiles reuse_high,random
+  l2attr sweep pollution --pollute-mib 0,30,120 --repeats 2
+  l2attr sweep --resume runs/20261130T220000Z-amortisation
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from l2attr.config import WorkloadConfig, add_workload_args, config_from_args
+from l2attr.errors import UserError
+from l2attr.ladder import FAMILIES, PROFILES, parse_families, parse_profiles
+from l2attr.sweep import spec
+from l2attr.vocab import SweepAxis
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("axis", nargs="?", metavar="AXIS", help=f"one of {', '.join(SweepAxis.values())}")
+    add_workload_args(p)
+    g = p.add_argument_group("sweep")
+    g.add_argument("--family", default="all", help="kernel family: artifact, tuned, or all (default)")
+    g.add_argument("--profiles", help=f"comma list of reuse profiles (default: {','.join(PROFILES)})")
+    g.add_argument("--repeats", type=int, default=3,
+                   help="device-timed repeats per point and arm, each followed by a host-timed one (default 3)")
+    g.add_argument("--no-host-repeat", action="store_true", help="skip the wall-clock repeats")
+    g.add_argument("--spin-us", type=float, default=50.0, help="GPU spin before each timed kernel (default 50)")
+    g.add_argument("--pin-granularity", choices=("line", "element"), default=None,
+                   help="default: each family's own (artifact element, tuned line)")
+    g.add_argument("--k", default=",".join(map(str, spec.DEFAULT_KS)),
+                   help="amortisation: consumer calls per pin (default 1,2,4,8,16,32)")
+    g.add_argument("--orders", default="back_to_back,interleaved", help="amortisation: orders (default both)")
+    g.add_argument("--hot-sizes", default=",".join(map(str, spec.DEFAULT_HOT_ROWS)),
+                   help="hotset: hot rows pinned (default 0,7500,15000,30000,60000,120000,240000)")
+    g.add_argument("--hit-ratios", default=",".join(f"{h:g}" for h in spec.DEFAULT_HIT_RATIOS),
+                   help="window: access-policy window hitRatios (default 0.25,0.5,0.75,1)")
+    g.add_argument("--l2-mib", default=",".join(f"{m:g}" for m in spec.DEFAULT_EFFECTIVE_L2_MIB),
+                   help="capacity: effective L2 sizes in MiB (default 60,50,40,30,20)")
+    g.add_argument("--pollute-mib", default=",".join(f"{m:g}" for m in spec.DEFAULT_POLLUTION_MIB),
+                   help="pollution: MiB streamed between pin and consumer (default 0,7.5,15,30,60,120)")
+    o = p.add_argument_group("output")
+    o.add_argument("--out", type=Path, default=Path("runs"), help="runs folder (default ./runs)")
+    o.add_argument("--name", default=None, help="run name suffix (default: the axis)")
+    o.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue an interrupted sweep")
+    o.add_argument("--cache-dir", type=Path, default=None,
+                   help="cache generated workloads here (default: <out>/.cache)")
+    o.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def options_from_args(args: argparse.Namespace) -> tuple[WorkloadConfig, spec.SweepOptions]:
+    if not args.axis:
+        raise UserError(f"give the AXIS to sweep: one of {', '.join(SweepAxis.values())}")
+    axis = spec.parse_axis(args.axis)
+    cfg = config_from_args(args)
+    opts = spec.SweepOptions(
+        axis=axis, families=parse_families(args.family), profiles=parse_profiles(args.profiles),
+        repeats=args.repeats, host_repeat=not args.no_host_repeat, spin_us=args.spin_us,
+        pin_granularity=args.pin_granularity, ks=spec.parse_ints("--k", args.k),
+        orders=spec.parse_orders(args.orders), hot_rows=spec.parse_ints("--hot-sizes", args.hot_sizes),
+        hit_ratios=spec.parse_floats("--hit-ratios", args.hit_ratios),
+        effective_l2_mib=spec.parse_floats("--l2-mib", args.l2_mib),
+        pollution_mib=spec.parse_floats("--pollute-mib", args.pollute_mib),
+        cache_dir=str(args.cache_dir or (args.out / ".cache")))
+    spec.validate(cfg, opts)
+    return cfg, opts
+
+
+def _resume(args: argparse.Namespace):
+    from l2attr.rundir import RunDir
+    from l2attr.schema import SCHEMA_VERSION
+
+    run = RunDir.open(args.resume)
+    m = run.manifest()
+    if m.get("kind") != "sweep":
+        raise UserError(f"{args.resume} is a {m.get('kind')!r} run, not a sweep run")
+    if m.get("schema_version") != SCHEMA_VERSION:
+        raise UserError(f"{args.resume} was written by an older l2attr; it can be reported but not resumed")
+    if args.axis and args.axis != m["sweep"]["axis"]:
+        raise UserError(f"{args.resume} is a {m['sweep']['axis']} sweep, not {args.axis}")
+    cfg = WorkloadConfig(**m["config"])
+    opts = spec.SweepOptions.from_manifest(m["sweep"])
+    spec.validate(cfg, opts)
+    return run, cfg, opts
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    t0 = time.perf_counter()
+    console = Console(stderr=True)
+    if args.resume:
+        run_dir, cfg, opts = _resume(args)
+    else:
+        cfg, opts = options_from_args(args)
+    from l2attr.gpu.runtime import require_gpu
+
+    require_gpu()   # no GPU: one line, exit 2, nothing written
+    from l2attr.sweep.device import device_limits
+
+    limits = device_limits()
+    spec.validate_device(cfg, opts, limits)
+    from l2attr.measure.gpu import check_fits
+
+    check_fits(cfg)
+    from l2attr.gpu.device import gpu_facts, software_versions
+    from l2attr.rundir import RunDir, command_line
+    from l2attr.sweep.run import run_sweep
+
+    if not args.resume:
+        run_dir = RunDir.create(args.out, args.name or opts.axis.value, {
+            "kind": "sweep", "command": command_line(), "config": cfg.to_dict(), "sweep": opts.manifest(),
+            "versions": software_versions(), "gpu": gpu_facts()})
+    console.print(f"run dir: {run_dir.path}")
+    progress = None
+    if not args.quiet:
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
+                            TextColumn("{task.completed}/{task.total} units"), TimeElapsedColumn(), console=console)
+    if progress is not None:
+        with progress:
+            run_sweep(cfg, opts, run_dir, limits, log=console.print, progress=progress)
+    else:
+        run_sweep(cfg, opts, run_dir, limits, log=console.print)
+    wall = time.perf_counter() - t0
+    run_dir.update_manifest(process_wall_s=wall)
+    from l2attr.analysis.sweep_load import load_sweep
+    from l2attr.report.sweep_text import summary_lines
+
+    for line in summary_lines(load_sweep(run_dir.path)):
+        print(line)
+    console.print(f"sweep {opts.axis.value} finished in {wall:.1f} s wall; results in {run_dir.path}")
+    return 0
+
+
+__all__ = ["add_arguments", "run", "options_from_args", "FAMILIES"]

@@ -1,0 +1,118 @@
+"""A sweep's run loop: every (profile, repeat, family, point, arm, mode) unit measured in turn and
+appended to the run dir at once; point summaries rewritten after each point's last repeat.
+
+Order: per profile the workload is built once; repeats are the outer loop (a slow drift of the
+GPU touches every point alike), device and host repeats alternate per arm. Every unit starts
+from a flushed L2 with persisting priorities reset (measure/gpu.Gpu.flush_l2) and one artifact-loop
+warm-up batch that is not kept. `--resume` keeps the units listed in sweep_units.csv, drops
+sample rows of any other (a crash between the two appends) and measures the rest.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+import pandas as pd
+
+from l2attr.config import WorkloadConfig
+from l2attr.rundir import RunDir
+from l2attr.sweep.protocol import run_calls
+from l2attr.sweep.schedule import schedule
+from l2attr.sweep.spec import DeviceLimits, Point, SweepOptions, points
+from l2attr.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES, SWEEP_UNITS, UNIT_KEYS, summarize_point
+from l2attr.vocab import Arm, Family
+
+UnitKey = tuple[str, str, str, str, int, str]
+MODES = ("device", "host")
+
+
+def finished_units(run: RunDir) -> set[UnitKey]:
+    """Units whose rows are all on disk; sample rows of other units are removed (one rewrite)."""
+    if not run.has(SWEEP_UNITS):
+        done: set[UnitKey] = set()
+    else:
+        u = run.read(SWEEP_UNITS)
+        done = {(str(r.family), str(r.profile), str(r.point), str(r.arm), int(r.repeat), str(r.mode))
+                for r in u.itertuples()}
+    if run.has(SWEEP_SAMPLES):
+        s = run.read(SWEEP_SAMPLES)
+        keys = list(zip(s["family"].astype(str), s["profile"].astype(str), s["point"].astype(str),
+                        s["arm"].astype(str), s["repeat"].astype(int), s["mode"].astype(str)))
+        kept = pd.Series([k in done for k in keys], index=s.index, dtype=bool)
+        if not kept.all():
+            run.write(SWEEP_SAMPLES, s[kept].reset_index(drop=True))
+    return done
+
+
+def point_facts(axis: str, family: Family, pin: str, profile: str, p: Point, arm: Arm,
+                cfg: WorkloadConfig) -> dict[str, Any]:
+    return {"axis": axis, "family": family.value, "pin": pin, "profile": profile, "point": p.point,
+            "x": p.x, "order": p.order.value, "k": p.k, "arm": arm.value,
+            "hot_rows": cfg.hot_rows if p.hot_rows < 0 else p.hot_rows,
+            "hit_ratio": p.hit_ratio if arm == Arm.WINDOW else 0.0,
+            "occupy_bytes": p.occupy_bytes, "pollute_bytes": p.pollute_bytes}
+
+
+def run_sweep(cfg: WorkloadConfig, opts: SweepOptions, run: RunDir, limits: DeviceLimits,
+              device_factory: Callable[..., Any] | None = None, log: Callable[[str], None] = print,
+              progress: Any = None) -> pd.DataFrame:
+    """Measure every unit of the sweep into `run`; finished units are skipped."""
+    if device_factory is None:
+        from l2attr.sweep.device import SweepDevice as device_factory  # noqa: N813
+    t_start = time.perf_counter()
+    pts = points(cfg, opts, limits)
+    modes = MODES if opts.host_repeat else MODES[:1]
+    done = finished_units(run)
+    if done:
+        log(f"resume: {len(done)} finished units kept")
+    device = device_factory(cfg, opts, limits, log)
+    samples: dict[tuple[str, str, str, str], list[pd.DataFrame]] = {}
+    if run.has(SWEEP_SAMPLES):
+        old = run.read(SWEEP_SAMPLES)
+        for key, frame in old.groupby(["family", "profile", "point", "arm"], sort=False):
+            samples[tuple(str(x) for x in key)] = [frame]
+    summaries: dict[tuple[str, str, str, str], pd.DataFrame] = {}
+    per_profile = [(f, p, a, r, m) for r in range(opts.repeats) for f in opts.families for p in pts
+                   for a in p.arms for m in modes]
+    task = progress.add_task(f"sweep {opts.axis.value}", total=len(per_profile) * len(opts.profiles)) \
+        if progress is not None else None
+    workloads: dict[str, Any] = dict(run.manifest().get("workloads") or {})
+    measure_s = 0.0
+    for profile in opts.profiles:
+        todo = [u for u in per_profile if (u[0].value, profile, u[1].point, u[2].value, u[3], u[4]) not in done]
+        if todo:
+            workloads[profile] = device.load_profile(profile)
+            run.update_manifest(workloads=workloads)
+        t0 = time.perf_counter()
+        for family, p, arm, repeat, mode in per_profile:
+            key: UnitKey = (family.value, profile, p.point, arm.value, repeat, mode)
+            if key not in done:
+                with device.arm(family, p, arm) as ops:
+                    device.start_repeat()
+                    calls = schedule(p.order, p.k, p.groups, cfg.tables, device.batches)
+                    rows = run_calls(device.gpu, ops, calls, mode == "device")
+                facts = point_facts(opts.axis.value, family, device.pins[family].value, profile, p, arm, cfg)
+                frame = pd.DataFrame(rows).assign(**{k: facts[k] for k in ("axis", "family", "pin", "profile",
+                                                                          "point", "x", "order", "k", "arm")},
+                                                  repeat=repeat, mode=mode)
+                frame = frame.reindex(columns=list(SWEEP_SAMPLES.columns))
+                run.append(SWEEP_SAMPLES, frame)
+                run.append(SWEEP_UNITS, pd.DataFrame([dict(zip(UNIT_KEYS, key), rows=len(frame))]))
+                samples.setdefault(key[:4], []).append(frame)
+            if progress is not None:
+                progress.advance(task)
+            last_of_point = repeat == opts.repeats - 1 and mode == modes[-1] and arm == p.arms[-1]
+            if last_of_point:
+                for a in p.arms:
+                    k4 = (family.value, profile, p.point, a.value)
+                    facts = point_facts(opts.axis.value, family, device.pins[family].value, profile, p, a, cfg)
+                    summaries[k4] = summarize_point(pd.concat(samples.get(k4, []) or [pd.DataFrame(
+                        columns=list(SWEEP_SAMPLES.columns))], ignore_index=True), facts)
+                run.write(SWEEP_POINTS, pd.concat(list(summaries.values()), ignore_index=True))
+        measure_s += time.perf_counter() - t0
+        if todo:
+            device.unload_profile()
+    run.update_manifest(workloads=workloads, **device.describe(),
+                        sweep_timings={"measure_s": measure_s, "total_s": time.perf_counter() - t_start})
+    return run.read(SWEEP_POINTS) if run.has(SWEEP_POINTS) else pd.DataFrame(columns=list(SWEEP_POINTS.columns))
