@@ -154,8 +154,12 @@ def check_cupy_device(p: Probes) -> list[Check]:
         (PROFILE,))
     l2 = int(props.get("l2CacheSize", 0))
     persist = int(props.get("persistingL2CacheMaxSize", 0))
+    window = int(props.get("accessPolicyMaxWindowSize", 0))
+    # `l2attr sweep window` sizes its persisting set-aside and access-policy window by these two
     l2_check = Check("L2 / persisting L2", l2 > 0,
-                     f"L2 {l2 / 2**20:.1f} MiB, persisting-L2 max {persist / 2**20:.1f} MiB", "", ())
+                     f"L2 {l2 / 2**20:.1f} MiB, persisting-L2 max {persist / 2**20:.1f} MiB "
+                     f"(persistingL2CacheMaxSize {persist:,} B), access-policy window max "
+                     f"{window / 2**20:.1f} MiB (accessPolicyMaxWindowSize {window:,} B)", "", ())
     return [base, chip_check, l2_check]
 
 

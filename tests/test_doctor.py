@@ -13,7 +13,8 @@ from l2attr.cli import main
 from l2attr.doctor import Check, Probes, readiness, run_checks
 
 H200_PROPS = {"name": b"NVIDIA H200", "major": 9, "minor": 0, "l2CacheSize": 62_914_560,
-              "persistingL2CacheMaxSize": 39_321_600, "uuid": b"\xca\xfe\x00\x01"}
+              "persistingL2CacheMaxSize": 39_321_600,
+              "accessPolicyMaxWindowSize": 134_213_632, "uuid": b"\xca\xfe\x00\x01"}
 
 
 def _completed(argv, rc=0, out="", err=""):
@@ -81,6 +82,7 @@ def test_working_machine_is_ready_for_both():
     assert c["GPU and driver"].ok and "H200" in c["GPU and driver"].detail
     assert c["compute capability -> chip"].detail.endswith("sm_90 -> gh100")
     assert "60.0 MiB" in c["L2 / persisting L2"].detail and "37.5 MiB" in c["L2 / persisting L2"].detail
+    assert "accessPolicyMaxWindowSize 134,213,632 B" in c["L2 / persisting L2"].detail
     assert c["ncu"].detail == "/usr/bin/ncu (version 2025.3.1.0)"
     assert c["ncu reads counters"].ok
     assert not c["nsys timeline"].ok and c["nsys timeline"].needed_by == ()

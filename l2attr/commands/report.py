@@ -84,7 +84,10 @@ def expand_run_dirs(paths: list[Path]) -> list[Path]:
 
 def run_inputs(run_dirs: list[Path]) -> list[Path]:
     """The files `report` reads from the run dirs: never a place to write the report."""
-    return [Path(d) / name for d in run_dirs for name in (MANIFEST, *(t.filename for t in TABLES.values()))]
+    from l2attr.sweep.tables import SWEEP_TABLES
+
+    names = (MANIFEST, *(t.filename for t in TABLES.values()), *(t.filename for t in SWEEP_TABLES))
+    return [Path(d) / name for d in run_dirs for name in names]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -93,6 +96,10 @@ def run(args: argparse.Namespace) -> int:
     run_dirs = expand_run_dirs(args.run_dirs)
     if output is not None:
         check_output(output, "-o", inputs=run_inputs(run_dirs))
+    sweep_dirs, run_dirs = split_sweeps(run_dirs)
+    sweeps = load_sweeps(sweep_dirs, args.allow_partial)
+    if not run_dirs:
+        return _sweeps_only(sweeps, fmt, output, sweep_dirs[0])
     study = load_runs(run_dirs, allow_mixed=args.allow_mixed, allow_partial=args.allow_partial)
     for message in study.damage:
         print(f"l2attr report: warning: partial data: {message}", file=sys.stderr)
@@ -101,7 +108,8 @@ def run(args: argparse.Namespace) -> int:
     analysis = analyse(study, l2_state=args.l2_state)
     if fmt == "md":
         from l2attr.report.markdown import render_markdown
-        text = render_markdown(analysis)
+        from l2attr.report.sweep_text import markdown_chapter
+        text = render_markdown(analysis) + "".join("\n" + markdown_chapter(an) for an in sweeps)
         if output is None:
             sys.stdout.write(text)
         else:
@@ -109,7 +117,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"wrote {output}")
         return 0
     from l2attr.report.html import render_html
-    html = render_html(analysis)
+    from l2attr.report.sweep_html import sections as sweep_sections
+    html = render_html(analysis, extra=sweep_sections(sweeps) if sweeps else None)
     _write(output, html)
     print(f"wrote {output} ({len(html.encode()) / 1e6:.1f} MB)")
     return 0
@@ -120,3 +129,52 @@ def _write(path: Path, text: str) -> None:
         atomic.write_text(path, text)
     except OSError as exc:
         raise UserError(f"cannot write {path}: {exc.strerror}") from None
+
+
+def split_sweeps(run_dirs: list[Path]) -> tuple[list[Path], list[Path]]:
+    """(sweep run dirs, the others): sweeps have their own tables and chapters."""
+    from l2attr.analysis.sweep_load import is_sweep_dir
+
+    sweeps = [d for d in run_dirs if is_sweep_dir(d)]
+    return sweeps, [d for d in run_dirs if d not in sweeps]
+
+
+def load_sweeps(paths: list[Path], allow_partial: bool) -> list:
+    """Each sweep run dir analysed (l2attr/analysis/sweep.py), oldest first; damage on stderr."""
+    from l2attr.analysis.sweep import analyse_sweep
+    from l2attr.analysis.sweep_load import load_sweep
+    from l2attr.errors import Damage
+
+    out = []
+    for p in paths:
+        run = load_sweep(p, Damage(allow_partial))
+        for message in run.damage:
+            print(f"l2attr report: warning: partial data: {message}", file=sys.stderr)
+        if run.points.empty:
+            if not allow_partial:
+                raise UserError(f"{p}: the sweep has no finished points")
+            continue
+        out.append(analyse_sweep(run))
+    if paths and not out:
+        raise UserError("no sweep run dir has data left to analyse")
+    return out
+
+
+def _sweeps_only(sweeps: list, fmt: str, output: Path | None, first: Path) -> int:
+    """A report of sweep runs alone: their chapters, nothing of the ladder."""
+    if fmt == "md":
+        from l2attr.report.sweep_text import markdown_chapter
+        text = "# When does L2 residency pay? (l2attr sweeps)\n\n" + "\n".join(markdown_chapter(an) for an in sweeps)
+        if output is None:
+            sys.stdout.write(text)
+        else:
+            _write(output, text)
+            print(f"wrote {output}")
+        return 0
+    from l2attr.report.sweep_html import render_page
+    if output is None:
+        output = check_output(Path(first) / "report.html", "the default output")
+    html = render_page(sweeps)
+    _write(output, html)
+    print(f"wrote {output} ({len(html.encode()) / 1e6:.1f} MB)")
+    return 0

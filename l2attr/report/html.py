@@ -120,8 +120,12 @@ def _subtitle(study: Study) -> str:
             f"batch {g('batch_size')} · pooling {g('pooling')} · {g('hot_rows')} hot rows pinned")
 
 
-def render_html(an: Analysis, now: dt.datetime | None = None, plotly_js: str | None = None) -> str:
-    """The whole report as one HTML string (plotly.js inline once; pass plotly_js='' to leave it out)."""
+def render_html(an: Analysis, now: dt.datetime | None = None, plotly_js: str | None = None,
+                extra: tuple[list[dict[str, Any]], dict[str, Any]] | None = None) -> str:
+    """The whole report as one HTML string (plotly.js inline once; pass plotly_js='' to leave it out).
+
+    `extra`: more sections (template fields, each with `key`, `id` and `title`) and their figure
+    JSON, drawn before the caveats (the sweep chapters, report/sweep_html.py)."""
     if plotly_js is None:
         from plotly.offline import get_plotlyjs
         plotly_js = get_plotlyjs()
@@ -129,6 +133,13 @@ def render_html(an: Analysis, now: dt.datetime | None = None, plotly_js: str | N
     views = [(f"-{i}", series_view(an, s)) for i, s in enumerate(an.series)] or [("", an)]
     specs = _figures(an, views)
     page_sections, toc = _sections(an, views)
+    if extra is not None:
+        more, more_figs = extra
+        at = next((i for i, sec in enumerate(page_sections) if sec["key"] == "caveats"), len(page_sections))
+        page_sections[at:at] = more
+        toc_at = next((i for i, (_, href) in enumerate(toc) if href == "#caveats"), len(toc))
+        toc[toc_at:toc_at] = [(sec["title"].replace("Sweep: ", "Sweep · "), "#" + sec["id"]) for sec in more]
+        specs = {**specs, **more_figs}
     study = an.study
     gpu = ", ".join(sorted({str(manifest_value(r.manifest, "gpu.name")) for r in study.runs}))
     page = {

@@ -1,0 +1,102 @@
+"""The sweep chapters of the HTML report: one card per sweep run (reports/sections/sweep.html.j2),
+drawn inside the ladder report or, when only sweeps are given, on their own page
+(reports/sweeps.html.j2)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from typing import Any
+
+from markupsafe import Markup
+
+from l2attr import __version__
+from l2attr.analysis.sweep import SweepAnalysis
+from l2attr.report.charts import figure_json
+from l2attr.report.html_rows import Cell, Row, Table
+from l2attr.report.sweep_charts import figures
+from l2attr.report.sweep_text import COLUMNS, break_even_rows
+from l2attr.vocab import SweepAxis
+
+NOTES: dict[SweepAxis, str] = {
+    SweepAxis.AMORTISATION: "One pin, then k consumer calls of its table. Kernel-charged: (pin + the k consumer "
+                            "kernels) / k against OptMT's consumer, both on CUDA events; wall: the same on the host "
+                            "clock, launches and syncs included. Interleaved = the artifact's loop (the other "
+                            "tables' pins and calls between two calls of one table). The formula extrapolates "
+                            "from this sweep's own k = 1 figures (analysis/amortisation.py).",
+    SweepAxis.HOTSET: "The hottest rows of each profile's ranking (the ladder's 60K are a prefix of it), pinned "
+                      "before every call in the artifact's loop; 0 rows is OptMT alone, the comparand.",
+    SweepAxis.WINDOW: "No pin kernel: each table's hot rows copied once to its front (indices remapped), a "
+                      "persisting L2 set-aside, and a stream access-policy window over the hot rows (hitProp "
+                      "persisting, missProp streaming) set before every consumer call; the remap alone separates "
+                      "locality from persistence. The window's price is the host call (µs per consumer call).",
+    SweepAxis.CAPACITY: "Before every call (outside the timers) the first (L2 − effective) bytes of a dummy buffer "
+                        "are prefetched into L2 as evict_last, emulating a smaller L2 (40 MiB: the A100's).",
+    SweepAxis.POLLUTION: "Between pin and consumer a streaming read of N MiB of unrelated data (a fresh part of a "
+                         "1 GiB ring each time) runs; OptMT gets the same read before its consumer.",
+}
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> Table:
+    heads = [(h, "" if i < 2 else "num") for i, h in enumerate(headers)]
+    body = [Row([Cell(v, "" if i < 2 else "num", missing="not measured" if v == "n/a" else None)
+                 for i, v in enumerate(r)]) for r in rows]
+    return Table(heads, body)
+
+
+def section(an: SweepAnalysis, index: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the section's template fields, its figures as plotly JSON)."""
+    sid = f"sweep-{index}"
+    figs = {fid: figure_json(f) for fid, f in figures(an, f"fig-{sid}").items()}
+    cols = COLUMNS[an.axis]
+    rows = [[fmt(r.get(c)) for c, _, fmt in cols] for r in an.table.to_dict("records")]
+    be = None
+    if an.axis == SweepAxis.AMORTISATION and not an.break_even.empty:
+        be = _table(*break_even_rows(an.break_even))
+    fields = {"key": "sweep", "id": sid, "sfx": "", "series": "", "title": an.title, "reading": an.reading,
+              "note": NOTES[an.axis], "run": an.run.name, "command": str(an.run.manifest.get("command", "")),
+              "figure_list": sorted(figs), "break_even": be, "table": _table([h for _, h, _ in cols], rows),
+              "damage": list(an.run.damage), "empty": an.table.empty}
+    return fields, figs
+
+
+def sections(analyses: list[SweepAnalysis]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    out, figs = [], {}
+    for i, an in enumerate(analyses):
+        fields, f = section(an, i)
+        out.append(fields)
+        figs.update(f)
+    return out, figs
+
+
+def render_page(analyses: list[SweepAnalysis], now: dt.datetime | None = None, plotly_js: str | None = None) -> str:
+    """A page of sweep chapters alone (no ladder run among the inputs)."""
+    from l2attr.report.html import _script_safe_json, environment
+
+    if plotly_js is None:
+        from plotly.offline import get_plotlyjs
+        plotly_js = get_plotlyjs()
+    generated = (now or dt.datetime.now(dt.timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")
+    secs, figs = sections(analyses)
+    gpus = sorted({str((a.run.manifest.get("gpu") or {}).get("name", "unknown GPU")) for a in analyses})
+    page = {"title": f"When does L2 residency pay? — {', '.join(gpus)}",
+            "readings": [(s["title"], s["reading"]) for s in secs],
+            "subtitle": _subtitle(analyses), "generated": generated, "sections": secs,
+            "toc": [(s["title"].replace("Sweep: ", ""), "#" + s["id"]) for s in secs],
+            "footer": f"l2attr {__version__} · generated {generated} · self-contained: opens offline",
+            "version": __version__, "figure_ids": set(figs),
+            "figures_json": Markup(_script_safe_json(figs)),
+            "plotly_js": Markup(plotly_js.replace("</script", "<\\/script"))}
+    return environment().get_template("sweeps.html.j2").render(page)
+
+
+def _subtitle(analyses: list[SweepAnalysis]) -> str:
+    shapes = []
+    for a in analyses:
+        c = a.run.config
+        shapes.append(f"{c.get('tables')} tables × {c.get('rows', 0):,} rows × {c.get('dim')} {c.get('dtype')} · "
+                      f"batch {c.get('batch_size')} · pooling {c.get('pooling')}")
+    return "DLRM EmbeddingBag · " + " | ".join(dict.fromkeys(shapes))
+
+
+__all__ = ["section", "sections", "render_page", "math"]
