@@ -36,8 +36,9 @@ def test_driver_limits_match_cupys_properties_and_the_window_reads_back():
     stream = cupy.cuda.Stream(non_blocking=False)
     d.set_window(stream.ptr, buf.data_ptr(), 4 * MiB, 0.5)
     w = d.window(stream.ptr)
-    assert (w.base_ptr, w.num_bytes, w.hit_ratio, w.hit_prop, w.miss_prop) == (
-        buf.data_ptr(), 4 * MiB, 0.5, CU_ACCESS_PROPERTY_PERSISTING, CU_ACCESS_PROPERTY_STREAMING)
+    assert (w.num_bytes, w.hit_ratio, w.hit_prop, w.miss_prop) == (
+        4 * MiB, 0.5, CU_ACCESS_PROPERTY_PERSISTING, CU_ACCESS_PROPERTY_STREAMING)
+    assert abs(w.base_ptr - buf.data_ptr()) < 2 * MiB        # "the driver may align it" (cuda.h)
     d.clear_window(stream.ptr)
     assert d.window(stream.ptr).num_bytes == 0
     d.reset_persisting()
@@ -69,7 +70,8 @@ def test_window_and_remap_arms_compute_embedding_bag():
                 g.out.fill_(float("nan"))
                 ops.prepare(t)
                 w = dev.driver.window(dev.stream.ptr)
-                assert w.num_bytes == cfg.hot_rows * cfg.dim * 4 and w.base_ptr == dev.remap_w[t].data_ptr()
+                assert w.num_bytes == cfg.hot_rows * cfg.dim * 4
+                assert abs(w.base_ptr - dev.remap_w[t].data_ptr()) < 2 * MiB
                 ops.consumer(t, 1)()
                 g.stream_sync()
             ref = F.embedding_bag(dev.indices[1, t], g.weights[t].double(), g.offsets, mode="sum")

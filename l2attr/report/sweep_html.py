@@ -37,10 +37,15 @@ NOTES: dict[SweepAxis, str] = {
 }
 
 
+TEXT_HEADERS = {"family", "profile", "order", "arm"}
+
+
 def _table(headers: list[str], rows: list[list[str]]) -> Table:
-    heads = [(h, "" if i < 2 else "num") for i, h in enumerate(headers)]
-    body = [Row([Cell(v, "" if i < 2 else "num", missing="not measured" if v == "n/a" else None)
-                 for i, v in enumerate(r)]) for r in rows]
+    """Text columns left, numbers right; 'n/a' cells carry why."""
+    cls = ["" if h in TEXT_HEADERS else "num" for h in headers]
+    heads = list(zip(headers, cls))
+    body = [Row([Cell(v, c, missing="not measured" if v == "n/a" else None) for v, c in zip(r, cls)])
+            for r in rows]
     return Table(heads, body)
 
 
@@ -56,7 +61,7 @@ def section(an: SweepAnalysis, index: int) -> tuple[dict[str, Any], dict[str, An
     fields = {"key": "sweep", "id": sid, "sfx": "", "series": "", "title": an.title, "reading": an.reading,
               "note": NOTES[an.axis], "run": an.run.name, "command": str(an.run.manifest.get("command", "")),
               "figure_list": sorted(figs), "break_even": be, "table": _table([h for _, h, _ in cols], rows),
-              "damage": list(an.run.damage), "empty": an.table.empty}
+              "damage": list(an.run.damage), "empty": an.table.empty, "fold": len(rows) > 24, "n_rows": len(rows)}
     return fields, figs
 
 
