@@ -25,6 +25,7 @@ class Rung:
     register_cap: bool    # compile with --maxrregcount
     pins: bool            # a pin kernel runs before the consumer
     below: str | None     # the rung this one's marginal delta is taken against
+    window: bool = False  # no pin kernel: remapped hot rows under a stream access-policy window
 
     def compile_options(self, maxrregcount: int = DEFAULT_MAXRREGCOUNT) -> tuple[str, ...]:
         return (f"--maxrregcount={maxrregcount}",) if self.register_cap else ()
@@ -42,6 +43,12 @@ TORCH = Rung("torch", "torch.nn.functional.embedding_bag", "torch", False, False
 
 RUNG_BY_NAME = {r.name: r for r in (*RUNGS, TORCH)}
 LADDER_ORDER = [r.name for r in RUNGS] + [TORCH.name]
+
+# Opt-in rung (issue #10; `--rungs ...,apw_optmt`): OptMT on tables whose hot rows were copied to
+# their front, under a persisting-L2 access-policy window instead of a pin kernel (sweep/residency.py).
+APW = Rung("apw_optmt", "APW+OptMT", "plain", True, False, "optmt", window=True)
+RUNG_BY_NAME[APW.name] = APW
+LADDER_ORDER.insert(LADDER_ORDER.index(TORCH.name), APW.name)
 
 
 @dataclass(frozen=True)

@@ -98,3 +98,21 @@ def test_tiny_sweep_of_every_axis(axis, extra, tmp_path: Path):
     an = analyse_sweep(load_sweep(run))
     assert not an.table.empty and an.reading
     assert main(["report", str(run), "-o", str(tmp_path / "r.html")]) == 0
+
+
+def test_ladder_with_the_apw_rung_runs_and_reports(tmp_path: Path):
+    """APW+OptMT appears in the ladder like every other rung: checked on real data, timed, reported."""
+    import json
+
+    import pandas as pd
+
+    out = tmp_path / "runs"
+    assert main(["ladder", "--preset", "small", "--rungs", "optmt,l2p_optmt,apw_optmt", "--profiles", "reuse_high",
+                 "--repeats", "1", "--no-bandwidth", "--out", str(out), "--quiet"]) == 0
+    (run,) = list(out.glob("*-ladder"))
+    cells = pd.read_csv(run / "cells.csv")
+    assert {"artifact", "tuned"} <= set(cells[cells.rung == "apw_optmt"]["family"])
+    checks = json.loads((run / "manifest.json").read_text())["real_data_checks"]
+    assert max(v for k, v in checks.items() if "apw_optmt" in k) <= 1e-5
+    assert main(["report", str(run), "-o", str(tmp_path / "r.md")]) == 0
+    assert "APW+OptMT" in (tmp_path / "r.md").read_text()

@@ -37,7 +37,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("ladder")
     g.add_argument("--family", default="all",
                    help="kernel family: artifact, tuned, or all (default all: both, artifact first)")
-    g.add_argument("--rungs", help="comma list (default: baseline,optmt,rpf_optmt,l2p_optmt,combined,torch)")
+    g.add_argument("--rungs", help="comma list (default: baseline,optmt,rpf_optmt,l2p_optmt,combined,torch; "
+                                   "apw_optmt, the access-policy window instead of a pin, on request)")
     g.add_argument("--profiles", help=f"comma list of reuse profiles (default: {','.join(PROFILES)})")
     g.add_argument("--trace", type=Path, help="artifact-format index trace instead of a profile")
     g.add_argument("--hot", type=Path, help="hot-index file (one id per line) for the pin kernel")
@@ -168,6 +169,11 @@ def run(args: argparse.Namespace) -> int:
         cfg = config_from_args(args)
         opts = options_from_args(args)
     require_gpu()  # before any run dir is made: no GPU -> one line, exit 2
+    if any(getattr(r, "window", False) for r in opts.rungs):   # APW+OptMT: the window must fit
+        from l2attr.sweep.device import device_limits
+        from l2attr.sweep.spec import check_window_fits
+
+        check_window_fits(cfg, device_limits())
     from l2attr.measure.gpu import check_fits
 
     check_fits(cfg)  # refuse a workload that does not fit, before allocating or writing

@@ -46,11 +46,16 @@ class CellRunner:
     """
 
     def __init__(self, gpu: Any, kernels: Any, v: Variant, profile: str, l2_state: str,
-                 indices: Any, hot: Any, nvtx_last: int = 0, nvtx_calls: bool = False) -> None:
+                 indices: Any, hot: Any, nvtx_last: int = 0, nvtx_calls: bool = False,
+                 window: Any = None) -> None:
         self.gpu, self.kernels, self.variant, self.profile = gpu, kernels, v, profile
         self.l2_state = L2State(l2_state)
         self.indices, self.hot, self.nvtx_last = indices, hot, nvtx_last
         self.nvtx_calls = nvtx_calls   # also one `call` range around pin -> sync -> consumer
+        # APW+OptMT (rung.window): a sweep.residency.StreamWindow, its remapped tables and indices
+        self.window = window if getattr(v.rung, "window", False) else None
+        if getattr(v.rung, "window", False) and window is None:
+            raise ValueError(f"{v.label} needs the remapped tables and a stream window")
 
     # -- launches -------------------------------------------------------------------------------
     def _consumer(self, t: int, b: int) -> Callable[[], None]:
@@ -58,6 +63,9 @@ class CellRunner:
         idx = self.indices[b, t]
         if self.kernels is None:  # torch reference row
             return reference_launch(g, idx, t)
+        if self.window is not None:   # the hot rows' copy at the table's front, remapped ids
+            w, idx = self.window.remap.weights[t], self.window.remap.indices[b, t]
+            return lambda: self.kernels.launch_consumer(w, idx, g.offsets, g.out)
         return lambda: self.kernels.launch_consumer(g.weights[t], idx, g.offsets, g.out)
 
     def _pin(self, t: int) -> Callable[[], None]:
@@ -100,6 +108,8 @@ class CellRunner:
                     out["pin_time_us"] = g.timed(self._pin(t))
                 lags.append(g.last_lag_us)
                 self._between_pin_and_consumer()
+            if self.window is not None:
+                self.window.set(t)      # a host call, outside the kernel timer
             with self._range(nvtx_on, Role.CONSUMER, t, b):
                 out["consumer_time_us"] = g.timed(consumer)
             lags.append(g.last_lag_us)
@@ -111,6 +121,8 @@ class CellRunner:
                 self._pin(t)()
             g.stream_sync()
             self._between_pin_and_consumer()
+        if self.window is not None:
+            self.window.set(t)          # inside the wall clock: the window's price is this host call
         with self._range(nvtx_on, Role.CONSUMER, t, b):
             out["consumer_artifact_time_us"] = g.artifact_timed(consumer)
         out["call_wall_time_us"] = g.host_clock_us() - t0
@@ -121,6 +133,12 @@ class CellRunner:
         """One pass over all batches. It starts from a flushed L2 with no evict-last lines left:
         pins never un-pin, so without this a cell would inherit the pins of the cells before it
         (seen on the H200: repeat medians drifting by up to 16 % with the cell order)."""
+        if self.window is not None:
+            with self.window.active():   # its stream and persisting set-aside; reset afterwards
+                return self._run_repeat(repeat, device_timed)
+        return self._run_repeat(repeat, device_timed)
+
+    def _run_repeat(self, repeat: int, device_timed: bool) -> pd.DataFrame:
         cfg, v = self.gpu.cfg, self.variant
         self.gpu.flush_l2()
         state_before = self.gpu.telemetry.read()

@@ -138,6 +138,34 @@ def check_real_data(gpu: Gpu, kernels: VariantKernels | None, indices: Any, hot:
     return relative_error(g.out, ref)
 
 
+def window_for(gpu: Gpu, variants: list[Variant], indices: Any, hot: Any) -> Any:
+    """The APW+OptMT rung's remapped tables and stream window for this workload (None without it)."""
+    if not any(getattr(v.rung, "window", False) for v in variants):
+        return None
+    from l2attr.sweep.device import device_limits
+    from l2attr.sweep.residency import StreamWindow, build_remap
+
+    remap = build_remap(gpu.torch, gpu.weights, hot, indices)
+    return StreamWindow(gpu.torch, gpu.cupy, remap, int(hot.numel()), 1.0,
+                        device_limits().persisting_max_bytes)
+
+
+def check_window_data(gpu: Gpu, kernels: VariantKernels | None, indices: Any, window: Any) -> float:
+    """One call through the remapped table and indices, window set, against torch on the originals."""
+    import torch.nn.functional as F
+
+    if kernels is None:
+        return 0.0
+    g = gpu
+    with window.active():
+        g.out.fill_(float("nan"))
+        window.set(0)
+        kernels.launch_consumer(window.remap.weights[0], window.remap.indices[0, 0], g.offsets, g.out)
+        g.stream_sync()
+    ref = F.embedding_bag(indices[0, 0], g.weights[0].double(), g.offsets, mode="sum")
+    return relative_error(g.out, ref)
+
+
 def _replace_cell(run: RunDir, summary: pd.DataFrame) -> None:
     keys = list(CELL_KEYS)
     if run.has(CELLS):
@@ -235,15 +263,18 @@ def run_ladder(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir,
         # measured after that showed launch lags above the spin (event times holding host time,
         # medians up to 20 % high) for ~0.5 s. Busy the GPU again before anything is kept.
         gpu.warm_up(0.5)
+        window = window_for(gpu, variants, indices, hot)
         for v in variants:
             err = check_real_data(gpu, compiled[variant_id(v)], indices, hot)
+            if getattr(v.rung, "window", False) and window is not None:
+                err = max(err, check_window_data(gpu, compiled[variant_id(v)], indices, window))
             real_checks[f"{variant_id(v)}:{profile}"] = err
             if err > 1e-5 and cfg.dtype == "fp32":
                 raise UserError(f"variant {v.label} is wrong on the {profile} workload: relative "
                                 f"error {err:.3g} vs torch.nn.functional.embedding_bag")
         for state in states:
             runners = {variant_id(v): CellRunner(gpu, compiled[variant_id(v)], v, profile, state, indices, hot,
-                                                 opts.nvtx_last, opts.nvtx_calls) for v in variants}
+                                                 opts.nvtx_last, opts.nvtx_calls, window=window) for v in variants}
             for repeat, device_timed in plan:
                 for v in variants:
                     if key(v, profile, state, repeat) in done:
@@ -259,7 +290,7 @@ def run_ladder(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir,
                                    & (all_samples.l2_state == state)]
                 _replace_cell(run, summarize_cell(mine, bytes_per_call))
         timings["measure_s"] += time.perf_counter() - t0
-        del indices, hot
+        del indices, hot, window
         run.update_manifest(workloads=workloads, real_data_checks=real_checks)
     timings["total_s"] = time.perf_counter() - t_start
     run.update_manifest(timings=timings)

@@ -143,17 +143,10 @@ class SweepDevice:
     def _build_remap(self) -> None:
         """Hot rows first (hottest first), then the others in id order: one copy of each table and a
         remapped index stream, so the hot rows are one contiguous region the window can cover."""
-        torch, cfg, g = self.torch, self.cfg, self.gpu
-        keep = torch.ones(cfg.rows, dtype=torch.bool, device="cuda")
-        keep[self.hot] = False
-        perm = torch.cat([self.hot, torch.nonzero(keep).flatten()])
-        inverse = torch.empty_like(perm)
-        inverse[perm] = torch.arange(cfg.rows, dtype=perm.dtype, device="cuda")
-        self.remap_w = torch.empty_like(g.weights)
-        for t in range(cfg.tables):
-            self.remap_w[t] = g.weights[t].index_select(0, perm)
-        self.remap_idx = inverse[self.indices]
-        torch.cuda.synchronize()
+        from l2attr.sweep.residency import build_remap
+
+        r = build_remap(self.torch, self.gpu.weights, self.hot, self.indices)
+        self.remap_w, self.remap_idx = r.weights, r.indices
 
     def check_remap(self, family: Family) -> float:
         """Table 0, batch 0 through the remapped table and indices vs torch on the original ones."""
