@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The GPU cycle of issue #10 (`l2attr sweep`): the sweep GPU tests, doctor (persisting-L2 limits),
 # the five sweeps at their defaults from cold processes (benchmarks/bench_sweeps.py: wall time of
-# each against the 3-minute target), the ncu check of the capacity sweep's occupied L2 share,
-# and the sweep report. Every step runs under `timeout`, a failed step does not stop the next,
+# each against the 3-minute target), the ncu check of the capacity sweep's occupied L2 share, a
+# ladder with the APW+OptMT rung, DRAM bytes per point (ncu) for the hotset and pollution sweeps,
+# and the report of everything. Every step runs under `timeout`, a failed step does not stop the next,
 # and each step's log and exit status are kept. Results are packed into at most 6 files under
 # ${OUT:-out}/: runs.tgz (run dirs), logs.tgz (logs, step status, ncu JSON), sweeps.html, sweeps.md.
 # Run from the repository root on the GPU machine, e.g. (nvtx and plotly carried as wheels in .whl/):
@@ -41,12 +42,18 @@ for axis in amortisation hotset pollution capacity window; do
 done
 step capacity_ncu 150 python3 tools/capacity_ncu_check.py --occupy-mib 20,40 --traffic-mib 120 \
   --out "$OUT/logs/capacity_ncu.json"
+step ladder_apw 120 python3 -m l2attr ladder --rungs optmt,l2p_optmt,apw_optmt --name apw --out "$OUT/runs" --quiet
+# DRAM bytes per point (ncu) for the finished hotset and pollution sweeps, into their run dirs
+for axis in hotset pollution; do
+  run=$(ls -d "$OUT"/runs/*-bench-"$axis" 2>/dev/null | tail -1)
+  if [ -n "$run" ]; then step "dram_$axis" 170 python3 -m l2attr sweep --resume "$run" --profile --quiet; fi
+done
 step report_html 60 python3 -m l2attr report "$OUT/runs" --allow-partial -o "$OUT/sweeps.html"
 step report_md 60 python3 -m l2attr report "$OUT/runs" --allow-partial -o "$OUT/sweeps.md"
 
 echo; echo "=== steps"; cat "$STATUS"
 echo; echo "=== pack ($(( $(date +%s) - T0 )) s in)"
-tar czf "$OUT/runs.tgz" --exclude='.cache' --exclude='*.npy' -C "$OUT" runs && rm -rf "$OUT/runs"
+tar czf "$OUT/runs.tgz" --exclude='.cache' --exclude='*.npy' --exclude='*.ncu-rep' -C "$OUT" runs && rm -rf "$OUT/runs"
 tar czf "$OUT/logs.tgz" -C "$OUT" logs && rm -rf "$OUT/logs"
 ls -la "$OUT"
 echo "device_sweeps: done in $(( $(date +%s) - T0 )) s"

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from l2attr.analysis import sweep_amortisation, sweep_capacity, sweep_hotset, sweep_pollution, sweep_window
+from l2attr.analysis import (sweep_amortisation, sweep_capacity, sweep_dram, sweep_hotset, sweep_pollution,
+                             sweep_window)
 from l2attr.analysis.sweep_load import SweepRun
 from l2attr.vocab import SweepAxis
 
@@ -34,7 +35,26 @@ TITLES = {
 }
 
 
+# axis -> DRAM MiB columns its table gets from `--profile` (column -> (arm or None = the row's, role))
+DRAM_COLUMNS: dict[SweepAxis, dict[str, tuple[str | None, str]]] = {
+    SweepAxis.HOTSET: {"consumer_dram_mib": (None, "consumer"), "pin_dram_mib": (None, "pin")},
+    SweepAxis.WINDOW: {"consumer_dram_mib": (None, "consumer")},
+    SweepAxis.CAPACITY: {"optmt_dram_mib": ("optmt", "consumer"), "consumer_dram_mib": ("l2p_optmt", "consumer"),
+                         "pin_dram_mib": ("l2p_optmt", "pin")},
+    SweepAxis.POLLUTION: {"optmt_dram_mib": ("optmt", "consumer"), "consumer_dram_mib": ("l2p_optmt", "consumer"),
+                          "pin_dram_mib": ("l2p_optmt", "pin")},
+}
+
+
 def analyse_sweep(run: SweepRun) -> SweepAnalysis:
+    an = _analyse(run)
+    columns = DRAM_COLUMNS.get(an.axis)
+    if columns and run.dram is not None:
+        an.table = sweep_dram.add_columns(an.table, sweep_dram.medians(run.dram), columns)
+    return an
+
+
+def _analyse(run: SweepRun) -> SweepAnalysis:
     p, axis = run.points, run.axis
     if axis == SweepAxis.AMORTISATION:
         curve = sweep_amortisation.curves(p)

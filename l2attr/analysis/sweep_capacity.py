@@ -13,7 +13,7 @@ import pandas as pd
 
 from l2attr.vocab import Arm
 
-COLUMNS = ["family", "pin", "profile", "effective_l2_mib", "optmt_us", "pinned_consumer_us", "pin_us",
+COLUMNS = ["family", "pin", "profile", "point", "effective_l2_mib", "optmt_us", "pinned_consumer_us", "pin_us",
            "speedup_consumer", "speedup_charged", "speedup_wall"]
 
 
@@ -28,7 +28,7 @@ def table(points: pd.DataFrame) -> pd.DataFrame:
         g = lambda a, q, t="kernel": v.get((fam, prof, point, a, q, t), math.nan)  # noqa: E731
         ref, cons, charged = g(Arm.OPTMT.value, "consumer"), g(Arm.PIN.value, "consumer"), g(Arm.PIN.value, "charged")
         ref_w, pin_w = g(Arm.OPTMT.value, "call", "wall"), g(Arm.PIN.value, "call", "wall")
-        rows.append({"family": fam, "pin": pins.get(fam, ""), "profile": prof, "effective_l2_mib": x,
+        rows.append({"family": fam, "pin": pins.get(fam, ""), "profile": prof, "point": point, "effective_l2_mib": x,
                      "optmt_us": ref, "pinned_consumer_us": cons, "pin_us": g(Arm.PIN.value, "pin"),
                      "speedup_consumer": ref / cons if cons > 0 else math.nan,
                      "speedup_charged": ref / charged if charged > 0 else math.nan,

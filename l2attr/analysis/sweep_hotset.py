@@ -14,7 +14,7 @@ import pandas as pd
 from l2attr.vocab import Arm
 
 MiB = 1 << 20
-COLUMNS = ["family", "pin", "profile", "hot_rows", "hot_mib", "pin_us", "consumer_us", "charged_us",
+COLUMNS = ["family", "pin", "profile", "point", "arm", "hot_rows", "hot_mib", "pin_us", "consumer_us", "charged_us",
            "speedup_consumer", "speedup_charged", "wall_us", "speedup_wall"]
 
 
@@ -31,7 +31,8 @@ def table(points: pd.DataFrame, row_bytes: int) -> pd.DataFrame:
         ref = g("consumer", a=Arm.OPTMT.value, hot=0)
         ref_wall = g("call", "wall", Arm.OPTMT.value, 0)
         cons, charged, wall = g("consumer"), g("charged"), g("call", "wall")
-        rows.append({"family": fam, "pin": pins.get(fam, ""), "profile": prof, "hot_rows": n,
+        rows.append({"family": fam, "pin": pins.get(fam, ""), "profile": prof, "point": f"hot{n}", "arm": arm,
+                     "hot_rows": n,
                      "hot_mib": n * row_bytes / MiB, "pin_us": g("pin") if n else 0.0, "consumer_us": cons,
                      "charged_us": charged, "speedup_consumer": ref / cons if cons > 0 else math.nan,
                      "speedup_charged": ref / charged if charged > 0 else math.nan,

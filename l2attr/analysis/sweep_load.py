@@ -32,6 +32,7 @@ class SweepRun:
     manifest: dict[str, Any]
     points: pd.DataFrame
     damage: list[str] = field(default_factory=list)
+    dram: pd.DataFrame | None = None      # sweep_dram.csv (`l2attr sweep --profile`), when present
 
     @property
     def axis(self) -> SweepAxis:
@@ -95,7 +96,17 @@ def load_sweep(path: Path, damage: Damage = STRICT) -> SweepRun:
         points[c] = values.astype(float)
     if points.empty:
         damage.found(f"{source}: no points (interrupted?)")
-    return SweepRun(Path(path).resolve().name, Path(path), m, points.reset_index(drop=True), list(damage.messages))
+    dram = None
+    from l2attr.sweep.dram import SWEEP_DRAM
+
+    if run.has(SWEEP_DRAM):
+        dram = run.read(SWEEP_DRAM, damage)
+        for c in ("family", "profile", "point", "arm", "role"):
+            dram[c] = dram[c].astype(str)
+        dram["dram_read_bytes"] = pd.to_numeric(dram["dram_read_bytes"], errors="coerce")
+        dram = dram.dropna(subset=["dram_read_bytes"])
+    return SweepRun(Path(path).resolve().name, Path(path), m, points.reset_index(drop=True), list(damage.messages),
+                    dram)
 
 
 def median(points: pd.DataFrame, quantity: str, timer: str = "kernel", **where: Any) -> pd.Series:

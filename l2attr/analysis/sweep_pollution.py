@@ -13,7 +13,7 @@ import pandas as pd
 
 from l2attr.vocab import Arm
 
-COLUMNS = ["family", "pin", "profile", "pollute_mib", "optmt_us", "pinned_consumer_us", "pollute_us",
+COLUMNS = ["family", "pin", "profile", "point", "pollute_mib", "optmt_us", "pinned_consumer_us", "pollute_us",
            "speedup_consumer", "speedup_charged", "gain_left"]
 
 
@@ -21,6 +21,7 @@ def table(points: pd.DataFrame) -> pd.DataFrame:
     if points.empty:
         return pd.DataFrame(columns=COLUMNS)
     v = {(r.family, r.profile, float(r.x), r.arm, r.quantity, r.timer): float(r.median_us) for r in points.itertuples()}
+    point_of = {(r.family, r.profile, float(r.x)): r.point for r in points.itertuples()}
     pins = dict(zip(points["family"], points["pin"]))
     rows = []
     keys = sorted({(r.family, r.profile, float(r.x)) for r in points.itertuples()})
@@ -30,7 +31,8 @@ def table(points: pd.DataFrame) -> pd.DataFrame:
         zero = min((k[2] for k in keys if k[:2] == (fam, prof)), default=math.nan)
         gain0 = g(Arm.OPTMT.value, "consumer", zero) - g(Arm.PIN.value, "consumer", zero)
         charged = g(Arm.PIN.value, "charged")
-        rows.append({"family": fam, "pin": pins.get(fam, ""), "profile": prof, "pollute_mib": x, "optmt_us": ref,
+        rows.append({"family": fam, "pin": pins.get(fam, ""), "profile": prof, "point": point_of[(fam, prof, x)],
+                     "pollute_mib": x, "optmt_us": ref,
                      "pinned_consumer_us": cons, "pollute_us": g(Arm.PIN.value, "pollute") if x > 0 else 0.0,
                      "speedup_consumer": ref / cons if cons > 0 else math.nan,
                      "speedup_charged": ref / charged if charged > 0 else math.nan,

@@ -56,6 +56,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="capacity: effective L2 sizes in MiB (default 60,50,40,30,20)")
     g.add_argument("--pollute-mib", default=",".join(f"{m:g}" for m in spec.DEFAULT_POLLUTION_MIB),
                    help="pollution: MiB streamed between pin and consumer (default 0,7.5,15,30,60,120)")
+    g.add_argument("--profile", action="store_true",
+                   help="after the timing, DRAM bytes per point under Nsight Compute (a child run, one repeat, "
+                        "a few calls per point; needs ncu); with --resume RUN_DIR it profiles a finished sweep")
+    g.add_argument("--nvtx-ranges", action="store_true", help=argparse.SUPPRESS)   # the --profile child
     o = p.add_argument_group("output")
     o.add_argument("--out", type=Path, default=Path("runs"), help="runs folder (default ./runs)")
     o.add_argument("--name", default=None, help="run name suffix (default: the axis)")
@@ -78,7 +82,8 @@ def options_from_args(args: argparse.Namespace) -> tuple[WorkloadConfig, spec.Sw
         hit_ratios=spec.parse_floats("--hit-ratios", args.hit_ratios),
         effective_l2_mib=spec.parse_floats("--l2-mib", args.l2_mib),
         pollution_mib=spec.parse_floats("--pollute-mib", args.pollute_mib),
-        cache_dir=str(args.cache_dir or (args.out / ".cache")))
+        cache_dir=str(args.cache_dir or (args.out / ".cache")), nvtx_ranges=args.nvtx_ranges,
+        profile=args.profile)
     spec.validate(cfg, opts)
     return cfg, opts
 
@@ -97,6 +102,7 @@ def _resume(args: argparse.Namespace):
         raise UserError(f"{args.resume} is a {m['sweep']['axis']} sweep, not {args.axis}")
     cfg = WorkloadConfig(**m["config"])
     opts = spec.SweepOptions.from_manifest(m["sweep"])
+    opts.profile = opts.profile or args.profile
     spec.validate(cfg, opts)
     return run, cfg, opts
 
@@ -112,6 +118,10 @@ def run(args: argparse.Namespace) -> int:
         cfg, opts = options_from_args(args)
     from l2attr.gpu.runtime import require_gpu
 
+    if opts.profile:
+        from l2attr.sweep.dram import require_ncu
+
+        require_ncu()
     require_gpu()   # no GPU: one line, exit 2, nothing written
     from l2attr.sweep.device import device_limits
 
@@ -142,6 +152,12 @@ def run(args: argparse.Namespace) -> int:
         run_sweep(cfg, opts, run_dir, limits, log=console.print)
     wall = time.perf_counter() - t0
     run_dir.update_manifest(process_wall_s=wall)
+    if opts.profile:
+        from l2attr.sweep.dram import profile_dram
+
+        t1 = time.perf_counter()
+        profile_dram(run_dir.path, cfg, opts, log=console.print)
+        run_dir.update_manifest(profile_wall_s=time.perf_counter() - t1)
     from l2attr.analysis.sweep_load import load_sweep
     from l2attr.report.sweep_text import summary_lines
 

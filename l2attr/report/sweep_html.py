@@ -15,7 +15,7 @@ from l2attr.analysis.sweep import SweepAnalysis
 from l2attr.report.charts import figure_json
 from l2attr.report.html_rows import Cell, Row, Table
 from l2attr.report.sweep_charts import figures
-from l2attr.report.sweep_text import COLUMNS, break_even_rows
+from l2attr.report.sweep_text import break_even_rows, columns_of
 from l2attr.vocab import SweepAxis
 
 NOTES: dict[SweepAxis, str] = {
@@ -53,7 +53,7 @@ def section(an: SweepAnalysis, index: int) -> tuple[dict[str, Any], dict[str, An
     """(the section's template fields, its figures as plotly JSON)."""
     sid = f"sweep-{index}"
     figs = {fid: figure_json(f) for fid, f in figures(an, f"fig-{sid}").items()}
-    cols = COLUMNS[an.axis]
+    cols = columns_of(an)
     rows = [[fmt(r.get(c)) for c, _, fmt in cols] for r in an.table.to_dict("records")]
     be = None
     if an.axis == SweepAxis.AMORTISATION and not an.break_even.empty:

@@ -53,8 +53,19 @@ COLUMNS: dict[SweepAxis, list[tuple[str, str, Callable[[Any], str]]]] = {
 }
 
 
+DRAM_HEADERS = {"optmt_dram_mib": "OptMT DRAM (MiB/call)", "consumer_dram_mib": "consumer DRAM (MiB/call)",
+                "pin_dram_mib": "pin DRAM (MiB/call)"}
+
+
+def columns_of(an: SweepAnalysis) -> list[tuple[str, str, Callable[[Any], str]]]:
+    """The axis' columns, plus the DRAM ones `--profile` measured."""
+    extra = [(c, h, MIB) for c, h in DRAM_HEADERS.items()
+             if c in an.table.columns and an.table[c].notna().any()]
+    return COLUMNS[an.axis] + extra
+
+
 def rows_of(an: SweepAnalysis) -> tuple[list[str], list[list[str]]]:
-    cols = COLUMNS[an.axis]
+    cols = columns_of(an)
     rows = [[fmt(r.get(c)) for c, _, fmt in cols] for r in an.table.to_dict("records")]
     return [h for _, h, _ in cols], rows
 

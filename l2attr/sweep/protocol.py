@@ -12,6 +12,7 @@ L2) runs before each call, outside every timer.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -32,11 +33,20 @@ class ArmOps:
     setup: Callable[[int], None] | None = None        # uncharged, outside timers (it syncs itself)
 
 
-def run_calls(gpu: Any, ops: ArmOps, calls: list[Call], device_timed: bool) -> list[dict[str, Any]]:
-    """Run the calls in order; rows (one per timed thing) of the measured ones."""
+Ranges = Callable[[Call, SweepRole], Any]    # -> a context manager around one kernel's launch
+
+
+def _no_range(c: Call, role: SweepRole) -> Any:
+    return nullcontext()
+
+
+def run_calls(gpu: Any, ops: ArmOps, calls: list[Call], device_timed: bool,
+              ranges: Ranges | None = None) -> list[dict[str, Any]]:
+    """Run the calls in order; rows (one per timed thing) of the measured ones. `ranges` puts an
+    NVTX range around kernels (device mode) for the profiler (sweep/dram.py)."""
     rows: list[dict[str, Any]] = []
     for c in calls:
-        timed = _device_call(gpu, ops, c) if device_timed else _host_call(gpu, ops, c)
+        timed = _device_call(gpu, ops, c, ranges or _no_range) if device_timed else _host_call(gpu, ops, c)
         if c.warmup:
             continue
         for role, timer, value, lag in timed:
@@ -48,7 +58,7 @@ def run_calls(gpu: Any, ops: ArmOps, calls: list[Call], device_timed: bool) -> l
 Timed = list[tuple[SweepRole, Timer, float, float]]
 
 
-def _device_call(gpu: Any, ops: ArmOps, c: Call) -> Timed:
+def _device_call(gpu: Any, ops: ArmOps, c: Call, ranges: Ranges) -> Timed:
     nan = float("nan")
     out: Timed = []
     if ops.setup is not None:
@@ -58,10 +68,14 @@ def _device_call(gpu: Any, ops: ArmOps, c: Call) -> Timed:
         ops.prepare(c.table)
         out.append((SweepRole.PREPARE, Timer.WALL, gpu.host_clock_us() - t0, nan))
     if ops.pin is not None and c.pin_first:
-        out.append((SweepRole.PIN, Timer.KERNEL, gpu.timed(ops.pin(c.table)), gpu.last_lag_us))
+        with ranges(c, SweepRole.PIN):
+            out.append((SweepRole.PIN, Timer.KERNEL, gpu.timed(ops.pin(c.table)), gpu.last_lag_us))
     if ops.pollute is not None:
-        out.append((SweepRole.POLLUTE, Timer.KERNEL, gpu.timed(ops.pollute), gpu.last_lag_us))
-    out.append((SweepRole.CONSUMER, Timer.KERNEL, gpu.timed(ops.consumer(c.table, c.batch)), gpu.last_lag_us))
+        with ranges(c, SweepRole.POLLUTE):
+            out.append((SweepRole.POLLUTE, Timer.KERNEL, gpu.timed(ops.pollute), gpu.last_lag_us))
+    with ranges(c, SweepRole.CONSUMER):
+        out.append((SweepRole.CONSUMER, Timer.KERNEL, gpu.timed(ops.consumer(c.table, c.batch)),
+                    gpu.last_lag_us))
     return out
 
 

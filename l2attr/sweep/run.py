@@ -11,6 +11,7 @@ sample rows of any other (a crash between the two appends) and measures the rest
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 from typing import Any, Callable
 
 import pandas as pd
@@ -45,6 +46,30 @@ def finished_units(run: RunDir) -> set[UnitKey]:
     return done
 
 
+def family_pins(opts: SweepOptions) -> dict[Family, Any]:
+    """The pin granularity each family's L2P+OptMT uses in this sweep (as the ladder plans it)."""
+    from l2attr.ladder import RUNG_BY_NAME, plan_variants
+    from l2attr.vocab import Pin
+
+    pin = Pin(opts.pin_granularity) if opts.pin_granularity else None
+    return {v.family: v.pin for v in plan_variants(list(opts.families), [RUNG_BY_NAME["l2p_optmt"]], pin)}
+
+
+def nvtx_ranges(family: Family, profile: str, p: Point, arm: Arm) -> Callable[..., Any]:
+    """NVTX ranges (l2attr domain) around the kernels of the unit's last pin group only."""
+    import nvtx
+
+    from l2attr.sweep.dram import range_name
+    from l2attr.vocab import NVTX_DOMAIN
+
+    def ranges(c: Any, role: Any) -> Any:
+        if c.group != p.groups - 1:
+            return nullcontext()
+        return nvtx.annotate(range_name(role.value, family.value, profile, arm.value, c.table, c.group,
+                                        c.position, p.point), domain=NVTX_DOMAIN)
+    return ranges
+
+
 def point_facts(axis: str, family: Family, pin: str, profile: str, p: Point, arm: Arm,
                 cfg: WorkloadConfig) -> dict[str, Any]:
     return {"axis": axis, "family": family.value, "pin": pin, "profile": profile, "point": p.point,
@@ -66,7 +91,8 @@ def run_sweep(cfg: WorkloadConfig, opts: SweepOptions, run: RunDir, limits: Devi
     done = finished_units(run)
     if done:
         log(f"resume: {len(done)} finished units kept")
-    device = device_factory(cfg, opts, limits, log)
+    device: Any = None                       # made at the first unit to measure (a finished run needs none)
+    pins = family_pins(opts)
     samples: dict[tuple[str, str, str, str], list[pd.DataFrame]] = {}
     if run.has(SWEEP_SAMPLES):
         old = run.read(SWEEP_SAMPLES)
@@ -81,6 +107,8 @@ def run_sweep(cfg: WorkloadConfig, opts: SweepOptions, run: RunDir, limits: Devi
     measure_s = 0.0
     for profile in opts.profiles:
         todo = [u for u in per_profile if (u[0].value, profile, u[1].point, u[2].value, u[3], u[4]) not in done]
+        if todo and device is None:
+            device = device_factory(cfg, opts, limits, log)
         if todo:
             workloads[profile] = device.load_profile(profile)
             run.update_manifest(workloads=workloads)
@@ -91,8 +119,9 @@ def run_sweep(cfg: WorkloadConfig, opts: SweepOptions, run: RunDir, limits: Devi
                 with device.arm(family, p, arm) as ops:
                     device.start_repeat()
                     calls = schedule(p.order, p.k, p.groups, cfg.tables, device.batches)
-                    rows = run_calls(device.gpu, ops, calls, mode == "device")
-                facts = point_facts(opts.axis.value, family, device.pins[family].value, profile, p, arm, cfg)
+                    rows = run_calls(device.gpu, ops, calls, mode == "device",
+                                     nvtx_ranges(family, profile, p, arm) if opts.nvtx_ranges else None)
+                facts = point_facts(opts.axis.value, family, pins[family].value, profile, p, arm, cfg)
                 frame = pd.DataFrame(rows).assign(**{k: facts[k] for k in ("axis", "family", "pin", "profile",
                                                                           "point", "x", "order", "k", "arm")},
                                                   repeat=repeat, mode=mode)
@@ -106,13 +135,13 @@ def run_sweep(cfg: WorkloadConfig, opts: SweepOptions, run: RunDir, limits: Devi
             if last_of_point:
                 for a in p.arms:
                     k4 = (family.value, profile, p.point, a.value)
-                    facts = point_facts(opts.axis.value, family, device.pins[family].value, profile, p, a, cfg)
+                    facts = point_facts(opts.axis.value, family, pins[family].value, profile, p, a, cfg)
                     summaries[k4] = summarize_point(pd.concat(samples.get(k4, []) or [pd.DataFrame(
                         columns=list(SWEEP_SAMPLES.columns))], ignore_index=True), facts)
                 run.write(SWEEP_POINTS, pd.concat(list(summaries.values()), ignore_index=True))
         measure_s += time.perf_counter() - t0
         if todo:
             device.unload_profile()
-    run.update_manifest(workloads=workloads, **device.describe(),
+    run.update_manifest(workloads=workloads, **(device.describe() if device is not None else {}),
                         sweep_timings={"measure_s": measure_s, "total_s": time.perf_counter() - t_start})
     return run.read(SWEEP_POINTS) if run.has(SWEEP_POINTS) else pd.DataFrame(columns=list(SWEEP_POINTS.columns))

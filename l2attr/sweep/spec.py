@@ -57,6 +57,8 @@ class SweepOptions:
     effective_l2_mib: list[float] = field(default_factory=lambda: list(DEFAULT_EFFECTIVE_L2_MIB))
     pollution_mib: list[float] = field(default_factory=lambda: list(DEFAULT_POLLUTION_MIB))
     cache_dir: str | None = None
+    nvtx_ranges: bool = False   # NVTX ranges around each unit's last pin group (the --profile child)
+    profile: bool = False       # after the timing: DRAM bytes per point under ncu (sweep/dram.py)
 
     def manifest(self) -> dict[str, Any]:
         d = asdict(self)
