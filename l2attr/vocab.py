@@ -221,3 +221,23 @@ class SweepRole(Vocab):
     POLLUTE = "pollute"      # streaming read between pin and consumer (kernel timer)
     PREPARE = "prepare"      # host call before the consumer (the window's cuStreamSetAttribute; host clock)
     CALL = "call"            # the whole call on the host clock: [prepare] [pin -> sync] [pollute -> sync] consumer -> sync
+
+
+class SweepMode(Vocab):
+    """How a sweep unit is timed."""
+
+    DEVICE = "device"        # kernel timer (CUDA events + spin) per kernel, host calls on the host clock
+    HOST = "host"            # the whole call on the host clock (launches and syncs included)
+
+
+class SweepQuantity(Vocab):
+    """What a sweep_points.csv row summarises."""
+
+    PIN = "pin"
+    CONSUMER = "consumer"
+    CONSUMER_FIRST = "consumer_first"  # the consumer call right after its pin (position 1)
+    CONSUMER_REST = "consumer_rest"    # the pin's later calls (positions > 1)
+    POLLUTE = "pollute"
+    PREPARE = "prepare"                # the host call before the consumer (window)
+    CHARGED = "charged"                # (pin + consumer kernels) per consumer call, kernel timer
+    CALL = "call"                      # whole calls per consumer call, wall clock

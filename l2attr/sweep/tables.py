@@ -17,6 +17,7 @@ import pandas as pd
 
 from l2attr.measure.stats import summarize
 from l2attr.schema import Table
+from l2attr.vocab import SweepMode, SweepQuantity as Q, SweepRole as R, Timer
 
 POINT_KEYS = ("family", "pin", "profile", "point", "arm")
 UNIT_KEYS = ("family", "profile", "point", "arm", "repeat", "mode")
@@ -82,30 +83,31 @@ def _per_consumer_call(rows: pd.DataFrame, roles: tuple[str, ...], unit: tuple[s
     if mine.empty:
         return np.array([])
     sums = mine.groupby(list(unit))["time_us"].sum()
-    calls = rows[rows["role"].isin(("consumer", "call"))].groupby(list(unit)).size()
+    calls = rows[rows["role"].isin((R.CONSUMER.value, R.CALL.value))].groupby(list(unit)).size()
     return (sums / calls.reindex(sums.index)).dropna().to_numpy(dtype=float)
 
 
 def summarize_point(samples: pd.DataFrame, facts: dict[str, Any]) -> pd.DataFrame:
     """SWEEP_POINTS rows of one (family, profile, point, arm) from its samples (all repeats)."""
     unit = ("repeat", "group", "table")
-    dev = samples[samples["mode"] == "device"]
-    host = samples[samples["mode"] == "host"]
-    role = lambda frame, r: frame.loc[frame["role"] == r, "time_us"].to_numpy(dtype=float)  # noqa: E731
-    cons = dev[dev["role"] == "consumer"]
+    dev = samples[samples["mode"] == SweepMode.DEVICE.value]
+    host = samples[samples["mode"] == SweepMode.HOST.value]
+    role = lambda frame, r: frame.loc[frame["role"] == r.value, "time_us"].to_numpy(dtype=float)  # noqa: E731
+    cons = dev[dev["role"] == R.CONSUMER.value]
+    kernel, wall = Timer.KERNEL, Timer.WALL
     series = {
-        ("consumer", "kernel"): role(dev, "consumer"),
-        ("consumer_first", "kernel"): cons.loc[cons["position"] == 1, "time_us"].to_numpy(dtype=float),
-        ("consumer_rest", "kernel"): cons.loc[cons["position"] > 1, "time_us"].to_numpy(dtype=float),
-        ("pin", "kernel"): role(dev, "pin"),
-        ("pollute", "kernel"): role(dev, "pollute"),
-        ("prepare", "wall"): role(dev, "prepare"),
-        ("charged", "kernel"): _per_consumer_call(dev, ("pin", "consumer"), unit),
-        ("call", "wall"): _per_consumer_call(host, ("call",), unit),
+        (Q.CONSUMER, kernel): role(dev, R.CONSUMER),
+        (Q.CONSUMER_FIRST, kernel): cons.loc[cons["position"] == 1, "time_us"].to_numpy(dtype=float),
+        (Q.CONSUMER_REST, kernel): cons.loc[cons["position"] > 1, "time_us"].to_numpy(dtype=float),
+        (Q.PIN, kernel): role(dev, R.PIN),
+        (Q.POLLUTE, kernel): role(dev, R.POLLUTE),
+        (Q.PREPARE, wall): role(dev, R.PREPARE),
+        (Q.CHARGED, kernel): _per_consumer_call(dev, (R.PIN.value, R.CONSUMER.value), unit),
+        (Q.CALL, wall): _per_consumer_call(host, (R.CALL.value,), unit),
     }
     rows = []
     for (quantity, timer), values in series.items():
         s = summarize(values)
         if s["n_samples"]:
-            rows.append({**facts, "quantity": quantity, "timer": timer, **s})
+            rows.append({**facts, "quantity": quantity.value, "timer": timer.value, **s})
     return pd.DataFrame(rows, columns=list(SWEEP_POINTS.columns))
