@@ -191,14 +191,15 @@ class SweepDevice:
     def _window_setaside(self, p: Point) -> Iterator[None]:
         assert self.driver is not None and self.stream is not None
         nbytes = self.window_bytes()
+        before = self.driver.persisting_limit()
         granted = self.driver.set_persisting_limit(min(nbytes, self.limits.persisting_max_bytes))
-        self.facts["persisting_setaside_bytes"] = granted
+        self.facts.update(persisting_setaside_bytes=granted, persisting_limit_before_bytes=before)
         try:
             yield
         finally:
             self.driver.clear_window(self.stream.ptr)
             self.driver.reset_persisting()
-            self.driver.set_persisting_limit(0)
+            self.driver.set_persisting_limit(before)
 
     def window_bytes(self) -> int:
         return self.cfg.hot_rows * self.cfg.dim * self.cfg.element_bytes

@@ -65,15 +65,16 @@ class StreamWindow:
     @contextmanager
     def active(self) -> Iterator[None]:
         """On the stream with the persisting set-aside; afterwards the window is cleared, the
-        persisting lines reset and the set-aside returned (the next cell starts clean)."""
+        persisting lines reset and the set-aside put back as it was (the next cell starts clean)."""
         with self.on_stream():
+            before = self.driver.persisting_limit()
             self.granted = self.driver.set_persisting_limit(self.setaside)
             try:
                 yield
             finally:
                 self.driver.clear_window(self.stream.ptr)
                 self.driver.reset_persisting()
-                self.driver.set_persisting_limit(0)
+                self.driver.set_persisting_limit(before)   # what the other rungs ran with
 
     def set(self, table: int) -> None:
         """The host call before a consumer of `table`: its hot region becomes the window."""
