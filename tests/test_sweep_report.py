@@ -36,6 +36,7 @@ def test_a_folder_of_sweeps_renders_one_chapter_each(sweeps: Path, tmp_path: Pat
     text = md.read_text()
     assert "| artifact | reuse_high | interleaved | 4 | 4 | 3 |" in text
     assert text.count("**Reading.**") == 5
+    assert "0.0 % of the" in text and "spin had run out" in text      # the fake's launches never lag
 
 
 def test_ladder_and_sweep_runs_share_one_page(sweeps: Path, tmp_path: Path):

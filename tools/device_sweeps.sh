@@ -37,7 +37,8 @@ step() {
 
 step gpu_tests 180 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_sweeps.py tests/test_sweep_window_abi.py
 step doctor 75 python3 -m l2attr doctor
-for axis in amortisation hotset pollution capacity window; do
+step sweep_amortisation 240 python3 benchmarks/bench_sweeps.py --out "$OUT/runs" amortisation   # the largest
+for axis in hotset pollution capacity window; do
   step "sweep_$axis" 180 python3 benchmarks/bench_sweeps.py --out "$OUT/runs" "$axis"
 done
 step capacity_ncu 150 python3 tools/capacity_ncu_check.py --occupy-mib 20,40 --traffic-mib 120 \

@@ -20,6 +20,7 @@ class SweepAnalysis:
     table: pd.DataFrame                       # the axis' main table (one row per measured x, per series)
     reading: str                              # one line
     break_even: pd.DataFrame = field(default_factory=pd.DataFrame)   # amortisation only
+    lag: str = ""                             # how many kernel-timer samples the spin did not cover
 
     @property
     def title(self) -> str:
@@ -46,8 +47,25 @@ DRAM_COLUMNS: dict[SweepAxis, dict[str, tuple[str | None, str]]] = {
 }
 
 
+def launch_lag(run: SweepRun) -> str:
+    """One line: the share of kernel-timer samples launched after the spin's head start ran out
+    (their event interval may hold host time, as the ladder's caveat says); '' without samples."""
+    try:
+        s = run.samples()
+    except Exception:  # no samples file (a copied points table): nothing to say
+        return ""
+    spin = float((run.manifest.get("sweep") or {}).get("spin_us", 50.0))
+    k = s[(s["timer"] == "kernel") & s["launch_lag_us"].notna()]
+    if k.empty or spin <= 0:
+        return ""
+    late = float((k["launch_lag_us"].astype(float) >= spin).mean())
+    return (f"{late * 100:.1f} % of the {len(k):,} kernel-timer samples were launched after the {spin:g} µs "
+            "spin had run out (their CUDA-event interval may hold host time).")
+
+
 def analyse_sweep(run: SweepRun) -> SweepAnalysis:
     an = _analyse(run)
+    an.lag = launch_lag(run)
     columns = DRAM_COLUMNS.get(an.axis)
     if columns and run.dram is not None:
         an.table = sweep_dram.add_columns(an.table, sweep_dram.medians(run.dram), columns)

@@ -61,7 +61,7 @@ def section(an: SweepAnalysis, index: int) -> tuple[dict[str, Any], dict[str, An
     fields = {"key": "sweep", "id": sid, "sfx": "", "series": "", "title": an.title, "reading": an.reading,
               "note": NOTES[an.axis], "run": an.run.name, "command": str(an.run.manifest.get("command", "")),
               "figure_list": sorted(figs), "break_even": be, "table": _table([h for _, h, _ in cols], rows),
-              "damage": list(an.run.damage), "empty": an.table.empty, "fold": len(rows) > 24, "n_rows": len(rows)}
+              "damage": list(an.run.damage), "empty": an.table.empty, "lag": an.lag, "fold": len(rows) > 24, "n_rows": len(rows)}
     return fields, figs
 
 

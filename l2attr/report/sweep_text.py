@@ -91,6 +91,8 @@ def markdown_chapter(an: SweepAnalysis) -> str:
     if an.axis == SweepAxis.AMORTISATION and not an.break_even.empty:
         parts += ["Break-even consumer calls per pin against OptMT:", "", _md(*break_even_rows(an.break_even)), ""]
     parts += [_md(*rows_of(an)), ""]
+    if an.lag:
+        parts += [an.lag, ""]
     if an.run.damage:
         parts += [f"- partial data: {m}" for m in an.run.damage] + [""]
     return "\n".join(parts)
