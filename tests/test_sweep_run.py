@@ -95,3 +95,10 @@ def test_hotset_zero_rows_is_the_optmt_reference(tmp_path):
     assert t.loc[10, "speedup_consumer"] == pytest.approx(50 / 40)
     assert t.loc[10, "speedup_charged"] == pytest.approx(50 / 70)
     assert not math.isnan(t.loc[10, "hot_mib"])
+
+
+def test_formula_falls_back_to_back_to_back_k1_and_reading_says_when_no_interleaved(tmp_path):
+    run, _ = _run(tmp_path, orders=[Order.BACK_TO_BACK])
+    an = analyse_sweep(load_sweep(run.path))
+    assert an.break_even["formula"].tolist() == [3.0]
+    assert an.reading == "No interleaved points measured."

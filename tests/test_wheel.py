@@ -42,6 +42,7 @@ def test_wheel_ships_data_folders(tmp_path):
     assert any(Path(out[1]).glob("*.toml"))
     reports = Path(out[2])
     assert (reports / "base.html.j2").is_file() and (reports / "sections" / "verdict.html.j2").is_file()
+    assert (reports / "sweeps.html.j2").is_file() and (reports / "sections" / "sweep.html.j2").is_file()
     # no .git next to the installed package: the sha recorded at build time answers
     sha = subprocess.run([str(py), "-c", "from l2attr.gpu.device import git_sha; print(git_sha())"], cwd=tmp_path,
                          capture_output=True, text=True, check=True).stdout.strip()

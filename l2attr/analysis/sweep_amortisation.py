@@ -30,14 +30,19 @@ def _lookup(points: pd.DataFrame) -> dict[tuple[str, ...], float]:
 
 
 def formula_inputs(points: pd.DataFrame) -> dict[tuple[str, str], tuple[float, float, float]]:
-    """(family, profile) -> (T_ref, T_pin, T_cons) from the k = 1 interleaved point."""
+    """(family, profile) -> (T_ref, T_pin, T_cons) from the k = 1 point (interleaved, else back to
+    back: at k = 1 both are the artifact's loop)."""
     v = _lookup(points)
-    point = f"{Order.INTERLEAVED.value}:k1"
     out = {}
     for fam, prof in sorted({(r.family, r.profile) for r in points.itertuples()}):
-        t = (v.get((fam, prof, point, Arm.OPTMT.value, "consumer", "kernel"), math.nan),
-             v.get((fam, prof, point, Arm.PIN.value, "pin", "kernel"), math.nan),
-             v.get((fam, prof, point, Arm.PIN.value, "consumer", "kernel"), math.nan))
+        t = (math.nan,) * 3
+        for order in (Order.INTERLEAVED, Order.BACK_TO_BACK):
+            point = f"{order.value}:k1"
+            t = (v.get((fam, prof, point, Arm.OPTMT.value, "consumer", "kernel"), math.nan),
+                 v.get((fam, prof, point, Arm.PIN.value, "pin", "kernel"), math.nan),
+                 v.get((fam, prof, point, Arm.PIN.value, "consumer", "kernel"), math.nan))
+            if not any(math.isnan(x) for x in t):
+                break
         out[(fam, prof)] = t
     return out
 

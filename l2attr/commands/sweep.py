@@ -28,7 +28,7 @@ from pathlib import Path
 
 from l2attr.config import WorkloadConfig, add_workload_args, config_from_args
 from l2attr.errors import UserError
-from l2attr.ladder import FAMILIES, PROFILES, parse_families, parse_profiles
+from l2attr.ladder import PROFILES, parse_families, parse_profiles
 from l2attr.sweep import spec
 from l2attr.vocab import SweepAxis
 
@@ -167,4 +167,4 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["add_arguments", "run", "options_from_args", "FAMILIES"]
+__all__ = ["add_arguments", "run", "options_from_args"]

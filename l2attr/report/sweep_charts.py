@@ -8,7 +8,6 @@ measured break-even k. Charts with device limits mark them (persisting-L2 max, L
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import plotly.graph_objects as go
@@ -128,4 +127,4 @@ def figures(an: SweepAnalysis, prefix: str) -> dict[str, go.Figure]:
     return {k: v for k, v in out.items() if v is not None}
 
 
-__all__ = ["figures", "math"]
+__all__ = ["figures"]

@@ -5,7 +5,6 @@ drawn inside the ladder report or, when only sweeps are given, on their own page
 from __future__ import annotations
 
 import datetime as dt
-import math
 from typing import Any
 
 from markupsafe import Markup
@@ -104,4 +103,4 @@ def _subtitle(analyses: list[SweepAnalysis]) -> str:
     return "DLRM EmbeddingBag · " + " | ".join(dict.fromkeys(shapes))
 
 
-__all__ = ["section", "sections", "render_page", "math"]
+__all__ = ["section", "sections", "render_page"]
