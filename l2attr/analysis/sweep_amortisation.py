@@ -125,10 +125,13 @@ def k_text(k: float, max_k: int | None = None) -> str:
 
 
 def reading(table: pd.DataFrame) -> str:
-    """One line: the interleaved order's measured break-even next to the formula's, per profile."""
-    inter = table[table["order"] == Order.INTERLEAVED.value] if not table.empty else table
-    if inter.empty:
-        return "No interleaved points measured."
+    """One line: the measured break-even next to the formula's, per profile (interleaved, the
+    artifact's loop, when measured; else back to back)."""
+    if table.empty:
+        return "No amortisation points measured."
+    order = Order.INTERLEAVED.value if (table["order"] == Order.INTERLEAVED.value).any() else Order.BACK_TO_BACK.value
+    rows = table[table["order"] == order]
     parts = [f"{r.family} {r.profile}: {k_text(r.measured_kernel, r.max_k)} measured vs {k_text(r.formula)} "
-             f"by the formula" for r in inter.itertuples()]
-    return "Calls per pin to break even against OptMT (interleaved, kernel-charged): " + "; ".join(parts) + "."
+             f"by the formula" for r in rows.itertuples()]
+    return (f"Calls per pin to break even against OptMT ({order.replace('_', ' ')}, kernel-charged): "
+            + "; ".join(parts) + ".")
