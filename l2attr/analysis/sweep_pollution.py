@@ -46,6 +46,9 @@ def reading(t: pd.DataFrame) -> str:
     parts = []
     for (fam, prof), g in t.groupby(["family", "profile"], sort=False):
         g = g.sort_values("pollute_mib")
+        if g["gain_left"].isna().all():
+            parts.append(f"{fam} {prof}: the pin gave the consumer no gain to lose")
+            continue
         half = g[(g["gain_left"] < 0.5) & (g["pollute_mib"] > 0)]
         where = f"below half by {half['pollute_mib'].iloc[0]:g} MiB" if not half.empty else \
             f"{g['gain_left'].iloc[-1] * 100:.0f} % left at {g['pollute_mib'].iloc[-1]:g} MiB"
