@@ -52,6 +52,7 @@ def reading(t: pd.DataFrame) -> str:
     b = best(t)
     if b.empty:
         return "No hot-set points measured."
-    parts = [f"{r.family} {r.profile}: {r.speedup_charged:.2f}x at {int(r.hot_rows):,} rows ({r.hot_mib:.1f} MiB)"
+    parts = [f"{r.family} {r.profile}: " + ("no pin beats every pinned size (OptMT alone)" if r.hot_rows == 0 else
+                                            f"{r.speedup_charged:.2f}x at {int(r.hot_rows):,} rows ({r.hot_mib:.1f} MiB)")
              for r in b.itertuples()]
     return "Best pin-charged speedup over OptMT by hot-set size: " + "; ".join(parts) + "."
