@@ -47,6 +47,30 @@ DRAM_COLUMNS: dict[SweepAxis, dict[str, tuple[str | None, str]]] = {
 }
 
 
+# axis -> the quantity whose repeat spread a row shows: (arm or None = the row's, quantity, timer)
+SPREAD: dict[SweepAxis, tuple[str | None, str, str]] = {
+    SweepAxis.AMORTISATION: ("l2p_optmt", "charged", "kernel"),
+    SweepAxis.HOTSET: (None, "charged", "kernel"),
+    SweepAxis.WINDOW: (None, "consumer", "kernel"),
+    SweepAxis.CAPACITY: ("l2p_optmt", "charged", "kernel"),
+    SweepAxis.POLLUTION: ("l2p_optmt", "consumer", "kernel"),
+}
+
+
+def add_spread(table: pd.DataFrame, points: pd.DataFrame, axis: SweepAxis) -> pd.DataFrame:
+    """`spread_pct`: half the bootstrap 95 % CI of the row's main median, in % of it."""
+    if table.empty or "point" not in table.columns:
+        return table
+    arm, quantity, timer = SPREAD[axis]
+    sel = points[(points["quantity"] == quantity) & (points["timer"] == timer)]
+    half = {(r.family, r.profile, r.point, r.arm): (r.ci95_hi_us - r.ci95_lo_us) / 2 / r.median_us * 100
+            for r in sel.itertuples() if r.median_us > 0}
+    table = table.copy()
+    table["spread_pct"] = [half.get((r["family"], r["profile"], r["point"], arm or r.get("arm")), float("nan"))
+                           for r in table.to_dict("records")]
+    return table
+
+
 def launch_lag(run: SweepRun) -> str:
     """One line: the share of kernel-timer samples launched after the spin's head start ran out
     (their event interval may hold host time, as the ladder's caveat says); '' without samples."""
@@ -66,6 +90,7 @@ def launch_lag(run: SweepRun) -> str:
 def analyse_sweep(run: SweepRun) -> SweepAnalysis:
     an = _analyse(run)
     an.lag = launch_lag(run)
+    an.table = add_spread(an.table, run.points, an.axis)
     columns = DRAM_COLUMNS.get(an.axis)
     if columns and run.dram is not None:
         an.table = sweep_dram.add_columns(an.table, sweep_dram.medians(run.dram), columns)

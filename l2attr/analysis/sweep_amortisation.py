@@ -19,7 +19,7 @@ import pandas as pd
 from l2attr.analysis.amortisation import amortised_speedup, break_even_calls
 from l2attr.vocab import Arm, Order
 
-CURVE_COLUMNS = ["family", "pin", "profile", "order", "k", "ref_us", "pinned_us", "speedup_kernel",
+CURVE_COLUMNS = ["family", "pin", "profile", "point", "order", "k", "ref_us", "pinned_us", "speedup_kernel",
                  "ref_wall_us", "pinned_wall_us", "speedup_wall", "consumer_first_us", "consumer_rest_us",
                  "pin_us", "formula_speedup"]
 
@@ -62,7 +62,7 @@ def curves(points: pd.DataFrame) -> pd.DataFrame:
         ref, pinned = g(Arm.OPTMT.value, "charged"), g(Arm.PIN.value, "charged")
         ref_w, pinned_w = g(Arm.OPTMT.value, "call", "wall"), g(Arm.PIN.value, "call", "wall")
         t_ref, t_pin, t_cons = formula.get((fam, prof), (math.nan,) * 3)
-        rows.append({"family": fam, "pin": pins.get(fam, ""), "profile": prof, "order": order, "k": k,
+        rows.append({"family": fam, "pin": pins.get(fam, ""), "profile": prof, "point": point, "order": order, "k": k,
                      "ref_us": ref, "pinned_us": pinned, "speedup_kernel": ref / pinned if pinned > 0 else math.nan,
                      "ref_wall_us": ref_w, "pinned_wall_us": pinned_w,
                      "speedup_wall": ref_w / pinned_w if pinned_w > 0 else math.nan,

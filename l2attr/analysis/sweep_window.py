@@ -14,7 +14,7 @@ import pandas as pd
 
 from l2attr.vocab import Arm
 
-COLUMNS = ["family", "pin", "profile", "arm", "hit_ratio", "consumer_us", "prepare_us", "wall_us",
+COLUMNS = ["family", "pin", "profile", "point", "arm", "hit_ratio", "consumer_us", "prepare_us", "wall_us",
            "speedup_vs_optmt", "speedup_vs_remap", "speedup_wall_vs_optmt"]
 
 
@@ -33,7 +33,7 @@ def table(points: pd.DataFrame) -> pd.DataFrame:
         remap = g("consumer", p="no_window", a=Arm.REMAP.value)
         ref_wall = g("call", "wall", "no_window", Arm.OPTMT.value)
         cons, wall = g("consumer"), g("call", "wall")
-        rows.append({"family": fam, "pin": pins.get(fam, ""), "profile": prof, "arm": arm, "hit_ratio": hr,
+        rows.append({"family": fam, "pin": pins.get(fam, ""), "profile": prof, "point": point, "arm": arm, "hit_ratio": hr,
                      "consumer_us": cons, "prepare_us": g("prepare", "wall") if arm == Arm.WINDOW.value else 0.0,
                      "wall_us": wall, "speedup_vs_optmt": ref / cons if cons > 0 else math.nan,
                      "speedup_vs_remap": remap / cons if cons > 0 else math.nan,

@@ -61,7 +61,8 @@ def columns_of(an: SweepAnalysis) -> list[tuple[str, str, Callable[[Any], str]]]
     """The axis' columns, plus the DRAM ones `--profile` measured."""
     extra = [(c, h, MIB) for c, h in DRAM_HEADERS.items()
              if c in an.table.columns and an.table[c].notna().any()]
-    return COLUMNS[an.axis] + extra
+    spread = [("spread_pct", "± (half 95 % CI, %)", X)] if "spread_pct" in an.table.columns else []
+    return COLUMNS[an.axis] + spread + extra
 
 
 def rows_of(an: SweepAnalysis) -> tuple[list[str], list[list[str]]]:
