@@ -2,8 +2,8 @@
 
 The sweep runs again as a child under ncu (application replay, caches and clocks untouched, as
 `l2attr profile` does: kernel replay would erase the pin's L2 state, NOTES 2026-11-30 item 1), one
-device repeat, NVTX ranges only around the kernels of each unit's last pin group (so a few calls
-per point are profiled, not all). Each range names what it holds:
+device repeat, NVTX ranges only around the pin and consumer kernels of the first 4 tables of each
+unit's last pin group (so a few calls per point are profiled, not all). Each range names what it holds:
 `l2attr@sweep:<role>:<family>:<profile>:<arm>:t<table>:g<group>:p<position>:<point>` (the point id
 last: it may hold ':'). The child's own timings are discarded; `dram__bytes_read.sum` per kernel
 goes to RUN_DIR/sweep_dram.csv and the sweep's analysis adds DRAM MiB per call to its table.
@@ -25,6 +25,8 @@ from l2attr.schema import Table
 from l2attr.vocab import NVTX_DOMAIN
 
 METRICS = ("dram__bytes_read.sum", "gpu__time_duration.sum")
+PROFILED_TABLES = 4                     # tables per unit whose kernels are profiled (of its last group)
+PROFILED_ROLES = ("pin", "consumer")    # the polluting read's DRAM bytes are its size
 NVTX_INCLUDE = f"regex:{NVTX_DOMAIN}@sweep:.*/"
 _NAME = re.compile(r"^(?:l2attr@)?sweep:(?P<role>[a-z_]+):(?P<family>[^:]+):(?P<profile>[^:]+):(?P<arm>[^:]+):"
                    r"t(?P<table>\d+):g(?P<group>\d+):p(?P<position>\d+):(?P<point>.+)$")

@@ -56,14 +56,15 @@ def family_pins(opts: SweepOptions) -> dict[Family, Any]:
 
 
 def nvtx_ranges(family: Family, profile: str, p: Point, arm: Arm) -> Callable[..., Any]:
-    """NVTX ranges (l2attr domain) around the kernels of the unit's last pin group only."""
+    """NVTX ranges (l2attr domain) around the pin and consumer kernels of the first PROFILED_TABLES
+    tables in the unit's last pin group only: a few kernels per point keep the ncu pass short."""
     import nvtx
 
-    from l2attr.sweep.dram import range_name
+    from l2attr.sweep.dram import PROFILED_ROLES, PROFILED_TABLES, range_name
     from l2attr.vocab import NVTX_DOMAIN
 
     def ranges(c: Any, role: Any) -> Any:
-        if c.group != p.groups - 1:
+        if c.group != p.groups - 1 or c.table >= PROFILED_TABLES or role.value not in PROFILED_ROLES:
             return nullcontext()
         return nvtx.annotate(range_name(role.value, family.value, profile, arm.value, c.table, c.group,
                                         c.position, p.point), domain=NVTX_DOMAIN)
