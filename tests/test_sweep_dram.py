@@ -67,3 +67,21 @@ def test_profile_without_ncu_is_one_line_before_the_gpu(tmp_path: Path, monkeypa
     assert capsys.readouterr().err == ("l2attr sweep: error: --profile needs Nsight Compute's ncu on PATH "
                                        "(see `l2attr doctor`)\n")
     assert not (tmp_path / "runs").exists()
+
+
+def test_ranges_only_around_pin_and_consumer_of_the_first_tables_of_the_last_group():
+    pytest.importorskip("nvtx")
+    from contextlib import nullcontext
+
+    from l2attr.sweep.run import nvtx_ranges
+    from l2attr.sweep.schedule import Call
+    from l2attr.sweep.spec import Point
+    from l2attr.vocab import Arm, SweepRole
+
+    p = Point("hot5", 5.0, (Arm.PIN,), hot_rows=5, groups=3)
+    ranges = nvtx_ranges(Family.ARTIFACT, "random", p, Arm.PIN)
+    on = lambda c, role: not isinstance(ranges(c, role), nullcontext)  # noqa: E731
+    assert on(Call(2, 0, 0, 1, True), SweepRole.CONSUMER) and on(Call(2, 3, 0, 1, True), SweepRole.PIN)
+    assert not on(Call(1, 0, 0, 1, True), SweepRole.CONSUMER)           # not the last group
+    assert not on(Call(2, dram.PROFILED_TABLES, 0, 1, True), SweepRole.CONSUMER)
+    assert not on(Call(2, 0, 0, 1, True), SweepRole.POLLUTE)
