@@ -29,13 +29,29 @@ class KernelSpec:
 
 
 def consumer_spec(v: Variant, dtype: str, maxrregcount: int = DEFAULT_MAXRREGCOUNT,
-                  rpf_depth: int = 2) -> KernelSpec:
-    """The consumer of a variant; RPF_DEPTH only reaches the tuned family's RPF (the artifact's is 2)."""
+                  rpf_depth: int = 2, vec: int | None = None, unroll: int = 8) -> KernelSpec:
+    """The consumer of a variant; RPF_DEPTH only reaches the tuned family's RPF (the artifact's is 2).
+
+    The fast family has one entry point per vector width (`vec` elements per lane load, default
+    the widest 16-byte load of the type) and its loads in flight per lane as FAST_UNROLL."""
     opts = [f"-DSCALAR_T={SCALAR_CODE[dtype]}"]
-    if FAMILIES[v.family].abi == "tuned" and v.rung.consumer == "rpf":
+    abi = FAMILIES[v.family].abi
+    function = v.consumer_function
+    if abi == "tuned" and v.rung.consumer == "rpf":
         opts.append(f"-DRPF_DEPTH={rpf_depth}")
-    opts.extend(v.rung.compile_options(maxrregcount))
-    return KernelSpec(v.consumer_source, v.consumer_function, tuple(opts))
+    if abi == "fast":
+        opts.append(f"-DFAST_UNROLL={unroll}")
+        function = function.format(vec=vec or widest_vec(dtype))
+    opts.extend(v.compile_options(maxrregcount))
+    return KernelSpec(v.consumer_source, function, tuple(opts))
+
+
+ELEMENT_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2}
+
+
+def widest_vec(dtype: str) -> int:
+    """Elements in one 16-byte load: the widest vector a lane of the fast consumer issues."""
+    return 16 // ELEMENT_BYTES[dtype]
 
 
 def pin_spec(dtype: str, granularity: Pin | str = Pin.LINE) -> KernelSpec:

@@ -1,0 +1,170 @@
+// The `fast` family's EmbeddingBag consumer (sum / mean): l2attr's own kernel designed for the
+// memory system, to ask whether pinning still pays when the consumer runs near the HBM limit.
+//
+// Mapping. A block is (32 lanes, W warps, B bags): W warps share one bag, B bags per block. A bag
+// (or, for dims wider than 32 vectors, one column slice of it) is one work item. Each lane owns
+// VEC consecutive features of a row and loads them as one vector (16 bytes when the dim allows:
+// a 512-byte fp32 row is one float4 per lane of a warp). When a row has fewer than 32 vectors the
+// warp splits into G = 32 / L lane groups of L lanes that load G different rows at once.
+//
+// Memory-level parallelism. Warp w of a bag walks its own contiguous share of the bag's indices
+// in chunks of 32: one coalesced load fetches 32 indices (and weights) into the lanes, the next
+// chunk's load is issued before the current chunk's rows, and the rows are loaded FAST_UNROLL
+// per lane group before any is added, so every lane keeps FAST_UNROLL independent row loads in
+// flight.
+//
+// Summation order (deterministic, not torch's): each lane group sums its rows in index order;
+// the G groups of a warp are combined by a butterfly (xor shuffle), then the W warps' partial
+// sums are added in warp order through shared memory. torch sums a bag's rows one by one in
+// index order, so fp32 results agree to rounding (the check's 1e-5 relative), not bit for bit.
+//
+// Like torch.nn.functional.embedding_bag: optional per-sample weights (fp32, NULL for none; sum
+// mode), padding_idx (-1 for none: its rows are skipped and not counted for the mean), an empty
+// bag gives zeros, mean divides by the bag's non-padding count.
+#include "common.cuh"
+
+#ifndef FAST_UNROLL
+#define FAST_UNROLL 8
+#endif
+
+#define FAST_FULL_MASK 0xffffffffu
+
+template <int VEC>
+struct alignas(VEC * sizeof(scalar_t)) Pack {
+    scalar_t v[VEC];
+};
+
+template <int VEC>
+__device__ __forceinline__ void fast_bags(
+    const scalar_t* __restrict__ weight, const index_t* __restrict__ indices,
+    const index_t* __restrict__ offsets, scalar_t* __restrict__ out,
+    const float* __restrict__ per_sample_weights, index_t num_indices, index_t num_bags,
+    int dim, index_t row_stride, index_t padding_idx, int mean, int lanes_per_row,
+    int col_slices) {
+    extern __shared__ float partial[];  // [B][W-1][L * VEC] sums, then [B][W-1] counts
+    const int lane = threadIdx.x;
+    const int warp = threadIdx.y;
+    const int warps = blockDim.y;
+    const int L = lanes_per_row;
+    const int G = 32 / L;                 // lane groups per warp: rows loaded side by side
+    const int group = lane / L;
+    const int col = (lane % L) * VEC;  // first feature of my vector inside the slice
+    const int slice_width = L * VEC;
+    const index_t items = num_bags * (index_t)col_slices;
+    float* my_partial = partial + ((size_t)threadIdx.z * (warps - 1)) * slice_width;
+    int* counts = reinterpret_cast<int*>(partial + (size_t)blockDim.z * (warps - 1) * slice_width);
+
+    // Every thread of a block runs the same number of iterations (the shared-memory hand-off
+    // needs __syncthreads); items past the end do no loads and store nothing.
+    for (index_t first = (index_t)blockIdx.x * blockDim.z; first < items;
+         first += (index_t)gridDim.x * blockDim.z) {
+        const index_t item = first + threadIdx.z;
+        const bool live = item < items;
+        const index_t bag = live ? item / col_slices : 0;
+        const int feature = (int)(live ? item % col_slices : 0) * slice_width + col;
+        const bool has_col = live && feature < dim;
+        index_t begin = 0, end = 0;
+        if (live) {
+            begin = offsets[bag];
+            end = (bag + 1 < num_bags) ? offsets[bag + 1] : num_indices;
+        }
+        // This warp's contiguous share of the bag's lookups.
+        const index_t n = end - begin;
+        const index_t lo = begin + (n * warp) / warps;
+        const index_t hi = begin + (n * (warp + 1)) / warps;
+
+        float acc[VEC];
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) acc[k] = 0.0f;
+        int counted = 0;
+        const scalar_t* wcol = weight + feature;
+
+        index_t next_row = (lo + lane < hi) ? indices[lo + lane] : padding_idx;
+        float next_scale = (lo + lane < hi && per_sample_weights) ? per_sample_weights[lo + lane] : 1.0f;
+        for (index_t base = lo; base < hi; base += 32) {
+            const int row_id = (int)next_row;
+            const float scale_id = next_scale;
+            const int m = (int)((hi - base) < 32 ? (hi - base) : 32);
+            // Read the next chunk's indices ahead, before this chunk's rows.
+            const index_t ahead = base + 32 + lane;
+            next_row = (ahead < hi) ? indices[ahead] : padding_idx;
+            next_scale = (ahead < hi && per_sample_weights) ? per_sample_weights[ahead] : 1.0f;
+            counted += __popc(__ballot_sync(FAST_FULL_MASK, lane < m && (index_t)row_id != padding_idx));
+
+            for (int j0 = 0; j0 < m; j0 += G * FAST_UNROLL) {
+                Pack<VEC> val[FAST_UNROLL];
+                float scale[FAST_UNROLL];
+#pragma unroll
+                for (int u = 0; u < FAST_UNROLL; ++u) {
+                    const int j = j0 + u * G + group;
+                    // Row ids travel between lanes as 32 bits (the launcher checks rows < 2^31).
+                    const int r = __shfl_sync(FAST_FULL_MASK, row_id, j & 31);
+                    const float s = __shfl_sync(FAST_FULL_MASK, scale_id, j & 31);
+                    const bool use = has_col && j < m && (index_t)r != padding_idx;
+                    scale[u] = use ? s : 0.0f;
+                    if (use) {
+                        val[u] = *reinterpret_cast<const Pack<VEC>*>(wcol + (index_t)r * row_stride);
+                    } else {
+#pragma unroll
+                        for (int k = 0; k < VEC; ++k) val[u].v[k] = from_acc(0.0f);
+                    }
+                }
+                // A skipped slot holds zeros and scale 0: adding it changes nothing, and a
+                // branch-free sum keeps the loads independent of each other.
+#pragma unroll
+                for (int u = 0; u < FAST_UNROLL; ++u) {
+#pragma unroll
+                    for (int k = 0; k < VEC; ++k) acc[k] += to_acc(val[u].v[k]) * scale[u];
+                }
+            }
+        }
+        // Combine the lane groups of this warp (groups hold different rows of the same columns).
+        for (int off = L; off < 32; off <<= 1) {
+#pragma unroll
+            for (int k = 0; k < VEC; ++k) acc[k] += __shfl_xor_sync(FAST_FULL_MASK, acc[k], off);
+        }
+        // Combine the warps of this bag, in warp order.
+        if (warps > 1) {
+            if (warp > 0 && group == 0) {
+#pragma unroll
+                for (int k = 0; k < VEC; ++k) my_partial[(warp - 1) * slice_width + col + k] = acc[k];
+                if (lane == 0) counts[threadIdx.z * (warps - 1) + warp - 1] = counted;
+            }
+            __syncthreads();
+            if (warp == 0 && group == 0) {
+                for (int w = 1; w < warps; ++w) {
+#pragma unroll
+                    for (int k = 0; k < VEC; ++k) acc[k] += my_partial[(w - 1) * slice_width + col + k];
+                    counted += counts[threadIdx.z * (warps - 1) + w - 1];
+                }
+            }
+            __syncthreads();
+        }
+        if (warp == 0 && group == 0 && has_col) {
+            Pack<VEC> res;
+#pragma unroll
+            for (int k = 0; k < VEC; ++k)
+                res.v[k] = from_acc((mean && counted > 0) ? acc[k] / (float)counted : acc[k]);
+            *reinterpret_cast<Pack<VEC>*>(out + bag * dim + feature) = res;
+        }
+    }
+}
+
+#define L2ATTR_FAST_PARAMS                                                                      \
+    const scalar_t *__restrict__ weight, const index_t *__restrict__ indices,                   \
+        const index_t *__restrict__ offsets, scalar_t *__restrict__ out,                        \
+        const float *__restrict__ per_sample_weights, index_t num_indices, index_t num_bags,    \
+        int dim, index_t row_stride, index_t padding_idx, int mean, int lanes_per_row,          \
+        int col_slices
+#define L2ATTR_FAST_ARGS                                                                        \
+    weight, indices, offsets, out, per_sample_weights, num_indices, num_bags, dim, row_stride,  \
+        padding_idx, mean, lanes_per_row, col_slices
+
+// One entry point per vector width; the launcher picks the widest that divides the dim, the row
+// stride and the pointers' alignment (at most 16 bytes per lane load).
+extern "C" __global__ void fast_v1(L2ATTR_FAST_PARAMS) { fast_bags<1>(L2ATTR_FAST_ARGS); }
+extern "C" __global__ void fast_v2(L2ATTR_FAST_PARAMS) { fast_bags<2>(L2ATTR_FAST_ARGS); }
+extern "C" __global__ void fast_v4(L2ATTR_FAST_PARAMS) { fast_bags<4>(L2ATTR_FAST_ARGS); }
+#if SCALAR_T != 0
+extern "C" __global__ void fast_v8(L2ATTR_FAST_PARAMS) { fast_bags<8>(L2ATTR_FAST_ARGS); }
+#endif
