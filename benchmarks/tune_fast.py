@@ -26,16 +26,24 @@ import pandas as pd
 from l2attr import atomic
 from l2attr.analysis.tuning import choose, score
 from l2attr.config import PRESETS
-from l2attr.ladder import parse_profiles, variant
+from l2attr.ladder import FAST_DEFAULT, parse_profiles, variant
 from l2attr.measure.kernels import LaunchShape, VariantKernels
 
 WARPS = (1, 2, 4, 8)
-BAGS = (1, 2, 4)
+BAGS = (1, 2, 4, 8)
 UNROLLS = (4, 8, 16)
+LOADS = (0, 1, 2)
+REGCAPS = (0, 64)
+Point = tuple[int, int, int, int, int]   # warps per bag, bags per block, unroll, load, register cap
 
 
-def points() -> list[tuple[int, int, int]]:
-    return [(w, b, u) for w, b, u in itertools.product(WARPS, BAGS, UNROLLS) if 32 * w * b <= 1024]
+def points() -> list[Point]:
+    return [p for p in itertools.product(WARPS, BAGS, UNROLLS, LOADS, REGCAPS) if 32 * p[0] * p[1] <= 1024]
+
+
+def shape(p: Point) -> LaunchShape:
+    return LaunchShape(fast_warps_per_bag=p[0], fast_bags_per_block=p[1], fast_unroll=p[2],
+                       fast_load=p[3], fast_maxrregcount=p[4])
 
 
 def main(argv: list[str]) -> int:
@@ -55,10 +63,13 @@ def main(argv: list[str]) -> int:
     cfg = replace(PRESETS["artifact"], batches=args.batches, warmup_batches=1)
     gpu = Gpu(cfg, 50.0, print)
     ref = VariantKernels(variant("tuned", "optmt"), cfg.dtype, LaunchShape())
-    pts = points()
-    kernels = {p: VariantKernels(variant("fast", "optmt"), cfg.dtype,
-                                 LaunchShape(fast_warps_per_bag=p[0], fast_bags_per_block=p[1],
-                                             fast_unroll=p[2])) for p in pts}
+    kernels = {p: VariantKernels(variant("fast", "optmt"), cfg.dtype, shape(p)) for p in points()}
+    # A block larger than the registers allow does not launch: such points are left out, said once.
+    pts = [p for p, k in kernels.items() if 32 * p[0] * p[1] <= k.consumer.max_threads_per_block]
+    for p in sorted(set(kernels) - set(pts)):
+        print(f"tune_fast: {p} does not launch ({kernels[p].consumer.num_regs} registers x "
+              f"{32 * p[0] * p[1]} threads)")
+        del kernels[p]
     rows: list[dict] = []
     args.out.mkdir(parents=True, exist_ok=True)
     for profile in parse_profiles(args.profiles):
@@ -86,6 +97,7 @@ def main(argv: list[str]) -> int:
             med = float(np.median(np.concatenate(samples[p])))
             res = kernels[p].resources()["consumer"]
             rows.append({"profile": profile, "warps_per_bag": p[0], "bags_per_block": p[1], "unroll": p[2],
+                         "load": p[3], "maxrregcount": p[4],
                          "block_threads": 32 * p[0] * p[1], "median_us": med,
                          "spread_pct": 100.0 * (max(per_repeat) - min(per_repeat)) / med,
                          "calls": sum(len(s) for s in samples[p]), "tuned_optmt_us": tuned_us,
@@ -98,8 +110,7 @@ def main(argv: list[str]) -> int:
     s = score(table)
     with pd.option_context("display.width", 200, "display.max_rows", 80):
         print(s.to_string(index=False, float_format=lambda x: f"{x:.2f}"))
-    print(f"tune_fast: choice {choose(table)} (LaunchShape defaults: {LaunchShape().fast_warps_per_bag}, "
-          f"{LaunchShape().fast_bags_per_block}, {LaunchShape().fast_unroll}); "
+    print(f"tune_fast: choice {choose(table)} (today's defaults: {FAST_DEFAULT}); "
           f"{len(pts)} points x {table['profile'].nunique()} profiles in {time.perf_counter() - t_start:.1f} s")
     return 0
 

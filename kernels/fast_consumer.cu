@@ -27,12 +27,41 @@
 #define FAST_UNROLL 8
 #endif
 
+// How a 16-byte row vector is loaded: 0 = plain C++ (the compiler emits ld.global.nc, allocating
+// in L1), 1 = ld.global.nc.L1::no_allocate (a gathered row is not reused by this SM: keep L1 for
+// the indices), 2 = the same with an L2::256B prefetch hint (a 512-byte row is two 256-byte
+// halves). Narrower vectors always use the plain load.
+#ifndef FAST_LOAD
+#define FAST_LOAD 0
+#endif
+
 #define FAST_FULL_MASK 0xffffffffu
 
 template <int VEC>
 struct alignas(VEC * sizeof(scalar_t)) Pack {
     scalar_t v[VEC];
 };
+
+template <int VEC>
+__device__ __forceinline__ Pack<VEC> load_row(const scalar_t* p) {
+#if FAST_LOAD > 0
+    if constexpr (VEC * sizeof(scalar_t) == 16) {
+        unsigned a, b, c, d;
+#if FAST_LOAD == 1
+        asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "l"(p));
+#else
+        asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "l"(p));
+#endif
+        Pack<VEC> out;
+        unsigned* w = reinterpret_cast<unsigned*>(&out);
+        w[0] = a; w[1] = b; w[2] = c; w[3] = d;
+        return out;
+    }
+#endif
+    return *reinterpret_cast<const Pack<VEC>*>(p);
+}
 
 template <int VEC>
 __device__ __forceinline__ void fast_bags(
@@ -103,7 +132,7 @@ __device__ __forceinline__ void fast_bags(
                     const bool use = has_col && j < m && (index_t)r != padding_idx;
                     scale[u] = use ? s : 0.0f;
                     if (use) {
-                        val[u] = *reinterpret_cast<const Pack<VEC>*>(wcol + (index_t)r * row_stride);
+                        val[u] = load_row<VEC>(wcol + (index_t)r * row_stride);
                     } else {
 #pragma unroll
                         for (int k = 0; k < VEC; ++k) val[u].v[k] = from_acc(0.0f);

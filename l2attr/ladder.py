@@ -90,6 +90,22 @@ FAMILIES: dict[Family, KernelFamily] = {
         rung_labels=(("optmt", "fast"), ("l2p_optmt", "fast+pin")), register_cap=False),
 }
 FAMILY_ORDER: tuple[Family, ...] = (Family.ARTIFACT, Family.TUNED, Family.FAST)
+
+
+@dataclass(frozen=True)
+class FastLaunch:
+    """The fast consumer's launch and compile knobs. The defaults are the point
+    `analysis.tuning.choose` picks from the committed tuning table (examples/tuning/), and a CPU
+    test holds them to it."""
+
+    warps_per_bag: int = 4     # warps sharing one bag
+    bags_per_block: int = 2
+    unroll: int = 8            # row loads in flight per lane (FAST_UNROLL)
+    load: int = 0              # FAST_LOAD: 0 plain, 1 L1::no_allocate, 2 + L2::256B hint
+    maxrregcount: int = 0      # 0: no register cap
+
+
+FAST_DEFAULT = FastLaunch()
 HEADLINE_FAMILY = Family.ARTIFACT
 PIN_SOURCE = "pin_l2.cu"
 PIN_FUNCTIONS = {Pin.LINE: "pin_l2_lines", Pin.ELEMENT: "pin_l2_elements"}

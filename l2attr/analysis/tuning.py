@@ -12,7 +12,7 @@ import math
 
 import pandas as pd
 
-KNOBS = ("warps_per_bag", "bags_per_block", "unroll")
+KNOBS = ("warps_per_bag", "bags_per_block", "unroll", "load", "maxrregcount")
 
 
 def score(table: pd.DataFrame) -> pd.DataFrame:

@@ -71,6 +71,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"fast family: bags per block (default {fast.fast_bags_per_block})")
     g.add_argument("--fast-unroll", type=int, default=fast.fast_unroll, choices=FAST_UNROLLS,
                    help=f"fast family: row loads in flight per lane (default {fast.fast_unroll})")
+    g.add_argument("--fast-load", type=int, default=fast.fast_load, choices=(0, 1, 2),
+                   help="fast family: row load form, 0 plain, 1 L1::no_allocate, 2 that + L2::256B "
+                        f"(default {fast.fast_load})")
+    g.add_argument("--fast-maxrregcount", type=int, default=fast.fast_maxrregcount,
+                   help=f"fast family: register cap, 0 for none (default {fast.fast_maxrregcount})")
     g.add_argument("--spin-us", type=float, default=50.0,
                    help="GPU spin before each timed kernel, hides launch latency (default 50)")
     g.add_argument("--nvtx-last", type=int, default=0,
@@ -109,6 +114,8 @@ def options_from_args(args: argparse.Namespace) -> "LadderOptions":
     for name in ("repeats", "maxrregcount", "rpf_depth", "grid", "fast_warps_per_bag",
                  "fast_bags_per_block"):
         _positive(name.replace("_", "-"), getattr(args, name))
+    if args.fast_maxrregcount < 0 or 0 < args.fast_maxrregcount < 16:
+        raise UserError(f"--fast-maxrregcount must be 0 (no cap) or >= 16, got {args.fast_maxrregcount}")
     if 32 * args.fast_warps_per_bag * args.fast_bags_per_block > 1024:
         raise UserError(f"--fast-warps-per-bag {args.fast_warps_per_bag} x --fast-bags-per-block "
                         f"{args.fast_bags_per_block} x 32 lanes is over 1024 threads per block")
@@ -137,7 +144,8 @@ def options_from_args(args: argparse.Namespace) -> "LadderOptions":
         drop_out_of_range=args.drop_out_of_range, l2_state=_l2_states(args.l2_state), repeats=args.repeats,
         maxrregcount=args.maxrregcount, pin_granularity=args.pin_granularity,
         rpf_depth=args.rpf_depth, shape=LaunchShape(grid=args.grid, block=(bx, by), fast_warps_per_bag=args.fast_warps_per_bag,
-                          fast_bags_per_block=args.fast_bags_per_block, fast_unroll=args.fast_unroll),
+                          fast_bags_per_block=args.fast_bags_per_block, fast_unroll=args.fast_unroll,
+                          fast_load=args.fast_load, fast_maxrregcount=args.fast_maxrregcount),
         nvtx_last=args.nvtx_last, nvtx_calls=args.nvtx_calls, bandwidth=not args.no_bandwidth,
         spin_us=args.spin_us, host_repeat=not args.no_host_repeat,
         cache_dir=args.cache_dir or (args.out / ".cache"))

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from l2attr.gpu import compile as kc
-from l2attr.ladder import DEFAULT_MAXRREGCOUNT, FAMILIES, Variant
+from l2attr.ladder import DEFAULT_MAXRREGCOUNT, FAMILIES, FAST_DEFAULT, Variant
 from l2attr.vocab import Pin
 
 
@@ -21,9 +21,11 @@ class LaunchShape:
     pin_block_line: int = 256                 # per-line pin: 1-D blocks
     pin_block_element: tuple[int, int] = (2, 128)  # per-element pin: the artifact's (2, 128)
     # fast family: warps sharing one bag, bags per block, row loads in flight per lane
-    fast_warps_per_bag: int = 4
-    fast_bags_per_block: int = 2
-    fast_unroll: int = 8
+    fast_warps_per_bag: int = FAST_DEFAULT.warps_per_bag
+    fast_bags_per_block: int = FAST_DEFAULT.bags_per_block
+    fast_unroll: int = FAST_DEFAULT.unroll
+    fast_load: int = FAST_DEFAULT.load                  # 0 plain, 1 L1::no_allocate, 2 + L2::256B
+    fast_maxrregcount: int = FAST_DEFAULT.maxrregcount  # 0: no register cap
 
 
 @dataclass(frozen=True)
@@ -94,7 +96,7 @@ class VariantKernels:
         self.abi = FAMILIES[v.family].abi
         self.dtype, self.maxrregcount, self.rpf_depth = dtype, maxrregcount, rpf_depth
         self.consumer_spec = kc.consumer_spec(v, dtype, maxrregcount, rpf_depth,
-                                              unroll=shape.fast_unroll)
+                                              fast=self._fast_options())
         self.consumer = kc.get_kernel(self.consumer_spec)
         self._fast_kernels: dict[int, Any] = {}
         self.pin_spec = kc.pin_spec(dtype, v.pin) if v.rung.pins else None
@@ -176,10 +178,13 @@ class VariantKernels:
             np.int64(indices.numel()), np.int64(offsets.numel()), np.int32(weight.shape[1]),
             np.int64(weight.stride(0)), np.int64(padding_idx), np.int32(1 if mean else 0)))
 
+    def _fast_options(self) -> kc.FastOptions:
+        return kc.FastOptions(self.shape.fast_unroll, self.shape.fast_load, self.shape.fast_maxrregcount)
+
     def _fast_kernel(self, vec: int) -> Any:
         if vec not in self._fast_kernels:
             spec = kc.consumer_spec(self.variant, self.dtype, self.maxrregcount, self.rpf_depth,
-                                    vec=vec, unroll=self.shape.fast_unroll)
+                                    vec=vec, fast=self._fast_options())
             self._fast_kernels[vec] = kc.get_kernel(spec)
         return self._fast_kernels[vec]
 
@@ -195,7 +200,13 @@ class VariantKernels:
         geo = fast_geometry(dim, weight.stride(0), weight.element_size(), weight.data_ptr(),
                             out.data_ptr(), offsets.numel(), self.shape.fast_warps_per_bag,
                             self.shape.fast_bags_per_block)
-        self._fast_kernel(geo.vec)(
+        kernel = self._fast_kernel(geo.vec)
+        threads = geo.block[0] * geo.block[1] * geo.block[2]
+        if threads > kernel.max_threads_per_block:
+            raise ValueError(f"{self.variant.label}: a block of {threads} threads does not launch at "
+                             f"{kernel.num_regs} registers per thread (at most "
+                             f"{kernel.max_threads_per_block}); use fewer warps per bag or bags per block")
+        kernel(
             (geo.grid,), geo.block,
             (_ptr(weight), _ptr(indices), _ptr(offsets), _ptr(out), _ptr(per_sample_weights),
              np.int64(indices.numel()), np.int64(offsets.numel()), np.int32(dim),
