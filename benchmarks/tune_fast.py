@@ -29,11 +29,14 @@ from l2attr.config import PRESETS
 from l2attr.ladder import FAST_DEFAULT, parse_profiles, variant
 from l2attr.measure.kernels import LaunchShape, VariantKernels
 
-WARPS = (1, 2, 4, 8)
-BAGS = (1, 2, 4, 8)
-UNROLLS = (4, 8, 16)
-LOADS = (0, 1, 2)
-REGCAPS = (0, 64)
+# A first table over warps (1, 2, 4, 8) x bags (1, 2, 4, 8) x unroll (4, 8, 16) x load (0, 1, 2)
+# x cap (0, 64) showed occupancy deciding (every best point capped at 64 registers, 2 warps per
+# bag, bags per block within 1 %, the L2::256B hint never better): this grid refines there.
+WARPS = (1, 2, 3, 4)
+BAGS = (2, 4)
+UNROLLS = (2, 4, 8)
+LOADS = (0, 1)
+REGCAPS = (0, 40, 48, 56, 64)
 Point = tuple[int, int, int, int, int]   # warps per bag, bags per block, unroll, load, register cap
 
 

@@ -63,44 +63,48 @@ __device__ __forceinline__ Pack<VEC> load_row(const scalar_t* p) {
     return *reinterpret_cast<const Pack<VEC>*>(p);
 }
 
+// Positions (lookups, bags, items) and row ids are 32-bit inside the kernel: registers are what
+// limits how many warps keep loads in flight (the tuning table shows occupancy deciding), and the
+// launcher refuses a call with 2^31 lookups, bags or rows or more. Only addresses are 64-bit.
 template <int VEC>
 __device__ __forceinline__ void fast_bags(
     const scalar_t* __restrict__ weight, const index_t* __restrict__ indices,
     const index_t* __restrict__ offsets, scalar_t* __restrict__ out,
-    const float* __restrict__ per_sample_weights, index_t num_indices, index_t num_bags,
-    int dim, index_t row_stride, index_t padding_idx, int mean, int lanes_per_row,
+    const float* __restrict__ per_sample_weights, index_t num_indices_, index_t num_bags_,
+    int dim, index_t row_stride, index_t padding_idx_, int mean, int lanes_per_row,
     int col_slices) {
     extern __shared__ float partial[];  // [B][W-1][L * VEC] sums, then [B][W-1] counts
+    const int num_indices = (int)num_indices_, num_bags = (int)num_bags_;
+    const int padding = (int)padding_idx_;   // -1: none (row ids are >= 0)
     const int lane = threadIdx.x;
     const int warp = threadIdx.y;
     const int warps = blockDim.y;
     const int L = lanes_per_row;
     const int G = 32 / L;                 // lane groups per warp: rows loaded side by side
     const int group = lane / L;
-    const int col = (lane % L) * VEC;  // first feature of my vector inside the slice
+    const int col = (lane % L) * VEC;     // first feature of my vector inside the slice
     const int slice_width = L * VEC;
-    const index_t items = num_bags * (index_t)col_slices;
-    float* my_partial = partial + ((size_t)threadIdx.z * (warps - 1)) * slice_width;
-    int* counts = reinterpret_cast<int*>(partial + (size_t)blockDim.z * (warps - 1) * slice_width);
+    const int items = num_bags * col_slices;
+    float* my_partial = partial + (threadIdx.z * (warps - 1)) * slice_width;
+    int* counts = reinterpret_cast<int*>(partial + blockDim.z * (warps - 1) * slice_width);
 
     // Every thread of a block runs the same number of iterations (the shared-memory hand-off
     // needs __syncthreads); items past the end do no loads and store nothing.
-    for (index_t first = (index_t)blockIdx.x * blockDim.z; first < items;
-         first += (index_t)gridDim.x * blockDim.z) {
-        const index_t item = first + threadIdx.z;
+    for (int first = blockIdx.x * blockDim.z; first < items; first += gridDim.x * blockDim.z) {
+        const int item = first + threadIdx.z;
         const bool live = item < items;
-        const index_t bag = live ? item / col_slices : 0;
-        const int feature = (int)(live ? item % col_slices : 0) * slice_width + col;
+        const int bag = live ? item / col_slices : 0;
+        const int feature = (live ? item % col_slices : 0) * slice_width + col;
         const bool has_col = live && feature < dim;
-        index_t begin = 0, end = 0;
+        int begin = 0, end = 0;
         if (live) {
-            begin = offsets[bag];
-            end = (bag + 1 < num_bags) ? offsets[bag + 1] : num_indices;
+            begin = (int)offsets[bag];
+            end = (bag + 1 < num_bags) ? (int)offsets[bag + 1] : num_indices;
         }
         // This warp's contiguous share of the bag's lookups.
-        const index_t n = end - begin;
-        const index_t lo = begin + (n * warp) / warps;
-        const index_t hi = begin + (n * (warp + 1)) / warps;
+        const int n = end - begin;
+        const int lo = begin + (int)(((long long)n * warp) / warps);
+        const int hi = begin + (int)(((long long)n * (warp + 1)) / warps);
 
         float acc[VEC];
 #pragma unroll
@@ -108,17 +112,17 @@ __device__ __forceinline__ void fast_bags(
         int counted = 0;
         const scalar_t* wcol = weight + feature;
 
-        index_t next_row = (lo + lane < hi) ? indices[lo + lane] : padding_idx;
+        int next_row = (lo + lane < hi) ? (int)indices[lo + lane] : padding;
         float next_scale = (lo + lane < hi && per_sample_weights) ? per_sample_weights[lo + lane] : 1.0f;
-        for (index_t base = lo; base < hi; base += 32) {
-            const int row_id = (int)next_row;
+        for (int base = lo; base < hi; base += 32) {
+            const int row_id = next_row;
             const float scale_id = next_scale;
-            const int m = (int)((hi - base) < 32 ? (hi - base) : 32);
+            const int m = min(hi - base, 32);
             // Read the next chunk's indices ahead, before this chunk's rows.
-            const index_t ahead = base + 32 + lane;
-            next_row = (ahead < hi) ? indices[ahead] : padding_idx;
+            const int ahead = base + 32 + lane;
+            next_row = (ahead < hi) ? (int)indices[ahead] : padding;
             next_scale = (ahead < hi && per_sample_weights) ? per_sample_weights[ahead] : 1.0f;
-            counted += __popc(__ballot_sync(FAST_FULL_MASK, lane < m && (index_t)row_id != padding_idx));
+            counted += __popc(__ballot_sync(FAST_FULL_MASK, lane < m && row_id != padding));
 
             for (int j0 = 0; j0 < m; j0 += G * FAST_UNROLL) {
                 Pack<VEC> val[FAST_UNROLL];
@@ -126,10 +130,9 @@ __device__ __forceinline__ void fast_bags(
 #pragma unroll
                 for (int u = 0; u < FAST_UNROLL; ++u) {
                     const int j = j0 + u * G + group;
-                    // Row ids travel between lanes as 32 bits (the launcher checks rows < 2^31).
                     const int r = __shfl_sync(FAST_FULL_MASK, row_id, j & 31);
                     const float s = __shfl_sync(FAST_FULL_MASK, scale_id, j & 31);
-                    const bool use = has_col && j < m && (index_t)r != padding_idx;
+                    const bool use = has_col && j < m && r != padding;
                     scale[u] = use ? s : 0.0f;
                     if (use) {
                         val[u] = load_row<VEC>(wcol + (index_t)r * row_stride);
@@ -174,7 +177,7 @@ __device__ __forceinline__ void fast_bags(
 #pragma unroll
             for (int k = 0; k < VEC; ++k)
                 res.v[k] = from_acc((mean && counted > 0) ? acc[k] / (float)counted : acc[k]);
-            *reinterpret_cast<Pack<VEC>*>(out + bag * dim + feature) = res;
+            *reinterpret_cast<Pack<VEC>*>(out + (index_t)bag * dim + feature) = res;
         }
     }
 }

@@ -11,7 +11,7 @@ from l2attr.ladder import variant
 
 pytestmark = pytest.mark.gpu
 
-SHAPES = [(1, 1, 4), (4, 2, 8), (8, 4, 16), (2, 1, 1)]  # warps per bag, bags per block, unroll
+SHAPES = [(1, 1, 4), (4, 2, 8), (8, 4, 2), (3, 2, 1)]  # warps per bag, bags per block, unroll
 
 
 @pytest.mark.parametrize("dtype", ["fp32", "fp16", "bf16"])

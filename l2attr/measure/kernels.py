@@ -193,8 +193,9 @@ class VariantKernels:
         import numpy as np
 
         rows, dim = weight.shape
-        if rows >= 2**31:
-            raise ValueError(f"{self.variant.label}: row ids travel as 32 bits; {rows} rows is too many")
+        if max(rows, indices.numel(), offsets.numel() * dim) >= 2**31:
+            raise ValueError(f"{self.variant.label}: rows, lookups and bags travel as 32 bits; "
+                             f"{rows} rows, {indices.numel()} lookups, {offsets.numel()} bags is too many")
         if padding_idx < -1 or padding_idx >= rows:
             raise ValueError(f"{self.variant.label}: padding_idx {padding_idx} outside [-1, {rows})")
         geo = fast_geometry(dim, weight.stride(0), weight.element_size(), weight.data_ptr(),
