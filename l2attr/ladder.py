@@ -98,11 +98,11 @@ class FastLaunch:
     `analysis.tuning.choose` picks from the committed tuning table (examples/tuning/), and a CPU
     test holds them to it."""
 
-    warps_per_bag: int = 4     # warps sharing one bag
-    bags_per_block: int = 2
-    unroll: int = 8            # row loads in flight per lane (FAST_UNROLL)
+    warps_per_bag: int = 2     # warps sharing one bag
+    bags_per_block: int = 4
+    unroll: int = 4            # row loads in flight per lane (FAST_UNROLL)
     load: int = 0              # FAST_LOAD: 0 plain, 1 L1::no_allocate, 2 + L2::256B hint
-    maxrregcount: int = 0      # 0: no register cap
+    maxrregcount: int = 56     # 0: no register cap
 
 
 FAST_DEFAULT = FastLaunch()
