@@ -36,9 +36,12 @@ class FastOptions:
     load: int = FAST_DEFAULT.load                  # FAST_LOAD: 0 plain, 1 L1::no_allocate, 2 + L2::256B
     maxrregcount: int = FAST_DEFAULT.maxrregcount  # 0: no register cap
 
-    def options(self) -> list[str]:
+    def options(self, dtype: str = "fp32") -> list[str]:
+        """The cap was tuned on fp32 and applies to fp32 builds only: the 16-bit builds carry 8
+        fp32 accumulators per lane and spill under it (bf16 at 56: 76 bytes on sm_90)."""
         opts = [f"-DFAST_UNROLL={self.unroll}", f"-DFAST_LOAD={self.load}"]
-        return opts + ([f"--maxrregcount={self.maxrregcount}"] if self.maxrregcount else [])
+        capped = self.maxrregcount and dtype == "fp32"
+        return opts + ([f"--maxrregcount={self.maxrregcount}"] if capped else [])
 
 
 def consumer_spec(v: Variant, dtype: str, maxrregcount: int = DEFAULT_MAXRREGCOUNT,
@@ -54,7 +57,7 @@ def consumer_spec(v: Variant, dtype: str, maxrregcount: int = DEFAULT_MAXRREGCOU
     if abi == "tuned" and v.rung.consumer == "rpf":
         opts.append(f"-DRPF_DEPTH={rpf_depth}")
     if abi == "fast":
-        opts.extend((fast or FastOptions()).options())
+        opts.extend((fast or FastOptions()).options(dtype))
         function = function.format(vec=vec or widest_vec(dtype))
     opts.extend(v.compile_options(maxrregcount))
     return KernelSpec(v.consumer_source, function, tuple(opts))
