@@ -34,6 +34,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--ncu", default="ncu")
     ap.add_argument("--chip", default="gh100")
     ap.add_argument("--drop", default="", help="comma list of metric names left out cumulatively")
+    ap.add_argument("--without", default="", help="groups left out together: 'a,b;c,d' (one line per group)")
+    ap.add_argument("--no-singles", action="store_true", help="skip the one-metric-left-out lines")
     args = ap.parse_args(argv)
     from l2attr.profile.metricsets import load_metric_set
 
@@ -41,9 +43,12 @@ def main(argv: list[str]) -> int:
     names = list(ms.metrics) if hasattr(ms, "metrics") else list(ms)
     full = passes(args.ncu, names)
     print(f"{args.set} ({len(names)} metrics): {full} passes")
-    for name in names:
+    for name in [] if args.no_singles else names:
         rest = [n for n in names if n != name]
         print(f"  without {name}: {passes(args.ncu, rest)} passes")
+    for group in [g for g in args.without.split(";") if g.strip()]:
+        out = {n.strip() for n in group.split(",") if n.strip()}
+        print(f"  without {', '.join(sorted(out))}: {passes(args.ncu, [n for n in names if n not in out])} passes")
     dropped: list[str] = []
     for name in args.drop.split(",") if args.drop else []:
         dropped.append(name)
