@@ -91,9 +91,9 @@ def test_small_ladder_run(tmp_path, capsys):
     cfg = PRESETS["small"]
     samples = pd.read_csv(run / "samples.csv")
     per_repeat = cfg.batches * cfg.tables - 1            # the cold first sample is dropped
-    variants = 2 * 5 + 1                                 # two families x 5 rungs + torch
+    variants = 2 * 5 + 2 + 1                             # artifact, tuned x 5 rungs, fast x 2, torch
     assert len(samples) == 2 * variants * (2 + 2) * per_repeat   # profiles x variants x (2 device + 2 host)
-    assert set(samples.family) == {"artifact", "tuned", "reference"}
+    assert set(samples.family) == {"artifact", "tuned", "fast", "reference"}
     device = samples.dropna(subset=["consumer_time_us"])
     host = samples.dropna(subset=["call_wall_time_us"])
     assert (device.consumer_time_us > 0).all() and len(device) == len(host)
