@@ -63,10 +63,19 @@ class KernelFamily:
     pins: tuple[Pin, ...]           # pin granularities this family may use; the first is default
     rpf_reads_one_past_end: bool    # the RPF consumer may read one index past its bag's end
     headline: bool                  # the report leads with this family
+    rungs: tuple[str, ...] | None = None   # the rungs it implements (None: all five)
+    rung_labels: tuple[tuple[str, str], ...] = ()  # rung -> how this family names it
+    register_cap: bool = True       # OptMT's --maxrregcount applies to its consumers
 
     @property
     def default_pin(self) -> Pin:
         return self.pins[0]
+
+    def implements(self, rung: Rung) -> bool:
+        return self.rungs is None or rung.name in self.rungs
+
+    def label(self, rung: Rung) -> str:
+        return dict(self.rung_labels).get(rung.name, rung.label)
 
 
 FAMILIES: dict[Family, KernelFamily] = {
@@ -78,8 +87,33 @@ FAMILIES: dict[Family, KernelFamily] = {
         Family.TUNED, "l2attr's tuned kernels (own consumer, per-line pin by default)",
         "tuned_consumer.cu", {"plain": "tuned_plain", "rpf": "tuned_rpf"}, "tuned",
         (Pin.LINE, Pin.ELEMENT), False, False),
+    # The consumer at the HBM limit has no register-cap or register-prefetch rungs of its own: it
+    # fills the "consumer without pin" slot (OptMT's, the pin rung's comparand) as `fast` and the
+    # pin slot as `fast+pin`, compiled without a register cap (its occupancy is its own design).
+    Family.FAST: KernelFamily(
+        Family.FAST, "l2attr's consumer at the HBM limit (warps per bag, vector row loads, loads in flight)",
+        "fast_consumer.cu", {"plain": "fast_v{vec}"}, "fast", (Pin.LINE, Pin.ELEMENT), False, False,
+        rungs=("optmt", "l2p_optmt", "apw_optmt"),
+        rung_labels=(("optmt", "fast"), ("l2p_optmt", "fast+pin"), ("apw_optmt", "fast+window")),
+        register_cap=False),
 }
-FAMILY_ORDER: tuple[Family, ...] = (Family.ARTIFACT, Family.TUNED)
+FAMILY_ORDER: tuple[Family, ...] = (Family.ARTIFACT, Family.TUNED, Family.FAST)
+
+
+@dataclass(frozen=True)
+class FastLaunch:
+    """The fast consumer's launch and compile knobs. The defaults are the point
+    `analysis.tuning.choose` picks from the committed tuning table (examples/tuning/), and a CPU
+    test holds them to it."""
+
+    warps_per_bag: int = 2     # warps sharing one bag
+    bags_per_block: int = 4
+    unroll: int = 4            # row loads in flight per lane (FAST_UNROLL)
+    load: int = 0              # FAST_LOAD: 0 plain, 1 L1::no_allocate, 2 + L2::256B hint
+    maxrregcount: int = 56     # 0: no register cap
+
+
+FAST_DEFAULT = FastLaunch()
 HEADLINE_FAMILY = Family.ARTIFACT
 PIN_SOURCE = "pin_l2.cu"
 PIN_FUNCTIONS = {Pin.LINE: "pin_l2_lines", Pin.ELEMENT: "pin_l2_elements"}
@@ -118,7 +152,14 @@ class Variant:
         if self.is_reference:
             return "torch"
         pin = f" ({self.pin.value} pin)" if self.rung.pins else ""
-        return f"{self.family.value} {self.rung.label}{pin}"
+        fam = FAMILIES[self.family]
+        if self.rung.name in dict(fam.rung_labels):  # the family's own name already says which
+            return f"{fam.label(self.rung)}{pin}"
+        return f"{self.family.value} {fam.label(self.rung)}{pin}"
+
+    def compile_options(self, maxrregcount: int = DEFAULT_MAXRREGCOUNT) -> tuple[str, ...]:
+        """The rung's register cap, where the family honours it."""
+        return self.rung.compile_options(maxrregcount) if FAMILIES[self.family].register_cap else ()
 
 
 def variant(family: Family | str, rung: Rung | str, pin: Pin | str | None = None) -> Variant:
@@ -127,6 +168,9 @@ def variant(family: Family | str, rung: Rung | str, pin: Pin | str | None = None
     if r.consumer == "torch":
         return Variant(Family.REFERENCE, r, Pin.NONE)
     fam = FAMILIES[Family(family)]
+    if not fam.implements(r):
+        raise UserError(f"the {fam.name.value} family has no {r.name} rung; it implements "
+                        f"{', '.join(fam.rungs or ())}")
     if not r.pins:
         return Variant(fam.name, r, Pin.NONE)
     p = fam.default_pin if pin is None else Pin(pin)
@@ -141,7 +185,7 @@ def plan_variants(families: list[Family], rungs: list[Rung], pin: Pin | None = N
     out: list[Variant] = []
     for fam in families:
         for r in rungs:
-            if r.consumer == "torch":
+            if r.consumer == "torch" or not FAMILIES[fam].implements(r):
                 continue
             chosen = pin if (pin is not None and pin in FAMILIES[fam].pins) else None
             out.append(variant(fam, r, chosen))
@@ -164,7 +208,7 @@ def parse_rungs(text: str | None) -> list[Rung]:
 
 
 def parse_families(text: str | None) -> list[Family]:
-    """`artifact`, `tuned`, `all`, or a comma list; the headline family first."""
+    """`artifact`, `tuned`, `fast`, `all`, or a comma list; the headline family first."""
     if not text or text.strip() == "all":
         return list(FAMILY_ORDER)
     names = [n.strip() for n in text.split(",") if n.strip()]

@@ -30,6 +30,7 @@ class Family(Vocab):
 
     ARTIFACT = "artifact"    # re-implementation of the MICRO'24 artifact's ATen-structured kernels
     TUNED = "tuned"          # l2attr's own consumer (restrict, no offset2bag store), per-line pin
+    FAST = "fast"            # l2attr's consumer at the HBM limit (warps per bag, vector loads)
     REFERENCE = "reference"  # torch.nn.functional.embedding_bag: not a family, a yardstick
 
 

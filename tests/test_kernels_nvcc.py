@@ -136,3 +136,31 @@ def test_half_precision_consumers_compile(family, dtype):
     for rung in ("optmt", "combined"):
         spec = consumer_spec(variant(family, rung), dtype)
         assert ptxas.ptxas_report(spec, "sm_90", NVCC)["registers"] > 0
+
+
+@needs_nvcc
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("dtype", ["fp32", "fp16", "bf16"])
+def test_fast_family_fits_its_register_cap_without_spilling(arch, dtype):
+    """The fast consumer's default build (every vector width of the type) stays within its cap and
+    never spills: spilled row values would turn its loads in flight into local-memory traffic.
+    The cap (tuned on fp32) reaches fp32 builds only; 16-bit builds are uncapped."""
+    from l2attr.gpu.compile import FastOptions
+    from l2attr.ladder import FAST_DEFAULT
+
+    widths = (1, 2, 4) if dtype == "fp32" else (1, 2, 4, 8)
+    for vec in widths:
+        spec = consumer_spec(variant("fast", "optmt"), dtype, vec=vec, fast=FastOptions())
+        rep = ptxas.ptxas_report(spec, arch, NVCC)
+        cap = FAST_DEFAULT.maxrregcount if dtype == "fp32" else 0
+        assert 0 < rep["registers"] <= (cap or 255), (vec, rep)
+        assert rep["spill_stores"] == rep["spill_loads"] == 0, (vec, rep)
+
+
+@needs_nvcc
+def test_fast_committed_figures_name_the_default_build():
+    entry = COMMITTED["variants"]["fast/optmt/none"]["consumer"]
+    assert entry["function"] == "fast_v4"
+    assert f"--maxrregcount={56}" in entry["options"] or "--maxrregcount" not in " ".join(entry["options"])
+    for arch in ARCHS:
+        assert entry[arch]["spill_stores"] == 0

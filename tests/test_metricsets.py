@@ -15,11 +15,37 @@ L2_NAMES = {
     "lts__t_sectors_lookup_hit.sum", "lts__t_sectors_lookup_miss.sum",
     "lts__t_sectors_op_read_lookup_hit.sum", "lts__t_sectors_op_read_lookup_miss.sum",
     "dram__bytes_read.sum", "dram__bytes_write.sum", "lts__d_sectors_fill_device.sum",
-    "lts__t_sectors_srcunit_ltcfabric.sum", "lts__t_sectors_aperture_device_evict_last.sum",
+    "lts__t_sectors_srcunit_ltcfabric.sum",
     "gpu__time_duration.sum", "lts__t_sectors_aperture_device_evict_last_lookup_hit.sum",
     "lts__t_sectors_aperture_device_evict_last_lookup_miss.sum",
-    "lts__t_sectors_srcunit_tex_aperture_device_evict_last_lookup_hit.sum",
 }
+
+
+def test_a_total_fills_its_key_from_its_parts_only_where_not_collected():
+    """evict_last = evict_last_lookup_hit + evict_last_lookup_miss for a call that did not collect
+    it; a call that did keeps its own reading."""
+    import pandas as pd
+
+    from l2attr.analysis.attribution import call_table
+
+    hit, miss = "lts__t_sectors_aperture_device_evict_last_lookup_hit.sum", \
+        "lts__t_sectors_aperture_device_evict_last_lookup_miss.sum"
+    own = "lts__t_sectors_aperture_device_evict_last.sum"
+    rows = []
+    for table, metric, value in ((0, hit, 300.0), (0, miss, 700.0), (1, hit, 10.0), (1, miss, 20.0),
+                                 (1, own, 31.0)):
+        rows.append({"run": "r", "report": "x", "condition": "ladder", "role": "pin", "family": "tuned",
+                     "rung": "l2p_optmt", "pin": "line", "profile": "random", "l2_state": "natural",
+                     "table": table, "batch": 0, "kernel": "pin_l2_lines", "launch": table,
+                     "metric": metric, "value": value})
+    t = call_table(pd.DataFrame(rows)).sort_values("table")
+    assert list(t["evict_last"]) == [1000.0, 31.0]
+
+
+def test_uncollected_metric_stays_in_the_vocabulary():
+    cat = ms.catalog()
+    assert cat.key_of("lts__t_sectors_aperture_device_evict_last.sum") == "evict_last"
+    assert "lts__t_sectors_aperture_device_evict_last.sum" not in ms.load_metric_set("l2", "gh100").metrics
 
 
 @pytest.mark.parametrize("cc, chip", [((8, 0), "ga100"), ((9, 0), "gh100")])

@@ -69,3 +69,27 @@ def test_available_memory_reads_memavailable(monkeypatch: pytest.MonkeyPatch) ->
     meminfo = "MemTotal:       1000 kB\nMemFree:         100 kB\nMemAvailable:    50 kB\n"
     monkeypatch.setattr(sizes, "open", lambda path: io.StringIO(meminfo), raising=False)
     assert sizes.available_memory() == 50 * 1024
+
+
+def test_fast_geometry_by_hand():
+    """The fast launcher's vector width, lane groups and column slices for dims whose answer is
+    plain: 128 fp32 = 32 float4 (a warp per row), 32 fp32 = 8 float4 (4 rows per warp), 256 fp32 =
+    two slices of 32 float4, 100 fp32 = 25 float4 on 32 lanes, 33 fp32 = scalars on 32 lanes x 2
+    slices, 128 fp16 = 16 x 8-half vectors; a misaligned base or an odd stride narrows the vector."""
+    from l2attr.measure.kernels import fast_geometry
+
+    g = fast_geometry(128, 128, 4, 0, 0, 2048, 2, 4)
+    assert (g.vec, g.lanes_per_row, g.col_slices, g.block, g.grid) == (4, 32, 1, (32, 2, 4), 512)
+    assert g.shared_bytes == 4 * 1 * (32 * 4 * 4 + 4)
+    assert (fast_geometry(32, 32, 4, 0, 0, 10, 1, 1).lanes_per_row, fast_geometry(32, 32, 4, 0, 0, 10, 1, 1).shared_bytes) == (8, 0)
+    g = fast_geometry(256, 256, 4, 0, 0, 10, 2, 4)
+    assert (g.vec, g.lanes_per_row, g.col_slices, g.grid) == (4, 32, 2, 5)
+    def head(*a):
+        g = fast_geometry(*a)
+        return (g.vec, g.lanes_per_row, g.col_slices)
+
+    assert head(100, 100, 4, 0, 0, 1, 1, 1) == (4, 32, 1)
+    assert head(33, 33, 4, 0, 0, 1, 1, 1) == (1, 32, 2)
+    assert head(128, 128, 2, 0, 0, 1, 1, 1) == (8, 16, 1)
+    assert fast_geometry(128, 128, 4, 8, 0, 1, 1, 1).vec == 2      # base only 8-byte aligned
+    assert fast_geometry(128, 129, 4, 0, 0, 1, 1, 1).vec == 1      # odd row stride

@@ -19,7 +19,7 @@ export PYTHONUNBUFFERED=1
 step() { echo; echo "=== $* ($(date -u +%T))"; }
 
 step "gpu tests"
-timeout 150 python3 -m pytest -q -m gpu tests 2>&1 | tee "$OUT/gpu_tests.log" | tail -8
+timeout ${GPU_TESTS_TIMEOUT:-150} python3 -m pytest -q -m gpu tests 2>&1 | tee "$OUT/gpu_tests.log" | tail -8
 
 if [ -f "$CARRY/artifact_kernels.cu" ] && [ "${SKIP_FIDELITY:-0}" != 1 ]; then
   step "fidelity: artifact family vs a standalone build of the artifact's kernels (real reuse_medium trace)"
@@ -46,6 +46,17 @@ if [ "${SKIP_PROFILE:-0}" != 1 ]; then
   python3 -m l2attr doctor 2>&1 | tee "$OUT/doctor.log"
   step "layer B benchmark: profile --metrics l2 (both families, 3-arm control) + --timeline"
   timeout 330 python3 benchmarks/bench_profile.py --out "$OUT/runs" 2>&1 | tee "$OUT/profile.log" | tail -60
+fi
+
+if [ "${SKIP_PROFILE:-0}" != 1 ]; then
+  step "fast family against its targets (bench_fast judging the two runs above)"
+  LADDER_RUN=$(ls -d "$OUT"/runs/*-bench | tail -1); PROFILE_RUN=$(ls -d "$OUT"/runs/*-profile | tail -1)
+  python3 benchmarks/bench_fast.py --runs "$LADDER_RUN" "$PROFILE_RUN" 2>&1 | tee "$OUT/bench_fast.log"
+fi
+
+if [ -n "${PROBE_WITHOUT:-}" ]; then
+  step "ncu passes of metric subsets"
+  timeout 120 python3 tools/probe_passes.py --no-singles --without "$PROBE_WITHOUT" 2>&1 | tee "$OUT/probe_passes.log"
 fi
 
 step "pack results"

@@ -76,6 +76,10 @@ def call_table(metrics: pd.DataFrame, cat: Catalog | None = None,
     sums = keyed.groupby([*keys, "key"], dropna=False)["value"].sum(min_count=1).unstack("key")
     sums.columns.name = None
     out = sums.join(kernels).reset_index()
+    for t in cat.totals.values():
+        if all(k in out for k in t.parts):
+            total = sum(out[k] for k in t.parts)
+            out[t.key] = out[t.key].fillna(total) if t.key in out else total
     for r in cat.rates.values():
         if r.hits in out and r.misses in out:
             total = out[r.hits] + out[r.misses]

@@ -12,6 +12,7 @@ from l2attr.analysis.caveats import (
     Caveat, analysis_caveats, ncu_setting_caveats, run_warning_caveats, sort_caveats, validity_caveats,
 )
 from l2attr.analysis.compare import compare_cells, compare_settings, compare_summary
+from l2attr.analysis.families import family_table
 from l2attr.analysis.ladder import latency_ladder
 from l2attr.analysis.load import Study
 from l2attr.analysis.roofline import measured_roofline, roofline_fractions
@@ -53,6 +54,8 @@ class Analysis:
     compare: pd.DataFrame = field(default_factory=pd.DataFrame)
     compare_summary: pd.DataFrame = field(default_factory=pd.DataFrame)
     compare_settings: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # the kernel families side by side per profile (analysis.families); empty without a ladder
+    families: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def state_rows(self, df: pd.DataFrame) -> pd.DataFrame:
         """The rows of a layer-A table for the primary l2_state."""
@@ -144,9 +147,10 @@ def analyse(study: Study, l2_state: str | None = None) -> Analysis:
                                f"{used}'s (ladder runs first, then the newest) and the compare section sets "
                                "both side by side", f"{run}/cells.csv + {used}/cells.csv")
                 for (used, run), n in compare.groupby(["used_run", "run"], sort=False).size().items()]
+    families = family_table(out["ladder"], out["verdict"], out["measured_roofline"], state)
     return Analysis(study=study, state=state, series=series, hbm_copy_GBps=hbm,
                     caveats=sort_caveats(caveats), compare=compare, compare_summary=summary,
-                    compare_settings=compare_settings(study, compare), **out)
+                    compare_settings=compare_settings(study, compare), families=families, **out)
 
 
 SERIES_FRAMES = ("ladder", "amortisation", "curve", "share", "roofline", "l2", "pin_effect", "rpf_vs_l2p",

@@ -29,14 +29,15 @@ from l2attr.vocab import L2State
 from l2attr.ladder import (
     DEFAULT_MAXRREGCOUNT, FAMILIES, PROFILES, parse_families, parse_profiles, parse_rungs,
 )
-from l2attr.measure.kernels import LaunchShape
+from l2attr.measure.kernels import FAST_UNROLLS, LaunchShape
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_workload_args(p)
     g = p.add_argument_group("ladder")
     g.add_argument("--family", default="all",
-                   help="kernel family: artifact, tuned, or all (default all: both, artifact first)")
+                   help="kernel family: artifact, tuned, fast, a comma list, or all (default all: "
+                        "the three, artifact first)")
     g.add_argument("--rungs", help="comma list (default: baseline,optmt,rpf_optmt,l2p_optmt,combined,torch; "
                                    "apw_optmt, the access-policy window instead of a pin, on request)")
     g.add_argument("--profiles", help=f"comma list of reuse profiles (default: {','.join(PROFILES)})")
@@ -63,6 +64,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="values in flight in the tuned family's RPF (default 2; the artifact's is 2)")
     g.add_argument("--grid", type=int, default=1024, help="consumer grid (default 1024)")
     g.add_argument("--block", default="32,8", help="consumer block x,y (default 32,8)")
+    fast = LaunchShape()
+    g.add_argument("--fast-warps-per-bag", type=int, default=fast.fast_warps_per_bag,
+                   help=f"fast family: warps sharing one bag (default {fast.fast_warps_per_bag}, "
+                        "from the committed tuning table)")
+    g.add_argument("--fast-bags-per-block", type=int, default=fast.fast_bags_per_block,
+                   help=f"fast family: bags per block (default {fast.fast_bags_per_block})")
+    g.add_argument("--fast-unroll", type=int, default=fast.fast_unroll, choices=FAST_UNROLLS,
+                   help=f"fast family: row loads in flight per lane (default {fast.fast_unroll})")
+    g.add_argument("--fast-load", type=int, default=fast.fast_load, choices=(0, 1, 2),
+                   help="fast family: row load form, 0 plain, 1 L1::no_allocate, 2 that + L2::256B "
+                        f"(default {fast.fast_load})")
+    g.add_argument("--fast-maxrregcount", type=int, default=fast.fast_maxrregcount,
+                   help=f"fast family: register cap, 0 for none (default {fast.fast_maxrregcount})")
     g.add_argument("--spin-us", type=float, default=50.0,
                    help="GPU spin before each timed kernel, hides launch latency (default 50)")
     g.add_argument("--nvtx-last", type=int, default=0,
@@ -98,8 +112,14 @@ def _positive(name: str, value: int) -> None:
 def options_from_args(args: argparse.Namespace) -> "LadderOptions":
     from l2attr.measure.run import LadderOptions
 
-    for name in ("repeats", "maxrregcount", "rpf_depth", "grid"):
+    for name in ("repeats", "maxrregcount", "rpf_depth", "grid", "fast_warps_per_bag",
+                 "fast_bags_per_block"):
         _positive(name.replace("_", "-"), getattr(args, name))
+    if args.fast_maxrregcount < 0 or 0 < args.fast_maxrregcount < 16:
+        raise UserError(f"--fast-maxrregcount must be 0 (no cap) or >= 16, got {args.fast_maxrregcount}")
+    if 32 * args.fast_warps_per_bag * args.fast_bags_per_block > 1024:
+        raise UserError(f"--fast-warps-per-bag {args.fast_warps_per_bag} x --fast-bags-per-block "
+                        f"{args.fast_bags_per_block} x 32 lanes is over 1024 threads per block")
     if args.nvtx_last < 0:
         raise UserError(f"--nvtx-last must be >= 0, got {args.nvtx_last}")
     try:
@@ -124,7 +144,9 @@ def options_from_args(args: argparse.Namespace) -> "LadderOptions":
         rungs=rungs, profiles=profiles, families=families, trace=args.trace, hot=args.hot,
         drop_out_of_range=args.drop_out_of_range, l2_state=_l2_states(args.l2_state), repeats=args.repeats,
         maxrregcount=args.maxrregcount, pin_granularity=args.pin_granularity,
-        rpf_depth=args.rpf_depth, shape=LaunchShape(grid=args.grid, block=(bx, by)),
+        rpf_depth=args.rpf_depth, shape=LaunchShape(grid=args.grid, block=(bx, by), fast_warps_per_bag=args.fast_warps_per_bag,
+                          fast_bags_per_block=args.fast_bags_per_block, fast_unroll=args.fast_unroll,
+                          fast_load=args.fast_load, fast_maxrregcount=args.fast_maxrregcount),
         nvtx_last=args.nvtx_last, nvtx_calls=args.nvtx_calls, bandwidth=not args.no_bandwidth,
         spin_us=args.spin_us, host_repeat=not args.no_host_repeat,
         cache_dir=args.cache_dir or (args.out / ".cache"))

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from l2attr.config import add_workload_args, config_from_args
 from l2attr.errors import UserError
-from l2attr.ladder import parse_profiles, rung
+from l2attr.ladder import parse_families, parse_profiles, rung
 from l2attr.profile.ncu_cmd import (APP_REPLAY_MATCHES, APP_REPLAY_MODES, CACHE_CONTROLS,
                                     CACHE_FLUSH_ACK, CLOCK_CONTROLS, KERNEL_REPLAY_ACK, REPLAY_MODES,
                                     NcuOptions)
@@ -41,8 +41,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     run = p.add_argument_group("what to profile")
     run.add_argument("--metrics", default="l2",
                      help="metric sets and/or raw ncu metric names, comma-separated (default: l2)")
-    run.add_argument("--family", default="all", choices=("artifact", "tuned", "all"),
-                     help="kernel families to profile (default all: both, in one sweep)")
+    run.add_argument("--family", default="all",
+                     help="kernel families to profile: artifact, tuned, fast, a comma list, or all "
+                          "(default all: the three, in one sweep)")
     run.add_argument("--rungs", help="comma-separated rungs (default: the five ladder rungs)")
     run.add_argument("--profiles", help="comma-separated reuse profiles (default: all four)")
     run.add_argument("--calls-per-cell", type=int, default=None, metavar="N",
@@ -176,7 +177,7 @@ def _settings(args: argparse.Namespace):
         calls_per_cell=cfg.tables if args.calls_per_cell is None else args.calls_per_cell, out=args.out, name=args.name,
         chip=check_chip(args.chip) if args.chip else None, ncu=args.ncu, opts=opts,
         control=args.control, control_profile=args.control_profile,
-        control_family="tuned" if args.family == "tuned" else "artifact", timeline_totals=args.timeline_totals,
+        control_family=parse_families(args.family)[0].value, timeline_totals=args.timeline_totals,
         extra=["--family", args.family, *args.ladder_args],
         validate_metrics=args.validate_metrics, dry_run=args.dry_run, keep_all=args.keep_all_metrics,
         command=command_line())

@@ -12,7 +12,7 @@ from functools import lru_cache
 from typing import Any
 
 from l2attr.errors import UserError
-from l2attr.ladder import DEFAULT_MAXRREGCOUNT, FAMILIES, PIN_FUNCTIONS, PIN_SOURCE, Variant
+from l2attr.ladder import DEFAULT_MAXRREGCOUNT, FAMILIES, FAST_DEFAULT, PIN_FUNCTIONS, PIN_SOURCE, Variant
 from l2attr.resources import data_dir
 from l2attr.vocab import Pin
 
@@ -28,14 +28,47 @@ class KernelSpec:
     options: tuple[str, ...] = field(default_factory=tuple)
 
 
+@dataclass(frozen=True)
+class FastOptions:
+    """The fast consumer's compile-time knobs (kernels/fast_consumer.cu)."""
+
+    unroll: int = FAST_DEFAULT.unroll              # FAST_UNROLL: row loads in flight per lane
+    load: int = FAST_DEFAULT.load                  # FAST_LOAD: 0 plain, 1 L1::no_allocate, 2 + L2::256B
+    maxrregcount: int = FAST_DEFAULT.maxrregcount  # 0: no register cap
+
+    def options(self, dtype: str = "fp32") -> list[str]:
+        """The cap was tuned on fp32 and applies to fp32 builds only: the 16-bit builds carry 8
+        fp32 accumulators per lane and spill under it (bf16 at 56: 76 bytes on sm_90)."""
+        opts = [f"-DFAST_UNROLL={self.unroll}", f"-DFAST_LOAD={self.load}"]
+        capped = self.maxrregcount and dtype == "fp32"
+        return opts + ([f"--maxrregcount={self.maxrregcount}"] if capped else [])
+
+
 def consumer_spec(v: Variant, dtype: str, maxrregcount: int = DEFAULT_MAXRREGCOUNT,
-                  rpf_depth: int = 2) -> KernelSpec:
-    """The consumer of a variant; RPF_DEPTH only reaches the tuned family's RPF (the artifact's is 2)."""
+                  rpf_depth: int = 2, vec: int | None = None,
+                  fast: FastOptions | None = None) -> KernelSpec:
+    """The consumer of a variant; RPF_DEPTH only reaches the tuned family's RPF (the artifact's is 2).
+
+    The fast family has one entry point per vector width (`vec` elements per lane load, default
+    the widest 16-byte load of the type) and its own knobs (`fast`, default FastOptions())."""
     opts = [f"-DSCALAR_T={SCALAR_CODE[dtype]}"]
-    if FAMILIES[v.family].abi == "tuned" and v.rung.consumer == "rpf":
+    abi = FAMILIES[v.family].abi
+    function = v.consumer_function
+    if abi == "tuned" and v.rung.consumer == "rpf":
         opts.append(f"-DRPF_DEPTH={rpf_depth}")
-    opts.extend(v.rung.compile_options(maxrregcount))
-    return KernelSpec(v.consumer_source, v.consumer_function, tuple(opts))
+    if abi == "fast":
+        opts.extend((fast or FastOptions()).options(dtype))
+        function = function.format(vec=vec or widest_vec(dtype))
+    opts.extend(v.compile_options(maxrregcount))
+    return KernelSpec(v.consumer_source, function, tuple(opts))
+
+
+ELEMENT_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2}
+
+
+def widest_vec(dtype: str) -> int:
+    """Elements in one 16-byte load: the widest vector a lane of the fast consumer issues."""
+    return 16 // ELEMENT_BYTES[dtype]
 
 
 def pin_spec(dtype: str, granularity: Pin | str = Pin.LINE) -> KernelSpec:

@@ -26,7 +26,7 @@ def required_bytes(cfg: WorkloadConfig, l2_bytes: int) -> dict[str, int]:
         "offsets_hot_out": cfg.batch_size * 8 + cfg.hot_rows * 8 + cfg.batch_size * cfg.dim * cfg.element_bytes,
         "offset2bag_bag_size": (cfg.lookups_per_batch + cfg.batch_size) * 8,
         "flush_buffer": 2 * l2_bytes,
-        "copy_benchmark": 2 * (1 << 30),
+        "bandwidth_buffers": 1 << 32,   # the 4 GiB HBM read stream (the copy's 2 x 1 GiB go first)
         "torch_workspace": 2 * cfg.batch_size * cfg.dim * 8 + cfg.lookups_per_batch * 8 * 4,
     }
 

@@ -6,8 +6,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from l2attr.gpu import compile as kc
-from l2attr.ladder import DEFAULT_MAXRREGCOUNT, FAMILIES, Variant
+from l2attr.ladder import DEFAULT_MAXRREGCOUNT, FAMILIES, FAST_DEFAULT, Variant
 from l2attr.vocab import Pin
+
+
+FAST_UNROLLS = (1, 2, 4, 8, 16)   # row loads in flight per lane the fast consumer is built for
 
 
 @dataclass(frozen=True)
@@ -17,6 +20,43 @@ class LaunchShape:
     pin_grid: int = 1024
     pin_block_line: int = 256                 # per-line pin: 1-D blocks
     pin_block_element: tuple[int, int] = (2, 128)  # per-element pin: the artifact's (2, 128)
+    # fast family: warps sharing one bag, bags per block, row loads in flight per lane
+    fast_warps_per_bag: int = FAST_DEFAULT.warps_per_bag
+    fast_bags_per_block: int = FAST_DEFAULT.bags_per_block
+    fast_unroll: int = FAST_DEFAULT.unroll
+    fast_load: int = FAST_DEFAULT.load                  # 0 plain, 1 L1::no_allocate, 2 + L2::256B
+    fast_maxrregcount: int = FAST_DEFAULT.maxrregcount  # 0: no register cap
+
+
+@dataclass(frozen=True)
+class FastGeometry:
+    """How the fast consumer covers one call: vector width, lane groups, column slices, launch."""
+
+    vec: int            # elements per lane load
+    lanes_per_row: int  # lanes sharing one row (a power of two <= 32)
+    col_slices: int     # work items per bag (dims wider than 32 vectors)
+    block: tuple[int, int, int]
+    grid: int
+    shared_bytes: int
+
+
+def fast_geometry(dim: int, row_stride: int, element_bytes: int, weight_addr: int, out_addr: int,
+                  num_bags: int, warps_per_bag: int, bags_per_block: int) -> FastGeometry:
+    """The widest vector (<= 16 bytes) that divides the dim and the row stride and keeps every row
+    and output vector aligned; then as few lanes per row as cover it, in powers of two."""
+    vec = 16 // element_bytes
+    while vec > 1 and (dim % vec or row_stride % vec or weight_addr % (vec * element_bytes)
+                       or out_addr % (vec * element_bytes)):
+        vec //= 2
+    vectors = dim // vec
+    lanes = 1
+    while lanes < min(vectors, 32):
+        lanes *= 2
+    slices = -(-vectors // lanes)
+    items = num_bags * slices
+    grid = max(1, min(-(-items // bags_per_block), 1 << 20))
+    shared = bags_per_block * (warps_per_bag - 1) * (lanes * vec * 4 + 4)
+    return FastGeometry(vec, lanes, slices, (32, warps_per_bag, bags_per_block), grid, shared)
 
 
 def _ptr(tensor: Any) -> Any:
@@ -54,8 +94,11 @@ class VariantKernels:
                  maxrregcount: int = DEFAULT_MAXRREGCOUNT, rpf_depth: int = 2) -> None:
         self.variant, self.shape = v, shape
         self.abi = FAMILIES[v.family].abi
-        self.consumer_spec = kc.consumer_spec(v, dtype, maxrregcount, rpf_depth)
+        self.dtype, self.maxrregcount, self.rpf_depth = dtype, maxrregcount, rpf_depth
+        self.consumer_spec = kc.consumer_spec(v, dtype, maxrregcount, rpf_depth,
+                                              fast=self._fast_options())
         self.consumer = kc.get_kernel(self.consumer_spec)
+        self._fast_kernels: dict[int, Any] = {}
         self.pin_spec = kc.pin_spec(dtype, v.pin) if v.rung.pins else None
         self.pin = kc.get_kernel(self.pin_spec) if self.pin_spec else None
         self._aten_buffers: dict[tuple[int, int], tuple[Any, Any]] = {}
@@ -64,14 +107,23 @@ class VariantKernels:
     def rung(self):  # the rung declaration (label, pins, register cap)
         return self.variant.rung
 
+    def _consumer_block(self) -> tuple[int, ...]:
+        if self.abi == "fast":
+            return (32, self.shape.fast_warps_per_bag, self.shape.fast_bags_per_block)
+        return tuple(self.shape.block)
+
     def resources(self) -> dict[str, Any]:
-        block = self.shape.block[0] * self.shape.block[1]
+        cblock = self._consumer_block()
+        block = 1
+        for b in cblock:
+            block *= b
         info: dict[str, Any] = {
             "family": self.variant.family.value, "rung": self.variant.rung.name,
             "pin_granularity": self.variant.pin.value,
             "consumer": {"kernel": self.consumer_spec.function, "source": self.consumer_spec.source,
                          "options": list(self.consumer_spec.options),
-                         "grid": self.shape.grid, "block": list(self.shape.block),
+                         "grid": "one block per bags_per_block bags" if self.abi == "fast" else self.shape.grid,
+                         "block": list(cblock),
                          **kc.kernel_resources(self.consumer, block)}}
         if self.pin is not None and self.pin_spec is not None:
             pblock = self._pin_block()
@@ -108,6 +160,9 @@ class VariantKernels:
             raise ValueError(f"{self.variant.label}: the index buffer needs one spare element after "
                              "its last index (see has_index_slack)")
         grid, block = (self.shape.grid,), self.shape.block
+        if self.abi == "fast":
+            self._launch_fast(weight, indices, offsets, out, mean, per_sample_weights, padding_idx)
+            return
         if self.abi == "aten":
             offset2bag, bag_size = self._aten_outputs(indices.numel(), offsets.numel(), weight.device)
             psw_stride = per_sample_weights.stride(0) if per_sample_weights is not None else 0
@@ -122,6 +177,43 @@ class VariantKernels:
             _ptr(weight), _ptr(indices), _ptr(offsets), _ptr(out), _ptr(per_sample_weights),
             np.int64(indices.numel()), np.int64(offsets.numel()), np.int32(weight.shape[1]),
             np.int64(weight.stride(0)), np.int64(padding_idx), np.int32(1 if mean else 0)))
+
+    def _fast_options(self) -> kc.FastOptions:
+        return kc.FastOptions(self.shape.fast_unroll, self.shape.fast_load, self.shape.fast_maxrregcount)
+
+    def _fast_kernel(self, vec: int) -> Any:
+        if vec not in self._fast_kernels:
+            spec = kc.consumer_spec(self.variant, self.dtype, self.maxrregcount, self.rpf_depth,
+                                    vec=vec, fast=self._fast_options())
+            self._fast_kernels[vec] = kc.get_kernel(spec)
+        return self._fast_kernels[vec]
+
+    def _launch_fast(self, weight: Any, indices: Any, offsets: Any, out: Any, mean: bool,
+                     per_sample_weights: Any, padding_idx: int) -> None:
+        import numpy as np
+
+        rows, dim = weight.shape
+        if max(rows, indices.numel(), offsets.numel() * dim) >= 2**31:
+            raise ValueError(f"{self.variant.label}: rows, lookups and bags travel as 32 bits; "
+                             f"{rows} rows, {indices.numel()} lookups, {offsets.numel()} bags is too many")
+        if padding_idx < -1 or padding_idx >= rows:
+            raise ValueError(f"{self.variant.label}: padding_idx {padding_idx} outside [-1, {rows})")
+        geo = fast_geometry(dim, weight.stride(0), weight.element_size(), weight.data_ptr(),
+                            out.data_ptr(), offsets.numel(), self.shape.fast_warps_per_bag,
+                            self.shape.fast_bags_per_block)
+        kernel = self._fast_kernel(geo.vec)
+        threads = geo.block[0] * geo.block[1] * geo.block[2]
+        if threads > kernel.max_threads_per_block:
+            raise ValueError(f"{self.variant.label}: a block of {threads} threads does not launch at "
+                             f"{kernel.num_regs} registers per thread (at most "
+                             f"{kernel.max_threads_per_block}); use fewer warps per bag or bags per block")
+        kernel(
+            (geo.grid,), geo.block,
+            (_ptr(weight), _ptr(indices), _ptr(offsets), _ptr(out), _ptr(per_sample_weights),
+             np.int64(indices.numel()), np.int64(offsets.numel()), np.int32(dim),
+             np.int64(weight.stride(0)), np.int64(padding_idx), np.int32(1 if mean else 0),
+             np.int32(geo.lanes_per_row), np.int32(geo.col_slices)),
+            shared_mem=geo.shared_bytes)
 
     def per_sample_weights_dtype(self, weight_dtype: Any) -> Any:
         """The tuned ABI takes fp32 per-sample weights; the ATen one takes the weight's type."""

@@ -213,7 +213,7 @@ def run_ladder(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir,
     if opts.bandwidth:
         gpu.warm_up()
         bandwidth = {"hbm_copy_GBps": gpu.hbm_copy_GBps(),
-                     "hbm_read_GBps": gpu.read_GBps(1 << 30),                    # 1 GiB: ~17x the H200's L2
+                     "hbm_read_GBps": gpu.read_GBps(1 << 32),                    # 4 GiB: ~70x the H200's L2
                      # a quarter of L2 read 32 times per kernel (~0.5 GB of L2 traffic on an H200)
                      "l2_read_GBps": gpu.read_GBps(max(gpu.l2_bytes // 4, 1 << 20), passes=32)}
         log(f"HBM device-to-device copy: {bandwidth['hbm_copy_GBps']:.0f} GB/s (read + write); read-only: "

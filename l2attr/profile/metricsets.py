@@ -168,7 +168,7 @@ def load_metric_set(name: str, chip: str, folder: Path | None = None) -> MetricS
         if missing:
             raise UserError(f"metric set {path}: metric {key!r} lacks {', '.join(missing)}")
         metric_name = m.get(chip)
-        if not metric_name:
+        if not metric_name or not m.get("collect", True):
             continue
         specs.append(MetricSpec(key, metric_name, m["label"], m["unit"], m.get("description", ""),
                                 tuple(m.get("evidence", ()))))
@@ -201,11 +201,22 @@ class RateSpec:
 
 
 @dataclass(frozen=True)
+class TotalSpec:
+    """A count l2attr sums from other count keys of the same call, where it was not collected."""
+
+    key: str
+    label: str
+    parts: tuple[str, ...]
+    description: str = ""
+
+
+@dataclass(frozen=True)
 class Catalog:
     """Every metric key and rate of every metrics/*.toml: the one vocabulary of metric names."""
 
     metrics: dict[str, CatalogEntry]
     rates: dict[str, RateSpec]
+    totals: dict[str, TotalSpec] = field(default_factory=dict)
 
     def names(self, key: str) -> set[str]:
         """The ncu names of a key on any chip (a recorded table is read whatever its chip)."""
@@ -226,6 +237,7 @@ def catalog(folder: Path | None = None) -> Catalog:
     """Read every metrics/*.toml once; a key defined twice must mean the same names."""
     metrics: dict[str, CatalogEntry] = {}
     rates: dict[str, RateSpec] = {}
+    totals: dict[str, TotalSpec] = {}
     for path in sorted((folder or metrics_dir()).glob("*.toml")):
         data = _read_toml(path)
         for m in data.get("metric", []):
@@ -239,13 +251,20 @@ def catalog(folder: Path | None = None) -> Catalog:
         for r in data.get("rate", []):
             rates[r["key"]] = RateSpec(r["key"], r.get("label", r["key"]), r["hits"], r["misses"],
                                        r.get("description", ""), bool(r.get("headline", False)))
+        for t in data.get("total", []):
+            totals[t["key"]] = TotalSpec(t["key"], t.get("label", t["key"]), tuple(t["parts"]),
+                                         t.get("description", ""))
     for r in rates.values():
         for k in (r.hits, r.misses):
             if k not in metrics:
                 raise UserError(f"rate {r.key!r} uses unknown metric key {k!r}")
+    for t in totals.values():
+        for k in t.parts:
+            if k not in metrics:
+                raise UserError(f"total {t.key!r} uses unknown metric key {k!r}")
     if sum(r.headline for r in rates.values()) != 1:
         raise UserError("metrics/*.toml must mark exactly one [[rate]] headline = true")
-    return Catalog(metrics, rates)
+    return Catalog(metrics, rates, totals)
 
 
 def is_raw_metric(token: str) -> bool:

@@ -1,0 +1,202 @@
+// The `fast` family's EmbeddingBag consumer (sum / mean): l2attr's own kernel designed for the
+// memory system, to ask whether pinning still pays when the consumer runs near the HBM limit.
+//
+// Mapping. A block is (32 lanes, W warps, B bags): W warps share one bag, B bags per block. A bag
+// (or, for dims wider than 32 vectors, one column slice of it) is one work item. Each lane owns
+// VEC consecutive features of a row and loads them as one vector (16 bytes when the dim allows:
+// a 512-byte fp32 row is one float4 per lane of a warp). When a row has fewer than 32 vectors the
+// warp splits into G = 32 / L lane groups of L lanes that load G different rows at once.
+//
+// Memory-level parallelism. Warp w of a bag walks its own contiguous share of the bag's indices
+// in chunks of 32: one coalesced load fetches 32 indices (and weights) into the lanes, the next
+// chunk's load is issued before the current chunk's rows, and the rows are loaded FAST_UNROLL
+// per lane group before any is added, so every lane keeps FAST_UNROLL independent row loads in
+// flight.
+//
+// Summation order (deterministic, not torch's): each lane group sums its rows in index order;
+// the G groups of a warp are combined by a butterfly (xor shuffle), then the W warps' partial
+// sums are added in warp order through shared memory. torch sums a bag's rows one by one in
+// index order, so fp32 results agree to rounding (the check's 1e-5 relative), not bit for bit.
+//
+// Like torch.nn.functional.embedding_bag: optional per-sample weights (fp32, NULL for none; sum
+// mode), padding_idx (-1 for none: its rows are skipped and not counted for the mean), an empty
+// bag gives zeros, mean divides by the bag's non-padding count.
+#include "common.cuh"
+
+#ifndef FAST_UNROLL
+#define FAST_UNROLL 8
+#endif
+
+// How a 16-byte row vector is loaded: 0 = plain C++ (the compiler emits ld.global.nc, allocating
+// in L1), 1 = ld.global.nc.L1::no_allocate (a gathered row is not reused by this SM: keep L1 for
+// the indices), 2 = the same with an L2::256B prefetch hint (a 512-byte row is two 256-byte
+// halves). Narrower vectors always use the plain load.
+#ifndef FAST_LOAD
+#define FAST_LOAD 0
+#endif
+
+#define FAST_FULL_MASK 0xffffffffu
+
+template <int VEC>
+struct alignas(VEC * sizeof(scalar_t)) Pack {
+    scalar_t v[VEC];
+};
+
+template <int VEC>
+__device__ __forceinline__ Pack<VEC> load_row(const scalar_t* p) {
+#if FAST_LOAD > 0
+    if constexpr (VEC * sizeof(scalar_t) == 16) {
+        unsigned a, b, c, d;
+#if FAST_LOAD == 1
+        asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "l"(p));
+#else
+        asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "l"(p));
+#endif
+        Pack<VEC> out;
+        unsigned* w = reinterpret_cast<unsigned*>(&out);
+        w[0] = a; w[1] = b; w[2] = c; w[3] = d;
+        return out;
+    }
+#endif
+    return *reinterpret_cast<const Pack<VEC>*>(p);
+}
+
+// Positions (lookups, bags, items) and row ids are 32-bit inside the kernel: registers are what
+// limits how many warps keep loads in flight (the tuning table shows occupancy deciding), and the
+// launcher refuses a call with 2^31 lookups, bags or rows or more. Only addresses are 64-bit.
+template <int VEC>
+__device__ __forceinline__ void fast_bags(
+    const scalar_t* __restrict__ weight, const index_t* __restrict__ indices,
+    const index_t* __restrict__ offsets, scalar_t* __restrict__ out,
+    const float* __restrict__ per_sample_weights, index_t num_indices_, index_t num_bags_,
+    int dim, index_t row_stride, index_t padding_idx_, int mean, int lanes_per_row,
+    int col_slices) {
+    extern __shared__ float partial[];  // [B][W-1][L * VEC] sums, then [B][W-1] counts
+    const int num_indices = (int)num_indices_, num_bags = (int)num_bags_;
+    const int padding = (int)padding_idx_;   // -1: none (row ids are >= 0)
+    const int lane = threadIdx.x;
+    const int warp = threadIdx.y;
+    const int warps = blockDim.y;
+    const int L = lanes_per_row;
+    const int G = 32 / L;                 // lane groups per warp: rows loaded side by side
+    const int group = lane / L;
+    const int col = (lane % L) * VEC;     // first feature of my vector inside the slice
+    const int slice_width = L * VEC;
+    const int items = num_bags * col_slices;
+    float* my_partial = partial + (threadIdx.z * (warps - 1)) * slice_width;
+    int* counts = reinterpret_cast<int*>(partial + blockDim.z * (warps - 1) * slice_width);
+
+    // Every thread of a block runs the same number of iterations (the shared-memory hand-off
+    // needs __syncthreads); items past the end do no loads and store nothing.
+    for (int first = blockIdx.x * blockDim.z; first < items; first += gridDim.x * blockDim.z) {
+        const int item = first + threadIdx.z;
+        const bool live = item < items;
+        const int bag = live ? item / col_slices : 0;
+        const int feature = (live ? item % col_slices : 0) * slice_width + col;
+        const bool has_col = live && feature < dim;
+        int begin = 0, end = 0;
+        if (live) {
+            begin = (int)offsets[bag];
+            end = (bag + 1 < num_bags) ? (int)offsets[bag + 1] : num_indices;
+        }
+        // This warp's contiguous share of the bag's lookups.
+        const int n = end - begin;
+        const int lo = begin + (int)(((long long)n * warp) / warps);
+        const int hi = begin + (int)(((long long)n * (warp + 1)) / warps);
+
+        float acc[VEC];
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) acc[k] = 0.0f;
+        int counted = 0;
+        const scalar_t* wcol = weight + feature;
+
+        int next_row = (lo + lane < hi) ? (int)indices[lo + lane] : padding;
+        float next_scale = (lo + lane < hi && per_sample_weights) ? per_sample_weights[lo + lane] : 1.0f;
+        for (int base = lo; base < hi; base += 32) {
+            const int row_id = next_row;
+            const float scale_id = next_scale;
+            const int m = min(hi - base, 32);
+            // Read the next chunk's indices ahead, before this chunk's rows.
+            const int ahead = base + 32 + lane;
+            next_row = (ahead < hi) ? (int)indices[ahead] : padding;
+            next_scale = (ahead < hi && per_sample_weights) ? per_sample_weights[ahead] : 1.0f;
+            counted += __popc(__ballot_sync(FAST_FULL_MASK, lane < m && row_id != padding));
+
+            for (int j0 = 0; j0 < m; j0 += G * FAST_UNROLL) {
+                Pack<VEC> val[FAST_UNROLL];
+                float scale[FAST_UNROLL];
+#pragma unroll
+                for (int u = 0; u < FAST_UNROLL; ++u) {
+                    const int j = j0 + u * G + group;
+                    const int r = __shfl_sync(FAST_FULL_MASK, row_id, j & 31);
+                    const float s = __shfl_sync(FAST_FULL_MASK, scale_id, j & 31);
+                    const bool use = has_col && j < m && r != padding;
+                    scale[u] = use ? s : 0.0f;
+                    if (use) {
+                        val[u] = load_row<VEC>(wcol + (index_t)r * row_stride);
+                    } else {
+#pragma unroll
+                        for (int k = 0; k < VEC; ++k) val[u].v[k] = from_acc(0.0f);
+                    }
+                }
+                // A skipped slot holds zeros and scale 0: adding it changes nothing, and a
+                // branch-free sum keeps the loads independent of each other.
+#pragma unroll
+                for (int u = 0; u < FAST_UNROLL; ++u) {
+#pragma unroll
+                    for (int k = 0; k < VEC; ++k) acc[k] += to_acc(val[u].v[k]) * scale[u];
+                }
+            }
+        }
+        // Combine the lane groups of this warp (groups hold different rows of the same columns).
+        for (int off = L; off < 32; off <<= 1) {
+#pragma unroll
+            for (int k = 0; k < VEC; ++k) acc[k] += __shfl_xor_sync(FAST_FULL_MASK, acc[k], off);
+        }
+        // Combine the warps of this bag, in warp order.
+        if (warps > 1) {
+            if (warp > 0 && group == 0) {
+#pragma unroll
+                for (int k = 0; k < VEC; ++k) my_partial[(warp - 1) * slice_width + col + k] = acc[k];
+                if (lane == 0) counts[threadIdx.z * (warps - 1) + warp - 1] = counted;
+            }
+            __syncthreads();
+            if (warp == 0 && group == 0) {
+                for (int w = 1; w < warps; ++w) {
+#pragma unroll
+                    for (int k = 0; k < VEC; ++k) acc[k] += my_partial[(w - 1) * slice_width + col + k];
+                    counted += counts[threadIdx.z * (warps - 1) + w - 1];
+                }
+            }
+            __syncthreads();
+        }
+        if (warp == 0 && group == 0 && has_col) {
+            Pack<VEC> res;
+#pragma unroll
+            for (int k = 0; k < VEC; ++k)
+                res.v[k] = from_acc((mean && counted > 0) ? acc[k] / (float)counted : acc[k]);
+            *reinterpret_cast<Pack<VEC>*>(out + (index_t)bag * dim + feature) = res;
+        }
+    }
+}
+
+#define L2ATTR_FAST_PARAMS                                                                      \
+    const scalar_t *__restrict__ weight, const index_t *__restrict__ indices,                   \
+        const index_t *__restrict__ offsets, scalar_t *__restrict__ out,                        \
+        const float *__restrict__ per_sample_weights, index_t num_indices, index_t num_bags,    \
+        int dim, index_t row_stride, index_t padding_idx, int mean, int lanes_per_row,          \
+        int col_slices
+#define L2ATTR_FAST_ARGS                                                                        \
+    weight, indices, offsets, out, per_sample_weights, num_indices, num_bags, dim, row_stride,  \
+        padding_idx, mean, lanes_per_row, col_slices
+
+// One entry point per vector width; the launcher picks the widest that divides the dim, the row
+// stride and the pointers' alignment (at most 16 bytes per lane load).
+extern "C" __global__ void fast_v1(L2ATTR_FAST_PARAMS) { fast_bags<1>(L2ATTR_FAST_ARGS); }
+extern "C" __global__ void fast_v2(L2ATTR_FAST_PARAMS) { fast_bags<2>(L2ATTR_FAST_ARGS); }
+extern "C" __global__ void fast_v4(L2ATTR_FAST_PARAMS) { fast_bags<4>(L2ATTR_FAST_ARGS); }
+#if SCALAR_T != 0
+extern "C" __global__ void fast_v8(L2ATTR_FAST_PARAMS) { fast_bags<8>(L2ATTR_FAST_ARGS); }
+#endif

@@ -1,0 +1,94 @@
+"""The three kernel families side by side, per profile: does pinning still pay as the consumer
+gets faster?
+
+One row per (profile, series): the family's unpinned consumer (its OptMT slot: the artifact's and
+tuned OptMT, the fast family's `fast`) and its ratio to the tuned OptMT consumer of the same
+profile, the DRAM bandwidth that consumer drew (ncu bytes / duration) as a fraction of the
+measured read-only HBM bandwidth, the pin rung's consumer and pin-charged speedup over the
+unpinned consumer (the verdict's `pin_speedup_charged`), and one sentence. Computed from the
+frames `analysis.study.analyse` already made, so every printer says the same numbers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from l2attr.analysis.common import NA, is_missing, ordered_profiles
+from l2attr.analysis.verdict import HONEST_COMPARAND, PIN_RUNG
+from l2attr.ladder import FAMILIES, HEADLINE_FAMILY, RUNG_BY_NAME
+from l2attr.vocab import Family
+
+REFERENCE_FAMILY = Family.TUNED.value   # the ratio column is taken against its OptMT consumer
+
+
+def _value(df: pd.DataFrame, field: str, **match: Any) -> float:
+    if df is None or df.empty or field not in df:
+        return NA
+    mask = pd.Series(True, index=df.index)
+    for k, v in match.items():
+        if k not in df:
+            return NA
+        mask &= df[k] == v
+    hit = df.loc[mask, field].dropna()
+    return float(hit.iloc[0]) if len(hit) else NA
+
+
+def rung_name(family: str, rung: str) -> str:
+    """How the family names a rung (the fast family's OptMT slot is `fast`)."""
+    fam = FAMILIES.get(Family(family)) if family in Family.values() else None
+    decl = RUNG_BY_NAME[rung]
+    return fam.label(decl) if fam else decl.label
+
+
+def family_table(ladder: pd.DataFrame, verdict: pd.DataFrame, measured: pd.DataFrame,
+                 state: str) -> pd.DataFrame:
+    """One row per (profile, series) for `state`; empty when no ladder was measured."""
+    if ladder is None or ladder.empty:
+        return pd.DataFrame()
+    lad = ladder[ladder["l2_state"] == state]
+    rows: list[dict[str, Any]] = []
+    for profile in ordered_profiles(list(lad["profile"])):
+        ref_us = _value(lad, "consumer_us", profile=profile, rung=HONEST_COMPARAND, family=REFERENCE_FAMILY)
+        for series in dict.fromkeys(lad["series"]):
+            mine = lad[lad["series"] == series]
+            family, pin = mine["family"].iloc[0], mine["pin"].iloc[0]
+            consumer = _value(mine, "consumer_us", profile=profile, rung=HONEST_COMPARAND)
+            if is_missing(consumer):
+                continue
+            row: dict[str, Any] = {
+                "profile": profile, "series": series, "family": family, "pin": pin,
+                "unpinned": rung_name(family, HONEST_COMPARAND), "pinned": rung_name(family, PIN_RUNG),
+                "consumer_us": consumer,
+                "vs_tuned": consumer / ref_us if not is_missing(ref_us) and ref_us > 0 else NA,
+                "dram_fraction": _value(measured, "dram_fraction", series=series, profile=profile,
+                                        rung=HONEST_COMPARAND),
+                "dram_GBps": _value(measured, "dram_GBps", series=series, profile=profile, rung=HONEST_COMPARAND),
+                "pinned_consumer_us": _value(mine, "consumer_us", profile=profile, rung=PIN_RUNG),
+                "pin_us": _value(mine, "pin_us", profile=profile, rung=PIN_RUNG),
+                "pin_speedup_consumer": _value(verdict, "pin_speedup_consumer", series=series, profile=profile),
+                "pin_speedup_charged": _value(verdict, "pin_speedup_charged", series=series, profile=profile),
+                "headline_family": family == HEADLINE_FAMILY.value,
+            }
+            row["sentence"] = sentence(row)
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def sentence(row: dict[str, Any]) -> str:
+    """Whether the pin pays for this family on this profile, in one line of measured figures."""
+    who = f"{row['profile']}, {row['family']} ({row['pin']} pin)"
+    parts = [f"{row['unpinned']} consumer {row['consumer_us']:.1f} µs"]
+    if not is_missing(row["vs_tuned"]) and row["family"] != REFERENCE_FAMILY:
+        parts[0] += f" ({row['vs_tuned']:.2f}× the tuned OptMT consumer)"
+    if not is_missing(row["dram_fraction"]):
+        parts.append(f"drawing {100 * row['dram_fraction']:.0f} % of the measured read-only HBM bandwidth")
+    charged = row["pin_speedup_charged"]
+    if is_missing(charged):
+        return f"{who}: " + ", ".join(parts) + "; the pin rung was not measured."
+    verdict = "the pin pays" if charged > 1.0 else "the pin does not pay"
+    free = row["pin_speedup_consumer"]
+    free_text = f" ({free:.2f}× if the pin were free)" if not is_missing(free) else ""
+    return (f"{who}: " + ", ".join(parts) + f"; {row['pinned']} with the pin kernel charged: "
+            f"{charged:.2f}×{free_text}: {verdict}.")

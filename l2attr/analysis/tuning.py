@@ -1,0 +1,55 @@
+"""The fast family's launch-parameter choice, made from the committed tuning table, not guessed.
+
+`benchmarks/tune_fast.py` times every (warps per bag, bags per block, loads in flight) point on
+the GPU and writes one row per point and profile. The default is the point with the smallest
+geometric mean of its consumer medians over the profiles measured; `LaunchShape`'s defaults must
+be that point (a CPU test holds them to it), or within the table's own spread of it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+KNOBS = ("warps_per_bag", "bags_per_block", "unroll", "load", "maxrregcount")
+
+
+def score(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per launch point: geometric mean of its median_us over profiles, its worst spread,
+    and its ratio to the tuned OptMT consumer per profile (when the table has that reference)."""
+    rows = []
+    profiles = sorted(table["profile"].unique())
+    for knobs, grp in table.groupby(list(KNOBS)):
+        if len(grp) != len(profiles):
+            continue   # a point not measured on every profile cannot be compared fairly
+        med = grp.set_index("profile")["median_us"]
+        row = dict(zip(KNOBS, (int(k) for k in knobs)))
+        row["geomean_us"] = math.exp(sum(math.log(v) for v in med) / len(med))
+        row["spread_pct"] = float(grp["spread_pct"].max())
+        for p in profiles:
+            row[f"{p}_us"] = float(med[p])
+        first = grp.iloc[0]
+        for col in ("registers", "blocks_per_sm", "theoretical_occupancy"):
+            if col in grp:
+                row[col] = first[col]
+        rows.append(row)
+    return pd.DataFrame(rows).sort_values("geomean_us").reset_index(drop=True)
+
+
+def choose(table: pd.DataFrame) -> dict[str, int]:
+    """The launch point l2attr defaults to: the best geometric mean over the profiles."""
+    best = score(table).iloc[0]
+    return {k: int(best[k]) for k in KNOBS}
+
+
+def within_spread(table: pd.DataFrame, point: dict[str, int]) -> bool:
+    """True when `point` is the best, or slower than the best by less than the larger of the two
+    points' run-to-run spreads (the table cannot tell them apart)."""
+    s = score(table)
+    mine = s[(s[list(KNOBS)] == pd.Series(point)).all(axis=1)]
+    if mine.empty:
+        return False
+    best, me = s.iloc[0], mine.iloc[0]
+    gap_pct = 100.0 * (me["geomean_us"] / best["geomean_us"] - 1.0)
+    return gap_pct <= max(best["spread_pct"], me["spread_pct"])

@@ -1,0 +1,46 @@
+"""The fast family's launch choice: the scoring on a table whose answer is known by hand, and the
+shipped defaults held to the committed H200 tuning table."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from l2attr.analysis.tuning import KNOBS, choose, score, within_spread
+from l2attr.ladder import FAST_DEFAULT
+from tests.conftest import EXAMPLES
+
+
+def _row(profile, w, us, spread=0.5, b=2, u=4, load=0, cap=0):
+    return {"profile": profile, "warps_per_bag": w, "bags_per_block": b, "unroll": u, "load": load,
+            "maxrregcount": cap, "median_us": us, "spread_pct": spread}
+
+
+def test_choice_is_the_best_geometric_mean_over_profiles():
+    # w=1: 40 and 10 -> geomean 20; w=2: 30 and 20 -> 24.49; w=4: faster on one profile only
+    t = pd.DataFrame([_row("random", 1, 40.0), _row("reuse", 1, 10.0),
+                      _row("random", 2, 30.0), _row("reuse", 2, 20.0),
+                      _row("random", 4, 25.0)])          # not measured on "reuse": left out
+    s = score(t)
+    assert list(s["warps_per_bag"]) == [1, 2]
+    assert s["geomean_us"].iloc[0] == pytest.approx(20.0)
+    assert s["geomean_us"].iloc[1] == pytest.approx(math.sqrt(600.0))
+    assert choose(t) == {"warps_per_bag": 1, "bags_per_block": 2, "unroll": 4, "load": 0, "maxrregcount": 0}
+
+
+def test_within_spread_uses_the_larger_spread_of_the_two_points():
+    t = pd.DataFrame([_row("random", 1, 100.0, spread=0.5), _row("random", 2, 101.0, spread=1.5),
+                      _row("random", 4, 103.0, spread=1.0)])
+    assert within_spread(t, {"warps_per_bag": 1, "bags_per_block": 2, "unroll": 4, "load": 0, "maxrregcount": 0})
+    assert within_spread(t, {"warps_per_bag": 2, "bags_per_block": 2, "unroll": 4, "load": 0, "maxrregcount": 0})
+    assert not within_spread(t, {"warps_per_bag": 4, "bags_per_block": 2, "unroll": 4, "load": 0, "maxrregcount": 0})
+    assert not within_spread(t, {"warps_per_bag": 8, "bags_per_block": 2, "unroll": 4, "load": 0, "maxrregcount": 0})
+
+
+def test_shipped_defaults_are_the_committed_tables_choice():
+    table = pd.read_csv(EXAMPLES / "tuning" / "fast_tuning.csv")
+    default = {k: getattr(FAST_DEFAULT, k) for k in KNOBS}
+    assert default == choose(table) or within_spread(table, default)
+    assert (table["check_error"] <= 1e-5).all()
