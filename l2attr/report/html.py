@@ -46,6 +46,8 @@ class SectionSpec:
 
 SECTION_SPECS: tuple[SectionSpec, ...] = (
     SectionSpec("verdict", "Verdict", sections.verdict, per_series=True),
+    # The families side by side (analysis.families): drawn when a ladder was measured.
+    SectionSpec("families", "The three kernel families", sections.families, optional=True),
     SectionSpec("ladder", "Latency ladder", sections.ladder, per_series=True),
     # The "Compare runs" slot: drawn when the analysis carries a non-empty `compare` table.
     SectionSpec("compare", "Compare runs", sections.compare, optional=True),

@@ -30,11 +30,12 @@ class Cell:
     missing: str | None = None      # why there is no value
     swatch: str = ""                # a colour chip before the text (rungs)
     strong: str = ""                # bold words after the text
+    as_dash: bool = False           # draw a missing value as a dash whatever the reason
 
     @property
     def dash(self) -> bool:
         """Missing because the field does not apply (a dash), rather than not measured (n/a)."""
-        return self.missing is not None and not_applicable(self.missing)
+        return self.missing is not None and (self.as_dash or not_applicable(self.missing))
 
     def but(self, **changes: Any) -> Cell:
         return replace(self, **changes)
@@ -65,6 +66,11 @@ class Column:
 
 def missing(reason: str, cls: str = "") -> Cell:
     return Cell(cls=cls, missing=reason or "not measured")
+
+
+def dash(reason: str, cls: str = "") -> Cell:
+    """A missing value drawn as '—', its reason the tooltip."""
+    return Cell(cls=cls, missing=reason or "not measured", as_dash=True)
 
 
 def text(value: Any, cls: str = "", title: str = "") -> Cell:

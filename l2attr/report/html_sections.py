@@ -18,10 +18,12 @@ from l2attr.analysis.amortisation import AMORTISATION_PAIRS
 from l2attr.analysis.common import is_missing, ordered_profiles, rung_label, why
 from l2attr.analysis.share import T_STEP_DEFINITION
 from l2attr.analysis.study import Analysis
+from l2attr.report import families as fam
 from l2attr.report import fmt
 from l2attr.report.compare import pairs as compare_pairs, quantity_label
 from l2attr.report.html_rows import (
-    Cell, Column, calls, grouped_table, key, missing, num, number, plain, rung, sources_of, table, text,
+    Cell, Column, calls, dash, grouped_table, key, missing, num, number, plain, rung, sources_of,
+    table, text,
 )
 
 Section = dict[str, Any]
@@ -50,6 +52,10 @@ def answer(an: Analysis) -> Section:
         "others": [(s.title, f"#verdict-{i}") for i, s in enumerate(an.series) if i > 0],
         "evidence": "#verdict-0" if an.series else "#verdict",
         "errors": [c.text for c in an.caveats if c.level == "error"],
+        # more than one kernel family measured: a line on all of them and their sentences
+        "families": {"summary": fam.summary(an), "sentences": [says(x) for x in fam.sentences(an)],
+                     "href": "#families"}
+        if fam.many_families(an) else None,
     }
 
 
@@ -193,6 +199,65 @@ def roofline(an: Analysis) -> Section:
     return {"empty": False, "sources": sources_of(roof, "cells.csv"), "table": table(ROOFLINE_COLUMNS, roof),
             "missing": ("The ladder run's manifest records no measured HBM copy bandwidth (hbm_copy_GBps)."
                         if an.hbm_copy_GBps is None else "No achieved bandwidth in cells.csv.")}
+
+
+# -- the kernel families side by side ----------------------------------------------------------
+
+def _family_num(an: Analysis, field: str, formatter: Any, good_above: float | None = None) -> Any:
+    """A number of a family row; a dash with the reason as its tooltip when missing."""
+    def cell(r: dict[str, Any]) -> Cell:
+        if is_missing(r.get(field)):
+            return dash(fam.why_missing(an, r, field), "num")
+        return num(r, field, formatter, good_above)
+    return cell
+
+
+def _dram(an: Analysis) -> Any:
+    def cell(r: dict[str, Any]) -> Cell:
+        if is_missing(r.get("dram_fraction")):
+            return dash(fam.why_missing(an, r, "dram_fraction"), "num")
+        read = r["dram_GBps"] / r["dram_fraction"] if r["dram_fraction"] else None
+        return Cell(fam.dram_percent(r["dram_fraction"]), "num",
+                    f"{fmt.gbps(r['dram_GBps'])} of {fmt.gbps(read)} measured read-only" if read else "")
+    return cell
+
+
+def family_columns(an: Analysis) -> tuple[Column, ...]:
+    us = (lambda v: f"{v:,.1f}")  # noqa: E731  (the unit is in the header)
+    return (
+        Column("Family", lambda r: Cell(r["title"], "key", strong="(headline)" if r["headline_family"] else "")),
+        Column("name", lambda r: text(r["unpinned"])),
+        Column("median, µs", _family_num(an, "consumer_us", us), "num"),
+        Column("× tuned OptMT", _family_num(an, "vs_tuned", fmt.times), "num"),
+        Column("DRAM, % of read-only HBM", _dram(an), "num"),
+        Column("consumer, µs",
+               lambda r: _family_num(an, "pinned_consumer_us", us)(r).but(title=r["pinned"]), "num"),
+        Column("pin kernel, µs", _family_num(an, "pin_us", us), "num"),
+        Column("pin charged", _family_num(an, "pin_speedup_charged", fmt.times, 1.0), "num"),
+        Column("pin free", _family_num(an, "pin_speedup_consumer", fmt.times, 1.0), "num"),
+    )
+
+
+FAMILY_GROUPS = (("", 1), ("Consumer without a pin", 4), ("With the pin (L2P)", 2),
+                 ("Speedup of the pin", 2))
+
+
+def families(an: Analysis) -> Section | None:
+    """The three families per profile (analysis.families): a table per profile, its sentences."""
+    if not fam.shown(an):
+        return None
+    columns = family_columns(an)
+    per_profile = []
+    for profile in fam.profiles(an):
+        recs = fam.rows(an, profile)
+        per_profile.append({
+            "profile": profile,
+            "table": table(columns, recs, FAMILY_GROUPS),
+            "sentences": [says(r["sentence"]) for r in recs],
+        })
+    return {"lead": fam.LEAD, "state": an.state, "measured": fam.families(an),
+            "not_measured": fam.not_measured(an), "not_measured_what": fam.not_measured_text(an),
+            "profiles": per_profile}
 
 
 # -- whole study --------------------------------------------------------------------------------

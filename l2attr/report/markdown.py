@@ -10,6 +10,7 @@ from l2attr.analysis.common import is_missing, ordered_profiles, rung_label, why
 from l2attr.analysis.load import manifest_value
 from l2attr.analysis.share import T_STEP_DEFINITION
 from l2attr.analysis.study import Analysis, series_view
+from l2attr.report import families as fam
 from l2attr.report import fmt
 from l2attr.analysis.control import describe_control, validity_control
 from l2attr.report.html import series_title
@@ -75,6 +76,57 @@ def ladder_markdown(an: Analysis) -> str:
                     rows, [False, False] + [True] * 10)
 
 
+def _family_cell(an: Analysis, r: dict[str, Any], field: str, formatter: Callable[[Any], str],
+                 notes: list[str]) -> str:
+    """A figure of a family row, or '—' with its reason collected into `notes` (numbered once)."""
+    if not is_missing(r.get(field)):
+        return formatter(r[field])
+    reason = fam.why_missing(an, r, field)
+    if reason not in notes:
+        notes.append(reason)
+    return f"— ({notes.index(reason) + 1})"
+
+
+def families_markdown(an: Analysis, with_sentences: bool = True) -> str:
+    """The three kernel families per profile (analysis.families): one table per profile, then
+    the sentences (left out where the answer at the top already lists them)."""
+    if not fam.shown(an):
+        return ""
+    us = (lambda v: f"{v:,.1f}")  # noqa: E731  (the unit is in the header)
+    parts = [fam.LEAD + f" L2 state: {an.state}.", ""]
+    gone = fam.not_measured_text(an)
+    if gone:
+        parts += [f"_{gone} Run `l2attr ladder --family {','.join(fam.not_measured(an))}`._", ""]
+    for profile in fam.profiles(an):
+        notes: list[str] = []
+        recs = fam.rows(an, profile)
+        rows = [[r["title"] + (" (headline)" if r["headline_family"] else ""), r["unpinned"],
+                 _family_cell(an, r, "consumer_us", us, notes), _family_cell(an, r, "vs_tuned", fmt.times, notes),
+                 _family_cell(an, r, "dram_fraction", fam.dram_percent, notes), r["pinned"],
+                 _family_cell(an, r, "pinned_consumer_us", us, notes), _family_cell(an, r, "pin_us", us, notes),
+                 _family_cell(an, r, "pin_speedup_charged", fmt.times, notes),
+                 _family_cell(an, r, "pin_speedup_consumer", fmt.times, notes)] for r in recs]
+        parts += [f"*{profile}*", "",
+                  md_table(["family", "consumer without pin", "median (µs)", "× tuned OptMT",
+                            "DRAM (% of read-only HBM)", "pinned consumer", "median (µs)", "pin kernel (µs)",
+                            "pin-charged speedup", "pin-free speedup"], rows,
+                           [False, False] + [True] * 3 + [False] + [True] * 4), ""]
+        if notes:
+            parts += ["— " + "; ".join(f"({i}) {n}" for i, n in enumerate(notes, 1)) + ".", ""]
+        if with_sentences:
+            parts += [f"- {r['sentence']}" for r in recs] + [""]
+    return "\n".join(parts).rstrip() + "\n"
+
+
+def families_answer_markdown(an: Analysis) -> str:
+    """For the top of the summary when more than one family was measured: one line on them all,
+    then each (profile, family and pin)'s sentence."""
+    if not fam.many_families(an):
+        return ""
+    return "\n".join([f"**The pin across the kernel families** — {fam.summary(an)}", "",
+                      *[f"- {x}" for x in fam.sentences(an)]]) + "\n"
+
+
 def layer_b_markdown(an: Analysis) -> str:
     """The consumer grid and the DRAM lines of one series (report.layer_b's wording)."""
     profiles, rows = consumer_grid(an.l2)
@@ -127,15 +179,20 @@ def render_markdown(an: Analysis) -> str:
     errors = [cv for cv in an.caveats if cv.level == "error"]
     parts += [f"> **Warning:** {cv.text}" for cv in errors] + ([""] if errors else [])
     views = [series_view(an, s) for s in an.series] or [an]
-    for view in views:
+    answer_families = families_answer_markdown(an)
+    for i, view in enumerate(views):
         title = f" — {series_title(view)}" if view.series else ""
         heads = [f"- {h}" for h in view.verdict["headline"]] if not view.verdict.empty else []
         parts += [f"**Verdict{title}**", "", *heads, "", verdict_markdown(view), ""]
+        if i == 0 and answer_families:   # the answer: the headline's verdict, then every family's
+            parts += [answer_families]
     parts += ["Pin + consumer kernels = both kernels on the kernel timer (CUDA events, spin head start). "
               "Whole call = host clock around pin → sync → consumer → sync. Artifact's timer = event → "
               "consumer launch → stream sync → event, started after the pin and its sync (the artifact's "
               "own number). Consumer kernel = the consumer alone on the kernel timer. vs OptMT = what the pin "
               f"alone adds (L2P+OptMT is OptMT plus a pin). {T_STEP_DEFINITION}", ""]
+    if fam.shown(an):
+        parts += [f"**{fam.TITLE}**", "", families_markdown(an, with_sentences=not answer_families)]
     for view in views:
         title = f" — {series_title(view)}" if view.series else ""
         parts += [f"**Latency ladder{title}**", "", ladder_markdown(view), ""]
