@@ -38,7 +38,7 @@ def fake_device(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     (["sweep", "pollution", "--pollute-mib=0,-7.5"], "--pollute-mib -7.5: the MiB streamed between pin and consumer cannot be negative"),
     (["sweep", "window", "--hit-ratios", "0.5,1.5"], "--hit-ratios 1.5: a window's hitRatio must be in (0, 1]"),
     (["sweep", "window", "--hit-ratios", "nan"], "--hit-ratios 'nan': 'nan' is not a finite number"),
-    (["sweep", "amortisation", "--family", "fast"], "unknown family 'fast'; valid: artifact, tuned, all"),
+    (["sweep", "amortisation", "--family", "slow"], "unknown family 'slow'; valid: artifact, tuned, fast, all"),
     (["sweep", "amortisation", "--repeats", "0"], "--repeats must be positive, got 0"),
 ])
 def test_bad_values_are_one_line_before_the_gpu(argv, message, tmp_path: Path, fake_device, capsys):
