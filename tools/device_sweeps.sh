@@ -35,22 +35,35 @@ step() {
   echo "$name rc=$rc wall=$(( $(date +%s) - t ))s" | tee -a "$STATUS"
 }
 
-step gpu_tests 180 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_sweeps.py tests/test_sweep_window_abi.py
-step doctor 75 python3 -m l2attr doctor
-step sweep_amortisation 240 python3 benchmarks/bench_sweeps.py --out "$OUT/runs" amortisation   # the largest
-for axis in hotset pollution capacity window; do
-  step "sweep_$axis" 180 python3 benchmarks/bench_sweeps.py --out "$OUT/runs" "$axis"
-done
-step capacity_ncu 150 python3 tools/capacity_ncu_check.py --occupy-mib 20,40 --traffic-mib 120 \
-  --out "$OUT/logs/capacity_ncu.json"
-step ladder_apw 120 python3 -m l2attr ladder --rungs optmt,l2p_optmt,apw_optmt --name apw --out "$OUT/runs" --quiet
-# DRAM bytes per point (ncu) for the finished hotset and pollution sweeps, into their run dirs
-for axis in hotset pollution; do
-  run=$(ls -d "$OUT"/runs/*-bench-"$axis" 2>/dev/null | tail -1)
-  if [ -n "$run" ]; then step "dram_$axis" 170 python3 -m l2attr sweep --resume "$run" --profile --quiet; fi
-done
-step report_html 60 python3 -m l2attr report "$OUT/runs" --allow-partial -o "$OUT/sweeps.html"
-step report_md 60 python3 -m l2attr report "$OUT/runs" --allow-partial -o "$OUT/sweeps.md"
+# PART=1: tests, doctor, amortisation, hotset, pollution; PART=2: capacity, window, the APW ladder,
+# the ncu capacity check, DRAM bytes per point; PART=all (default): both, in that order.
+PART=${PART:-all}
+if [ "$PART" != 2 ]; then
+  step gpu_tests 180 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_sweeps.py \
+    tests/test_sweep_window_abi.py tests/test_gpu_ladder.py::test_small_ladder_run
+  step doctor 75 python3 -m l2attr doctor
+  step sweep_amortisation 240 python3 benchmarks/bench_sweeps.py --out "$OUT/runs" amortisation   # the largest
+  for axis in hotset pollution; do
+    step "sweep_$axis" 180 python3 benchmarks/bench_sweeps.py --out "$OUT/runs" "$axis"
+  done
+fi
+if [ "$PART" != 1 ]; then
+  for axis in capacity window; do
+    step "sweep_$axis" 180 python3 benchmarks/bench_sweeps.py --out "$OUT/runs" "$axis"
+  done
+  step ladder_apw 120 python3 -m l2attr ladder --rungs optmt,l2p_optmt,apw_optmt --name apw --out "$OUT/runs" --quiet
+  step capacity_ncu 150 python3 tools/capacity_ncu_check.py --occupy-mib 20,40 --traffic-mib 120 \
+    --out "$OUT/logs/capacity_ncu.json"
+  # DRAM bytes per point (ncu) for the finished hotset and pollution sweeps, into their run dirs
+  for axis in hotset pollution; do
+    run=$(ls -d "$OUT"/runs/*-bench-"$axis" 2>/dev/null | tail -1)
+    if [ -n "$run" ]; then step "dram_$axis" 170 python3 -m l2attr sweep --resume "$run" --profile --quiet; fi
+  done
+fi
+if [ "${REPORT:-0}" = 1 ]; then
+  step report_html 60 python3 -m l2attr report "$OUT/runs" --allow-partial -o "$OUT/sweeps.html"
+  step report_md 60 python3 -m l2attr report "$OUT/runs" --allow-partial -o "$OUT/sweeps.md"
+fi
 
 echo; echo "=== steps"; cat "$STATUS"
 echo; echo "=== pack ($(( $(date +%s) - T0 )) s in)"
