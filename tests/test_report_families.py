@@ -144,9 +144,9 @@ def test_html_section_right_after_the_verdict_with_units_in_headers(html: str) -
 
 def test_html_fast_row_on_reuse_high(html: str) -> None:
     rows = rows_of(section_of(html), "reuse_high")
-    assert list(rows) == ["artifact kernels, element pin (headline)", "tuned kernels, line pin", "fast, line pin"]
+    assert list(rows) == ["artifact kernels, element pin (headline)", "tuned kernels, line pin", "fast kernels, line pin"]
     # name, µs, × tuned OptMT, DRAM %, pinned consumer µs, pin µs, charged, free
-    assert rows["fast, line pin"] == ["fast", "40.0", "0.62×", "80", "30.0", "8.0", "1.05×", "1.33×"]
+    assert rows["fast kernels, line pin"] == ["fast", "40.0", "0.62×", "80", "30.0", "8.0", "1.05×", "1.33×"]
     assert rows["tuned kernels, line pin"][:4] == ["OptMT", "64.0", "1.00×", "—"]
     assert rows["tuned kernels, line pin"][4:] == ["60.0", "10.0", "0.91×", "1.07×"]
     # artifact, reuse_high: OptMT 38.0 / 64.0 = 0.59×; 38.0 / (33.5 + 15.0) = 0.78× charged
@@ -160,7 +160,7 @@ def test_html_fast_row_on_reuse_high(html: str) -> None:
 def test_html_missing_values_are_dashes_with_a_reason(html: str) -> None:
     section = section_of(html)
     rows = rows_of(section, "random")
-    assert rows["fast, line pin"] == ["fast", "49.0", "0.70×", "—", "—", "—", "—", "—"]
+    assert rows["fast kernels, line pin"] == ["fast", "49.0", "0.70×", "—", "—", "—", "—", "—"]
     assert rows["tuned kernels, line pin"][6:8] == ["0.89×", "1.03×"]     # 70 / 79, 70 / 68
     random = section.split("<h3>random</h3>", 1)[1]
     assert '<span class="dash" title="fast+pin not measured for random/natural">—</span>' in random
@@ -199,10 +199,10 @@ def test_markdown_section(md: str) -> None:
     assert "**The three kernel families**" in lines
     start = lines.index("**The three kernel families**")
     block = "\n".join(lines[start:])
-    assert "| fast, line pin | fast | 40.0 | 0.62× | 80 | fast+pin | 30.0 | 8.0 | 1.05× | 1.33× |" in block
+    assert "| fast kernels, line pin | fast | 40.0 | 0.62× | 80 | fast+pin | 30.0 | 8.0 | 1.05× | 1.33× |" in block
     assert "| tuned kernels, line pin | OptMT | 64.0 | 1.00× | — (2) | L2P+OptMT | 60.0 | 10.0 | 0.91× | 1.07× |" in block
     random = block.split("*random*", 1)[1]
-    assert "| fast, line pin | fast | 49.0 | 0.70× | — (3) | fast+pin | — (4) | — (4) | — (4) | — (4) |" in random
+    assert "| fast kernels, line pin | fast | 49.0 | 0.70× | — (3) | fast+pin | — (4) | — (4) | — (4) | — (4) |" in random
     assert ("; (3) the fast family's fast consumer was not profiled for random (l2attr profile); (4) fast+pin not "
             "measured for random/natural.") in random
     # tables are well-formed
@@ -262,7 +262,10 @@ def test_report_on_examples_still_renders(tmp_path: Path) -> None:
     out = tmp_path / "examples.html"
     assert main(["report", str(EXAMPLES), "-o", str(out)]) == 0
     html = out.read_text()
-    an = analyse(load_runs(sorted(p for p in EXAMPLES.iterdir() if (p / "manifest.json").is_file())))
+    from l2attr.analysis.sweep_load import is_sweep_dir
+
+    an = analyse(load_runs(sorted(p for p in EXAMPLES.iterdir()
+                                  if (p / "manifest.json").is_file() and not is_sweep_dir(p))))
     section = section_of(html)
     text = text_of(section)
     profiles = list(dict.fromkeys(an.families["profile"]))

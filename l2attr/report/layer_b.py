@@ -56,11 +56,18 @@ def consumer_grid(l2: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
 def dram_lines(l2: pd.DataFrame) -> list[str]:
     """One line per profile: what pin + consumer read from DRAM per call against OptMT alone."""
     att = dram_attribution(l2)
+    alone = "OptMT"
+    if not l2.empty and "family" in l2.columns:   # the family's own name for its OptMT slot
+        from l2attr.analysis.families import rung_name
+
+        families = set(l2["family"].astype(str)) - {"reference"}
+        if len(families) == 1:
+            alone = rung_name(families.pop(), "optmt")
     out = []
     for rec in att.to_dict("records") if not att.empty else []:
         if rec["rung"] != "l2p_optmt" or not _ok(rec["total_dram_read"]) or not _ok(rec["unpinned_dram_read"]):
             continue
         out.append(f"{rec['profile']}: pin {rec['pin_dram_read'] / 1e6:.1f} MB + consumer "
                    f"{rec['consumer_dram_read'] / 1e6:.1f} MB = {rec['total_dram_read'] / 1e6:.1f} MB DRAM "
-                   f"per call vs {rec['unpinned_dram_read'] / 1e6:.1f} MB for OptMT alone")
+                   f"per call vs {rec['unpinned_dram_read'] / 1e6:.1f} MB for {alone} alone")
     return out

@@ -212,6 +212,37 @@ def render_markdown(an: Analysis) -> str:
     return "\n".join(parts)
 
 
+def _pin_only_results(an: Analysis, view: Analysis, s: Any) -> list[str]:
+    """A family without the baseline rungs (the fast one): its consumer with and without the pin,
+    the pin, the pin's speedups, the consumer against the tuned OptMT one and against HBM."""
+    from l2attr.analysis.families import rung_name
+
+    fam = an.families[an.families["series"] == s.name] if not an.families.empty else an.families
+    unpinned, pinned = rung_name(s.family, "optmt"), rung_name(s.family, "l2p_optmt")
+    amort = view.state_rows(view.amortisation) if not view.amortisation.empty else view.amortisation
+    rows = []
+    for r in fam.to_dict("records"):
+        be = amort[(amort["profile"] == r["profile"]) & (amort["rung"] == "l2p_optmt")] if not amort.empty else amort
+        calls = be["break_even_calls"].iloc[0] if len(be) else float("nan")
+        rows.append([r["profile"], _cell(r, "consumer_us", fmt.us), _cell(r, "pinned_consumer_us", fmt.us),
+                     _cell(r, "pin_us", fmt.us), _cell(r, "vs_tuned", fmt.times),
+                     _cell(r, "dram_fraction", lambda x: fmt.pct(100 * x)),
+                     _cell(r, "pin_speedup_consumer", fmt.times), _cell(r, "pin_speedup_charged", fmt.times),
+                     "n/a" if calls != calls else ("never" if math.isinf(calls) else f"{calls:.0f}")])
+    out = [f"**{s.title}** (L2 state {an.state})", "",
+           md_table(["profile", unpinned, pinned, f"pin ({s.pin})", "× tuned OptMT consumer",
+                     "DRAM, % of read-only HBM", f"{pinned} vs {unpinned}, pin free",
+                     "… pin charged", f"calls per pin to break even vs {unpinned}"],
+                    rows, [False] + [True] * 8), ""]
+    if not view.spread.empty:
+        out += ["Run-to-run spread of the medians (median / worst over cells): " + "; ".join(
+            f"{r['timer']} {fmt.pct(r['median_spread_pct'])} / {fmt.pct(r['worst_spread_pct'])}"
+            for r in view.spread.to_dict("records")) + ".", ""]
+    if consumer_grid(view.l2)[1]:
+        out += [f"Layer B, {s.title} ({grid_title()}):", "", layer_b_markdown(view), ""]
+    return out
+
+
 def results_markdown(an: Analysis) -> str:
     """The README's results: per series, consumer medians per rung and the L2P verdict.
 
@@ -224,6 +255,9 @@ def results_markdown(an: Analysis) -> str:
         view = series_view(an, s)
         lad = view.state_rows(view.ladder)
         if lad.empty:
+            continue
+        if "baseline" not in set(lad["rung"]):
+            out += _pin_only_results(an, view, s)
             continue
         verdict = view.verdict.set_index("profile") if not view.verdict.empty else None
         rows = []
