@@ -115,3 +115,20 @@ def command_line() -> str:
 
 
 __all__ = ["RunDir", "MANIFEST", "TABLES", "utc_stamp", "command_line"]
+
+
+def open_for_resume(path: Path, kind: str) -> tuple["RunDir", dict[str, Any]]:
+    """A run dir of `kind` written by this schema, and its manifest: what `--resume` may continue.
+
+    Why one place: a run of another kind or an older schema can be reported, never extended."""
+    from l2attr.errors import UserError
+    from l2attr.schema import SCHEMA_VERSION
+
+    run = RunDir.open(path)
+    m = run.manifest()
+    if m.get("kind") != kind:
+        raise UserError(f"{path} is a {m.get('kind')!r} run, not a {kind} run")
+    if m.get("schema_version") != SCHEMA_VERSION:
+        raise UserError(f"{path} was written by an older l2attr (schema "
+                        f"{m.get('schema_version')}); it can be reported but not resumed")
+    return run, m

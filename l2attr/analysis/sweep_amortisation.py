@@ -16,6 +16,8 @@ from typing import Any
 
 import pandas as pd
 
+from l2attr.analysis.common import ratio
+
 from l2attr.analysis.amortisation import amortised_speedup, break_even_calls
 from l2attr.vocab import Arm, Order
 
@@ -63,9 +65,9 @@ def curves(points: pd.DataFrame) -> pd.DataFrame:
         ref_w, pinned_w = g(Arm.OPTMT.value, "call", "wall"), g(Arm.PIN.value, "call", "wall")
         t_ref, t_pin, t_cons = formula.get((fam, prof), (math.nan,) * 3)
         rows.append({"family": fam, "pin": pins.get(fam, ""), "profile": prof, "point": point, "order": order, "k": k,
-                     "ref_us": ref, "pinned_us": pinned, "speedup_kernel": ref / pinned if pinned > 0 else math.nan,
+                     "ref_us": ref, "pinned_us": pinned, "speedup_kernel": ratio(ref, pinned),
                      "ref_wall_us": ref_w, "pinned_wall_us": pinned_w,
-                     "speedup_wall": ref_w / pinned_w if pinned_w > 0 else math.nan,
+                     "speedup_wall": ratio(ref_w, pinned_w),
                      "consumer_first_us": g(Arm.PIN.value, "consumer_first"),
                      "consumer_rest_us": g(Arm.PIN.value, "consumer_rest"), "pin_us": g(Arm.PIN.value, "pin"),
                      "formula_speedup": amortised_speedup(t_ref, t_pin, t_cons, k)

@@ -11,6 +11,8 @@ import math
 
 import pandas as pd
 
+from l2attr.analysis.common import ratio
+
 from l2attr.vocab import Arm
 
 COLUMNS = ["family", "pin", "profile", "point", "effective_l2_mib", "optmt_us", "pinned_consumer_us", "pin_us",
@@ -30,9 +32,9 @@ def table(points: pd.DataFrame) -> pd.DataFrame:
         ref_w, pin_w = g(Arm.OPTMT.value, "call", "wall"), g(Arm.PIN.value, "call", "wall")
         rows.append({"family": fam, "pin": pins.get(fam, ""), "profile": prof, "point": point, "effective_l2_mib": x,
                      "optmt_us": ref, "pinned_consumer_us": cons, "pin_us": g(Arm.PIN.value, "pin"),
-                     "speedup_consumer": ref / cons if cons > 0 else math.nan,
-                     "speedup_charged": ref / charged if charged > 0 else math.nan,
-                     "speedup_wall": ref_w / pin_w if pin_w > 0 else math.nan})
+                     "speedup_consumer": ratio(ref, cons),
+                     "speedup_charged": ratio(ref, charged),
+                     "speedup_wall": ratio(ref_w, pin_w)})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

@@ -11,6 +11,8 @@ import math
 
 import pandas as pd
 
+from l2attr.analysis.common import ratio
+
 from l2attr.vocab import Arm
 
 MiB = 1 << 20
@@ -34,9 +36,9 @@ def table(points: pd.DataFrame, row_bytes: int) -> pd.DataFrame:
         rows.append({"family": fam, "pin": pins.get(fam, ""), "profile": prof, "point": f"hot{n}", "arm": arm,
                      "hot_rows": n,
                      "hot_mib": n * row_bytes / MiB, "pin_us": g("pin") if n else 0.0, "consumer_us": cons,
-                     "charged_us": charged, "speedup_consumer": ref / cons if cons > 0 else math.nan,
-                     "speedup_charged": ref / charged if charged > 0 else math.nan,
-                     "wall_us": wall, "speedup_wall": ref_wall / wall if wall > 0 else math.nan})
+                     "charged_us": charged, "speedup_consumer": ratio(ref, cons),
+                     "speedup_charged": ratio(ref, charged),
+                     "wall_us": wall, "speedup_wall": ratio(ref_wall, wall)})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

@@ -11,6 +11,8 @@ import math
 
 import pandas as pd
 
+from l2attr.analysis.common import ratio
+
 from l2attr.vocab import Arm
 
 COLUMNS = ["family", "pin", "profile", "point", "pollute_mib", "optmt_us", "pinned_consumer_us", "pollute_us",
@@ -34,8 +36,8 @@ def table(points: pd.DataFrame) -> pd.DataFrame:
         rows.append({"family": fam, "pin": pins.get(fam, ""), "profile": prof, "point": point_of[(fam, prof, x)],
                      "pollute_mib": x, "optmt_us": ref,
                      "pinned_consumer_us": cons, "pollute_us": g(Arm.PIN.value, "pollute") if x > 0 else 0.0,
-                     "speedup_consumer": ref / cons if cons > 0 else math.nan,
-                     "speedup_charged": ref / charged if charged > 0 else math.nan,
+                     "speedup_consumer": ratio(ref, cons),
+                     "speedup_charged": ratio(ref, charged),
                      "gain_left": (ref - cons) / gain0 if gain0 > 0 else math.nan})
     return pd.DataFrame(rows, columns=COLUMNS)
 

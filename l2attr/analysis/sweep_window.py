@@ -12,6 +12,8 @@ import math
 
 import pandas as pd
 
+from l2attr.analysis.common import ratio
+
 from l2attr.vocab import Arm
 
 COLUMNS = ["family", "pin", "profile", "point", "arm", "hit_ratio", "consumer_us", "prepare_us", "wall_us",
@@ -35,9 +37,9 @@ def table(points: pd.DataFrame) -> pd.DataFrame:
         cons, wall = g("consumer"), g("call", "wall")
         rows.append({"family": fam, "pin": pins.get(fam, ""), "profile": prof, "point": point, "arm": arm, "hit_ratio": hr,
                      "consumer_us": cons, "prepare_us": g("prepare", "wall") if arm == Arm.WINDOW.value else 0.0,
-                     "wall_us": wall, "speedup_vs_optmt": ref / cons if cons > 0 else math.nan,
-                     "speedup_vs_remap": remap / cons if cons > 0 else math.nan,
-                     "speedup_wall_vs_optmt": ref_wall / wall if wall > 0 else math.nan})
+                     "wall_us": wall, "speedup_vs_optmt": ratio(ref, cons),
+                     "speedup_vs_remap": ratio(remap, cons),
+                     "speedup_wall_vs_optmt": ratio(ref_wall, wall)})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

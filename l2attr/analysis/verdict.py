@@ -114,8 +114,9 @@ def headline(row: dict[str, Any], title: str = "") -> str:
         parts.append(f"the pin alone (vs OptMT) is worth {_x(row['pin_speedup_consumer'])}, "
                      f"{_x(row['pin_speedup_charged'])} charged")
     if row.get("break_even") not in (None, "n/a"):
-        parts.append("it never pays for itself" if row["break_even"] == "never"
-                     else f"it pays for itself once one pin serves {row['break_even']}+ calls")
+        parts.append("by the k = 1 formula it never pays for itself" if row["break_even"] == "never"
+                     else f"by the k = 1 formula it pays for itself once one pin serves "
+                          f"{row['break_even']}+ calls (`l2attr sweep amortisation` measures it)")
     if not is_missing(row["hit_gain_pp"]):
         parts.append(f"consumer L2 hit rate {row['hit_gain_pp']:+.1f} points")
     if not parts:

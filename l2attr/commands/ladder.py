@@ -154,17 +154,10 @@ def options_from_args(args: argparse.Namespace) -> "LadderOptions":
 
 def _resume(args: argparse.Namespace):
     from l2attr.measure.run import LadderOptions
-    from l2attr.rundir import RunDir
-    from l2attr.schema import SCHEMA_VERSION
+    from l2attr.rundir import open_for_resume
     from l2attr.vocab import Family
 
-    run = RunDir.open(args.resume)
-    m = run.manifest()
-    if m.get("kind") != "ladder":
-        raise UserError(f"{args.resume} is a {m.get('kind')!r} run, not a ladder run")
-    if m.get("schema_version") != SCHEMA_VERSION:
-        raise UserError(f"{args.resume} was written by an older l2attr (schema "
-                        f"{m.get('schema_version')}); it can be reported but not resumed")
+    run, m = open_for_resume(args.resume, "ladder")
     cfg = WorkloadConfig(**m["config"])
     saved = dict(m["measure"])
     saved.pop("variants", None)

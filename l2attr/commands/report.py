@@ -110,17 +110,22 @@ def run(args: argparse.Namespace) -> int:
         from l2attr.report.markdown import render_markdown
         from l2attr.report.sweep_text import markdown_chapter
         text = render_markdown(analysis) + "".join("\n" + markdown_chapter(an) for an in sweeps)
-        if output is None:
-            sys.stdout.write(text)
-        else:
-            _write(output, text)
-            print(f"wrote {output}")
-        return 0
+        return _emit(output, text)
     from l2attr.report.html import render_html
     from l2attr.report.sweep_html import sections as sweep_sections
     html = render_html(analysis, extra=sweep_sections(sweeps) if sweeps else None)
     _write(output, html)
     print(f"wrote {output} ({len(html.encode()) / 1e6:.1f} MB)")
+    return 0
+
+
+def _emit(output: Path | None, text: str) -> int:
+    """Markdown to stdout, or written whole to `output` (atomically) with one line saying so."""
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        _write(output, text)
+        print(f"wrote {output}")
     return 0
 
 
@@ -165,12 +170,7 @@ def _sweeps_only(sweeps: list, fmt: str, output: Path | None, first: Path) -> in
     if fmt == "md":
         from l2attr.report.sweep_text import markdown_chapter
         text = "# When does L2 residency pay? (l2attr sweeps)\n\n" + "\n".join(markdown_chapter(an) for an in sweeps)
-        if output is None:
-            sys.stdout.write(text)
-        else:
-            _write(output, text)
-            print(f"wrote {output}")
-        return 0
+        return _emit(output, text)
     from l2attr.report.sweep_html import render_page
     if output is None:
         output = check_output(Path(first) / "report.html", "the default output")

@@ -91,15 +91,9 @@ def options_from_args(args: argparse.Namespace) -> tuple[WorkloadConfig, spec.Sw
 
 
 def _resume(args: argparse.Namespace):
-    from l2attr.rundir import RunDir
-    from l2attr.schema import SCHEMA_VERSION
+    from l2attr.rundir import open_for_resume
 
-    run = RunDir.open(args.resume)
-    m = run.manifest()
-    if m.get("kind") != "sweep":
-        raise UserError(f"{args.resume} is a {m.get('kind')!r} run, not a sweep run")
-    if m.get("schema_version") != SCHEMA_VERSION:
-        raise UserError(f"{args.resume} was written by an older l2attr; it can be reported but not resumed")
+    run, m = open_for_resume(args.resume, "sweep")
     if args.axis and args.axis != m["sweep"]["axis"]:
         raise UserError(f"{args.resume} is a {m['sweep']['axis']} sweep, not {args.axis}")
     cfg = WorkloadConfig(**m["config"])
