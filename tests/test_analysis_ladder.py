@@ -130,3 +130,29 @@ def test_kernel_charged_speedup_is_over_per_call_sums_from_the_writer() -> None:
     r = ladder_row(lad, "natural", "reuse_medium", "l2p_optmt")
     assert r["speedup_consumer"] == pytest.approx(22 / 5)
     assert r["kernels_us"] == 11.0 and r["speedup_kernels"] == pytest.approx(2.0)   # not 22 / 10
+
+
+def test_verdict_sets_the_measured_break_even_beside_the_formula():
+    """A sweep's break-even rows (hand-made) reach the verdict row and its sentence: k = 8 back to
+    back, none within 32 interleaved; another profile's rows do not."""
+    import math
+
+    import pandas as pd
+
+    from l2attr.analysis.verdict import _add_measured, measured_text
+
+    measured = pd.DataFrame([
+        {"family": "tuned", "pin": "line", "profile": "reuse_high", "order": "back_to_back",
+         "measured_kernel": 8.0, "max_k": 32, "run": "r"},
+        {"family": "tuned", "pin": "line", "profile": "reuse_high", "order": "interleaved",
+         "measured_kernel": math.inf, "max_k": 32, "run": "r"},
+        {"family": "tuned", "pin": "line", "profile": "random", "order": "interleaved",
+         "measured_kernel": 4.0, "max_k": 32, "run": "r"}])
+    row = {"profile": "reuse_high"}
+    _add_measured(row, measured)
+    assert row["measured_back_to_back"] == 8.0 and math.isinf(row["measured_interleaved"])
+    assert measured_text(row) == ("measured break-even (l2attr sweep amortisation): none within 32 "
+                                  "calls with the other tables in between, 8 calls back to back")
+    empty = {"profile": "reuse_low"}
+    _add_measured(empty, measured)
+    assert measured_text(empty) == ""

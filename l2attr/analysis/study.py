@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import pandas as pd
 
@@ -89,8 +90,24 @@ def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def analyse(study: Study, l2_state: str | None = None) -> Analysis:
+def measured_break_even(sweeps: list[Any] | None) -> pd.DataFrame:
+    """The amortisation sweeps' break-even rows (analysis/sweep_amortisation), with their run."""
+    frames = [sw.break_even.assign(run=sw.run.name) for sw in sweeps or []
+              if getattr(sw, "break_even", None) is not None and not sw.break_even.empty]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def _measured_of(measured: pd.DataFrame, s: Series) -> pd.DataFrame:
+    if measured.empty:
+        return measured
+    return measured[(measured["family"] == s.family) & (measured["pin"] == s.pin)]
+
+
+def analyse(study: Study, l2_state: str | None = None, sweeps: list[Any] | None = None) -> Analysis:
+    """Every judgement of the study; `sweeps` (analysed sweep runs read with it) lend their
+    measured break-even to the verdict."""
     series = find_series(study.cells, study.metrics)
+    measured = measured_break_even(sweeps)
     hbm, hbm_source = study.hbm_copy_GBps()
     hbm_read, read_src = study.measured("hbm_read_GBps")
     l2_read, l2_src = study.measured("l2_read_GBps")
@@ -126,7 +143,8 @@ def analyse(study: Study, l2_state: str | None = None) -> Analysis:
             "gradient": attribution.hotness_gradient(l2),
             "pin_traffic": attribution.pin_traffic(l2, study.config),
             "validity": attribution.validity_from_metrics(l2),
-            "verdict": verdict_table(ladder, amort, share, pin_effect, state, s.title),
+            "verdict": verdict_table(ladder, amort, share, pin_effect, state, s.title,
+                                     measured=_measured_of(measured, s)),
             "spread": spread_summary(series_frame(study.samples, s)),
         }
         for name, df in frames.items():

@@ -6,6 +6,7 @@ per profile side by side, plus one plain sentence per profile for the top of the
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pandas as pd
@@ -18,15 +19,38 @@ HONEST_COMPARAND = "optmt"
 
 
 def verdict_table(ladder: pd.DataFrame, amortisation: pd.DataFrame, share: pd.DataFrame,
-                  pin_effect: pd.DataFrame, state: str, title: str = "") -> pd.DataFrame:
-    """One row per profile for the chosen l2_state; `title` names the series in the headline."""
+                  pin_effect: pd.DataFrame, state: str, title: str = "",
+                  measured: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per profile for the chosen l2_state; `title` names the series in the headline.
+
+    `measured`: the amortisation sweep's break-even rows of this series (family and pin), when a
+    sweep was read with the runs: the calls per pin measured, set beside the formula's."""
     profiles = ordered_profiles(
         list(ladder.loc[ladder["l2_state"] == state, "profile"]) if not ladder.empty else []
     ) or ordered_profiles(pin_effect["profile"] if not pin_effect.empty else [])
     rows = [_verdict_row(ladder, amortisation, share, pin_effect, state, p) for p in profiles]
     for row in rows:
+        _add_measured(row, measured)
         row["headline"] = headline(row, title)
     return pd.DataFrame(rows)
+
+
+MEASURED_ORDERS = ("interleaved", "back_to_back")
+
+
+def _add_measured(row: dict[str, Any], measured: pd.DataFrame | None) -> None:
+    """`measured_<order>`: the sweep's kernel-charged break-even k (inf: none within `measured_max_k`)."""
+    for order in MEASURED_ORDERS:
+        row[f"measured_{order}"] = NA
+    row["measured_max_k"], row["measured_run"] = NA, ""
+    if measured is None or measured.empty:
+        return
+    mine = measured[measured["profile"] == row["profile"]]
+    for rec in mine.to_dict("records"):
+        if rec["order"] in MEASURED_ORDERS:
+            row[f"measured_{rec['order']}"] = float(rec["measured_kernel"])
+            row["measured_max_k"] = int(rec["max_k"])
+            row["measured_run"] = str(rec.get("run", ""))
 
 
 def _pick(df: pd.DataFrame, **match: Any) -> pd.Series | None:
@@ -90,6 +114,23 @@ def _verdict_row(ladder: pd.DataFrame, amortisation: pd.DataFrame, share: pd.Dat
     return out
 
 
+def _calls(k: float, max_k: Any) -> str:
+    return f"none within {max_k} calls" if math.isinf(k) else f"{int(k)} calls"
+
+
+def measured_text(row: dict[str, Any]) -> str:
+    """The amortisation sweep's break-even, kernel-charged: '' when no sweep measured this profile."""
+    inter, b2b = row.get("measured_interleaved", NA), row.get("measured_back_to_back", NA)
+    if is_missing(inter) and is_missing(b2b):
+        return ""
+    said = []
+    if not is_missing(inter):
+        said.append(f"{_calls(inter, row['measured_max_k'])} with the other tables in between")
+    if not is_missing(b2b):
+        said.append(f"{_calls(b2b, row['measured_max_k'])} back to back")
+    return "measured break-even (l2attr sweep amortisation): " + ", ".join(said)
+
+
 def _x(value: float) -> str:
     return f"{value:.2f}×"
 
@@ -116,7 +157,10 @@ def headline(row: dict[str, Any], title: str = "") -> str:
     if row.get("break_even") not in (None, "n/a"):
         parts.append("by the k = 1 formula it never pays for itself" if row["break_even"] == "never"
                      else f"by the k = 1 formula it pays for itself once one pin serves "
-                          f"{row['break_even']}+ calls (`l2attr sweep amortisation` measures it)")
+                          f"{row['break_even']}+ calls")
+    measured = measured_text(row)
+    if measured:
+        parts.append(measured)
     if not is_missing(row["hit_gain_pp"]):
         parts.append(f"consumer L2 hit rate {row['hit_gain_pp']:+.1f} points")
     if not parts:

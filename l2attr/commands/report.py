@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"l2attr report: warning: partial data: {message}", file=sys.stderr)
     if output is None and fmt == "html":
         output = check_output(Path(run_dirs[0]) / "report.html", "the default output")
-    analysis = analyse(study, l2_state=args.l2_state)
+    analysis = analyse(study, l2_state=args.l2_state, sweeps=sweeps)
     if fmt == "md":
         from l2attr.report.markdown import render_markdown
         from l2attr.report.sweep_text import markdown_chapter
