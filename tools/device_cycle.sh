@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The whole GPU cycle that produces examples/: GPU tests, the fidelity check of the artifact family
-# against a standalone build of the artifact's kernels, the default ladder (both families) from a
-# cold process (benchmark figures), the tuned family with the artifact's per-element pin, both
-# families with L2 flushed before every call, and layer B: both families under Nsight Compute with
-# the validity control, and the range-replay timeline.
+# against a standalone build of the artifact's kernels, the default ladder (the three families) from
+# a cold process (benchmark figures), the tuned family with the artifact's per-element pin, the
+# ladder with L2 flushed before every call, layer B: the three families under Nsight Compute with
+# the validity control, and the range-replay timeline; then bench_fast judges the fast family from
+# the ladder and profile runs. The sweeps have their own cycle: tools/device_sweeps.sh.
 # Run from the repository root on a GPU machine; results go under ${OUT:-out}/.
 #
 # On the H200 lent to this project it ran as (nvtx and plotly carried as wheels in .whl/; the
