@@ -9,6 +9,7 @@ from tests.conftest import _gpu_available
 
 
 @pytest.mark.parametrize("argv, needle", [
+    (["--family", "fast", "--rungs", "baseline,rpf_optmt"], "the fast family implements none of them"),
     (["--rungs", "baseline,fast"], "unknown rung 'fast'; valid: baseline, optmt"),
     (["--profiles", "hot"], "unknown profile 'hot'; valid: reuse_high"),
     (["--block", "32"], "--block must be two integers"),

@@ -20,6 +20,7 @@ examples:
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from l2attr.ladder import (
     DEFAULT_MAXRREGCOUNT, FAMILIES, PROFILES, parse_families, parse_profiles, parse_rungs,
 )
 from l2attr.measure.kernels import FAST_UNROLLS, LaunchShape
+from l2attr.vocab import Family
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -130,6 +132,7 @@ def options_from_args(args: argparse.Namespace) -> "LadderOptions":
         raise UserError(f"--block {args.block}: need positive x, y with x*y <= 1024")
     rungs = parse_rungs(args.rungs)
     families = parse_families(args.family)
+    families = _families_with_rungs(families, rungs, args)
     if args.pin_granularity and not any(args.pin_granularity in [p.value for p in FAMILIES[f].pins]
                                         for f in families):
         raise UserError(f"--pin-granularity {args.pin_granularity}: the "
@@ -150,6 +153,29 @@ def options_from_args(args: argparse.Namespace) -> "LadderOptions":
         nvtx_last=args.nvtx_last, nvtx_calls=args.nvtx_calls, bandwidth=not args.no_bandwidth,
         spin_us=args.spin_us, host_repeat=not args.no_host_repeat,
         cache_dir=args.cache_dir or (args.out / ".cache"))
+
+
+def _families_with_rungs(families: list[Family], rungs: list, args: argparse.Namespace) -> list[Family]:
+    """The families that implement at least one asked-for rung. A family named in --family that
+    implements none is an error; under `all` it is left out with a line saying so (the fast
+    family has no baseline, RPF or combined rung)."""
+    if not any(r.consumer != "torch" for r in rungs):
+        return families          # the torch reference alone: no family kernels to choose
+    named = bool(args.family) and args.family.strip() != "all"
+    kept = []
+    for fam in families:
+        decl = FAMILIES[fam]
+        if any(decl.implements(r) for r in rungs if r.consumer != "torch"):
+            kept.append(fam)
+        elif named:
+            raise UserError(f"--rungs {args.rungs}: the {fam.value} family implements none of them "
+                            f"(it has {', '.join(decl.rungs or ())}); drop it from --family or add one")
+        else:
+            print(f"l2attr ladder: the {fam.value} family implements none of --rungs {args.rungs}; "
+                  "it is left out", file=sys.stderr)
+    if not kept:
+        raise UserError(f"--rungs {args.rungs}: no family implements them")
+    return kept
 
 
 def _resume(args: argparse.Namespace):
