@@ -159,8 +159,15 @@ def test_fast_family_fits_its_register_cap_without_spilling(arch, dtype):
 
 @needs_nvcc
 def test_fast_committed_figures_name_the_default_build():
+    """kernels/ptxas.json records the fast consumer as the shipped defaults build it."""
+    from l2attr.ladder import FAST_DEFAULT
+
     entry = COMMITTED["variants"]["fast/optmt/none"]["consumer"]
     assert entry["function"] == "fast_v4"
-    assert f"--maxrregcount={56}" in entry["options"] or "--maxrregcount" not in " ".join(entry["options"])
+    assert f"-DFAST_UNROLL={FAST_DEFAULT.unroll}" in entry["options"]
+    assert f"-DFAST_LOAD={FAST_DEFAULT.load}" in entry["options"]
+    caps = [o for o in entry["options"] if o.startswith("--maxrregcount")]
+    assert caps == ([f"--maxrregcount={FAST_DEFAULT.maxrregcount}"] if FAST_DEFAULT.maxrregcount else [])
     for arch in ARCHS:
         assert entry[arch]["spill_stores"] == 0
+        assert entry[arch]["registers"] <= (FAST_DEFAULT.maxrregcount or 255)

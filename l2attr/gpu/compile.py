@@ -64,11 +64,12 @@ def consumer_spec(v: Variant, dtype: str, maxrregcount: int = DEFAULT_MAXRREGCOU
 
 
 ELEMENT_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2}
+VECTOR_BYTES = 16   # the widest load a lane of the fast consumer issues (ld.global.v4.b32)
 
 
 def widest_vec(dtype: str) -> int:
-    """Elements in one 16-byte load: the widest vector a lane of the fast consumer issues."""
-    return 16 // ELEMENT_BYTES[dtype]
+    """Elements in one VECTOR_BYTES load: the fast consumer's default entry point for a type."""
+    return VECTOR_BYTES // ELEMENT_BYTES[dtype]
 
 
 def pin_spec(dtype: str, granularity: Pin | str = Pin.LINE) -> KernelSpec:

@@ -44,7 +44,7 @@ def fast_geometry(dim: int, row_stride: int, element_bytes: int, weight_addr: in
                   num_bags: int, warps_per_bag: int, bags_per_block: int) -> FastGeometry:
     """The widest vector (<= 16 bytes) that divides the dim and the row stride and keeps every row
     and output vector aligned; then as few lanes per row as cover it, in powers of two."""
-    vec = 16 // element_bytes
+    vec = kc.VECTOR_BYTES // element_bytes
     while vec > 1 and (dim % vec or row_stride % vec or weight_addr % (vec * element_bytes)
                        or out_addr % (vec * element_bytes)):
         vec //= 2
