@@ -35,6 +35,22 @@
 #define FAST_LOAD 0
 #endif
 
+// FAST_PIPE = 1: software-pipelined row loads (the next group is issued before the current one
+// is added, across chunks); 0: each group is added before the next is issued.
+#ifndef FAST_PIPE
+#define FAST_PIPE 0
+#endif
+#if FAST_PIPE
+static_assert((FAST_UNROLL & (FAST_UNROLL - 1)) == 0, "FAST_PIPE steps through a chunk of 32 in powers of two");
+#endif
+
+// FAST_SPEC = 1: the first index chunk is read where equal bags would put it, in parallel with
+// the offsets, and read again when the offsets disagree (saves one dependent load per call when
+// every bag has the same number of lookups, as in the artifact's workload).
+#ifndef FAST_SPEC
+#define FAST_SPEC 0
+#endif
+
 #define FAST_FULL_MASK 0xffffffffu
 
 template <int VEC>
@@ -61,6 +77,57 @@ __device__ __forceinline__ Pack<VEC> load_row(const scalar_t* p) {
     }
 #endif
     return *reinterpret_cast<const Pack<VEC>*>(p);
+}
+
+// One lane's index (and per-sample weight) of the chunk of 32 lookups that starts at `at`;
+// lanes past `hi` get padding (and weight 1), which loads nothing.
+__device__ __forceinline__ void read_chunk(const index_t* __restrict__ indices,
+                                           const float* __restrict__ per_sample_weights, int at, int hi,
+                                           int lane, int padding, int& row, float& scale) {
+    const bool in = at + lane < hi;
+    row = in ? (int)indices[at + lane] : padding;
+    scale = (in && per_sample_weights) ? per_sample_weights[at + lane] : 1.0f;
+}
+
+// What a lane needs to issue its share of a group of rows: lane group `group` of G loads slot
+// u * G + group of each group, FAST_UNROLL slots in all.
+template <int VEC>
+struct RowSlots {
+    const scalar_t* wcol;
+    index_t row_stride;
+    int padding, G, group;
+    bool has_col;
+
+    // Issue the rows of chunk positions j_first + u * G + group (those below m, not padding);
+    // a skipped slot holds zeros and scale 0, so adding it changes nothing and the adds need no
+    // branch that would tie the loads to each other.
+    __device__ __forceinline__ void issue(Pack<VEC> (&val)[FAST_UNROLL], float (&scale)[FAST_UNROLL],
+                                          int ids, float sc, int j_first, int m) const {
+#pragma unroll
+        for (int u = 0; u < FAST_UNROLL; ++u) {
+            const int j = j_first + u * G + group;
+            const int r = __shfl_sync(FAST_FULL_MASK, ids, j & 31);
+            const float s = __shfl_sync(FAST_FULL_MASK, sc, j & 31);
+            const bool use = has_col && j < m && r != padding;
+            scale[u] = use ? s : 0.0f;
+            if (use) {
+                val[u] = load_row<VEC>(wcol + (index_t)r * row_stride);
+            } else {
+#pragma unroll
+                for (int k = 0; k < VEC; ++k) val[u].v[k] = from_acc(0.0f);
+            }
+        }
+    }
+};
+
+template <int VEC>
+__device__ __forceinline__ void add_rows(float (&acc)[VEC], const Pack<VEC> (&val)[FAST_UNROLL],
+                                         const float (&scale)[FAST_UNROLL]) {
+#pragma unroll
+    for (int u = 0; u < FAST_UNROLL; ++u) {
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) acc[k] += to_acc(val[u].v[k]) * scale[u];
+    }
 }
 
 // Positions (lookups, bags, items) and row ids are 32-bit inside the kernel: registers are what
@@ -97,6 +164,18 @@ __device__ __forceinline__ void fast_bags(
         const int feature = (live ? item % col_slices : 0) * slice_width + col;
         const bool has_col = live && feature < dim;
         int begin = 0, end = 0;
+#if FAST_SPEC
+        // Speculative first chunk: where this warp's share starts if every bag holds
+        // num_indices / num_bags lookups, read before the offsets arrive; kept only if the
+        // offsets agree, read again otherwise (the answer never depends on the guess).
+        const int even = num_bags > 0 ? num_indices / num_bags : 0;
+        const int guess_lo = bag * even + (int)(((long long)even * warp) / warps);
+        const int guess_hi = bag * even + (int)(((long long)even * (warp + 1)) / warps);
+        int first_row;
+        float first_scale;
+        read_chunk(indices, per_sample_weights, guess_lo, live ? guess_hi : guess_lo, lane, padding,
+                   first_row, first_scale);
+#endif
         if (live) {
             begin = (int)offsets[bag];
             end = (bag + 1 < num_bags) ? (int)offsets[bag + 1] : num_indices;
@@ -105,51 +184,72 @@ __device__ __forceinline__ void fast_bags(
         const int n = end - begin;
         const int lo = begin + (int)(((long long)n * warp) / warps);
         const int hi = begin + (int)(((long long)n * (warp + 1)) / warps);
+#if FAST_SPEC
+        if (live && (begin != bag * even || n != even))
+            read_chunk(indices, per_sample_weights, lo, hi, lane, padding, first_row, first_scale);
+#else
+        int first_row;
+        float first_scale;
+        read_chunk(indices, per_sample_weights, lo, hi, lane, padding, first_row, first_scale);
+#endif
 
         float acc[VEC];
 #pragma unroll
         for (int k = 0; k < VEC; ++k) acc[k] = 0.0f;
         int counted = 0;
         const scalar_t* wcol = weight + feature;
+        const RowSlots<VEC> slots{wcol, (index_t)row_stride, padding, G, group, has_col};
 
-        int next_row = (lo + lane < hi) ? (int)indices[lo + lane] : padding;
-        float next_scale = (lo + lane < hi && per_sample_weights) ? per_sample_weights[lo + lane] : 1.0f;
+#if FAST_PIPE
+        // Pipelined: the next group of rows is issued before the current one is added, across
+        // chunk boundaries too (a step of G * FAST_UNROLL lookups, at most 32, divides a chunk).
+        const int step = min(G * FAST_UNROLL, 32);
+        int chunk = lo;                      // first lookup of the chunk `ids` holds
+        int ids = first_row, ids_ahead;
+        float sc = first_scale, sc_ahead;
+        read_chunk(indices, per_sample_weights, lo + 32, hi, lane, padding, ids_ahead, sc_ahead);
+        counted += __popc(__ballot_sync(FAST_FULL_MASK, lane < hi - chunk && ids != padding));
+        Pack<VEC> val[FAST_UNROLL];
+        float scale[FAST_UNROLL];
+        slots.issue(val, scale, ids, sc, 0, min(hi - chunk, 32));
+        for (int p = lo; p < hi; p += step) {
+            const int q = p + step;
+            if (q - chunk == 32) {           // the next group opens the next chunk
+                chunk = q;
+                ids = ids_ahead;
+                sc = sc_ahead;
+                read_chunk(indices, per_sample_weights, q + 32, hi, lane, padding, ids_ahead, sc_ahead);
+                counted += __popc(__ballot_sync(FAST_FULL_MASK, lane < hi - chunk && ids != padding));
+            }
+            Pack<VEC> nxt[FAST_UNROLL];
+            float nscale[FAST_UNROLL];
+            slots.issue(nxt, nscale, ids, sc, q - chunk, min(hi - chunk, 32));
+            add_rows<VEC>(acc, val, scale);
+#pragma unroll
+            for (int u = 0; u < FAST_UNROLL; ++u) {
+                val[u] = nxt[u];
+                scale[u] = nscale[u];
+            }
+        }
+#else
+        int next_row = first_row;
+        float next_scale = first_scale;
         for (int base = lo; base < hi; base += 32) {
             const int row_id = next_row;
             const float scale_id = next_scale;
             const int m = min(hi - base, 32);
             // Read the next chunk's indices ahead, before this chunk's rows.
-            const int ahead = base + 32 + lane;
-            next_row = (ahead < hi) ? (int)indices[ahead] : padding;
-            next_scale = (ahead < hi && per_sample_weights) ? per_sample_weights[ahead] : 1.0f;
+            read_chunk(indices, per_sample_weights, base + 32, hi, lane, padding, next_row, next_scale);
             counted += __popc(__ballot_sync(FAST_FULL_MASK, lane < m && row_id != padding));
 
             for (int j0 = 0; j0 < m; j0 += G * FAST_UNROLL) {
                 Pack<VEC> val[FAST_UNROLL];
                 float scale[FAST_UNROLL];
-#pragma unroll
-                for (int u = 0; u < FAST_UNROLL; ++u) {
-                    const int j = j0 + u * G + group;
-                    const int r = __shfl_sync(FAST_FULL_MASK, row_id, j & 31);
-                    const float s = __shfl_sync(FAST_FULL_MASK, scale_id, j & 31);
-                    const bool use = has_col && j < m && r != padding;
-                    scale[u] = use ? s : 0.0f;
-                    if (use) {
-                        val[u] = load_row<VEC>(wcol + (index_t)r * row_stride);
-                    } else {
-#pragma unroll
-                        for (int k = 0; k < VEC; ++k) val[u].v[k] = from_acc(0.0f);
-                    }
-                }
-                // A skipped slot holds zeros and scale 0: adding it changes nothing, and a
-                // branch-free sum keeps the loads independent of each other.
-#pragma unroll
-                for (int u = 0; u < FAST_UNROLL; ++u) {
-#pragma unroll
-                    for (int k = 0; k < VEC; ++k) acc[k] += to_acc(val[u].v[k]) * scale[u];
-                }
+                slots.issue(val, scale, row_id, scale_id, j0, m);
+                add_rows<VEC>(acc, val, scale);
             }
         }
+#endif
         // Combine the lane groups of this warp (groups hold different rows of the same columns).
         for (int off = L; off < 32; off <<= 1) {
 #pragma unroll

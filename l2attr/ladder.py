@@ -111,6 +111,8 @@ class FastLaunch:
     unroll: int = 4            # row loads in flight per lane (FAST_UNROLL)
     load: int = 0              # FAST_LOAD: 0 plain, 1 L1::no_allocate, 2 + L2::256B hint
     maxrregcount: int = 56     # 0: no register cap
+    pipe: int = 0              # FAST_PIPE: 1 issues the next rows before adding the current ones
+    spec: int = 0              # FAST_SPEC: 1 reads the first indices where equal bags would start
 
 
 FAST_DEFAULT = FastLaunch()

@@ -35,11 +35,14 @@ class FastOptions:
     unroll: int = FAST_DEFAULT.unroll              # FAST_UNROLL: row loads in flight per lane
     load: int = FAST_DEFAULT.load                  # FAST_LOAD: 0 plain, 1 L1::no_allocate, 2 + L2::256B
     maxrregcount: int = FAST_DEFAULT.maxrregcount  # 0: no register cap
+    pipe: int = FAST_DEFAULT.pipe                  # FAST_PIPE: software-pipelined row loads
+    spec: int = FAST_DEFAULT.spec                  # FAST_SPEC: speculative first index chunk
 
     def options(self, dtype: str = "fp32") -> list[str]:
         """The cap was tuned on fp32 and applies to fp32 builds only: the 16-bit builds carry 8
         fp32 accumulators per lane and spill under it (bf16 at 56: 76 bytes on sm_90)."""
-        opts = [f"-DFAST_UNROLL={self.unroll}", f"-DFAST_LOAD={self.load}"]
+        opts = [f"-DFAST_UNROLL={self.unroll}", f"-DFAST_LOAD={self.load}", f"-DFAST_PIPE={self.pipe}",
+                f"-DFAST_SPEC={self.spec}"]
         capped = self.maxrregcount and dtype == "fp32"
         return opts + ([f"--maxrregcount={self.maxrregcount}"] if capped else [])
 

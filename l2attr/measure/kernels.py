@@ -26,6 +26,8 @@ class LaunchShape:
     fast_unroll: int = FAST_DEFAULT.unroll
     fast_load: int = FAST_DEFAULT.load                  # 0 plain, 1 L1::no_allocate, 2 + L2::256B
     fast_maxrregcount: int = FAST_DEFAULT.maxrregcount  # 0: no register cap
+    fast_pipe: int = FAST_DEFAULT.pipe                  # 1: software-pipelined row loads
+    fast_spec: int = FAST_DEFAULT.spec                  # 1: speculative first index chunk
 
 
 @dataclass(frozen=True)
@@ -179,7 +181,8 @@ class VariantKernels:
             np.int64(weight.stride(0)), np.int64(padding_idx), np.int32(1 if mean else 0)))
 
     def _fast_options(self) -> kc.FastOptions:
-        return kc.FastOptions(self.shape.fast_unroll, self.shape.fast_load, self.shape.fast_maxrregcount)
+        return kc.FastOptions(self.shape.fast_unroll, self.shape.fast_load, self.shape.fast_maxrregcount,
+                              self.shape.fast_pipe, self.shape.fast_spec)
 
     def _fast_kernel(self, vec: int) -> Any:
         if vec not in self._fast_kernels:

@@ -1,0 +1,290 @@
+"""The random-row gather ceiling beside the fast consumer, measured on this GPU.
+
+    python benchmarks/gather_ceiling.py --out DIR [--profile random] [--no-ncu]
+
+The fast family's target is a share of the *sequential* read bandwidth (`read_stream` over
+4 GiB). What a kernel can draw from DRAM when it reads 512-byte rows at random is a property of
+the memory system, not of any consumer, so this measures it directly: `kernels/gather_ceiling.cu`
+reads the rows of the same index stream as the consumer (no bags, no reduction, no output), at
+the artifact shape (one call: 2048 x 150 lookups into one 256 MB table) and at steady state (the
+12 tables' lookups of a batch in one launch, 3.7 M rows over 3 GB, so the ramp at the start and
+the drain at the end of a 40 us kernel weigh little). Beside it, fast-consumer variants (knobs
+FAST_PIPE, FAST_SPEC, unroll, register cap), each checked against
+torch.nn.functional.embedding_bag, and the tuned OptMT consumer as the reference.
+
+Two measurements per candidate, as the ladder and the profile make them:
+- CUDA-event medians (spin head start, repeats interleaved across candidates, the cold first
+  call of each repeat dropped), over every table call of the measured batches;
+- DRAM bytes / duration under ncu (application replay, caches and clocks untouched): this
+  script runs itself under ncu (`--child`) and reads the report; `read_stream` over 4 GiB is
+  profiled the same way, so the ceiling's share of HBM is ncu over ncu as well as ncu over the
+  event-timed figure the manifests hold.
+
+Writes DIR/gather_ceiling.csv (one row per candidate) atomically and prints it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+NCU_METRICS = ("dram__bytes_read.sum", "gpu__time_duration.sum")
+NCU_KERNELS = "regex:^(gather_rows|fast_v|tuned_|read_stream)"
+STEADY_TABLES = 12
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One kernel configuration: a ceiling read (`ceiling`, `steady`) or a consumer (`consumer`)."""
+
+    name: str
+    kind: str
+    unroll: int = 4
+    pipe: int = 0
+    per_warp: int = 75
+    spec: int = 0
+    warps_per_bag: int = 2
+    bags_per_block: int = 4
+    maxrregcount: int = 56
+    family: str = "fast"
+
+
+def candidates() -> list[Candidate]:
+    out = []
+    for u in (2, 4, 8, 16):
+        for pipe in (0, 1):
+            for per_warp in (38, 75, 150):
+                out.append(Candidate(f"ceiling u{u} pipe{pipe} w{per_warp}", "ceiling", u, pipe, per_warp))
+    for u in (4, 8, 16):
+        for pipe in (0, 1):
+            out.append(Candidate(f"steady u{u} pipe{pipe} w75", "steady", u, pipe, 75))
+    consumer = [  # (unroll, pipe, spec, warps per bag, bags per block, cap)
+        (4, 0, 0, 2, 4, 56), (4, 0, 1, 2, 4, 56), (2, 1, 0, 2, 4, 56), (2, 1, 0, 2, 4, 0),
+        (2, 1, 1, 2, 4, 56), (4, 1, 0, 2, 4, 0), (4, 1, 1, 2, 4, 0), (4, 1, 0, 2, 4, 80),
+        (2, 1, 0, 3, 2, 56), (2, 1, 0, 4, 2, 56), (4, 1, 0, 1, 4, 0), (8, 1, 0, 1, 4, 0),
+    ]
+    for u, pipe, spec, w, b, cap in consumer:
+        out.append(Candidate(f"fast u{u} pipe{pipe} spec{spec} w{w} b{b} cap{cap}", "consumer", u, pipe,
+                             spec=spec, warps_per_bag=w, bags_per_block=b, maxrregcount=cap))
+    out.append(Candidate("tuned optmt", "consumer", family="tuned"))
+    return out
+
+
+class Bench:
+    """The workload on the GPU and one launcher per candidate."""
+
+    def __init__(self, profile: str, batches: int) -> None:
+        from l2attr.config import PRESETS
+        from l2attr.gpu import compile as kc
+        from l2attr.ladder import variant
+        from l2attr.measure.gpu import Gpu
+        from l2attr.measure.kernels import LaunchShape, VariantKernels
+        from l2attr.workload import build_workload
+
+        self.cfg = replace(PRESETS["artifact"], batches=batches, warmup_batches=1)
+        self.gpu = gpu = Gpu(self.cfg, 50.0, lambda s: None)
+        torch = gpu.torch
+        w = build_workload(self.cfg, profile=profile, cache_dir=Path(os.environ.get("TMPDIR", "/tmp")) / "l2attr-ceiling")
+        self.idx = gpu.upload_indices(w.indices)
+        self.hot = torch.from_numpy(np.ascontiguousarray(w.hot)).cuda()
+        rows = self.cfg.rows
+        shift = (torch.arange(self.cfg.tables, device="cuda", dtype=torch.int64) * rows)[:, None]
+        # Steady state: a batch's lookups into all 12 tables as one index stream over the 3 GB.
+        self.steady = [(self.idx[b] + shift).reshape(-1).contiguous()
+                       for b in range(self.cfg.warmup_batches + self.cfg.batches)]
+        self.sink = torch.zeros(4, dtype=torch.int32, device="cuda")
+        self.kc, self.variant, self.LaunchShape, self.VariantKernels = kc, variant, LaunchShape, VariantKernels
+        self._kernels: dict[Candidate, object] = {}
+
+    def _ceiling_kernel(self, c: Candidate):
+        spec = self.kc.KernelSpec("gather_ceiling.cu", "gather_rows",
+                                  (f"-DGATHER_UNROLL={c.unroll}", f"-DGATHER_PIPE={c.pipe}"))
+        return self.kc.get_kernel(spec)
+
+    def consumer(self, c: Candidate):
+        if c not in self._kernels:
+            if c.family == "tuned":
+                k = self.VariantKernels(self.variant("tuned", "optmt"), self.cfg.dtype, self.LaunchShape())
+            else:
+                shape = self.LaunchShape(fast_warps_per_bag=c.warps_per_bag, fast_bags_per_block=c.bags_per_block,
+                                         fast_unroll=c.unroll, fast_maxrregcount=c.maxrregcount,
+                                         fast_pipe=c.pipe, fast_spec=c.spec)
+                k = self.VariantKernels(self.variant("fast", "optmt"), self.cfg.dtype, shape)
+            self._kernels[c] = k
+        return self._kernels[c]
+
+    def launcher(self, c: Candidate, batch: int, table: int):
+        g = self.gpu
+        if c.kind == "consumer":
+            k = self.consumer(c)
+            idx = self.idx[batch, table]
+            return lambda: k.launch_consumer(g.weights[table], idx, g.offsets, g.out)
+        kernel = self._ceiling_kernel(c)
+        if c.kind == "steady":
+            if table:
+                return None      # one launch per batch covers all tables
+            idx, base = self.steady[batch], g.weights
+        else:
+            idx, base = self.idx[batch, table], g.weights[table]
+        n = idx.numel()
+        warps = -(-n // c.per_warp)
+        grid = -(-warps * 32 // 256)
+        vectors = self.cfg.dim * base.element_size() // 16
+        args = (np.uint64(base.data_ptr()), np.uint64(idx.data_ptr()), np.int64(n), np.int32(c.per_warp),
+                np.int32(vectors), np.int64(vectors), np.uint64(self.sink.data_ptr()))
+        return lambda: kernel((grid,), (256,), args)
+
+    def check(self, c: Candidate) -> float:
+        from l2attr.measure.run import check_real_data
+
+        return check_real_data(self.gpu, self.consumer(c), self.idx, self.hot) if c.kind == "consumer" else float("nan")
+
+    def calls(self) -> list[tuple[int, int]]:
+        first = self.cfg.warmup_batches
+        return [(b, t) for b in range(first, first + self.cfg.batches) for t in range(self.cfg.tables)]
+
+
+def lookups(bench: Bench, c: Candidate) -> int:
+    per_call = bench.idx.shape[-1]
+    return per_call * (STEADY_TABLES if c.kind == "steady" else 1)
+
+
+def time_events(bench: Bench, cands: list[Candidate], repeats: int) -> dict[Candidate, list[list[float]]]:
+    samples: dict[Candidate, list[list[float]]] = {c: [] for c in cands}
+    for _ in range(repeats):
+        for c in cands:
+            times = []
+            for b, t in bench.calls():
+                launch = bench.launcher(c, b, t)
+                if launch is not None:
+                    times.append(bench.gpu.timed(launch))
+            samples[c].append(times[1:])     # the repeat's cold first call is dropped
+    return samples
+
+
+def child(out: Path, profile: str) -> int:
+    """Under ncu: each candidate on a few table calls, in a fixed order written to labels.json."""
+    bench = Bench(profile, batches=1)
+    cands = candidates()
+    labels: list[str] = []
+    bench.gpu.warm_up(0.3)
+    buf_words = (1 << 32) // 4
+    buf = bench.gpu.torch.empty(buf_words, dtype=bench.gpu.torch.int32, device="cuda")
+    read = bench.kc.get_kernel(bench.kc.READ_SPEC)
+    sms = bench.gpu.cupy.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
+    for _ in range(3):
+        read((8 * sms,), (256,), (np.uint64(buf.data_ptr()), np.int64((1 << 32) // 16), np.int32(1),
+                                  np.uint64(buf.data_ptr())))
+        labels.append("read_stream 4 GiB")
+    del buf
+    for c in cands:
+        calls = [(b, t) for b, t in bench.calls() if bench.launcher(c, b, t) is not None][:4]
+        for b, t in calls:
+            bench.launcher(c, b, t)()
+            labels.append(c.name)
+    bench.gpu.torch.cuda.synchronize()
+    (out / "labels.json").write_text(json.dumps(labels))
+    return 0
+
+
+def ncu_figures(out: Path, profile: str, ncu: str) -> dict[str, dict[str, float]]:
+    """Median DRAM bytes and duration per candidate label under ncu (application replay)."""
+    from l2attr.profile.ncu_import import read_report
+
+    report = out / "ceiling"
+    cmd = [ncu, "--replay-mode", "application", "--cache-control", "none", "--clock-control", "none",
+           "--metrics", ",".join(NCU_METRICS), "-k", NCU_KERNELS, "-f", "-o", str(report),
+           sys.executable, str(Path(__file__).resolve()), "--child", "--out", str(out), "--profile", profile]
+    res = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if res.returncode:
+        print(f"gather_ceiling: ncu failed ({res.returncode}): {(res.stdout + res.stderr).strip()[-600:]}")
+        return {}
+    labels = json.loads((out / "labels.json").read_text())
+    df = read_report(f"{report}.ncu-rep", keep=NCU_METRICS).table
+    wide = df.pivot_table(index="launch", columns="metric", values="value", aggfunc="first").sort_index()
+    if len(wide) != len(labels):
+        print(f"gather_ceiling: {len(wide)} kernels in the report, {len(labels)} launches labelled")
+        return {}
+    wide["label"] = labels
+    med = wide.groupby("label")[list(NCU_METRICS)].median()
+    return {lab: {"ncu_dram_bytes": float(r[NCU_METRICS[0]]), "ncu_duration_us": float(r[NCU_METRICS[1]]) / 1e3}
+            for lab, r in med.iterrows()}
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=Path("ceiling"))
+    ap.add_argument("--profile", default="random")
+    ap.add_argument("--batches", type=int, default=4, help="measured batches per repeat (x 12 tables)")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--no-ncu", action="store_true")
+    ap.add_argument("--ncu", default="ncu")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    if args.child:
+        return child(args.out, args.profile)
+    import pandas as pd
+
+    from l2attr import atomic
+
+    t0 = time.perf_counter()
+    bench = Bench(args.profile, args.batches)
+    gpu = bench.gpu
+    gpu.warm_up(0.5)
+    hbm = gpu.read_GBps(1 << 32)
+    cands = candidates()
+    errors = {c: bench.check(c) for c in cands}
+    samples = time_events(bench, cands, args.repeats)
+    ncu = {} if args.no_ncu or not shutil.which(args.ncu) else ncu_figures(args.out, args.profile, args.ncu)
+    tuned = float(np.median(np.concatenate(samples[cands[-1]])))
+    row_bytes = bench.cfg.dim * gpu.weights.element_size()
+    rows = []
+    for c in cands:
+        flat = np.concatenate(samples[c])
+        per_repeat = [float(np.median(s)) for s in samples[c]]
+        med = float(np.median(flat))
+        r = {"candidate": c.name, "kind": c.kind, "unroll": c.unroll, "pipe": c.pipe, "per_warp": c.per_warp,
+             "spec": c.spec, "warps_per_bag": c.warps_per_bag, "bags_per_block": c.bags_per_block,
+             "maxrregcount": c.maxrregcount, "lookups": lookups(bench, c), "median_us": med,
+             "spread_pct": 100 * (max(per_repeat) - min(per_repeat)) / med, "calls": int(flat.size),
+             "vs_tuned": med / tuned if c.kind != "steady" else float("nan"),
+             "logical_GBps": lookups(bench, c) * row_bytes / med / 1e3, "check_error": errors[c],
+             "hbm_read_GBps": hbm}
+        if c.kind == "consumer":
+            res = bench.consumer(c).resources()["consumer"]
+            r.update(registers=res["registers_per_thread"], theoretical_occupancy=res["theoretical_occupancy"])
+        got = ncu.get(c.name)
+        if got:
+            r.update(got)
+            r["ncu_dram_GBps"] = got["ncu_dram_bytes"] / got["ncu_duration_us"] / 1e3
+            r["ncu_hbm_fraction"] = r["ncu_dram_GBps"] / hbm
+        rows.append(r)
+    if "read_stream 4 GiB" in ncu:
+        got = ncu["read_stream 4 GiB"]
+        rows.append({"candidate": "read_stream 4 GiB", "kind": "read", **got, "hbm_read_GBps": hbm,
+                     "ncu_dram_GBps": got["ncu_dram_bytes"] / got["ncu_duration_us"] / 1e3,
+                     "ncu_hbm_fraction": got["ncu_dram_bytes"] / got["ncu_duration_us"] / 1e3 / hbm})
+    table = pd.DataFrame(rows)
+    atomic.write_csv(args.out / "gather_ceiling.csv", table)
+    cols = [c for c in ("candidate", "median_us", "spread_pct", "vs_tuned", "registers", "theoretical_occupancy",
+                        "ncu_duration_us", "ncu_dram_bytes", "ncu_dram_GBps", "ncu_hbm_fraction", "check_error")
+            if c in table]
+    with pd.option_context("display.width", 250, "display.max_rows", 200, "display.max_columns", 30):
+        print(table[cols].to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+    print(f"gather_ceiling: HBM read (read_stream 4 GiB, events) {hbm:.0f} GB/s; {len(cands)} candidates, "
+          f"{args.profile}, {time.perf_counter() - t0:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

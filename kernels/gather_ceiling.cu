@@ -1,0 +1,74 @@
+// The random-row gather ceiling: how fast can any kernel read rows at random from a table?
+//
+// This is not an EmbeddingBag consumer. It has no bags, no offsets, no reduction across warps and
+// no output per bag: each warp reads the rows of `per_warp` consecutive lookups of an index
+// stream, one row per warp load (a 16-byte vector per lane, so a 512-byte fp32 row of dim 128 is
+// one load per lane), GATHER_UNROLL rows in flight, the next 32 indices read one chunk ahead, and
+// folds everything into one value per lane that is stored only if impossible. Whatever a real
+// consumer does on top costs time, so the DRAM bandwidth this kernel reaches on the same index
+// stream and table bounds what a consumer can reach on it.
+//
+// GATHER_PIPE = 1 issues the next group of rows before adding the current one (two groups of
+// registers, loads in flight across the add); 0 adds each group before issuing the next.
+
+#ifndef GATHER_UNROLL
+#define GATHER_UNROLL 4
+#endif
+#ifndef GATHER_PIPE
+#define GATHER_PIPE 0
+#endif
+
+#define GATHER_FULL_MASK 0xffffffffu
+
+// Rows of `vectors` 16-byte vectors (vectors <= 32: lanes past the row's width idle).
+extern "C" __global__ void gather_rows(const uint4* __restrict__ table, const long long* __restrict__ idx,
+                                       long long n, int per_warp, int vectors, long long row_stride_vectors,
+                                       unsigned int* __restrict__ sink) {
+    const int lane = threadIdx.x & 31;
+    const long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const long long lo = warp * per_warp;
+    const long long hi = lo + per_warp < n ? lo + per_warp : n;
+    const bool has_col = lane < vectors;
+    unsigned int x = 0;
+    long long next = (lo + lane < hi) ? idx[lo + lane] : -1;
+    for (long long base = lo; base < hi; base += 32) {
+        const long long ids = next;
+        const int m = (int)(hi - base < 32 ? hi - base : 32);
+        next = (base + 32 + lane < hi) ? idx[base + 32 + lane] : -1;
+#if GATHER_PIPE
+        uint4 cur[GATHER_UNROLL];
+#pragma unroll
+        for (int u = 0; u < GATHER_UNROLL; ++u) {
+            const long long r = __shfl_sync(GATHER_FULL_MASK, ids, u & 31);
+            cur[u] = (has_col && u < m) ? table[r * row_stride_vectors + lane] : make_uint4(0, 0, 0, 0);
+        }
+        for (int j0 = 0; j0 < m; j0 += GATHER_UNROLL) {
+            uint4 nxt[GATHER_UNROLL];
+#pragma unroll
+            for (int u = 0; u < GATHER_UNROLL; ++u) {
+                const int j = j0 + GATHER_UNROLL + u;
+                const long long r = __shfl_sync(GATHER_FULL_MASK, ids, j & 31);
+                nxt[u] = (has_col && j < m) ? table[r * row_stride_vectors + lane] : make_uint4(0, 0, 0, 0);
+            }
+#pragma unroll
+            for (int u = 0; u < GATHER_UNROLL; ++u) {
+                x ^= cur[u].x ^ cur[u].y ^ cur[u].z ^ cur[u].w;
+                cur[u] = nxt[u];
+            }
+        }
+#else
+        for (int j0 = 0; j0 < m; j0 += GATHER_UNROLL) {
+            uint4 v[GATHER_UNROLL];
+#pragma unroll
+            for (int u = 0; u < GATHER_UNROLL; ++u) {
+                const int j = j0 + u;
+                const long long r = __shfl_sync(GATHER_FULL_MASK, ids, j & 31);
+                v[u] = (has_col && j < m) ? table[r * row_stride_vectors + lane] : make_uint4(0, 0, 0, 0);
+            }
+#pragma unroll
+            for (int u = 0; u < GATHER_UNROLL; ++u) x ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+        }
+#endif
+    }
+    if (x == 0x9e3779b9u) sink[0] = x;  // practically never true; keeps the loads alive
+}
