@@ -56,25 +56,30 @@ class Candidate:
     bags_per_block: int = 4
     maxrregcount: int = 56
     family: str = "fast"
+    epi: int = 0          # ceiling: the consumer's epilogue (pairs of warps, a 512-byte store)
+    carveout: int = -1    # consumer: preferred shared-memory carveout in percent (-1: driver's)
 
 
 def candidates() -> list[Candidate]:
     out = []
-    for u in (2, 4, 8, 16):
+    for u in (2, 4, 8):
         for pipe in (0, 1):
-            for per_warp in (38, 75, 150):
+            for per_warp in (38, 75):
                 out.append(Candidate(f"ceiling u{u} pipe{pipe} w{per_warp}", "ceiling", u, pipe, per_warp))
-    for u in (4, 8, 16):
-        for pipe in (0, 1):
-            out.append(Candidate(f"steady u{u} pipe{pipe} w75", "steady", u, pipe, 75))
-    consumer = [  # (unroll, pipe, spec, warps per bag, bags per block, cap)
-        (4, 0, 0, 2, 4, 56), (4, 0, 1, 2, 4, 56), (2, 1, 0, 2, 4, 56), (2, 1, 0, 2, 4, 0),
-        (2, 1, 1, 2, 4, 56), (4, 1, 0, 2, 4, 0), (4, 1, 1, 2, 4, 0), (4, 1, 0, 2, 4, 80),
-        (2, 1, 0, 3, 2, 56), (2, 1, 0, 4, 2, 56), (4, 1, 0, 1, 4, 0), (8, 1, 0, 1, 4, 0),
+    for u, pipe in ((4, 0), (8, 0), (2, 1)):
+        out.append(Candidate(f"steady u{u} pipe{pipe} w75", "steady", u, pipe, 75))
+    for u, pipe in ((4, 0), (2, 1), (8, 0)):
+        out.append(Candidate(f"ceiling+epilogue u{u} pipe{pipe} w75", "ceiling", u, pipe, 75, epi=1))
+    consumer = [  # (unroll, pipe, spec, warps per bag, bags per block, cap, carveout)
+        (4, 0, 0, 2, 4, 56, -1), (4, 0, 1, 2, 4, 56, -1), (4, 0, 0, 2, 4, 56, 0), (4, 0, 1, 2, 4, 56, 0),
+        (4, 0, 0, 2, 4, 56, 100), (4, 0, 0, 2, 1, 56, -1), (4, 0, 0, 2, 1, 56, 0),
+        (2, 1, 0, 2, 4, 64, -1), (2, 1, 0, 2, 4, 0, -1), (2, 1, 1, 2, 4, 64, -1), (2, 1, 0, 2, 4, 64, 0),
+        (2, 1, 0, 2, 1, 64, -1), (4, 1, 0, 2, 4, 0, -1), (8, 0, 0, 2, 4, 0, 0),
     ]
-    for u, pipe, spec, w, b, cap in consumer:
-        out.append(Candidate(f"fast u{u} pipe{pipe} spec{spec} w{w} b{b} cap{cap}", "consumer", u, pipe,
-                             spec=spec, warps_per_bag=w, bags_per_block=b, maxrregcount=cap))
+    for u, pipe, spec, w, b, cap, carve in consumer:
+        out.append(Candidate(f"fast u{u} pipe{pipe} spec{spec} w{w} b{b} cap{cap} carve{carve}", "consumer", u,
+                             pipe, spec=spec, warps_per_bag=w, bags_per_block=b, maxrregcount=cap,
+                             carveout=carve))
     out.append(Candidate("tuned optmt", "consumer", family="tuned"))
     return out
 
@@ -107,7 +112,7 @@ class Bench:
 
     def _ceiling_kernel(self, c: Candidate):
         spec = self.kc.KernelSpec("gather_ceiling.cu", "gather_rows",
-                                  (f"-DGATHER_UNROLL={c.unroll}", f"-DGATHER_PIPE={c.pipe}"))
+                                  (f"-DGATHER_UNROLL={c.unroll}", f"-DGATHER_PIPE={c.pipe}", f"-DGATHER_EPI={c.epi}"))
         return self.kc.get_kernel(spec)
 
     def consumer(self, c: Candidate):
@@ -119,6 +124,8 @@ class Bench:
                                          fast_unroll=c.unroll, fast_maxrregcount=c.maxrregcount,
                                          fast_pipe=c.pipe, fast_spec=c.spec)
                 k = self.VariantKernels(self.variant("fast", "optmt"), self.cfg.dtype, shape)
+                if c.carveout >= 0:
+                    set_carveout(k._fast_kernel(4), c.carveout)
             self._kernels[c] = k
         return self._kernels[c]
 
@@ -139,8 +146,10 @@ class Bench:
         warps = -(-n // c.per_warp)
         grid = -(-warps * 32 // 256)
         vectors = self.cfg.dim * base.element_size() // 16
+        sink = g.out if c.epi else self.sink     # the epilogue stores 512 bytes per pair of warps
+        assert not c.epi or -(-warps // 2) * 512 <= sink.numel() * sink.element_size()
         args = (np.uint64(base.data_ptr()), np.uint64(idx.data_ptr()), np.int64(n), np.int32(c.per_warp),
-                np.int32(vectors), np.int64(vectors), np.uint64(self.sink.data_ptr()))
+                np.int32(vectors), np.int64(vectors), np.uint64(sink.data_ptr()))
         return lambda: kernel((grid,), (256,), args)
 
     def check(self, c: Candidate) -> float:
@@ -151,6 +160,16 @@ class Bench:
     def calls(self) -> list[tuple[int, int]]:
         first = self.cfg.warmup_batches
         return [(b, t) for b in range(first, first + self.cfg.batches) for t in range(self.cfg.tables)]
+
+
+def set_carveout(kernel, percent: int) -> None:
+    """cudaFuncAttributePreferredSharedMemoryCarveout of a compiled function (0: most L1)."""
+    from cuda.bindings import driver
+
+    attr = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
+    (err,) = driver.cuFuncSetAttribute(driver.CUfunction(kernel.ptr), attr, percent)
+    if int(err) != 0:
+        raise RuntimeError(f"cuFuncSetAttribute(carveout={percent}): {err}")
 
 
 def lookups(bench: Bench, c: Candidate) -> int:

@@ -203,33 +203,34 @@ __device__ __forceinline__ void fast_bags(
 #if FAST_PIPE
         // Pipelined: the next group of rows is issued before the current one is added, across
         // chunk boundaries too (a step of G * FAST_UNROLL lookups, at most 32, divides a chunk).
+        // Two register sets A and B take turns (unrolled by two), so no copy waits on a load.
         const int step = min(G * FAST_UNROLL, 32);
         int chunk = lo;                      // first lookup of the chunk `ids` holds
         int ids = first_row, ids_ahead;
         float sc = first_scale, sc_ahead;
         read_chunk(indices, per_sample_weights, lo + 32, hi, lane, padding, ids_ahead, sc_ahead);
         counted += __popc(__ballot_sync(FAST_FULL_MASK, lane < hi - chunk && ids != padding));
-        Pack<VEC> val[FAST_UNROLL];
-        float scale[FAST_UNROLL];
-        slots.issue(val, scale, ids, sc, 0, min(hi - chunk, 32));
-        for (int p = lo; p < hi; p += step) {
-            const int q = p + step;
-            if (q - chunk == 32) {           // the next group opens the next chunk
+        // Move to the group at lookup q: when it opens the next chunk, rotate the chunk registers.
+        auto at = [&](int q) {
+            if (q - chunk == 32) {
                 chunk = q;
                 ids = ids_ahead;
                 sc = sc_ahead;
                 read_chunk(indices, per_sample_weights, q + 32, hi, lane, padding, ids_ahead, sc_ahead);
                 counted += __popc(__ballot_sync(FAST_FULL_MASK, lane < hi - chunk && ids != padding));
             }
-            Pack<VEC> nxt[FAST_UNROLL];
-            float nscale[FAST_UNROLL];
-            slots.issue(nxt, nscale, ids, sc, q - chunk, min(hi - chunk, 32));
-            add_rows<VEC>(acc, val, scale);
-#pragma unroll
-            for (int u = 0; u < FAST_UNROLL; ++u) {
-                val[u] = nxt[u];
-                scale[u] = nscale[u];
-            }
+            return q - chunk;
+        };
+        Pack<VEC> va[FAST_UNROLL], vb[FAST_UNROLL];
+        float sa[FAST_UNROLL], sb[FAST_UNROLL];
+        slots.issue(va, sa, ids, sc, 0, min(hi - chunk, 32));
+        for (int p = lo; p < hi; p += 2 * step) {
+            int j = at(p + step);
+            slots.issue(vb, sb, ids, sc, j, min(hi - chunk, 32));
+            add_rows<VEC>(acc, va, sa);
+            j = at(p + 2 * step);
+            slots.issue(va, sa, ids, sc, j, min(hi - chunk, 32));
+            add_rows<VEC>(acc, vb, sb);
         }
 #else
         int next_row = first_row;

@@ -17,6 +17,12 @@
 #ifndef GATHER_PIPE
 #define GATHER_PIPE 0
 #endif
+// GATHER_EPI = 1 adds an EmbeddingBag consumer's epilogue to the read: warps pair up as the two
+// warps of a bag, the odd warp hands its sums over through shared memory, and the even one stores
+// a 16-byte vector per lane to `out` (what the fast consumer does after its last row).
+#ifndef GATHER_EPI
+#define GATHER_EPI 0
+#endif
 
 #define GATHER_FULL_MASK 0xffffffffu
 
@@ -29,7 +35,7 @@ extern "C" __global__ void gather_rows(const uint4* __restrict__ table, const lo
     const long long lo = warp * per_warp;
     const long long hi = lo + per_warp < n ? lo + per_warp : n;
     const bool has_col = lane < vectors;
-    unsigned int x = 0;
+    uint4 x = make_uint4(0, 0, 0, 0);
     long long next = (lo + lane < hi) ? idx[lo + lane] : -1;
     for (long long base = lo; base < hi; base += 32) {
         const long long ids = next;
@@ -52,7 +58,7 @@ extern "C" __global__ void gather_rows(const uint4* __restrict__ table, const lo
             }
 #pragma unroll
             for (int u = 0; u < GATHER_UNROLL; ++u) {
-                x ^= cur[u].x ^ cur[u].y ^ cur[u].z ^ cur[u].w;
+                x.x ^= cur[u].x; x.y ^= cur[u].y; x.z ^= cur[u].z; x.w ^= cur[u].w;
                 cur[u] = nxt[u];
             }
         }
@@ -66,9 +72,24 @@ extern "C" __global__ void gather_rows(const uint4* __restrict__ table, const lo
                 v[u] = (has_col && j < m) ? table[r * row_stride_vectors + lane] : make_uint4(0, 0, 0, 0);
             }
 #pragma unroll
-            for (int u = 0; u < GATHER_UNROLL; ++u) x ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+            for (int u = 0; u < GATHER_UNROLL; ++u) {
+                x.x ^= v[u].x; x.y ^= v[u].y; x.z ^= v[u].z; x.w ^= v[u].w;
+            }
         }
 #endif
     }
-    if (x == 0x9e3779b9u) sink[0] = x;  // practically never true; keeps the loads alive
+#if GATHER_EPI
+    __shared__ uint4 handed[8][32];       // a row of sums per warp of a 256-thread block
+    const int w = threadIdx.x >> 5;
+    if (w & 1) handed[w][lane] = x;
+    __syncthreads();
+    if (!(w & 1)) {
+        const uint4 o = handed[w + 1][lane];
+        x.x ^= o.x; x.y ^= o.y; x.z ^= o.z; x.w ^= o.w;
+        if (lo < n) reinterpret_cast<uint4*>(sink)[(warp >> 1) * 32 + lane] = x;
+    }
+#else
+    const unsigned int y = x.x ^ x.y ^ x.z ^ x.w;
+    if (y == 0x9e3779b9u) sink[0] = y;  // practically never true; keeps the loads alive
+#endif
 }
