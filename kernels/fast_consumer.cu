@@ -79,19 +79,20 @@ __device__ __forceinline__ Pack<VEC> load_row(const scalar_t* p) {
     return *reinterpret_cast<const Pack<VEC>*>(p);
 }
 
-// One lane's index (and per-sample weight) of the chunk of 32 lookups that starts at `at`;
-// lanes past `hi` get padding (and weight 1), which loads nothing.
+// One lane's index (and, WEIGHTED, per-sample weight) of the chunk of 32 lookups that starts at
+// `at`; lanes past `hi` get padding (and weight 1), which loads nothing.
+template <bool WEIGHTED>
 __device__ __forceinline__ void read_chunk(const index_t* __restrict__ indices,
                                            const float* __restrict__ per_sample_weights, int at, int hi,
                                            int lane, int padding, int& row, float& scale) {
     const bool in = at + lane < hi;
     row = in ? (int)indices[at + lane] : padding;
-    scale = (in && per_sample_weights) ? per_sample_weights[at + lane] : 1.0f;
+    scale = (WEIGHTED && in) ? per_sample_weights[at + lane] : 1.0f;
 }
 
 // What a lane needs to issue its share of a group of rows: lane group `group` of G loads slot
 // u * G + group of each group, FAST_UNROLL slots in all.
-template <int VEC>
+template <int VEC, bool WEIGHTED>
 struct RowSlots {
     const scalar_t* wcol;
     index_t row_stride;
@@ -99,17 +100,20 @@ struct RowSlots {
     bool has_col;
 
     // Issue the rows of chunk positions j_first + u * G + group (those below m, not padding);
-    // a skipped slot holds zeros and scale 0, so adding it changes nothing and the adds need no
-    // branch that would tie the loads to each other.
+    // a skipped slot holds zeros (and scale 0), so adding it changes nothing and the adds need
+    // no branch that would tie the loads to each other. Unweighted, no scale is kept at all: a
+    // register per slot less is what lets 8 rows per lane stay in flight within 64 registers.
     __device__ __forceinline__ void issue(Pack<VEC> (&val)[FAST_UNROLL], float (&scale)[FAST_UNROLL],
                                           int ids, float sc, int j_first, int m) const {
 #pragma unroll
         for (int u = 0; u < FAST_UNROLL; ++u) {
             const int j = j_first + u * G + group;
             const int r = __shfl_sync(FAST_FULL_MASK, ids, j & 31);
-            const float s = __shfl_sync(FAST_FULL_MASK, sc, j & 31);
             const bool use = has_col && j < m && r != padding;
-            scale[u] = use ? s : 0.0f;
+            if constexpr (WEIGHTED) {
+                const float s = __shfl_sync(FAST_FULL_MASK, sc, j & 31);
+                scale[u] = use ? s : 0.0f;
+            }
             if (use) {
                 val[u] = load_row<VEC>(wcol + (index_t)r * row_stride);
             } else {
@@ -120,20 +124,23 @@ struct RowSlots {
     }
 };
 
-template <int VEC>
+template <int VEC, bool WEIGHTED>
 __device__ __forceinline__ void add_rows(float (&acc)[VEC], const Pack<VEC> (&val)[FAST_UNROLL],
                                          const float (&scale)[FAST_UNROLL]) {
 #pragma unroll
     for (int u = 0; u < FAST_UNROLL; ++u) {
 #pragma unroll
-        for (int k = 0; k < VEC; ++k) acc[k] += to_acc(val[u].v[k]) * scale[u];
+        for (int k = 0; k < VEC; ++k) {
+            if constexpr (WEIGHTED) acc[k] += to_acc(val[u].v[k]) * scale[u];
+            else acc[k] += to_acc(val[u].v[k]);
+        }
     }
 }
 
 // Positions (lookups, bags, items) and row ids are 32-bit inside the kernel: registers are what
 // limits how many warps keep loads in flight (the tuning table shows occupancy deciding), and the
 // launcher refuses a call with 2^31 lookups, bags or rows or more. Only addresses are 64-bit.
-template <int VEC>
+template <int VEC, bool WEIGHTED>
 __device__ __forceinline__ void fast_bags(
     const scalar_t* __restrict__ weight, const index_t* __restrict__ indices,
     const index_t* __restrict__ offsets, scalar_t* __restrict__ out,
@@ -173,7 +180,7 @@ __device__ __forceinline__ void fast_bags(
         const int guess_hi = bag * even + (int)(((long long)even * (warp + 1)) / warps);
         int first_row;
         float first_scale;
-        read_chunk(indices, per_sample_weights, guess_lo, live ? guess_hi : guess_lo, lane, padding,
+        read_chunk<WEIGHTED>(indices, per_sample_weights, guess_lo, live ? guess_hi : guess_lo, lane, padding,
                    first_row, first_scale);
 #endif
         if (live) {
@@ -186,11 +193,11 @@ __device__ __forceinline__ void fast_bags(
         const int hi = begin + (int)(((long long)n * (warp + 1)) / warps);
 #if FAST_SPEC
         if (live && (begin != bag * even || n != even))
-            read_chunk(indices, per_sample_weights, lo, hi, lane, padding, first_row, first_scale);
+            read_chunk<WEIGHTED>(indices, per_sample_weights, lo, hi, lane, padding, first_row, first_scale);
 #else
         int first_row;
         float first_scale;
-        read_chunk(indices, per_sample_weights, lo, hi, lane, padding, first_row, first_scale);
+        read_chunk<WEIGHTED>(indices, per_sample_weights, lo, hi, lane, padding, first_row, first_scale);
 #endif
 
         float acc[VEC];
@@ -198,7 +205,7 @@ __device__ __forceinline__ void fast_bags(
         for (int k = 0; k < VEC; ++k) acc[k] = 0.0f;
         int counted = 0;
         const scalar_t* wcol = weight + feature;
-        const RowSlots<VEC> slots{wcol, (index_t)row_stride, padding, G, group, has_col};
+        const RowSlots<VEC, WEIGHTED> slots{wcol, (index_t)row_stride, padding, G, group, has_col};
 
 #if FAST_PIPE
         // Pipelined: the next group of rows is issued before the current one is added, across
@@ -208,7 +215,7 @@ __device__ __forceinline__ void fast_bags(
         int chunk = lo;                      // first lookup of the chunk `ids` holds
         int ids = first_row, ids_ahead;
         float sc = first_scale, sc_ahead;
-        read_chunk(indices, per_sample_weights, lo + 32, hi, lane, padding, ids_ahead, sc_ahead);
+        read_chunk<WEIGHTED>(indices, per_sample_weights, lo + 32, hi, lane, padding, ids_ahead, sc_ahead);
         counted += __popc(__ballot_sync(FAST_FULL_MASK, lane < hi - chunk && ids != padding));
         // Move to the group at lookup q: when it opens the next chunk, rotate the chunk registers.
         auto at = [&](int q) {
@@ -216,7 +223,7 @@ __device__ __forceinline__ void fast_bags(
                 chunk = q;
                 ids = ids_ahead;
                 sc = sc_ahead;
-                read_chunk(indices, per_sample_weights, q + 32, hi, lane, padding, ids_ahead, sc_ahead);
+                read_chunk<WEIGHTED>(indices, per_sample_weights, q + 32, hi, lane, padding, ids_ahead, sc_ahead);
                 counted += __popc(__ballot_sync(FAST_FULL_MASK, lane < hi - chunk && ids != padding));
             }
             return q - chunk;
@@ -227,10 +234,10 @@ __device__ __forceinline__ void fast_bags(
         for (int p = lo; p < hi; p += 2 * step) {
             int j = at(p + step);
             slots.issue(vb, sb, ids, sc, j, min(hi - chunk, 32));
-            add_rows<VEC>(acc, va, sa);
+            add_rows<VEC, WEIGHTED>(acc, va, sa);
             j = at(p + 2 * step);
             slots.issue(va, sa, ids, sc, j, min(hi - chunk, 32));
-            add_rows<VEC>(acc, vb, sb);
+            add_rows<VEC, WEIGHTED>(acc, vb, sb);
         }
 #else
         int next_row = first_row;
@@ -240,14 +247,14 @@ __device__ __forceinline__ void fast_bags(
             const float scale_id = next_scale;
             const int m = min(hi - base, 32);
             // Read the next chunk's indices ahead, before this chunk's rows.
-            read_chunk(indices, per_sample_weights, base + 32, hi, lane, padding, next_row, next_scale);
+            read_chunk<WEIGHTED>(indices, per_sample_weights, base + 32, hi, lane, padding, next_row, next_scale);
             counted += __popc(__ballot_sync(FAST_FULL_MASK, lane < m && row_id != padding));
 
             for (int j0 = 0; j0 < m; j0 += G * FAST_UNROLL) {
                 Pack<VEC> val[FAST_UNROLL];
                 float scale[FAST_UNROLL];
                 slots.issue(val, scale, row_id, scale_id, j0, m);
-                add_rows<VEC>(acc, val, scale);
+                add_rows<VEC, WEIGHTED>(acc, val, scale);
             }
         }
 #endif
@@ -293,11 +300,15 @@ __device__ __forceinline__ void fast_bags(
     weight, indices, offsets, out, per_sample_weights, num_indices, num_bags, dim, row_stride,  \
         padding_idx, mean, lanes_per_row, col_slices
 
-// One entry point per vector width; the launcher picks the widest that divides the dim, the row
-// stride and the pointers' alignment (at most 16 bytes per lane load).
-extern "C" __global__ void fast_v1(L2ATTR_FAST_PARAMS) { fast_bags<1>(L2ATTR_FAST_ARGS); }
-extern "C" __global__ void fast_v2(L2ATTR_FAST_PARAMS) { fast_bags<2>(L2ATTR_FAST_ARGS); }
-extern "C" __global__ void fast_v4(L2ATTR_FAST_PARAMS) { fast_bags<4>(L2ATTR_FAST_ARGS); }
+// One entry point per vector width and weighting; the launcher picks the widest vector that
+// divides the dim, the row stride and the pointers' alignment (at most 16 bytes per lane load),
+// and the `_w` entry when per-sample weights are given (the plain one ignores the pointer).
+#define L2ATTR_FAST_ENTRY(V)                                                                      \
+    extern "C" __global__ void fast_v##V(L2ATTR_FAST_PARAMS) { fast_bags<V, false>(L2ATTR_FAST_ARGS); } \
+    extern "C" __global__ void fast_v##V##_w(L2ATTR_FAST_PARAMS) { fast_bags<V, true>(L2ATTR_FAST_ARGS); }
+L2ATTR_FAST_ENTRY(1)
+L2ATTR_FAST_ENTRY(2)
+L2ATTR_FAST_ENTRY(4)
 #if SCALAR_T != 0
-extern "C" __global__ void fast_v8(L2ATTR_FAST_PARAMS) { fast_bags<8>(L2ATTR_FAST_ARGS); }
+L2ATTR_FAST_ENTRY(8)
 #endif

@@ -92,7 +92,7 @@ FAMILIES: dict[Family, KernelFamily] = {
     # pin slot as `fast+pin`, compiled without a register cap (its occupancy is its own design).
     Family.FAST: KernelFamily(
         Family.FAST, "l2attr's consumer at the HBM limit (warps per bag, vector row loads, loads in flight)",
-        "fast_consumer.cu", {"plain": "fast_v{vec}"}, "fast", (Pin.LINE, Pin.ELEMENT), False, False,
+        "fast_consumer.cu", {"plain": "fast_v{vec}{weighted}"}, "fast", (Pin.LINE, Pin.ELEMENT), False, False,
         rungs=("optmt", "l2p_optmt", "apw_optmt"),
         rung_labels=(("optmt", "fast"), ("l2p_optmt", "fast+pin"), ("apw_optmt", "fast+window")),
         register_cap=False),

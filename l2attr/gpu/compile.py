@@ -38,30 +38,33 @@ class FastOptions:
     pipe: int = FAST_DEFAULT.pipe                  # FAST_PIPE: software-pipelined row loads
     spec: int = FAST_DEFAULT.spec                  # FAST_SPEC: speculative first index chunk
 
-    def options(self, dtype: str = "fp32") -> list[str]:
-        """The cap was tuned on fp32 and applies to fp32 builds only: the 16-bit builds carry 8
-        fp32 accumulators per lane and spill under it (bf16 at 56: 76 bytes on sm_90)."""
+    def options(self, dtype: str = "fp32", weighted: bool = False) -> list[str]:
+        """The cap was tuned on unweighted fp32 and applies to those builds only: the 16-bit
+        builds carry 8 fp32 accumulators per lane and the weighted ones a scale per row in flight,
+        and both would spill under it (bf16 at 56: 76 bytes on sm_90; weighted fp32 with 8 rows
+        in flight at 64: 32 bytes)."""
         opts = [f"-DFAST_UNROLL={self.unroll}", f"-DFAST_LOAD={self.load}", f"-DFAST_PIPE={self.pipe}",
                 f"-DFAST_SPEC={self.spec}"]
-        capped = self.maxrregcount and dtype == "fp32"
+        capped = self.maxrregcount and dtype == "fp32" and not weighted
         return opts + ([f"--maxrregcount={self.maxrregcount}"] if capped else [])
 
 
 def consumer_spec(v: Variant, dtype: str, maxrregcount: int = DEFAULT_MAXRREGCOUNT,
                   rpf_depth: int = 2, vec: int | None = None,
-                  fast: FastOptions | None = None) -> KernelSpec:
+                  fast: FastOptions | None = None, weighted: bool = False) -> KernelSpec:
     """The consumer of a variant; RPF_DEPTH only reaches the tuned family's RPF (the artifact's is 2).
 
     The fast family has one entry point per vector width (`vec` elements per lane load, default
-    the widest 16-byte load of the type) and its own knobs (`fast`, default FastOptions())."""
+    the widest 16-byte load of the type) and weighting (`weighted`: the `_w` entry that scales
+    each row by its per-sample weight) and its own knobs (`fast`, default FastOptions())."""
     opts = [f"-DSCALAR_T={SCALAR_CODE[dtype]}"]
     abi = FAMILIES[v.family].abi
     function = v.consumer_function
     if abi == "tuned" and v.rung.consumer == "rpf":
         opts.append(f"-DRPF_DEPTH={rpf_depth}")
     if abi == "fast":
-        opts.extend((fast or FastOptions()).options(dtype))
-        function = function.format(vec=vec or widest_vec(dtype))
+        opts.extend((fast or FastOptions()).options(dtype, weighted))
+        function = function.format(vec=vec or widest_vec(dtype), weighted="_w" if weighted else "")
     opts.extend(v.compile_options(maxrregcount))
     return KernelSpec(v.consumer_source, function, tuple(opts))
 

@@ -100,7 +100,7 @@ class VariantKernels:
         self.consumer_spec = kc.consumer_spec(v, dtype, maxrregcount, rpf_depth,
                                               fast=self._fast_options())
         self.consumer = kc.get_kernel(self.consumer_spec)
-        self._fast_kernels: dict[int, Any] = {}
+        self._fast_kernels: dict[tuple[int, bool], Any] = {}
         self.pin_spec = kc.pin_spec(dtype, v.pin) if v.rung.pins else None
         self.pin = kc.get_kernel(self.pin_spec) if self.pin_spec else None
         self._aten_buffers: dict[tuple[int, int], tuple[Any, Any]] = {}
@@ -184,12 +184,12 @@ class VariantKernels:
         return kc.FastOptions(self.shape.fast_unroll, self.shape.fast_load, self.shape.fast_maxrregcount,
                               self.shape.fast_pipe, self.shape.fast_spec)
 
-    def _fast_kernel(self, vec: int) -> Any:
-        if vec not in self._fast_kernels:
+    def _fast_kernel(self, vec: int, weighted: bool = False) -> Any:
+        if (vec, weighted) not in self._fast_kernels:
             spec = kc.consumer_spec(self.variant, self.dtype, self.maxrregcount, self.rpf_depth,
-                                    vec=vec, fast=self._fast_options())
-            self._fast_kernels[vec] = kc.get_kernel(spec)
-        return self._fast_kernels[vec]
+                                    vec=vec, fast=self._fast_options(), weighted=weighted)
+            self._fast_kernels[vec, weighted] = kc.get_kernel(spec)
+        return self._fast_kernels[vec, weighted]
 
     def _launch_fast(self, weight: Any, indices: Any, offsets: Any, out: Any, mean: bool,
                      per_sample_weights: Any, padding_idx: int) -> None:
@@ -204,7 +204,7 @@ class VariantKernels:
         geo = fast_geometry(dim, weight.stride(0), weight.element_size(), weight.data_ptr(),
                             out.data_ptr(), offsets.numel(), self.shape.fast_warps_per_bag,
                             self.shape.fast_bags_per_block)
-        kernel = self._fast_kernel(geo.vec)
+        kernel = self._fast_kernel(geo.vec, per_sample_weights is not None)
         threads = geo.block[0] * geo.block[1] * geo.block[2]
         if threads > kernel.max_threads_per_block:
             raise ValueError(f"{self.variant.label}: a block of {threads} threads does not launch at "
