@@ -71,10 +71,10 @@ def candidates() -> list[Candidate]:
     for u, pipe in ((4, 0), (2, 1), (8, 0)):
         out.append(Candidate(f"ceiling+epilogue u{u} pipe{pipe} w75", "ceiling", u, pipe, 75, epi=1))
     consumer = [  # (unroll, pipe, spec, warps per bag, bags per block, cap, carveout)
-        (4, 0, 0, 2, 4, 56, -1), (8, 0, 0, 2, 4, 64, -1), (8, 0, 1, 2, 4, 64, -1), (8, 0, 0, 2, 2, 64, -1),
-        (8, 0, 0, 2, 1, 64, -1), (8, 0, 1, 2, 1, 64, -1), (8, 0, 0, 2, 4, 0, -1), (8, 0, 0, 4, 2, 64, -1),
-        (4, 0, 0, 4, 2, 56, -1), (4, 1, 0, 2, 4, 72, -1), (4, 1, 0, 2, 4, 0, -1), (2, 1, 0, 2, 4, 64, -1),
-        (4, 0, 0, 2, 4, 56, 100),
+        (4, 0, 0, 2, 4, 56, -1), (8, 0, 0, 2, 4, 64, -1), (8, 0, 0, 2, 1, 64, -1), (8, 0, 1, 2, 1, 64, -1),
+        (8, 0, 0, 2, 2, 64, -1), (8, 0, 0, 3, 1, 64, -1), (8, 0, 0, 3, 2, 64, -1), (4, 0, 0, 3, 1, 56, -1),
+        (16, 0, 0, 1, 4, 0, -1), (16, 0, 0, 1, 8, 0, -1), (8, 0, 0, 1, 4, 64, -1), (16, 0, 0, 2, 1, 0, -1),
+        (8, 0, 0, 2, 1, 72, -1),
     ]
     for u, pipe, spec, w, b, cap, carve in consumer:
         out.append(Candidate(f"fast u{u} pipe{pipe} spec{spec} w{w} b{b} cap{cap} carve{carve}", "consumer", u,
