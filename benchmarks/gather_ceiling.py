@@ -57,6 +57,7 @@ class Candidate:
     maxrregcount: int = 56
     family: str = "fast"
     epi: int = 0          # ceiling: the consumer's epilogue (pairs of warps, a 512-byte store)
+    last: int = 0         # consumer: FAST_LAST (the last warp of a bag combines, no block barrier)
     carveout: int = -1    # consumer: preferred shared-memory carveout in percent (-1: driver's)
 
 
@@ -70,16 +71,14 @@ def candidates() -> list[Candidate]:
         out.append(Candidate(f"steady u{u} pipe{pipe} w75", "steady", u, pipe, 75))
     for u, pipe in ((4, 0), (2, 1), (8, 0)):
         out.append(Candidate(f"ceiling+epilogue u{u} pipe{pipe} w75", "ceiling", u, pipe, 75, epi=1))
-    consumer = [  # (unroll, pipe, spec, warps per bag, bags per block, cap, carveout)
-        (4, 0, 0, 2, 4, 56, -1), (8, 0, 0, 2, 4, 64, -1), (8, 0, 0, 2, 1, 64, -1), (8, 0, 1, 2, 1, 64, -1),
-        (8, 0, 0, 2, 2, 64, -1), (8, 0, 0, 3, 1, 64, -1), (8, 0, 0, 3, 2, 64, -1), (4, 0, 0, 3, 1, 56, -1),
-        (16, 0, 0, 1, 4, 0, -1), (16, 0, 0, 1, 8, 0, -1), (8, 0, 0, 1, 4, 64, -1), (16, 0, 0, 2, 1, 0, -1),
-        (8, 0, 0, 2, 1, 72, -1),
+    consumer = [  # (unroll, spec, warps per bag, bags per block, cap, last)
+        (4, 0, 2, 4, 56, 0), (4, 0, 2, 4, 56, 1), (8, 0, 2, 4, 64, 0), (8, 0, 2, 4, 64, 1),
+        (8, 0, 2, 2, 64, 0), (8, 0, 2, 2, 64, 1), (8, 0, 2, 1, 64, 0), (8, 0, 2, 1, 64, 1),
+        (8, 1, 2, 2, 64, 1), (8, 0, 4, 2, 64, 1), (8, 0, 3, 1, 64, 1), (4, 0, 2, 1, 56, 1),
     ]
-    for u, pipe, spec, w, b, cap, carve in consumer:
-        out.append(Candidate(f"fast u{u} pipe{pipe} spec{spec} w{w} b{b} cap{cap} carve{carve}", "consumer", u,
-                             pipe, spec=spec, warps_per_bag=w, bags_per_block=b, maxrregcount=cap,
-                             carveout=carve))
+    for u, spec, w, b, cap, last in consumer:
+        out.append(Candidate(f"fast u{u} spec{spec} w{w} b{b} cap{cap} last{last}", "consumer", u, 0, spec=spec,
+                             warps_per_bag=w, bags_per_block=b, maxrregcount=cap, last=last))
     out.append(Candidate("tuned optmt", "consumer", family="tuned"))
     return out
 
@@ -122,7 +121,7 @@ class Bench:
             else:
                 shape = self.LaunchShape(fast_warps_per_bag=c.warps_per_bag, fast_bags_per_block=c.bags_per_block,
                                          fast_unroll=c.unroll, fast_maxrregcount=c.maxrregcount,
-                                         fast_pipe=c.pipe, fast_spec=c.spec)
+                                         fast_pipe=c.pipe, fast_spec=c.spec, fast_last=c.last)
                 k = self.VariantKernels(self.variant("fast", "optmt"), self.cfg.dtype, shape)
             self._kernels[c] = k
         if c.family == "fast":
@@ -188,12 +187,10 @@ def child(out: Path, profile: str) -> int:
     bench.gpu.warm_up(0.3)
     buf_words = (1 << 32) // 4
     buf = bench.gpu.torch.empty(buf_words, dtype=bench.gpu.torch.int32, device="cuda")
-    read = bench.kc.get_kernel(bench.kc.READ_SPEC)
-    sms = bench.gpu.cupy.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
     for _ in range(3):
-        read((8 * sms,), (256,), (np.uint64(buf.data_ptr()), np.int64((1 << 32) // 16), np.int32(1),
-                                  np.uint64(buf.data_ptr())))
-        labels.append("read_stream 4 GiB")
+        for name, launch in read_launchers(bench, buf).items():
+            launch()
+            labels.append(name)
     del buf
     for c in cands:
         calls = [(b, t) for b, t in bench.calls() if bench.launcher(c, b, t) is not None][:4]
@@ -203,6 +200,19 @@ def child(out: Path, profile: str) -> int:
     bench.gpu.torch.cuda.synchronize()
     (out / "labels.json").write_text(json.dumps(labels))
     return 0
+
+
+def read_launchers(bench: Bench, buf) -> dict:
+    """The manifest's sequential read (`read_stream`, one load in flight per thread) and one with
+    four (`read_wide`), over the same 4 GiB buffer and grid (8 blocks of 256 per SM)."""
+    kc = bench.kc
+    sms = bench.gpu.cupy.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
+    vectors = np.int64(buf.numel() * buf.element_size() // 16)
+    ptr = np.uint64(buf.data_ptr())
+    read = kc.get_kernel(kc.READ_SPEC)
+    wide = kc.get_kernel(kc.KernelSpec("gather_ceiling.cu", "read_wide", ()))
+    return {"read_stream 4 GiB": lambda: read((8 * sms,), (256,), (ptr, vectors, np.int32(1), ptr)),
+            "read_wide 4 GiB": lambda: wide((8 * sms,), (256,), (ptr, vectors, ptr))}
 
 
 def ncu_figures(out: Path, profile: str, ncu: str) -> dict[str, dict[str, float]]:
@@ -251,6 +261,10 @@ def main(argv: list[str]) -> int:
     gpu = bench.gpu
     gpu.warm_up(0.5)
     hbm = gpu.read_GBps(1 << 32)
+    buf = gpu.torch.empty((1 << 32) // 4, dtype=gpu.torch.int32, device="cuda")
+    reads = {name: float(np.median([gpu.timed(launch) for _ in range(11)][1:]))
+             for name, launch in read_launchers(bench, buf).items()}
+    del buf
     cands = candidates()
     errors = {c: bench.check(c) for c in cands}
     samples = time_events(bench, cands, args.repeats)
@@ -278,11 +292,15 @@ def main(argv: list[str]) -> int:
             r["ncu_dram_GBps"] = got["ncu_dram_bytes"] / got["ncu_duration_us"] / 1e3
             r["ncu_hbm_fraction"] = r["ncu_dram_GBps"] / hbm
         rows.append(r)
-    if "read_stream 4 GiB" in ncu:
-        got = ncu["read_stream 4 GiB"]
-        rows.append({"candidate": "read_stream 4 GiB", "kind": "read", **got, "hbm_read_GBps": hbm,
-                     "ncu_dram_GBps": got["ncu_dram_bytes"] / got["ncu_duration_us"] / 1e3,
-                     "ncu_hbm_fraction": got["ncu_dram_bytes"] / got["ncu_duration_us"] / 1e3 / hbm})
+    for name, us in reads.items():
+        r = {"candidate": name, "kind": "read", "median_us": us, "hbm_read_GBps": hbm,
+             "logical_GBps": (1 << 32) / us / 1e3}
+        got = ncu.get(name)
+        if got:
+            r.update(got)
+            r["ncu_dram_GBps"] = got["ncu_dram_bytes"] / got["ncu_duration_us"] / 1e3
+            r["ncu_hbm_fraction"] = r["ncu_dram_GBps"] / hbm
+        rows.append(r)
     table = pd.DataFrame(rows)
     atomic.write_csv(args.out / "gather_ceiling.csv", table)
     cols = [c for c in ("candidate", "median_us", "spread_pct", "vs_tuned", "registers", "theoretical_occupancy",

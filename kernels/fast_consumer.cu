@@ -51,6 +51,13 @@ static_assert((FAST_UNROLL & (FAST_UNROLL - 1)) == 0, "FAST_PIPE steps through a
 #define FAST_SPEC 0
 #endif
 
+// FAST_LAST = 1: the warps of a bag meet without a block barrier: each leaves its partial sums
+// in shared memory and counts itself in; the last to arrive adds them all, in warp order (the
+// same order and result as 0), and stores. 0: the other warps hand over to warp 0 at a barrier.
+#ifndef FAST_LAST
+#define FAST_LAST 0
+#endif
+
 #define FAST_FULL_MASK 0xffffffffu
 
 template <int VEC>
@@ -147,7 +154,11 @@ __device__ __forceinline__ void fast_bags(
     const float* __restrict__ per_sample_weights, index_t num_indices_, index_t num_bags_,
     int dim, index_t row_stride, index_t padding_idx_, int mean, int lanes_per_row,
     int col_slices) {
+#if FAST_LAST
+    extern __shared__ float partial[];  // [B][W][L * VEC] sums, then [B][W] counts, [B] arrivals
+#else
     extern __shared__ float partial[];  // [B][W-1][L * VEC] sums, then [B][W-1] counts
+#endif
     const int num_indices = (int)num_indices_, num_bags = (int)num_bags_;
     const int padding = (int)padding_idx_;   // -1: none (row ids are >= 0)
     const int lane = threadIdx.x;
@@ -159,9 +170,21 @@ __device__ __forceinline__ void fast_bags(
     const int col = (lane % L) * VEC;     // first feature of my vector inside the slice
     const int slice_width = L * VEC;
     const int items = num_bags * col_slices;
+#if !FAST_LAST
     float* my_partial = partial + (threadIdx.z * (warps - 1)) * slice_width;
     int* counts = reinterpret_cast<int*>(partial + blockDim.z * (warps - 1) * slice_width);
+#endif
 
+#if FAST_LAST
+    float* sums = partial + threadIdx.z * warps * slice_width;
+    int* slot_counts = reinterpret_cast<int*>(partial + blockDim.z * warps * slice_width);
+    int* arrived = slot_counts + blockDim.z * warps;
+    slot_counts += threadIdx.z * warps;
+    if (warps > 1) {
+        if (threadIdx.x == 0 && threadIdx.y == 0) arrived[threadIdx.z] = 0;
+        __syncthreads();
+    }
+#endif
     // Every thread of a block runs the same number of iterations (the shared-memory hand-off
     // needs __syncthreads); items past the end do no loads and store nothing.
     for (int first = blockIdx.x * blockDim.z; first < items; first += gridDim.x * blockDim.z) {
@@ -263,6 +286,38 @@ __device__ __forceinline__ void fast_bags(
 #pragma unroll
             for (int k = 0; k < VEC; ++k) acc[k] += __shfl_xor_sync(FAST_FULL_MASK, acc[k], off);
         }
+#if FAST_LAST
+        bool last = warps == 1;
+        if (warps > 1) {
+            if (group == 0) {
+#pragma unroll
+                for (int k = 0; k < VEC; ++k) sums[warp * slice_width + col + k] = acc[k];
+            }
+            if (lane == 0) slot_counts[warp] = counted;
+            __threadfence_block();
+            __syncwarp();
+            int before = 0;
+            if (lane == 0) before = atomicAdd(&arrived[threadIdx.z], 1);
+            last = __shfl_sync(FAST_FULL_MASK, before, 0) == warps - 1;
+            if (last) {   // every other warp of the bag has left its sums: add them in warp order
+                __threadfence_block();
+                if (lane == 0) arrived[threadIdx.z] = 0;
+                counted = 0;
+                for (int w = 0; w < warps; ++w) counted += slot_counts[w];
+                if (group == 0) {
+#pragma unroll
+                    for (int k = 0; k < VEC; ++k) acc[k] = sums[col + k];
+                    for (int w = 1; w < warps; ++w) {
+#pragma unroll
+                        for (int k = 0; k < VEC; ++k) acc[k] += sums[w * slice_width + col + k];
+                    }
+                }
+            }
+            // Another pass over the items reuses the slots: every warp must be past them first.
+            if (first + gridDim.x * blockDim.z < items) __syncthreads();
+        }
+        if (last && group == 0 && has_col) {
+#else
         // Combine the warps of this bag, in warp order.
         if (warps > 1) {
             if (warp > 0 && group == 0) {
@@ -281,6 +336,7 @@ __device__ __forceinline__ void fast_bags(
             __syncthreads();
         }
         if (warp == 0 && group == 0 && has_col) {
+#endif
             Pack<VEC> res;
 #pragma unroll
             for (int k = 0; k < VEC; ++k)

@@ -113,6 +113,7 @@ class FastLaunch:
     maxrregcount: int = 56     # 0: no register cap
     pipe: int = 0              # FAST_PIPE: 1 issues the next rows before adding the current ones
     spec: int = 0              # FAST_SPEC: 1 reads the first indices where equal bags would start
+    last: int = 0              # FAST_LAST: 1 the last warp of a bag to finish adds and stores
 
 
 FAST_DEFAULT = FastLaunch()

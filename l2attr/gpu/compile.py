@@ -37,6 +37,7 @@ class FastOptions:
     maxrregcount: int = FAST_DEFAULT.maxrregcount  # 0: no register cap
     pipe: int = FAST_DEFAULT.pipe                  # FAST_PIPE: software-pipelined row loads
     spec: int = FAST_DEFAULT.spec                  # FAST_SPEC: speculative first index chunk
+    last: int = FAST_DEFAULT.last                  # FAST_LAST: last-arriving warp combines
 
     def options(self, dtype: str = "fp32", weighted: bool = False) -> list[str]:
         """The cap was tuned on unweighted fp32 and applies to those builds only: the 16-bit
@@ -44,7 +45,7 @@ class FastOptions:
         and both would spill under it (bf16 at 56: 76 bytes on sm_90; weighted fp32 with 8 rows
         in flight at 64: 32 bytes)."""
         opts = [f"-DFAST_UNROLL={self.unroll}", f"-DFAST_LOAD={self.load}", f"-DFAST_PIPE={self.pipe}",
-                f"-DFAST_SPEC={self.spec}"]
+                f"-DFAST_SPEC={self.spec}", f"-DFAST_LAST={self.last}"]
         capped = self.maxrregcount and dtype == "fp32" and not weighted
         return opts + ([f"--maxrregcount={self.maxrregcount}"] if capped else [])
 
