@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 NCU_METRICS = ("dram__bytes_read.sum", "gpu__time_duration.sum")
-NCU_KERNELS = "regex:^(gather_rows|fast_v|tuned_|read_stream)"
+NCU_KERNELS = "regex:^(gather_rows|fast_v|tuned_|read_stream|read_wide)"
 STEADY_TABLES = 12
 
 
