@@ -4,13 +4,15 @@
 
 The fast family's target is a share of the *sequential* read bandwidth (`read_stream` over
 4 GiB). What a kernel can draw from DRAM when it reads 512-byte rows at random is a property of
-the memory system, not of any consumer, so this measures it directly: `kernels/gather_ceiling.cu`
-reads the rows of the same index stream as the consumer (no bags, no reduction, no output), at
-the artifact shape (one call: 2048 x 150 lookups into one 256 MB table) and at steady state (the
-12 tables' lookups of a batch in one launch, 3.7 M rows over 3 GB, so the ramp at the start and
-the drain at the end of a 40 us kernel weigh little). Beside it, fast-consumer variants (knobs
-FAST_PIPE, FAST_SPEC, unroll, register cap), each checked against
-torch.nn.functional.embedding_bag, and the tuned OptMT consumer as the reference.
+the memory system and of the call's size, not of any consumer, so this measures it directly:
+`kernels/gather_ceiling.cu` reads the rows of the same index stream as the consumer (no bags, no
+reduction, no output unless `epilogue`), at the artifact shape (one call: 2048 x 150 lookups into
+one 256 MB table, `ceiling`) and at steady state (`steady`: the 12 tables' lookups of a batch in
+one launch, 3.7 M rows over 3 GB, so the ramp at the start and the drain at the end of a 40 us
+kernel weigh little). Beside it: the fast consumer at its defaults and at neighbouring points,
+each checked against torch.nn.functional.embedding_bag; the tuned OptMT consumer as the
+reference; and a sequential read with four loads in flight per thread (`read_wide`), to show
+whether `read_stream`'s one load per thread under-measures the HBM.
 
 Two measurements per candidate, as the ladder and the profile make them:
 - CUDA-event medians (spin head start, repeats interleaved across candidates, the cold first
@@ -37,6 +39,8 @@ from pathlib import Path
 
 import numpy as np
 
+from l2attr.ladder import FAST_DEFAULT
+
 NCU_METRICS = ("dram__bytes_read.sum", "gpu__time_duration.sum")
 NCU_KERNELS = "regex:^(gather_rows|fast_v|tuned_|read_stream|read_wide)"
 STEADY_TABLES = 12
@@ -51,14 +55,11 @@ class Candidate:
     unroll: int = 4
     pipe: int = 0
     per_warp: int = 75
-    spec: int = 0
     warps_per_bag: int = 2
     bags_per_block: int = 4
     maxrregcount: int = 56
     family: str = "fast"
     epi: int = 0          # ceiling: the consumer's epilogue (pairs of warps, a 512-byte store)
-    last: int = 0         # consumer: FAST_LAST (the last warp of a bag combines, no block barrier)
-    carveout: int = -1    # consumer: preferred shared-memory carveout in percent (-1: driver's)
 
 
 def candidates() -> list[Candidate]:
@@ -71,14 +72,16 @@ def candidates() -> list[Candidate]:
         out.append(Candidate(f"steady u{u} pipe{pipe} w75", "steady", u, pipe, 75))
     for u, pipe in ((4, 0), (2, 1), (8, 0)):
         out.append(Candidate(f"ceiling+epilogue u{u} pipe{pipe} w75", "ceiling", u, pipe, 75, epi=1))
-    consumer = [  # (unroll, spec, warps per bag, bags per block, cap, last)
-        (4, 0, 2, 4, 56, 0), (4, 0, 2, 4, 56, 1), (8, 0, 2, 4, 64, 0), (8, 0, 2, 4, 64, 1),
-        (8, 0, 2, 2, 64, 0), (8, 0, 2, 2, 64, 1), (8, 0, 2, 1, 64, 0), (8, 0, 2, 1, 64, 1),
-        (8, 1, 2, 2, 64, 1), (8, 0, 4, 2, 64, 1), (8, 0, 3, 1, 64, 1), (4, 0, 2, 1, 56, 1),
-    ]
-    for u, spec, w, b, cap, last in consumer:
-        out.append(Candidate(f"fast u{u} spec{spec} w{w} b{b} cap{cap} last{last}", "consumer", u, 0, spec=spec,
-                             warps_per_bag=w, bags_per_block=b, maxrregcount=cap, last=last))
+    # The fast consumer at its defaults and at the neighbouring points the tuning table holds.
+    default = Candidate("fast (defaults)", "consumer", FAST_DEFAULT.unroll, warps_per_bag=FAST_DEFAULT.warps_per_bag,
+                        bags_per_block=FAST_DEFAULT.bags_per_block, maxrregcount=FAST_DEFAULT.maxrregcount)
+    out.append(default)
+    for u, w, b, cap in ((4, 2, 4, 56), (8, 2, 1, 64), (8, 2, 2, 64), (8, 2, 4, 64)):
+        c = Candidate(f"fast u{u} w{w} b{b} cap{cap}", "consumer", u, warps_per_bag=w, bags_per_block=b,
+                      maxrregcount=cap)
+        if (c.unroll, c.warps_per_bag, c.bags_per_block, c.maxrregcount) != (
+                default.unroll, default.warps_per_bag, default.bags_per_block, default.maxrregcount):
+            out.append(c)
     out.append(Candidate("tuned optmt", "consumer", family="tuned"))
     return out
 
@@ -120,13 +123,9 @@ class Bench:
                 k = self.VariantKernels(self.variant("tuned", "optmt"), self.cfg.dtype, self.LaunchShape())
             else:
                 shape = self.LaunchShape(fast_warps_per_bag=c.warps_per_bag, fast_bags_per_block=c.bags_per_block,
-                                         fast_unroll=c.unroll, fast_maxrregcount=c.maxrregcount,
-                                         fast_pipe=c.pipe, fast_spec=c.spec, fast_last=c.last)
+                                         fast_unroll=c.unroll, fast_maxrregcount=c.maxrregcount)
                 k = self.VariantKernels(self.variant("fast", "optmt"), self.cfg.dtype, shape)
             self._kernels[c] = k
-        if c.family == "fast":
-            # Candidates can share one compiled function: set the carveout before every launch.
-            self._kernels[c]._fast_kernel(4, False).preferred_shared_memory_carveout = c.carveout
         return self._kernels[c]
 
     def launcher(self, c: Candidate, batch: int, table: int):
@@ -277,7 +276,7 @@ def main(argv: list[str]) -> int:
         per_repeat = [float(np.median(s)) for s in samples[c]]
         med = float(np.median(flat))
         r = {"candidate": c.name, "kind": c.kind, "unroll": c.unroll, "pipe": c.pipe, "per_warp": c.per_warp,
-             "spec": c.spec, "warps_per_bag": c.warps_per_bag, "bags_per_block": c.bags_per_block,
+             "epilogue": c.epi, "warps_per_bag": c.warps_per_bag, "bags_per_block": c.bags_per_block,
              "maxrregcount": c.maxrregcount, "lookups": lookups(bench, c), "median_us": med,
              "spread_pct": 100 * (max(per_repeat) - min(per_repeat)) / med, "calls": int(flat.size),
              "vs_tuned": med / tuned if c.kind != "steady" else float("nan"),

@@ -35,29 +35,6 @@
 #define FAST_LOAD 0
 #endif
 
-// FAST_PIPE = 1: software-pipelined row loads (the next group is issued before the current one
-// is added, across chunks); 0: each group is added before the next is issued.
-#ifndef FAST_PIPE
-#define FAST_PIPE 0
-#endif
-#if FAST_PIPE
-static_assert((FAST_UNROLL & (FAST_UNROLL - 1)) == 0, "FAST_PIPE steps through a chunk of 32 in powers of two");
-#endif
-
-// FAST_SPEC = 1: the first index chunk is read where equal bags would put it, in parallel with
-// the offsets, and read again when the offsets disagree (saves one dependent load per call when
-// every bag has the same number of lookups, as in the artifact's workload).
-#ifndef FAST_SPEC
-#define FAST_SPEC 0
-#endif
-
-// FAST_LAST = 1: the warps of a bag meet without a block barrier: each leaves its partial sums
-// in shared memory and counts itself in; the last to arrive adds them all, in warp order (the
-// same order and result as 0), and stores. 0: the other warps hand over to warp 0 at a barrier.
-#ifndef FAST_LAST
-#define FAST_LAST 0
-#endif
-
 #define FAST_FULL_MASK 0xffffffffu
 
 template <int VEC>
@@ -154,11 +131,7 @@ __device__ __forceinline__ void fast_bags(
     const float* __restrict__ per_sample_weights, index_t num_indices_, index_t num_bags_,
     int dim, index_t row_stride, index_t padding_idx_, int mean, int lanes_per_row,
     int col_slices) {
-#if FAST_LAST
-    extern __shared__ float partial[];  // [B][W][L * VEC] sums, then [B][W] counts, [B] arrivals
-#else
     extern __shared__ float partial[];  // [B][W-1][L * VEC] sums, then [B][W-1] counts
-#endif
     const int num_indices = (int)num_indices_, num_bags = (int)num_bags_;
     const int padding = (int)padding_idx_;   // -1: none (row ids are >= 0)
     const int lane = threadIdx.x;
@@ -170,21 +143,9 @@ __device__ __forceinline__ void fast_bags(
     const int col = (lane % L) * VEC;     // first feature of my vector inside the slice
     const int slice_width = L * VEC;
     const int items = num_bags * col_slices;
-#if !FAST_LAST
     float* my_partial = partial + (threadIdx.z * (warps - 1)) * slice_width;
     int* counts = reinterpret_cast<int*>(partial + blockDim.z * (warps - 1) * slice_width);
-#endif
 
-#if FAST_LAST
-    float* sums = partial + threadIdx.z * warps * slice_width;
-    int* slot_counts = reinterpret_cast<int*>(partial + blockDim.z * warps * slice_width);
-    int* arrived = slot_counts + blockDim.z * warps;
-    slot_counts += threadIdx.z * warps;
-    if (warps > 1) {
-        if (threadIdx.x == 0 && threadIdx.y == 0) arrived[threadIdx.z] = 0;
-        __syncthreads();
-    }
-#endif
     // Every thread of a block runs the same number of iterations (the shared-memory hand-off
     // needs __syncthreads); items past the end do no loads and store nothing.
     for (int first = blockIdx.x * blockDim.z; first < items; first += gridDim.x * blockDim.z) {
@@ -194,18 +155,6 @@ __device__ __forceinline__ void fast_bags(
         const int feature = (live ? item % col_slices : 0) * slice_width + col;
         const bool has_col = live && feature < dim;
         int begin = 0, end = 0;
-#if FAST_SPEC
-        // Speculative first chunk: where this warp's share starts if every bag holds
-        // num_indices / num_bags lookups, read before the offsets arrive; kept only if the
-        // offsets agree, read again otherwise (the answer never depends on the guess).
-        const int even = num_bags > 0 ? num_indices / num_bags : 0;
-        const int guess_lo = bag * even + (int)(((long long)even * warp) / warps);
-        const int guess_hi = bag * even + (int)(((long long)even * (warp + 1)) / warps);
-        int first_row;
-        float first_scale;
-        read_chunk<WEIGHTED>(indices, per_sample_weights, guess_lo, live ? guess_hi : guess_lo, lane, padding,
-                   first_row, first_scale);
-#endif
         if (live) {
             begin = (int)offsets[bag];
             end = (bag + 1 < num_bags) ? (int)offsets[bag + 1] : num_indices;
@@ -214,14 +163,9 @@ __device__ __forceinline__ void fast_bags(
         const int n = end - begin;
         const int lo = begin + (int)(((long long)n * warp) / warps);
         const int hi = begin + (int)(((long long)n * (warp + 1)) / warps);
-#if FAST_SPEC
-        if (live && (begin != bag * even || n != even))
-            read_chunk<WEIGHTED>(indices, per_sample_weights, lo, hi, lane, padding, first_row, first_scale);
-#else
         int first_row;
         float first_scale;
         read_chunk<WEIGHTED>(indices, per_sample_weights, lo, hi, lane, padding, first_row, first_scale);
-#endif
 
         float acc[VEC];
 #pragma unroll
@@ -230,39 +174,6 @@ __device__ __forceinline__ void fast_bags(
         const scalar_t* wcol = weight + feature;
         const RowSlots<VEC, WEIGHTED> slots{wcol, (index_t)row_stride, padding, G, group, has_col};
 
-#if FAST_PIPE
-        // Pipelined: the next group of rows is issued before the current one is added, across
-        // chunk boundaries too (a step of G * FAST_UNROLL lookups, at most 32, divides a chunk).
-        // Two register sets A and B take turns (unrolled by two), so no copy waits on a load.
-        const int step = min(G * FAST_UNROLL, 32);
-        int chunk = lo;                      // first lookup of the chunk `ids` holds
-        int ids = first_row, ids_ahead;
-        float sc = first_scale, sc_ahead;
-        read_chunk<WEIGHTED>(indices, per_sample_weights, lo + 32, hi, lane, padding, ids_ahead, sc_ahead);
-        counted += __popc(__ballot_sync(FAST_FULL_MASK, lane < hi - chunk && ids != padding));
-        // Move to the group at lookup q: when it opens the next chunk, rotate the chunk registers.
-        auto at = [&](int q) {
-            if (q - chunk == 32) {
-                chunk = q;
-                ids = ids_ahead;
-                sc = sc_ahead;
-                read_chunk<WEIGHTED>(indices, per_sample_weights, q + 32, hi, lane, padding, ids_ahead, sc_ahead);
-                counted += __popc(__ballot_sync(FAST_FULL_MASK, lane < hi - chunk && ids != padding));
-            }
-            return q - chunk;
-        };
-        Pack<VEC> va[FAST_UNROLL], vb[FAST_UNROLL];
-        float sa[FAST_UNROLL], sb[FAST_UNROLL];
-        slots.issue(va, sa, ids, sc, 0, min(hi - chunk, 32));
-        for (int p = lo; p < hi; p += 2 * step) {
-            int j = at(p + step);
-            slots.issue(vb, sb, ids, sc, j, min(hi - chunk, 32));
-            add_rows<VEC, WEIGHTED>(acc, va, sa);
-            j = at(p + 2 * step);
-            slots.issue(va, sa, ids, sc, j, min(hi - chunk, 32));
-            add_rows<VEC, WEIGHTED>(acc, vb, sb);
-        }
-#else
         int next_row = first_row;
         float next_scale = first_scale;
         for (int base = lo; base < hi; base += 32) {
@@ -280,44 +191,11 @@ __device__ __forceinline__ void fast_bags(
                 add_rows<VEC, WEIGHTED>(acc, val, scale);
             }
         }
-#endif
         // Combine the lane groups of this warp (groups hold different rows of the same columns).
         for (int off = L; off < 32; off <<= 1) {
 #pragma unroll
             for (int k = 0; k < VEC; ++k) acc[k] += __shfl_xor_sync(FAST_FULL_MASK, acc[k], off);
         }
-#if FAST_LAST
-        bool last = warps == 1;
-        if (warps > 1) {
-            if (group == 0) {
-#pragma unroll
-                for (int k = 0; k < VEC; ++k) sums[warp * slice_width + col + k] = acc[k];
-            }
-            if (lane == 0) slot_counts[warp] = counted;
-            __threadfence_block();
-            __syncwarp();
-            int before = 0;
-            if (lane == 0) before = atomicAdd(&arrived[threadIdx.z], 1);
-            last = __shfl_sync(FAST_FULL_MASK, before, 0) == warps - 1;
-            if (last) {   // every other warp of the bag has left its sums: add them in warp order
-                __threadfence_block();
-                if (lane == 0) arrived[threadIdx.z] = 0;
-                counted = 0;
-                for (int w = 0; w < warps; ++w) counted += slot_counts[w];
-                if (group == 0) {
-#pragma unroll
-                    for (int k = 0; k < VEC; ++k) acc[k] = sums[col + k];
-                    for (int w = 1; w < warps; ++w) {
-#pragma unroll
-                        for (int k = 0; k < VEC; ++k) acc[k] += sums[w * slice_width + col + k];
-                    }
-                }
-            }
-            // Another pass over the items reuses the slots: every warp must be past them first.
-            if (first + gridDim.x * blockDim.z < items) __syncthreads();
-        }
-        if (last && group == 0 && has_col) {
-#else
         // Combine the warps of this bag, in warp order.
         if (warps > 1) {
             if (warp > 0 && group == 0) {
@@ -336,7 +214,6 @@ __device__ __forceinline__ void fast_bags(
             __syncthreads();
         }
         if (warp == 0 && group == 0 && has_col) {
-#endif
             Pack<VEC> res;
 #pragma unroll
             for (int k = 0; k < VEC; ++k)

@@ -107,13 +107,10 @@ class FastLaunch:
     test holds them to it."""
 
     warps_per_bag: int = 2     # warps sharing one bag
-    bags_per_block: int = 4
-    unroll: int = 4            # row loads in flight per lane (FAST_UNROLL)
+    bags_per_block: int = 2
+    unroll: int = 8            # row loads in flight per lane (FAST_UNROLL)
     load: int = 0              # FAST_LOAD: 0 plain, 1 L1::no_allocate, 2 + L2::256B hint
-    maxrregcount: int = 56     # 0: no register cap
-    pipe: int = 0              # FAST_PIPE: 1 issues the next rows before adding the current ones
-    spec: int = 0              # FAST_SPEC: 1 reads the first indices where equal bags would start
-    last: int = 0              # FAST_LAST: 1 the last warp of a bag to finish adds and stores
+    maxrregcount: int = 64     # 0: no register cap (unweighted fp32 builds only: FastOptions)
 
 
 FAST_DEFAULT = FastLaunch()

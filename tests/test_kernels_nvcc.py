@@ -142,19 +142,21 @@ def test_half_precision_consumers_compile(family, dtype):
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("dtype", ["fp32", "fp16", "bf16"])
 def test_fast_family_fits_its_register_cap_without_spilling(arch, dtype):
-    """The fast consumer's default build (every vector width of the type) stays within its cap and
-    never spills: spilled row values would turn its loads in flight into local-memory traffic.
-    The cap (tuned on fp32) reaches fp32 builds only; 16-bit builds are uncapped."""
+    """The fast consumer's default build (every vector width of the type, unweighted and weighted)
+    stays within its cap and never spills: spilled row values would turn its loads in flight into
+    local-memory traffic. The cap (tuned on unweighted fp32) reaches those builds only."""
     from l2attr.gpu.compile import FastOptions
     from l2attr.ladder import FAST_DEFAULT
 
     widths = (1, 2, 4) if dtype == "fp32" else (1, 2, 4, 8)
     for vec in widths:
-        spec = consumer_spec(variant("fast", "optmt"), dtype, vec=vec, fast=FastOptions())
-        rep = ptxas.ptxas_report(spec, arch, NVCC)
-        cap = FAST_DEFAULT.maxrregcount if dtype == "fp32" else 0
-        assert 0 < rep["registers"] <= (cap or 255), (vec, rep)
-        assert rep["spill_stores"] == rep["spill_loads"] == 0, (vec, rep)
+        for weighted in (False, True):
+            spec = consumer_spec(variant("fast", "optmt"), dtype, vec=vec, fast=FastOptions(), weighted=weighted)
+            assert spec.function == f"fast_v{vec}" + ("_w" if weighted else "")
+            rep = ptxas.ptxas_report(spec, arch, NVCC)
+            cap = FAST_DEFAULT.maxrregcount if dtype == "fp32" and not weighted else 0
+            assert 0 < rep["registers"] <= (cap or 255), (vec, weighted, rep)
+            assert rep["spill_stores"] == rep["spill_loads"] == 0, (vec, weighted, rep)
 
 
 @needs_nvcc

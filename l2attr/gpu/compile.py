@@ -35,17 +35,13 @@ class FastOptions:
     unroll: int = FAST_DEFAULT.unroll              # FAST_UNROLL: row loads in flight per lane
     load: int = FAST_DEFAULT.load                  # FAST_LOAD: 0 plain, 1 L1::no_allocate, 2 + L2::256B
     maxrregcount: int = FAST_DEFAULT.maxrregcount  # 0: no register cap
-    pipe: int = FAST_DEFAULT.pipe                  # FAST_PIPE: software-pipelined row loads
-    spec: int = FAST_DEFAULT.spec                  # FAST_SPEC: speculative first index chunk
-    last: int = FAST_DEFAULT.last                  # FAST_LAST: last-arriving warp combines
 
     def options(self, dtype: str = "fp32", weighted: bool = False) -> list[str]:
         """The cap was tuned on unweighted fp32 and applies to those builds only: the 16-bit
         builds carry 8 fp32 accumulators per lane and the weighted ones a scale per row in flight,
         and both would spill under it (bf16 at 56: 76 bytes on sm_90; weighted fp32 with 8 rows
         in flight at 64: 32 bytes)."""
-        opts = [f"-DFAST_UNROLL={self.unroll}", f"-DFAST_LOAD={self.load}", f"-DFAST_PIPE={self.pipe}",
-                f"-DFAST_SPEC={self.spec}", f"-DFAST_LAST={self.last}"]
+        opts = [f"-DFAST_UNROLL={self.unroll}", f"-DFAST_LOAD={self.load}"]
         capped = self.maxrregcount and dtype == "fp32" and not weighted
         return opts + ([f"--maxrregcount={self.maxrregcount}"] if capped else [])
 

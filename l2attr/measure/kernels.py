@@ -26,9 +26,6 @@ class LaunchShape:
     fast_unroll: int = FAST_DEFAULT.unroll
     fast_load: int = FAST_DEFAULT.load                  # 0 plain, 1 L1::no_allocate, 2 + L2::256B
     fast_maxrregcount: int = FAST_DEFAULT.maxrregcount  # 0: no register cap
-    fast_pipe: int = FAST_DEFAULT.pipe                  # 1: software-pipelined row loads
-    fast_spec: int = FAST_DEFAULT.spec                  # 1: speculative first index chunk
-    fast_last: int = FAST_DEFAULT.last                  # 1: the last warp of a bag combines
 
 
 @dataclass(frozen=True)
@@ -44,7 +41,7 @@ class FastGeometry:
 
 
 def fast_geometry(dim: int, row_stride: int, element_bytes: int, weight_addr: int, out_addr: int,
-                  num_bags: int, warps_per_bag: int, bags_per_block: int, last: bool = False) -> FastGeometry:
+                  num_bags: int, warps_per_bag: int, bags_per_block: int) -> FastGeometry:
     """The widest vector (<= 16 bytes) that divides the dim and the row stride and keeps every row
     and output vector aligned; then as few lanes per row as cover it, in powers of two."""
     vec = kc.VECTOR_BYTES // element_bytes
@@ -58,10 +55,7 @@ def fast_geometry(dim: int, row_stride: int, element_bytes: int, weight_addr: in
     slices = -(-vectors // lanes)
     items = num_bags * slices
     grid = max(1, min(-(-items // bags_per_block), 1 << 20))
-    if last:    # every warp's sums and count, and one arrival counter per bag (FAST_LAST)
-        shared = bags_per_block * (warps_per_bag * (lanes * vec * 4 + 4) + 4) if warps_per_bag > 1 else 0
-    else:       # the sums and counts of warps 1..W-1, handed to warp 0
-        shared = bags_per_block * (warps_per_bag - 1) * (lanes * vec * 4 + 4)
+    shared = bags_per_block * (warps_per_bag - 1) * (lanes * vec * 4 + 4)
     return FastGeometry(vec, lanes, slices, (32, warps_per_bag, bags_per_block), grid, shared)
 
 
@@ -185,8 +179,7 @@ class VariantKernels:
             np.int64(weight.stride(0)), np.int64(padding_idx), np.int32(1 if mean else 0)))
 
     def _fast_options(self) -> kc.FastOptions:
-        return kc.FastOptions(self.shape.fast_unroll, self.shape.fast_load, self.shape.fast_maxrregcount,
-                              self.shape.fast_pipe, self.shape.fast_spec, self.shape.fast_last)
+        return kc.FastOptions(self.shape.fast_unroll, self.shape.fast_load, self.shape.fast_maxrregcount)
 
     def _fast_kernel(self, vec: int, weighted: bool = False) -> Any:
         if (vec, weighted) not in self._fast_kernels:
@@ -207,7 +200,7 @@ class VariantKernels:
             raise ValueError(f"{self.variant.label}: padding_idx {padding_idx} outside [-1, {rows})")
         geo = fast_geometry(dim, weight.stride(0), weight.element_size(), weight.data_ptr(),
                             out.data_ptr(), offsets.numel(), self.shape.fast_warps_per_bag,
-                            self.shape.fast_bags_per_block, bool(self.shape.fast_last))
+                            self.shape.fast_bags_per_block)
         kernel = self._fast_kernel(geo.vec, per_sample_weights is not None)
         threads = geo.block[0] * geo.block[1] * geo.block[2]
         if threads > kernel.max_threads_per_block:
