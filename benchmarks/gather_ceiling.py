@@ -60,6 +60,7 @@ class Candidate:
     maxrregcount: int = 56
     family: str = "fast"
     epi: int = 0          # ceiling: the consumer's epilogue (pairs of warps, a 512-byte store)
+    dep: int = 0          # ceiling: each pair of warps reads its start from the offsets first
 
 
 def candidates() -> list[Candidate]:
@@ -72,6 +73,9 @@ def candidates() -> list[Candidate]:
         out.append(Candidate(f"steady u{u} pipe{pipe} w75", "steady", u, pipe, 75))
     for u, pipe in ((4, 0), (2, 1), (8, 0)):
         out.append(Candidate(f"ceiling+epilogue u{u} pipe{pipe} w75", "ceiling", u, pipe, 75, epi=1))
+    for u in (4, 8):
+        out.append(Candidate(f"ceiling+offsets+epilogue u{u} pipe0 w75", "ceiling", u, 0, 75, epi=1, dep=1))
+        out.append(Candidate(f"ceiling+offsets u{u} pipe0 w75", "ceiling", u, 0, 75, dep=1))
     # The fast consumer at its defaults and at the neighbouring points the tuning table holds.
     default = Candidate("fast (defaults)", "consumer", FAST_DEFAULT.unroll, warps_per_bag=FAST_DEFAULT.warps_per_bag,
                         bags_per_block=FAST_DEFAULT.bags_per_block, maxrregcount=FAST_DEFAULT.maxrregcount)
@@ -114,7 +118,8 @@ class Bench:
 
     def _ceiling_kernel(self, c: Candidate):
         spec = self.kc.KernelSpec("gather_ceiling.cu", "gather_rows",
-                                  (f"-DGATHER_UNROLL={c.unroll}", f"-DGATHER_PIPE={c.pipe}", f"-DGATHER_EPI={c.epi}"))
+                                  (f"-DGATHER_UNROLL={c.unroll}", f"-DGATHER_PIPE={c.pipe}", f"-DGATHER_EPI={c.epi}",
+                                   f"-DGATHER_DEP={c.dep}"))
         return self.kc.get_kernel(spec)
 
     def consumer(self, c: Candidate):
@@ -145,9 +150,10 @@ class Bench:
         grid = -(-warps * 32 // 256)
         vectors = self.cfg.dim * base.element_size() // 16
         sink = g.out if c.epi else self.sink     # the epilogue stores 512 bytes per pair of warps
+        assert not c.dep or (c.kind == "ceiling" and 2 * c.per_warp == self.cfg.pooling)
         assert not c.epi or -(-warps // 2) * 512 <= sink.numel() * sink.element_size()
         args = (np.uint64(base.data_ptr()), np.uint64(idx.data_ptr()), np.int64(n), np.int32(c.per_warp),
-                np.int32(vectors), np.int64(vectors), np.uint64(sink.data_ptr()))
+                np.int32(vectors), np.int64(vectors), np.uint64(sink.data_ptr()), np.uint64(g.offsets.data_ptr()))
         return lambda: kernel((grid,), (256,), args)
 
     def check(self, c: Candidate) -> float:

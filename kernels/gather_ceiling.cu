@@ -23,16 +23,26 @@
 #ifndef GATHER_EPI
 #define GATHER_EPI 0
 #endif
+// GATHER_DEP = 1 makes each warp read where its lookups start from an offsets array first (one
+// dependent load before its first index load), as an EmbeddingBag consumer must: warps pair up
+// as the two halves of bag warp / 2, which starts at offsets[warp / 2].
+#ifndef GATHER_DEP
+#define GATHER_DEP 0
+#endif
 
 #define GATHER_FULL_MASK 0xffffffffu
 
 // Rows of `vectors` 16-byte vectors (vectors <= 32: lanes past the row's width idle).
 extern "C" __global__ void gather_rows(const uint4* __restrict__ table, const long long* __restrict__ idx,
                                        long long n, int per_warp, int vectors, long long row_stride_vectors,
-                                       unsigned int* __restrict__ sink) {
+                                       unsigned int* __restrict__ sink, const long long* __restrict__ offsets) {
     const int lane = threadIdx.x & 31;
     const long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+#if GATHER_DEP
+    const long long lo = (warp >> 1) * 2 * per_warp < n ? offsets[warp >> 1] + (warp & 1) * per_warp : n;
+#else
     const long long lo = warp * per_warp;
+#endif
     const long long hi = lo + per_warp < n ? lo + per_warp : n;
     const bool has_col = lane < vectors;
     uint4 x = make_uint4(0, 0, 0, 0);
