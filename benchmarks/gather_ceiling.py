@@ -80,7 +80,7 @@ def candidates() -> list[Candidate]:
     default = Candidate("fast (defaults)", "consumer", FAST_DEFAULT.unroll, warps_per_bag=FAST_DEFAULT.warps_per_bag,
                         bags_per_block=FAST_DEFAULT.bags_per_block, maxrregcount=FAST_DEFAULT.maxrregcount)
     out.append(default)
-    for u, w, b, cap in ((4, 2, 4, 56), (8, 2, 1, 64), (8, 2, 2, 64), (8, 2, 4, 64)):
+    for u, w, b, cap in ((4, 2, 4, 56), (4, 2, 4, 64), (8, 2, 4, 72), (8, 2, 2, 72), (8, 2, 1, 72), (8, 2, 4, 0), (4, 2, 2, 56)):
         c = Candidate(f"fast u{u} w{w} b{b} cap{cap}", "consumer", u, warps_per_bag=w, bags_per_block=b,
                       maxrregcount=cap)
         if (c.unroll, c.warps_per_bag, c.bags_per_block, c.maxrregcount) != (

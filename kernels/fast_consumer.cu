@@ -22,15 +22,16 @@
 // mode), padding_idx (-1 for none: its rows are skipped and not counted for the mean), an empty
 // bag gives zeros, mean divides by the bag's non-padding count.
 #include "common.cuh"
+#include "predicated_load.cuh"
 
 #ifndef FAST_UNROLL
 #define FAST_UNROLL 8
 #endif
 
-// How a 16-byte row vector is loaded: 0 = plain C++ (the compiler emits ld.global.nc, allocating
-// in L1), 1 = ld.global.nc.L1::no_allocate (a gathered row is not reused by this SM: keep L1 for
-// the indices), 2 = the same with an L2::256B prefetch hint (a 512-byte row is two 256-byte
-// halves). Narrower vectors always use the plain load.
+// How a 16-byte row vector is loaded: 0 = ld.global.nc (allocating in L1), 1 = with
+// L1::no_allocate (a gathered row is not reused by this SM: keep L1 for the indices), 2 = the same
+// with an L2::256B prefetch hint (a 512-byte row is two 256-byte halves). Narrower vectors always
+// use the plain load.
 #ifndef FAST_LOAD
 #define FAST_LOAD 0
 #endif
@@ -42,25 +43,22 @@ struct alignas(VEC * sizeof(scalar_t)) Pack {
     scalar_t v[VEC];
 };
 
+// One lane's vector of a row, or zeros when `use` is false (a skipped slot), as one predicated
+// load (predicated_load.cuh says why not `use ? *p : 0`). FAST_LOAD reaches the 16-byte form.
 template <int VEC>
-__device__ __forceinline__ Pack<VEC> load_row(const scalar_t* p) {
-#if FAST_LOAD > 0
-    if constexpr (VEC * sizeof(scalar_t) == 16) {
-        unsigned a, b, c, d;
-#if FAST_LOAD == 1
-        asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-                     : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "l"(p));
-#else
-        asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-                     : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "l"(p));
-#endif
-        Pack<VEC> out;
-        unsigned* w = reinterpret_cast<unsigned*>(&out);
-        w[0] = a; w[1] = b; w[2] = c; w[3] = d;
-        return out;
+__device__ __forceinline__ Pack<VEC> load_row(const scalar_t* p, bool use) {
+    constexpr int bytes = VEC * (int)sizeof(scalar_t);
+    Pack<VEC> out;
+    if constexpr (bytes == 16) {
+        *reinterpret_cast<uint4*>(&out) = ldz16<FAST_LOAD>(p, use);
+    } else if constexpr (bytes == 8) {
+        *reinterpret_cast<uint2*>(&out) = ldz8(p, use);
+    } else if constexpr (bytes == 4) {
+        *reinterpret_cast<unsigned*>(&out) = ldz4(p, use);
+    } else {   // one 16-bit element
+        out.v[0] = use ? *p : from_acc(0.0f);
     }
-#endif
-    return *reinterpret_cast<const Pack<VEC>*>(p);
+    return out;
 }
 
 // One lane's index (and, WEIGHTED, per-sample weight) of the chunk of 32 lookups that starts at
@@ -98,12 +96,8 @@ struct RowSlots {
                 const float s = __shfl_sync(FAST_FULL_MASK, sc, j & 31);
                 scale[u] = use ? s : 0.0f;
             }
-            if (use) {
-                val[u] = load_row<VEC>(wcol + (index_t)r * row_stride);
-            } else {
-#pragma unroll
-                for (int k = 0; k < VEC; ++k) val[u].v[k] = from_acc(0.0f);
-            }
+            // A skipped slot's address (padding, a lookup past the chunk) is formed, never read.
+            val[u] = load_row<VEC>(wcol + (index_t)r * row_stride, use);
         }
     }
 };

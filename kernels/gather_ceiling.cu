@@ -11,6 +11,8 @@
 // GATHER_PIPE = 1 issues the next group of rows before adding the current one (two groups of
 // registers, loads in flight across the add); 0 adds each group before issuing the next.
 
+#include "predicated_load.cuh"
+
 #ifndef GATHER_UNROLL
 #define GATHER_UNROLL 4
 #endif
@@ -56,7 +58,7 @@ extern "C" __global__ void gather_rows(const uint4* __restrict__ table, const lo
 #pragma unroll
         for (int u = 0; u < GATHER_UNROLL; ++u) {
             const long long r = __shfl_sync(GATHER_FULL_MASK, ids, u & 31);
-            cur[u] = (has_col && u < m) ? table[r * row_stride_vectors + lane] : make_uint4(0, 0, 0, 0);
+            cur[u] = ldz16(table + (u < m ? r : 0) * row_stride_vectors + lane, has_col && u < m);
         }
         for (int j0 = 0; j0 < m; j0 += GATHER_UNROLL) {
             uint4 nxt[GATHER_UNROLL];
@@ -64,7 +66,7 @@ extern "C" __global__ void gather_rows(const uint4* __restrict__ table, const lo
             for (int u = 0; u < GATHER_UNROLL; ++u) {
                 const int j = j0 + GATHER_UNROLL + u;
                 const long long r = __shfl_sync(GATHER_FULL_MASK, ids, j & 31);
-                nxt[u] = (has_col && j < m) ? table[r * row_stride_vectors + lane] : make_uint4(0, 0, 0, 0);
+                nxt[u] = ldz16(table + (j < m ? r : 0) * row_stride_vectors + lane, has_col && j < m);
             }
 #pragma unroll
             for (int u = 0; u < GATHER_UNROLL; ++u) {
@@ -79,7 +81,7 @@ extern "C" __global__ void gather_rows(const uint4* __restrict__ table, const lo
             for (int u = 0; u < GATHER_UNROLL; ++u) {
                 const int j = j0 + u;
                 const long long r = __shfl_sync(GATHER_FULL_MASK, ids, j & 31);
-                v[u] = (has_col && j < m) ? table[r * row_stride_vectors + lane] : make_uint4(0, 0, 0, 0);
+                v[u] = ldz16(table + (j < m ? r : 0) * row_stride_vectors + lane, has_col && j < m);
             }
 #pragma unroll
             for (int u = 0; u < GATHER_UNROLL; ++u) {
