@@ -20,9 +20,9 @@
 //
 // Like torch.nn.functional.embedding_bag: optional per-sample weights (fp32, NULL for none; sum
 // mode), padding_idx (-1 for none: its rows are skipped and not counted for the mean), an empty
-// bag gives zeros, mean divides by the bag's non-padding count.
+// bag gives zeros, mean divides by the bag's non-padding count. `zeros` is a row of at least dim
+// zeros, aligned as the weight rows: a slot with nothing to add loads it (see load_row).
 #include "common.cuh"
-#include "predicated_load.cuh"
 
 #ifndef FAST_UNROLL
 #define FAST_UNROLL 8
@@ -43,22 +43,31 @@ struct alignas(VEC * sizeof(scalar_t)) Pack {
     scalar_t v[VEC];
 };
 
-// One lane's vector of a row, or zeros when `use` is false (a skipped slot), as one predicated
-// load (predicated_load.cuh says why not `use ? *p : 0`). FAST_LOAD reaches the 16-byte form.
+// One lane's vector of a row. Every slot of a trip loads, unconditionally: a slot with nothing
+// to add (padding, past the chunk's end) reads the caller's zero row instead, which stays in L1.
+// A conditional load (`use ? *p : 0`) makes two definitions of the value that nvcc 13 merges with
+// register moves placed right after the load, and a move of a load's result waits for the load:
+// in SASS those waits came before the trip's later loads were issued, so a trip of 8 rows cost
+// nearly two DRAM latencies (kernels/README.md).
 template <int VEC>
-__device__ __forceinline__ Pack<VEC> load_row(const scalar_t* p, bool use) {
-    constexpr int bytes = VEC * (int)sizeof(scalar_t);
-    Pack<VEC> out;
-    if constexpr (bytes == 16) {
-        *reinterpret_cast<uint4*>(&out) = ldz16<FAST_LOAD>(p, use);
-    } else if constexpr (bytes == 8) {
-        *reinterpret_cast<uint2*>(&out) = ldz8(p, use);
-    } else if constexpr (bytes == 4) {
-        *reinterpret_cast<unsigned*>(&out) = ldz4(p, use);
-    } else {   // one 16-bit element
-        out.v[0] = use ? *p : from_acc(0.0f);
+__device__ __forceinline__ Pack<VEC> load_row(const scalar_t* p) {
+#if FAST_LOAD > 0
+    if constexpr (VEC * sizeof(scalar_t) == 16) {
+        unsigned a, b, c, d;
+#if FAST_LOAD == 1
+        asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+            : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "l"(p));
+#else
+        asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+            : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "l"(p));
+#endif
+        Pack<VEC> out;
+        unsigned* w = reinterpret_cast<unsigned*>(&out);
+        w[0] = a; w[1] = b; w[2] = c; w[3] = d;
+        return out;
     }
-    return out;
+#endif
+    return *reinterpret_cast<const Pack<VEC>*>(p);
 }
 
 // One lane's index (and, WEIGHTED, per-sample weight) of the chunk of 32 lookups that starts at
@@ -77,14 +86,15 @@ __device__ __forceinline__ void read_chunk(const index_t* __restrict__ indices,
 template <int VEC, bool WEIGHTED>
 struct RowSlots {
     const scalar_t* wcol;
-    index_t row_stride;
+    const scalar_t* zcol;   // the zero row, at this lane's column
+    unsigned row_bytes;     // row stride in bytes (< 2^32: the launcher refuses more)
     int padding, G, group;
     bool has_col;
 
     // Issue the rows of chunk positions j_first + u * G + group (those below m, not padding);
-    // a skipped slot holds zeros (and scale 0), so adding it changes nothing and the adds need
-    // no branch that would tie the loads to each other. Unweighted, no scale is kept at all: a
-    // register per slot less is what lets 8 rows per lane stay in flight within 64 registers.
+    // a skipped slot loads zeros (and, weighted, gets scale 0), so adding it changes nothing and
+    // the adds need no branch that would tie the loads to each other. Unweighted, no scale is kept
+    // at all: a register per slot less is what lets 8 rows per lane stay in flight in 64 registers.
     __device__ __forceinline__ void issue(Pack<VEC> (&val)[FAST_UNROLL], float (&scale)[FAST_UNROLL],
                                           int ids, float sc, int j_first, int m) const {
 #pragma unroll
@@ -97,7 +107,9 @@ struct RowSlots {
                 scale[u] = use ? s : 0.0f;
             }
             // A skipped slot's address (padding, a lookup past the chunk) is formed, never read.
-            val[u] = load_row<VEC>(wcol + (index_t)r * row_stride, use);
+            // One 32 x 32 -> 64-bit multiply per address: the fewest registers per row in flight.
+            const char* row = reinterpret_cast<const char*>(wcol) + (unsigned long long)(unsigned)r * row_bytes;
+            val[u] = load_row<VEC>(use ? reinterpret_cast<const scalar_t*>(row) : zcol);
         }
     }
 };
@@ -124,7 +136,7 @@ __device__ __forceinline__ void fast_bags(
     const index_t* __restrict__ offsets, scalar_t* __restrict__ out,
     const float* __restrict__ per_sample_weights, index_t num_indices_, index_t num_bags_,
     int dim, index_t row_stride, index_t padding_idx_, int mean, int lanes_per_row,
-    int col_slices) {
+    int col_slices, const scalar_t* __restrict__ zeros) {
     extern __shared__ float partial[];  // [B][W-1][L * VEC] sums, then [B][W-1] counts
     const int num_indices = (int)num_indices_, num_bags = (int)num_bags_;
     const int padding = (int)padding_idx_;   // -1: none (row ids are >= 0)
@@ -166,7 +178,9 @@ __device__ __forceinline__ void fast_bags(
         for (int k = 0; k < VEC; ++k) acc[k] = 0.0f;
         int counted = 0;
         const scalar_t* wcol = weight + feature;
-        const RowSlots<VEC, WEIGHTED> slots{wcol, (index_t)row_stride, padding, G, group, has_col};
+        const RowSlots<VEC, WEIGHTED> slots{wcol, zeros + (has_col ? feature : 0),
+                                            (unsigned)(row_stride * (index_t)sizeof(scalar_t)), padding, G,
+                                            group, has_col};
 
         int next_row = first_row;
         float next_scale = first_scale;
@@ -222,10 +236,10 @@ __device__ __forceinline__ void fast_bags(
         const index_t *__restrict__ offsets, scalar_t *__restrict__ out,                        \
         const float *__restrict__ per_sample_weights, index_t num_indices, index_t num_bags,    \
         int dim, index_t row_stride, index_t padding_idx, int mean, int lanes_per_row,          \
-        int col_slices
+        int col_slices, const scalar_t *__restrict__ zeros
 #define L2ATTR_FAST_ARGS                                                                        \
     weight, indices, offsets, out, per_sample_weights, num_indices, num_bags, dim, row_stride,  \
-        padding_idx, mean, lanes_per_row, col_slices
+        padding_idx, mean, lanes_per_row, col_slices, zeros
 
 // One entry point per vector width and weighting; the launcher picks the widest vector that
 // divides the dim, the row stride and the pointers' alignment (at most 16 bytes per lane load),

@@ -8,10 +8,11 @@
 // consumer does on top costs time, so the DRAM bandwidth this kernel reaches on the same index
 // stream and table bounds what a consumer can reach on it.
 //
+// Every slot loads: a slot past the chunk's end reads `zeros` (32 zero vectors, L1-resident), so
+// no load is conditional (fast_consumer.cu's load_row says why that matters).
+//
 // GATHER_PIPE = 1 issues the next group of rows before adding the current one (two groups of
 // registers, loads in flight across the add); 0 adds each group before issuing the next.
-
-#include "predicated_load.cuh"
 
 #ifndef GATHER_UNROLL
 #define GATHER_UNROLL 4
@@ -37,7 +38,8 @@
 // Rows of `vectors` 16-byte vectors (vectors <= 32: lanes past the row's width idle).
 extern "C" __global__ void gather_rows(const uint4* __restrict__ table, const long long* __restrict__ idx,
                                        long long n, int per_warp, int vectors, long long row_stride_vectors,
-                                       unsigned int* __restrict__ sink, const long long* __restrict__ offsets) {
+                                       unsigned int* __restrict__ sink, const long long* __restrict__ offsets,
+                                       const uint4* __restrict__ zeros) {
     const int lane = threadIdx.x & 31;
     const long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
 #if GATHER_DEP
@@ -58,7 +60,7 @@ extern "C" __global__ void gather_rows(const uint4* __restrict__ table, const lo
 #pragma unroll
         for (int u = 0; u < GATHER_UNROLL; ++u) {
             const long long r = __shfl_sync(GATHER_FULL_MASK, ids, u & 31);
-            cur[u] = ldz16(table + (u < m ? r : 0) * row_stride_vectors + lane, has_col && u < m);
+            cur[u] = *((has_col && u < m) ? table + r * row_stride_vectors + lane : zeros + lane);
         }
         for (int j0 = 0; j0 < m; j0 += GATHER_UNROLL) {
             uint4 nxt[GATHER_UNROLL];
@@ -66,7 +68,7 @@ extern "C" __global__ void gather_rows(const uint4* __restrict__ table, const lo
             for (int u = 0; u < GATHER_UNROLL; ++u) {
                 const int j = j0 + GATHER_UNROLL + u;
                 const long long r = __shfl_sync(GATHER_FULL_MASK, ids, j & 31);
-                nxt[u] = ldz16(table + (j < m ? r : 0) * row_stride_vectors + lane, has_col && j < m);
+                nxt[u] = *((has_col && j < m) ? table + r * row_stride_vectors + lane : zeros + lane);
             }
 #pragma unroll
             for (int u = 0; u < GATHER_UNROLL; ++u) {
@@ -81,7 +83,7 @@ extern "C" __global__ void gather_rows(const uint4* __restrict__ table, const lo
             for (int u = 0; u < GATHER_UNROLL; ++u) {
                 const int j = j0 + u;
                 const long long r = __shfl_sync(GATHER_FULL_MASK, ids, j & 31);
-                v[u] = ldz16(table + (j < m ? r : 0) * row_stride_vectors + lane, has_col && j < m);
+                v[u] = *((has_col && j < m) ? table + r * row_stride_vectors + lane : zeros + lane);
             }
 #pragma unroll
             for (int u = 0; u < GATHER_UNROLL; ++u) {

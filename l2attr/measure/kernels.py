@@ -99,6 +99,7 @@ class VariantKernels:
                                               fast=self._fast_options())
         self.consumer = kc.get_kernel(self.consumer_spec)
         self._fast_kernels: dict[tuple[int, bool], Any] = {}
+        self._zero_rows: dict[tuple[Any, int, Any], Any] = {}
         self.pin_spec = kc.pin_spec(dtype, v.pin) if v.rung.pins else None
         self.pin = kc.get_kernel(self.pin_spec) if self.pin_spec else None
         self._aten_buffers: dict[tuple[int, int], tuple[Any, Any]] = {}
@@ -198,6 +199,9 @@ class VariantKernels:
                              f"{rows} rows, {indices.numel()} lookups, {offsets.numel()} bags is too many")
         if padding_idx < -1 or padding_idx >= rows:
             raise ValueError(f"{self.variant.label}: padding_idx {padding_idx} outside [-1, {rows})")
+        if weight.stride(0) * weight.element_size() >= 2**32:
+            raise ValueError(f"{self.variant.label}: a row stride of {weight.stride(0)} elements is 4 GiB "
+                             "or more; the fast consumer addresses rows with a 32-bit byte stride")
         geo = fast_geometry(dim, weight.stride(0), weight.element_size(), weight.data_ptr(),
                             out.data_ptr(), offsets.numel(), self.shape.fast_warps_per_bag,
                             self.shape.fast_bags_per_block)
@@ -212,8 +216,18 @@ class VariantKernels:
             (_ptr(weight), _ptr(indices), _ptr(offsets), _ptr(out), _ptr(per_sample_weights),
              np.int64(indices.numel()), np.int64(offsets.numel()), np.int32(dim),
              np.int64(weight.stride(0)), np.int64(padding_idx), np.int32(1 if mean else 0),
-             np.int32(geo.lanes_per_row), np.int32(geo.col_slices)),
+             np.int32(geo.lanes_per_row), np.int32(geo.col_slices), _ptr(self._zero_row(weight))),
             shared_mem=geo.shared_bytes)
+
+    def _zero_row(self, weight: Any) -> Any:
+        """A row of zeros as wide as the weight's rows, of its type and on its device, made once:
+        the fast consumer's skipped slots load it instead of branching around their load."""
+        key = (weight.dtype, weight.shape[1], weight.device)
+        if key not in self._zero_rows:
+            import torch
+
+            self._zero_rows[key] = torch.zeros(weight.shape[1], dtype=weight.dtype, device=weight.device)
+        return self._zero_rows[key]
 
     def per_sample_weights_dtype(self, weight_dtype: Any) -> Any:
         """The tuned ABI takes fp32 per-sample weights; the ATen one takes the weight's type."""
