@@ -33,11 +33,12 @@ from l2attr.measure.kernels import LaunchShape, VariantKernels
 # x cap (0, 64) showed occupancy deciding (every best point capped at 64 registers, 2 warps per
 # bag, bags per block within 1 %, the L2::256B hint never better); a second refined unroll 2-8
 # and caps 40-64 (2 warps, 4 loads in flight at 56 registers). Since the unweighted build keeps no
-# scale per row in flight, 8 rows per lane fit in 64 registers: this grid measures around there.
+# scale per row in flight and skipped slots load a zero row (no merge moves), 6 rows per lane fit
+# in 56 registers and 8 in 64: this grid measures 4-8 rows in flight (L1::no_allocate never won).
 WARPS = (1, 2, 3, 4)
 BAGS = (1, 2, 4)
-UNROLLS = (2, 4, 8)
-LOADS = (0, 1)
+UNROLLS = (4, 5, 6, 7, 8)
+LOADS = (0,)
 REGCAPS = (0, 56, 64, 72)
 Point = tuple[int, int, int, int, int]   # warps per bag, bags per block, unroll, load, register cap
 

@@ -10,7 +10,7 @@ from l2attr.ladder import DEFAULT_MAXRREGCOUNT, FAMILIES, FAST_DEFAULT, Variant
 from l2attr.vocab import Pin
 
 
-FAST_UNROLLS = (1, 2, 4, 8, 16)   # row loads in flight per lane the fast consumer is built for
+FAST_UNROLLS = tuple(range(1, 17))   # row loads in flight per lane the fast consumer is built for
 
 
 @dataclass(frozen=True)
