@@ -102,15 +102,15 @@ FAMILY_ORDER: tuple[Family, ...] = (Family.ARTIFACT, Family.TUNED, Family.FAST)
 
 @dataclass(frozen=True)
 class FastLaunch:
-    """The fast consumer's launch and compile knobs. The defaults are the point
-    `analysis.tuning.choose` picks from the committed tuning table (examples/tuning/), and a CPU
-    test holds them to it."""
+    """The fast consumer's launch and compile knobs, chosen from the committed tuning table
+    (examples/tuning/): `analysis.tuning.choose`'s point or one the table cannot tell from it (a
+    CPU test holds them to that). examples/tuning/README.md says which and why."""
 
     warps_per_bag: int = 2     # warps sharing one bag
-    bags_per_block: int = 2
-    unroll: int = 8            # row loads in flight per lane (FAST_UNROLL)
+    bags_per_block: int = 4
+    unroll: int = 6            # row loads in flight per lane (FAST_UNROLL)
     load: int = 0              # FAST_LOAD: 0 plain, 1 L1::no_allocate, 2 + L2::256B hint
-    maxrregcount: int = 64     # 0: no register cap (unweighted fp32 builds only: FastOptions)
+    maxrregcount: int = 64     # 0: no register cap (a cap reaches unweighted fp32 builds only)
 
 
 FAST_DEFAULT = FastLaunch()

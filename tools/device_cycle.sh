@@ -49,6 +49,12 @@ if [ "${SKIP_PROFILE:-0}" != 1 ]; then
   timeout 330 python3 benchmarks/bench_profile.py --out "$OUT/runs" 2>&1 | tee "$OUT/profile.log" | tail -60
 fi
 
+if [ "${SKIP_CEILING:-0}" != 1 ]; then
+  step "random-row gather ceiling beside the fast consumer (events and ncu)"
+  timeout 200 python3 benchmarks/gather_ceiling.py --out "$OUT/runs/ceiling" 2>&1 | tee "$OUT/gather_ceiling.log" | tail -32
+  rm -f "$OUT"/runs/ceiling/*.ncu-rep
+fi
+
 if [ "${SKIP_PROFILE:-0}" != 1 ]; then
   step "fast family against its targets (bench_fast judging the two runs above)"
   LADDER_RUN=$(ls -d "$OUT"/runs/*-bench | tail -1); PROFILE_RUN=$(ls -d "$OUT"/runs/*-profile | tail -1)
