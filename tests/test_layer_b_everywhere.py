@@ -20,7 +20,7 @@ from l2attr.profile.orchestrate import render_summary
 from l2attr.report.markdown import render_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
-RUN = ROOT / "examples" / "20261130T213550Z-profile"
+RUN = ROOT / "examples" / "20261130T231541Z-profile"
 pytestmark = pytest.mark.skipif(not (RUN / "metrics.csv").is_file(), reason=f"{RUN} not committed")
 
 HIT, MISS = "lts__t_sectors_op_read_lookup_hit.sum", "lts__t_sectors_op_read_lookup_miss.sum"
