@@ -224,6 +224,8 @@ def read_launchers(bench: Bench, buf) -> dict:
 
 def ncu_figures(out: Path, profile: str, ncu: str) -> dict[str, dict[str, float]]:
     """Median DRAM bytes and duration per candidate label under ncu (application replay)."""
+    from l2attr.errors import UserError
+    from l2attr.profile.launch_labels import label_medians
     from l2attr.profile.ncu_import import read_report
 
     report = out / "ceiling"
@@ -235,13 +237,11 @@ def ncu_figures(out: Path, profile: str, ncu: str) -> dict[str, dict[str, float]
         print(f"gather_ceiling: ncu failed ({res.returncode}): {(res.stdout + res.stderr).strip()[-600:]}")
         return {}
     labels = json.loads((out / "labels.json").read_text())
-    df = read_report(f"{report}.ncu-rep", keep=NCU_METRICS).table
-    wide = df.pivot_table(index="launch", columns="metric", values="value", aggfunc="first").sort_index()
-    if len(wide) != len(labels):
-        print(f"gather_ceiling: {len(wide)} kernels in the report, {len(labels)} launches labelled")
+    try:
+        med = label_medians(read_report(f"{report}.ncu-rep", keep=NCU_METRICS).table, labels, NCU_METRICS)
+    except UserError as exc:
+        print(f"gather_ceiling: {exc}")
         return {}
-    wide["label"] = labels
-    med = wide.groupby("label")[list(NCU_METRICS)].median()
     return {lab: {"ncu_dram_bytes": float(r[NCU_METRICS[0]]), "ncu_duration_us": float(r[NCU_METRICS[1]]) / 1e3}
             for lab, r in med.iterrows()}
 

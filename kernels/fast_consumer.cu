@@ -48,7 +48,7 @@ struct alignas(VEC * sizeof(scalar_t)) Pack {
 // A conditional load (`use ? *p : 0`) makes two definitions of the value that nvcc 13 merges with
 // register moves placed right after the load, and a move of a load's result waits for the load:
 // in SASS those waits came before the trip's later loads were issued, so a trip of 8 rows cost
-// nearly two DRAM latencies (kernels/README.md).
+// nearly two DRAM latencies (examples/logs/ceiling/README.md).
 template <int VEC>
 __device__ __forceinline__ Pack<VEC> load_row(const scalar_t* p) {
 #if FAST_LOAD > 0

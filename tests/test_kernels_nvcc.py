@@ -173,3 +173,18 @@ def test_fast_committed_figures_name_the_default_build():
     for arch in ARCHS:
         assert entry[arch]["spill_stores"] == 0
         assert entry[arch]["registers"] <= (FAST_DEFAULT.maxrregcount or 255)
+
+
+@needs_nvcc
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("knobs", [(4, 0, 0, 0), (8, 0, 1, 1), (2, 1, 0, 0), (4, 1, 1, 1)])
+def test_gather_ceiling_builds_without_spills(arch, knobs):
+    """benchmarks/gather_ceiling.py's read kernels build for both archs in every form it times
+    (unroll, pipelined, with the consumer's epilogue, with the dependent offsets load)."""
+    from l2attr.gpu.compile import KernelSpec
+
+    unroll, pipe, epi, dep = knobs
+    opts = (f"-DGATHER_UNROLL={unroll}", f"-DGATHER_PIPE={pipe}", f"-DGATHER_EPI={epi}", f"-DGATHER_DEP={dep}")
+    for function in ("gather_rows", "read_wide"):
+        rep = ptxas.ptxas_report(KernelSpec("gather_ceiling.cu", function, opts), arch, NVCC)
+        assert rep["registers"] > 0 and rep["spill_stores"] == 0, (function, rep)
