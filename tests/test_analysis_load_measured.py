@@ -34,3 +34,18 @@ def test_a_ladder_run_is_preferred_to_a_newer_profile_run():
     assert _study([profile, ladder]).measured("l2_read_GBps")[0] == 21000.0
     assert _study([profile]).measured("l2_read_GBps")[0] == 99999.0
     assert _study([ladder]).measured("hbm_read_GBps") == (None, "no run's manifest records hbm_read_GBps")
+
+
+def test_near_a_time_the_ladder_run_made_closest_to_it_wins():
+    from datetime import datetime, timezone
+
+    before = _run("a-bench", "ladder", "2026-11-30T23:13:56+00:00", hbm_read_GBps=4511.0)
+    after = _run("c-element", "ladder", "2026-11-30T23:25:57+00:00", hbm_read_GBps=4506.0)
+    undated = _run("d-bench", "ladder", "not a time", hbm_read_GBps=4400.0)
+    profile = _run("b-profile", "profile", "2026-11-30T23:15:41+00:00")
+    study = _study([undated, after, before, profile])
+    near = study.newest_time("profile")
+    assert near == datetime(2026, 11, 30, 23, 15, 41, tzinfo=timezone.utc)
+    assert study.measured("hbm_read_GBps", near=near)[0] == 4511.0      # 1 min 45 s before it
+    assert study.measured("hbm_read_GBps")[0] == 4506.0                  # without: the newest
+    assert _study([before]).newest_time("profile") is None

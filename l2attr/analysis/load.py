@@ -14,6 +14,8 @@ metrics its report's other kernels have: the signs of a file cut at a row bounda
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 import json
 import math
 from dataclasses import dataclass, field
@@ -110,17 +112,44 @@ class Study:
         """The measured HBM copy bandwidth and the run it came from (ladder runs measure it)."""
         return self.measured("hbm_copy_GBps")
 
-    def measured(self, key: str) -> tuple[float | None, str]:
+    def measured(self, key: str, near: datetime | None = None) -> tuple[float | None, str]:
         """A bandwidth a ladder run measured (hbm_copy_GBps, hbm_read_GBps, l2_read_GBps) and
-        where it came from; None with the reason when no run recorded it. The newest run that
-        recorded it wins (`preference_order`, as for cells): machines of one kind differ by a few
-        per cent (H200 read-only HBM: 4,477-4,569 GB/s across the committed runs), and the newest
-        ladder is the one measured beside the newest profile."""
-        for run in preference_order(self.runs):
+        where it came from; None with the reason when no run recorded it.
+
+        Machines of one kind differ by a few per cent (H200 read-only HBM: 4,477-4,569 GB/s across
+        the committed runs), so which run's figure is used matters. By default the newest run
+        that recorded it (`preference_order`, as for cells); with `near` (when the profile whose
+        bytes it divides was made), the ladder run made closest to that time, the likeliest to
+        share its machine."""
+        ordered = preference_order(self.runs)
+        if near is not None:
+            ladders = sorted((r for r in ordered if r.kind == "ladder"), key=lambda r: _distance(r, near))
+            ordered = ladders + [r for r in ordered if r.kind != "ladder"]
+        for run in ordered:
             value = run.manifest.get(key)
             if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
                 return float(value), f"{run.name}/{MANIFEST}[{key}]"
         return None, f"no run's manifest records {key}"
+
+    def newest_time(self, kind: str) -> datetime | None:
+        """When the newest run of a kind was made (its manifest's created_utc), if any says."""
+        times = [t for t in (created_at(r) for r in self.runs_of_kind(kind)) if t is not None]
+        return max(times) if times else None
+
+
+def created_at(run: Run) -> datetime | None:
+    """A run's manifest created_utc as an aware datetime; None when absent or unreadable."""
+    raw = run.manifest.get("created_utc")
+    try:
+        t = datetime.fromisoformat(str(raw))
+    except ValueError:
+        return None
+    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+
+
+def _distance(run: Run, near: datetime) -> float:
+    t = created_at(run)
+    return abs((t - near).total_seconds()) if t is not None else float("inf")
 
 
 def load_runs(paths: list[Path] | list[str], allow_mixed: bool = False, allow_partial: bool = False) -> Study:
@@ -165,7 +194,8 @@ def preference_order(runs: list[Run]) -> list[Run]:
     others (a profile's child ladder is a side product), then the newest run first (its
     manifest's created_utc), so re-measuring a cell updates the report and the older
     measurement is compared with it instead of hiding it."""
-    newest_first = sorted(runs, key=lambda r: str(r.manifest.get("created_utc") or ""), reverse=True)
+    oldest = datetime.min.replace(tzinfo=timezone.utc)          # undated or unreadable: oldest
+    newest_first = sorted(runs, key=lambda r: created_at(r) or oldest, reverse=True)
     return sorted(newest_first, key=lambda r: 0 if r.kind == "ladder" else 1)   # stable
 
 

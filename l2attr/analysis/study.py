@@ -109,8 +109,10 @@ def analyse(study: Study, l2_state: str | None = None, sweeps: list[Any] | None 
     series = find_series(study.cells, study.metrics)
     measured = measured_break_even(sweeps)
     hbm, hbm_source = study.hbm_copy_GBps()
-    hbm_read, read_src = study.measured("hbm_read_GBps")
-    l2_read, l2_src = study.measured("l2_read_GBps")
+    # The read bandwidths divide the profile's bytes: take them from the ladder run made nearest it.
+    near = study.newest_time("profile")
+    hbm_read, read_src = study.measured("hbm_read_GBps", near=near)
+    l2_read, l2_src = study.measured("l2_read_GBps", near=near)
     ceilings = " + ".join(src for v, src in ((hbm_read, read_src), (l2_read, l2_src)) if v is not None)
     parts: dict[str, list[pd.DataFrame]] = {}
     ladders = []
