@@ -122,4 +122,10 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+    from l2attr.errors import UserError
+
+    try:
+        raise SystemExit(main(sys.argv[1:]))
+    except UserError as exc:        # no GPU, no torch, a bad option value: one line, not a traceback
+        print(f"tune_fast: error: {exc}", file=sys.stderr)
+        raise SystemExit(1) from None

@@ -14,10 +14,9 @@ metrics its report's other kernels have: the signs of a file cut at a row bounda
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-
 import json
 import math
+from datetime import datetime, timezone
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any

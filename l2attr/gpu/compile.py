@@ -39,8 +39,8 @@ class FastOptions:
     def options(self, dtype: str = "fp32", weighted: bool = False) -> list[str]:
         """The cap was tuned on unweighted fp32 and applies to those builds only: the 16-bit
         builds carry 8 fp32 accumulators per lane and the weighted ones a scale per row in flight,
-        and both would spill under it (bf16 at 56: 76 bytes on sm_90; weighted fp32 with 8 rows
-        in flight at 64: 32 bytes)."""
+        and both would spill under it (nvcc 13.0, sm_90, 6 rows in flight at 64 registers: bf16
+        64 bytes, weighted fp32 24 bytes)."""
         opts = [f"-DFAST_UNROLL={self.unroll}", f"-DFAST_LOAD={self.load}"]
         capped = self.maxrregcount and dtype == "fp32" and not weighted
         return opts + ([f"--maxrregcount={self.maxrregcount}"] if capped else [])
