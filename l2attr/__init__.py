@@ -1,3 +1,18 @@
-"""l2attr: measure what cross-kernel L2 residency is really worth (DLRM EmbeddingBag L2 pinning)."""
+"""l2attr: measure what cross-kernel L2 residency is really worth, for any producer -> consumer pair.
+
+`l2attr.Experiment` and `l2attr.annotate` are the Python API (l2attr.experiment); they load on
+first use, so `import l2attr` stays cheap for the CLI and the CPU tools.
+"""
+
+from typing import Any
 
 __version__ = "0.1.0"
+_API = {"Experiment": "l2attr.experiment.declare", "annotate": "l2attr.experiment.annotate"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _API:
+        import importlib
+
+        return getattr(importlib.import_module(_API[name]), name)
+    raise AttributeError(f"module 'l2attr' has no attribute {name!r}")

@@ -127,7 +127,63 @@ PHASES = Table(
     ("range", "phase", "start_us"),
 )
 
-TABLES = {t.name: t for t in (SAMPLES, CELLS, METRICS, TIMELINE, PHASES)}
+EXP_SAMPLES = Table(
+    "exp_samples",
+    {
+        "experiment": "experiment name (the user's label)",
+        "condition": "natural, no_producer, flush_before_call, flush_after_producer or reset_after_producer",
+        "repeat": "repeat index (0-based; device and host repeats alternate)",
+        "mode": "device (kernel timer per kernel) or host (host clock)",
+        "call": "call index within the repeat (warm-up calls and the cold first call are not recorded)",
+        "producer_time_us": "timer kernel: the producer's CUDA-event time (device repeats with a producer)",
+        "consumer_time_us": "timer kernel: the consumer's CUDA-event time (device repeats)",
+        "producer_wall_us": "timer wall: host clock around producer launch -> stream sync (host repeats)",
+        "consumer_wall_us": "timer wall: host clock around consumer launch -> stream sync (host repeats)",
+        "call_wall_us": "timer wall: producer_wall_us + consumer_wall_us (the control between them excluded)",
+        "producer_enqueue_us": "host time to enqueue the producer's events and launches (device repeats)",
+        "consumer_enqueue_us": "host time to enqueue the consumer's events and launches (device repeats)",
+        "sm_clock_mhz": "SM clock measured by the blocking timer right before the consumer (NaN: spin timer)",
+        "discard": "'' kept; timeout, late or throttled: not in the cells (recorded, never silently dropped)",
+    },
+    ("experiment", "condition", "repeat", "call"),
+)
+
+EXP_CELLS = Table(
+    "exp_cells",
+    {
+        "experiment": "experiment name",
+        "condition": "the L2 condition of the cell",
+        "quantity": "producer, consumer, kernels (producer + consumer of one call) or call",
+        "timer": "kernel (CUDA events, blocking or spin timer) or wall (host clock)",
+        "n_samples": "samples kept",
+        "n_discarded": "samples discarded (timeout, late, throttled)",
+        "median_us": "median time",
+        "p10_us": "10th percentile",
+        "p90_us": "90th percentile",
+        "ci95_lo_us": "bootstrap 95% CI of the median, low end",
+        "ci95_hi_us": "bootstrap 95% CI of the median, high end",
+    },
+    ("experiment", "condition", "quantity", "timer"),
+)
+
+EXP_METRICS = Table(
+    "exp_metrics",
+    {
+        "experiment": "experiment name (from the NVTX range)",
+        "condition": "the L2 condition the call ran under ('' for a user's own annotate() range)",
+        "role": "producer | consumer",
+        "call": "call index within the profiled repeat (launch order for annotate() ranges)",
+        "kernel": "kernel function name",
+        "launch": "launch index in the report (kernels of one range are told apart by it)",
+        "nvtx_range": "innermost NVTX push/pop range of the kernel launch",
+        "metric": "Nsight Compute metric name",
+        "value": "value in the metric's base unit",
+        "unit": "unit as Nsight Compute reports it",
+    },
+    ("experiment", "condition", "role", "call", "launch", "metric"),
+)
+
+TABLES = {t.name: t for t in (SAMPLES, CELLS, METRICS, TIMELINE, PHASES, EXP_SAMPLES, EXP_CELLS, EXP_METRICS)}
 
 
 def check_frame(df: pd.DataFrame, table: Table, source: str) -> pd.DataFrame:

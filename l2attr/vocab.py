@@ -38,6 +38,7 @@ class Role(Vocab):
     PIN = "pin"
     CONSUMER = "consumer"
     CALL = "call"          # the whole call, pin -> sync -> consumer (range replay, timelines)
+    PRODUCER = "producer"  # an experiment's producer step (a pin, a prefetch, the previous layer)
 
 
 class L2State(Vocab):
@@ -72,6 +73,7 @@ class Quantity(Vocab):
     CONSUMER = "consumer"  # the EmbeddingBag consumer kernel
     KERNELS = "kernels"    # pin + consumer of the same call (pin counted 0 without a pin)
     CALL = "call"          # the whole call as the host sees it
+    PRODUCER = "producer"  # an experiment's producer step
 
 
 class Condition(Vocab):
@@ -242,3 +244,94 @@ class SweepQuantity(Vocab):
     PREPARE = "prepare"                # the host call before the consumer (window)
     CHARGED = "charged"                # (pin + consumer kernels) per consumer call, kernel timer
     CALL = "call"                      # whole calls per consumer call, wall clock
+
+
+# -- experiments: any producer -> consumer pair (l2attr.experiment) ---------------------------
+
+class CellCondition(Vocab):
+    """What happens to L2 around one call of an experiment (the generic form of L2State).
+
+    The ladder's states are the pin-named special cases: natural = natural, flush =
+    flush_before_call, flush_after_pin = flush_after_producer, reset_after_pin =
+    reset_after_producer; no_producer is the ladder's consumer-only rung (OptMT)."""
+
+    NATURAL = "natural"                            # producer -> sync -> consumer, L2 as left
+    NO_PRODUCER = "no_producer"                    # the consumer alone: the honest comparand of a pin
+    FLUSH_BEFORE_CALL = "flush_before_call"        # flush, then producer -> sync -> consumer
+    FLUSH_AFTER_PRODUCER = "flush_after_producer"  # producer -> sync -> flush -> consumer: cold consumer
+    RESET_AFTER_PRODUCER = "reset_after_producer"  # producer -> sync -> persisting reset -> consumer
+
+
+class TimerKind(Vocab):
+    """How the kernel timer keeps host launch lag out of the event interval."""
+
+    BLOCKING = "blocking"  # the GPU waits on a host-mapped flag until every launch is enqueued
+    SPIN = "spin"          # a GPU spin of a fixed length before the start event (may be too short)
+
+
+class RepeatMode(Vocab):
+    """How one repeat of an experiment cell runs (measure/cell.py)."""
+
+    DEVICE = "device"    # kernel timer per kernel
+    HOST = "host"        # host clock around producer -> sync and consumer -> sync
+    PROFILE = "profile"  # no timers, NVTX ranges: the Nsight Compute child
+
+
+class Discard(Vocab):
+    """Why a kernel-timer sample was not kept (recorded, never silently dropped)."""
+
+    KEPT = ""                  # kept
+    TIMEOUT = "timeout"        # the blocking kernel gave up waiting: host time may be in the interval
+    LATE = "late"              # spin timer: the launch came after the spin had ended
+    THROTTLED = "throttled"    # SM clock during the wait below the threshold of the default clock
+
+
+EXPERIMENT_ROLES = (Role.PRODUCER.value, Role.CONSUMER.value)
+_NAME_RE = re.compile(r"^[A-Za-z0-9._-]+$")
+# Experiment ranges: `<role>:<experiment>` (a user's annotate()) or
+# `<role>:<experiment>:<condition>:c<call>` (the engine's own calls); ':' separated as above.
+EXPERIMENT_INCLUDE = f"regex:{NVTX_DOMAIN}@({'|'.join(EXPERIMENT_ROLES)}):.*/"
+
+
+def check_label(label: str, what: str = "label") -> str:
+    """A user's label as it may stand in an NVTX name, a run dir name and a CSV cell."""
+    if not isinstance(label, str) or not _NAME_RE.match(label):
+        from l2attr.errors import UserError
+
+        raise UserError(f"{what} {label!r}: use letters, digits, '.', '_' and '-' only")
+    return label
+
+
+def experiment_range_name(role: str, experiment: str, condition: str | None = None,
+                          call: int | None = None) -> str:
+    """The NVTX name (inside l2attr's domain) of one role of one experiment call."""
+    name = f"{Role(role).value}:{check_label(experiment, 'experiment name')}"
+    if condition is not None:
+        name += f":{CellCondition(condition).value}:c{int(call or 0)}"
+    return name
+
+
+_EXPERIMENT_RE = re.compile(
+    rf"^(?P<role>{'|'.join(EXPERIMENT_ROLES)}):(?P<experiment>[A-Za-z0-9._-]+)"
+    rf"(?::(?P<condition>{_alternatives(CellCondition)}):c(?P<call>\d+))?$")
+
+
+def parse_experiment_range(name: str | None) -> dict[str, Any]:
+    """role, experiment, condition ('' for a bare annotate()), call (None) of an experiment range;
+    every field empty for any other range (the ladder's included)."""
+    out: dict[str, Any] = {"role": "", "experiment": "", "condition": "", "call": None}
+    inner = _strip(name) if name else None
+    m = _EXPERIMENT_RE.match(inner) if inner is not None else None
+    if m:
+        out.update(role=m["role"], experiment=m["experiment"], condition=m["condition"] or "",
+                   call=int(m["call"]) if m["call"] is not None else None)
+    return out
+
+
+class Judgement(Vocab):
+    """The one significance rule's answer for two medians (analysis/significance.py)."""
+
+    FASTER = "faster"              # beyond noise, the new arm is faster
+    SLOWER = "slower"              # beyond noise, the new arm is slower
+    WITHIN_NOISE = "within noise"  # intervals overlap (or the gap is inside the cross-process spread)
+    NOT_MEASURED = "not measured"  # an arm has no samples

@@ -7,25 +7,16 @@ per thread and theoretical occupancy for the manifest.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from functools import lru_cache
+from dataclasses import dataclass
 from typing import Any
 
 from l2attr.errors import UserError
 from l2attr.ladder import DEFAULT_MAXRREGCOUNT, FAMILIES, FAST_DEFAULT, PIN_FUNCTIONS, PIN_SOURCE, Variant
-from l2attr.resources import data_dir
+from l2attr.gpu.nvrtc import (BLOCK_SPEC, FLUSH_SPEC, READ_SPEC, SPIN_SPEC, KernelSpec,  # noqa: F401
+                              _module, device_arch, get_kernel)
 from l2attr.vocab import Pin
 
 SCALAR_CODE = {"fp32": 0, "fp16": 1, "bf16": 2}
-
-
-@dataclass(frozen=True)
-class KernelSpec:
-    """One kernel of one variant: the source file, the function and the compile options."""
-
-    source: str
-    function: str
-    options: tuple[str, ...] = field(default_factory=tuple)
 
 
 @dataclass(frozen=True)
@@ -82,37 +73,6 @@ def pin_spec(dtype: str, granularity: Pin | str = Pin.LINE) -> KernelSpec:
         raise UserError(f"pin granularity {granularity!r}; valid: "
                         f"{', '.join(p.value for p in PIN_FUNCTIONS)}") from None
     return KernelSpec(PIN_SOURCE, function, (f"-DSCALAR_T={SCALAR_CODE[dtype]}",))
-
-
-FLUSH_SPEC = KernelSpec("flush_l2.cu", "flush_l2", ())
-SPIN_SPEC = KernelSpec("flush_l2.cu", "spin_ns", ())
-READ_SPEC = KernelSpec("flush_l2.cu", "read_stream", ())
-
-
-@lru_cache(maxsize=None)
-def _module(source: str, options: tuple[str, ...], arch: str) -> Any:
-    import cupy
-
-    kdir = data_dir("kernels")
-    code = (kdir / source).read_text()
-    opts = ("--std=c++17", f"-I{kdir}", *options)  # CuPy adds -arch for the current device
-    try:
-        module = cupy.RawModule(code=code, options=opts, backend="nvrtc")
-        module.compile()
-    except cupy.cuda.compiler.CompileException as exc:
-        raise UserError(f"compiling {source} {' '.join(options)} failed: "
-                        f"{str(exc).splitlines()[0]}") from None
-    return module
-
-
-def device_arch() -> str:
-    import cupy
-
-    return f"sm_{cupy.cuda.Device().compute_capability}"
-
-
-def get_kernel(spec: KernelSpec) -> Any:
-    return _module(spec.source, spec.options, device_arch()).get_function(spec.function)
 
 
 def kernel_resources(kernel: Any, block_threads: int) -> dict[str, Any]:

@@ -94,13 +94,27 @@ def gpu_facts() -> dict[str, Any]:
         "driver_cuda": cupy.cuda.runtime.driverGetVersion(),
         "runtime_cuda": cupy.cuda.runtime.runtimeGetVersion(),
     }
-    smi = _run(["nvidia-smi", "--query-gpu=driver_version,clocks.sm,clocks.mem,clocks.max.sm,"
-                "clocks.max.mem,power.limit", "--format=csv,noheader,nounits"])
+    facts.update(identity(torch))
+    select = [f"--id={facts['uuid']}"] if facts.get("uuid") else []
+    smi = _run(["nvidia-smi", *select, "--query-gpu=driver_version,clocks.sm,clocks.mem,clocks.max.sm,"
+                "clocks.max.mem,power.limit,ecc.mode.current,persistence_mode",
+                "--format=csv,noheader,nounits"])
     if smi:
         keys = ("driver", "sm_clock_mhz", "mem_clock_mhz", "max_sm_clock_mhz", "max_mem_clock_mhz",
-                "power_limit_w")
+                "power_limit_w", "ecc_mode", "persistence_mode")
         facts.update(dict(zip(keys, [v.strip() for v in smi.splitlines()[0].split(",")])))
     return facts
+
+
+def identity(torch: Any) -> dict[str, Any]:
+    """Which physical GPU and host measured a run: two runs are "one machine" only if these agree."""
+    uuid = ""
+    try:
+        raw = str(torch.cuda.get_device_properties(torch.cuda.current_device()).uuid)
+        uuid = raw if raw.startswith("GPU-") else f"GPU-{raw}"
+    except Exception:
+        pass
+    return {"uuid": uuid, "host": platform.node()}
 
 
 def software_versions() -> dict[str, Any]:

@@ -30,3 +30,21 @@ def require_gpu() -> tuple[Any, Any]:
     if not available:
         raise UserError(f"no CUDA GPU found (torch.cuda.is_available() is False); {NO_GPU_HINT}")
     return torch, cupy
+
+
+def reset_persisting_l2() -> bool:
+    """cudaCtxResetPersistingL2Cache: evict-last / persisting lines back to normal priority.
+
+    Without it a plain flush cannot displace lines a pin left at evict-last priority (NOTES
+    2026-11-30 item 6). Returns whether the reset ran (it needs cuda-python's bindings, which
+    come with the GPU extras).
+    """
+    try:
+        from cuda.bindings import runtime as cudart  # cuda-python
+    except ImportError:
+        try:
+            from cuda import cudart  # type: ignore[no-redef]
+        except ImportError:
+            return False
+    (err,) = cudart.cudaCtxResetPersistingL2Cache()
+    return int(err) == 0

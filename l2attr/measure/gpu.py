@@ -15,6 +15,7 @@ import numpy as np
 from l2attr.config import WorkloadConfig
 from l2attr.errors import UserError
 from l2attr.gpu import compile as kc
+from l2attr.gpu.runtime import reset_persisting_l2
 
 
 def required_bytes(cfg: WorkloadConfig, l2_bytes: int) -> dict[str, int]:
@@ -46,24 +47,6 @@ def check_fits(cfg: WorkloadConfig) -> int:
                         f"{free / 2**30:.2f} GiB of {total / 2**30:.2f} GiB is free; "
                         f"use --tables/--rows/--batches to shrink it")
     return l2_bytes
-
-
-def reset_persisting_l2() -> bool:
-    """cudaCtxResetPersistingL2Cache: evict-last / persisting lines back to normal priority.
-
-    Without it a plain flush cannot displace lines a pin left at evict-last priority (NOTES
-    2026-11-30 item 6). Returns whether the reset ran (it needs cuda-python's bindings, which
-    come with the GPU extras).
-    """
-    try:
-        from cuda.bindings import runtime as cudart  # cuda-python
-    except ImportError:
-        try:
-            from cuda import cudart  # type: ignore[no-redef]
-        except ImportError:
-            return False
-    (err,) = cudart.cudaCtxResetPersistingL2Cache()
-    return int(err) == 0
 
 
 class Gpu:

@@ -1,0 +1,153 @@
+"""An experiment is a declaration: producer, consumer, reference, inputs and L2 conditions.
+
+The user's callables enqueue work on the current torch stream (a CuPy/NVRTC kernel, a torch op,
+a Triton kernel) and return; the engine owns the rest (measure/cell.py, experiment/run.py,
+experiment/profile.py). With `setup`, each callable receives what setup returned (the inputs,
+made once on the GPU before anything is timed); without it they take no argument.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from l2attr.errors import UserError
+from l2attr.measure.cell import CallOps
+from l2attr.vocab import CellCondition, TimerKind, check_label
+
+Step = Callable[..., Any]
+
+
+def default_conditions(has_producer: bool) -> tuple[CellCondition, ...]:
+    """With a producer: the pair, the consumer alone (what the producer must beat once charged)
+    and the cold-consumer control; without one: natural against a flush before each call."""
+    if has_producer:
+        return (CellCondition.NATURAL, CellCondition.NO_PRODUCER, CellCondition.FLUSH_AFTER_PRODUCER)
+    return (CellCondition.NATURAL, CellCondition.FLUSH_BEFORE_CALL)
+
+
+def default_baseline(conditions: Sequence[CellCondition]) -> CellCondition:
+    """The condition `natural` is judged against: the consumer alone where declared (a pin must
+    pay for itself), else the cold consumer (an activation's reuse), else a flushed call."""
+    for c in (CellCondition.NO_PRODUCER, CellCondition.FLUSH_AFTER_PRODUCER, CellCondition.FLUSH_BEFORE_CALL):
+        if c in conditions:
+            return c
+    raise UserError("an experiment needs a condition to compare 'natural' with "
+                    "(no_producer, flush_after_producer or flush_before_call)")
+
+
+@dataclass
+class Experiment:
+    """One producer -> consumer pair and the conditions to run it under.
+
+    `reference` (optional) returns what the consumer must return, checked once before timing
+    (`rtol`/`atol`); `calls` measured calls per repeat after `warmup`; `baseline` the condition
+    `natural` is judged against (default: default_baseline)."""
+
+    name: str
+    consumer: Step
+    producer: Step | None = None
+    reference: Step | None = None
+    setup: Callable[[], Any] | None = None
+    conditions: Sequence[str] = ()
+    baseline: str | None = None
+    calls: int = 20
+    warmup: int = 5
+    repeats: int = 3
+    rtol: float = 1e-3
+    atol: float = 1e-3
+    timer: str = TimerKind.BLOCKING.value
+    out: Path | str = "runs"
+    labels: dict[str, str] = field(default_factory=dict)   # e.g. {"producer": "pin", "consumer": "sdpa"}
+    _state: Any = field(default=None, init=False, repr=False)
+    _ready: bool = field(default=False, init=False, repr=False)
+    run_dir: Path | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        check_label(self.name, "experiment name")
+        if not callable(self.consumer):
+            raise UserError(f"experiment {self.name}: consumer must be callable")
+        for what in ("producer", "reference", "setup"):
+            value = getattr(self, what)
+            if value is not None and not callable(value):
+                raise UserError(f"experiment {self.name}: {what} must be callable or None")
+        try:
+            conds = tuple(CellCondition(c) for c in self.conditions) or default_conditions(self.producer is not None)
+        except ValueError as exc:
+            raise UserError(f"experiment {self.name}: {exc}; valid: {', '.join(CellCondition.values())}") from None
+        if len(set(conds)) != len(conds):
+            raise UserError(f"experiment {self.name}: a condition is listed twice")
+        needs_producer = {CellCondition.NO_PRODUCER, CellCondition.FLUSH_AFTER_PRODUCER,
+                          CellCondition.RESET_AFTER_PRODUCER}
+        if self.producer is None and needs_producer & set(conds):
+            raise UserError(f"experiment {self.name}: conditions "
+                            f"{', '.join(sorted(c.value for c in needs_producer & set(conds)))} need a producer")
+        if CellCondition.NATURAL not in conds:
+            raise UserError(f"experiment {self.name}: the conditions must include 'natural'")
+        self.conditions = conds
+        self.baseline = CellCondition(self.baseline) if self.baseline else default_baseline(conds)
+        if self.baseline not in conds or self.baseline == CellCondition.NATURAL:
+            raise UserError(f"experiment {self.name}: baseline {self.baseline.value!r} must be one of "
+                            "the other declared conditions")
+        for what, n, low in (("calls", self.calls, 2), ("warmup", self.warmup, 0), ("repeats", self.repeats, 1)):
+            if not isinstance(n, int) or n < low:
+                raise UserError(f"experiment {self.name}: {what} must be a whole number >= {low}")
+        self.timer = TimerKind(self.timer).value
+
+    # -- the callables, bound to the inputs ----------------------------------------------------
+    def prepare(self) -> None:
+        """Make the inputs once (setup); idempotent."""
+        if not self._ready:
+            self._state = self.setup() if self.setup is not None else None
+            self._ready = True
+
+    def _bind(self, fn: Step | None) -> Callable[[], Any] | None:
+        if fn is None:
+            return None
+        if self.setup is None:
+            return fn
+        state = self._state
+        return lambda: fn(state)
+
+    def ops(self) -> CallOps:
+        self.prepare()
+        consumer = self._bind(self.consumer)
+        assert consumer is not None
+        return CallOps(consumer=consumer, producer=self._bind(self.producer))
+
+    def reference_output(self) -> Any:
+        self.prepare()
+        ref = self._bind(self.reference)
+        return ref() if ref is not None else None
+
+    def declaration(self) -> dict[str, Any]:
+        """What the manifest records of the declaration (inputs, not results)."""
+        def where(fn: Any) -> str | None:
+            if fn is None:
+                return None
+            mod, name = getattr(fn, "__module__", "?"), getattr(fn, "__qualname__", repr(fn))
+            return f"{mod}:{name}"
+
+        return {"name": self.name, "producer": where(self.producer), "consumer": where(self.consumer),
+                "reference": where(self.reference), "setup": where(self.setup),
+                "conditions": [c.value for c in self.conditions], "baseline": self.baseline.value,
+                "calls": self.calls, "warmup": self.warmup, "repeats": self.repeats,
+                "rtol": self.rtol, "atol": self.atol, "timer": self.timer, "labels": dict(self.labels)}
+
+    # -- the API (experiment/run.py and experiment/profile.py do the work) ----------------------
+    def time(self, repeats: int | None = None, out: Path | str | None = None,
+             resume: Path | str | None = None, log: Callable[[str], None] = print,
+             device: Any = None) -> Any:
+        """Time every condition; a tidy DataFrame of exp_cells.csv, and `self.run_dir`."""
+        from l2attr.experiment.run import time_experiment
+
+        return time_experiment(self, repeats=repeats, out=out, resume=resume, log=log, device=device)
+
+    def profile(self, metrics: str = "l2", command: Sequence[str] | None = None,
+                calls: int = 4, log: Callable[[str], None] = print) -> Any:
+        """Profile under Nsight Compute (application replay, cache control none): this script is
+        re-entered as the child unless `command` names another; a tidy exp_metrics DataFrame."""
+        from l2attr.experiment.profile import profile_experiment
+
+        return profile_experiment(self, metrics=metrics, command=command, calls=calls, log=log)

@@ -1,0 +1,150 @@
+"""The cell protocol for any producer -> consumer pair: what runs, in which order, in one call.
+
+One call under a condition (vocab.CellCondition):
+
+    [flush]                        flush_before_call (outside every timer)
+    producer -> stream sync        unless no_producer
+    [flush | persisting reset]     flush_after_producer / reset_after_producer (outside every timer)
+    consumer -> stream sync
+
+timed three ways, in repeats that alternate:
+
+* device repeat (timer `kernel`): each kernel between CUDA events behind the device's kernel timer
+  (measure/timer.py: the blocking timer by default), so no host launch lag is in the interval;
+* host repeat (timer `wall`): the host clock around `producer -> sync` (the producer step's whole
+  cost to a caller: launch, kernel, sync) and around `consumer -> sync`; the call is their sum,
+  the control's flush or reset between them is not part of it;
+* profile mode (under Nsight Compute): no timers, an NVTX range around each role.
+
+Every repeat starts from a flushed L2 with persisting lines reset (pins never un-pin: without it a
+repeat inherits the one before). Warm-up calls run and are not kept, nor the first measured call.
+The device is duck-typed (flush_l2, reset_persisting, sync, host_us, timer) so the order of
+operations is tested on a CPU with a fake.
+"""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from dataclasses import dataclass
+from typing import Any, Callable, ContextManager
+
+from l2attr.vocab import CellCondition, Discard, RepeatMode, Role
+
+Launch = Callable[[], Any]
+Ranges = Callable[[Role, int], ContextManager[Any]]   # (role, call) -> context around a launch
+NAN = float("nan")
+
+SAMPLE_FIELDS = ("producer_time_us", "consumer_time_us", "producer_wall_us", "consumer_wall_us",
+                 "call_wall_us", "producer_enqueue_us", "consumer_enqueue_us", "sm_clock_mhz",
+                 "discard")
+
+
+@dataclass(frozen=True)
+class CallOps:
+    """What one call launches: the consumer, and the producer step when there is one."""
+
+    consumer: Launch
+    producer: Launch | None = None
+
+
+def _no_range(role: Role, call: int) -> ContextManager[Any]:
+    return nullcontext()
+
+
+def runs_producer(ops: CallOps, condition: CellCondition) -> bool:
+    return ops.producer is not None and condition != CellCondition.NO_PRODUCER
+
+
+def _before(dev: Any, condition: CellCondition) -> None:
+    if condition == CellCondition.FLUSH_BEFORE_CALL:
+        dev.flush_l2()
+
+
+def _between(dev: Any, condition: CellCondition) -> None:
+    """The controls: the producer's lines go (flush), or only their evict_last mark (reset)."""
+    if condition == CellCondition.FLUSH_AFTER_PRODUCER:
+        dev.flush_l2()
+    elif condition == CellCondition.RESET_AFTER_PRODUCER:
+        dev.reset_persisting()
+
+
+def device_call(dev: Any, ops: CallOps, condition: CellCondition, call: int,
+                ranges: Ranges = _no_range) -> dict[str, Any]:
+    """Each kernel behind the kernel timer; the timer's sync is the producer -> consumer sync."""
+    row: dict[str, Any] = {f: NAN for f in SAMPLE_FIELDS}
+    discards = []
+    _before(dev, condition)
+    if runs_producer(ops, condition):
+        with ranges(Role.PRODUCER, call):
+            s = dev.timer.time(ops.producer)
+        row.update(producer_time_us=s.time_us, producer_enqueue_us=s.enqueue_us)
+        discards.append(s.discard)
+    _between(dev, condition)
+    with ranges(Role.CONSUMER, call):
+        s = dev.timer.time(ops.consumer)
+    row.update(consumer_time_us=s.time_us, consumer_enqueue_us=s.enqueue_us, sm_clock_mhz=s.sm_clock_mhz)
+    discards.append(s.discard)
+    row["discard"] = next((d for d in discards if d), Discard.KEPT.value)
+    return row
+
+
+def host_call(dev: Any, ops: CallOps, condition: CellCondition, call: int,
+              ranges: Ranges = _no_range) -> dict[str, Any]:
+    """The host clock around producer -> sync and around consumer -> sync."""
+    row: dict[str, Any] = {f: NAN for f in SAMPLE_FIELDS}
+    _before(dev, condition)
+    producer_us = 0.0
+    if runs_producer(ops, condition):
+        t0 = dev.host_us()
+        with ranges(Role.PRODUCER, call):
+            ops.producer()
+        dev.sync()
+        producer_us = dev.host_us() - t0
+        row["producer_wall_us"] = producer_us
+    _between(dev, condition)
+    t0 = dev.host_us()
+    with ranges(Role.CONSUMER, call):
+        ops.consumer()
+    dev.sync()
+    row["consumer_wall_us"] = dev.host_us() - t0
+    row["call_wall_us"] = producer_us + row["consumer_wall_us"]
+    row["discard"] = Discard.KEPT.value
+    return row
+
+
+def profiled_call(dev: Any, ops: CallOps, condition: CellCondition, call: int,
+                  ranges: Ranges = _no_range) -> dict[str, Any]:
+    """Under Nsight Compute: the same order, no timers (they would be profiled as kernels)."""
+    _before(dev, condition)
+    if runs_producer(ops, condition):
+        with ranges(Role.PRODUCER, call):
+            ops.producer()
+        dev.sync()
+    _between(dev, condition)
+    with ranges(Role.CONSUMER, call):
+        ops.consumer()
+    dev.sync()
+    return {}
+
+
+CALLS = {RepeatMode.DEVICE: device_call, RepeatMode.HOST: host_call, RepeatMode.PROFILE: profiled_call}
+
+
+def run_repeat(dev: Any, ops_for: Callable[[int], CallOps], condition: CellCondition, mode: str,
+               calls: int, warmup: int, ranges: Ranges | None = None,
+               ranges_from: int = 0) -> list[dict[str, Any]]:
+    """One repeat: a clean start, `warmup` calls not kept, then `calls` calls of which the first
+    (cold) is dropped. Under `profile`, NVTX ranges from measured call `ranges_from` on."""
+    dev.flush_l2()
+    mode = RepeatMode(mode)
+    fn = CALLS[mode]
+    rows = []
+    for i in range(warmup + calls):
+        measured = i - warmup
+        on = ranges is not None and measured >= ranges_from
+        row = fn(dev, ops_for(i), CellCondition(condition), max(measured, 0),
+                 ranges if on else _no_range)
+        if measured <= 0 or mode == RepeatMode.PROFILE:
+            continue
+        rows.append({"call": measured, **row})
+    return rows

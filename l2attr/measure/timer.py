@@ -1,0 +1,161 @@
+"""Kernel timers: CUDA events around one launch, with the host's launch lag kept out.
+
+An event pair measures the GPU's time from the start event to the stop event. If the GPU reaches
+the start event before the host has enqueued the timed kernel, the interval holds host time too
+(NOTES 2026-12-01 item 1: a 50 us spin head start let 12-60 % of samples launch late). Two ways:
+
+* `BlockingTimer` (default): a one-thread kernel waits on a flag in host-mapped memory; the host
+  enqueues the start event, the launch and the stop event, then sets the flag. Late samples are
+  impossible by construction; a bounded wait marks a sample `timeout` (then host time may be in
+  it) instead of hanging. The waiting thread also measures the SM clock (cycles per global-timer
+  ns) right before the timed kernel, for the throttle check.
+* `SpinTimer`: a GPU spin of fixed length before the start event (the old way); a sample whose
+  enqueue took longer than the spin is marked `late`.
+
+Both return a `Sample`; the verbs need a GPU, the decisions (`judge_*`) are plain functions.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from l2attr.vocab import Discard, TimerKind
+
+Launch = Callable[[], Any]
+NAN = float("nan")
+# Below this share of the default SM clock a sample counts as throttled (nvbench uses 90 %).
+MIN_CLOCK_RATIO = 0.90
+# A clock measured over a shorter wait than this is too coarse to judge (global timer ticks).
+MIN_CLOCK_WINDOW_NS = 2000
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One timed launch: GPU time, host enqueue time, why it is discarded ('' kept), SM clock."""
+
+    time_us: float
+    enqueue_us: float
+    discard: str = Discard.KEPT.value
+    sm_clock_mhz: float = NAN
+
+
+def judge_blocking(timed_out: bool, cycles: int, ns: int, default_mhz: float,
+                   min_ratio: float = MIN_CLOCK_RATIO) -> tuple[str, float]:
+    """(discard reason, SM clock MHz) of a blocking-timer sample from what its kernel wrote."""
+    mhz = cycles / ns * 1e3 if ns > 0 else NAN
+    if timed_out:
+        return Discard.TIMEOUT.value, mhz
+    if ns >= MIN_CLOCK_WINDOW_NS and default_mhz > 0 and mhz < min_ratio * default_mhz:
+        return Discard.THROTTLED.value, mhz
+    return Discard.KEPT.value, mhz
+
+
+def judge_spin(enqueue_us: float, spin_us: float) -> str:
+    """A spin-timer sample is late when the host needed longer to enqueue than the spin lasted."""
+    return Discard.LATE.value if spin_us <= 0 or enqueue_us >= spin_us else Discard.KEPT.value
+
+
+class _Events:
+    """A start/stop event pair on one stream, in torch's API (the user's ops run on torch's stream)."""
+
+    def __init__(self, torch: Any) -> None:
+        self.torch = torch
+        self.start = torch.cuda.Event(enable_timing=True)
+        self.stop = torch.cuda.Event(enable_timing=True)
+
+    def interval_us(self) -> float:
+        self.stop.synchronize()
+        return float(self.start.elapsed_time(self.stop)) * 1000.0
+
+
+def _cupy_stream(torch: Any, cupy: Any) -> Any:
+    """torch's current stream as a CuPy stream, so l2attr's kernels queue beside the user's."""
+    return cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)
+
+
+class BlockingTimer:
+    """Events behind a kernel that waits for the host's release (see the module docstring)."""
+
+    kind = TimerKind.BLOCKING
+
+    def __init__(self, torch: Any, cupy: Any, timeout_ms: float = 500.0,
+                 min_clock_ratio: float = MIN_CLOCK_RATIO) -> None:
+        import numpy as np
+
+        from l2attr.gpu.nvrtc import BLOCK_SPEC, get_kernel
+
+        self.torch, self.cupy, self.np = torch, cupy, np
+        self.kernel = get_kernel(BLOCK_SPEC)
+        self.timeout_ns = np.int64(timeout_ms * 1e6)
+        self.min_clock_ratio = min_clock_ratio
+        rt = cupy.cuda.runtime
+        self._host = rt.hostAlloc(64, 2)               # cudaHostAllocMapped
+        self._dev = rt.hostGetDevicePointer(self._host, 0)
+        self.words = np.ctypeslib.as_array((ctypes.c_int64 * 4).from_address(self._host))
+        props = rt.getDeviceProperties(cupy.cuda.Device().id)
+        self.default_mhz = float(props["clockRate"]) / 1e3
+        self.events = _Events(torch)
+
+    def time(self, launch: Launch) -> Sample:
+        w, ev = self.words, self.events
+        w[:] = 0
+        stream = _cupy_stream(self.torch, self.cupy)
+        t0 = time.perf_counter()
+        self.kernel((1,), (1,), (self.np.uint64(self._dev), self.timeout_ns), stream=stream)
+        ev.start.record()
+        launch()
+        ev.stop.record()
+        enqueue_us = (time.perf_counter() - t0) * 1e6
+        w[0] = 1                                        # release: everything is queued
+        us = ev.interval_us()
+        discard, mhz = judge_blocking(bool(w[1]), int(w[2]), int(w[3]), self.default_mhz,
+                                      self.min_clock_ratio)
+        return Sample(us, enqueue_us, discard, mhz)
+
+    def close(self) -> None:
+        if self._host:
+            self.cupy.cuda.runtime.freeHost(self._host)
+            self._host = 0
+
+
+class SpinTimer:
+    """Events behind a fixed GPU spin (kept as an option; may let host time in: `late`)."""
+
+    kind = TimerKind.SPIN
+
+    def __init__(self, torch: Any, cupy: Any, spin_us: float = 300.0) -> None:
+        import numpy as np
+
+        from l2attr.gpu.nvrtc import SPIN_SPEC, get_kernel
+
+        self.torch, self.cupy, self.np = torch, cupy, np
+        self.kernel = get_kernel(SPIN_SPEC)
+        self.spin_us = spin_us
+        self.events = _Events(torch)
+
+    def time(self, launch: Launch) -> Sample:
+        ev = self.events
+        stream = _cupy_stream(self.torch, self.cupy)
+        if self.spin_us > 0:
+            self.kernel((1,), (1,), (self.np.int64(self.spin_us * 1000),), stream=stream)
+        t0 = time.perf_counter()
+        ev.start.record()
+        launch()
+        ev.stop.record()
+        enqueue_us = (time.perf_counter() - t0) * 1e6
+        us = ev.interval_us()
+        return Sample(us, enqueue_us, judge_spin(enqueue_us, self.spin_us))
+
+    def close(self) -> None:
+        pass
+
+
+def make_timer(kind: str, torch: Any, cupy: Any, spin_us: float = 300.0,
+               timeout_ms: float = 500.0) -> BlockingTimer | SpinTimer:
+    if TimerKind(kind) == TimerKind.BLOCKING:
+        return BlockingTimer(torch, cupy, timeout_ms)
+    return SpinTimer(torch, cupy, spin_us)
+
