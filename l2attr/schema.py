@@ -50,6 +50,8 @@ SAMPLES = Table(
     optional={
         "launch_lag_us": "host time from the spin head start's launch to the timed kernel's launch "
                          "(worst of pin and consumer); >= the spin means the event may hold host time",
+        "timer_discard": "kernel timer's flag for the sample: '' clean, timeout (blocking timer gave up "
+                         "waiting), late (spin timer: launch after the spin ended), throttled",
         "sm_clock_mhz": "NVML SM clock at the end of the repeat (same for all its rows)",
         "mem_clock_mhz": "NVML memory clock at the end of the repeat",
         "gpu_temp_c": "NVML GPU temperature, the higher of repeat start and end",

@@ -92,7 +92,7 @@ def test_dry_run_prints_three_ncu_commands(capsys):
     for part in ("/opt/ncu --config-file off --replay-mode application", "--cache-control none --clock-control none",
                  "--nvtx --nvtx-include 'regex:l2attr@(pin|consumer):.*/'", "-o '<RUN_DIR>/ncu/sweep' -f",
                  "-m l2attr ladder", "--rungs optmt,l2p_optmt --profiles reuse_low,reuse_medium --l2 natural",
-                 "--repeats 1 --no-host-repeat --spin-us 0 --no-bandwidth --nvtx-last 3", "--tables 2 --rows 100000",
+                 "--repeats 1 --no-host-repeat --timer spin --spin-us 0 --no-bandwidth --nvtx-last 3", "--tables 2 --rows 100000",
                  "--warmup-batches 1 --batches 1"):
         assert part in sweep, part
     # the control runs the pin rung on the hottest selected profile: after the pin, after pin +

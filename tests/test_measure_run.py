@@ -23,7 +23,7 @@ CFG = WorkloadConfig(tables=2, rows=1000, batch_size=4, pooling=2, batches=3, wa
 class FakeGpu:
     """Consumer 40 µs, pin 10 µs, artifact timer 45 µs, host clock +100 µs per read."""
 
-    def __init__(self, cfg, spin_us, log):
+    def __init__(self, cfg, spin_us, log, timer="spin"):
         self.cfg, self.table_gen_s, self.clock = cfg, 0.0, 0.0
         self.telemetry = SimpleNamespace(available=False, read=lambda: {
             "sm_clock_mhz": 1.0, "mem_clock_mhz": 1.0, "gpu_temp_c": 1.0, "power_w": 1.0,

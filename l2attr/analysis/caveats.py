@@ -192,11 +192,12 @@ def launch_lag_caveats(study: Study) -> list[Caveat]:
         spin = manifest_value(run.manifest, "measure.spin_us")
         if run.samples is None or not isinstance(spin, (int, float)):
             continue
-        lag = launch_lag_effect(run.samples, float(spin))
+        timer = str(manifest_value(run.manifest, "measure.timer") or "spin")
+        lag = launch_lag_effect(run.samples, float(spin), timer)
         if lag is None or lag["lagged_pct"] == 0:
             continue
         level = "warn" if float(lag["max_shift_pct"]) > LAG_SHIFT_WARN_PCT else "info"
-        out.append(Caveat(level, f"run {run.name}: {describe_launch_lag(lag, float(spin))}",
+        out.append(Caveat(level, f"run {run.name}: {describe_launch_lag(lag, float(spin), timer)}",
                           f"{run.name}/samples.csv[launch_lag_us]"))
     return out
 

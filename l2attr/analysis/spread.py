@@ -50,20 +50,26 @@ def spread_summary(samples: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def launch_lag_effect(samples: pd.DataFrame, spin_us: float) -> dict[str, float | str] | None:
+def launch_lag_effect(samples: pd.DataFrame, spin_us: float,
+                      timer: str = "spin") -> dict[str, float | str] | None:
     """How much the samples whose launch outlasted the spin head start move the consumer medians.
 
     Such a sample's event interval may hold host time (measure.gpu). Returned: their share of the
     kernel-timer samples (%) and the largest shift of a cell's consumer median when they are
     dropped (%, with the cell), so a run with many lagged samples says whether they matter."""
     need = {"launch_lag_us", "consumer_time_us"}
-    if samples is None or spin_us <= 0 or not need <= set(samples.columns):
+    blocking = timer == "blocking"
+    if samples is None or (spin_us <= 0 and not blocking) or not need <= set(samples.columns):
         return None
     timed = samples.dropna(subset=["consumer_time_us", "launch_lag_us"])
     if timed.empty:
         return None
     keys = [k for k in CELL_KEYS if k in timed.columns]
-    lagged = timed["launch_lag_us"] >= spin_us
+    if blocking:   # launch lag cannot reach the interval; only a timed-out wait could
+        flag = timed["timer_discard"] if "timer_discard" in timed else pd.Series("", index=timed.index)
+        lagged = flag.fillna("").astype(str) == "timeout"
+    else:
+        lagged = timed["launch_lag_us"] >= spin_us
     every = timed.groupby(keys)["consumer_time_us"].median()
     clean = timed[~lagged].groupby(keys)["consumer_time_us"].median()
     shift = ((every.reindex(clean.index) / clean - 1.0) * 100.0).abs().dropna()
@@ -76,8 +82,12 @@ def launch_lag_effect(samples: pd.DataFrame, spin_us: float) -> dict[str, float 
     return out
 
 
-def describe_launch_lag(lag: dict[str, float | str], spin_us: float) -> str:
+def describe_launch_lag(lag: dict[str, float | str], spin_us: float, timer: str = "spin") -> str:
     """The one wording of launch_lag_effect, for the ladder's summary and the report's caveat."""
+    if timer == "blocking":
+        return (f"blocking kernel timer: {float(lag['lagged_pct']):.1f} % of the kernel-timer samples "
+                f"timed out waiting for the host's release (0 % means no launch lag in any interval); "
+                f"dropping them moves a consumer median by at most {float(lag['max_shift_pct']):.2f} %")
     return (f"{float(lag['lagged_pct']):.1f} % of the kernel-timer samples were launched after the "
             f"{spin_us:g} µs spin head start (their event interval may hold host time); dropping them "
             f"moves a consumer median by at most {float(lag['max_shift_pct']):.2f} % ({lag['worst_cell']})")

@@ -79,8 +79,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         f"(default {fast.fast_load})")
     g.add_argument("--fast-maxrregcount", type=int, default=fast.fast_maxrregcount,
                    help=f"fast family: register cap, 0 for none (default {fast.fast_maxrregcount})")
+    g.add_argument("--timer", choices=("blocking", "spin"), default="blocking",
+                   help="kernel timer: blocking (default: the GPU waits on a host flag until the timed "
+                        "launches are enqueued, so no launch lag reaches the interval) or spin (a GPU "
+                        "spin of --spin-us before each timed kernel)")
     g.add_argument("--spin-us", type=float, default=50.0,
-                   help="GPU spin before each timed kernel, hides launch latency (default 50)")
+                   help="with --timer spin: GPU spin before each timed kernel (default 50)")
     g.add_argument("--nvtx-last", type=int, default=0,
                    help="NVTX ranges only around the last N measured calls of a cell (0: all)")
     g.add_argument("--no-bandwidth", action="store_true",
@@ -151,7 +155,7 @@ def options_from_args(args: argparse.Namespace) -> "LadderOptions":
                           fast_bags_per_block=args.fast_bags_per_block, fast_unroll=args.fast_unroll,
                           fast_load=args.fast_load, fast_maxrregcount=args.fast_maxrregcount),
         nvtx_last=args.nvtx_last, nvtx_calls=args.nvtx_calls, bandwidth=not args.no_bandwidth,
-        spin_us=args.spin_us, host_repeat=not args.no_host_repeat,
+        spin_us=args.spin_us, timer=args.timer, host_repeat=not args.no_host_repeat,
         cache_dir=args.cache_dir or (args.out / ".cache"))
 
 
@@ -252,9 +256,9 @@ def run(args: argparse.Namespace) -> int:
             console.print(f"run-to-run spread of {what} medians over {int(worst.repeats)} repeats: "
                           f"median {spread.spread_pct.median():.2f} %, worst {worst.spread_pct:.2f} % "
                           f"({worst.family} {worst.rung} / {worst.profile})")
-    lag = launch_lag_effect(samples, opts.spin_us)
+    lag = launch_lag_effect(samples, opts.spin_us, opts.timer)
     if lag is not None:
-        console.print(describe_launch_lag(lag, opts.spin_us), markup=False, highlight=False)
+        console.print(describe_launch_lag(lag, opts.spin_us, opts.timer), markup=False, highlight=False)
     console.print(f"ladder finished in {wall:.1f} s wall (this process, compile + data + checks "
                   f"+ timing); results in {run_dir.path}")
     return 0

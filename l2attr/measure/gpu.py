@@ -52,7 +52,8 @@ def check_fits(cfg: WorkloadConfig) -> int:
 class Gpu:
     """Everything the timing loop needs on the device, made once per run."""
 
-    def __init__(self, cfg: WorkloadConfig, spin_us: float, log: Callable[[str], None]) -> None:
+    def __init__(self, cfg: WorkloadConfig, spin_us: float, log: Callable[[str], None],
+                 timer: str = "spin") -> None:
         from l2attr.gpu.runtime import require_gpu
         from l2attr.gpu.telemetry import Telemetry
 
@@ -69,6 +70,11 @@ class Gpu:
         self.telemetry = Telemetry(cupy.cuda.Device().id)
         self.priority_reset_ok = False
         self.last_lag_us = float("nan")
+        self.last_discard = ""
+        from l2attr.measure.timer import make_timer
+
+        self.timer_kind = timer
+        self.timer = make_timer(timer, torch, cupy, spin_us)
         t0 = time.perf_counter()
         g = torch.Generator(device="cuda").manual_seed(cfg.seed)
         # Tables are made on the GPU (3 GB would take seconds to copy); uniform in [-1, 1), no zeros.
@@ -101,21 +107,14 @@ class Gpu:
         return time.perf_counter() * 1e6
 
     def timed(self, launch: Callable[[], None]) -> float:
-        """Device time of `launch` in microseconds (events with a spin head start).
+        """Device time of `launch` in microseconds, by the run's kernel timer (measure/timer.py:
+        the blocking timer by default, or a spin head start).
 
-        Also keeps `last_lag_us`: host time from the spin's launch to the end of the timed
-        kernel's launch. When it exceeds the spin, the GPU went idle before the start event
-        and the event interval holds host time too; samples say so (`launch_lag_us`).
-        """
-        if self.spin_us > 0:
-            self.spin((1,), (1,), (np.int64(self.spin_us * 1000),))
-        t0 = time.perf_counter()
-        self.start.record()
-        launch()
-        self.last_lag_us = (time.perf_counter() - t0) * 1e6
-        self.stop.record()
-        self.stop.synchronize()
-        return self.cupy.cuda.get_elapsed_time(self.start, self.stop) * 1000.0
+        Also keeps `last_lag_us` (host time to enqueue the events and the launch) and
+        `last_discard` (timeout / late / throttled, '' when the sample is clean)."""
+        s = self.timer.time(launch)
+        self.last_lag_us, self.last_discard = s.enqueue_us, s.discard
+        return s.time_us
 
     def artifact_timed(self, launch: Callable[[], None]) -> float:
         """The artifact's own per-call number, in microseconds: record(start) -> launch ->

@@ -100,20 +100,23 @@ class CellRunner:
         if self.l2_state == L2State.FLUSH:
             g.flush_l2()
         out = {"pin_time_us": NAN, "consumer_time_us": NAN, "consumer_artifact_time_us": NAN,
-               "call_wall_time_us": NAN, "launch_lag_us": NAN}
+               "call_wall_time_us": NAN, "launch_lag_us": NAN, "timer_discard": ""}
         if device_timed:
-            lags = []
+            lags, discards = [], []
             if pins:
                 with self._range(nvtx_on, Role.PIN, t, b):
                     out["pin_time_us"] = g.timed(self._pin(t))
                 lags.append(g.last_lag_us)
+                discards.append(getattr(g, "last_discard", ""))
                 self._between_pin_and_consumer()
             if self.window is not None:
                 self.window.set(t)      # a host call, outside the kernel timer
             with self._range(nvtx_on, Role.CONSUMER, t, b):
                 out["consumer_time_us"] = g.timed(consumer)
             lags.append(g.last_lag_us)
+            discards.append(getattr(g, "last_discard", ""))
             out["launch_lag_us"] = max(lags)
+            out["timer_discard"] = next((d for d in discards if d), "")
             return out
         t0 = g.host_clock_us()
         if pins:
@@ -158,7 +161,7 @@ class CellRunner:
         # GPU state at the end of the repeat (clocks under load), the same for all its rows.
         state = self.gpu.telemetry.read()
         state["gpu_temp_c"] = max(state["gpu_temp_c"], state_before["gpu_temp_c"])
-        columns = [*SAMPLES.columns, "launch_lag_us"]
+        columns = [*SAMPLES.columns, "launch_lag_us", "timer_discard"]
         return pd.DataFrame(rows, columns=columns).assign(**state)
 
 

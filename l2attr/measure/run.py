@@ -49,6 +49,7 @@ class LadderOptions:
     nvtx_last: int = 0                     # 0: NVTX ranges around every call; N: only the last N
     nvtx_calls: bool = False               # also a `call` range around pin -> sync -> consumer
     spin_us: float = 50.0
+    timer: str = "blocking"                # measure/timer.py: blocking (default) or spin
     host_repeat: bool = True
     cache_dir: Path | None = None
     bandwidth: bool = True                 # measure copy / HBM-read / L2-read bandwidth (not under ncu)
@@ -204,7 +205,7 @@ def run_ladder(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir,
     from l2attr.workload import build_workload
 
     t_start = time.perf_counter()
-    gpu = Gpu(cfg, opts.spin_us, log)
+    gpu = Gpu(cfg, opts.spin_us, log, timer=opts.timer)
     timings: dict[str, float] = {"table_generation_s": gpu.table_gen_s}
     compiled, resources, checks = compile_and_check(cfg, opts, timings)
     log("correctness vs torch.nn.functional.embedding_bag (worst relative error): " + ", ".join(

@@ -81,7 +81,7 @@ def child_command(cfg: WorkloadConfig, rungs: Sequence[str], profiles: Sequence[
     overrides = [x for flag, value in CHILD_BATCHES.items() for x in (flag, value)]
     return [python, "-m", "l2attr", "ladder", *workload_flags(cfg), *overrides,
             "--rungs", ",".join(rungs), "--profiles", ",".join(profiles), "--l2", l2,
-            "--repeats", "1", "--no-host-repeat", "--spin-us", "0", "--no-bandwidth",
+            "--repeats", "1", "--no-host-repeat", "--timer", "spin", "--spin-us", "0", "--no-bandwidth",
             "--nvtx-last", str(nvtx_last), "--quiet", "--out", str(out), "--name", name, *extra]
 
 
