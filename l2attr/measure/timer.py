@@ -93,7 +93,10 @@ class BlockingTimer:
         self.min_clock_ratio = min_clock_ratio
         rt = cupy.cuda.runtime
         self._host = rt.hostAlloc(64, 2)               # cudaHostAllocMapped
-        self._dev = rt.hostGetDevicePointer(self._host, 0)
+        try:
+            self._dev = rt.hostGetDevicePointer(self._host, 0)
+        except AttributeError:   # older CuPy: with unified addressing the host pointer is the device's
+            self._dev = self._host
         self.words = np.ctypeslib.as_array((ctypes.c_int64 * 4).from_address(self._host))
         props = rt.getDeviceProperties(cupy.cuda.Device().id)
         self.default_mhz = float(props["clockRate"]) / 1e3
