@@ -18,6 +18,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "profile": ("profile", "layer B: Nsight Compute L2 attribution per role, or --import a report"),
     "sweep": ("sweep", "measured sweeps: amortisation, hot-set size, access-policy window, L2 capacity, "
                        "pollution (GPU)"),
+    "experiment": ("experiment", "any producer -> consumer pair: time, profile (ncu child), show (GPU)"),
     "report": ("report", "turn run dirs into one offline HTML (or Markdown) attribution report"),
     "traces": ("traces", "inspect, generate and calibrate index traces (CPU)"),
     "doctor": ("doctor", "check GPU, CUDA, ncu counters, nvtx, ncu_report: can ladder/profile run?"),
@@ -32,6 +33,7 @@ INTERRUPTED: dict[str, str] = {
                "run the profile again",
     "profile --import": "interrupted; nothing was written",
     "report": "interrupted; no report was written",
+    "experiment": "interrupted; finished (condition, repeat) units are on disk (Experiment.time(resume=RUN_DIR))",
     "traces": "interrupted; files it had not yet reported as written were not written",
     "doctor": "interrupted",
 }

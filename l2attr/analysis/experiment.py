@@ -111,7 +111,7 @@ def headline(row: dict[str, Any]) -> str:
     word = {Judgement.FASTER.value: "saves", Judgement.SLOWER.value: "costs",
             Judgement.WITHIN_NOISE.value: "changes nothing beyond noise in"}.get(j, "was not measured for")
     share = row["consumer_saving_share"]
-    pct = f" ({100 * share:+.1f} % of the cold consumer's time)" if math.isfinite(share) and j in (
+    pct = f" ({100 * abs(share):.1f} % of the {base} consumer's time)" if math.isfinite(share) and j in (
         Judgement.FASTER.value, Judgement.SLOWER.value) else ""
     return (f"{name}: L2 reuse of the producer's output {word} the consumer{pct}: consumer "
             f"{_ratio_text(row, 'consumer')} against {base}; producer + consumer "

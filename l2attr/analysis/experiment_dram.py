@@ -81,4 +81,8 @@ def describe(vc: dict[str, Any]) -> str:
             "or the setup erased them")
     return (f"validity control: consumer DRAM read {vc['natural_dram_read_median'] / 1e6:.2f} MB natural vs "
             f"{vc['flushed_dram_read_median'] / 1e6:.2f} MB after a flush between producer and consumer "
-            f"({vc['dram_read_reduction']:+.1%} less) -> {what}")
+            f"({_change(vc['dram_read_reduction'])}) -> {what}")
+
+
+def _change(reduction: float) -> str:
+    return f"{reduction:.1%} less" if reduction >= 0 else f"{-reduction:.1%} more"

@@ -96,6 +96,9 @@ def run(args: argparse.Namespace) -> int:
     run_dirs = expand_run_dirs(args.run_dirs)
     if output is not None:
         check_output(output, "-o", inputs=run_inputs(run_dirs))
+    exp_dirs, run_dirs = split_experiments(run_dirs)
+    if exp_dirs:
+        return _experiments(exp_dirs, run_dirs, fmt, output)
     sweep_dirs, run_dirs = split_sweeps(run_dirs)
     sweeps = load_sweeps(sweep_dirs, args.allow_partial)
     if not run_dirs:
@@ -134,6 +137,36 @@ def _write(path: Path, text: str) -> None:
         atomic.write_text(path, text)
     except OSError as exc:
         raise UserError(f"cannot write {path}: {exc.strerror}") from None
+
+
+def split_experiments(run_dirs: list[Path]) -> tuple[list[Path], list[Path]]:
+    """(experiment run dirs, the others): an experiment has its own page."""
+    from l2attr.analysis.experiment_load import is_experiment_dir
+
+    exps = [d for d in run_dirs if is_experiment_dir(d)]
+    return exps, [d for d in run_dirs if d not in exps]
+
+
+def _experiments(exp_dirs: list[Path], others: list[Path], fmt: str, output: Path | None) -> int:
+    """Experiment runs alone, on their page (HTML) or as their headlines (Markdown)."""
+    from l2attr.analysis.experiment_load import analyse_experiment, load_experiment
+
+    if others:
+        raise UserError(f"{others[0]} is not an experiment run: report experiment runs on their own "
+                        "(l2attr report EXPERIMENT_RUN_DIR ...)")
+    analyses = [analyse_experiment(load_experiment(d)) for d in exp_dirs]
+    if fmt == "md":
+        lines = ["# What is the L2 handoff worth? (l2attr experiments)", ""]
+        lines += [f"- {h}" for a in analyses for h in a.verdict.get("headline", [])]
+        return _emit(output, "\n".join(lines) + "\n")
+    from l2attr.report.experiment import render
+
+    if output is None:
+        output = check_output(Path("report.html"), "the default output")
+    html = render(analyses)
+    _write(output, html)
+    print(f"wrote {output} ({len(html.encode()) / 1e6:.1f} MB)")
+    return 0
 
 
 def split_sweeps(run_dirs: list[Path]) -> tuple[list[Path], list[Path]]:

@@ -1,0 +1,128 @@
+"""Any producer -> consumer pair: time it, profile it, read what it is worth.
+
+TARGET names an experiment: `path/to/script.py:NAME` or `package.module:NAME`, where NAME is an
+l2attr.Experiment or a function of no arguments that returns one.
+
+  l2attr experiment time examples/experiments/kv_pin_sdpa.py:make --out runs
+  l2attr experiment profile examples/experiments/kv_pin_sdpa.py:make --run runs/<...>-kv-pin-sdpa
+  l2attr experiment profile --out runs -- python my_script.py     (a script marked with l2attr.annotate)
+  l2attr experiment show runs/<...>-kv-pin-sdpa                   (the verdict, DRAM table, control)
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+from l2attr.errors import UserError
+
+ACTIONS = ("time", "profile", "show", "child")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("action", choices=ACTIONS, help="time | profile | show | child (the ncu child, internal)")
+    p.add_argument("target", nargs="?", help="SCRIPT.py:NAME or MODULE:NAME (time, profile, child); RUN_DIR (show)")
+    p.add_argument("command", nargs=argparse.REMAINDER,
+                   help="profile only: `-- CMD ...` profiles a command that marks its kernels with l2attr.annotate")
+    p.add_argument("--out", type=Path, help="run dirs go here (default: the experiment's own, runs/)")
+    p.add_argument("--run", type=Path, metavar="RUN_DIR", help="profile into this experiment run dir")
+    p.add_argument("--repeats", type=int, help="time: device + host repeats (default: the declaration's)")
+    p.add_argument("--metrics", default="l2", help="profile: metric sets or ncu names (default l2)")
+    p.add_argument("--calls", type=int, default=4, help="profile: profiled calls per condition (default 4)")
+    p.add_argument("--name", default="annotated", help="profile -- CMD: run name (default annotated)")
+
+
+def load_target(target: str) -> Any:
+    """The Experiment a TARGET names (see the module docstring); one line for every mistake."""
+    from l2attr.experiment.declare import Experiment
+
+    where, sep, name = target.rpartition(":")
+    if not sep or not where or not name:
+        raise UserError(f"target {target!r}: use SCRIPT.py:NAME or MODULE:NAME")
+    if where.endswith(".py"):
+        path = Path(where)
+        if not path.is_file():
+            raise UserError(f"target {target!r}: {path} not found")
+        spec = importlib.util.spec_from_file_location(f"l2attr_target_{path.stem}", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.path.insert(0, str(path.resolve().parent))
+        spec.loader.exec_module(module)
+    else:
+        try:
+            module = importlib.import_module(where)
+        except ImportError as exc:
+            raise UserError(f"target {target!r}: cannot import {where} ({exc})") from None
+    obj = getattr(module, name, None)
+    if obj is None:
+        raise UserError(f"target {target!r}: {where} has no {name}")
+    if callable(obj) and not isinstance(obj, Experiment):
+        obj = obj()
+    if not isinstance(obj, Experiment):
+        raise UserError(f"target {target!r}: {name} is not an l2attr.Experiment")
+    return obj
+
+
+def _need_target(args: argparse.Namespace) -> str:
+    if not args.target:
+        raise UserError(f"experiment {args.action}: name a TARGET (SCRIPT.py:NAME or MODULE:NAME)")
+    return args.target
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.repeats is not None and args.repeats < 1:
+        raise UserError("--repeats must be at least 1")
+    if args.calls < 1:
+        raise UserError("--calls must be at least 1")
+    if args.action == "show":
+        return _show(Path(_need_target(args)))
+    command = [c for c in args.command if c != "--"] if args.command else []
+    if args.action == "profile" and command and args.target and args.target != "--":
+        command = [args.target, *command] if args.target not in ("--",) else command
+    if args.action == "profile" and (command or args.target == "--"):
+        return _profile_command(args, command)
+    exp = load_target(_need_target(args))
+    if args.out is not None:
+        exp.out = args.out
+    if args.action == "time":
+        exp.time(repeats=args.repeats)
+        return 0
+    if args.action == "child":
+        exp.profile(metrics=args.metrics, calls=args.calls)   # exits inside the child
+        return 0
+    if args.run is not None:
+        exp.run_dir = args.run
+    me = [sys.executable, "-m", "l2attr", "experiment", "child", args.target, "--calls", str(args.calls)]
+    exp.profile(metrics=args.metrics, command=me, calls=args.calls)
+    return 0
+
+
+def _profile_command(args: argparse.Namespace, command: list[str]) -> int:
+    from l2attr.experiment.profile import profile_command
+    from l2attr.rundir import RunDir, command_line
+
+    if not command:
+        raise UserError("experiment profile --: name the command to profile after --")
+    run = RunDir.create(args.out or Path("runs"), args.name, {"kind": "experiment", "experiment": None,
+                                                             "annotated": True, "command": command_line()})
+    profile_command(command, run, args.metrics)
+    return 0
+
+
+def _show(path: Path) -> int:
+    from l2attr.analysis.experiment_dram import describe
+    from l2attr.analysis.experiment_load import analyse_experiment, load_experiment
+
+    an = analyse_experiment(load_experiment(path))
+    for line in an.verdict.get("headline", []):
+        print(line)
+    if not an.dram.empty:
+        cols = [c for c in ("condition", "role", "calls", "dram_read", "dram_write", "read_hit_rate") if c in an.dram]
+        print(an.dram[cols].to_string(index=False))
+    if an.control is not None:
+        print(describe(an.control))
+    return 0

@@ -1,0 +1,122 @@
+"""The HTML page of experiment runs: the answer first, one chart, then the numbers behind it.
+
+Everything judged comes from analysis (experiment.py, experiment_dram.py); this module only lays
+it out. One page may hold several experiment runs (one card each); runs measured on different
+GPUs say so at the top, since their numbers are not one comparison.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+from typing import Any
+
+import jinja2
+import plotly.graph_objects as go
+from markupsafe import Markup
+
+from l2attr import __version__
+from l2attr.analysis.experiment_dram import describe
+from l2attr.analysis.experiment_load import ExperimentAnalysis
+from l2attr.report import fmt
+from l2attr.report.charts import figure_json
+from l2attr.resources import data_dir
+from l2attr.vocab import Quantity, Timer
+
+TEMPLATE = "experiment.html.j2"
+DRAM_COLUMNS = (("dram_read", "DRAM read", fmt.nbytes), ("dram_write", "DRAM write", fmt.nbytes),
+                ("read_hit_rate", "L2 read hit rate", fmt.pct), ("duration", "duration", fmt.ns_as_us),
+                ("kernels_per_call", "kernels / call", fmt.count))
+
+
+def chart(an: ExperimentAnalysis, div: str) -> dict[str, Any] | None:
+    """Producer and consumer kernel time per condition (medians, 95 % intervals as error bars)."""
+    cells = an.run.cells
+    k = cells[cells["timer"] == Timer.KERNEL.value]
+    if k.empty:
+        return None
+    conds = list(dict.fromkeys(k["condition"]))
+    fig = go.Figure()
+    for q, name in ((Quantity.PRODUCER, "producer"), (Quantity.CONSUMER, "consumer")):
+        part = k[k["quantity"] == q.value].set_index("condition").reindex(conds)
+        if part["median_us"].notna().sum() == 0:
+            continue
+        fig.add_bar(name=name, x=conds, y=part["median_us"],
+                    error_y={"type": "data", "symmetric": False,
+                             "array": part["ci95_hi_us"] - part["median_us"],
+                             "arrayminus": part["median_us"] - part["ci95_lo_us"]})
+    fig.update_layout(barmode="stack", height=360, margin={"t": 30, "l": 60, "r": 20, "b": 60},
+                      yaxis_title="kernel time per call (µs, median)", legend={"orientation": "h", "y": 1.12})
+    return {"id": div, **figure_json(fig)}
+
+
+def cell_rows(an: ExperimentAnalysis) -> list[list[str]]:
+    rows = []
+    for r in an.run.cells.to_dict("records"):
+        rows.append([r["condition"], r["quantity"], r["timer"], fmt.ci(r["median_us"], r["ci95_lo_us"], r["ci95_hi_us"]),
+                     f"{fmt.us(r['p10_us'])} – {fmt.us(r['p90_us'])}", str(int(r["n_samples"])),
+                     str(int(r["n_discarded"]))])
+    return rows
+
+
+def dram_rows(an: ExperimentAnalysis) -> tuple[list[str], list[list[str]]]:
+    d = an.dram
+    if d.empty:
+        return [], []
+    cols = [(c, label, f) for c, label, f in DRAM_COLUMNS if c in d]
+    head = ["condition", "role", "calls", *[label for _, label, _ in cols]]
+    rows = [[r["condition"] or "(annotated)", r["role"], str(int(r["calls"])),
+             *[f(r[c]) for c, _, f in cols]] for r in d.to_dict("records")]
+    return head, rows
+
+
+def _number(v: Any, spec: str) -> str:
+    return "n/a" if v is None or (isinstance(v, float) and not math.isfinite(v)) else format(v, spec)
+
+
+def card(an: ExperimentAnalysis, i: int) -> dict[str, Any]:
+    m = an.run.manifest
+    decl = m.get("experiment") or {}
+    gpu = m.get("gpu") or {}
+    v = an.verdict.iloc[0].to_dict() if not an.verdict.empty else {}
+    head, rows = dram_rows(an)
+    return {
+        "name": decl.get("name") or an.run.path.name, "run": an.run.path.name,
+        "headline": v.get("headline", "no timings in this run"),
+        "labels": decl.get("labels") or {}, "baseline": decl.get("baseline", ""),
+        "conditions": ", ".join(decl.get("conditions", [])),
+        "cells": cell_rows(an) if not an.run.cells.empty else [],
+        "dram_head": head, "dram": rows,
+        "control": describe(an.control) if an.control else "not profiled",
+        "break_even": (_number(v.get("break_even_kernel"), ".1f"), _number(v.get("break_even_wall"), ".1f")),
+        "chart": f"exp-chart-{i}",
+        "identity": [("GPU", f"{gpu.get('name', '?')} {gpu.get('uuid', '')}"), ("host", gpu.get("host", "?")),
+                     ("driver", gpu.get("driver", "?")), ("timer", (m.get("timer") or {}).get("kind", "?")),
+                     ("samples", ", ".join(f"{k} {n}" for k, n in an.discarded.items()) or "none"),
+                     ("command", m.get("command", "?"))],
+    }
+
+
+def gpu_caveat(analyses: list[ExperimentAnalysis]) -> str:
+    ids = {(a.run.manifest.get("gpu") or {}).get("uuid", "") for a in analyses}
+    if len(ids) > 1:
+        return (f"These runs were measured on {len(ids)} different GPUs: each card is its own "
+                "measurement, and no number of one card may be compared with another's as one finding.")
+    return ""
+
+
+def render(analyses: list[ExperimentAnalysis]) -> str:
+    from plotly.offline import get_plotlyjs
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(data_dir("reports"))),
+                             autoescape=jinja2.select_autoescape(["html", "j2"]), undefined=jinja2.StrictUndefined)
+    cards = [card(a, i) for i, a in enumerate(analyses)]
+    figures = {c["chart"]: spec for a, c in zip(analyses, cards) if (spec := chart(a, c["chart"])) is not None}
+    for c in cards:
+        c["has_chart"] = c["chart"] in figures
+    figures_json = json.dumps({k: {"data": v["data"], "layout": v["layout"]} for k, v in figures.items()})
+    return env.get_template(TEMPLATE).render(
+        title="l2attr: what is the L2 handoff worth?", cards=cards, caveat=gpu_caveat(analyses),
+        version=__version__, generated=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        figures_json=Markup(figures_json.replace("</", "<\\/")), plotly_js=Markup(get_plotlyjs()))
