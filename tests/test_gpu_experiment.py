@@ -88,8 +88,8 @@ def test_self_check_quarter_l2_reuses_four_l2_does_not(tmp_path):
     big, _ = _pair(4 * l2, tmp_path, "selfcheck-4x-l2")
     vs = analyse_experiment(load_experiment(small.run_dir)).verdict.iloc[0]
     vb = analyse_experiment(load_experiment(big.run_dir)).verdict.iloc[0]
-    assert vs["consumer_judgement"] == "faster" and vs["consumer_speedup"] > 1.2
-    assert vb["consumer_speedup"] < 1.05
+    assert vs["consumer_judgement"] == "faster" and vs["consumer_speedup"] > 1.1
+    assert vb["consumer_judgement"] != "faster"     # no saving beyond noise at 4x the L2
 
 
 def test_persisting_reset_takes_away_evict_last_protection():
@@ -110,7 +110,8 @@ def test_persisting_reset_takes_away_evict_last_protection():
         asm volatile("prefetch.global.L2::evict_last [%0];" :: "l"(p + o));
     }"""
     pin = cupy.RawKernel(pin_src, "pin")
-    hot = torch.randn(16 << 18, device="cuda")            # 16 MiB
+    hot = torch.randn(24 << 18, device="cuda")            # 24 MiB
+    dst = torch.empty_like(hot)
     junk = torch.randn(int(1.5 * dev.l2_bytes) // 4, device="cuda")
     t = dev.timer
     assert isinstance(t, BlockingTimer)
@@ -125,10 +126,10 @@ def test_persisting_reset_takes_away_evict_last_protection():
                 dev.reset_persisting()
             junk.sum()
             dev.sync()
-            times.append(t.time(lambda: hot.sum()).time_us)
+            times.append(t.time(lambda: dst.copy_(hot)).time_us)
         return _median(times[3:])
 
     kept, reset = arm(False), arm(True)
     assert dev.reset_ok
-    assert reset > kept * 1.05
+    assert reset > kept * 1.02
     dev.close()

@@ -117,7 +117,7 @@ def test_cells_for_every_variant_quantity_and_timer(tmp_path, fake):
     assert c[("artifact", "l2p_optmt", "consumer", "kernel")] == 40.0
     assert c[("artifact", "l2p_optmt", "kernels", "kernel")] == 50.0
     assert c[("artifact", "l2p_optmt", "consumer", "artifact")] == 45.0
-    assert c[("artifact", "l2p_optmt", "call", "wall")] == 100.0
+    assert c[("artifact", "l2p_optmt", "call", "wall")] == 200.0   # pin step + consumer, 100 µs per clock pair
     assert ("artifact", "baseline", "pin", "kernel") not in c.index
     m = run.manifest()
     assert "artifact/l2p_optmt/element" in m["variants"] and m["hbm_copy_GBps"] == 4000.0

@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from l2attr.analysis.load import Study, manifest_first, manifest_value
-from l2attr.vocab import Verdict
+from l2attr.vocab import TimerKind, Verdict
 
 LEVELS = ("error", "warn", "info")
 
@@ -192,7 +192,7 @@ def launch_lag_caveats(study: Study) -> list[Caveat]:
         spin = manifest_value(run.manifest, "measure.spin_us")
         if run.samples is None or not isinstance(spin, (int, float)):
             continue
-        timer = str(manifest_value(run.manifest, "measure.timer") or "spin")
+        timer = str(manifest_value(run.manifest, "measure.timer") or TimerKind.SPIN.value)
         lag = launch_lag_effect(run.samples, float(spin), timer)
         if lag is None or lag["lagged_pct"] == 0:
             continue

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from l2attr.vocab import TimerKind
+
 CELL_KEYS = ("family", "rung", "pin", "profile", "l2_state")
 # timer label -> samples.csv column
 TIMED_COLUMNS = {
@@ -51,14 +53,14 @@ def spread_summary(samples: pd.DataFrame) -> pd.DataFrame:
 
 
 def launch_lag_effect(samples: pd.DataFrame, spin_us: float,
-                      timer: str = "spin") -> dict[str, float | str] | None:
+                      timer: str = TimerKind.SPIN.value) -> dict[str, float | str] | None:
     """How much the samples whose launch outlasted the spin head start move the consumer medians.
 
     Such a sample's event interval may hold host time (measure.gpu). Returned: their share of the
     kernel-timer samples (%) and the largest shift of a cell's consumer median when they are
     dropped (%, with the cell), so a run with many lagged samples says whether they matter."""
     need = {"launch_lag_us", "consumer_time_us"}
-    blocking = timer == "blocking"
+    blocking = timer == TimerKind.BLOCKING
     if samples is None or (spin_us <= 0 and not blocking) or not need <= set(samples.columns):
         return None
     timed = samples.dropna(subset=["consumer_time_us", "launch_lag_us"])
@@ -82,9 +84,9 @@ def launch_lag_effect(samples: pd.DataFrame, spin_us: float,
     return out
 
 
-def describe_launch_lag(lag: dict[str, float | str], spin_us: float, timer: str = "spin") -> str:
+def describe_launch_lag(lag: dict[str, float | str], spin_us: float, timer: str = TimerKind.SPIN.value) -> str:
     """The one wording of launch_lag_effect, for the ladder's summary and the report's caveat."""
-    if timer == "blocking":
+    if timer == TimerKind.BLOCKING:
         return (f"blocking kernel timer: {float(lag['lagged_pct']):.1f} % of the kernel-timer samples "
                 f"timed out waiting for the host's release (0 % means no launch lag in any interval); "
                 f"dropping them moves a consumer median by at most {float(lag['max_shift_pct']):.2f} %")

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from l2attr.config import WorkloadConfig, add_workload_args, config_from_args
 from l2attr.errors import UserError
-from l2attr.vocab import L2State
+from l2attr.vocab import L2State, TimerKind
 from l2attr.ladder import (
     DEFAULT_MAXRREGCOUNT, FAMILIES, PROFILES, parse_families, parse_profiles, parse_rungs,
 )
@@ -79,7 +79,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         f"(default {fast.fast_load})")
     g.add_argument("--fast-maxrregcount", type=int, default=fast.fast_maxrregcount,
                    help=f"fast family: register cap, 0 for none (default {fast.fast_maxrregcount})")
-    g.add_argument("--timer", choices=("blocking", "spin"), default="blocking",
+    g.add_argument("--timer", choices=TimerKind.values(), default=TimerKind.BLOCKING.value,
                    help="kernel timer: blocking (default: the GPU waits on a host flag until the timed "
                         "launches are enqueued, so no launch lag reaches the interval) or spin (a GPU "
                         "spin of --spin-us before each timed kernel)")

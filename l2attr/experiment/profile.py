@@ -24,7 +24,7 @@ from l2attr.experiment.child import child_env, child_spec
 from l2attr.measure.cell import run_repeat
 from l2attr.rundir import RunDir, command_line
 from l2attr.schema import EXP_METRICS
-from l2attr.vocab import EXPERIMENT_INCLUDE, RepeatMode, parse_experiment_range
+from l2attr.vocab import EXPERIMENT_INCLUDE, RepeatMode, TimerKind, parse_experiment_range
 
 if TYPE_CHECKING:
     from l2attr.experiment.declare import Experiment
@@ -36,7 +36,7 @@ def run_child(exp: "Experiment", calls: int, warmup: int) -> None:
     """The child's side: every condition's profiled calls, NVTX ranges on the measured ones."""
     from l2attr.experiment.device import Device
 
-    dev = Device("spin", spin_us=0.0)
+    dev = Device(TimerKind.SPIN, spin_us=0.0)
     ops = exp.ops()
     for cond in exp.conditions:
         run_repeat(dev, lambda i: ops, cond, RepeatMode.PROFILE, calls + 1, warmup,

@@ -36,15 +36,23 @@ NAN = float("nan")
 
 SAMPLE_FIELDS = ("producer_time_us", "consumer_time_us", "producer_wall_us", "consumer_wall_us",
                  "call_wall_us", "producer_enqueue_us", "consumer_enqueue_us", "sm_clock_mhz",
-                 "discard")
+                 "discard", "consumer_host_timer_us")
 
 
 @dataclass(frozen=True)
 class CallOps:
-    """What one call launches: the consumer, and the producer step when there is one."""
+    """What one call launches: the consumer, and the producer step when there is one.
+
+    `prepare`: a host call right before the consumer (an access-policy window's
+    cuStreamSetAttribute): outside the kernel timer, inside the consumer's wall clock, since a
+    caller pays it. `consumer_host_timer`: a host-side timer the consumer runs inside in host
+    repeats (the artifact's record -> launch -> sync -> record); its number is kept as
+    `consumer_host_timer_us`."""
 
     consumer: Launch
     producer: Launch | None = None
+    prepare: Launch | None = None
+    consumer_host_timer: Callable[[Launch], float] | None = None
 
 
 def _no_range(role: Role, call: int) -> ContextManager[Any]:
@@ -80,6 +88,8 @@ def device_call(dev: Any, ops: CallOps, condition: CellCondition, call: int,
         row.update(producer_time_us=s.time_us, producer_enqueue_us=s.enqueue_us)
         discards.append(s.discard)
     _between(dev, condition)
+    if ops.prepare is not None:
+        ops.prepare()
     with ranges(Role.CONSUMER, call):
         s = dev.timer.time(ops.consumer)
     row.update(consumer_time_us=s.time_us, consumer_enqueue_us=s.enqueue_us, sm_clock_mhz=s.sm_clock_mhz)
@@ -103,9 +113,14 @@ def host_call(dev: Any, ops: CallOps, condition: CellCondition, call: int,
         row["producer_wall_us"] = producer_us
     _between(dev, condition)
     t0 = dev.host_us()
+    if ops.prepare is not None:
+        ops.prepare()
     with ranges(Role.CONSUMER, call):
-        ops.consumer()
-    dev.sync()
+        if ops.consumer_host_timer is not None:   # it ends synced (the artifact's timer does)
+            row["consumer_host_timer_us"] = ops.consumer_host_timer(ops.consumer)
+        else:
+            ops.consumer()
+            dev.sync()
     row["consumer_wall_us"] = dev.host_us() - t0
     row["call_wall_us"] = producer_us + row["consumer_wall_us"]
     row["discard"] = Discard.KEPT.value
@@ -121,6 +136,8 @@ def profiled_call(dev: Any, ops: CallOps, condition: CellCondition, call: int,
             ops.producer()
         dev.sync()
     _between(dev, condition)
+    if ops.prepare is not None:
+        ops.prepare()
     with ranges(Role.CONSUMER, call):
         ops.consumer()
     dev.sync()

@@ -16,6 +16,7 @@ from l2attr.config import WorkloadConfig
 from l2attr.errors import UserError
 from l2attr.gpu import compile as kc
 from l2attr.gpu.runtime import reset_persisting_l2
+from l2attr.vocab import TimerKind
 
 
 def required_bytes(cfg: WorkloadConfig, l2_bytes: int) -> dict[str, int]:
@@ -53,7 +54,7 @@ class Gpu:
     """Everything the timing loop needs on the device, made once per run."""
 
     def __init__(self, cfg: WorkloadConfig, spin_us: float, log: Callable[[str], None],
-                 timer: str = "spin") -> None:
+                 timer: str = TimerKind.SPIN.value) -> None:
         from l2attr.gpu.runtime import require_gpu
         from l2attr.gpu.telemetry import Telemetry
 

@@ -1,13 +1,15 @@
-"""The per-call protocol of layer A: what happens, in which order, for one table call of one cell.
+"""The ladder's per-call protocol: one table call of one cell, on the generic cell protocol.
 
-Each call is the artifact's sequence, [pin -> stream sync ->] consumer, timed two ways in
+Each call is the artifact's sequence, [pin -> stream sync ->] consumer, run by measure/cell.py
+(the one protocol of ladder and experiments: the pin is the producer) and timed two ways in
 alternating repeats over the same batches:
 
-* device repeat (timer `kernel`): CUDA events around the pin and around the consumer, each
-  preceded by a GPU spin so the event interval holds the kernel, not the host's launch latency;
+* device repeat (timer `kernel`): the pin and the consumer each behind the kernel timer
+  (measure/timer.py: the blocking timer by default), so no host launch lag is in the interval;
 * host repeat (timers `artifact` and `wall`): the artifact's own timer around the consumer
-  (record -> launch -> stream sync -> record) and the host clock around the whole call,
-  [pin -> sync ->] record -> consumer -> sync -> record -> event sync: what a caller waits for.
+  (record -> launch -> stream sync -> record -> event sync) and the host clock around
+  [pin -> sync] and [window host call ->] consumer: what a caller waits for. A control's flush
+  or reset between pin and consumer is not part of the wall.
 
 With `--l2 flush` the L2 is flushed before every call (outside every timer); with
 `--l2 flush_after_pin` (a control) between pin and consumer; with `--l2 reset_after_pin` (a
@@ -24,10 +26,39 @@ from typing import Any, Callable
 import pandas as pd
 
 from l2attr.ladder import Variant
+from l2attr.measure.cell import CallOps, device_call, host_call
+from l2attr.measure.timer import Sample
 from l2attr.schema import SAMPLES
-from l2attr.vocab import NVTX_DOMAIN, L2State, Role, range_name
+from l2attr.vocab import NVTX_DOMAIN, CellCondition, L2State, Role, range_name
 
 NAN = float("nan")
+# The ladder's L2 states are the pin-named cases of the generic conditions.
+CONDITION_OF = {L2State.NATURAL: CellCondition.NATURAL, L2State.FLUSH: CellCondition.FLUSH_BEFORE_CALL,
+                L2State.FLUSH_AFTER_PIN: CellCondition.FLUSH_AFTER_PRODUCER,
+                L2State.RESET_AFTER_PIN: CellCondition.RESET_AFTER_PRODUCER}
+
+
+class _Verbs:
+    """measure/gpu.Gpu (or a test's fake) in the generic protocol's verbs."""
+
+    def __init__(self, gpu: Any) -> None:
+        self.gpu, self.timer = gpu, self
+
+    def time(self, launch: Callable[[], None]) -> Sample:
+        us = self.gpu.timed(launch)
+        return Sample(us, self.gpu.last_lag_us, getattr(self.gpu, "last_discard", ""))
+
+    def flush_l2(self) -> None:
+        self.gpu.flush_l2()
+
+    def reset_persisting(self) -> None:
+        self.gpu.reset_l2_priority()
+
+    def sync(self) -> None:
+        self.gpu.stream_sync()
+
+    def host_us(self) -> float:
+        return self.gpu.host_clock_us()
 
 
 def reference_launch(gpu: Any, idx: Any, t: int) -> Callable[[], None]:
@@ -49,6 +80,7 @@ class CellRunner:
                  indices: Any, hot: Any, nvtx_last: int = 0, nvtx_calls: bool = False,
                  window: Any = None) -> None:
         self.gpu, self.kernels, self.variant, self.profile = gpu, kernels, v, profile
+        self.device = _Verbs(gpu)
         self.l2_state = L2State(l2_state)
         self.indices, self.hot, self.nvtx_last = indices, hot, nvtx_last
         self.nvtx_calls = nvtx_calls   # also one `call` range around pin -> sync -> consumer
@@ -80,13 +112,9 @@ class CellRunner:
         return nvtx.annotate(range_name(role, v.family, v.rung.name, v.pin, self.profile,
                                         self.l2_state, t, b), domain=NVTX_DOMAIN)
 
-    def _between_pin_and_consumer(self) -> None:
-        """The controls: flush L2 (the pin's lines go), or reset persisting-L2 priorities (the
-        lines stay, their evict_last mark goes)."""
-        if self.l2_state == L2State.FLUSH_AFTER_PIN:
-            self.gpu.flush_l2()
-        elif self.l2_state == L2State.RESET_AFTER_PIN:
-            self.gpu.reset_l2_priority()
+    def _ranges(self, on: bool, t: int, b: int) -> Callable[[Role, int], Any]:
+        """The generic protocol's (role, call) ranges in the ladder's grammar (its producer is the pin)."""
+        return lambda role, call: self._range(on, Role.PIN if role == Role.PRODUCER else role, t, b)
 
     # -- one call -------------------------------------------------------------------------------
     def call(self, t: int, b: int, device_timed: bool, nvtx_on: bool) -> dict[str, float]:
@@ -94,42 +122,19 @@ class CellRunner:
             return self._call(t, b, device_timed, nvtx_on)
 
     def _call(self, t: int, b: int, device_timed: bool, nvtx_on: bool) -> dict[str, float]:
-        g = self.gpu
-        pins = self.variant.rung.pins
-        consumer = self._consumer(t, b)
-        if self.l2_state == L2State.FLUSH:
-            g.flush_l2()
-        out = {"pin_time_us": NAN, "consumer_time_us": NAN, "consumer_artifact_time_us": NAN,
-               "call_wall_time_us": NAN, "launch_lag_us": NAN, "timer_discard": ""}
-        if device_timed:
-            lags, discards = [], []
-            if pins:
-                with self._range(nvtx_on, Role.PIN, t, b):
-                    out["pin_time_us"] = g.timed(self._pin(t))
-                lags.append(g.last_lag_us)
-                discards.append(getattr(g, "last_discard", ""))
-                self._between_pin_and_consumer()
-            if self.window is not None:
-                self.window.set(t)      # a host call, outside the kernel timer
-            with self._range(nvtx_on, Role.CONSUMER, t, b):
-                out["consumer_time_us"] = g.timed(consumer)
-            lags.append(g.last_lag_us)
-            discards.append(getattr(g, "last_discard", ""))
-            out["launch_lag_us"] = max(lags)
-            out["timer_discard"] = next((d for d in discards if d), "")
-            return out
-        t0 = g.host_clock_us()
-        if pins:
-            with self._range(nvtx_on, Role.PIN, t, b):
-                self._pin(t)()
-            g.stream_sync()
-            self._between_pin_and_consumer()
-        if self.window is not None:
-            self.window.set(t)          # inside the wall clock: the window's price is this host call
-        with self._range(nvtx_on, Role.CONSUMER, t, b):
-            out["consumer_artifact_time_us"] = g.artifact_timed(consumer)
-        out["call_wall_time_us"] = g.host_clock_us() - t0
-        return out
+        """One call through the generic cell protocol (measure/cell.py): the pin is the producer,
+        the artifact's own timer the consumer's host timer, the window's host call `prepare`."""
+        window = self.window
+        ops = CallOps(consumer=self._consumer(t, b), producer=self._pin(t) if self.variant.rung.pins else None,
+                      prepare=(lambda: window.set(t)) if window is not None else None,
+                      consumer_host_timer=self.gpu.artifact_timed)
+        run = device_call if device_timed else host_call
+        r = run(self.device, ops, CONDITION_OF[self.l2_state], b, self._ranges(nvtx_on, t, b))
+        lags = [x for x in (r["producer_enqueue_us"], r["consumer_enqueue_us"]) if x == x]
+        return {"pin_time_us": r["producer_time_us"], "consumer_time_us": r["consumer_time_us"],
+                "consumer_artifact_time_us": r["consumer_host_timer_us"],
+                "call_wall_time_us": r["call_wall_us"], "launch_lag_us": max(lags) if lags else NAN,
+                "timer_discard": r["discard"] if device_timed else ""}
 
     # -- one repeat -----------------------------------------------------------------------------
     def run_repeat(self, repeat: int, device_timed: bool) -> pd.DataFrame:

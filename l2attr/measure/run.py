@@ -29,7 +29,7 @@ from l2attr.measure.protocol import CellRunner, samples_per_repeat
 from l2attr.measure.stats import CELL_KEYS, summarize_cell
 from l2attr.rundir import RunDir
 from l2attr.schema import CELLS, SAMPLES
-from l2attr.vocab import Family, L2State, Pin
+from l2attr.vocab import Family, L2State, Pin, TimerKind
 
 
 @dataclass
@@ -49,7 +49,7 @@ class LadderOptions:
     nvtx_last: int = 0                     # 0: NVTX ranges around every call; N: only the last N
     nvtx_calls: bool = False               # also a `call` range around pin -> sync -> consumer
     spin_us: float = 50.0
-    timer: str = "blocking"                # measure/timer.py: blocking (default) or spin
+    timer: str = TimerKind.BLOCKING.value              # measure/timer.py: blocking (default) or spin
     host_repeat: bool = True
     cache_dir: Path | None = None
     bandwidth: bool = True                 # measure copy / HBM-read / L2-read bandwidth (not under ncu)

@@ -28,7 +28,7 @@ from l2attr.profile import ncu_errors
 from l2attr.profile.metricsets import chip_for_compute_capability
 from l2attr.profile.ncu_cmd import NcuOptions, build_ncu_argv, report_path
 from l2attr.profile.ncu_import import control_condition
-from l2attr.vocab import L2State
+from l2attr.vocab import L2State, TimerKind
 
 CONTROL_RUNG = "l2p_optmt"
 PASSES = "profiler__replayer_passes"
@@ -81,7 +81,7 @@ def child_command(cfg: WorkloadConfig, rungs: Sequence[str], profiles: Sequence[
     overrides = [x for flag, value in CHILD_BATCHES.items() for x in (flag, value)]
     return [python, "-m", "l2attr", "ladder", *workload_flags(cfg), *overrides,
             "--rungs", ",".join(rungs), "--profiles", ",".join(profiles), "--l2", l2,
-            "--repeats", "1", "--no-host-repeat", "--timer", "spin", "--spin-us", "0", "--no-bandwidth",
+            "--repeats", "1", "--no-host-repeat", "--timer", TimerKind.SPIN.value, "--spin-us", "0", "--no-bandwidth",
             "--nvtx-last", str(nvtx_last), "--quiet", "--out", str(out), "--name", name, *extra]
 
 

@@ -1,0 +1,55 @@
+"""Regenerate the README's experiments block from the committed experiment runs.
+
+    python tools/readme_experiments.py            # print the block
+    python tools/readme_experiments.py --write    # replace it in README.md
+
+The block sits between `<!-- experiments:begin -->` and `<!-- experiments:end -->`; it is made by
+l2attr.report.experiment_text from every run dir under examples/experiments/, and the timer
+comparison from examples/timer/. tests/test_readme_experiments.py fails when they disagree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from l2attr.analysis.experiment_load import analyse_experiment, load_experiment  # noqa: E402
+from l2attr.analysis.timer_compare import compare_timers, timer_table  # noqa: E402
+from l2attr.report.experiment_text import experiments_markdown  # noqa: E402
+
+BEGIN, END = "<!-- experiments:begin -->\n", "<!-- experiments:end -->"
+TIMER_BEGIN, TIMER_END = "<!-- timer:begin -->\n", "<!-- timer:end -->"
+
+
+def runs(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if (p / "manifest.json").is_file())
+
+
+def block() -> str:
+    analyses = [analyse_experiment(load_experiment(p)) for p in runs(ROOT / "examples" / "experiments")]
+    return experiments_markdown(analyses, ROOT)
+
+
+def timer_block() -> str:
+    return timer_table(compare_timers(runs(ROOT / "examples" / "timer")), ROOT)
+
+
+def replace(text: str, begin: str, end: str, body: str) -> str:
+    a = text.index(begin) + len(begin)
+    return text[:a] + body + text[text.index(end):]
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--write", action="store_true")
+    args = ap.parse_args()
+    if args.write:
+        readme = ROOT / "README.md"
+        text = replace(readme.read_text(), BEGIN, END, block())
+        readme.write_text(replace(text, TIMER_BEGIN, TIMER_END, timer_block()))
+    else:
+        print(block() + "\n" + timer_block())
