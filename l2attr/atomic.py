@@ -41,6 +41,10 @@ def write_text(path: Path, text: str) -> None:
     write_stream(path, lambda fh: fh.write(text.encode()))
 
 
+def write_bytes(path: Path, data: bytes) -> None:
+    write_stream(path, lambda fh: fh.write(data))
+
+
 def write_json(path: Path, obj: Any) -> None:
     write_text(path, json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n")
 

@@ -19,6 +19,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "sweep": ("sweep", "measured sweeps: amortisation, hot-set size, access-policy window, L2 capacity, "
                        "pollution (GPU)"),
     "experiment": ("experiment", "any producer -> consumer pair: time, profile (ncu child), show (GPU)"),
+    "step": ("step", "what inter-kernel L2 reuse is worth in a whole PyTorch step (GPU)"),
     "report": ("report", "turn run dirs into one offline HTML (or Markdown) attribution report"),
     "traces": ("traces", "inspect, generate and calibrate index traces (CPU)"),
     "doctor": ("doctor", "check GPU, CUDA, ncu counters, nvtx, ncu_report: can ladder/profile run?"),
@@ -33,6 +34,7 @@ INTERRUPTED: dict[str, str] = {
                "run the profile again",
     "profile --import": "interrupted; nothing was written",
     "report": "interrupted; no report was written",
+    "step": "interrupted; a step run is written only when complete",
     "experiment": "interrupted; finished (condition, repeat) units are on disk (Experiment.time(resume=RUN_DIR))",
     "traces": "interrupted; files it had not yet reported as written were not written",
     "doctor": "interrupted",

@@ -185,7 +185,36 @@ EXP_METRICS = Table(
     ("experiment", "condition", "role", "call", "launch", "metric"),
 )
 
-TABLES = {t.name: t for t in (SAMPLES, CELLS, METRICS, TIMELINE, PHASES, EXP_SAMPLES, EXP_CELLS, EXP_METRICS)}
+STEP_KERNELS = Table(
+    "step_kernels",
+    {
+        "condition": "natural (L2 as the program leaves it) or cold (read-flushed before every op)",
+        "step": "step index within the run (natural and cold steps alternate)",
+        "op_index": "the aten op that launched the kernel (step_ops.csv; -1: outside any recorded op)",
+        "kernel_index": "order of the kernel among its op's kernels (only index 0 meets the flush)",
+        "kernel": "kernel function name (CUPTI)",
+        "duration_us": "kernel duration (CUPTI activity record, no events)",
+        "start_us": "kernel start on the trace clock",
+        "stream": "CUDA stream",
+    },
+    ("condition", "step", "op_index", "kernel_index"),
+)
+
+STEP_OPS = Table(
+    "step_ops",
+    {
+        "op_index": "position of the aten op in the step (TorchDispatchMode order)",
+        "op": "aten op name",
+        "module": "nn.Module class path active when it was dispatched",
+        "flushed_in_cold": "whether the cold condition flushed L2 before it (views are not flushed)",
+        "inputs": "JSON list of [data_ptr, nbytes] of the CUDA tensors it read",
+        "outputs": "JSON list of [data_ptr, nbytes] of the CUDA tensors it returned",
+    },
+    ("op_index",),
+)
+
+TABLES = {t.name: t for t in (SAMPLES, CELLS, METRICS, TIMELINE, PHASES, EXP_SAMPLES, EXP_CELLS, EXP_METRICS,
+                              STEP_KERNELS, STEP_OPS)}
 
 
 def check_frame(df: pd.DataFrame, table: Table, source: str) -> pd.DataFrame:

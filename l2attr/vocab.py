@@ -335,3 +335,10 @@ class Judgement(Vocab):
     SLOWER = "slower"              # beyond noise, the new arm is slower
     WITHIN_NOISE = "within noise"  # intervals overlap (or the gap is inside the cross-process spread)
     NOT_MEASURED = "not measured"  # an arm has no samples
+
+
+class StepCondition(Vocab):
+    """How the L2 stands before each kernel of a whole step (l2attr.step)."""
+
+    NATURAL = "natural"    # as the program leaves it (the step after another step)
+    COLD = "cold"          # read-flushed right before every op that is not a view

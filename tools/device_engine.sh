@@ -35,6 +35,13 @@ step "shipped experiment (b): KV pin -> SDPA"
 timeout 300 python3 examples/experiments/kv_pin_sdpa.py --out "$OUT/runs" 2>&1 | tee "$L/kv_pin_sdpa.log" | tail -20
 fi
 
+if [ "${SKIP_STEPS:-0}" != 1 ]; then
+step "step attribution: the shipped steps (benchmark: wall time of each)"
+timeout 540 python3 benchmarks/bench_steps.py --out "$OUT/runs" 2>&1 | tee "$L/bench_steps.log" | tail -12
+step "l2attr step -- python examples/steps/marked_step.py"
+timeout 120 python3 -m l2attr step --out "$OUT/runs" -- python3 examples/steps/marked_step.py 2>&1 | tee "$L/step_cli.log" | tail -16
+fi
+
 if [ "${SKIP_LADDER:-0}" != 1 ]; then
 step "default ladder (blocking timer), cold process"
 /usr/bin/time -f "ladder wall %e s" timeout 120 python3 -m l2attr ladder --out "$OUT/runs" --name blocking 2>&1 | tee "$L/ladder_blocking.log" | tail -25

@@ -26,7 +26,7 @@ ACTIONS = ("time", "profile", "show", "child")
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("action", choices=ACTIONS, help="time | profile | show | child (the ncu child, internal)")
     p.add_argument("target", nargs="?", help="SCRIPT.py:NAME or MODULE:NAME (time, profile, child); RUN_DIR (show)")
-    p.add_argument("command", nargs=argparse.REMAINDER,
+    p.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD",
                    help="profile only: `-- CMD ...` profiles a command that marks its kernels with l2attr.annotate")
     p.add_argument("--out", type=Path, help="run dirs go here (default: the experiment's own, runs/)")
     p.add_argument("--run", type=Path, metavar="RUN_DIR", help="profile into this experiment run dir")
@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--calls must be at least 1")
     if args.action == "show":
         return _show(Path(_need_target(args)))
-    command = [c for c in args.command if c != "--"] if args.command else []
+    command = [c for c in args.cmd if c != "--"] if args.cmd else []
     if args.action == "profile" and command and args.target and args.target != "--":
         command = [args.target, *command] if args.target not in ("--",) else command
     if args.action == "profile" and (command or args.target == "--"):

@@ -1,0 +1,148 @@
+"""What inter-kernel L2 reuse is worth in a whole step, from step_kernels.csv and step_ops.csv.
+
+Per kernel (op, order within the op): natural against cold medians with their intervals, judged by
+analysis.significance. A kernel's saving is cold - natural; only the first kernel of each flushed
+op met a flush (an op's later kernels run after its first, so their L2 is the op's own): the
+others are reported, never summed. Per step pair i (the natural and the cold step of the same
+index): the saving S_i is the sum over flushed kernels, the step time T_i the natural step's
+kernel time; the answer is median(S_i / T_i) with a bootstrap interval over the pairs, "within
+noise" when the interval holds 0.
+
+Edges come from tensor identity: op C read bytes that op P (the latest earlier op to write them)
+returned. A consumer kernel's saving is split over its inputs by bytes (produced in the step by
+an edge's producer, or from before the step: weights, inputs, caches): an attribution, not a
+separate measurement, and said so wherever it is shown.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from l2attr.analysis.significance import Interval, compare
+from l2attr.measure.stats import bootstrap_median_ci
+from l2attr.vocab import Judgement, StepCondition
+
+OUTSIDE = -1   # producer index of bytes no op of the step wrote
+
+
+def per_kernel(k: pd.DataFrame, ops: pd.DataFrame) -> pd.DataFrame:
+    """One row per (op_index, kernel_index): medians, intervals, saving, judgement."""
+    rows = []
+    flushed = dict(zip(ops["op_index"], ops["flushed_in_cold"].astype(str).str.lower() == "true")) if len(ops) else {}
+    names = dict(zip(ops["op_index"], ops["op"])) if len(ops) else {}
+    modules = dict(zip(ops["op_index"], ops["module"].fillna(""))) if len(ops) else {}
+    for (op, ki), g in k.groupby(["op_index", "kernel_index"], sort=True):
+        nat = g.loc[g["condition"] == StepCondition.NATURAL.value, "duration_us"].to_numpy(float)
+        cold = g.loc[g["condition"] == StepCondition.COLD.value, "duration_us"].to_numpy(float)
+        if not len(nat) or not len(cold):
+            continue
+        ni, ci = Interval(float(np.median(nat)), *bootstrap_median_ci(nat)), Interval(float(np.median(cold)), *bootstrap_median_ci(cold))
+        j = compare(ci, ni)
+        rows.append({"op_index": int(op), "kernel_index": int(ki), "op": names.get(op, "?"), "module": modules.get(op, ""),
+                     "kernel": g["kernel"].iloc[0], "natural_us": ni.median, "natural_lo": ni.lo, "natural_hi": ni.hi,
+                     "cold_us": ci.median, "cold_lo": ci.lo, "cold_hi": ci.hi, "saving_us": ci.median - ni.median,
+                     "judgement": j.judgement.value, "met_flush": bool(flushed.get(op, False)) and int(ki) == 0})
+    return pd.DataFrame(rows)
+
+
+def _pairs(k: pd.DataFrame, met: set[tuple[int, int]]) -> pd.DataFrame:
+    """Per step index: saving S_i over kernels that met a flush, natural kernel time T_i, span."""
+    out = []
+    for i, g in k.groupby("step"):
+        n = g[g["condition"] == StepCondition.NATURAL.value]
+        c = g[g["condition"] == StepCondition.COLD.value]
+        if n.empty or c.empty:
+            continue
+        key = ["op_index", "kernel_index"]
+        both = n.merge(c, on=key, suffixes=("_n", "_c"))
+        mine = both[[(a, b) in met for a, b in zip(both["op_index"], both["kernel_index"])]]
+        out.append({"step": int(i), "saving_us": float((mine["duration_us_c"] - mine["duration_us_n"]).sum()),
+                    "kernel_time_us": float(n["duration_us"].sum()),
+                    "span_us": float((n["start_us"] + n["duration_us"]).max() - n["start_us"].min())})
+    return pd.DataFrame(out)
+
+
+@dataclass
+class StepAnswer:
+    kernels: pd.DataFrame
+    pairs: pd.DataFrame
+    edges: pd.DataFrame
+    kernel_time_us: float
+    span_us: float
+    saving_us: float
+    saving_ci: tuple[float, float]
+    share: float
+    share_ci: tuple[float, float]
+    judgement: str
+
+    def headline(self, name: str) -> str:
+        lo, hi = self.share_ci
+        what = (f"worth {100 * self.share:.2f} % of the step's kernel time [{100 * lo:.2f}, {100 * hi:.2f}]"
+                if self.judgement != Judgement.WITHIN_NOISE.value else
+                f"within noise: {100 * self.share:.2f} % of the step's kernel time [{100 * lo:.2f}, {100 * hi:.2f}]")
+        return (f"{name}: inter-kernel L2 reuse is {what}; its kernels would take {self.saving_us:.1f} µs "
+                f"[{self.saving_ci[0]:.1f}, {self.saving_ci[1]:.1f}] longer with a cold L2 before each op "
+                f"(step: {self.kernel_time_us:.1f} µs of kernels, {self.span_us:.1f} µs GPU span).")
+
+
+def edges(ops: pd.DataFrame, kern: pd.DataFrame) -> pd.DataFrame:
+    """Producer -> consumer edges by bytes, with each consumer's first-kernel saving split by bytes."""
+    writers: list[tuple[int, int, int]] = []        # (start, end, op) of every output so far
+    saving = {int(r.op_index): float(r.saving_us) for r in kern.itertuples() if r.met_flush} if len(kern) else {}
+    rows = []
+    for r in ops.sort_values("op_index").itertuples():
+        ins = [tuple(x) for x in json.loads(r.inputs or "[]")]
+        parts: dict[int, int] = {}
+        for ptr, n in ins:
+            left = n
+            for s, e, p in reversed(writers):
+                overlap = min(e, ptr + n) - max(s, ptr)
+                if overlap > 0:
+                    parts[p] = parts.get(p, 0) + overlap
+                    left -= overlap
+                    break
+            if left > 0:
+                parts[OUTSIDE] = parts.get(OUTSIDE, 0) + left
+        total = sum(parts.values())
+        for p, nbytes in parts.items():
+            rows.append({"producer": p, "consumer": int(r.op_index), "bytes": nbytes,
+                         "attributed_saving_us": saving.get(int(r.op_index), math.nan) * nbytes / total if total else math.nan})
+        for ptr, n in (tuple(x) for x in json.loads(r.outputs or "[]")):
+            writers.append((ptr, ptr + n, int(r.op_index)))
+    return pd.DataFrame(rows, columns=["producer", "consumer", "bytes", "attributed_saving_us"])
+
+
+def answer(k: pd.DataFrame, ops: pd.DataFrame) -> StepAnswer:
+    kern = per_kernel(k, ops)
+    met = {(int(r.op_index), int(r.kernel_index)) for r in kern.itertuples() if r.met_flush}
+    pairs = _pairs(k, met)
+    shares = (pairs["saving_us"] / pairs["kernel_time_us"]).to_numpy(float)
+    s_lo, s_hi = bootstrap_median_ci(pairs["saving_us"].to_numpy(float))
+    lo, hi = bootstrap_median_ci(shares)
+    judgement = Judgement.WITHIN_NOISE.value if lo <= 0 <= hi else (
+        Judgement.FASTER.value if lo > 0 else Judgement.SLOWER.value)
+    return StepAnswer(kern, pairs, edges(ops, kern), float(pairs["kernel_time_us"].median()),
+                      float(pairs["span_us"].median()), float(pairs["saving_us"].median()), (s_lo, s_hi),
+                      float(np.median(shares)), (lo, hi), judgement)
+
+
+def top_kernels(ans: StepAnswer, n: int = 10) -> pd.DataFrame:
+    k = ans.kernels[ans.kernels["met_flush"]] if len(ans.kernels) else ans.kernels
+    return k.reindex(k["saving_us"].abs().sort_values(ascending=False).index).head(n)
+
+
+def top_edges(ans: StepAnswer, ops: pd.DataFrame, n: int = 10) -> pd.DataFrame:
+    e = ans.edges[ans.edges["producer"] != OUTSIDE].dropna(subset=["attributed_saving_us"])
+    e = e.reindex(e["attributed_saving_us"].abs().sort_values(ascending=False).index).head(n)
+    name = dict(zip(ops["op_index"], ops["op"]))
+    return e.assign(producer_op=e["producer"].map(name), consumer_op=e["consumer"].map(name))
+
+
+def describe_kernel(row: Any) -> str:
+    return f"{row['op']}#{row['op_index']} {str(row['kernel'])[:60]}"

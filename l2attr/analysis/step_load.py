@@ -1,0 +1,51 @@
+"""Read a step run dir (refusing damaged data) and answer it (analysis/step.py)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from l2attr.errors import UserError
+from l2attr.rundir import RunDir
+from l2attr.schema import STEP_KERNELS, STEP_OPS
+
+KIND = "step"
+
+
+def is_step_dir(path: Path) -> bool:
+    try:
+        return RunDir.open(path).manifest().get("kind") == KIND
+    except UserError:
+        return False
+
+
+def load_step(path: Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame]:
+    run = RunDir.open(Path(path))
+    m = run.manifest()
+    if m.get("kind") != KIND:
+        raise UserError(f"{path} is a {m.get('kind')!r} run, not a step run")
+    k, ops = run.read(STEP_KERNELS), run.read(STEP_OPS)
+    dup = k.duplicated(list(STEP_KERNELS.key), keep=False)
+    if dup.any():
+        raise UserError(f"{run.path / STEP_KERNELS.filename}: row {int(dup.idxmax()) + 2}: key is not unique")
+    bad = ~k["duration_us"].apply(lambda x: isinstance(x, (int, float)) and math.isfinite(x) and x >= 0)
+    if bad.any():
+        raise UserError(f"{run.path / STEP_KERNELS.filename}: row {int(bad.idxmax()) + 2}: duration_us must be finite and >= 0")
+    counts = k.groupby(["condition", "step"]).size()
+    if counts.nunique() > 1:
+        raise UserError(f"{run.path / STEP_KERNELS.filename}: steps hold different numbers of kernels "
+                        f"({counts.min()}-{counts.max()}): cut or mixed data")
+    return m, k, ops
+
+
+def analyse_step(path: Path) -> Any:
+    from l2attr.analysis.step import answer
+
+    m, k, ops = load_step(path)
+    ans = answer(k, ops)
+    ans.manifest = m
+    ans.ops = ops
+    return ans

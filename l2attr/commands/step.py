@@ -1,0 +1,80 @@
+"""What is inter-kernel L2 reuse worth in a whole step? (any PyTorch program, GPU)
+
+Run a script whose step function is marked with `@l2attr.step_range("name")`: its first call is
+measured (every kernel with the L2 as the program leaves it, and with the L2 read-flushed right
+before each op), then the script ends. Or read a step run dir.
+
+  l2attr step --out runs -- python my_step.py
+  l2attr step --show runs/<...>-decode
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+from l2attr.errors import UserError
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD", help="-- CMD ...: the script to run")
+    p.add_argument("--out", type=Path, default=Path("runs"), help="run dirs go here (default runs)")
+    p.add_argument("--name", default="", help="run name (default: the step_range's name)")
+    p.add_argument("--repeats", type=int, default=10, help="natural + cold step pairs (default 10)")
+    p.add_argument("--warmup", type=int, default=3, help="warm-up steps (default 3)")
+    p.add_argument("--show", type=Path, metavar="RUN_DIR", help="print the answer of a step run dir")
+
+
+def summary(path: Path) -> str:
+    from l2attr.analysis.step import describe_kernel, top_edges, top_kernels
+    from l2attr.analysis.step_load import analyse_step
+
+    ans = analyse_step(path)
+    name = (ans.manifest.get("step") or {}).get("name", path.name)
+    lines = [ans.headline(name), "top kernels (saving = cold - natural, median µs):"]
+    for r in top_kernels(ans, 8).to_dict("records"):
+        lines.append(f"  {r['saving_us']:+8.2f}  {r['natural_us']:8.2f} -> {r['cold_us']:8.2f}  "
+                     f"{r['judgement']:<13} {describe_kernel(r)}")
+    edges = top_edges(ans, ans.ops, 5)
+    if len(edges):
+        lines.append("top edges (a consumer's saving split over its inputs by bytes):")
+        for r in edges.to_dict("records"):
+            lines.append(f"  {r['attributed_saving_us']:+8.2f}  {r['producer_op']}#{r['producer']} -> "
+                         f"{r['consumer_op']}#{r['consumer']}  {r['bytes'] / 1e6:.2f} MB")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.repeats < 2 or args.warmup < 0:
+        raise UserError("--repeats must be >= 2 and --warmup >= 0")
+    if args.show is not None:
+        if args.cmd:
+            raise UserError("--show reads a run dir: give no command")
+        print(summary(args.show))
+        return 0
+    command = [c for c in args.cmd if c != "--"]
+    if not command:
+        raise UserError("name the script to run after --, e.g. l2attr step -- python my_step.py")
+    from l2attr.step import ENV
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    before = set(args.out.iterdir())
+    env = dict(os.environ)
+    env[ENV] = json.dumps({"out": str(args.out.resolve()), "repeats": args.repeats, "warmup": args.warmup,
+                           "name": args.name})
+    t0 = time.perf_counter()
+    try:
+        rc = subprocess.run(command, env=env, check=False).returncode
+    except FileNotFoundError:
+        raise UserError(f"cannot run {command[0]!r}: not found") from None
+    new = sorted(p for p in set(args.out.iterdir()) - before if (p / "manifest.json").is_file())
+    if rc != 0 or not new:
+        raise UserError(f"{' '.join(command)} ended with status {rc} and wrote no step run "
+                        "(is its step function marked with @l2attr.step_range?)")
+    print(summary(new[-1]))
+    print(f"step attribution took {time.perf_counter() - t0:.1f} s wall; run dir {new[-1]}")
+    return 0

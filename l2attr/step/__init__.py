@@ -1,0 +1,58 @@
+"""What is inter-kernel L2 reuse worth in a whole step? Per kernel, natural against cold.
+
+    import l2attr
+    ans = l2attr.step(decode_step, x)          # a StepAnswer: .headline(), .kernels, .edges, .run_dir
+    @l2attr.step_range("decode")                # or mark the step and run `l2attr step -- python my_step.py`
+    def decode_step(x): ...
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+ENV = "L2ATTR_STEP_CHILD"
+
+
+def step(fn: Callable[..., Any], *args: Any, name: str = "step", repeats: int = 10, warmup: int = 3,
+         out: Path | str = "runs", log: Callable[[str], None] = print, **kwargs: Any) -> Any:
+    """Measure one step of `fn` (natural vs cold before each op); its StepAnswer, with .run_dir."""
+    from l2attr.analysis.step_load import analyse_step
+    from l2attr.step.run import run_step
+
+    path = run_step(fn, *args, name=name, repeats=repeats, warmup=warmup, out=out, log=log, **kwargs)
+    ans = analyse_step(path)
+    ans.run_dir = path
+    return ans
+
+
+def step_range(name: str = "step", repeats: int = 10, warmup: int = 3) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Mark a step function. Under `l2attr step -- python script.py` its first call measures it
+    (as l2attr.step would) into the run dir the command names, then ends the process; otherwise
+    it is the function itself inside an NVTX range `step:<name>` of l2attr's domain."""
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def inner(*args: Any, **kwargs: Any) -> Any:
+            spec = os.environ.get(ENV)
+            if spec:
+                from l2attr.step.run import run_step
+
+                s = json.loads(spec)
+                run_step(fn, *args, name=s.get("name") or name, repeats=int(s.get("repeats", repeats)),
+                         warmup=int(s.get("warmup", warmup)), out=s["out"], **kwargs)
+                raise SystemExit(0)
+            try:
+                import nvtx
+            except ImportError:
+                return fn(*args, **kwargs)
+            from l2attr.vocab import NVTX_DOMAIN
+            with nvtx.annotate(f"step:{name}", domain=NVTX_DOMAIN):
+                return fn(*args, **kwargs)
+        return inner
+    return wrap
+
+
+__all__ = ["step", "step_range", "ENV"]

@@ -1,0 +1,95 @@
+"""What one step of a PyTorch program does, op by op: names, module path, tensors read and written.
+
+A TorchDispatchMode sees every aten op below autograd with its real input and output tensors:
+their data pointers and sizes are what producer -> consumer edges are made of (a later op that
+reads bytes an earlier op wrote). Each op runs inside a profiler range `l2attr:op:<index>`, so
+the kernels its launches produce in the kineto trace are matched to it (step/trace.py) by the
+CPU time of their launch, whatever API launched them. In the `cold` condition the recorder
+flushes L2 right before each op that is not a view (views launch nothing): read-only flush
+after a persisting reset (experiment/device.py), so the op's first kernel meets a cold L2 with
+no dirty lines of anyone else's to write back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+OP_RANGE = "l2attr:op:"
+STEP_RANGE = "l2attr:step:"
+
+
+@dataclass
+class OpRecord:
+    index: int
+    op: str
+    module: str
+    inputs: list[tuple[int, int]] = field(default_factory=list)    # (data_ptr, nbytes)
+    outputs: list[tuple[int, int]] = field(default_factory=list)
+    flushed: bool = False
+
+
+def _tensors(obj: Any, out: list[tuple[int, int]]) -> None:
+    import torch
+
+    if isinstance(obj, torch.Tensor):
+        if obj.is_cuda and obj.numel():
+            out.append((int(obj.data_ptr()), int(obj.numel() * obj.element_size())))
+    elif isinstance(obj, (list, tuple)):
+        for o in obj:
+            _tensors(o, out)
+    elif isinstance(obj, dict):
+        for o in obj.values():
+            _tensors(o, out)
+
+
+class ModuleStack:
+    """The nn.Module path of the op being dispatched (global forward hooks, class names)."""
+
+    def __init__(self) -> None:
+        self.stack: list[str] = []
+        self._handles: list[Any] = []
+
+    def __enter__(self) -> "ModuleStack":
+        from torch.nn.modules import module as m
+
+        self._handles = [m.register_module_forward_pre_hook(lambda mod, args: self.stack.append(type(mod).__name__)),
+                         m.register_module_forward_hook(lambda mod, args, out: self.stack.pop() if self.stack else None)]
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for h in self._handles:
+            h.remove()
+
+    @property
+    def path(self) -> str:
+        return "/".join(self.stack)
+
+
+def make_recorder(flush: Callable[[], None] | None) -> Any:
+    """A TorchDispatchMode recording every op (and flushing before each, when `flush` is given)."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Recorder(TorchDispatchMode):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ops: list[OpRecord] = []
+            self.modules = ModuleStack()
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):   # noqa: ANN001
+            kwargs = kwargs or {}
+            rec = OpRecord(len(self.ops), str(func.overloadpacket.__name__), self.modules.path)
+            _tensors(args, rec.inputs)
+            _tensors(kwargs, rec.inputs)
+            view = bool(getattr(func, "is_view", False))
+            if flush is not None and not view:
+                flush()
+                rec.flushed = True
+            with torch.profiler.record_function(f"{OP_RANGE}{rec.index}"):
+                out = func(*args, **kwargs)
+            _tensors(out, rec.outputs)
+            self.ops.append(rec)
+            return out
+
+    return Recorder()
