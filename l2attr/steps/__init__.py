@@ -21,7 +21,7 @@ def step(fn: Callable[..., Any], *args: Any, name: str = "step", repeats: int = 
          out: Path | str = "runs", log: Callable[[str], None] = print, **kwargs: Any) -> Any:
     """Measure one step of `fn` (natural vs cold before each op); its StepAnswer, with .run_dir."""
     from l2attr.analysis.step_load import analyse_step
-    from l2attr.step.run import run_step
+    from l2attr.steps.run import run_step
 
     path = run_step(fn, *args, name=name, repeats=repeats, warmup=warmup, out=out, log=log, **kwargs)
     ans = analyse_step(path)
@@ -38,7 +38,7 @@ def step_range(name: str = "step", repeats: int = 10, warmup: int = 3) -> Callab
         def inner(*args: Any, **kwargs: Any) -> Any:
             spec = os.environ.get(ENV)
             if spec:
-                from l2attr.step.run import run_step
+                from l2attr.steps.run import run_step
 
                 s = json.loads(spec)
                 run_step(fn, *args, name=s.get("name") or name, repeats=int(s.get("repeats", repeats)),

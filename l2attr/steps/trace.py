@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from l2attr.errors import UserError
-from l2attr.step.record import OP_RANGE, STEP_RANGE
+from l2attr.steps.record import OP_RANGE, STEP_RANGE
 
 OWN_KERNELS = ("flush_l2", "block_on_flag", "spin_ns")
 KERNEL_COLUMNS = ["condition", "step", "op_index", "kernel_index", "kernel", "duration_us", "start_us", "stream"]

@@ -23,8 +23,8 @@ from l2attr import atomic
 from l2attr.errors import UserError
 from l2attr.rundir import RunDir, command_line
 from l2attr.schema import STEP_KERNELS, STEP_OPS
-from l2attr.step.record import STEP_RANGE, OpRecord, make_recorder
-from l2attr.step.trace import kernels
+from l2attr.steps.record import STEP_RANGE, OpRecord, make_recorder
+from l2attr.steps.trace import kernels
 from l2attr.vocab import StepCondition, check_label
 
 KIND = "step"
@@ -56,6 +56,7 @@ def run_step(fn: Callable[..., Any], *args: Any, name: str = "step", repeats: in
         fn(*args, **kwargs)
     torch.cuda.synchronize()
     first: list[OpRecord] | None = None
+    cold_ops: list[OpRecord] | None = None
     plan = [(i, c) for i in range(repeats) for c in ((StepCondition.NATURAL, StepCondition.COLD) if i % 2 == 0
                                                      else (StepCondition.COLD, StepCondition.NATURAL))]
     acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
@@ -70,9 +71,10 @@ def run_step(fn: Callable[..., Any], *args: Any, name: str = "step", repeats: in
             with torch.profiler.record_function(f"{STEP_RANGE}{cond.value}:{i}"), rec.modules, rec:
                 fn(*args, **kwargs)
             torch.cuda.synchronize()
-            if first is None:
-                first = rec.ops
-            elif not _same_sequence(first, rec.ops):
+            if cond == StepCondition.COLD and cold_ops is None:
+                cold_ops = rec.ops         # the ops table: a cold step's, which says what was flushed
+            first = first or rec.ops
+            if not _same_sequence(first, rec.ops):
                 raise UserError(f"step {name}: step {i} ({cond.value}) ran other ops than the first "
                                 "(the step must be deterministic to pair its kernels)")
     with tempfile.TemporaryDirectory() as tmp:
@@ -93,7 +95,7 @@ def run_step(fn: Callable[..., Any], *args: Any, name: str = "step", repeats: in
         import gzip
 
         atomic.write_bytes(run.path / "trace.json.gz", gzip.compress(raw))
-    run.write(STEP_OPS, ops_frame(first or []))
+    run.write(STEP_OPS, ops_frame(cold_ops or []))
     run.write(STEP_KERNELS, k)
     run.update_manifest(status="complete", timings={"total_s": round(time.perf_counter() - t0, 2)},
                         persisting_reset=bool(dev.reset_ok))
