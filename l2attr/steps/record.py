@@ -53,9 +53,16 @@ class ModuleStack:
     def __enter__(self) -> "ModuleStack":
         from torch.nn.modules import module as m
 
-        self._handles = [m.register_module_forward_pre_hook(lambda mod, args: self.stack.append(type(mod).__name__)),
-                         m.register_module_forward_hook(lambda mod, args, out: self.stack.pop() if self.stack else None)]
+        self._handles = [m.register_module_forward_pre_hook(self._enter), m.register_module_forward_hook(self._leave)]
         return self
+
+    # Hooks return None: a forward hook's return value would replace the module's output.
+    def _enter(self, mod: Any, args: Any) -> None:
+        self.stack.append(type(mod).__name__)
+
+    def _leave(self, mod: Any, args: Any, out: Any) -> None:
+        if self.stack:
+            self.stack.pop()
 
     def __exit__(self, *exc: Any) -> None:
         for h in self._handles:
