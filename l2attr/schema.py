@@ -213,8 +213,18 @@ STEP_OPS = Table(
     ("op_index",),
 )
 
+STEP_TIMES = Table(
+    "step_times",
+    {
+        "repeat": "repeat index",
+        "step_us": "the whole step, natural L2, untraced: blocking-timer CUDA events around its launches",
+        "discard": "'' kept; timeout or throttled (recorded, not summarised)",
+    },
+    ("repeat",),
+)
+
 TABLES = {t.name: t for t in (SAMPLES, CELLS, METRICS, TIMELINE, PHASES, EXP_SAMPLES, EXP_CELLS, EXP_METRICS,
-                              STEP_KERNELS, STEP_OPS)}
+                              STEP_KERNELS, STEP_OPS, STEP_TIMES)}
 
 
 def check_frame(df: pd.DataFrame, table: Table, source: str) -> pd.DataFrame:

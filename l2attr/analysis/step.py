@@ -80,15 +80,35 @@ class StepAnswer:
     share: float
     share_ci: tuple[float, float]
     judgement: str
+    step_time: Interval = Interval(math.nan, math.nan, math.nan)
+
+    @property
+    def step_share(self) -> tuple[float, float, float]:
+        """Saving over the untraced step time: (median, lo, hi), the bounds from both intervals."""
+        t = self.step_time
+        if not t.valid:
+            return (math.nan, math.nan, math.nan)
+        lo, hi = self.saving_ci
+        return (self.saving_us / t.median, lo / t.hi if lo >= 0 else lo / t.lo, hi / t.lo if hi >= 0 else hi / t.hi)
 
     def headline(self, name: str) -> str:
+        """One sentence; 'worth' / 'costs' only beyond noise (the share's interval excludes 0)."""
         lo, hi = self.share_ci
-        what = (f"worth {100 * self.share:.2f} % of the step's kernel time [{100 * lo:.2f}, {100 * hi:.2f}]"
-                if self.judgement != Judgement.WITHIN_NOISE.value else
-                f"within noise: {100 * self.share:.2f} % of the step's kernel time [{100 * lo:.2f}, {100 * hi:.2f}]")
-        return (f"{name}: inter-kernel L2 reuse is {what}; its kernels would take {self.saving_us:.1f} µs "
-                f"[{self.saving_ci[0]:.1f}, {self.saving_ci[1]:.1f}] longer with a cold L2 before each op "
-                f"(step: {self.kernel_time_us:.1f} µs of kernels, {self.span_us:.1f} µs GPU span).")
+        span = f"[{100 * lo:.2f}, {100 * hi:.2f}]"
+        if self.judgement == Judgement.WITHIN_NOISE.value:
+            what = f"within noise: {100 * self.share:+.2f} % of the step's kernel time {span}"
+        elif self.judgement == Judgement.FASTER.value:
+            what = f"worth {100 * self.share:.2f} % of the step's kernel time {span}"
+        else:
+            what = (f"a cost, not a saving: the kernels are {100 * -self.share:.2f} % slower as the program "
+                    f"leaves L2 than after a clean flush {span}")
+        step = ""
+        if self.step_time.valid:
+            m, a, b = self.step_share
+            step = f", {100 * m:+.2f} % [{100 * a:+.2f}, {100 * b:+.2f}] of the {self.step_time.median:.1f} µs step"
+        return (f"{name}: inter-kernel L2 reuse is {what}; cold before each op, the kernels take "
+                f"{self.saving_us:+.1f} µs [{self.saving_ci[0]:+.1f}, {self.saving_ci[1]:+.1f}]{step} "
+                f"({self.kernel_time_us:.1f} µs of kernels per step).")
 
 
 def edges(ops: pd.DataFrame, kern: pd.DataFrame) -> pd.DataFrame:
@@ -118,7 +138,7 @@ def edges(ops: pd.DataFrame, kern: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["producer", "consumer", "bytes", "attributed_saving_us"])
 
 
-def answer(k: pd.DataFrame, ops: pd.DataFrame) -> StepAnswer:
+def answer(k: pd.DataFrame, ops: pd.DataFrame, times: pd.DataFrame | None = None) -> StepAnswer:
     kern = per_kernel(k, ops)
     met = {(int(r.op_index), int(r.kernel_index)) for r in kern.itertuples() if r.met_flush}
     pairs = _pairs(k, met)
@@ -127,9 +147,14 @@ def answer(k: pd.DataFrame, ops: pd.DataFrame) -> StepAnswer:
     lo, hi = bootstrap_median_ci(shares)
     judgement = Judgement.WITHIN_NOISE.value if lo <= 0 <= hi else (
         Judgement.FASTER.value if lo > 0 else Judgement.SLOWER.value)
+    step = Interval(math.nan, math.nan, math.nan)
+    if times is not None and len(times):
+        kept = times[times["discard"].map(lambda x: "" if pd.isna(x) else str(x)) == ""]["step_us"].to_numpy(float)
+        if len(kept):
+            step = Interval(float(np.median(kept)), *bootstrap_median_ci(kept))
     return StepAnswer(kern, pairs, edges(ops, kern), float(pairs["kernel_time_us"].median()),
                       float(pairs["span_us"].median()), float(pairs["saving_us"].median()), (s_lo, s_hi),
-                      float(np.median(shares)), (lo, hi), judgement)
+                      float(np.median(shares)), (lo, hi), judgement, step)
 
 
 def top_kernels(ans: StepAnswer, n: int = 10) -> pd.DataFrame:

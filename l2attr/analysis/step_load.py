@@ -10,7 +10,7 @@ import pandas as pd
 
 from l2attr.errors import UserError
 from l2attr.rundir import RunDir
-from l2attr.schema import STEP_KERNELS, STEP_OPS
+from l2attr.schema import STEP_KERNELS, STEP_OPS, STEP_TIMES
 
 KIND = "step"
 
@@ -22,7 +22,7 @@ def is_step_dir(path: Path) -> bool:
         return False
 
 
-def load_step(path: Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame]:
+def load_step(path: Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     run = RunDir.open(Path(path))
     m = run.manifest()
     if m.get("kind") != KIND:
@@ -38,14 +38,18 @@ def load_step(path: Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame]:
     if counts.nunique() > 1:
         raise UserError(f"{run.path / STEP_KERNELS.filename}: steps hold different numbers of kernels "
                         f"({counts.min()}-{counts.max()}): cut or mixed data")
-    return m, k, ops
+    times = run.read(STEP_TIMES) if run.has(STEP_TIMES) else pd.DataFrame(columns=list(STEP_TIMES.columns))
+    bad_t = ~times["step_us"].apply(lambda x: isinstance(x, (int, float)) and math.isfinite(x) and x > 0)
+    if bad_t.any():
+        raise UserError(f"{run.path / STEP_TIMES.filename}: row {int(bad_t.idxmax()) + 2}: step_us must be finite and > 0")
+    return m, k, ops, times
 
 
 def analyse_step(path: Path) -> Any:
     from l2attr.analysis.step import answer
 
-    m, k, ops = load_step(path)
-    ans = answer(k, ops)
+    m, k, ops, times = load_step(path)
+    ans = answer(k, ops, times)
     ans.manifest = m
     ans.ops = ops
     return ans

@@ -96,6 +96,9 @@ def run(args: argparse.Namespace) -> int:
     run_dirs = expand_run_dirs(args.run_dirs)
     if output is not None:
         check_output(output, "-o", inputs=run_inputs(run_dirs))
+    step_dirs, run_dirs = split_kind(run_dirs, "step")
+    if step_dirs:
+        return _steps(step_dirs, run_dirs, fmt, output)
     exp_dirs, run_dirs = split_experiments(run_dirs)
     if exp_dirs:
         return _experiments(exp_dirs, run_dirs, fmt, output)
@@ -137,6 +140,42 @@ def _write(path: Path, text: str) -> None:
         atomic.write_text(path, text)
     except OSError as exc:
         raise UserError(f"cannot write {path}: {exc.strerror}") from None
+
+
+def split_kind(run_dirs: list[Path], kind: str) -> tuple[list[Path], list[Path]]:
+    """(run dirs of `kind`, the others)."""
+    from l2attr.rundir import RunDir
+
+    def is_kind(d: Path) -> bool:
+        try:
+            return RunDir.open(d).manifest().get("kind") == kind
+        except UserError:
+            return False
+
+    mine = [d for d in run_dirs if is_kind(d)]
+    return mine, [d for d in run_dirs if d not in mine]
+
+
+def _steps(step_dirs: list[Path], others: list[Path], fmt: str, output: Path | None) -> int:
+    """Step runs alone, on their page (HTML) or as their headlines (Markdown)."""
+    from l2attr.analysis.step_load import analyse_step
+
+    if others:
+        raise UserError(f"{others[0]} is not a step run: report step runs on their own")
+    answers = [analyse_step(d) for d in step_dirs]
+    if fmt == "md":
+        names = [(a.manifest.get("step") or {}).get("name", "step") for a in answers]
+        lines = ["# What is inter-kernel L2 reuse worth in a step? (l2attr step)", ""]
+        lines += [f"- {a.headline(n)}" for a, n in zip(answers, names)]
+        return _emit(output, "\n".join(lines) + "\n")
+    from l2attr.report.step_page import render
+
+    if output is None:
+        output = check_output(Path("report.html"), "the default output")
+    html = render(answers)
+    _write(output, html)
+    print(f"wrote {output} ({len(html.encode()) / 1e6:.1f} MB)")
+    return 0
 
 
 def split_experiments(run_dirs: list[Path]) -> tuple[list[Path], list[Path]]:

@@ -22,7 +22,7 @@ import pandas as pd
 from l2attr import atomic
 from l2attr.errors import UserError
 from l2attr.rundir import RunDir, command_line
-from l2attr.schema import STEP_KERNELS, STEP_OPS
+from l2attr.schema import STEP_KERNELS, STEP_OPS, STEP_TIMES
 from l2attr.steps.record import STEP_RANGE, OpRecord, make_recorder
 from l2attr.steps.trace import kernels
 from l2attr.vocab import StepCondition, check_label
@@ -34,6 +34,22 @@ def ops_frame(ops: list[OpRecord]) -> pd.DataFrame:
     return pd.DataFrame([{"op_index": o.index, "op": o.op, "module": o.module, "flushed_in_cold": o.flushed,
                           "inputs": json.dumps(o.inputs), "outputs": json.dumps(o.outputs)} for o in ops],
                         columns=list(STEP_OPS.columns))
+
+
+def time_steps(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, repeats: int) -> pd.DataFrame:
+    """The whole step on the GPU clock, untraced and unrecorded: blocking-timer events around the
+    step's launches (no launch lag before the first kernel; the host gaps between its kernels are
+    part of an eager step and stay in). What a pin on a side stream must shorten to pay."""
+    from l2attr.measure.timer import BlockingTimer
+
+    timer = BlockingTimer(dev.torch, dev.cupy, timeout_ms=2000.0)
+    rows = []
+    for i in range(2 * repeats + 2):
+        s = timer.time(lambda: fn(*args, **kwargs))
+        if i >= 2:                                       # two more warm-ups
+            rows.append({"repeat": i - 2, "step_us": s.time_us, "discard": s.discard})
+    timer.close()
+    return pd.DataFrame(rows, columns=list(STEP_TIMES.columns))
 
 
 def _same_sequence(a: list[OpRecord], b: list[OpRecord]) -> bool:
@@ -77,6 +93,7 @@ def run_step(fn: Callable[..., Any], *args: Any, name: str = "step", repeats: in
             if not _same_sequence(first, rec.ops):
                 raise UserError(f"step {name}: step {i} ({cond.value}) ran other ops than the first "
                                 "(the step must be deterministic to pair its kernels)")
+    step_times = time_steps(dev, fn, args, kwargs, repeats)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "trace.json")
         prof.export_chrome_trace(path)
@@ -96,6 +113,7 @@ def run_step(fn: Callable[..., Any], *args: Any, name: str = "step", repeats: in
 
         atomic.write_bytes(run.path / "trace.json.gz", gzip.compress(raw))
     run.write(STEP_OPS, ops_frame(cold_ops or []))
+    run.write(STEP_TIMES, step_times)
     run.write(STEP_KERNELS, k)
     run.update_manifest(status="complete", timings={"total_s": round(time.perf_counter() - t0, 2)},
                         persisting_reset=bool(dev.reset_ok))

@@ -1,0 +1,62 @@
+"""The HTML page of step runs: the answer, a waterfall of per-kernel savings, the edge table.
+
+Everything judged comes from analysis/step.py; this only lays it out.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+import jinja2
+import plotly.graph_objects as go
+from markupsafe import Markup
+
+from l2attr import __version__
+from l2attr.analysis.step import describe_kernel, top_edges, top_kernels
+from l2attr.report.charts import figure_json
+from l2attr.resources import data_dir
+
+TEMPLATE = "step.html.j2"
+
+
+def waterfall(ans: Any, n: int = 15) -> dict[str, Any] | None:
+    k = top_kernels(ans, n)
+    if k.empty:
+        return None
+    labels = [describe_kernel(r)[:48] for r in k.to_dict("records")]
+    fig = go.Figure(go.Waterfall(x=[*labels, "total (flushed kernels)"], y=[*k["saving_us"], 0.0],
+                                 measure=[*["relative"] * len(k), "total"]))
+    fig.update_layout(height=420, margin={"t": 30, "l": 60, "r": 20, "b": 160},
+                      yaxis_title="cold - natural kernel time (µs, median)", showlegend=False)
+    return figure_json(fig)
+
+
+def card(ans: Any, i: int) -> dict[str, Any]:
+    m = ans.manifest
+    name = (m.get("step") or {}).get("name", "step")
+    gpu = m.get("gpu") or {}
+    kern = [[describe_kernel(r), f"{r['natural_us']:.2f} [{r['natural_lo']:.2f}, {r['natural_hi']:.2f}]",
+             f"{r['cold_us']:.2f} [{r['cold_lo']:.2f}, {r['cold_hi']:.2f}]", f"{r['saving_us']:+.2f}", r["judgement"]]
+            for r in top_kernels(ans, 15).to_dict("records")]
+    edges = [[f"{r['producer_op']}#{r['producer']}", f"{r['consumer_op']}#{r['consumer']}", f"{r['bytes'] / 1e6:.2f}",
+              f"{r['attributed_saving_us']:+.2f}"] for r in top_edges(ans, ans.ops, 15).to_dict("records")]
+    return {"name": name, "headline": ans.headline(name), "chart": f"step-chart-{i}", "kernels": kern, "edges": edges,
+            "identity": [("GPU", f"{gpu.get('name', '?')} {gpu.get('uuid', '')}"), ("host", gpu.get("host", "?")),
+                         ("cold", m.get("cold", "?")), ("command", m.get("command", "?"))]}
+
+
+def render(answers: list[Any]) -> str:
+    from plotly.offline import get_plotlyjs
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(data_dir("reports"))),
+                             autoescape=jinja2.select_autoescape(["html", "j2"]), undefined=jinja2.StrictUndefined)
+    cards = [card(a, i) for i, a in enumerate(answers)]
+    figures = {c["chart"]: f for a, c in zip(answers, cards) if (f := waterfall(a)) is not None}
+    for c in cards:
+        c["has_chart"] = c["chart"] in figures
+    return env.get_template(TEMPLATE).render(
+        title="l2attr: what is inter-kernel L2 reuse worth in a step?", cards=cards, version=__version__,
+        generated=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        figures_json=Markup(json.dumps(figures).replace("</", "<\\/")), plotly_js=Markup(get_plotlyjs()))
