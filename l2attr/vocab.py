@@ -39,6 +39,7 @@ class Role(Vocab):
     CONSUMER = "consumer"
     CALL = "call"          # the whole call, pin -> sync -> consumer (range replay, timelines)
     PRODUCER = "producer"  # an experiment's producer step (a pin, a prefetch, the previous layer)
+    POLLUTE = "pollute"    # other work between producer and consumer (the pollution sweep's read)
 
 
 class L2State(Vocab):

@@ -36,7 +36,7 @@ NAN = float("nan")
 
 SAMPLE_FIELDS = ("producer_time_us", "consumer_time_us", "producer_wall_us", "consumer_wall_us",
                  "call_wall_us", "producer_enqueue_us", "consumer_enqueue_us", "sm_clock_mhz",
-                 "discard", "consumer_host_timer_us")
+                 "discard", "consumer_host_timer_us", "between_time_us", "prepare_wall_us")
 
 
 @dataclass(frozen=True)
@@ -47,12 +47,15 @@ class CallOps:
     cuStreamSetAttribute): outside the kernel timer, inside the consumer's wall clock, since a
     caller pays it. `consumer_host_timer`: a host-side timer the consumer runs inside in host
     repeats (the artifact's record -> launch -> sync -> record); its number is kept as
-    `consumer_host_timer_us`."""
+    `consumer_host_timer_us`. `between`: a kernel of other work after the producer step (timed
+    as its own kernel, inside the wall); `setup`: emulation of the machine, never charged."""
 
     consumer: Launch
     producer: Launch | None = None
     prepare: Launch | None = None
     consumer_host_timer: Callable[[Launch], float] | None = None
+    between: Launch | None = None     # other work between producer and consumer (a pollution read)
+    setup: Launch | None = None       # uncharged set-up before the call, outside every timer
 
 
 def _no_range(role: Role, call: int) -> ContextManager[Any]:
@@ -63,7 +66,9 @@ def runs_producer(ops: CallOps, condition: CellCondition) -> bool:
     return ops.producer is not None and condition != CellCondition.NO_PRODUCER
 
 
-def _before(dev: Any, condition: CellCondition) -> None:
+def _before(dev: Any, ops: CallOps, condition: CellCondition) -> None:
+    if ops.setup is not None:
+        ops.setup()
     if condition == CellCondition.FLUSH_BEFORE_CALL:
         dev.flush_l2()
 
@@ -81,15 +86,22 @@ def device_call(dev: Any, ops: CallOps, condition: CellCondition, call: int,
     """Each kernel behind the kernel timer; the timer's sync is the producer -> consumer sync."""
     row: dict[str, Any] = {f: NAN for f in SAMPLE_FIELDS}
     discards = []
-    _before(dev, condition)
+    _before(dev, ops, condition)
     if runs_producer(ops, condition):
         with ranges(Role.PRODUCER, call):
             s = dev.timer.time(ops.producer)
         row.update(producer_time_us=s.time_us, producer_enqueue_us=s.enqueue_us)
         discards.append(s.discard)
     _between(dev, condition)
+    if ops.between is not None:
+        with ranges(Role.POLLUTE, call):
+            s = dev.timer.time(ops.between)
+        row["between_time_us"] = s.time_us
+        discards.append(s.discard)
     if ops.prepare is not None:
+        t0 = dev.host_us()
         ops.prepare()
+        row["prepare_wall_us"] = dev.host_us() - t0
     with ranges(Role.CONSUMER, call):
         s = dev.timer.time(ops.consumer)
     row.update(consumer_time_us=s.time_us, consumer_enqueue_us=s.enqueue_us, sm_clock_mhz=s.sm_clock_mhz)
@@ -102,7 +114,7 @@ def host_call(dev: Any, ops: CallOps, condition: CellCondition, call: int,
               ranges: Ranges = _no_range) -> dict[str, Any]:
     """The host clock around producer -> sync and around consumer -> sync."""
     row: dict[str, Any] = {f: NAN for f in SAMPLE_FIELDS}
-    _before(dev, condition)
+    _before(dev, ops, condition)
     producer_us = 0.0
     if runs_producer(ops, condition):
         t0 = dev.host_us()
@@ -113,6 +125,9 @@ def host_call(dev: Any, ops: CallOps, condition: CellCondition, call: int,
         row["producer_wall_us"] = producer_us
     _between(dev, condition)
     t0 = dev.host_us()
+    if ops.between is not None:
+        ops.between()
+        dev.sync()
     if ops.prepare is not None:
         ops.prepare()
     with ranges(Role.CONSUMER, call):
@@ -130,12 +145,16 @@ def host_call(dev: Any, ops: CallOps, condition: CellCondition, call: int,
 def profiled_call(dev: Any, ops: CallOps, condition: CellCondition, call: int,
                   ranges: Ranges = _no_range) -> dict[str, Any]:
     """Under Nsight Compute: the same order, no timers (they would be profiled as kernels)."""
-    _before(dev, condition)
+    _before(dev, ops, condition)
     if runs_producer(ops, condition):
         with ranges(Role.PRODUCER, call):
             ops.producer()
         dev.sync()
     _between(dev, condition)
+    if ops.between is not None:
+        with ranges(Role.POLLUTE, call):
+            ops.between()
+        dev.sync()
     if ops.prepare is not None:
         ops.prepare()
     with ranges(Role.CONSUMER, call):

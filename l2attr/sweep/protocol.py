@@ -1,11 +1,11 @@
-"""How one sweep call is timed, on the verbs of measure/gpu.py (or a fake on a CPU).
+"""How one sweep call is timed: the sweep's arms on the one cell protocol (measure/cell.py).
 
-Device mode (timer `kernel`): the pin, the polluting read and the consumer are each timed with
-CUDA events behind a GPU spin (Gpu.timed, the ladder's kernel timer; every timed kernel ends in a
-sync, so the pin -> sync -> consumer order is the artifact's); a host call before the consumer
-(the window's cuStreamSetAttribute) is timed on the host clock.
+Device mode (timer `kernel`): the pin (the producer), the polluting read (`between`) and the
+consumer are each timed behind the run's kernel timer (Gpu.timed; every timed kernel ends in a
+sync, so the pin -> sync -> consumer order is the artifact's); the host call right before the
+consumer (the window's cuStreamSetAttribute, `prepare`) is timed on the host clock.
 Host mode (timer `wall`): the whole call on the host clock, what a caller waits for:
-[prepare] [pin -> stream sync] [pollute -> stream sync] consumer -> stream sync.
+[pin -> stream sync] [pollute -> stream sync] [prepare] consumer -> stream sync.
 Set-up that emulates the machine rather than costing the caller (the capacity sweep's occupied
 L2) runs before each call, outside every timer.
 """
@@ -16,8 +16,10 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from l2attr.measure.cell import CallOps, device_call, host_call
+from l2attr.measure.timer import Sample
 from l2attr.sweep.schedule import Call
-from l2attr.vocab import SweepRole, Timer
+from l2attr.vocab import CellCondition, Role, SweepRole, Timer
 
 Launch = Callable[[], None]
 
@@ -43,10 +45,12 @@ def _no_range(c: Call, role: SweepRole) -> Any:
 def run_calls(gpu: Any, ops: ArmOps, calls: list[Call], device_timed: bool,
               ranges: Ranges | None = None) -> list[dict[str, Any]]:
     """Run the calls in order; rows (one per timed thing) of the measured ones. `ranges` puts an
-    NVTX range around kernels (device mode) for the profiler (sweep/dram.py)."""
+    NVTX range around kernels (device mode) for the profiler (sweep/dram.py). Each call goes
+    through the one cell protocol (measure/cell.py): pin = producer, pollute = between."""
     rows: list[dict[str, Any]] = []
+    verbs = _Verbs(gpu)
     for c in calls:
-        timed = _device_call(gpu, ops, c, ranges or _no_range) if device_timed else _host_call(gpu, ops, c)
+        timed = _device_call(verbs, ops, c, ranges or _no_range) if device_timed else _host_call(verbs, ops, c)
         if c.warmup:
             continue
         for role, timer, value, lag in timed:
@@ -56,43 +60,59 @@ def run_calls(gpu: Any, ops: ArmOps, calls: list[Call], device_timed: bool,
 
 
 Timed = list[tuple[SweepRole, Timer, float, float]]
+ROLE_OF = {Role.PRODUCER: SweepRole.PIN, Role.POLLUTE: SweepRole.POLLUTE, Role.CONSUMER: SweepRole.CONSUMER}
 
 
-def _device_call(gpu: Any, ops: ArmOps, c: Call, ranges: Ranges) -> Timed:
+class _Verbs:
+    """measure/gpu.Gpu (or a fake) in the cell protocol's verbs; keeps each timed kernel's lag."""
+
+    def __init__(self, gpu: Any) -> None:
+        self.gpu, self.timer, self.lags = gpu, self, []
+
+    def time(self, launch: Launch) -> Sample:
+        us = self.gpu.timed(launch)
+        self.lags.append(self.gpu.last_lag_us)
+        return Sample(us, self.gpu.last_lag_us, getattr(self.gpu, "last_discard", ""))
+
+    def flush_l2(self) -> None:
+        self.gpu.flush_l2()
+
+    def reset_persisting(self) -> None:
+        self.gpu.reset_l2_priority()
+
+    def sync(self) -> None:
+        self.gpu.stream_sync()
+
+    def host_us(self) -> float:
+        return self.gpu.host_clock_us()
+
+
+def _cell_ops(ops: ArmOps, c: Call) -> CallOps:
+    table = c.table
+    return CallOps(consumer=ops.consumer(c.table, c.batch),
+                   producer=ops.pin(table) if ops.pin is not None and c.pin_first else None,
+                   prepare=(lambda: ops.prepare(table)) if ops.prepare is not None else None,
+                   between=ops.pollute, setup=(lambda: ops.setup(table)) if ops.setup is not None else None)
+
+
+def _device_call(verbs: _Verbs, ops: ArmOps, c: Call, ranges: Ranges) -> Timed:
     nan = float("nan")
+    verbs.lags = []
+    cell_ops = _cell_ops(ops, c)
+    r = device_call(verbs, cell_ops, CellCondition.NATURAL, c.position,
+                    lambda role, call: ranges(c, ROLE_OF.get(role, SweepRole.CONSUMER)))
+    lags = iter(verbs.lags)
     out: Timed = []
-    if ops.setup is not None:
-        ops.setup(c.table)
-    if ops.prepare is not None:
-        t0 = gpu.host_clock_us()
-        ops.prepare(c.table)
-        out.append((SweepRole.PREPARE, Timer.WALL, gpu.host_clock_us() - t0, nan))
-    if ops.pin is not None and c.pin_first:
-        with ranges(c, SweepRole.PIN):
-            out.append((SweepRole.PIN, Timer.KERNEL, gpu.timed(ops.pin(c.table)), gpu.last_lag_us))
-    if ops.pollute is not None:
-        with ranges(c, SweepRole.POLLUTE):
-            out.append((SweepRole.POLLUTE, Timer.KERNEL, gpu.timed(ops.pollute), gpu.last_lag_us))
-    with ranges(c, SweepRole.CONSUMER):
-        out.append((SweepRole.CONSUMER, Timer.KERNEL, gpu.timed(ops.consumer(c.table, c.batch)),
-                    gpu.last_lag_us))
+    if cell_ops.prepare is not None:
+        out.append((SweepRole.PREPARE, Timer.WALL, r["prepare_wall_us"], nan))
+    for present, role, key in ((cell_ops.producer, SweepRole.PIN, "producer_time_us"),
+                               (cell_ops.between, SweepRole.POLLUTE, "between_time_us"),
+                               (cell_ops.consumer, SweepRole.CONSUMER, "consumer_time_us")):
+        if present is not None:
+            out.append((role, Timer.KERNEL, r[key], next(lags)))
     return out
 
 
-def _host_call(gpu: Any, ops: ArmOps, c: Call) -> Timed:
-    if ops.setup is not None:
-        ops.setup(c.table)
-    consumer = ops.consumer(c.table, c.batch)
-    pin = ops.pin(c.table) if ops.pin is not None and c.pin_first else None
-    t0 = gpu.host_clock_us()
-    if ops.prepare is not None:
-        ops.prepare(c.table)
-    if pin is not None:
-        pin()
-        gpu.stream_sync()
-    if ops.pollute is not None:
-        ops.pollute()
-        gpu.stream_sync()
-    consumer()
-    gpu.stream_sync()
-    return [(SweepRole.CALL, Timer.WALL, gpu.host_clock_us() - t0, float("nan"))]
+def _host_call(verbs: _Verbs, ops: ArmOps, c: Call) -> Timed:
+    r = host_call(verbs, _cell_ops(ops, c), CellCondition.NATURAL, c.position)
+    return [(SweepRole.CALL, Timer.WALL, r["call_wall_us"], float("nan"))]
