@@ -206,3 +206,14 @@ def test_damaged_cells_are_refused(tmp_path: Path) -> None:
     pd.concat([df, df.iloc[:1]]).to_csv(f, index=False)
     with pytest.raises(UserError, match="not unique"):
         load_experiment(exp.run_dir)
+
+
+def test_stopping_rule_stops_once_intervals_are_narrow(tmp_path: Path) -> None:
+    g = FakeGpu()
+    exp = l2attr.Experiment("stops", consumer=g.consumer, producer=g.producer, calls=6, warmup=2,
+                            repeats=2, until_rel_ci=0.01, max_repeats=6, out=tmp_path)
+    said: list[str] = []
+    exp.time(device=g, log=said.append)
+    samples = pd.read_csv(exp.run_dir / "exp_samples.csv")
+    assert samples["repeat"].max() == 3               # 2 device + 2 host repeats: constant times are narrow
+    assert any("stopped" in s for s in said)

@@ -58,6 +58,8 @@ class Experiment:
     rtol: float = 1e-3
     atol: float = 1e-3
     timer: str = TimerKind.BLOCKING.value
+    until_rel_ci: float | None = None       # stop early once every consumer CI is this narrow
+    max_repeats: int = 20                   # the stopping rule's limit
     out: Path | str = "runs"
     labels: dict[str, str] = field(default_factory=dict)   # e.g. {"producer": "pin", "consumer": "sdpa"}
     _state: Any = field(default=None, init=False, repr=False)
@@ -133,7 +135,8 @@ class Experiment:
                 "reference": where(self.reference), "setup": where(self.setup),
                 "conditions": [c.value for c in self.conditions], "baseline": self.baseline.value,
                 "calls": self.calls, "warmup": self.warmup, "repeats": self.repeats,
-                "rtol": self.rtol, "atol": self.atol, "timer": self.timer, "labels": dict(self.labels)}
+                "rtol": self.rtol, "atol": self.atol, "timer": self.timer, "labels": dict(self.labels),
+                "until_rel_ci": self.until_rel_ci, "max_repeats": self.max_repeats}
 
     # -- the API (experiment/run.py and experiment/profile.py do the work) ----------------------
     def time(self, repeats: int | None = None, out: Path | str | None = None,

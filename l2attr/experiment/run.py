@@ -23,7 +23,7 @@ from l2attr.measure.cell import run_repeat
 from l2attr.measure.summary import summarize_pairs
 from l2attr.rundir import RunDir, command_line, open_for_resume
 from l2attr.schema import EXP_CELLS, EXP_SAMPLES
-from l2attr.vocab import RepeatMode
+from l2attr.vocab import Quantity, RepeatMode, Timer
 
 if TYPE_CHECKING:
     from l2attr.experiment.declare import Experiment
@@ -59,6 +59,14 @@ def drop_cut_units(run: RunDir, calls: int) -> int:
     if cut.any():
         run.write(EXP_SAMPLES, s[~cut].reset_index(drop=True))
     return int(cut.sum())
+
+
+def narrow_enough(cells: pd.DataFrame, rel: float) -> bool:
+    """The stopping rule: every condition's consumer kernel median known to `rel` (CI width / median)."""
+    k = cells[(cells["quantity"] == Quantity.CONSUMER.value) & (cells["timer"] == Timer.KERNEL.value)]
+    if k.empty:
+        return False
+    return bool(((k["ci95_hi_us"] - k["ci95_lo_us"]) / k["median_us"] <= rel).all())
 
 
 def check_reference(exp: "Experiment", dev: Any) -> dict[str, Any]:
@@ -127,7 +135,13 @@ def time_experiment(exp: "Experiment", repeats: int | None = None, out: Path | s
         ops = exp.ops()
         for cond in exp.conditions:        # warm every path once more, outside the records
             run_repeat(dev, lambda i: ops, cond, RepeatMode.DEVICE, 2, 1)
-        for repeat, mode in repeat_plan(exp.repeats):
+        limit = exp.max_repeats if exp.until_rel_ci else exp.repeats
+        for repeat, mode in repeat_plan(limit):
+            if (exp.until_rel_ci and mode == RepeatMode.DEVICE and repeat // 2 >= exp.repeats
+                    and narrow_enough(run.read(EXP_CELLS), exp.until_rel_ci)):
+                log(f"experiment {exp.name}: every consumer CI within {exp.until_rel_ci:.2%} after "
+                    f"{repeat // 2} repeats: stopped")
+                break
             for cond in exp.conditions:
                 if (cond.value, repeat) in done:
                     continue
