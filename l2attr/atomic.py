@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any, BinaryIO, Callable
@@ -20,9 +22,37 @@ def _umask() -> int:
 _MODE = 0o666 & ~_umask()  # what open() would have given; mkstemp's 0600 would hide results
 
 
+def writes_directly(path: Path) -> bool:
+    """True when `path` must be opened and written, not replaced: a device node (`-o /dev/null`),
+    a FIFO, or a file reached through /dev or /proc (`-o /dev/stdout` of a redirected shell).
+    Renaming over them would put a regular file where the system's device was (as root), or fail.
+    A directory is refused: there is nothing to write into."""
+    try:
+        st = os.stat(path)           # follows links: what the name leads to
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    if stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "is a directory; give a file name", str(path))
+    if not stat.S_ISREG(st.st_mode):
+        return True
+    special = ("/dev/", "/proc/")
+    return os.path.abspath(path).startswith(special) or os.path.realpath(path).startswith(special)
+
+
 def write_stream(path: Path, write: Callable[[BinaryIO], None]) -> None:
-    """Call write(fh) on a temp file next to `path`, fsync, then rename it over `path`."""
+    """Call write(fh) on a temp file next to `path`, fsync, then rename it over `path`.
+
+    Only regular files and new names are replaced that way (a link is followed, so the link
+    stays and its target is replaced); a device, FIFO or /dev/stdout is written to directly
+    (writes_directly)."""
     path = Path(path)
+    if writes_directly(path):
+        with open(path, "wb") as fh:
+            write(fh)
+            fh.flush()
+        return
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

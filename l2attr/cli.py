@@ -109,8 +109,12 @@ def os_error_text(exc: OSError) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    try:   # building the parser imports every command (pandas, numpy): Ctrl-C lands here often
+        parser = build_parser()
+        args = parser.parse_args(argv)
+    except KeyboardInterrupt:
+        _say("l2attr: interrupted before the command started; nothing was done")
+        return EXIT_INTERRUPTED
     if not getattr(args, "_run", None):
         parser.print_help()
         return 2

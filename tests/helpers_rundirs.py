@@ -116,6 +116,14 @@ def ladder_samples(timings: dict[str, dict[str, tuple[float, float | None]]] = T
     return pd.DataFrame(rows, columns=list(SAMPLES.columns))
 
 
+def scaled_samples(factor: float, samples: pd.DataFrame | None = None) -> pd.DataFrame:
+    """ladder_samples() with every time multiplied by `factor`: another run's whole, consistent data."""
+    samples = (ladder_samples() if samples is None else samples).copy()
+    for column in ("pin_time_us", "consumer_time_us", "consumer_artifact_time_us", "call_wall_time_us"):
+        samples[column] = samples[column] * factor
+    return samples
+
+
 def ladder_cells(samples: pd.DataFrame | None = None) -> pd.DataFrame:
     """cells.csv as the ladder writes it: measure.stats.summarize_cell over each cell's samples."""
     samples = ladder_samples() if samples is None else samples
@@ -136,9 +144,11 @@ def write_run(path: Path, manifest: dict[str, Any], tables: dict[str, pd.DataFra
 
 
 def write_ladder_run(root: Path, name: str = "20261129T200000Z-ladder", *, cells: pd.DataFrame | None = None,
-                     config: dict[str, Any] | None = None, **manifest_extra: Any) -> Path:
-    """A ladder run: samples, and cells summarised from them (or `cells`, edited from ladder_cells())."""
-    samples = ladder_samples()
+                     config: dict[str, Any] | None = None, samples: pd.DataFrame | None = None,
+                     **manifest_extra: Any) -> Path:
+    """A ladder run: samples (ladder_samples(), or `samples`), and cells summarised from them (or
+    `cells`, edited from ladder_cells(); a median that its samples do not give is refused on load)."""
+    samples = ladder_samples() if samples is None else samples
     cells = ladder_cells(samples) if cells is None else cells
     manifest = base_manifest("ladder", config, hbm_copy_GBps=HBM_COPY_GBPS,
                              variants={"baseline": {"registers_per_thread": 56, "occupancy": 0.5},

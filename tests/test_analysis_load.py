@@ -8,7 +8,8 @@ from pathlib import Path
 import pandas as pd
 
 import pytest
-from helpers_rundirs import default_config, ladder_cells, metric_rows, write_ladder_run, write_profile_run
+from helpers_rundirs import (default_config, ladder_cells, metric_rows, scaled_samples, write_ladder_run,
+                             write_profile_run)
 
 from l2attr.analysis import analyse, load_runs
 from l2attr.analysis.load import config_differences, manifest_first, manifest_value
@@ -37,7 +38,7 @@ def test_allow_mixed_turns_refusal_into_caveat(tmp_path: Path) -> None:
     a = write_ladder_run(tmp_path)
     b = write_profile_run(tmp_path, config=default_config(seed=3))
     study = load_runs([a, b], allow_mixed=True)
-    assert any("seed: 0 vs 3" in n for n in study.notes)
+    assert any("seed: 0 vs 3" in n for n in study.mixed)
     assert any("seed" in c.text for c in analyse(study).caveats)
 
 
@@ -45,18 +46,19 @@ def test_duplicate_cells_keep_one_run_and_compare_the_other(tmp_path: Path) -> N
     """Same created_utc: the order given decides; the other run's rows are kept for the compare
     section and an info caveat names both runs."""
     a = write_ladder_run(tmp_path, "20261129T200000Z-a")
-    b = write_ladder_run(tmp_path, "20261129T200100Z-b", cells=ladder_cells().assign(median_us=1.0))
+    b = write_ladder_run(tmp_path, "20261129T200100Z-b", samples=scaled_samples(2.0))
     study = load_runs([a, b])
     assert set(study.cells["run"]) == {"20261129T200000Z-a"}
     assert set(study.overlaps["cells"]["run"]) == {"20261129T200000Z-a", "20261129T200100Z-b"}
     an = analyse(study)
-    assert set(an.compare["run"]) == {"20261129T200100Z-b"} and (an.compare["median_us"] == 1.0).all()
+    doubled = set((2.0 * ladder_cells()["median_us"]).round(6))
+    assert set(an.compare["run"]) == {"20261129T200100Z-b"} and set(an.compare["median_us"].round(6)) <= doubled
     assert any("20261129T200100Z-b" in c.text and c.level == "info" for c in an.caveats)
 
 
 def test_newer_run_wins(tmp_path: Path) -> None:
     a = write_ladder_run(tmp_path, "20261129T200000Z-a")
-    b = write_ladder_run(tmp_path, "20261129T200100Z-b", cells=ladder_cells().assign(median_us=1.0),
+    b = write_ladder_run(tmp_path, "20261129T200100Z-b", samples=scaled_samples(2.0),
                          created_utc="2026-11-30T00:00:00Z")
     assert set(load_runs([a, b]).cells["run"]) == {"20261129T200100Z-b"}
 

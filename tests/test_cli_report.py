@@ -28,10 +28,18 @@ def test_html_report_written(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert f"wrote {out}" in capsys.readouterr().out
 
 
-def test_html_default_path_is_inside_first_run(tmp_path: Path) -> None:
-    run = write_ladder_run(tmp_path)
+def test_html_default_path_is_the_current_folder_never_a_run_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    run = write_ladder_run(tmp_path / "runs")
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
     assert main(["report", str(run)]) == 0
-    assert (run / "report.html").is_file()
+    assert (here / "report.html").is_file() and not (run / "report.html").exists()
+    assert f"wrote {here / 'report.html'}" in capsys.readouterr().out
+    monkeypatch.chdir(run)       # inside the run dir: refused, nothing written there
+    assert main(["report", str(run)]) == 2
+    assert not (run / "report.html").exists()
 
 
 def test_markdown_to_stdout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -39,16 +39,22 @@ def test_a_folder_of_sweeps_renders_one_chapter_each(sweeps: Path, tmp_path: Pat
     assert "0.0 % of the" in text and "spin had run out" in text      # the fake's launches never lag
 
 
-def test_ladder_and_sweep_runs_share_one_page(sweeps: Path, tmp_path: Path):
+def test_ladder_and_sweep_runs_share_one_page(sweeps: Path, tmp_path: Path, capsys):
+    """The fake sweeps are another workload on another GPU than the ladder: refused as one study,
+    shown as a comparison with --allow-mixed (said at the top)."""
     ladder = write_ladder_run(tmp_path)
     out = tmp_path / "both.html"
-    assert main(["report", str(ladder), *map(str, sorted(sweeps.iterdir())), "-o", str(out)]) == 0
+    assert main(["report", str(ladder), *map(str, sorted(sweeps.iterdir())), "-o", str(out)]) == 2
+    assert "differ in workload or GPU" in capsys.readouterr().err and not out.exists()
+    assert main(["report", str(ladder), *map(str, sorted(sweeps.iterdir())), "-o", str(out), "--allow-mixed"]) == 0
     html = out.read_text()
+    top = html[:html.index('id="verdict')]
+    assert "gpu.name: &#39;NVIDIA H200&#39; vs &#39;Fake GPU&#39;" in top and "Read this first" in top
     assert 'id="verdict' in html and 'id="sweep-4"' in html
     assert html.index('id="sweep-0"') < html.index('id="caveats"')
     assert 'href="#sweep-0"' in html
     md = tmp_path / "both.md"
-    assert main(["report", str(ladder), str(sweeps), "-o", str(md)]) == 0
+    assert main(["report", str(ladder), str(sweeps), "-o", str(md), "--allow-mixed"]) == 0
     assert "## Sweep: pollution between pin and consumer" in md.read_text()
 
 

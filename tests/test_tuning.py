@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from l2attr.analysis.tuning import KNOBS, choose, score, within_spread
+from l2attr.integrity.tuning import read_tuning
 from l2attr.ladder import FAST_DEFAULT
 from tests.conftest import EXAMPLES
 
@@ -40,7 +41,7 @@ def test_within_spread_uses_the_larger_spread_of_the_two_points():
 
 
 def test_shipped_defaults_are_the_committed_tables_choice():
-    table = pd.read_csv(EXAMPLES / "tuning" / "fast_tuning.csv")
+    table = read_tuning(EXAMPLES / "tuning" / "fast_tuning.csv")   # refused if damaged (integrity/tuning.py)
     default = {k: getattr(FAST_DEFAULT, k) for k in KNOBS}
     assert default == choose(table) or within_spread(table, default)
     assert (table["check_error"] <= 1e-5).all()

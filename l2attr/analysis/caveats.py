@@ -120,6 +120,7 @@ def ncu_setting_caveats(study: Study) -> list[Caveat]:
 
 def run_warning_caveats(study: Study) -> list[Caveat]:
     out = [Caveat("warn", note, "combining run dirs") for note in study.notes]
+    out += [Caveat("error", note, "combining run dirs") for note in getattr(study, "mixed", [])]
     for run in study.runs:
         status = run.manifest.get("status")
         if status not in (None, "done"):

@@ -24,7 +24,11 @@ from typing import Any
 import pandas as pd
 
 from l2attr.errors import STRICT, Damage, UserError
-from l2attr.profile.metricsets import DERIVED_PREFIX, derived_specs
+from l2attr.integrity import check_table
+from l2attr.integrity.identity import combine
+from l2attr.integrity.counts import (PASSES_METRIC, SAMPLE_COLUMNS, check_declared_cells,  # noqa: F401
+                                      check_profiled_kernels, check_sample_counts)
+from l2attr.integrity.runs import check_run
 from l2attr.rundir import MANIFEST, RunDir
 from l2attr.schema import CELLS, METRICS, PHASES, SAMPLES, TIMELINE, Table, empty
 
@@ -47,9 +51,6 @@ NUMERIC_COLUMNS: dict[str, dict[str, tuple[bool, bool]]] = {
     PHASES.name: {"start_us": (False, False), "end_us": (False, False), "duration_us": (False, True),
                   "samples": (False, True)},
 }
-# cells.csv (quantity, timer) -> the samples.csv column its n_samples counts
-SAMPLE_COLUMNS = {("pin", "kernel"): "pin_time_us", ("consumer", "kernel"): "consumer_time_us",
-                  ("consumer", "artifact"): "consumer_artifact_time_us", ("call", "wall"): "call_wall_time_us"}
 # Columns used as keys or labels: read as text so "0" and 0 never disagree between runs.
 TEXT_COLUMNS: dict[str, tuple[str, ...]] = {
     SAMPLES.name: ("family", "rung", "pin", "profile", "l2_state"),
@@ -95,6 +96,8 @@ class Study:
     damage: list[str] = field(default_factory=list)
     timeline: pd.DataFrame = field(default_factory=pd.DataFrame)   # PM samples (timeline runs)
     phases: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # runs of another workload or GPU combined with --allow-mixed: said at the top of the report
+    mixed: list[str] = field(default_factory=list)
 
     @property
     def has_layer_a(self) -> bool:
@@ -166,16 +169,10 @@ def load_runs(paths: list[Path] | list[str], allow_mixed: bool = False, allow_pa
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise UserError(f"run dir given twice: {', '.join(dupes)}")
-    notes: list[str] = []
     first = runs[0]
-    for other in runs[1:]:
-        diff = config_differences(first.manifest["config"], other.manifest["config"])
-        if diff:
-            message = (f"runs {first.name} and {other.name} have different workload configs "
-                       f"({'; '.join(diff)})")
-            if not allow_mixed:
-                raise UserError(message + "; combine runs of one config, or pass --allow-mixed")
-            notes.append(message + "; combined anyway (--allow-mixed): compare with care")
+    # one workload on one GPU, or a comparison said at the top (integrity/identity.py, every kind)
+    mixed, _ = combine([(r.name, r.manifest) for r in runs], allow_mixed)
+    notes: list[str] = []
     ordered = preference_order(runs)
     tables, overlaps = {}, {}
     for table in (SAMPLES, CELLS, METRICS, TIMELINE, PHASES):
@@ -185,7 +182,8 @@ def load_runs(paths: list[Path] | list[str], allow_mixed: bool = False, allow_pa
     return Study(runs=runs, config=dict(first.manifest["config"]), samples=tables["samples"],
                  cells=tables["cells"], metrics=tables["metrics"], notes=notes,
                  timeline=tables["timeline"], phases=tables["phases"],
-                 overlaps={k: v for k, v in overlaps.items() if not v.empty}, damage=damage.messages)
+                 overlaps={k: v for k, v in overlaps.items() if not v.empty}, damage=damage.messages,
+                 mixed=mixed)
 
 
 def preference_order(runs: list[Run]) -> list[Run]:
@@ -235,6 +233,7 @@ def read_run(path: Path, damage: Damage = STRICT) -> Run | None:
         check_sample_counts(tables["samples"], tables["cells"], path, damage)
     if tables["metrics"] is not None:
         tables["metrics"] = check_profiled_kernels(tables["metrics"], manifest, path, damage)
+    tables = check_run(kind, tables, manifest, path, damage)
     return Run(name=path.resolve().name, path=path, manifest=manifest, **tables)
 
 
@@ -285,7 +284,7 @@ def _read_table(run_dir: RunDir, table: Table, damage: Damage = STRICT) -> pd.Da
         out_of_range = check_range(df[column], source, may_be_empty, non_negative, damage)
         if out_of_range is not None:
             df = df[~out_of_range].copy()
-    return df.reset_index(drop=True)
+    return check_table(df, table.name, source, damage)
 
 
 def check_range(values: pd.Series, source: str, may_be_empty: bool, non_negative: bool,
@@ -305,90 +304,6 @@ def check_range(values: pd.Series, source: str, may_be_empty: bool, non_negative
             damage.found(f"{source}:{row + 2}: column {values.name} has {what}{shown}{more}")
             bad |= mask
     return bad if bad.any() else None
-
-
-def check_declared_cells(cells: pd.DataFrame, manifest: dict[str, Any], path: Path, damage: Damage = STRICT) -> None:
-    """Every cell the manifest declares (measure.variants x profiles x L2 states) has its consumer
-    median in cells.csv: a file cut exactly at a row boundary, or a run stopped before its last
-    cells, shows here. Runs whose manifest does not list its variants are not checked."""
-    measure = manifest.get("measure") or {}
-    variants, profiles, states = measure.get("variants"), measure.get("profiles"), measure.get("l2_state")
-    if not (isinstance(variants, list) and isinstance(profiles, list) and isinstance(states, str)):
-        return
-    keys = ["family", "rung", "pin", "profile", "l2_state"]
-    have = set(map(tuple, cells[(cells["quantity"] == "consumer") & (cells["timer"] == "kernel")][keys]
-                   .astype(str).to_numpy().tolist()))
-    declared = [(*map(str, v), p, s.strip()) for v in variants for p in profiles for s in states.split(",") if s.strip()]
-    missing = [k for k in declared if k not in have]
-    if missing:
-        damage.found(f"{path / CELLS.filename}: {len(missing)} of the {len(declared)} cells {MANIFEST} declares "
-                      f"are missing, first {'/'.join(missing[0])} (run stopped early, or the file was cut; "
-                      "`l2attr ladder --resume` completes a stopped run)")
-
-
-def check_sample_counts(samples: pd.DataFrame, cells: pd.DataFrame, path: Path, damage: Damage = STRICT) -> None:
-    """cells.csv counts the samples each median came from; samples.csv must still hold them.
-
-    More samples than counted is normal (a cell whose summary was not yet rewritten when the
-    run stopped); fewer means samples.csv lost rows after cells.csv was written.
-    """
-    keys = ["family", "rung", "pin", "profile", "l2_state"]
-    for (quantity, timer), column in SAMPLE_COLUMNS.items():
-        held = samples.dropna(subset=[column]).groupby(keys).size()
-        counted = cells[(cells["quantity"] == quantity) & (cells["timer"] == timer)].set_index(keys)["n_samples"]
-        for key, n in counted.items():
-            have = int(held.get(key, 0))
-            if have < n:
-                damage.found(f"{path / SAMPLES.filename}: {have} {column} samples for "
-                                f"{'/'.join(key)}, but {CELLS.filename} counted {int(n)} "
-                                "(samples.csv lost rows: truncated?)")
-
-
-PASSES_METRIC = "profiler__replayer_passes"   # one row per profiled kernel (the profile writer's count)
-
-
-def check_profiled_kernels(metrics: pd.DataFrame, manifest: dict[str, Any], path: Path,
-                           damage: Damage = STRICT) -> pd.DataFrame:
-    """metrics.csv must hold every kernel the profile run counted, the last one whole.
-
-    A file cut at a row boundary loses rows at its end only. The profile writer records per
-    report how many kernels carried profiler__replayer_passes (manifest `replayer_passes`), so
-    lost kernels show as a smaller count. The file's last kernel is checked on its own: it must
-    have as many raw metrics as the other kernels of its report, and every hit rate its counts
-    give (the writer appends those after the raw metrics). Returns the metrics, without a last
-    kernel found incomplete (partial mode).
-    """
-    source = path / METRICS.filename
-    if "report" not in metrics.columns:
-        return metrics
-    declared = manifest.get("replayer_passes")
-    if isinstance(declared, dict):
-        found = metrics[metrics["metric"] == PASSES_METRIC].groupby("report").size()
-        for report, facts in declared.items():
-            want = facts.get("kernels") if isinstance(facts, dict) else None
-            have = int(found.get(report, 0))
-            if isinstance(want, int) and have < want:
-                damage.found(f"{source}: {have} of the {want} kernels of {report} that "
-                                f"{MANIFEST}[replayer_passes] lists (truncated?)")
-    if "launch" not in metrics.columns or metrics.empty:
-        return metrics
-    report, launch = metrics["report"].iloc[-1], metrics["launch"].iloc[-1]
-    of_report = metrics[metrics["report"] == report]
-    derived = of_report["metric"].str.startswith(DERIVED_PREFIX, na=False)
-    raw_counts = of_report[~derived].groupby("launch").size()
-    last = of_report[of_report["launch"] == launch]
-    what = f"the last kernel of {report} (launch {launch:g})"
-    if raw_counts.get(launch, 0) < raw_counts.max():
-        damage.found(f"{source}: {what} has {int(raw_counts.get(launch, 0))} metrics, the others "
-                     f"up to {int(raw_counts.max())} (truncated?)")
-        return metrics.drop(last.index)
-    values = dict(zip(last["metric"], last["value"]))
-    for spec in derived_specs(values):
-        if spec.compute(values[spec.hits], values[spec.misses]) is not None and spec.name not in values:
-            damage.found(f"{source}: {what} lacks {spec.name}, which its {spec.hits} and "
-                         f"{spec.misses} give (truncated?)")
-            return metrics.drop(last.index)
-    return metrics
 
 
 # tables whose overlapping rows analysis.compare sets side by side (the others get a note)

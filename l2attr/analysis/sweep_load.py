@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from l2attr.errors import STRICT, Damage, UserError
+from l2attr.integrity.sweep import check_sweep_tables
 from l2attr.rundir import MANIFEST, RunDir
 from l2attr.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES
 from l2attr.vocab import SweepAxis
@@ -96,15 +97,8 @@ def load_sweep(path: Path, damage: Damage = STRICT) -> SweepRun:
         points[c] = values.astype(float)
     if points.empty:
         damage.found(f"{source}: no points (interrupted?)")
-    dram = None
-    from l2attr.sweep.dram import SWEEP_DRAM
-
-    if run.has(SWEEP_DRAM):
-        dram = run.read(SWEEP_DRAM, damage)
-        for c in ("family", "profile", "point", "arm", "role"):
-            dram[c] = dram[c].astype(str)
-        dram["dram_read_bytes"] = pd.to_numeric(dram["dram_read_bytes"], errors="coerce")
-        dram = dram.dropna(subset=["dram_read_bytes"])
+    # the sweep's integrity contract: row rules, declared points and units, sweep_dram.csv
+    points, dram = check_sweep_tables(run, m, points, Path(path), damage)
     return SweepRun(Path(path).resolve().name, Path(path), m, points.reset_index(drop=True), list(damage.messages),
                     dram)
 

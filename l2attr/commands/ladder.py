@@ -1,8 +1,9 @@
 """Layer A: compile the five rungs of each kernel family, check each against PyTorch, and time
 families x rungs x profiles.
 
-Two kernel families implement the rungs: `artifact` (a re-implementation of the MICRO'24
-artifact's kernels, the headline) and `tuned` (l2attr's own faster consumer and per-line pin).
+Three kernel families implement the rungs: `artifact` (a re-implementation of the MICRO'24
+artifact's kernels, the headline), `tuned` (l2attr's own faster consumer and per-line pin) and
+`fast` (l2attr's consumer at the HBM limit, with its pin rung fast+pin).
 Per table call the artifact's sequence runs: [pin -> stream sync ->] consumer. Device repeats time
 the pin and the consumer with CUDA events (timer kernel); host repeats, alternating with them,
 record the artifact's own timer around the consumer (timer artifact) and the host clock around the
@@ -10,7 +11,7 @@ whole call (timer wall). Every measured repeat is written to RUN_DIR/samples.csv
 exists, cell summaries to RUN_DIR/cells.csv, and `--resume RUN_DIR` skips what is already there.
 
 examples:
-  l2attr ladder                                  # artifact shape, 2 families x 5 rungs + torch x 4 profiles
+  l2attr ladder                                  # artifact shape, 3 families x their rungs + torch x 4 profiles
   l2attr ladder --family artifact                # the artifact's ladder only
   l2attr ladder --rows 100000 --profiles reuse_high,random --rungs baseline,l2p_optmt
   l2attr ladder --trace reuse_medium_table_500K.txt --hot hot60k_medium.txt
@@ -24,6 +25,7 @@ import sys
 import time
 from pathlib import Path
 
+from l2attr.commands.ladder_inputs import check_ladder_inputs, check_resume_flags, parser_defaults
 from l2attr.config import WorkloadConfig, add_workload_args, config_from_args
 from l2attr.errors import UserError
 from l2attr.vocab import L2State, TimerKind
@@ -209,9 +211,11 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     console = Console(stderr=True)
     if args.resume:
+        check_resume_flags(args, parser_defaults(add_arguments))
         run_dir, cfg, opts = _resume(args)
     else:
         cfg = config_from_args(args)
+        check_ladder_inputs(args, cfg)     # files, names, numbers: before the GPU is looked for
         opts = options_from_args(args)
     require_gpu()  # before any run dir is made: no GPU -> one line, exit 2
     if any(getattr(r, "window", False) for r in opts.rungs):   # APW+OptMT: the window must fit

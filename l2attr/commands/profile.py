@@ -88,6 +88,10 @@ def _console():
 
 
 def run(args: argparse.Namespace) -> int:
+    from l2attr.commands.ladder_inputs import parser_defaults
+    from l2attr.commands.profile_flags import check_profile_flags
+
+    check_profile_flags(args, parser_defaults(add_arguments))   # contradictions: before any work
     if args.import_path is not None:
         return _run_import(args)
     if args.csv:

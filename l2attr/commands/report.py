@@ -24,6 +24,7 @@ from pathlib import Path
 from l2attr import atomic
 from l2attr.analysis import analyse, load_runs
 from l2attr.errors import UserError
+from l2attr.integrity.identity import combine
 from l2attr.outputs import check_output
 from l2attr.rundir import MANIFEST
 from l2attr.schema import TABLES
@@ -37,7 +38,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="run directories (ladder, profile, timeline runs of one config), or folders "
                         "holding run directories (e.g. examples/)")
     p.add_argument("-o", "--output", type=Path, metavar="FILE",
-                   help="output file (default: html -> RUN_DIR/report.html of the first run; md -> stdout)")
+                   help="output file (default: html -> ./report.html in the current folder, never inside a run dir; "
+                        "md -> stdout)")
     p.add_argument("--format", choices=("html", "md"),
                    help="html or md (default: from the -o extension, else html)")
     p.add_argument("--allow-mixed", action="store_true",
@@ -105,13 +107,18 @@ def run(args: argparse.Namespace) -> int:
     sweep_dirs, run_dirs = split_sweeps(run_dirs)
     sweeps = load_sweeps(sweep_dirs, args.allow_partial)
     if not run_dirs:
-        return _sweeps_only(sweeps, fmt, output, sweep_dirs[0])
+        mixed, _ = combine([(an.run.name, an.run.manifest) for an in sweeps], args.allow_mixed)
+        return _sweeps_only(sweeps, fmt, output, sweep_dirs[0], mixed)
     study = load_runs(run_dirs, allow_mixed=args.allow_mixed, allow_partial=args.allow_partial)
     for message in study.damage:
         print(f"l2attr report: warning: partial data: {message}", file=sys.stderr)
+    # sweeps obey the rule ladder and profile runs do: one workload and GPU, or a comparison
+    mixed, differing = combine([(study.runs[0].name, study.runs[0].manifest)]
+                               + [(an.run.name, an.run.manifest) for an in sweeps], args.allow_mixed)
+    study.mixed.extend(mixed)
     if output is None and fmt == "html":
-        output = check_output(Path(run_dirs[0]) / "report.html", "the default output")
-    analysis = analyse(study, l2_state=args.l2_state, sweeps=sweeps)
+        output = default_output(run_dirs)
+    analysis = analyse(study, l2_state=args.l2_state, sweeps=[an for an in sweeps if an.run.name not in differing])
     if fmt == "md":
         from l2attr.report.markdown import render_markdown
         from l2attr.report.sweep_text import markdown_chapter
@@ -123,6 +130,16 @@ def run(args: argparse.Namespace) -> int:
     _write(output, html)
     print(f"wrote {output} ({len(html.encode()) / 1e6:.1f} MB)")
     return 0
+
+
+def default_output(run_dirs: list[Path]) -> Path:
+    """report.html in the current folder (its full path is printed): a run dir holds what its
+    run measured, and a report written there would be taken for part of it (or replace one)."""
+    output = Path.cwd() / "report.html"
+    for d in run_dirs:
+        if Path(d).resolve() in (output.parent, *output.parent.parents):
+            raise UserError(f"the current folder is inside run dir {d}; give -o FILE outside it")
+    return check_output(output, "the default output", inputs=run_inputs(run_dirs))
 
 
 def _emit(output: Path | None, text: str) -> int:
@@ -237,16 +254,19 @@ def load_sweeps(paths: list[Path], allow_partial: bool) -> list:
     return out
 
 
-def _sweeps_only(sweeps: list, fmt: str, output: Path | None, first: Path) -> int:
-    """A report of sweep runs alone: their chapters, nothing of the ladder."""
+def _sweeps_only(sweeps: list, fmt: str, output: Path | None, first: Path, mixed: list[str] | None = None) -> int:
+    """A report of sweep runs alone: their chapters, nothing of the ladder; `mixed` (runs of
+    another workload or GPU, --allow-mixed) and partial data are said at the top."""
+    top = list(mixed or []) + [f"Partial data (--allow-partial): {m}" for an in sweeps for m in an.run.damage]
     if fmt == "md":
         from l2attr.report.sweep_text import markdown_chapter
-        text = "# When does L2 residency pay? (l2attr sweeps)\n\n" + "\n".join(markdown_chapter(an) for an in sweeps)
+        text = ("# When does L2 residency pay? (l2attr sweeps)\n\n" + "".join(f"> **Warning:** {t}\n\n" for t in top)
+                + "\n".join(markdown_chapter(an) for an in sweeps))
         return _emit(output, text)
     from l2attr.report.sweep_html import render_page
     if output is None:
-        output = check_output(Path(first) / "report.html", "the default output")
-    html = render_page(sweeps)
+        output = default_output([first])
+    html = render_page(sweeps, notes=top)
     _write(output, html)
     print(f"wrote {output} ({len(html.encode()) / 1e6:.1f} MB)")
     return 0

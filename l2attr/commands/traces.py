@@ -180,7 +180,9 @@ def _run_stats(args: argparse.Namespace) -> int:
         raise UserError("--drop-out-of-range applies to a trace FILE, not to --profile")
     if args.file is not None and args.lookups:
         raise UserError("--lookups applies to --profile; a FILE is read whole")
-    s = _stats_of_profile(args) if args.profile else _stats_of_file(args)
+    if args.seed < 0:
+        raise UserError(f"--seed must be >= 0, got {args.seed}")
+    s = _stats_of_profile(args) if args.profile is not None else _stats_of_file(args)
     if args.json:
         print(json.dumps(s.to_dict(), indent=2))
     else:

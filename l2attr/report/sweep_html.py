@@ -73,7 +73,8 @@ def sections(analyses: list[SweepAnalysis]) -> tuple[list[dict[str, Any]], dict[
     return out, figs
 
 
-def render_page(analyses: list[SweepAnalysis], now: dt.datetime | None = None, plotly_js: str | None = None) -> str:
+def render_page(analyses: list[SweepAnalysis], now: dt.datetime | None = None, plotly_js: str | None = None,
+                notes: list[str] | None = None) -> str:
     """A page of sweep chapters alone (no ladder run among the inputs)."""
     from l2attr.report.html import _script_safe_json, environment
 
@@ -83,7 +84,7 @@ def render_page(analyses: list[SweepAnalysis], now: dt.datetime | None = None, p
     generated = (now or dt.datetime.now(dt.timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")
     secs, figs = sections(analyses)
     gpus = sorted({str((a.run.manifest.get("gpu") or {}).get("name", "unknown GPU")) for a in analyses})
-    page = {"title": f"When does L2 residency pay? — {', '.join(gpus)}",
+    page = {"title": f"When does L2 residency pay? — {', '.join(gpus)}", "notes": list(notes or []),
             "readings": [(s["title"], s["reading"]) for s in secs],
             "subtitle": _subtitle(analyses), "generated": generated, "sections": secs,
             "toc": [(s["title"].replace("Sweep: ", ""), "#" + s["id"]) for s in secs],

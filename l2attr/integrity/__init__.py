@@ -1,0 +1,21 @@
+"""The integrity contract of every run kind: what a whole, undamaged run dir holds.
+
+Why a package of its own: the loaders (analysis/load.py, analysis/sweep_load.py, the tuning
+table's reader) each used to check what their author thought of; the same rule (keys unique,
+values in range, summaries agreeing with their samples, every declared unit present, a typed
+manifest, one workload and GPU per report) is stated here once per table and run kind, and every
+break of it is one line naming the file, the row and the rule (or, with `--allow-partial`, a
+line at the top of the report and the damaged rows left out).
+
+- rules.py: row rules over one table (unique keys, whole numbers, order, known words, bounds)
+- tables.py: the contract of each table (run tables and sweep tables) built from those rules
+- summaries.py: tables that must agree with each other (cells vs samples, derived metrics, phases)
+- manifest.py: the manifest's types (shape, GPU, dates, bandwidths, control figures)
+- sweep.py: the points and units a sweep manifest declares, all present
+- identity.py: runs combined in one report share workload and GPU, or are a comparison
+- tuning.py: the fast family's tuning table, read whole or refused
+"""
+
+from l2attr.integrity.tables import check_table
+
+__all__ = ["check_table"]

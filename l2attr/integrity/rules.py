@@ -1,0 +1,110 @@
+"""Row rules over one table: each names the file, the first bad row and the rule broken.
+
+Why masks: in the strict mode `damage.found` raises at the first broken rule (one line, exit 2);
+with `--allow-partial` it records the line and the caller drops the rows the mask marks, so the
+rest of the table is still analysed. Line numbers count the header as line 1 (the row at
+position i is line i + 2), as an editor shows them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import numpy as np
+import pandas as pd
+
+from l2attr.errors import Damage
+
+
+Shown = Callable[[int], object]
+
+
+def flag(damage: Damage, source: str, mask: pd.Series, rule: str, shown: pd.Series | Shown | None = None) -> pd.Series:
+    """Report the first row `mask` marks (and how many more) through `damage`; returns the mask.
+    `shown`: the values to quote, or a function of the row position giving the one to quote."""
+    mask = mask.fillna(False).astype(bool)
+    if mask.any():
+        row = int(mask.to_numpy().argmax())
+        value = shown(row) if callable(shown) else shown.iloc[row] if shown is not None else None
+        what = f" ({value})" if value is not None else ""
+        more = f" (and {int(mask.sum()) - 1} more rows)" if mask.sum() > 1 else ""
+        damage.found(f"{source}:{row + 2}: {rule}{what}{more}")
+    return mask
+
+
+def unique_keys(df: pd.DataFrame, key: Iterable[str], source: str, damage: Damage) -> pd.Series:
+    """A key names one row. A repeated row is damage (a writer never repeats one): the copies are
+    dropped; a key with two different rows is worse, as either could be the measurement (taking
+    the first would be a guess): all its rows are dropped."""
+    key = [k for k in key if k in df.columns]
+    none = pd.Series(False, index=df.index)
+    if not key or df.empty:
+        return none
+    ident = df[key].astype(str)
+    kh = pd.util.hash_pandas_object(ident, index=False)
+    if not kh.duplicated().any():
+        return none
+    rh = pd.util.hash_pandas_object(df.astype(str), index=False)
+    pair = pd.DataFrame({"k": kh.to_numpy(), "r": rh.to_numpy()}, index=df.index)
+    variants = pair.groupby("k")["r"].transform("nunique")
+    conflicting = pair["k"].duplicated(keep=False) & (variants > 1)
+    repeated = pair.duplicated(keep="first") & (variants == 1)
+    label = lambda row: "/".join(ident.iloc[row])  # noqa: E731
+    bad = flag(damage, source, conflicting, f"two different rows for one key ({', '.join(key)})", label)
+    return bad | flag(damage, source, repeated, f"a repeated row (key {', '.join(key)})", label)
+
+
+def whole_numbers(df: pd.DataFrame, columns: Iterable[str], source: str, damage: Damage) -> pd.Series:
+    """Counts and indices are whole: a repeat index of 1.5 is not a repeat."""
+    bad = pd.Series(False, index=df.index)
+    for c in columns:
+        if c not in df.columns:
+            continue
+        v = pd.to_numeric(df[c], errors="coerce")
+        mask = v.notna() & np.isfinite(v) & (v != np.floor(v.where(np.isfinite(v), 0)))
+        bad |= flag(damage, source, mask, f"column {c} must be a whole number", df[c])
+    return bad
+
+
+def ordered(df: pd.DataFrame, columns: tuple[str, ...], source: str, damage: Damage,
+            rel: float = 1e-9) -> pd.Series:
+    """Each row's values of `columns` do not decrease (p10 <= median <= p90, lo <= hi, start <= end);
+    an empty value is skipped. `rel`: the rounding a CSV round trip may add."""
+    bad = pd.Series(False, index=df.index)
+    present = [c for c in columns if c in df.columns]
+    for a, b in zip(present, present[1:]):
+        va, vb = pd.to_numeric(df[a], errors="coerce"), pd.to_numeric(df[b], errors="coerce")
+        mask = va.notna() & vb.notna() & (va > vb + rel * np.maximum(va.abs(), vb.abs()))
+        bad |= flag(damage, source, mask, f"{a} must not exceed {b}",
+                    lambda row, va=va, vb=vb: f"{va.iloc[row]:g} > {vb.iloc[row]:g}")
+    return bad
+
+
+def known_words(df: pd.DataFrame, column: str, allowed: Iterable[str], source: str, damage: Damage,
+                may_be_empty: bool = False) -> pd.Series:
+    """A label column holds one of the words the writer uses: an unknown rung would vanish from
+    every table that lists rungs, silently."""
+    if column not in df.columns:
+        return pd.Series(False, index=df.index)
+    allowed = set(allowed)
+    values = df[column]
+    empty = values.isna() | (values.astype(str) == "") | (values.astype(str) == "None")
+    mask = ~values.astype(str).isin(allowed) & ~(empty & may_be_empty)
+    return flag(damage, source, mask, f"column {column} must be one of {', '.join(sorted(allowed))}",
+                lambda row: repr(values.iloc[row]))
+
+
+def at_most(df: pd.DataFrame, column: str, limit: float, why: str, source: str, damage: Damage) -> pd.Series:
+    """A value beyond what can be measured (a time of 1e300 us is finite but not a time)."""
+    if column not in df.columns:
+        return pd.Series(False, index=df.index)
+    v = pd.to_numeric(df[column], errors="coerce")
+    return flag(damage, source, v > limit, f"column {column} is above {limit:g} ({why})",
+                lambda row: f"{v.iloc[row]:g}")
+
+
+def at_least(df: pd.DataFrame, column: str, limit: float, source: str, damage: Damage) -> pd.Series:
+    if column not in df.columns:
+        return pd.Series(False, index=df.index)
+    v = pd.to_numeric(df[column], errors="coerce")
+    return flag(damage, source, v < limit, f"column {column} must be >= {limit:g}", lambda row: f"{v.iloc[row]:g}")

@@ -1,0 +1,141 @@
+"""Tables of one run that must agree with each other: a summary with its samples, a derived hit
+rate with the counts it came from, the phases with the timeline they cut.
+
+Why: a median edited (or doubled) in cells.csv is still a finite positive number, and a miss
+count set to 0 is still a count; only the other table the writer made from the same data shows
+that one of them changed after it was written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from l2attr.errors import Damage
+from l2attr.measure.stats import CELL_KEYS
+from l2attr.profile.metricsets import DERIVED_PREFIX, derived_specs
+from l2attr.schema import CELLS, METRICS, PHASES, SAMPLES, TIMELINE
+
+# relative agreement a CSV round trip keeps (pandas writes floats with 17 significant digits)
+REL = 1e-6
+
+
+def _sample_series(samples: pd.DataFrame) -> dict[tuple[str, str], pd.Series]:
+    """The per-call values each (quantity, timer) summary of cells.csv is made of (measure.stats)."""
+    pin = pd.to_numeric(samples["pin_time_us"], errors="coerce")
+    cons = pd.to_numeric(samples["consumer_time_us"], errors="coerce")
+    return {("pin", "kernel"): pin, ("consumer", "kernel"): cons, ("kernels", "kernel"): cons + pin.fillna(0.0),
+            ("consumer", "artifact"): pd.to_numeric(samples["consumer_artifact_time_us"], errors="coerce"),
+            ("call", "wall"): pd.to_numeric(samples["call_wall_time_us"], errors="coerce")}
+
+
+def check_cells_against_samples(samples: pd.DataFrame, cells: pd.DataFrame, path: Path,
+                                damage: Damage) -> pd.DataFrame:
+    """Each cell whose n_samples equals the samples samples.csv holds for it has the median, p10
+    and p90 of those samples (within rounding). A cell counting fewer samples than are held is a
+    run stopped before the cell's summary was rewritten: not compared (check_sample_counts says
+    when there are fewer). Returns cells without the rows that disagree (partial mode)."""
+    keys = list(CELL_KEYS)
+    groups = [samples[k].astype(str) for k in keys]
+    bad = pd.Series(False, index=cells.index)
+    source = str(path / CELLS.filename)
+    for (quantity, timer), values in _sample_series(samples).items():
+        grouped = values.groupby(groups)
+        held = pd.DataFrame({"n": grouped.count(), "median_us": grouped.median(),
+                             "p10_us": grouped.quantile(0.1), "p90_us": grouped.quantile(0.9)})
+        mine = cells[(cells["quantity"] == quantity) & (cells["timer"] == timer)]
+        if mine.empty or held.empty:
+            continue
+        index = pd.MultiIndex.from_frame(mine[keys].astype(str))
+        want = held.reindex(index)
+        same_n = want["n"].to_numpy() == mine["n_samples"].to_numpy()
+        for column in ("median_us", "p10_us", "p90_us"):
+            have, expect = mine[column].to_numpy(dtype=float), want[column].to_numpy(dtype=float)
+            off = same_n & ~np.isclose(have, expect, rtol=REL, atol=1e-9)
+            if off.any():
+                at = int(off.argmax())
+                row = int(cells.index.get_loc(mine.index[at]))
+                damage.found(f"{source}:{row + 2}: {column} {have[at]:g} disagrees with the "
+                             f"{int(mine['n_samples'].iloc[at])} samples in {SAMPLES.filename} "
+                             f"({expect[at]:g}; edited or damaged after it was written)"
+                             + (f" (and {int(off.sum()) - 1} more rows)" if off.sum() > 1 else ""))
+                bad.loc[mine.index[off]] = True
+    return cells[~bad].reset_index(drop=True) if bad.any() else cells
+
+
+def check_derived_metrics(metrics: pd.DataFrame, path: Path, damage: Damage) -> pd.DataFrame:
+    """Each derived hit rate equals what its kernel's hit and miss counts give (the importer
+    computed it from them): a count changed later (a miss count of 0) contradicts it."""
+    if metrics.empty:
+        return metrics
+    kernel = ["report", "launch"] if {"report", "launch"} <= set(metrics.columns) else \
+        [k for k in METRICS.key if k != "metric"]
+    source = str(path / METRICS.filename)
+    ident = metrics[kernel].astype(str).apply(tuple, axis=1)
+    values = pd.Series(pd.to_numeric(metrics["value"], errors="coerce").to_numpy(),
+                       index=pd.MultiIndex.from_arrays([ident, metrics["metric"].astype(str)]))
+    values = values[~values.index.duplicated()]
+    wide = values.unstack()
+    bad = pd.Series(False, index=metrics.index)
+    for spec in derived_specs(wide.columns):
+        if spec.name not in wide.columns:
+            continue
+        hits, misses, rate = wide[spec.hits], wide[spec.misses], wide[spec.name]
+        total = hits + misses
+        expect = (100.0 * hits / total).where(total > 0)
+        off = rate.notna() & hits.notna() & misses.notna() & ~np.isclose(rate, expect, rtol=REL, atol=1e-6)
+        if off.any():
+            kernels = set(off[off].index)
+            mask = ident.isin(kernels) & (metrics["metric"].astype(str) == spec.name)
+            row = int(mask.to_numpy().argmax())
+            first = off[off].index[0]
+            damage.found(f"{source}:{row + 2}: {spec.name} = {rate[first]:g} but {spec.hits} and {spec.misses} "
+                         f"of the same kernel give {expect[first]:g} (a count or the rate was changed)"
+                         + (f" (and {len(kernels) - 1} more kernels)" if len(kernels) > 1 else ""))
+            bad |= ident.isin(kernels)
+    return metrics[~bad].reset_index(drop=True) if bad.any() else metrics
+
+
+def check_profile_manifest(metrics: pd.DataFrame, manifest: dict[str, Any], path: Path, damage: Damage) -> None:
+    """The profile writer records how many kernels each report held (replayer_passes); without it
+    a metrics.csv cut at a row boundary cannot be told from a whole one."""
+    if "report" in metrics.columns and not isinstance(manifest.get("replayer_passes"), dict):
+        damage.found(f"{path}/manifest.json: replayer_passes is missing or not an object (the profile "
+                     f"writer records it; without it a cut {METRICS.filename} cannot be told from a whole one)")
+    declared = manifest.get("metrics")
+    if isinstance(declared, list) and not metrics.empty:
+        have = set(metrics["metric"].astype(str))
+        missing = [m for m in declared if isinstance(m, str) and m not in have]
+        if missing:
+            damage.found(f"{path / METRICS.filename}: no rows of {', '.join(missing)}, which manifest.json "
+                         "lists as collected (removed after the run? the report would show it as n/a)")
+
+
+def check_timeline(timeline: pd.DataFrame | None, phases: pd.DataFrame | None, manifest: dict[str, Any],
+                   path: Path, damage: Damage) -> None:
+    """A PM-sampling timeline is cut into phases: every range the manifest lists has samples, and
+    every range with samples has its phases (phases.csv missing or header-only hides the pin)."""
+    if timeline is None:
+        return
+    ranges = [r.get("range") for r in manifest.get("ranges") or [] if isinstance(r, dict)]
+    have = set(timeline["range"].astype(str))
+    for r in ranges:
+        if r not in have:
+            damage.found(f"{path / TIMELINE.filename}: no samples for range {r}, which manifest.json lists "
+                         "(truncated?)")
+    if phases is None or phases.empty:
+        damage.found(f"{path / PHASES.filename}: {'missing' if phases is None else 'no phases'}; a timeline "
+                     "run cuts every range into phases (was the run interrupted?)")
+        return
+    cut = set(phases["range"].astype(str))
+    for r in sorted(have - cut):
+        damage.found(f"{path / PHASES.filename}: no phases for range {r} of {TIMELINE.filename} (truncated?)")
+    length = phases["end_us"] - phases["start_us"]
+    off = ~np.isclose(phases["duration_us"], length, rtol=REL, atol=1e-6)
+    if off.any():
+        row = int(np.asarray(off).argmax())
+        damage.found(f"{path / PHASES.filename}:{row + 2}: duration_us {phases['duration_us'].iloc[row]:g} "
+                     f"is not end_us - start_us ({length.iloc[row]:g})")

@@ -1,0 +1,134 @@
+"""Every point and unit a sweep's manifest declares is in its tables, and nothing else is.
+
+Why: sweep_points.csv is rewritten whole after each point, so a copy cut at a row boundary is
+still a valid CSV; the amortisation sweep cut by 40 rows moved the interleaved break-even from
+"> 32" to "> 4" without a word. The manifest says which families, profiles, points and arms the
+sweep measured (sweep/spec.py makes the points from it), and sweep_units.csv records each
+finished (point, arm, repeat, mode): both are checked against it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from l2attr.config import WorkloadConfig
+from l2attr.errors import Damage, UserError
+from l2attr.sweep.spec import SweepOptions, points
+from l2attr.sweep.tables import SWEEP_POINTS, SWEEP_UNITS
+from l2attr.vocab import SweepMode
+
+ARM_KEY = ("family", "profile", "point", "arm")
+
+
+def declared_arms(manifest: dict[str, Any]) -> list[tuple[str, str, str, str]] | None:
+    """(family, profile, point, arm) of every arm the manifest's settings measure; None when the
+    settings cannot be read back (the manifest check names what is wrong with them)."""
+    try:
+        opts = SweepOptions.from_manifest(manifest["sweep"])
+        cfg = WorkloadConfig(**manifest["config"])
+        pts = points(cfg, opts)
+    except (KeyError, TypeError, ValueError, UserError):
+        return None
+    return [(f.value, p, pt.point, a.value) for f in opts.families for p in opts.profiles
+            for pt in pts for a in pt.arms]
+
+
+def declared_units(manifest: dict[str, Any]) -> list[tuple[str, ...]] | None:
+    arms = declared_arms(manifest)
+    if arms is None:
+        return None
+    s = manifest["sweep"]
+    modes = [SweepMode.DEVICE.value] + ([SweepMode.HOST.value] if s.get("host_repeat", True) else [])
+    return [(*a, str(r), m) for a in arms for r in range(int(s.get("repeats", 0))) for m in modes]
+
+
+def _keys(df: pd.DataFrame, columns: tuple[str, ...]) -> set[tuple[str, ...]]:
+    return set(map(tuple, df[list(columns)].astype(str).to_numpy().tolist()))
+
+
+def check_points(points_df: pd.DataFrame, manifest: dict[str, Any], path: Path, damage: Damage) -> pd.DataFrame:
+    """Every declared arm has its consumer median; rows of arms the manifest does not declare are
+    refused (and dropped in the partial mode)."""
+    arms = declared_arms(manifest)
+    if arms is None or points_df.empty:
+        return points_df
+    source = f"{path}/{SWEEP_POINTS.filename}"
+    declared = set(arms)
+    ident = points_df[list(ARM_KEY)].astype(str).apply(tuple, axis=1)
+    stray = ~ident.isin(declared)
+    if stray.any():
+        row = int(stray.to_numpy().argmax())
+        damage.found(f"{source}:{row + 2}: {'/'.join(ident.iloc[row])} is not a point arm manifest.json "
+                     "declares (family, profile, point and arm must be the sweep's)")
+        points_df = points_df[~stray].reset_index(drop=True)
+    consumer = points_df[(points_df["quantity"] == "consumer") & (points_df["timer"] == "kernel")]
+    have = _keys(consumer, ARM_KEY)
+    missing = [a for a in arms if a not in have]
+    if missing:
+        damage.found(f"{source}: {len(missing)} of the {len(arms)} point arms manifest.json declares have "
+                     f"no consumer median, first {'/'.join(missing[0])} (the file was cut, or the sweep "
+                     "stopped early: `l2attr sweep --resume` completes it)")
+    return points_df
+
+
+def check_units(units: pd.DataFrame | None, manifest: dict[str, Any], path: Path, damage: Damage) -> None:
+    """sweep_units.csv holds one row per finished unit: all the manifest declares."""
+    declared = declared_units(manifest)
+    if declared is None:
+        return
+    source = f"{path}/{SWEEP_UNITS.filename}"
+    if units is None:
+        damage.found(f"{source}: missing; a sweep records every finished unit there (deleted, or the "
+                     "sweep stopped before its first unit?)")
+        return
+    have = _keys(units, (*ARM_KEY, "repeat", "mode"))
+    missing = [u for u in declared if u not in have]
+    if missing:
+        damage.found(f"{source}: {len(missing)} of the {len(declared)} units manifest.json declares are "
+                     f"missing, first {'/'.join(missing[0])} (cut, or the sweep stopped early)")
+
+
+def _numbers(df: pd.DataFrame, columns: tuple[str, ...], source: str, damage: Damage) -> pd.DataFrame:
+    """Numeric columns parsed; a missing, unreadable or infinite value is refused (row dropped)."""
+    from l2attr.integrity.rules import flag
+
+    for c in columns:
+        values = pd.to_numeric(df[c], errors="coerce")
+        bad = flag(damage, source, values.isna() | values.isin([float("inf"), float("-inf")]),
+                   f"column {c} must be a finite number",
+                   lambda row, c=c, df=df: repr(df[c].iloc[row]))
+        df, values = df[~bad].copy(), values[~bad]
+        df[c] = values
+    return df.reset_index(drop=True)
+
+
+def check_sweep_tables(run: Any, manifest: dict[str, Any], points_df: pd.DataFrame, path: Path,
+                       damage: Damage) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """The sweep's points after their row contract and the manifest's declaration, and its DRAM
+    table (or None) after its own; sweep_units.csv is checked on the way. `run`: its RunDir."""
+    from l2attr.integrity.manifest import check_manifest
+    from l2attr.integrity.tables import check_table
+    from l2attr.sweep.dram import SWEEP_DRAM
+
+    check_manifest(manifest, path, damage)
+    points_df = check_table(points_df, SWEEP_POINTS.name, f"{path}/{SWEEP_POINTS.filename}", damage)
+    points_df = check_points(points_df, manifest, path, damage)
+    units = None
+    if run.has(SWEEP_UNITS):
+        source = f"{path}/{SWEEP_UNITS.filename}"
+        units = _numbers(run.read(SWEEP_UNITS, damage), ("repeat", "rows"), source, damage)
+        units = check_table(units, SWEEP_UNITS.name, source, damage)
+        units["repeat"] = units["repeat"].astype(int)
+    check_units(units, manifest, path, damage)
+    dram = None
+    if run.has(SWEEP_DRAM):
+        source = f"{path}/{SWEEP_DRAM.filename}"
+        dram = run.read(SWEEP_DRAM, damage)
+        for c in ("family", "profile", "point", "arm", "role"):
+            dram[c] = dram[c].astype(str)
+        dram = _numbers(dram, ("table", "group", "position", "dram_read_bytes"), source, damage)
+        dram = check_table(dram, SWEEP_DRAM.name, source, damage)
+    return points_df, dram

@@ -1,0 +1,108 @@
+"""The row contract of every table a run dir holds, built from the typed schema.
+
+Why here and not in each loader: the ladder's cells, the profile's metrics, the timeline's
+phases and the five sweeps' points break in the same ways (a repeated key, an interval upside
+down, an index of 1.5, a word no writer uses, a time of 1e300 us), so each table states which of
+the shared rules (rules.py) it obeys, and the loaders call `check_table` after parsing numbers.
+Presence, finiteness and sign of the numeric columns stay with the loaders' own column lists
+(analysis/load.py NUMERIC_COLUMNS, analysis/sweep_load.py NUMERIC).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from l2attr.errors import Damage
+from l2attr.integrity import rules
+from l2attr.ladder import APW, RUNG_BY_NAME
+from l2attr.schema import CELLS, METRICS, PHASES, SAMPLES, TIMELINE, Table
+from l2attr.sweep.dram import SWEEP_DRAM
+from l2attr.sweep.tables import SWEEP_POINTS, SWEEP_UNITS
+from l2attr.vocab import (Arm, Condition, Family, L2State, Order, Pin, Quantity, Role, SweepAxis,
+                          SweepMode, SweepQuantity, SweepRole, Timer)
+
+# No kernel call l2attr times lasts 10 s: a larger "time" is a damaged number (1e300 is finite).
+MAX_TIME_US = 1e7
+MAX_TIME_WHY = "10 s per call: not a kernel time"
+RUNGS = (*RUNG_BY_NAME, APW.name)
+PHASE_NAMES = ("pin", "gap", "consumer", "kernel", "other")
+TIMES = ("median_us", "p10_us", "p90_us", "ci95_lo_us", "ci95_hi_us")
+
+
+@dataclass(frozen=True)
+class Contract:
+    """What every row of one table obeys, beyond its columns being there and numeric."""
+
+    table: Table
+    whole: tuple[str, ...] = ()                       # counts and indices
+    ordered: tuple[tuple[str, ...], ...] = ()         # per row, values that do not decrease
+    known: dict[str, tuple[str, ...]] = field(default_factory=dict)   # column -> the writers' words
+    may_be_empty: tuple[str, ...] = ()                # known-word columns a writer may leave empty
+    times: tuple[str, ...] = ()                       # at most MAX_TIME_US
+    at_least: dict[str, float] = field(default_factory=dict)
+
+
+SPREAD = (("p10_us", "median_us", "p90_us"), ("ci95_lo_us", "ci95_hi_us"))
+
+CONTRACTS: dict[str, Contract] = {c.table.name: c for c in (
+    Contract(SAMPLES, whole=("repeat", "batch", "table"),
+             known={"family": Family.values(), "rung": RUNGS, "pin": Pin.values(), "l2_state": L2State.values()},
+             times=("pin_time_us", "consumer_time_us", "consumer_artifact_time_us", "call_wall_time_us")),
+    Contract(CELLS, whole=("n_samples", "bytes_per_call"), ordered=SPREAD,
+             known={"family": Family.values(), "rung": RUNGS, "pin": Pin.values(), "l2_state": L2State.values(),
+                    "quantity": Quantity.values(), "timer": Timer.values()},
+             times=TIMES),
+    Contract(METRICS, whole=("table", "batch"),
+             known={"condition": Condition.values(), "role": Role.values(), "family": Family.values(),
+                    "rung": RUNGS, "pin": (*Pin.values(), "")},
+             may_be_empty=("family", "rung", "pin")),
+    Contract(TIMELINE, at_least={"t_us": 0.0}),
+    Contract(PHASES, whole=("samples",), ordered=(("start_us", "end_us"),), known={"phase": PHASE_NAMES},
+             at_least={"start_us": 0.0}),
+    Contract(SWEEP_POINTS, whole=("n_samples", "k", "hot_rows", "occupy_bytes", "pollute_bytes"), ordered=SPREAD,
+             known={"axis": SweepAxis.values(), "family": Family.values(), "pin": Pin.values(),
+                    "order": Order.values(), "arm": Arm.values(), "quantity": SweepQuantity.values(),
+                    "timer": Timer.values()},
+             times=TIMES),
+    Contract(SWEEP_UNITS, whole=("repeat", "rows"), known={"family": Family.values(), "arm": Arm.values(),
+                                                           "mode": SweepMode.values()},
+             at_least={"repeat": 0.0, "rows": 1.0}),
+    Contract(SWEEP_DRAM, whole=("table", "group", "position", "dram_read_bytes"),
+             known={"family": Family.values(), "arm": Arm.values(), "role": SweepRole.values()},
+             at_least={"dram_read_bytes": 0.0, "duration_ns": 0.0, "table": 0.0, "group": 0.0, "position": 1.0}),
+)}
+
+
+def check_table(df: pd.DataFrame, name: str, source: str, damage: Damage) -> pd.DataFrame:
+    """The rows of table `name` that obey its contract; each broken rule goes to `damage` (strict:
+    the first one raises). Call after the numeric columns are parsed."""
+    contract = CONTRACTS[name]
+    df = df.reset_index(drop=True)
+    bad = rules.unique_keys(df, contract.table.key, source, damage)
+    bad |= rules.whole_numbers(df, contract.whole, source, damage)
+    for columns in contract.ordered:
+        bad |= rules.ordered(df, columns, source, damage)
+    for column, words in contract.known.items():
+        bad |= rules.known_words(df, column, words, source, damage, may_be_empty=column in contract.may_be_empty)
+    for column in contract.times:
+        bad |= rules.at_most(df, column, MAX_TIME_US, MAX_TIME_WHY, source, damage)
+    for column, limit in contract.at_least.items():
+        bad |= rules.at_least(df, column, limit, source, damage)
+    if name == METRICS.name:
+        bad |= metric_ranges(df, source, damage)
+    return df[~bad].reset_index(drop=True) if bad.any() else df
+
+
+def metric_ranges(df: pd.DataFrame, source: str, damage: Damage) -> pd.Series:
+    """A count (bytes, sectors, passes, ns) is never negative; a percentage lies in [0, 100]."""
+    value = pd.to_numeric(df["value"], errors="coerce")
+    unit = df["unit"].astype(str)
+    pct = unit == "%"
+    count = ~pct & (unit.isin(("byte", "sector", "pass", "ns", "request", "inst", "cycle"))
+                    | df["metric"].astype(str).str.endswith(".sum"))
+    shown = lambda row: f"{df['metric'].iloc[row]} = {value.iloc[row]:g}"  # noqa: E731
+    bad = rules.flag(damage, source, count & (value < 0), "a count must not be negative", shown)
+    return bad | rules.flag(damage, source, pct & ((value < 0) | (value > 100.0 + 1e-9)),
+                            "a percentage must lie in [0, 100]", shown)
