@@ -69,7 +69,7 @@ def launch_lag_effect(samples: pd.DataFrame, spin_us: float,
     keys = [k for k in CELL_KEYS if k in timed.columns]
     if blocking:   # launch lag cannot reach the interval; only a timed-out wait could
         flag = timed["timer_discard"] if "timer_discard" in timed else pd.Series("", index=timed.index)
-        lagged = flag.fillna("").astype(str) == "timeout"
+        lagged = flag.map(lambda x: "" if pd.isna(x) else str(x)) == "timeout"
     else:
         lagged = timed["launch_lag_us"] >= spin_us
     every = timed.groupby(keys)["consumer_time_us"].median()
