@@ -171,3 +171,27 @@ def top_edges(ans: StepAnswer, ops: pd.DataFrame, n: int = 10) -> pd.DataFrame:
 
 def describe_kernel(row: Any) -> str:
     return f"{row['op']}#{row['op_index']} {str(row['kernel'])[:60]}"
+
+
+STUDY_CLAIM = 0.0065   # the study's bound for eager-mode LLM inference: under 0.65 % of step time
+
+
+def versus_claim(lo: float, hi: float, claim: float = STUDY_CLAIM) -> str:
+    """Where an interval of a share stands against the study's bound (the one rule: intervals)."""
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return "not measured"
+    if hi < claim:
+        return f"below the study's {100 * claim:.2f} %"
+    if lo > claim:
+        return f"above the study's {100 * claim:.2f} %"
+    return f"not distinguishable from the study's {100 * claim:.2f} % (the interval holds it)"
+
+
+def compare_step_times(base: StepAnswer, other: StepAnswer) -> str:
+    """Is `other`'s untraced step faster than `base`'s? (same process and GPU: in-run intervals)"""
+    j = compare(base.step_time, other.step_time)
+    if j.judgement == Judgement.NOT_MEASURED:
+        return "step times not measured"
+    word = {Judgement.FASTER: "faster", Judgement.SLOWER: "slower", Judgement.WITHIN_NOISE: "no different within noise"}
+    return (f"{other.step_time.median:.1f} µs against {base.step_time.median:.1f} µs: {word[j.judgement]} "
+            f"({j.speedup:.3f}x [{j.lo:.3f}, {j.hi:.3f}])")
