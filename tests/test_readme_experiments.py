@@ -25,6 +25,11 @@ def test_timer_block_is_current():
     assert _between(text, readme_experiments.TIMER_BEGIN, readme_experiments.TIMER_END) == readme_experiments.timer_block()
 
 
+def test_steps_block_is_current():
+    text = (ROOT / "README.md").read_text()
+    assert _between(text, readme_experiments.STEPS_BEGIN, readme_experiments.STEPS_END) == readme_experiments.steps_block()
+
+
 def test_snippet_is_one_python_block_that_declares_and_times():
     spec2 = importlib.util.spec_from_file_location("readme_snippet", ROOT / "tools" / "readme_snippet.py")
     mod = importlib.util.module_from_spec(spec2)

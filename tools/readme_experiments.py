@@ -4,8 +4,9 @@
     python tools/readme_experiments.py --write    # replace it in README.md
 
 The block sits between `<!-- experiments:begin -->` and `<!-- experiments:end -->`; it is made by
-l2attr.report.experiment_text from every run dir under examples/experiments/, and the timer
-comparison from examples/timer/. tests/test_readme_experiments.py fails when they disagree.
+l2attr.report.experiment_text from every run dir under examples/experiments/, the timer
+comparison from examples/timer/, and the steps block (between `<!-- steps:begin -->` and
+`<!-- steps:end -->`) by l2attr.report.step_text from examples/steps/runs/. tests/test_readme_experiments.py fails when they disagree.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from l2attr.report.experiment_text import experiments_markdown  # noqa: E402
 
 BEGIN, END = "<!-- experiments:begin -->\n", "<!-- experiments:end -->"
 TIMER_BEGIN, TIMER_END = "<!-- timer:begin -->\n", "<!-- timer:end -->"
+STEPS_BEGIN, STEPS_END = "<!-- steps:begin -->\n", "<!-- steps:end -->"
 
 
 def runs(folder: Path) -> list[Path]:
@@ -38,6 +40,18 @@ def timer_block() -> str:
     return timer_table(compare_timers(runs(ROOT / "examples" / "timer")), ROOT)
 
 
+def steps_block() -> str:
+    from l2attr.analysis.step_load import analyse_step
+    from l2attr.report.step_text import steps_markdown
+
+    runs = [(p, analyse_step(p)) for p in runs_in(ROOT / "examples" / "steps" / "runs")]
+    return steps_markdown(runs, ROOT, base="dlrm-step-no-pin")
+
+
+def runs_in(folder: Path) -> list[Path]:
+    return runs(folder)
+
+
 def replace(text: str, begin: str, end: str, body: str) -> str:
     a = text.index(begin) + len(begin)
     return text[:a] + body + text[text.index(end):]
@@ -50,6 +64,7 @@ if __name__ == "__main__":
     if args.write:
         readme = ROOT / "README.md"
         text = replace(readme.read_text(), BEGIN, END, block())
-        readme.write_text(replace(text, TIMER_BEGIN, TIMER_END, timer_block()))
+        text = replace(text, TIMER_BEGIN, TIMER_END, timer_block())
+        readme.write_text(replace(text, STEPS_BEGIN, STEPS_END, steps_block()))
     else:
-        print(block() + "\n" + timer_block())
+        print(block() + "\n" + timer_block() + "\n" + steps_block())

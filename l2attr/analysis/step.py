@@ -36,7 +36,7 @@ def per_kernel(k: pd.DataFrame, ops: pd.DataFrame) -> pd.DataFrame:
     rows = []
     flushed = dict(zip(ops["op_index"], ops["flushed_in_cold"].astype(str).str.lower() == "true")) if len(ops) else {}
     names = dict(zip(ops["op_index"], ops["op"])) if len(ops) else {}
-    modules = dict(zip(ops["op_index"], ops["module"].fillna(""))) if len(ops) else {}
+    modules = dict(zip(ops["op_index"], ops["module"].map(lambda x: "" if pd.isna(x) else str(x)))) if len(ops) else {}
     for (op, ki), g in k.groupby(["op_index", "kernel_index"], sort=True):
         nat = g.loc[g["condition"] == StepCondition.NATURAL.value, "duration_us"].to_numpy(float)
         cold = g.loc[g["condition"] == StepCondition.COLD.value, "duration_us"].to_numpy(float)
