@@ -223,8 +223,23 @@ STEP_TIMES = Table(
     ("repeat",),
 )
 
+STEP_DRAM = Table(
+    "step_dram",
+    {
+        "cache_control": "Nsight Compute --cache-control: none (the L2 as left) or all (flushed before each kernel)",
+        "op_index": "the op whose NVTX range `op:<index>` held the kernel",
+        "kernel_index": "launch order of the kernel inside its op",
+        "kernel": "kernel function name",
+        "launch": "launch index in its report",
+        "key": "metric key (metrics/*.toml): dram_read or dram_write",
+        "metric": "Nsight Compute metric name",
+        "value": "bytes",
+    },
+    ("cache_control", "op_index", "kernel_index", "key"),
+)
+
 TABLES = {t.name: t for t in (SAMPLES, CELLS, METRICS, TIMELINE, PHASES, EXP_SAMPLES, EXP_CELLS, EXP_METRICS,
-                              STEP_KERNELS, STEP_OPS, STEP_TIMES)}
+                              STEP_KERNELS, STEP_OPS, STEP_TIMES, STEP_DRAM)}
 
 
 def check_frame(df: pd.DataFrame, table: Table, source: str) -> pd.DataFrame:

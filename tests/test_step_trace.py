@@ -75,3 +75,21 @@ def test_equal_arms_are_within_noise():
     k = kernels(_trace(6, {"produce": 10.0, "consume": 20.0}, {"produce": 10.0, "consume": 20.0}))
     ans = answer(k, OPS)
     assert ans.judgement == "within noise" and "within noise" in ans.headline("x")
+
+
+def test_step_dram_rows_from_an_imported_report_by_hand():
+    from l2attr.analysis.step import dram_per_kernel, dram_totals
+    from l2attr.steps.ncu import dram_frame
+
+    def rows(launch, op, metric, value):
+        return {"nvtx_range": f"l2attr@op:{op}", "metric": metric, "value": value, "launch": launch, "kernel": f"k{launch}"}
+    none = pd.DataFrame([rows(0, 0, "dram__bytes_read.sum", 100.0), rows(0, 0, "dram__bytes_write.sum", 10.0),
+                         rows(1, 1, "dram__bytes_read.sum", 0.0), rows(2, 1, "dram__bytes_read.sum", 5.0),
+                         rows(3, 7, "lts__t_sectors_lookup_hit.sum", 1.0)])
+    allc = none.assign(value=[100.0, 10.0, 400.0, 5.0, 1.0])
+    df = pd.concat([dram_frame(none, "none"), dram_frame(allc, "all")])
+    assert set(df["key"]) == {"dram_read", "dram_write"}
+    assert list(df[df["cache_control"] == "none"]["kernel_index"]) == [0, 0, 0, 1]   # the op's second launch
+    assert dram_totals(df) == {"all": 515.0, "none": 115.0}
+    per = dram_per_kernel(df).set_index(["op_index", "kernel_index"])
+    assert per.loc[(1, 0), "all"] - per.loc[(1, 0), "none"] == 400.0

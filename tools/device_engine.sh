@@ -42,6 +42,12 @@ step "l2attr step -- python examples/steps/marked_step.py"
 timeout 120 python3 -m l2attr step --out "$OUT/runs" -- python3 examples/steps/marked_step.py 2>&1 | tee "$L/step_cli.log" | tail -16
 fi
 
+if [ "${SKIP_STEP_NCU:-0}" != 1 ]; then
+step "l2attr step --ncu: DRAM bytes per kernel, cache control none vs all (self-check, Llama decode)"
+(cd examples/steps && timeout 200 python3 -m l2attr step --ncu --out "$OUT/runs" -- python3 marked_selfcheck.py) 2>&1 | tee "$L/step_ncu_selfcheck.log" | tail -12
+(cd examples/steps && timeout 300 python3 -m l2attr step --ncu --out "$OUT/runs" -- python3 marked_llama_decode.py) 2>&1 | tee "$L/step_ncu_llama.log" | tail -12
+fi
+
 if [ "${SKIP_LADDER:-0}" != 1 ]; then
 step "default ladder (blocking timer), cold process"
 /usr/bin/time -f "ladder wall %e s" timeout 120 python3 -m l2attr ladder --out "$OUT/runs" --name blocking 2>&1 | tee "$L/ladder_blocking.log" | tail -25

@@ -195,3 +195,15 @@ def compare_step_times(base: StepAnswer, other: StepAnswer) -> str:
     word = {Judgement.FASTER: "faster", Judgement.SLOWER: "slower", Judgement.WITHIN_NOISE: "no different within noise"}
     return (f"{other.step_time.median:.1f} µs against {base.step_time.median:.1f} µs: {word[j.judgement]} "
             f"({j.speedup:.3f}x [{j.lo:.3f}, {j.hi:.3f}])")
+
+
+def dram_totals(dram: pd.DataFrame) -> dict[str, float]:
+    """DRAM read + write bytes of one profiled step, per cache control (none, all)."""
+    return {str(cc): float(g["value"].sum()) for cc, g in dram.groupby("cache_control")}
+
+
+def dram_per_kernel(dram: pd.DataFrame) -> pd.DataFrame:
+    """Per (op, kernel): read + write bytes with the L2 as left and with caches flushed."""
+    s = dram.groupby(["op_index", "kernel_index", "kernel", "cache_control"])["value"].sum().unstack("cache_control")
+    s.columns.name = None
+    return s.reset_index()

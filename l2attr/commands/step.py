@@ -27,6 +27,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--repeats", type=int, default=10, help="natural + cold step pairs (default 10)")
     p.add_argument("--warmup", type=int, default=3, help="warm-up steps (default 3)")
     p.add_argument("--show", type=Path, metavar="RUN_DIR", help="print the answer of a step run dir")
+    p.add_argument("--ncu", action="store_true",
+                   help="also DRAM bytes per kernel under Nsight Compute (application replay, cache control "
+                        "none against all)")
+    p.add_argument("--chip", help="with --ncu: ga100 | gh100 (default: from the GPU)")
 
 
 def summary(path: Path) -> str:
@@ -45,7 +49,22 @@ def summary(path: Path) -> str:
         for r in edges.to_dict("records"):
             lines.append(f"  {r['attributed_saving_us']:+8.2f}  {r['producer_op']}#{r['producer']} -> "
                          f"{r['consumer_op']}#{r['consumer']}  {r['bytes'] / 1e6:.2f} MB")
-    return "\n".join(lines)
+    dram = step_dram_lines(path)
+    return "\n".join(lines + dram)
+
+
+def step_dram_lines(path: Path) -> list[str]:
+    from l2attr.analysis.step import dram_totals
+    from l2attr.rundir import RunDir
+    from l2attr.schema import STEP_DRAM
+
+    run = RunDir.open(path)
+    if not run.has(STEP_DRAM):
+        return []
+    t = dram_totals(run.read(STEP_DRAM))
+    return [f"DRAM per step under Nsight Compute: {t['none'] / 1e6:.2f} MB read + write with the L2 as left, "
+            f"{t['all'] / 1e6:.2f} MB with caches flushed before every kernel "
+            f"({(t['all'] - t['none']) / 1e6:+.2f} MB: what inter-kernel reuse keeps off DRAM)"]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -75,6 +94,11 @@ def run(args: argparse.Namespace) -> int:
     if rc != 0 or not new:
         raise UserError(f"{' '.join(command)} ended with status {rc} and wrote no step run "
                         "(is its step function marked with @l2attr.step_range?)")
+    if args.ncu:
+        from l2attr.rundir import RunDir
+        from l2attr.steps.ncu import child_env, profile_step
+
+        profile_step(command, RunDir.open(new[-1]), child_env(args.warmup), chip=args.chip)
     print(summary(new[-1]))
     print(f"step attribution took {time.perf_counter() - t0:.1f} s wall; run dir {new[-1]}")
     return 0

@@ -41,6 +41,11 @@ def step_range(name: str = "step", repeats: int = 10, warmup: int = 3) -> Callab
                 from l2attr.steps.run import run_step
 
                 s = json.loads(spec)
+                if s.get("mode") == "ncu":
+                    from l2attr.steps.ncu import profiled_child
+
+                    profiled_child(fn, args, kwargs, int(s.get("warmup", warmup)))
+                    raise SystemExit(0)
                 run_step(fn, *args, name=s.get("name") or name, repeats=int(s.get("repeats", repeats)),
                          warmup=int(s.get("warmup", warmup)), out=s["out"], **kwargs)
                 raise SystemExit(0)

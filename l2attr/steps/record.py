@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 OP_RANGE = "l2attr:op:"
+NVTX_OP = "op:"            # the same op, as an NVTX range of l2attr's domain (Nsight Compute)
+NVTX_OP_INCLUDE = "regex:l2attr@op:.*/"
 STEP_RANGE = "l2attr:step:"
 
 
@@ -73,8 +75,21 @@ class ModuleStack:
         return "/".join(self.stack)
 
 
-def make_recorder(flush: Callable[[], None] | None) -> Any:
-    """A TorchDispatchMode recording every op (and flushing before each, when `flush` is given)."""
+def _nvtx(on: bool, index: int) -> Any:
+    from contextlib import nullcontext
+
+    if not on:
+        return nullcontext()
+    import nvtx
+
+    from l2attr.vocab import NVTX_DOMAIN
+
+    return nvtx.annotate(f"{NVTX_OP}{index}", domain=NVTX_DOMAIN)
+
+
+def make_recorder(flush: Callable[[], None] | None, nvtx_ranges: bool = False) -> Any:
+    """A TorchDispatchMode recording every op (and flushing before each, when `flush` is given).
+    `nvtx_ranges`: each op also inside an NVTX range `op:<index>` of l2attr's domain (for ncu)."""
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -93,7 +108,7 @@ def make_recorder(flush: Callable[[], None] | None) -> Any:
             if flush is not None and not view:
                 flush()
                 rec.flushed = True
-            with torch.profiler.record_function(f"{OP_RANGE}{rec.index}"):
+            with torch.profiler.record_function(f"{OP_RANGE}{rec.index}"), _nvtx(nvtx_ranges, rec.index):
                 out = func(*args, **kwargs)
             _tensors(out, rec.outputs)
             self.ops.append(rec)

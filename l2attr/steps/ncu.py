@@ -1,0 +1,105 @@
+"""DRAM bytes per kernel of a step under Nsight Compute: cache control none against all.
+
+Application replay (the process re-run per pass, so the child is the user's script, marked with
+@l2attr.step_range). `--cache-control none` leaves each kernel the L2 its predecessors left;
+`--cache-control all` flushes caches before every profiled kernel, in application replay too
+(ENGINE-NOTES: a consumer of a 16 MB buffer its predecessor wrote read 0.0 MB vs 16.8 MB) — the
+self-check step shows it again on every run. Kernels are matched to ops by their innermost NVTX
+range `op:<index>` and, inside one op, by launch order.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import pandas as pd
+
+from l2attr.errors import UserError
+from l2attr.rundir import RunDir
+from l2attr.schema import STEP_DRAM
+from l2attr.steps.record import NVTX_OP, NVTX_OP_INCLUDE
+
+CACHE_CONTROLS = ("none", "all")
+KEYS = ("dram_read", "dram_write")
+_OP = re.compile(rf"^l2attr@{NVTX_OP}(\d+)$")
+
+
+def profiled_child(fn: Callable[..., Any], args: tuple, kwargs: dict, warmup: int) -> None:
+    """The child's side: warm-up steps, then one step with each op in its NVTX range."""
+    import torch
+
+    from l2attr.steps.record import make_recorder
+
+    for _ in range(warmup):
+        fn(*args, **kwargs)
+    torch.cuda.synchronize()
+    rec = make_recorder(None, nvtx_ranges=True)
+    with rec.modules, rec:
+        fn(*args, **kwargs)
+    torch.cuda.synchronize()
+
+
+def dram_frame(raw: pd.DataFrame, cache_control: str) -> pd.DataFrame:
+    """Imported report rows -> step_dram rows (one per kernel launch and key)."""
+    from l2attr.profile.metricsets import catalog
+
+    cat = catalog()
+    names = {n: k for k in KEYS for n in cat.names(k)}
+    df = raw[raw["metric"].isin(names)].copy()
+    df["op_index"] = df["nvtx_range"].map(lambda r: int(m[1]) if (m := _OP.match(str(r))) else -1)
+    df = df[df["op_index"] >= 0]
+    df["key"] = df["metric"].map(names)
+    order = df.drop_duplicates("launch").sort_values("launch")
+    order["kernel_index"] = order.groupby("op_index").cumcount()
+    df = df.merge(order[["launch", "kernel_index"]], on="launch")
+    df["cache_control"] = cache_control
+    return df[list(STEP_DRAM.columns)].reset_index(drop=True)
+
+
+def profile_step(command: Sequence[str], run: RunDir, env: dict[str, str], chip: str | None = None,
+                 runner: Any = None, ncu: str = "ncu", log: Callable[[str], None] = print) -> pd.DataFrame:
+    """Both cache-control runs of `command` into `run`: step_dram.csv."""
+    from l2attr.profile.metricsets import resolve_metrics
+    from l2attr.profile.ncu_cmd import NcuOptions, build_ncu_argv
+    from l2attr.profile.ncu_import import read_report
+    from l2attr.profile.orchestrate import check_job, detect_chip, run_job, stream_run
+
+    chip = chip or detect_chip()
+    metrics = resolve_metrics("l2", chip).metrics
+    frames, argvs = [], {}
+    for cc in CACHE_CONTROLS:
+        out = run.path / "ncu" / f"step-cache-{cc}"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        opts = NcuOptions(cache_control=cc, allow_cache_flush=(cc == "all"), nvtx_include=(NVTX_OP_INCLUDE,))
+        argv = build_ncu_argv(list(command), metrics, out, opts, ncu)
+        argvs[cc] = argv
+        saved = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)
+        try:
+            result = run_job(argv, runner or stream_run, echo=lambda line: None)
+        finally:
+            for k, v in saved.items():
+                os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
+        result.name = f"ncu (cache control {cc})"
+        check_job(result, out.with_suffix(".ncu-rep"), chip)
+        frames.append(dram_frame(read_report(out.with_suffix(".ncu-rep"), condition="").table, cc))
+    df = pd.concat(frames, ignore_index=True)
+    if df.empty:
+        raise UserError("ncu profiled no kernel inside an l2attr op range (is the step marked with @l2attr.step_range?)")
+    run.write(STEP_DRAM, df)
+    run.update_manifest(step_ncu={"argv": argvs, "chip": chip})
+    log(f"step DRAM bytes: {df['launch'].nunique()} kernel launches profiled under cache control none and all")
+    return df
+
+
+def child_env(warmup: int) -> dict[str, str]:
+    from l2attr.steps import ENV
+
+    return {ENV: json.dumps({"mode": "ncu", "warmup": warmup})}
+
+
+__all__ = ["profile_step", "profiled_child", "dram_frame", "child_env", "Path"]
