@@ -57,6 +57,6 @@ fi
 
 step "pack"
 rm -f "$OUT"/runs/*/ncu/*.ncu-rep.tmp 2>/dev/null
-tar czf "$OUT/runs.tgz" --exclude='.cache' --exclude='*.npy' --exclude='child' -C "$OUT" runs && rm -rf "$OUT/runs"
+tar czf "$OUT/runs.tgz" --exclude='step-cache-*.ncu-rep' --exclude='.cache' --exclude='*.npy' --exclude='child' -C "$OUT" runs && rm -rf "$OUT/runs"
 tar czf "$OUT/logs.tgz" -C "$OUT" logs && rm -rf "$OUT/logs"
 ls -la "$OUT"
