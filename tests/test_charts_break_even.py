@@ -6,7 +6,7 @@ import copy
 import math
 from pathlib import Path
 
-from helpers_rundirs import TIMINGS, ladder_cells, ladder_samples, write_ladder_run
+from helpers_rundirs import TIMINGS, ladder_samples, write_ladder_run
 
 from l2attr.analysis import analyse, load_runs
 from l2attr.analysis.study import series_view
@@ -55,7 +55,7 @@ def test_figure_spec_of_a_run_with_equal_and_close_break_evens(tmp_path: Path) -
     # 16.2/2.2 -> 8, reuse_low 18.6/2.5 -> 8 (equal), random 18.6/0.4 -> 47
     timings = copy.deepcopy(TIMINGS)
     timings["reuse_low"]["l2p_optmt"] = (56.4, 18.6)
-    run = write_ladder_run(tmp_path, cells=ladder_cells(ladder_samples(timings)))
+    run = write_ladder_run(tmp_path, samples=ladder_samples(timings))   # cells summarised from them
     an = analyse(load_runs([run]))
     spec = figure_json(amortisation_figure(series_view(an, an.series[0])))
     labels = [n for n in spec["layout"]["annotations"] if n.get("showarrow")]

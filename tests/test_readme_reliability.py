@@ -17,6 +17,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from conftest import FIXTURES, MEDIUM_CUT, REPO
 from helpers_rundirs import ladder_cells, write_ladder_run, write_profile_run
@@ -75,6 +76,7 @@ def make_inputs(root: Path) -> None:
     cells = ladder_cells()
     cells.loc[7, "median_us"] = -1.12
     write_ladder_run(root, "neg-median", cells=cells)
+    write_ladder_run(root, "dup-cells", cells=pd.concat([ladder_cells(), ladder_cells().iloc[[3]]], ignore_index=True))
     _cut(write_profile_run(root, "cut-metrics"), "metrics.csv", drop_bytes=7)
     _cut(write_profile_run(root, "lost-kernel"), "metrics.csv", keep=slice(0, -9))
 

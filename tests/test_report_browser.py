@@ -1,4 +1,4 @@
-"""Open a report in headless Chromium: no script errors, every chart drawn, a screenshot made.
+"""Open a report in headless Chromium: no script errors, every chart drawn with data, a screenshot made.
 
 Needs Debian's `chromium` (/usr/bin/chromium); skipped without it. CI installs it with
 `apt-get install -y chromium`. Set L2ATTR_SCREENSHOT_DIR to keep the screenshot.
@@ -43,6 +43,17 @@ window.addEventListener('load', function () {
     out.textContent = JSON.stringify({
       errors: window.__l2attrErrors,
       plots: document.querySelectorAll('.js-plotly-plot').length,
+      empty: Array.prototype.filter.call(document.querySelectorAll('.js-plotly-plot'), function (el) {
+        return !(el.data || []).some(function (t) {
+          var keys = t.orientation === 'h' ? ['x', 'y', 'z', 'values'] : ['y', 'z', 'values'];
+          return keys.some(function (k) {
+            var v = t[k];
+            if (!v) { return false; }
+            var flat = Array.prototype.concat.apply([], Array.prototype.slice.call(v));
+            return flat.some(function (n) { return typeof n === 'number' && isFinite(n); });
+          });
+        });
+      }).map(function (el) { return el.id; }),
       svgs: document.querySelectorAll('.main-svg').length,
       plotly: typeof window.Plotly
     });
@@ -78,6 +89,7 @@ def test_renders_without_errors(page: Path) -> None:
     assert m, f"probe did not run; chromium exit {result.returncode}: {result.stderr[-2000:]}"
     probe = json.loads(m.group(1).replace("&quot;", '"').replace("&amp;", "&"))
     assert probe["errors"] == []
+    assert probe["empty"] == []           # a chart drawn without one value is a bug (issue 20)
     assert probe["plotly"] == "object"
     assert probe["plots"] == 6            # ladder, speedup, amortisation, two heatmaps, roofline
     assert probe["svgs"] >= 12            # plotly draws at least two svg layers per plot

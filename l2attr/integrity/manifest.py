@@ -61,9 +61,11 @@ def check_manifest(manifest: dict[str, Any], path: Path, damage: Damage) -> None
             damage.found(f"{source}: {exc}")
         except TypeError as exc:   # pragma: no cover - a field WorkloadConfig does not take
             damage.found(f"{source}: config: {exc}")
-    if not is_iso_time(manifest.get("created_utc")):
-        bad("created_utc", "an ISO 8601 time (when the run was made)", manifest.get("created_utc"))
-    if "gpu" in manifest or manifest.get("schema_version") == 2:
+    # a field left out is shown as "unknown" (older writers, hand-made runs); one present in
+    # another form was edited or damaged
+    if "created_utc" in manifest and not is_iso_time(manifest["created_utc"]):
+        bad("created_utc", "an ISO 8601 time (when the run was made)", manifest["created_utc"])
+    if "gpu" in manifest:
         gpu = manifest.get("gpu")
         name = gpu.get("name") if isinstance(gpu, dict) else None
         if not (isinstance(name, str) and name.strip()):

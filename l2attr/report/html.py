@@ -27,6 +27,7 @@ from l2attr import __version__
 from l2attr.analysis.load import Study, manifest_value
 from l2attr.analysis.study import Analysis, series_view
 from l2attr.report import html_sections as sections
+from l2attr.report.chart_data import drawable
 from l2attr.report.charts import all_figures, figure_json
 from l2attr.report.html_layer_b import attribution
 from l2attr.report.provenance import provenance
@@ -91,7 +92,7 @@ def _figures(an: Analysis, views: list[tuple[str, Analysis]]) -> dict[str, Any]:
         from l2attr.report.timeline_chart import timeline_figure
 
         figures["fig-timeline"] = timeline_figure(an.study.timeline, an.study.phases)
-    return {fid: figure_json(fig) for fid, fig in figures.items() if fig is not None}
+    return drawable({fid: figure_json(fig) for fid, fig in figures.items() if fig is not None})
 
 
 def _sections(an: Analysis, views: list[tuple[str, Analysis]]) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:

@@ -11,6 +11,7 @@ from markupsafe import Markup
 
 from l2attr import __version__
 from l2attr.analysis.sweep import SweepAnalysis
+from l2attr.report.chart_data import drawable
 from l2attr.report.charts import figure_json
 from l2attr.report.html_rows import Cell, Row, Table
 from l2attr.report.sweep_charts import figures
@@ -51,7 +52,7 @@ def _table(headers: list[str], rows: list[list[str]]) -> Table:
 def section(an: SweepAnalysis, index: int) -> tuple[dict[str, Any], dict[str, Any]]:
     """(the section's template fields, its figures as plotly JSON)."""
     sid = f"sweep-{index}"
-    figs = {fid: figure_json(f) for fid, f in figures(an, f"fig-{sid}").items()}
+    figs = drawable({fid: figure_json(f) for fid, f in figures(an, f"fig-{sid}").items()})
     cols = columns_of(an)
     rows = [[fmt(r.get(c)) for c, _, fmt in cols] for r in an.table.to_dict("records")]
     be = None
