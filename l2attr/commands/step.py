@@ -49,22 +49,9 @@ def summary(path: Path) -> str:
         for r in edges.to_dict("records"):
             lines.append(f"  {r['attributed_saving_us']:+8.2f}  {r['producer_op']}#{r['producer']} -> "
                          f"{r['consumer_op']}#{r['consumer']}  {r['bytes'] / 1e6:.2f} MB")
-    dram = step_dram_lines(path)
-    return "\n".join(lines + dram)
+    from l2attr.report.step_text import dram_lines
 
-
-def step_dram_lines(path: Path) -> list[str]:
-    from l2attr.analysis.step import dram_totals
-    from l2attr.rundir import RunDir
-    from l2attr.schema import STEP_DRAM
-
-    run = RunDir.open(path)
-    if not run.has(STEP_DRAM):
-        return []
-    t = dram_totals(run.read(STEP_DRAM))
-    return [f"DRAM per step under Nsight Compute: {t['none'] / 1e6:.2f} MB read + write with the L2 as left, "
-            f"{t['all'] / 1e6:.2f} MB with caches flushed before every kernel "
-            f"({(t['all'] - t['none']) / 1e6:+.2f} MB: what inter-kernel reuse keeps off DRAM)"]
+    return "\n".join(lines + [x for x in dram_lines(path) if x])
 
 
 def run(args: argparse.Namespace) -> int:

@@ -26,8 +26,24 @@ def step_markdown(ans: Any, path: Path, root: Path | None = None) -> str:
         lines += ["", "Top edges (saving split by input bytes: attributed): " + "; ".join(
             f"{r['producer_op']}#{r['producer']} -> {r['consumer_op']}#{r['consumer']} "
             f"{r['attributed_saving_us']:+.2f} µs ({r['bytes'] / 1e6:.1f} MB)" for r in edges.to_dict("records")) + "."]
+    lines += dram_lines(path)
     lines.append("")
     return "\n".join(lines)
+
+
+def dram_lines(path: Path) -> list[str]:
+    """The step's DRAM bytes under Nsight Compute, where `l2attr step --ncu` measured them."""
+    from l2attr.analysis.step import dram_totals
+    from l2attr.rundir import RunDir
+    from l2attr.schema import STEP_DRAM
+
+    run = RunDir.open(path)
+    if not run.has(STEP_DRAM):
+        return []
+    t = dram_totals(run.read(STEP_DRAM))
+    return ["", f"DRAM read + write per step under Nsight Compute (application replay): "
+                f"{t['none'] / 1e6:.2f} MB with cache control none, {t['all'] / 1e6:.2f} MB with cache control all "
+                f"(flushed before every kernel): {(t['all'] - t['none']) / 1e6:+.2f} MB kept off DRAM by reuse."]
 
 
 def steps_markdown(runs: list[tuple[Path, Any]], root: Path | None = None, base: str | None = None) -> str:
