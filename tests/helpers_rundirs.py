@@ -18,7 +18,7 @@ import pandas as pd
 
 from l2attr.config import WorkloadConfig
 from l2attr.measure.stats import summarize_cell
-from l2attr.profile.metricsets import derived_specs
+from l2attr.catalog.sets import derived_specs
 from l2attr.analysis.control import validity_control
 from l2attr.profile.ncu_import import EXTRA_COLUMNS
 from l2attr.profile.orchestrate import PASSES, passes_summary

@@ -142,7 +142,7 @@ def test_derived_rate_equals_hits_over_lookups(app_table):
 
 
 def test_a_rate_is_derived_exactly_where_its_counts_are_not_both_zero(app_table, shared_table):
-    from l2attr.profile.metricsets import derived_specs
+    from l2attr.catalog.sets import derived_specs
 
     seen = set()
     for df in (app_table.table, shared_table[1].table):

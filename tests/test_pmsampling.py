@@ -15,6 +15,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from l2attr.catalog import sampled
+from l2attr.catalog import sets as msets
 from l2attr.errors import UserError
 from l2attr.profile import metricsets as ms
 from l2attr.profile import pmsampling as pm
@@ -41,7 +43,7 @@ def found(report: pm.PmTimeline) -> pd.DataFrame:
 # -- quantities file -----------------------------------------------------------------------------
 
 def test_quantities_come_from_the_toml_with_verified_gh100_names():
-    qs = {q.key: q for q in pm.load_quantities()}
+    qs = {q.key: q for q in sampled.load_quantities()}
     assert {"l2_hit_rate_pct", "dram_read_pct_of_peak", "l2_throughput_pct_of_peak",
             "sm_inst_pct_of_peak", "ctas_launched"} <= set(qs)
     assert qs["l2_hit_rate_pct"].names_for("gh100") == (
@@ -52,8 +54,8 @@ def test_quantities_come_from_the_toml_with_verified_gh100_names():
 
 
 def test_quantities_file_is_not_a_metrics_set():
-    assert "pmsampling" not in ms.available_sets()
-    assert {"l2", "l2_tex", "duration"} <= set(ms.available_sets())
+    assert "pmsampling" not in msets.available_sets()
+    assert {"l2", "l2_tex", "duration"} <= set(msets.available_sets())
     with pytest.raises(UserError, match="not a metric set for --metrics"):
         ms.resolve_metrics("pmsampling", "gh100")
 
@@ -61,13 +63,13 @@ def test_quantities_file_is_not_a_metrics_set():
 def test_quantities_file_is_checked(tmp_path):
     (tmp_path / "pmsampling.toml").write_text('kind = "pm_sampling"\n[[quantity]]\nkey = "a"\nunit = "%"\n')
     with pytest.raises(UserError, match="lacks label"):
-        pm.load_quantities(tmp_path)
+        sampled.load_quantities(tmp_path)
     (tmp_path / "pmsampling.toml").write_text('[[quantity]]\nkey = "a"\nlabel = "A"\nunit = "%"\n')
     with pytest.raises(UserError, match="kind must be"):
-        pm.load_quantities(tmp_path)
+        sampled.load_quantities(tmp_path)
     (tmp_path / "pmsampling.toml").write_text(
         'kind = "pm_sampling"\n[[quantity]]\nkey = "a"\nlabel = "A"\nunit = "%"\ngh100 = "X.Y.lts__a.pct"\n')
-    assert pm.load_quantities(tmp_path)[0].names_for("gh100") == ("X.Y.lts__a.pct",)
+    assert sampled.load_quantities(tmp_path)[0].names_for("gh100") == ("X.Y.lts__a.pct",)
 
 
 # -- ncu command lines ---------------------------------------------------------------------------
@@ -130,7 +132,7 @@ def test_reader_gives_one_timestamped_row_per_sample_and_quantity(report):
     assert info["instances"] == 619 and info["untimed"] == 1  # instance 0 has no timestamp
     assert info["duration_us"] == pytest.approx(860.48)
     counts = report.samples.groupby("quantity").size()
-    assert len(counts) == len(pm.load_quantities())
+    assert len(counts) == len(sampled.load_quantities())
     assert (counts == 618).all()
     assert set(report.samples["range"]) == {"step1"}
     assert report.warnings == []
@@ -155,7 +157,7 @@ def test_values_in_range_and_metric_names_from_the_toml(report):
     assert (s["value"] >= 0).all()
     dram = s[s["quantity"] == "dram_read_pct_of_peak"]["value"]
     assert 50 < dram.max() <= 100  # the pin's prefetch burst nearly saturates HBM
-    names = {q.key: q.names_for("gh100")[0] for q in pm.load_quantities()}
+    names = {q.key: q.names_for("gh100")[0] for q in sampled.load_quantities()}
     assert all(s["metric"] == s["quantity"].map(names))
     assert set(s.loc[s["quantity"] == "l2_hit_rate_pct", "unit"]) == {"%"}
 
@@ -180,7 +182,7 @@ def test_sample_times_agree_with_the_kernels_own_timestamps(report):
 
 def test_read_pm_timeline_is_the_samples_table():
     t = pm.read_pm_timeline(PM_REPORT)
-    assert list(t.columns) == pm.SAMPLE_COLUMNS and len(t) == 618 * len(pm.load_quantities())
+    assert list(t.columns) == pm.SAMPLE_COLUMNS and len(t) == 618 * len(sampled.load_quantities())
 
 
 def test_reports_without_pm_samples_are_refused():
@@ -312,7 +314,7 @@ def test_timeline_figure_blanks_hit_rate_while_l2_is_idle(report):
     fig = timeline_figure(report.samples)
     hit = next(t for t in figure_json(fig)["data"] if t["name"] == "L2 hit rate")
     l2 = report.samples[report.samples["quantity"] == "l2_throughput_pct_of_peak"]
-    idle = int((l2["value"] < pm.BUSY_PCT).sum())
+    idle = int((l2["value"] < sampled.BUSY_PCT).sum())
     assert sum(v is None for v in hit["y"]) == idle
     assert 0 < idle < len(hit["y"])
 

@@ -23,7 +23,8 @@ import numpy as np
 import pandas as pd
 
 from l2attr.analysis.common import NA, is_missing, ordered_profiles, ratio, rung_label, sort_rows
-from l2attr.profile.metricsets import DERIVED_PREFIX, Catalog, catalog
+from l2attr.catalog.keys import Catalog, catalog
+from l2attr.catalog.sets import DERIVED_PREFIX
 from l2attr.vocab import Condition, Role
 
 CALL_KEYS = ("run", "report", "condition", "role", "family", "rung", "pin", "profile", "l2_state", "table", "batch")

@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from l2attr.errors import UserError
-from l2attr.profile.metricsets import CHIP_BY_CC, DERIVED_PREFIX, derived_specs
+from l2attr.catalog.chips import CHIP_BY_CC
+from l2attr.catalog.sets import DERIVED_PREFIX, derived_specs
 from l2attr.vocab import NVTX_DOMAIN, Condition, L2State, Role, parse_range_name
 
 if TYPE_CHECKING:

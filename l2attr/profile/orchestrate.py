@@ -21,11 +21,11 @@ from typing import Any, Callable, Iterable, Sequence
 import pandas as pd
 
 from l2attr.analysis.control import describe_control, validity_control
+from l2attr.catalog.chips import chip_for_compute_capability
 from l2attr.config import WorkloadConfig
 from l2attr.errors import UserError
 from l2attr.ladder import PROFILES, RUNGS
 from l2attr.profile import ncu_errors
-from l2attr.profile.metricsets import chip_for_compute_capability
 from l2attr.profile.ncu_cmd import NcuOptions, build_ncu_argv, report_path
 from l2attr.profile.ncu_import import control_condition
 from l2attr.vocab import L2State

@@ -36,13 +36,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
+from l2attr.catalog.chips import check_chip
+from l2attr.catalog.sampled import BUSY_KEYS, BUSY_PCT, load_quantities
+from l2attr.catalog.sets import derived_specs
 from l2attr.errors import UserError
-from l2attr.profile.metricsets import KNOWN_CHIPS, check_chip, derived_specs, metrics_dir
 from l2attr.profile.ncu_child import answer, run_reader
 from l2attr.profile.ncu_cmd import report_path
 
@@ -50,8 +47,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
 PM_SECTION = "PmSampling"
-QUANTITY_FILE = "pmsampling.toml"
-QUANTITY_KIND = "pm_sampling"
 
 # Shortest PM-sampling interval per chip, in ns. GH100: NOTES 2026-11-30 item 5 ("PM sampling
 # (>= 1 us interval on GH100)"); the recorded fixture ran at 1,500 ns. GA100 is left out on
@@ -70,11 +65,6 @@ MIN_INTERVAL_NS: dict[str, int] = {"gh100": 1000}
 OPT_INTERVAL = "--pm-sampling-interval"
 OPT_BUFFER = "--pm-sampling-buffer-size"
 
-# A hardware unit counts as busy from 1 % of its peak: outside the bursts the fixture's L2
-# throughput stays below 0.4 % (except a 2-sample copy-engine blip at 3.5-4.6 %), DRAM below 0.1 %.
-BUSY_PCT = 1.0
-BUSY_KEYS = ("l2_throughput_pct_of_peak", "dram_read_pct_of_peak", "dram_write_pct_of_peak",
-             "sm_inst_pct_of_peak")
 PHASE_COLUMNS = ["range", "phase", "start_us", "end_us", "duration_us", "samples"]
 SAMPLE_COLUMNS = ["range", "quantity", "t_us", "value", "unit", "metric"]
 KERNEL_COLUMNS = ["range", "kernel", "start_us", "end_us"]
@@ -82,61 +72,6 @@ RANGE_COLUMNS = ["range", "workload", "chip", "interval_ns", "duration_us", "pas
 HIT_RATE_KEYS = ("l2_hit_rate_pct", "l2_tex_hit_rate_pct")
 _WORKLOAD_START = re.compile(r"profiler__timestamp_workload_start_(\d+)$")
 
-
-# -- quantities (metric names live in metrics/pmsampling.toml) ----------------------------------
-
-@dataclass(frozen=True)
-class Quantity:
-    """One sampled quantity and its candidate ncu names per chip, tried in order."""
-
-    key: str
-    label: str
-    unit: str
-    description: str
-    candidates: dict[str, tuple[str, ...]]
-    evidence: tuple[str, ...] = ()
-
-    def names_for(self, chip: str | None) -> tuple[str, ...]:
-        """Candidates for `chip`; for an unknown chip, every chip's, in file order."""
-        if chip in self.candidates:
-            return self.candidates[chip]
-        return tuple(dict.fromkeys(n for names in self.candidates.values() for n in names))
-
-
-def load_quantities(folder: Path | None = None) -> list[Quantity]:
-    """The quantities of `metrics/pmsampling.toml`, checked for the fields code relies on."""
-    path = (folder or metrics_dir()) / QUANTITY_FILE
-    try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except FileNotFoundError:
-        raise UserError(f"{path}: missing (it names the PM-sampling metrics)") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise UserError(f"{path}: not valid TOML ({exc})") from None
-    if data.get("kind") != QUANTITY_KIND:
-        raise UserError(f"{path}: kind must be {QUANTITY_KIND!r}")
-    out = []
-    for i, q in enumerate(data.get("quantity", [])):
-        key = q.get("key", f"#{i}")
-        missing = [f for f in ("key", "label", "unit") if f not in q]
-        if missing:
-            raise UserError(f"{path}: quantity {key!r} lacks {', '.join(missing)}")
-        cands = {}
-        for chip in KNOWN_CHIPS:
-            names = q.get(chip, [])
-            names = [names] if isinstance(names, str) else list(names)
-            if names:
-                cands[chip] = tuple(str(n) for n in names)
-        out.append(Quantity(key, q["label"], q["unit"], q.get("description", ""), cands,
-                            tuple(q.get("evidence", ()))))
-    keys = [q.key for q in out]
-    if len(keys) != len(set(keys)):
-        raise UserError(f"{path}: duplicate quantity keys")
-    return out
-
-
-def quantity_labels(folder: Path | None = None) -> dict[str, str]:
-    return {q.key: q.label for q in load_quantities(folder)}
 
 
 # -- ncu command lines ---------------------------------------------------------------------------
@@ -481,8 +416,7 @@ def _main(argv: list[str]) -> int:
 
 
 __all__ = [
-    "PM_SECTION", "MIN_INTERVAL_NS", "BUSY_PCT", "Quantity", "load_quantities", "quantity_labels",
-    "shortest_interval_ns", "timeline_ncu_argv", "range_metrics_ncu_argv", "PmTimeline",
+    "PM_SECTION", "MIN_INTERVAL_NS", "shortest_interval_ns", "timeline_ncu_argv", "range_metrics_ncu_argv", "PmTimeline",
     "read_pm_report", "read_pm_timeline", "read_range_metrics", "phases", "collect_timeline",
     "collect_range_metrics",
 ]

@@ -16,7 +16,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from l2attr.profile.pmsampling import BUSY_PCT, quantity_labels
+from l2attr.catalog.sampled import BUSY_PCT, quantity_labels
 from l2attr.report.charts import FALLBACK_COLOR, GRID, INK, _clean, _layout, rung_color, tint
 
 # Phases take the colour of the rung they belong to: the pin is the pinning rung's work, the

@@ -17,10 +17,11 @@ from typing import Any, Callable
 import pandas as pd
 
 from l2attr.config import WorkloadConfig
+from l2attr.gpu.persisting import DeviceLimits
 from l2attr.rundir import RunDir
 from l2attr.sweep.protocol import run_calls
 from l2attr.sweep.schedule import schedule
-from l2attr.sweep.spec import DeviceLimits, Point, SweepOptions, points
+from l2attr.sweep.spec import Point, SweepOptions, points
 from l2attr.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES, SWEEP_UNITS, UNIT_KEYS, summarize_point
 from l2attr.vocab import Arm, Family, SweepMode
 

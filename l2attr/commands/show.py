@@ -1,6 +1,7 @@
-"""Print the ladder (rows rungs, columns profiles), one table per series: what `l2attr ladder` shows.
+"""What the commands print beside the files they write: rich tables of analysed numbers.
 
-The numbers come from l2attr.analysis (latency_ladder per series), the same code the report uses.
+The ladder (rows rungs, columns profiles, one table per series) is what `l2attr ladder` shows.
+The numbers come from l2attr.analysis, the same code the report uses; only the layout is here.
 """
 
 from __future__ import annotations
