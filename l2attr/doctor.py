@@ -58,7 +58,7 @@ class Probes:
         if self.runner is None:
             self.runner = _run
         if self.find_ncu_report is None:
-            from l2attr.profile.ncu_import import ensure_ncu_report
+            from l2attr.profile.ncu_rows import ensure_ncu_report
 
             self.find_ncu_report = ensure_ncu_report
 

@@ -29,7 +29,7 @@ def test_a_total_fills_its_key_from_its_parts_only_where_not_collected():
     it; a call that did keeps its own reading."""
     import pandas as pd
 
-    from l2attr.analysis.attribution import call_table
+    from l2attr.analysis.calls import call_table
 
     hit, miss = "lts__t_sectors_aperture_device_evict_last_lookup_hit.sum", \
         "lts__t_sectors_aperture_device_evict_last_lookup_miss.sum"

@@ -9,8 +9,8 @@ import pytest
 from conftest import KERNEL_REPLAY_REPORT
 
 from l2attr.errors import UserError
-from l2attr.profile.ncu_import import (check_complete_report, control_condition, csv_order,
-                                       quality_warnings, read_report)
+from l2attr.profile.ncu_file import check_complete_report
+from l2attr.profile.ncu_import import control_condition, csv_order, quality_warnings, read_report
 from l2attr.schema import METRICS
 
 APP_REPORT = Path(__file__).parent / "fixtures" / "ncu" / "pin_consume_app_replay_h200.ncu-rep"
