@@ -14,8 +14,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from l2attr.catalog.chips import CHIP_BY_CC, KNOWN_CHIPS
 from l2attr.profile import ncu_cmd, ncu_errors
-from l2attr.profile.metricsets import CHIP_BY_CC, KNOWN_CHIPS
 from l2attr.profile.nsys import probe_nsys
 
 Runner = Callable[[Sequence[str], float], subprocess.CompletedProcess]
@@ -58,7 +58,7 @@ class Probes:
         if self.runner is None:
             self.runner = _run
         if self.find_ncu_report is None:
-            from l2attr.profile.ncu_import import ensure_ncu_report
+            from l2attr.profile.ncu_rows import ensure_ncu_report
 
             self.find_ncu_report = ensure_ncu_report
 

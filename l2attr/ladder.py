@@ -45,7 +45,7 @@ RUNG_BY_NAME = {r.name: r for r in (*RUNGS, TORCH)}
 LADDER_ORDER = [r.name for r in RUNGS] + [TORCH.name]
 
 # Opt-in rung (issue #10; `--rungs ...,apw_optmt`): OptMT on tables whose hot rows were copied to
-# their front, under a persisting-L2 access-policy window instead of a pin kernel (sweep/residency.py).
+# their front, under a persisting-L2 access-policy window instead of a pin kernel (measure/residency.py).
 APW = Rung("apw_optmt", "APW+OptMT", "plain", True, False, "optmt", window=True)
 RUNG_BY_NAME[APW.name] = APW
 LADDER_ORDER.insert(LADDER_ORDER.index(TORCH.name), APW.name)

@@ -8,6 +8,7 @@ plain value in CSV files and manifests.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from enum import Enum
@@ -104,7 +105,75 @@ class Verdict(Vocab):
 NVTX_DOMAIN = "l2attr"
 NVTX_INCLUDE = f"regex:{NVTX_DOMAIN}@(pin|consumer):.*/"
 NVTX_CALL_INCLUDE = f"regex:{NVTX_DOMAIN}@call:.*/"
+SWEEP_NVTX_INCLUDE = f"regex:{NVTX_DOMAIN}@sweep:.*/"
 LEGACY_PREFIX = f"{NVTX_DOMAIN}:"   # before the domain: names in the default domain with this prefix
+
+
+def _alternatives(enum: type[Vocab]) -> str:
+    return "|".join(re.escape(v) for v in enum.values())
+
+
+@dataclass(frozen=True)
+class Field:
+    """One ':'-separated field of a range name: its column, the text it may hold, how it is written."""
+
+    name: str
+    pattern: str = "[^:]+"     # a regex for the value (an enum's values, any word, or the rest)
+    prefix: str = ""           # written before the value: `t` in `t11`
+    number: bool = False       # parsed back as an int
+
+
+def word(name: str, enum: type[Vocab] | None = None) -> Field:
+    """A field holding one word: any word, or one of an enum's values."""
+    return Field(name, _alternatives(enum) if enum else "[^:]+")
+
+
+def count(name: str, prefix: str) -> Field:
+    """A field holding a count after a letter (`t11`, `b3`)."""
+    return Field(name, r"\d+", prefix, number=True)
+
+
+def rest(name: str) -> Field:
+    """The last field, which may itself hold ':' (a sweep point id such as `interleaved:k8`)."""
+    return Field(name, ".+")
+
+
+@dataclass(frozen=True)
+class Grammar:
+    """One shape of l2attr range name: fixed leading words, then fields, all joined by ':'.
+
+    The builder and the parser of a shape are this one declaration, so a name always parses back
+    to what built it."""
+
+    head: tuple[str, ...]
+    fields: tuple[Field, ...]
+
+    def build(self, **values: Any) -> str:
+        return ":".join([*self.head, *(f"{f.prefix}{values[f.name]}" for f in self.fields)])
+
+    def parse(self, name: str) -> dict[str, Any] | None:
+        """The fields of `name` (without the domain), or None when it has another shape."""
+        m = self._regex().match(name)
+        if not m:
+            return None
+        return {f.name: int(m[f.name]) if f.number else m[f.name] for f in self.fields}
+
+    def _regex(self) -> re.Pattern[str]:
+        return _compiled(self)
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled(g: Grammar) -> re.Pattern[str]:
+    parts = [re.escape(h) for h in g.head] + [f"{re.escape(f.prefix)}(?P<{f.name}>{f.pattern})" for f in g.fields]
+    return re.compile("^" + ":".join(parts) + "$")
+
+# Kernel launches of the ladder: one role of one call. Before kernel families existed (every run
+# used today's `tuned` kernels) names had no family and no pin: LADDER_V1, read as family `tuned`.
+LADDER = Grammar((), (word("role", Role), word("family", Family), word("rung"), word("pin", Pin), word("profile"),
+                      word("l2_state", L2State), count("table", "t"), count("batch", "b")))
+LADDER_V1 = Grammar((), (word("role", Role), word("rung"), word("profile"), word("l2_state", L2State),
+                         count("table", "t"), count("batch", "b")))
+_ROLE_ONLY_RE = re.compile(rf"^(?P<role>{_alternatives(Role)})(?::.*)?$")
 
 
 @dataclass(frozen=True)
@@ -121,27 +190,11 @@ class RangeName:
     batch: int
 
     def __str__(self) -> str:
-        return (f"{self.role}:{self.family}:{self.rung}:{self.pin}:{self.profile}:"
-                f"{self.l2_state}:t{self.table}:b{self.batch}")
+        return LADDER.build(**{k: getattr(self, k) for k in self.__dataclass_fields__})
 
     @property
     def cell(self) -> str:
         return f"{self.family}:{self.rung}:{self.pin}:{self.profile}:{self.l2_state}"
-
-
-def _alternatives(enum: type[Vocab]) -> str:
-    return "|".join(re.escape(v) for v in enum.values())
-
-
-_RANGE_RE = re.compile(
-    rf"^(?P<role>{_alternatives(Role)}):(?P<family>{_alternatives(Family)}):"
-    rf"(?P<rung>[^:]+):(?P<pin>{_alternatives(Pin)}):(?P<profile>[^:]+):"
-    rf"(?P<l2_state>{_alternatives(L2State)}):t(?P<table>\d+):b(?P<batch>\d+)$")
-# Before kernel families existed (every run used today's `tuned` kernels): no family, no pin.
-_V1_RE = re.compile(
-    rf"^(?P<role>{_alternatives(Role)}):(?P<rung>[^:]+):(?P<profile>[^:]+):"
-    rf"(?P<l2_state>{_alternatives(L2State)}):t(?P<table>\d+):b(?P<batch>\d+)$")
-_ROLE_ONLY_RE = re.compile(rf"^(?P<role>{_alternatives(Role)})(?::.*)?$")
 
 
 def range_name(role: str, family: str, rung: str, pin: str, profile: str, l2_state: str,
@@ -172,13 +225,10 @@ def parse_range_name(name: str | None) -> dict[str, Any]:
     inner = _strip(name) if name else None
     if inner is None:
         return out
-    m = _RANGE_RE.match(inner)
-    legacy = None if m else _V1_RE.match(inner)
-    if m or legacy:
-        g = (m or legacy).groupdict()  # type: ignore[union-attr]
-        parsed = RangeName(g["role"], g.get("family") or Family.TUNED.value, g["rung"],
-                           g.get("pin") or "", g["profile"], g["l2_state"], int(g["table"]),
-                           int(g["batch"]))
+    g = LADDER.parse(inner) or LADDER_V1.parse(inner)
+    if g is not None:
+        parsed = RangeName(g["role"], g.get("family") or Family.TUNED.value, g["rung"], g.get("pin") or "",
+                           g["profile"], g["l2_state"], g["table"], g["batch"])
         out.update(role=parsed.role, family=parsed.family, rung=parsed.rung, pin=parsed.pin,
                    profile=parsed.profile, l2_state=parsed.l2_state, table=parsed.table,
                    batch=parsed.batch, cell=parsed.cell)
@@ -245,6 +295,27 @@ class SweepQuantity(Vocab):
     PREPARE = "prepare"                # the host call before the consumer (window)
     CHARGED = "charged"                # (pin + consumer kernels) per consumer call, kernel timer
     CALL = "call"                      # whole calls per consumer call, wall clock
+
+
+# Kernel launches of a sweep under ncu (`l2attr sweep ... --profile`): the point id last, as it
+# may hold ':'.
+SWEEP = Grammar(("sweep",), (word("role", SweepRole), word("family", Family), word("profile"), word("arm", Arm),
+                             count("table", "t"), count("group", "g"), count("position", "p"), rest("point")))
+
+
+def sweep_range_name(role: str, family: str, profile: str, arm: str, table: int, group: int, position: int,
+                     point: str) -> str:
+    """The NVTX range (inside the l2attr domain) around one profiled sweep kernel."""
+    return SWEEP.build(role=role, family=family, profile=profile, arm=arm, table=table, group=group,
+                       position=position, point=point)
+
+
+def parse_sweep_range_name(name: str | None) -> dict[str, Any] | None:
+    """The fields of a sweep kernel's range (`l2attr@sweep:...` or bare), or None for any other."""
+    if not name:
+        return None
+    inner = name[len(NVTX_DOMAIN) + 1:] if name.startswith(f"{NVTX_DOMAIN}@") else name
+    return SWEEP.parse(inner)
 
 
 # -- experiments: any producer -> consumer pair (l2attr.experiment) ---------------------------
@@ -343,3 +414,4 @@ class StepCondition(Vocab):
 
     NATURAL = "natural"    # as the program leaves it (the step after another step)
     COLD = "cold"          # read-flushed right before every op that is not a view
+

@@ -2,8 +2,8 @@
 and a timeline run (the recorded H200 PM-sampling report).
 
 Made the way the tools make them: cells are summarize_cell over the samples, tables and manifest
-go through RunDir, the profile manifest's validity control and kernel counts come from the
-profile writer's functions. Numbers follow the magnitudes in shared/NOTES-measurement.md (one
+go through RunDir, the profile manifest declares its control (its verdict is judged from metrics.csv, as for a real
+run) and its kernel counts come from the profile writer's functions. Numbers follow the magnitudes in shared/NOTES-measurement.md (one
 table-batch ~50 us, pin ~17 us) so the report looks like a real one; tests that check formulas
 build their own tiny tables.
 """
@@ -18,10 +18,9 @@ import pandas as pd
 
 from l2attr.config import WorkloadConfig
 from l2attr.measure.stats import summarize_cell
-from l2attr.profile.metricsets import derived_specs
-from l2attr.analysis.control import validity_control
+from l2attr.catalog.sets import derived_specs
 from l2attr.profile.ncu_import import EXTRA_COLUMNS
-from l2attr.profile.orchestrate import PASSES, passes_summary
+from l2attr.profile.manifest import PASSES, passes_summary
 from l2attr.rundir import RunDir
 from l2attr.schema import CELLS, METRICS, SAMPLES
 from l2attr.vocab import NVTX_DOMAIN, parse_range_name, range_name
@@ -252,7 +251,7 @@ def write_profile_run(root: Path, name: str = "20261129T210000Z-profile", *, met
                       config: dict[str, Any] | None = None, control: str | None = "clear",
                       **manifest_extra: Any) -> Path:
     """A profile run whose manifest facts come from the profile writer's own functions
-    (validity_control, passes_summary) applied to its metrics; control=None: no control run."""
+    (passes_summary) applied to its metrics; control=None: no control run."""
     if metrics is None:
         sweep = metric_rows(profile_values())
         parts = [sweep] + ([control_rows(control)] if control else [])
@@ -262,7 +261,8 @@ def write_profile_run(root: Path, name: str = "20261129T210000Z-profile", *, met
         ncu={"version": "2025.3.1", "replay_mode": "application", "cache_control": "none",
              "clock_control": "none", "metric_set": "l2attr-gh100", "metrics": sorted(set(metrics["metric"])),
              "replay_passes": 4},
-        validity_control=validity_control(metrics) if control else {"verdict": "skipped"},
+        control={"rung": "l2p_optmt", "family": "artifact", "profile": "reuse_medium",
+                 "l2_states": ["natural", "flush_after_pin"]} if control else None,
         replayer_passes=passes_summary(metrics), warnings=[],
     )
     manifest.update(manifest_extra)
@@ -305,6 +305,7 @@ def tiny_metrics(values: dict[tuple[str, str, str], list[dict[str, float]]], con
 def write_timeline_run(root: Path, name: str = "20261129T220000Z-timeline") -> Path:
     """A timeline run dir made by the real reader from the recorded H200 PM-sampling report."""
     from l2attr.profile import pmsampling
+    from l2attr.profile.pm_phases import phases
     from l2attr.schema import PHASES, TIMELINE
 
     report = Path(__file__).parent / "fixtures" / "ncu" / "range_pmsampling_pin_consume_h200.ncu-rep"
@@ -314,7 +315,7 @@ def write_timeline_run(root: Path, name: str = "20261129T220000Z-timeline") -> P
     run = RunDir(path)
     run.write_manifest({**base_manifest("timeline"), "method": "ncu app-range replay with PM sampling"})
     run.write(TIMELINE, pm.samples)
-    run.write(PHASES, pmsampling.phases(pm.samples))
+    run.write(PHASES, phases(pm.samples))
     return path
 
 

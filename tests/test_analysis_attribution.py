@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from helpers_rundirs import tiny_metrics
 
-from l2attr.analysis import attribution
+from l2attr.analysis import attribution, calls
 from l2attr.analysis.common import why
 
 RH, RM = "lts__t_sectors_op_read_lookup_hit.sum", "lts__t_sectors_op_read_lookup_miss.sum"
@@ -30,13 +30,13 @@ def k(hit_pct: float, dram: float, **extra: float) -> dict[str, float]:
 
 
 def test_headline_rate_is_the_read_rate_from_the_toml():
-    assert attribution.headline_rate() == "read_hit_rate"
-    assert attribution.label("read_hit_rate") == "L2 read hit rate"
+    assert calls.headline_rate() == "read_hit_rate"
+    assert calls.label("read_hit_rate") == "L2 read hit rate"
 
 
 def test_median_over_calls_and_n() -> None:
     m = tiny_metrics({("optmt", "random", "consumer"): [k(30, 100.0), k(34, 300.0), k(31, 200.0)]})
-    r = cell(attribution.l2_cells(m), "optmt", "random")
+    r = cell(calls.l2_cells(m), "optmt", "random")
     assert r["read_hit_rate"] == pytest.approx(31.0) and r["dram_read"] == 200.0 and r["n_calls"] == 3
     assert r["dram_read_min"] == 100.0 and r["dram_read_max"] == 300.0
     assert r["dram_read_spread_pct"] == pytest.approx(100.0)          # (300 - 100) / 200
@@ -50,30 +50,30 @@ def test_a_call_of_several_kernels_sums_counts_before_the_rate() -> None:
                                                          {RH: 10.0, RM: 90.0, DRAM: 7.0}]})
     m["batch"] = 0                                                    # both kernels in one NVTX call
     m["launch"] = m.groupby(["metric"]).cumcount()
-    calls = attribution.call_table(m)
-    assert len(calls) == 1 and calls.iloc[0]["kernels"] == 2
-    assert calls.iloc[0]["read_hit_rate"] == pytest.approx(910 / 1100 * 100)
-    assert calls.iloc[0]["dram_read"] == 12.0
+    table = calls.call_table(m)
+    assert len(table) == 1 and table.iloc[0]["kernels"] == 2
+    assert table.iloc[0]["read_hit_rate"] == pytest.approx(910 / 1100 * 100)
+    assert table.iloc[0]["dram_read"] == 12.0
 
 
 def test_ncu_pct_rates_are_not_used_for_the_headline() -> None:
     m = tiny_metrics({("optmt", "random", "consumer"): [{**k(40, 1.0), PCT: 100.16}]})
-    assert cell(attribution.l2_cells(m), "optmt", "random")["read_hit_rate"] == pytest.approx(40.0)
-    assert any("outside [0, 100]" in w for w in attribution.metric_warnings(m))
+    assert cell(calls.l2_cells(m), "optmt", "random")["read_hit_rate"] == pytest.approx(40.0)
+    assert any("outside [0, 100]" in w for w in calls.metric_warnings(m))
 
 
 def test_missing_metric_is_nan_with_reason() -> None:
     m = tiny_metrics({("optmt", "random", "consumer"): [{RH: 1.0, RM: 1.0}]})
-    r = cell(attribution.l2_cells(m), "optmt", "random")
+    r = cell(calls.l2_cells(m), "optmt", "random")
     assert "dram_read" not in r.index or math.isnan(r["dram_read"])
     assert math.isnan(r["dram_read_spread_pct"])
 
 
 def test_all_zero_counter_is_missing_not_zero() -> None:
     m = tiny_metrics({("optmt", "random", "consumer"): [k(30, 0.0), k(31, 0.0)]})
-    r = cell(attribution.l2_cells(m), "optmt", "random")
+    r = cell(calls.l2_cells(m), "optmt", "random")
     assert math.isnan(r["dram_read"]) and "zero on every" in why(r, "dram_read")
-    assert any("zero on every profiled call" in w for w in attribution.metric_warnings(m))
+    assert any("zero on every profiled call" in w for w in calls.metric_warnings(m))
 
 
 def _grid():
@@ -89,7 +89,7 @@ def _grid():
 
 
 def test_dram_attribution_pin_plus_consumer_vs_unpinned() -> None:
-    att = attribution.dram_attribution(attribution.l2_cells(_grid()))
+    att = attribution.dram_attribution(calls.l2_cells(_grid()))
     r = att[(att["profile"] == "reuse_high") & (att["rung"] == "l2p_optmt")].iloc[0]
     assert r["pin_dram_read"] == 31e6 and r["consumer_dram_read"] == 7.8e6
     assert r["total_dram_read"] == 38.8e6 and r["unpinned_dram_read"] == 12e6
@@ -102,7 +102,7 @@ def test_dram_attribution_pin_plus_consumer_vs_unpinned() -> None:
 
 
 def test_pin_effect_hit_gain_and_dram_ratio() -> None:
-    eff = attribution.pin_effect(attribution.l2_cells(_grid()))
+    eff = attribution.pin_effect(calls.l2_cells(_grid()))
     r = eff[(eff["profile"] == "reuse_high") & (eff["rung"] == "l2p_optmt")].iloc[0]
     assert r["hit_gain_pp"] == pytest.approx(3.7) and r["dram_ratio"] == pytest.approx(7.8 / 12)
     combined = eff[(eff["profile"] == "reuse_high") & (eff["rung"] == "combined")].iloc[0]
@@ -110,20 +110,20 @@ def test_pin_effect_hit_gain_and_dram_ratio() -> None:
 
 
 def test_rpf_vs_l2p_at_the_l2_layer() -> None:
-    cmp = attribution.rpf_vs_l2p(attribution.l2_cells(_grid())).set_index("profile")
+    cmp = attribution.rpf_vs_l2p(calls.l2_cells(_grid())).set_index("profile")
     assert cmp.loc["reuse_high", "hit_gain_pp"] == pytest.approx(-0.1)
     assert cmp.loc["random", "dram_saved_bytes"] == pytest.approx(4.6e6)
 
 
 def test_hotness_gradient_hot_vs_random() -> None:
-    g = attribution.hotness_gradient(attribution.l2_cells(_grid())).set_index("rung")
+    g = attribution.hotness_gradient(calls.l2_cells(_grid())).set_index("rung")
     assert g.loc["optmt", "hit_gap_pp"] == pytest.approx(58.0)
     assert g.loc["optmt", "dram_ratio"] == pytest.approx(12.0)
 
 
 def test_pin_traffic_against_hot_set() -> None:
     config = {"hot_rows": 60_000, "dim": 128, "dtype": "fp32"}
-    t = attribution.pin_traffic(attribution.l2_cells(_grid()), config).iloc[0]
+    t = attribution.pin_traffic(calls.l2_cells(_grid()), config).iloc[0]
     assert t["hot_set_bytes"] == 60_000 * 128 * 4
     assert t["dram_over_hot_set"] == pytest.approx(31e6 / 30.72e6)
     assert t["evict_last"] == 1.44e6
@@ -132,7 +132,7 @@ def test_pin_traffic_against_hot_set() -> None:
 def test_empty_metrics_give_empty_tables() -> None:
     from l2attr.schema import METRICS, empty
 
-    l2 = attribution.l2_cells(empty(METRICS).assign(run=pd.Series(dtype=object)))
+    l2 = calls.l2_cells(empty(METRICS).assign(run=pd.Series(dtype=object)))
     assert l2.empty
     assert attribution.pin_effect(l2).empty and attribution.hotness_gradient(l2).empty
     assert attribution.dram_attribution(l2).empty

@@ -13,10 +13,14 @@ import pandas as pd
 import pytest
 from conftest import KERNEL_REPLAY_REPORT
 
+from l2attr.analysis.control import run_control
+from l2attr.analysis.load import read_run
 from l2attr.cli import main
 from l2attr.config import build_config
 from l2attr.errors import UserError
-from l2attr.profile import orchestrate as orch
+from l2attr.commands.profile import profile_and_show, timeline_and_show
+from l2attr.profile import plan
+from l2attr.profile import tools as ptools
 from l2attr.profile.ncu_cmd import NcuOptions
 from l2attr.profile.ncu_import import control_condition, read_report
 from l2attr.profile.nsys import NsysStatus, probe_nsys, read_timeline, timeline_unavailable
@@ -130,7 +134,7 @@ def test_bad_profile_flags_exit_2(capsys, args, text):
 
 
 def test_timeline_without_nsys_or_ncu_says_so(monkeypatch, capsys):
-    monkeypatch.setattr(orch.Tools, "__post_init__", lambda self: setattr(self, "which", lambda name: None))
+    monkeypatch.setattr(ptools.Tools, "__post_init__", lambda self: setattr(self, "which", lambda name: None))
     assert main(["profile", "--timeline", "--chip", "gh100"]) == 2
     line = _one_error_line(capsys.readouterr().err)
     assert "no timeline" in line and "ncu is not on PATH" in line
@@ -152,9 +156,9 @@ def test_timeline_without_nsys_uses_range_replay(tmp_path):
             return super().run(argv, timeout)
 
     fake = FakeRangeNcu()
-    tools = orch.Tools(stream=fake.stream, run=fake.run, which=lambda n: None if n == "nsys" else f"/usr/bin/{n}",
+    tools = ptools.Tools(stream=fake.stream, run=fake.run, which=lambda n: None if n == "nsys" else f"/usr/bin/{n}",
                        python="/py")
-    assert orch.run_timeline(_settings(tmp_path, timeline_totals=True), _console(), tools) == 0
+    assert timeline_and_show(_settings(tmp_path, timeline_totals=True), _console(), tools) == 0
     run_dir = next(tmp_path.iterdir())
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["kind"] == "timeline" and manifest["status"] == "done"
@@ -202,11 +206,11 @@ class FakeNcu:
 def _settings(tmp_path, **kw):
     base = dict(cfg=build_config("small"), out=tmp_path, name="t", calls_per_cell=2,
                 rungs=["l2p_optmt"], profiles=["reuse_high"], command="l2attr profile (test)")
-    return orch.ProfileSettings(**{**base, **kw})
+    return plan.ProfileSettings(**{**base, **kw})
 
 
 def _tools(fake):
-    return orch.Tools(stream=fake.stream, run=fake.run, which=lambda n: f"/usr/bin/{n}", python="/py")
+    return ptools.Tools(stream=fake.stream, run=fake.run, which=lambda n: f"/usr/bin/{n}", python="/py")
 
 
 def _console():
@@ -218,7 +222,7 @@ def _console():
 def test_full_run_writes_metrics_manifest_and_verdict(tmp_path, capsys):
     fake = FakeNcu()
     console = _console()
-    assert orch.run_profile(_settings(tmp_path), console, _tools(fake)) == 0
+    assert profile_and_show(_settings(tmp_path), console, _tools(fake)) == 0
     run_dir = next(tmp_path.iterdir())
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["status"] == "done" and manifest["kind"] == "profile"
@@ -230,7 +234,11 @@ def test_full_run_writes_metrics_manifest_and_verdict(tmp_path, capsys):
     assert [j["name"] for j in manifest["jobs"]] == jobs
     assert set(manifest["wall_s"]) == set(jobs)
     assert manifest["replayer_passes"]["sweep.ncu-rep"] == {"min": 4, "max": 4, "kernels": 8}
-    vc = manifest["validity_control"]
+    # the manifest declares the control; its verdict is judged from metrics.csv, never recorded
+    assert "validity_control" not in manifest
+    assert manifest["control"] == {"rung": "l2p_optmt", "family": "artifact", "profile": "reuse_high",
+                                   "l2_states": ["natural", "flush_after_pin", "reset_after_pin"]}
+    vc = run_control(read_run(run_dir))
     assert vc["verdict"] == "clear" and vc["hit_rate_gain_points"] > 90 and vc["dram_read_reduction"] > 0.9
     df = pd.read_csv(run_dir / "metrics.csv")
     assert set(METRICS.columns) <= set(df.columns)
@@ -245,32 +253,32 @@ def test_failed_ncu_run_is_translated_and_recorded(tmp_path):
     perm = ("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU "
             "Performance Counters on the target device 0.\n")
     with pytest.raises(UserError, match="sweep: ncu may not read the GPU performance counters"):
-        orch.run_profile(_settings(tmp_path), _console(), _tools(FakeNcu(fail=perm, rc=1)))
+        profile_and_show(_settings(tmp_path), _console(), _tools(FakeNcu(fail=perm, rc=1)))
     manifest = json.loads((next(tmp_path.iterdir()) / "manifest.json").read_text())
     assert manifest["status"] == "failed" and "ERR_NVGPUCTRPERM" in manifest["error"]
 
 
 def test_no_kernels_profiled_is_an_error_even_with_exit_0(tmp_path):
     with pytest.raises(UserError, match="NVTX filter matched no range"):
-        orch.run_profile(_settings(tmp_path), _console(),
+        profile_and_show(_settings(tmp_path), _console(),
                          _tools(FakeNcu(fail="==WARNING== No kernels were profiled.\n", rc=0)))
 
 
 def test_unknown_raw_metric_is_caught_before_running(tmp_path):
     fake = FakeNcu()
     with pytest.raises(UserError, match="lts__bogus.sum"):
-        orch.run_profile(_settings(tmp_path, metrics="l2,lts__bogus.sum"), _console(), _tools(fake))
+        profile_and_show(_settings(tmp_path, metrics="l2,lts__bogus.sum"), _console(), _tools(fake))
     assert fake.argvs == [] and list(tmp_path.iterdir()) == []
 
 
 def test_chip_detection():
     fake = FakeNcu()
-    assert orch.detect_chip(fake.run, lambda n: "/usr/bin/nvidia-smi") == "gh100"
+    assert ptools.detect_chip(fake.run, lambda n: "/usr/bin/nvidia-smi") == "gh100"
     sm86 = lambda argv, t: subprocess.CompletedProcess(argv, 0, "8.6\n", "")  # noqa: E731
     with pytest.raises(UserError, match="8.6"):
-        orch.detect_chip(sm86, lambda n: "/usr/bin/nvidia-smi")
+        ptools.detect_chip(sm86, lambda n: "/usr/bin/nvidia-smi")
     with pytest.raises(UserError, match="--chip"):
-        orch.detect_chip(fake.run, lambda n: None)
+        ptools.detect_chip(fake.run, lambda n: None)
 
 
 def test_validity_rule_on_synthetic_arms():
@@ -299,7 +307,7 @@ def test_validity_rule_on_synthetic_arms():
 def test_control_on_the_recorded_evict_last_reports():
     """Three arms recorded on the H200: the reset keeps the lines (DRAM like after the pin), the
     flush removes them; the consumer's evict-last lookup counters read 0 in every arm."""
-    from l2attr.analysis.attribution import call_table
+    from l2attr.analysis.calls import call_table
     from l2attr.analysis.control import validity_control
 
     arms = {"natural": "control_after_pin", "reset_after_pin": "control_after_reset",
@@ -320,7 +328,7 @@ def test_control_on_the_recorded_evict_last_reports():
 
 
 def test_plan_child_command_flags(tmp_path):
-    jobs = orch.plan_jobs(tmp_path, build_config("small"), ["baseline"], ["random", "reuse_low"], 2,
+    jobs = plan.plan_jobs(tmp_path, build_config("small"), ["baseline"], ["random", "reuse_low"], 2,
                           extra=["--seed=3"], python="/py")
     assert [j.name for j in jobs] == ["sweep", "control"]
     child = list(jobs[0].child)
@@ -334,20 +342,20 @@ def test_plan_child_command_flags(tmp_path):
     assert child[len(child) - child[::-1].index("--batches")] == "1"
     assert child[-1] == "--seed=3" and "--no-host-repeat" in child
     assert "--profiles" in jobs[1].child and jobs[1].child[jobs[1].child.index("--profiles") + 1] == "reuse_low"
-    assert orch.hottest_profile(["random", "reuse_high"]) == "reuse_high"
-    assert [j.condition for j in orch.plan_jobs(tmp_path, build_config("small"), ["optmt"], ["random"], 1,
+    assert plan.hottest_profile(["random", "reuse_high"]) == "reuse_high"
+    assert [j.condition for j in plan.plan_jobs(tmp_path, build_config("small"), ["optmt"], ["random"], 1,
                                                 control=False)] == ["ladder"]
 
 
 def test_job_conditions_label_control_rows_by_l2_state():
-    job = orch.NcuJob("control_after_flush", "control", ("x",), Path("/r/ncu/c"))
-    assert orch.job_condition(job) is control_condition
-    assert orch.job_condition(orch.NcuJob("sweep", "ladder", ("x",), Path("/r/s"))) == "ladder"
+    job = plan.NcuJob("control_after_flush", "control", ("x",), Path("/r/ncu/c"))
+    assert plan.job_condition(job) is control_condition
+    assert plan.job_condition(plan.NcuJob("sweep", "ladder", ("x",), Path("/r/s"))) == "ladder"
 
 
 def test_settings_default_options_keep_l2():
-    s = orch.ProfileSettings(cfg=build_config("small"))
-    assert s.opts == NcuOptions() and s.rungs == orch.DEFAULT_RUNGS and "torch" not in s.rungs
+    s = plan.ProfileSettings(cfg=build_config("small"))
+    assert s.opts == NcuOptions() and s.rungs == plan.DEFAULT_RUNGS and "torch" not in s.rungs
 
 
 # -- nsys ----------------------------------------------------------------------------------------
@@ -446,8 +454,8 @@ def test_timeline_run_with_a_working_nsys(tmp_path):
         return 0
 
     out = tmp_path / "runs"
-    tools = orch.Tools(stream=stream, run=run, which=lambda n: "/opt/nsys", python="/py")
-    assert orch.run_timeline(_settings(out), _console(), tools) == 0
+    tools = ptools.Tools(stream=stream, run=run, which=lambda n: "/opt/nsys", python="/py")
+    assert timeline_and_show(_settings(out), _console(), tools) == 0
     run_dir = next(out.iterdir())
     assert seen == ["profile", "export"]
     calls = pd.read_csv(run_dir / "timeline_nsys.csv")

@@ -18,7 +18,7 @@ def test_driver_limits_match_cupys_properties_and_the_window_reads_back():
     import cupy
     import torch
 
-    from l2attr.sweep.window import (CU_ACCESS_PROPERTY_PERSISTING, CU_ACCESS_PROPERTY_STREAMING, Driver,
+    from l2attr.gpu.persisting import (CU_ACCESS_PROPERTY_PERSISTING, CU_ACCESS_PROPERTY_STREAMING, Driver,
                                      persisting_limits)
 
     torch.zeros(1, device="cuda")                      # the primary context, current on this thread
@@ -52,7 +52,8 @@ def test_window_and_remap_arms_compute_embedding_bag():
     import torch.nn.functional as F
 
     from l2attr.measure.check import relative_error
-    from l2attr.sweep.device import SweepDevice, device_limits
+    from l2attr.gpu.persisting import device_limits
+    from l2attr.sweep.device import SweepDevice
     from l2attr.sweep.spec import SweepOptions, points
     from l2attr.vocab import Arm, Family, SweepAxis
 

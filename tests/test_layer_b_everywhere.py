@@ -16,7 +16,7 @@ import pytest
 from rich.console import Console
 
 from l2attr.analysis import analyse, load_runs
-from l2attr.profile.orchestrate import render_summary
+from l2attr.commands.show import layer_b_summary
 from l2attr.report.markdown import render_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,7 +40,7 @@ def by_hand(metrics: pd.DataFrame, family: str, rung: str, profile: str) -> str:
 def texts() -> dict[str, str]:
     metrics = pd.read_csv(RUN / "metrics.csv")
     buf = io.StringIO()
-    render_summary(Console(file=buf, width=250, color_system=None), metrics)
+    layer_b_summary(Console(file=buf, width=250, color_system=None), metrics)
     return {"cli": buf.getvalue(), "report.md": render_markdown(analyse(load_runs([RUN]))),
             "README.md": (ROOT / "README.md").read_text(), "metrics": metrics}
 

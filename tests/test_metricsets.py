@@ -6,6 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from l2attr.catalog import chips as mchips
+from l2attr.catalog import keys as mkeys
+from l2attr.catalog import sets as msets
 from l2attr.errors import UserError
 from l2attr.profile import metricsets as ms
 
@@ -26,7 +29,7 @@ def test_a_total_fills_its_key_from_its_parts_only_where_not_collected():
     it; a call that did keeps its own reading."""
     import pandas as pd
 
-    from l2attr.analysis.attribution import call_table
+    from l2attr.analysis.calls import call_table
 
     hit, miss = "lts__t_sectors_aperture_device_evict_last_lookup_hit.sum", \
         "lts__t_sectors_aperture_device_evict_last_lookup_miss.sum"
@@ -43,26 +46,26 @@ def test_a_total_fills_its_key_from_its_parts_only_where_not_collected():
 
 
 def test_uncollected_metric_stays_in_the_vocabulary():
-    cat = ms.catalog()
+    cat = mkeys.catalog()
     assert cat.key_of("lts__t_sectors_aperture_device_evict_last.sum") == "evict_last"
-    assert "lts__t_sectors_aperture_device_evict_last.sum" not in ms.load_metric_set("l2", "gh100").metrics
+    assert "lts__t_sectors_aperture_device_evict_last.sum" not in msets.load_metric_set("l2", "gh100").metrics
 
 
 @pytest.mark.parametrize("cc, chip", [((8, 0), "ga100"), ((9, 0), "gh100")])
 def test_compute_capability_selects_chip(cc, chip):
-    assert ms.chip_for_compute_capability(*cc) == chip
+    assert mchips.chip_for_compute_capability(*cc) == chip
 
 
 def test_unknown_compute_capability_lists_known_chips():
     with pytest.raises(UserError) as exc:
-        ms.chip_for_compute_capability(8, 6)
+        mchips.chip_for_compute_capability(8, 6)
     assert "8.6" in str(exc.value) and "ga100" in str(exc.value) and "gh100" in str(exc.value)
     assert "--chip" in str(exc.value)
 
 
 @pytest.mark.parametrize("chip", ["ga100", "gh100"])
 def test_l2_set_has_the_briefed_quantities_on_both_chips(chip):
-    s = ms.load_metric_set("l2", chip)
+    s = msets.load_metric_set("l2", chip)
     assert s.chip == chip
     assert set(s.metrics) == L2_NAMES
     assert len(s.metrics) == len(set(s.metrics))
@@ -71,7 +74,7 @@ def test_l2_set_has_the_briefed_quantities_on_both_chips(chip):
 
 
 def test_l2_set_derives_rates_from_same_pass_counts():
-    s = ms.load_metric_set("l2", "gh100")
+    s = msets.load_metric_set("l2", "gh100")
     derived = {d.name: d for d in s.derived}
     assert set(derived) == {"derived:lts__t_sectors_hit_rate.pct", "derived:lts__t_sectors_op_read_hit_rate.pct",
                             "derived:lts__t_sectors_aperture_device_evict_last_hit_rate.pct"}
@@ -85,22 +88,22 @@ def test_chip_without_a_name_skips_the_quantity(tmp_path):
     (tmp_path / "x.toml").write_text(
         'name = "x"\n[[metric]]\nkey = "a"\nlabel = "A"\nunit = "sector"\ngh100 = "lts__a.sum"\n'
         '[[metric]]\nkey = "b"\nlabel = "B"\nunit = "byte"\nga100 = "dram__b.sum"\ngh100 = "dram__b.sum"\n')
-    assert ms.load_metric_set("x", "ga100", tmp_path).metrics == ["dram__b.sum"]
-    assert ms.load_metric_set("x", "gh100", tmp_path).metrics == ["lts__a.sum", "dram__b.sum"]
+    assert msets.load_metric_set("x", "ga100", tmp_path).metrics == ["dram__b.sum"]
+    assert msets.load_metric_set("x", "gh100", tmp_path).metrics == ["lts__a.sum", "dram__b.sum"]
 
 
 def test_bad_set_file_is_a_user_error(tmp_path):
     (tmp_path / "bad.toml").write_text("name = \n")
     with pytest.raises(UserError, match="not valid TOML"):
-        ms.load_metric_set("bad", "gh100", tmp_path)
+        msets.load_metric_set("bad", "gh100", tmp_path)
     (tmp_path / "nolabel.toml").write_text('[[metric]]\nkey = "a"\ngh100 = "x__y.sum"\n')
     with pytest.raises(UserError, match="lacks label"):
-        ms.load_metric_set("nolabel", "gh100", tmp_path)
+        msets.load_metric_set("nolabel", "gh100", tmp_path)
 
 
 def test_resolve_mixes_sets_and_raw_names_without_duplicates():
     s = ms.resolve_metrics("l2, dram__bytes_read.sum, sm__cycles_elapsed.avg,l2_tex", "gh100")
-    assert s.metrics[: len(L2_NAMES)] == ms.load_metric_set("l2", "gh100").metrics
+    assert s.metrics[: len(L2_NAMES)] == msets.load_metric_set("l2", "gh100").metrics
     assert s.metrics.count("dram__bytes_read.sum") == 1
     assert "sm__cycles_elapsed.avg" in s.metrics
     assert "lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum" in s.metrics
@@ -133,7 +136,7 @@ def test_query_metrics_parser_on_captured_output(chip):
     # headers, rules, the chip line and wrapped description lines are not metrics
     assert not {"Metric", "Chip", chip, "(HMMA/HFMA2.MMA/HGMMA/QGMMA"} & names
     assert all("__" in n for n in names)
-    assert ms.unknown_metrics(ms.load_metric_set("l2", chip).metrics, names) == []
+    assert ms.unknown_metrics(msets.load_metric_set("l2", chip).metrics, names) == []
     assert ms.unknown_metrics(["lts__bogus.sum", "profiler__replayer_passes"], names) == ["lts__bogus.sum"]
 
 

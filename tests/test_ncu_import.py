@@ -9,8 +9,8 @@ import pytest
 from conftest import KERNEL_REPLAY_REPORT
 
 from l2attr.errors import UserError
-from l2attr.profile.ncu_import import (check_complete_report, control_condition, csv_order,
-                                       quality_warnings, read_report)
+from l2attr.profile.ncu_file import check_complete_report
+from l2attr.profile.ncu_import import control_condition, csv_order, quality_warnings, read_report
 from l2attr.schema import METRICS
 
 APP_REPORT = Path(__file__).parent / "fixtures" / "ncu" / "pin_consume_app_replay_h200.ncu-rep"
@@ -142,7 +142,7 @@ def test_derived_rate_equals_hits_over_lookups(app_table):
 
 
 def test_a_rate_is_derived_exactly_where_its_counts_are_not_both_zero(app_table, shared_table):
-    from l2attr.profile.metricsets import derived_specs
+    from l2attr.catalog.sets import derived_specs
 
     seen = set()
     for df in (app_table.table, shared_table[1].table):

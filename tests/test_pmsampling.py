@@ -15,8 +15,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from l2attr.catalog import sampled
+from l2attr.catalog import sets as msets
 from l2attr.errors import UserError
 from l2attr.profile import metricsets as ms
+from l2attr.profile import pm_argv, pm_phases
 from l2attr.profile import pmsampling as pm
 from l2attr.report.charts import figure_json
 from l2attr.report.timeline_chart import timeline_figure
@@ -35,13 +38,13 @@ def report() -> pm.PmTimeline:
 
 @pytest.fixture(scope="module")
 def found(report: pm.PmTimeline) -> pd.DataFrame:
-    return pm.phases(report.samples)
+    return pm_phases.phases(report.samples)
 
 
 # -- quantities file -----------------------------------------------------------------------------
 
 def test_quantities_come_from_the_toml_with_verified_gh100_names():
-    qs = {q.key: q for q in pm.load_quantities()}
+    qs = {q.key: q for q in sampled.load_quantities()}
     assert {"l2_hit_rate_pct", "dram_read_pct_of_peak", "l2_throughput_pct_of_peak",
             "sm_inst_pct_of_peak", "ctas_launched"} <= set(qs)
     assert qs["l2_hit_rate_pct"].names_for("gh100") == (
@@ -52,8 +55,8 @@ def test_quantities_come_from_the_toml_with_verified_gh100_names():
 
 
 def test_quantities_file_is_not_a_metrics_set():
-    assert "pmsampling" not in ms.available_sets()
-    assert {"l2", "l2_tex", "duration"} <= set(ms.available_sets())
+    assert "pmsampling" not in msets.available_sets()
+    assert {"l2", "l2_tex", "duration"} <= set(msets.available_sets())
     with pytest.raises(UserError, match="not a metric set for --metrics"):
         ms.resolve_metrics("pmsampling", "gh100")
 
@@ -61,19 +64,19 @@ def test_quantities_file_is_not_a_metrics_set():
 def test_quantities_file_is_checked(tmp_path):
     (tmp_path / "pmsampling.toml").write_text('kind = "pm_sampling"\n[[quantity]]\nkey = "a"\nunit = "%"\n')
     with pytest.raises(UserError, match="lacks label"):
-        pm.load_quantities(tmp_path)
+        sampled.load_quantities(tmp_path)
     (tmp_path / "pmsampling.toml").write_text('[[quantity]]\nkey = "a"\nlabel = "A"\nunit = "%"\n')
     with pytest.raises(UserError, match="kind must be"):
-        pm.load_quantities(tmp_path)
+        sampled.load_quantities(tmp_path)
     (tmp_path / "pmsampling.toml").write_text(
         'kind = "pm_sampling"\n[[quantity]]\nkey = "a"\nlabel = "A"\nunit = "%"\ngh100 = "X.Y.lts__a.pct"\n')
-    assert pm.load_quantities(tmp_path)[0].names_for("gh100") == ("X.Y.lts__a.pct",)
+    assert sampled.load_quantities(tmp_path)[0].names_for("gh100") == ("X.Y.lts__a.pct",)
 
 
 # -- ncu command lines ---------------------------------------------------------------------------
 
 def test_timeline_argv_defaults_to_the_shortest_gh100_interval():
-    argv = pm.timeline_ncu_argv(["python", "run.py", "--x"], Path("out/timeline.ncu-rep"), "ncu", "step1/", None)
+    argv = pm_argv.timeline_ncu_argv(["python", "run.py", "--x"], Path("out/timeline.ncu-rep"), "ncu", "step1/", None)
     assert argv == [
         "ncu", "--config-file", "off", "--replay-mode", "app-range",
         "--cache-control", "none", "--clock-control", "none",
@@ -84,7 +87,7 @@ def test_timeline_argv_defaults_to_the_shortest_gh100_interval():
 
 
 def test_timeline_argv_interval_and_buffer():
-    argv = pm.timeline_ncu_argv(["app"], "r", "/opt/ncu", "regex:^l2attr:.*/", 1500, buffer_bytes=64 << 20)
+    argv = pm_argv.timeline_ncu_argv(["app"], "r", "/opt/ncu", "regex:^l2attr:.*/", 1500, buffer_bytes=64 << 20)
     i = argv.index("--pm-sampling-interval")
     assert argv[i + 1] == "1500"
     assert argv[argv.index("--pm-sampling-buffer-size") + 1] == str(64 << 20)
@@ -101,13 +104,13 @@ def test_timeline_argv_interval_and_buffer():
 def test_timeline_argv_refusals(kwargs, message):
     args = {"child": ["app"], "output": "r", "ncu": "ncu", "nvtx_include": "step1/", **kwargs}
     with pytest.raises(UserError, match=message):
-        pm.timeline_ncu_argv(**args)
+        pm_argv.timeline_ncu_argv(**args)
 
 
 def test_range_metrics_argv_exact():
     metrics = ["lts__t_sector_hit_rate.pct", "dram__bytes_read.sum",
                "lts__t_sectors_srcunit_tex_aperture_device_evict_last_lookup_hit.sum"]
-    argv = pm.range_metrics_ncu_argv(["app", "-n", "1"], "runs/evict", "ncu", "step1/", metrics)
+    argv = pm_argv.range_metrics_ncu_argv(["app", "-n", "1"], "runs/evict", "ncu", "step1/", metrics)
     assert argv == [
         "ncu", "--config-file", "off", "--replay-mode", "app-range",
         "--cache-control", "none", "--clock-control", "none",
@@ -116,9 +119,9 @@ def test_range_metrics_argv_exact():
         "-o", "runs/evict", "-f", "app", "-n", "1",
     ]
     with pytest.raises(UserError, match="no metrics"):
-        pm.range_metrics_ncu_argv(["app"], "r", "ncu", "step1/", [" "])
+        pm_argv.range_metrics_ncu_argv(["app"], "r", "ncu", "step1/", [" "])
     with pytest.raises(UserError, match="not ncu metric names: l2"):
-        pm.range_metrics_ncu_argv(["app"], "r", "ncu", "step1/", ["l2"])
+        pm_argv.range_metrics_ncu_argv(["app"], "r", "ncu", "step1/", ["l2"])
 
 
 # -- reading the recorded PM-sampling range ------------------------------------------------------
@@ -130,7 +133,7 @@ def test_reader_gives_one_timestamped_row_per_sample_and_quantity(report):
     assert info["instances"] == 619 and info["untimed"] == 1  # instance 0 has no timestamp
     assert info["duration_us"] == pytest.approx(860.48)
     counts = report.samples.groupby("quantity").size()
-    assert len(counts) == len(pm.load_quantities())
+    assert len(counts) == len(sampled.load_quantities())
     assert (counts == 618).all()
     assert set(report.samples["range"]) == {"step1"}
     assert report.warnings == []
@@ -155,7 +158,7 @@ def test_values_in_range_and_metric_names_from_the_toml(report):
     assert (s["value"] >= 0).all()
     dram = s[s["quantity"] == "dram_read_pct_of_peak"]["value"]
     assert 50 < dram.max() <= 100  # the pin's prefetch burst nearly saturates HBM
-    names = {q.key: q.names_for("gh100")[0] for q in pm.load_quantities()}
+    names = {q.key: q.names_for("gh100")[0] for q in sampled.load_quantities()}
     assert all(s["metric"] == s["quantity"].map(names))
     assert set(s.loc[s["quantity"] == "l2_hit_rate_pct", "unit"]) == {"%"}
 
@@ -180,7 +183,7 @@ def test_sample_times_agree_with_the_kernels_own_timestamps(report):
 
 def test_read_pm_timeline_is_the_samples_table():
     t = pm.read_pm_timeline(PM_REPORT)
-    assert list(t.columns) == pm.SAMPLE_COLUMNS and len(t) == 618 * len(pm.load_quantities())
+    assert list(t.columns) == pm.SAMPLE_COLUMNS and len(t) == 618 * len(sampled.load_quantities())
 
 
 def test_reports_without_pm_samples_are_refused():
@@ -191,7 +194,7 @@ def test_reports_without_pm_samples_are_refused():
 def test_child_reads_without_numpy_loaded():
     """The ncu_report child never imports numpy (the 2025.3.1 crash needed numpy loaded first)."""
     for job, report in (("timeline", PM_REPORT), ("range-metrics", EVICT_REPORT)):
-        res = subprocess.run([sys.executable, "-X", "importtime", "-m", "l2attr.profile.pmsampling", job,
+        res = subprocess.run([sys.executable, "-X", "importtime", "-m", "l2attr.profile.pm_child", job,
                               str(report)], capture_output=True, text=True, check=True)
         imported = [line.rsplit("|", 1)[-1].strip() for line in res.stderr.splitlines() if "|" in line]
         assert "ncu_report" in imported
@@ -247,21 +250,21 @@ def _synthetic(busy: dict[int, float], sm: dict[int, float], n: int = 100) -> pd
 def test_phases_on_a_synthetic_timeline_with_known_answer():
     l2 = {**{i: 60.0 for i in range(10, 15)}, 30: 5.0, 31: 5.0, **{i: 40.0 for i in range(60, 80) if i != 70}}
     sm = {10: 20.0, **{i: 70.0 for i in range(60, 80) if i != 70}}
-    got = pm.phases(_synthetic(l2, sm))
+    got = pm_phases.phases(_synthetic(l2, sm))
     expect = [("pin", 10, 15, 5), ("other", 30, 32, 2), ("gap", 15, 60, 45), ("consumer", 60, 80, 20)]
     expect.sort(key=lambda e: (e[1], e[0] != "gap"))
     assert [(r.phase, r.start_us, r.end_us, r.samples) for r in got.itertuples()] == expect
     # without merging, the one idle sample at 70 splits the consumer: the first half is an extra kernel
-    split = pm.phases(_synthetic(l2, sm), merge_samples=0)
+    split = pm_phases.phases(_synthetic(l2, sm), merge_samples=0)
     assert list(split["phase"]) == ["pin", "gap", "other", "kernel", "consumer"]
 
 
 def test_phases_need_two_kernel_bursts_and_a_busy_signal():
-    one = pm.phases(_synthetic({i: 50.0 for i in range(20, 30)}, {20: 10.0}))
+    one = pm_phases.phases(_synthetic({i: 50.0 for i in range(20, 30)}, {20: 10.0}))
     assert list(one["phase"]) == ["kernel"]
-    assert pm.phases(_synthetic({}, {})).empty
+    assert pm_phases.phases(_synthetic({}, {})).empty
     no_signal = _synthetic({5: 50.0}, {}).assign(quantity="l2_hit_rate_pct")
-    assert pm.phases(no_signal).empty and list(pm.phases(no_signal).columns) == pm.PHASE_COLUMNS
+    assert pm_phases.phases(no_signal).empty and list(pm_phases.phases(no_signal).columns) == pm_phases.PHASE_COLUMNS
 
 
 # -- range totals --------------------------------------------------------------------------------
@@ -312,7 +315,7 @@ def test_timeline_figure_blanks_hit_rate_while_l2_is_idle(report):
     fig = timeline_figure(report.samples)
     hit = next(t for t in figure_json(fig)["data"] if t["name"] == "L2 hit rate")
     l2 = report.samples[report.samples["quantity"] == "l2_throughput_pct_of_peak"]
-    idle = int((l2["value"] < pm.BUSY_PCT).sum())
+    idle = int((l2["value"] < sampled.BUSY_PCT).sum())
     assert sum(v is None for v in hit["y"]) == idle
     assert 0 < idle < len(hit["y"])
 

@@ -15,7 +15,7 @@ def fake_device(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """A 'GPU' that answers property queries only; any real GPU work would fail the test."""
     touched: list[str] = []
     import l2attr.gpu.runtime as runtime
-    import l2attr.sweep.device as device
+    import l2attr.gpu.persisting as device
 
     monkeypatch.setattr(runtime, "require_gpu", lambda: (touched.append("require_gpu"), (None, None))[1])
     monkeypatch.setattr(device, "device_limits", lambda: LIMITS)

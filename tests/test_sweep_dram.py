@@ -16,17 +16,17 @@ from l2attr.config import WorkloadConfig, build_config
 from l2attr.rundir import RunDir
 from l2attr.sweep import dram
 from l2attr.sweep.spec import SweepOptions
-from l2attr.vocab import Family, SweepAxis
+from l2attr.vocab import Family, SweepAxis, parse_sweep_range_name, sweep_range_name
 
 MiB = 1 << 20
 
 
 def test_range_names_round_trip_with_a_colon_in_the_point():
-    name = dram.range_name("consumer", "artifact", "reuse_high", "l2p_optmt", 11, 3, 8, "interleaved:k8")
-    back = dram.parse_range("l2attr@" + name)
+    name = sweep_range_name("consumer", "artifact", "reuse_high", "l2p_optmt", 11, 3, 8, "interleaved:k8")
+    back = parse_sweep_range_name("l2attr@" + name)
     assert back == {"role": "consumer", "family": "artifact", "profile": "reuse_high", "arm": "l2p_optmt",
                     "table": 11, "group": 3, "position": 8, "point": "interleaved:k8"}
-    assert dram.parse_range("l2attr@consumer:artifact:optmt:none:random:natural:t1:b2") is None
+    assert parse_sweep_range_name("l2attr@consumer:artifact:optmt:none:random:natural:t1:b2") is None
 
 
 def test_child_repeats_the_sweep_with_the_same_workload(tmp_path: Path):
@@ -46,7 +46,7 @@ def test_ncu_rows_become_dram_mib_per_call_in_the_hotset_table(tmp_path: Path):
     for t in range(2):
         for role, point, arm, mb in (("consumer", "hot0", "optmt", 30), ("consumer", "hot5", "l2p_optmt", 8),
                                      ("pin", "hot5", "l2p_optmt", 31)):
-            name = "l2attr@" + dram.range_name(role, "artifact", "random", arm, t, 3, 1, point)
+            name = "l2attr@" + sweep_range_name(role, "artifact", "random", arm, t, 3, 1, point)
             rows += [{"nvtx_range": name, "metric": "dram__bytes_read.sum", "value": mb * MiB + t},
                      {"nvtx_range": name, "metric": "gpu__time_duration.sum", "value": 1000.0},
                      {"nvtx_range": "someone else's", "metric": "dram__bytes_read.sum", "value": 1.0}]
@@ -85,3 +85,14 @@ def test_ranges_only_around_pin_and_consumer_of_the_first_tables_of_the_last_gro
     assert not on(Call(1, 0, 0, 1, True), SweepRole.CONSUMER)           # not the last group
     assert not on(Call(2, dram.PROFILED_TABLES, 0, 1, True), SweepRole.CONSUMER)
     assert not on(Call(2, 0, 0, 1, True), SweepRole.POLLUTE)
+
+
+def test_the_committed_sweep_rows_round_trip_through_the_grammar():
+    """Every kernel the committed --profile sweeps recorded is a name vocab.SWEEP builds and parses."""
+    root = Path(__file__).resolve().parents[1] / "examples"
+    tables = sorted(root.glob("*/sweep_dram.csv"))
+    assert tables
+    for path in tables:
+        for rec in pd.read_csv(path, dtype={"point": str}).to_dict("records"):
+            ident = {k: rec[k] for k in ("role", "family", "profile", "arm", "table", "group", "position", "point")}
+            assert parse_sweep_range_name("l2attr@" + sweep_range_name(**ident)) == ident

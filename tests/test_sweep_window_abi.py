@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from l2attr.sweep import window as w
+from l2attr.gpu import persisting as w
 
 NVCC = shutil.which("nvcc")
 

@@ -37,7 +37,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--without", default="", help="groups left out together: 'a,b;c,d' (one line per group)")
     ap.add_argument("--no-singles", action="store_true", help="skip the one-metric-left-out lines")
     args = ap.parse_args(argv)
-    from l2attr.profile.metricsets import load_metric_set
+    from l2attr.catalog.sets import load_metric_set
 
     ms = load_metric_set(args.set, args.chip)
     names = list(ms.metrics) if hasattr(ms, "metrics") else list(ms)

@@ -13,6 +13,8 @@ from typing import Any
 import pandas as pd
 
 from l2attr.analysis.load import Study, manifest_first, manifest_value
+from l2attr.rundir import MANIFEST
+from l2attr.schema import METRICS
 from l2attr.vocab import TimerKind, Verdict
 
 LEVELS = ("error", "warn", "info")
@@ -25,31 +27,26 @@ class Caveat:
     origin: str     # where it came from (run dir / manifest field, or "analysis")
 
 
-# The profile writer's verdict words (analysis.control); "visible"/"not_visible" are read too,
-# for runs recorded before the words were fixed.
-VISIBLE = (Verdict.CLEAR.value, "visible")
-NOT_VISIBLE = (Verdict.NOT_CLEAR.value, "not_visible")
-
-
-def validity_caveats(study: Study) -> list[Caveat]:
-    """The validity control of each profile run: visible, not visible, or not recorded."""
+def validity_caveats(study: Study, controls: dict[str, dict[str, Any] | None]) -> list[Caveat]:
+    """The validity control of each profile run (analysis.control's judgement of its metrics.csv):
+    clear, not clear, inconclusive, or not run."""
     out = []
     for run in study.runs_of_kind("profile"):
-        vc = run.manifest.get("validity_control")
-        origin = f"{run.name}/manifest.json[validity_control]"
-        if not isinstance(vc, dict):
-            out.append(Caveat("warn", f"profile run {run.name} records no validity control: nothing shows "
+        vc = controls.get(run.name)
+        if vc is None:
+            out.append(Caveat("warn", f"profile run {run.name} ran without the validity control: nothing shows "
                                       "that this profiler setup can see L2 state left by an earlier kernel",
-                              origin))
+                              f"{run.name}/{MANIFEST}[control]"))
             continue
+        origin = f"{run.name}/{METRICS.filename}[control_after_*]"
         detail = validity_detail(vc)
         verdict = vc.get("verdict")
-        if verdict in NOT_VISIBLE:
+        if verdict == Verdict.NOT_CLEAR.value:
             out.append(Caveat("error", "The validity control failed: this setup cannot see cross-kernel L2 "
                                        "effects (or the pin does not help the control profile), so layer-B "
                                        "differences between pinning and non-pinning rungs are not evidence "
                                        f"either way. {detail}", origin))
-        elif verdict in VISIBLE:
+        elif verdict == Verdict.CLEAR.value:
             out.append(Caveat("info", f"Validity control passed: the pin's L2 state is visible to the "
                                       f"profiled consumer. {detail}", origin))
         else:
@@ -66,9 +63,7 @@ def validity_detail(vc: dict[str, Any]) -> str:
         metric = vc.get("hit_rate_label") or vc.get("hit_rate_metric") or "hit rate"
         parts.append(f"consumer {metric}: {_num(flush.get('hit_rate_median'))} % after pin + flush vs "
                      f"{_num(pin.get('hit_rate_median'))} % after pin")
-        # `dram_read_bytes_median`: runs recorded before the metric keys
-        f_dram = flush.get("dram_read_median") or flush.get("dram_read_bytes_median")
-        p_dram = pin.get("dram_read_median") or pin.get("dram_read_bytes_median")
+        f_dram, p_dram = flush.get("dram_read_median"), pin.get("dram_read_median")
         if f_dram and p_dram:
             parts.append(f"DRAM read {f_dram / 1e6:,.1f} MB vs {p_dram / 1e6:,.1f} MB")
         reset = vc.get("after_reset")

@@ -2,9 +2,10 @@
 
 Three arms of one cell (L2P+OptMT on the hottest profile), each profiled the same way as the sweep:
 the consumer right after its pin, after pin + L2 flush (the pin's effect removed), and after
-pin + `cudaCtxResetPersistingL2Cache` (lines stay, their evict_last priority goes). Judged from
-the per-call table (counts summed per call, the headline rate from the sums), by the same code
-for the profile run's manifest, its summary and the report.
+pin + `cudaCtxResetPersistingL2Cache` (lines stay, their evict_last priority goes). Judged once, here,
+from metrics.csv (the per-call table: counts summed per call, the headline rate from the sums):
+`l2attr profile`'s closing line, the HTML report and the Markdown report all call `run_control`.
+The manifest records only that the control ran and on which cell (`control`), never a verdict.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from typing import Any
 
 import pandas as pd
 
-from l2attr.analysis.attribution import EVICT_LAST_SHARE, call_table, headline_rate, label
+from l2attr.analysis.calls import EVICT_LAST_SHARE, call_table, headline_rate, label
+from l2attr.analysis.load import Run, Study
 from l2attr.vocab import Condition, Role, Verdict
 
 MIN_HIT_GAIN_POINTS = 5.0
@@ -64,6 +66,30 @@ def validity_control(metrics: pd.DataFrame, min_gain: float = MIN_HIT_GAIN_POINT
     result.update(hit_rate_gain_points=gain, dram_read_reduction=reduction, ranges_separated=separated,
                   verdict=(Verdict.CLEAR if clear else Verdict.NOT_CLEAR).value)
     return result
+
+
+def declared(manifest: dict[str, Any]) -> bool | None:
+    """Whether a profile run ran the control, from its inputs: the manifest's `control` (null
+    without one); before that field, a job labelled `control`; None when the manifest says neither."""
+    if "control" in manifest:
+        return manifest["control"] is not None
+    jobs = manifest.get("jobs")
+    if isinstance(jobs, list):
+        return any(isinstance(j, dict) and j.get("condition") == "control" for j in jobs)
+    return None
+
+
+def run_control(run: Run) -> dict[str, Any] | None:
+    """The validity control of one profile run, judged from its metrics.csv; None for a run made
+    without one (`--no-control`)."""
+    if declared(run.manifest) is False:
+        return None
+    return validity_control(run.metrics if run.metrics is not None else pd.DataFrame())
+
+
+def study_controls(study: Study) -> dict[str, dict[str, Any] | None]:
+    """Every profile run's control, by run name, in the study's order."""
+    return {run.name: run_control(run) for run in study.runs_of_kind("profile")}
 
 
 def describe_control(vc: dict[str, Any]) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from l2attr.analysis.attribution import call_table, headline_rate, label
+from l2attr.analysis.calls import call_table, headline_rate, label
 from l2attr.vocab import CellCondition, Role, Verdict
 
 MIN_DRAM_REDUCTION = 0.10   # the consumer must read >= 10 % less DRAM with the producer's lines kept

@@ -7,12 +7,13 @@ from typing import Any
 
 import pandas as pd
 
-from l2attr.analysis import attribution
+from l2attr.analysis import attribution, calls
 from l2attr.analysis.amortisation import amortisation_curve, amortisation_table
 from l2attr.analysis.caveats import (
     Caveat, analysis_caveats, ncu_setting_caveats, run_warning_caveats, sort_caveats, validity_caveats,
 )
 from l2attr.analysis.compare import compare_cells, compare_settings, compare_summary
+from l2attr.analysis.control import study_controls
 from l2attr.analysis.families import family_table
 from l2attr.analysis.ladder import latency_ladder
 from l2attr.analysis.load import Study
@@ -51,6 +52,8 @@ class Analysis:
     verdict: pd.DataFrame
     spread: pd.DataFrame                # run-to-run spread of medians per timer (samples.csv)
     caveats: list[Caveat] = field(default_factory=list)
+    # each profile run's validity control, judged from its metrics.csv (None: run without one)
+    controls: dict[str, dict[str, Any] | None] = field(default_factory=dict)
     # cells measured by several runs, side by side (analysis.compare); empty when none overlap
     compare: pd.DataFrame = field(default_factory=pd.DataFrame)
     compare_summary: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -134,7 +137,7 @@ def analyse(study: Study, l2_state: str | None = None, sweeps: list[Any] | None 
                                         "process's own host noise (see the spread tables).", "cells.csv"))
         amort = amortisation_table(ladder)
         share = l2_share_of_step(ladder)
-        l2 = attribution.l2_cells(metrics)
+        l2 = calls.l2_cells(metrics)
         pin_effect = attribution.pin_effect(l2)
         frames = {
             "ladder": ladder, "amortisation": amort, "curve": amortisation_curve(amort),
@@ -155,8 +158,9 @@ def analyse(study: Study, l2_state: str | None = None, sweeps: list[Any] | None 
     out = {name: _concat(dfs) for name, dfs in parts.items()}
     for name in SERIES_FRAMES:
         out.setdefault(name, pd.DataFrame())
-    warnings = attribution.metric_warnings(study.metrics)
-    caveats = (validity_caveats(study) + ncu_setting_caveats(study) + run_warning_caveats(study) + mixed
+    warnings = calls.metric_warnings(study.metrics)
+    controls = study_controls(study)
+    caveats = (validity_caveats(study, controls) + ncu_setting_caveats(study) + run_warning_caveats(study) + mixed
                + analysis_caveats(study, out["ladder"], out["roofline"], _concat(gradient_all),
                                   warnings, state))
     caveats += [Caveat("error", f"Partial data (read with --allow-partial): {m}; the figures use the rows "
@@ -169,7 +173,7 @@ def analyse(study: Study, l2_state: str | None = None, sweeps: list[Any] | None 
                 for (used, run), n in compare.groupby(["used_run", "run"], sort=False).size().items()]
     families = family_table(out["ladder"], out["verdict"], out["measured_roofline"], state)
     return Analysis(study=study, state=state, series=series, hbm_copy_GBps=hbm,
-                    caveats=sort_caveats(caveats), compare=compare, compare_summary=summary,
+                    caveats=sort_caveats(caveats), controls=controls, compare=compare, compare_summary=summary,
                     compare_settings=compare_settings(study, compare), families=families, **out)
 
 

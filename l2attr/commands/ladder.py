@@ -219,8 +219,8 @@ def run(args: argparse.Namespace) -> int:
         opts = options_from_args(args)
     require_gpu()  # before any run dir is made: no GPU -> one line, exit 2
     if any(getattr(r, "window", False) for r in opts.rungs):   # APW+OptMT: the window must fit
-        from l2attr.sweep.device import device_limits
-        from l2attr.sweep.spec import check_window_fits
+        from l2attr.gpu.persisting import device_limits
+        from l2attr.measure.residency import check_window_fits
 
         check_window_fits(cfg, device_limits())
     from l2attr.measure.gpu import check_fits
@@ -229,7 +229,7 @@ def run(args: argparse.Namespace) -> int:
 
     from l2attr.gpu.device import gpu_facts, software_versions
     from l2attr.measure.run import run_ladder
-    from l2attr.measure.present import ladder_tables
+    from l2attr.commands.show import ladder_tables
     from l2attr.analysis.spread import describe_launch_lag, launch_lag_effect, repeat_spread
     from l2attr.rundir import RunDir, command_line
     from l2attr.schema import SAMPLES

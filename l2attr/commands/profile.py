@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from l2attr.config import add_workload_args, config_from_args
 from l2attr.errors import UserError
@@ -22,6 +23,12 @@ from l2attr.ladder import parse_families, parse_profiles, rung
 from l2attr.profile.ncu_cmd import (APP_REPLAY_MATCHES, APP_REPLAY_MODES, CACHE_CONTROLS,
                                     CACHE_FLUSH_ACK, CLOCK_CONTROLS, KERNEL_REPLAY_ACK, REPLAY_MODES,
                                     NcuOptions)
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from l2attr.profile.plan import ProfileSettings
+    from l2attr.profile.tools import Tools
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -129,11 +136,11 @@ def _run_import(args: argparse.Namespace) -> int:
 
 def render_import(console, res, path: Path) -> None:
     """One row per profiled call (NVTX range instance): counts summed over its kernels, the
-    headline hit rate from those sums (analysis.attribution.call_table, as the report does)."""
+    headline hit rate from those sums (analysis.calls.call_table, as the report does)."""
     from rich.markup import escape
     from rich.table import Table
 
-    from l2attr.analysis.attribution import call_table, headline_rate, label
+    from l2attr.analysis.calls import call_table, headline_rate, label
 
     df = res.table
     # l2attr's calls are (role, cell, table, batch); any other kernel is a call of its own
@@ -162,7 +169,7 @@ def render_import(console, res, path: Path) -> None:
 
 
 def _settings(args: argparse.Namespace):
-    from l2attr.profile.orchestrate import DEFAULT_RUNGS, ProfileSettings
+    from l2attr.profile.plan import DEFAULT_RUNGS, ProfileSettings
     from l2attr.rundir import command_line
 
     rungs = [rung(n.strip()).name for n in args.rungs.split(",") if n.strip()] if args.rungs else list(DEFAULT_RUNGS)
@@ -173,7 +180,7 @@ def _settings(args: argparse.Namespace):
                       clock_control=args.clock_control, app_replay_match=args.app_replay_match,
                       app_replay_mode=args.app_replay_mode, allow_kernel_replay=args.allow_kernel_replay,
                       allow_cache_flush=args.allow_cache_flush)
-    from l2attr.profile.metricsets import check_chip
+    from l2attr.catalog.chips import check_chip
 
     cfg = config_from_args(args)
     return ProfileSettings(
@@ -188,12 +195,50 @@ def _settings(args: argparse.Namespace):
 
 
 def _run_profile(args: argparse.Namespace) -> int:
-    from l2attr.profile.orchestrate import run_profile
+    return profile_and_show(_settings(args), _console())
 
-    return run_profile(_settings(args), _console())
+
+def profile_and_show(s: ProfileSettings, console: Console, tools: Tools | None = None) -> int:
+    """Run the profile (profile.orchestrate), then show what it found: the layer-B grid, the
+    warnings and the validity control as analysis judges the metrics.csv just written."""
+    from l2attr.analysis.control import describe_control, run_control
+    from l2attr.analysis.load import read_run
+    from l2attr.commands.show import ConsoleLog, layer_b_summary
+    from l2attr.profile.orchestrate import run_profile
+    from l2attr.schema import METRICS
+
+    done = run_profile(s, ConsoleLog(console), tools)
+    if done.run is None:   # --dry-run: what would run
+        console.print(f"chip {done.chip}; metric set {done.metric_set.name}: {len(done.metric_set.metrics)} "
+                      f"metrics; {done.validation}", markup=False, highlight=False)
+        for w in done.settings_warnings:
+            console.print(f"warning: {w}", markup=False, highlight=False)
+        print(done.plan.describe())
+        return 0
+    assert done.imported is not None
+    layer_b_summary(console, done.imported.table)
+    for w in done.imported.warnings:
+        console.print(f"warning: {w}", markup=False, highlight=False)
+    control = run_control(read_run(done.run))
+    if control is not None:
+        console.print(describe_control(control), markup=False, highlight=False)
+    console.print(f"wrote {done.run / METRICS.filename}", markup=False, highlight=False)
+    return 0
 
 
 def _run_timeline(args: argparse.Namespace) -> int:
-    from l2attr.profile.orchestrate import run_timeline
+    return timeline_and_show(_settings(args), _console())
 
-    return run_timeline(_settings(args), _console())
+
+def timeline_and_show(s: ProfileSettings, console: Console, tools: Tools | None = None) -> int:
+    """Run the timeline (profile.timeline), then show its table, warnings and files."""
+    from l2attr.commands.show import ConsoleLog
+    from l2attr.profile.timeline import run_timeline
+
+    done = run_timeline(s, ConsoleLog(console), tools)
+    console.print(done.table.to_string(index=False), markup=False, highlight=False)
+    for w in done.warnings:
+        console.print(f"warning: {w}", markup=False, highlight=False)
+    console.print(f"wrote {done.run / done.wrote[0]}" + "".join(f", {w}" for w in done.wrote[1:]),
+                  markup=False, highlight=False)
+    return 0

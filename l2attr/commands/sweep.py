@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
 
         require_ncu()
     require_gpu()   # no GPU: one line, exit 2, nothing written
-    from l2attr.sweep.device import device_limits
+    from l2attr.gpu.persisting import device_limits
 
     limits = device_limits()
     spec.validate_device(cfg, opts, limits)

@@ -32,6 +32,22 @@ if TYPE_CHECKING:
 Runner = Callable[[Sequence[str], Callable[[str], None]], int]
 
 
+class QuietLog:
+    """profile.runner's Log: a line goes to `log`, the child tool's own output is not echoed."""
+
+    def __init__(self, log: Callable[[str], None]) -> None:
+        self.log = log
+
+    def line(self, text: str) -> None:
+        self.log(text)
+
+    def rule(self, title: str) -> None:
+        pass
+
+    def stream(self, text: str) -> None:
+        pass
+
+
 def run_child(exp: "Experiment", calls: int, warmup: int) -> None:
     """The child's side: every condition's profiled calls, NVTX ranges on the measured ones."""
     from l2attr.experiment.device import Device
@@ -86,7 +102,8 @@ def profile_command(command: Sequence[str], run: RunDir, metrics: str = "l2", en
     """ncu over `command` into `run`/ncu, imported to exp_metrics.csv (the parent's side)."""
     from l2attr.profile.metricsets import resolve_metrics
     from l2attr.profile.ncu_import import read_report
-    from l2attr.profile.orchestrate import check_job, detect_chip, run_job, stream_run
+    from l2attr.profile.runner import check_job, run_job, stream_run
+    from l2attr.profile.tools import detect_chip
 
     chip = chip or detect_chip()
     mset = resolve_metrics(metrics, chip)
@@ -97,14 +114,13 @@ def profile_command(command: Sequence[str], run: RunDir, metrics: str = "l2", en
     old = {k: os.environ.get(k) for k in (env or {})}
     os.environ.update(env or {})
     try:
-        result = run_job(argv, runner or stream_run, echo=lambda line: None)
+        result = run_job("ncu", argv, QuietLog(log), runner or stream_run)
     finally:
         for k, v in old.items():
             if v is None:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-    result.name = "ncu"
     report = output.with_suffix(".ncu-rep")
     check_job(result, report, chip)
     imported = read_report(report, condition="")

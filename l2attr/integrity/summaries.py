@@ -105,7 +105,8 @@ def check_profile_manifest(metrics: pd.DataFrame, manifest: dict[str, Any], path
     if "report" in metrics.columns and not isinstance(manifest.get("replayer_passes"), dict):
         damage.found(f"{path}/manifest.json: replayer_passes is missing or not an object (the profile "
                      f"writer records it; without it a cut {METRICS.filename} cannot be told from a whole one)")
-    declared = manifest.get("metrics")
+    # what the import found (metrics_collected); older runs record only what was asked for
+    declared = manifest.get("metrics_collected", manifest.get("metrics"))
     if isinstance(declared, list) and not metrics.empty:
         have = set(metrics["metric"].astype(str))
         missing = [m for m in declared if isinstance(m, str) and m not in have]

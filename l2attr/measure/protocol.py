@@ -84,7 +84,7 @@ class CellRunner:
         self.l2_state = L2State(l2_state)
         self.indices, self.hot, self.nvtx_last = indices, hot, nvtx_last
         self.nvtx_calls = nvtx_calls   # also one `call` range around pin -> sync -> consumer
-        # APW+OptMT (rung.window): a sweep.residency.StreamWindow, its remapped tables and indices
+        # APW+OptMT (rung.window): a measure.residency.StreamWindow, its remapped tables and indices
         self.window = window if getattr(v.rung, "window", False) else None
         if getattr(v.rung, "window", False) and window is None:
             raise ValueError(f"{v.label} needs the remapped tables and a stream window")

@@ -143,8 +143,8 @@ def window_for(gpu: Gpu, variants: list[Variant], indices: Any, hot: Any) -> Any
     """The APW+OptMT rung's remapped tables and stream window for this workload (None without it)."""
     if not any(getattr(v.rung, "window", False) for v in variants):
         return None
-    from l2attr.sweep.device import device_limits
-    from l2attr.sweep.residency import StreamWindow, build_remap
+    from l2attr.gpu.persisting import device_limits
+    from l2attr.measure.residency import StreamWindow, build_remap
 
     remap = build_remap(gpu.torch, gpu.weights, hot, indices)
     return StreamWindow(gpu.torch, gpu.cupy, remap, int(hot.numel()), 1.0,

@@ -1,7 +1,7 @@
 """Run an ncu_report reader in a fresh interpreter and get its plain-JSON answer back.
 
 Nsight Compute 2025.3.1's `ncu_report` crashed (SIGSEGV in `IMetric.unit()`) on the H200 image
-whenever numpy had been imported before it (see `ncu_import`), and l2attr always has numpy
+whenever numpy had been imported before it (see `ncu_rows`), and l2attr always has numpy
 loaded. A reader module therefore offers a `python -m <module> ...` entry that imports ncu_report
 first, prints one JSON object (`{"error": msg}` for a user error) and exits; `run_reader` starts
 it and turns a crash or an error into one `UserError` line.

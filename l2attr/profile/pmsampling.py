@@ -2,9 +2,9 @@
 
 ncu's *app-range* replay profiles one NVTX push/pop range as one result, and its PmSampling
 section samples hardware counters at a fixed interval while the range runs (NOTES, 2026-11-30,
-items 5 and 7). This module builds that ncu command (and its twin for range totals such as the
-evict-last lookup counters), reads the samples back into a tidy table, and finds the pin burst,
-the sync gap and the consumer burst in them.
+items 5 and 7). pm_argv builds that ncu command (and its twin for range totals such as the
+evict-last lookup counters), pm_child reads the report, this module turns what it read into tidy
+tables, and pm_phases finds the pin burst, the sync gap and the consumer burst in them.
 
 How a sample maps to time (checked on `range_pmsampling_pin_consume_h200.ncu-rep`): every
 PM-sampled metric holds one *instance* per sample, and the instance's *correlation id* is the
@@ -24,267 +24,30 @@ launch 0.4 us before the consumer started.
 timestamp for the range itself (its `gpu__time_duration`, 860.5 us, is shorter than the 925.5 us
 the samples span, so the sampler runs a little longer than the range).
 
-ncu_report is used in a child process (`l2attr.profile.ncu_child`), as `ncu_import` does, so
+ncu_report is used in a child process (pm_child, through ncu_child), as the import's is, so
 this module imports no numpy/pandas at module level.
 """
 
 from __future__ import annotations
 
-import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
+from l2attr.catalog.sets import derived_specs
 from l2attr.errors import UserError
-from l2attr.profile.metricsets import KNOWN_CHIPS, check_chip, derived_specs, metrics_dir
-from l2attr.profile.ncu_child import answer, run_reader
-from l2attr.profile.ncu_cmd import report_path
+from l2attr.profile.ncu_child import run_reader
+from l2attr.profile.pm_argv import PM_SECTION
 
 if TYPE_CHECKING:
     import pandas as pd
 
-PM_SECTION = "PmSampling"
-QUANTITY_FILE = "pmsampling.toml"
-QUANTITY_KIND = "pm_sampling"
-
-# Shortest PM-sampling interval per chip, in ns. GH100: NOTES 2026-11-30 item 5 ("PM sampling
-# (>= 1 us interval on GH100)"); the recorded fixture ran at 1,500 ns. GA100 is left out on
-# purpose: CUPTI's CUpti_PmSampling_SetConfig_Params (docs.nvidia.com/cupti/api/
-# structCUpti__PmSampling__SetConfig__Params.html) says the time-interval trigger is "not
-# supported in Turing and GA100", so there the interval counts cycles, not ns.
-MIN_INTERVAL_NS: dict[str, int] = {"gh100": 1000}
-
-# Option names, ncu 2025.3, section "PM Sampling Options" of `ncu --help`: `--pm-sampling-interval`
-# (cycles or ns depending on the architecture; 0, the default, lets ncu choose),
-# `--pm-sampling-buffer-size` (device-side buffer in bytes; 0, the default, lets ncu size it),
-# `--pm-sampling-max-passes` (0 = automatic). They act only when a section asks for PM sampling,
-# hence `--section PmSampling`. Evidence: the docs search found only CUPTI's PM-sampling pages
-# (the interval is in ns for the GPU-time trigger); the option text is from a copy of the 2025.x
-# `ncu --help` and public scripts passing `--pm-sampling-interval 1000` to ncu 2025.x.
-OPT_INTERVAL = "--pm-sampling-interval"
-OPT_BUFFER = "--pm-sampling-buffer-size"
-
-# A hardware unit counts as busy from 1 % of its peak: outside the bursts the fixture's L2
-# throughput stays below 0.4 % (except a 2-sample copy-engine blip at 3.5-4.6 %), DRAM below 0.1 %.
-BUSY_PCT = 1.0
-BUSY_KEYS = ("l2_throughput_pct_of_peak", "dram_read_pct_of_peak", "dram_write_pct_of_peak",
-             "sm_inst_pct_of_peak")
-PHASE_COLUMNS = ["range", "phase", "start_us", "end_us", "duration_us", "samples"]
+CHILD = "l2attr.profile.pm_child"
 SAMPLE_COLUMNS = ["range", "quantity", "t_us", "value", "unit", "metric"]
 KERNEL_COLUMNS = ["range", "kernel", "start_us", "end_us"]
 RANGE_COLUMNS = ["range", "workload", "chip", "interval_ns", "duration_us", "pass_groups", "instances", "untimed"]
 HIT_RATE_KEYS = ("l2_hit_rate_pct", "l2_tex_hit_rate_pct")
-_WORKLOAD_START = re.compile(r"profiler__timestamp_workload_start_(\d+)$")
 
-
-# -- quantities (metric names live in metrics/pmsampling.toml) ----------------------------------
-
-@dataclass(frozen=True)
-class Quantity:
-    """One sampled quantity and its candidate ncu names per chip, tried in order."""
-
-    key: str
-    label: str
-    unit: str
-    description: str
-    candidates: dict[str, tuple[str, ...]]
-    evidence: tuple[str, ...] = ()
-
-    def names_for(self, chip: str | None) -> tuple[str, ...]:
-        """Candidates for `chip`; for an unknown chip, every chip's, in file order."""
-        if chip in self.candidates:
-            return self.candidates[chip]
-        return tuple(dict.fromkeys(n for names in self.candidates.values() for n in names))
-
-
-def load_quantities(folder: Path | None = None) -> list[Quantity]:
-    """The quantities of `metrics/pmsampling.toml`, checked for the fields code relies on."""
-    path = (folder or metrics_dir()) / QUANTITY_FILE
-    try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except FileNotFoundError:
-        raise UserError(f"{path}: missing (it names the PM-sampling metrics)") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise UserError(f"{path}: not valid TOML ({exc})") from None
-    if data.get("kind") != QUANTITY_KIND:
-        raise UserError(f"{path}: kind must be {QUANTITY_KIND!r}")
-    out = []
-    for i, q in enumerate(data.get("quantity", [])):
-        key = q.get("key", f"#{i}")
-        missing = [f for f in ("key", "label", "unit") if f not in q]
-        if missing:
-            raise UserError(f"{path}: quantity {key!r} lacks {', '.join(missing)}")
-        cands = {}
-        for chip in KNOWN_CHIPS:
-            names = q.get(chip, [])
-            names = [names] if isinstance(names, str) else list(names)
-            if names:
-                cands[chip] = tuple(str(n) for n in names)
-        out.append(Quantity(key, q["label"], q["unit"], q.get("description", ""), cands,
-                            tuple(q.get("evidence", ()))))
-    keys = [q.key for q in out]
-    if len(keys) != len(set(keys)):
-        raise UserError(f"{path}: duplicate quantity keys")
-    return out
-
-
-def quantity_labels(folder: Path | None = None) -> dict[str, str]:
-    return {q.key: q.label for q in load_quantities(folder)}
-
-
-# -- ncu command lines ---------------------------------------------------------------------------
-
-def shortest_interval_ns(chip: str) -> int:
-    chip = check_chip(chip)
-    if chip not in MIN_INTERVAL_NS:
-        raise UserError(f"no PM-sampling time interval known for {chip}: its PM sampler counts "
-                        "cycles, not ns (CUPTI: the time-interval trigger is not supported on GA100)")
-    return MIN_INTERVAL_NS[chip]
-
-
-def _range_replay_argv(ncu: str, nvtx_include: str) -> list[str]:
-    """App-range replay of one push/pop range, leaving caches and clocks alone (NOTES trap 1)."""
-    if not nvtx_include or "/" not in nvtx_include:
-        raise UserError(f"--nvtx-include {nvtx_include!r} matches only start/end ranges; a push/pop "
-                        "range needs a trailing '/', e.g. 'step1/' or 'regex:^l2attr:.*/' (NOTES trap 2)")
-    return [ncu, "--config-file", "off", "--replay-mode", "app-range",
-            "--cache-control", "none", "--clock-control", "none",
-            "--nvtx", "--nvtx-include", nvtx_include]
-
-
-def _output_argv(output: Path | str, child: Sequence[str]) -> list[str]:
-    if not child:
-        raise UserError("no child command to profile")
-    stem = str(report_path(output))[: -len(".ncu-rep")]
-    return ["-o", stem, "-f", *child]
-
-
-def timeline_ncu_argv(child: Sequence[str], output: Path | str, ncu: str, nvtx_include: str,
-                      interval_ns: int | None = None, *, chip: str = "gh100",
-                      buffer_bytes: int | None = None) -> list[str]:
-    """ncu over one NVTX range with PM sampling, at the chip's shortest interval unless given.
-
-    `buffer_bytes` None leaves the buffer to ncu (`0` = sized dynamically; the fixture got 31 MB
-    for 619 samples and merged none).
-    """
-    floor = shortest_interval_ns(chip)
-    interval = floor if interval_ns is None else int(interval_ns)
-    if interval < floor:
-        raise UserError(f"PM-sampling interval {interval} ns is below {chip}'s shortest, {floor} ns")
-    argv = _range_replay_argv(ncu, nvtx_include)
-    argv += ["--section", PM_SECTION, OPT_INTERVAL, str(interval)]
-    if buffer_bytes is not None:
-        if buffer_bytes <= 0:
-            raise UserError("PM-sampling buffer size must be a positive number of bytes")
-        argv += [OPT_BUFFER, str(int(buffer_bytes))]
-    return argv + _output_argv(output, child)
-
-
-def range_metrics_ncu_argv(child: Sequence[str], output: Path | str, ncu: str, nvtx_include: str,
-                           metrics: Sequence[str]) -> list[str]:
-    """ncu over one NVTX range reporting totals for the whole range (e.g. evict-last lookups)."""
-    metrics = [m.strip() for m in metrics if m.strip()]
-    if not metrics:
-        raise UserError("no metrics to collect")
-    bad = [m for m in metrics if not re.fullmatch(r"[A-Za-z0-9_.]+", m) or "__" not in m]
-    if bad:
-        raise UserError(f"not ncu metric names: {', '.join(bad)} (resolve set names with metricsets first)")
-    argv = _range_replay_argv(ncu, nvtx_include) + ["--metrics", ",".join(metrics)]
-    return argv + _output_argv(output, child)
-
-
-# -- child side: ncu_report only, plain data out ------------------------------------------------
-
-def _load(path: Path | str) -> tuple[Any, Any, Path]:
-    from l2attr.profile.ncu_import import open_report
-
-    return open_report(path)
-
-
-def _actions(ctx: Any) -> list[Any]:
-    return [ctx.range_by_idx(r).action_by_idx(a)
-            for r in range(ctx.num_ranges()) for a in range(ctx.range_by_idx(r).num_actions())]
-
-
-def _scalar(action: Any, name: str) -> float | None:
-    m = action.metric_by_name(name)
-    return None if m is None else float(m.as_double())
-
-
-def _series(metric: Any) -> dict[str, Any]:
-    ids = metric.correlation_ids()
-    n = metric.num_instances()
-    return {"metric": metric.name(), "unit": metric.unit(),
-            "ts": [int(ids.as_uint64(i)) for i in range(n)],
-            "values": [float(metric.as_double(i)) for i in range(n)]}
-
-
-def _workloads(action: Any) -> list[list[int]]:
-    """[start, end] GPU timestamps of the kernels in the range (pass group 0)."""
-    starts = [n for n in action.metric_names() if (m := _WORKLOAD_START.match(n)) and m[1] == "0"]
-    if not starts:
-        return []
-    s = action.metric_by_name(starts[0]).correlation_ids()
-    e_metric = action.metric_by_name(starts[0].replace("_start_", "_end_"))
-    if s is None or e_metric is None or e_metric.correlation_ids() is None:
-        return []
-    e = e_metric.correlation_ids()
-    n = min(s.num_instances(), e.num_instances())
-    return [[int(s.as_uint64(i)), int(e.as_uint64(i))] for i in range(n)]
-
-
-def collect_timeline(path: Path | str) -> dict[str, Any]:
-    """Child: per action, the PM series of every quantity found, plus timing facts."""
-    from l2attr.profile.ncu_import import _chip_of, innermost_range
-
-    ncu_report, ctx, path = _load(path)
-    quantities = load_quantities()
-    range_kind = ncu_report.IAction.WorkloadType_RANGE
-    actions = []
-    for action in _actions(ctx):
-        chip = _chip_of(action)
-        present = set(action.metric_names())
-        series, missing = {}, {}
-        for q in quantities:
-            names = q.names_for(chip)
-            name = next((n for n in names if n in present), None)
-            metric = action.metric_by_name(name) if name else None
-            if metric is None or metric.num_instances() < 2 or not metric.has_correlation_ids():
-                missing[q.key] = list(names)
-                continue
-            series[q.key] = _series(metric)
-        duration = _scalar(action, "gpu__time_duration.sum")
-        actions.append({
-            "range": innermost_range(action), "chip": chip,
-            "workload": "range" if action.workload_type() == range_kind else "kernel",
-            "interval_ns": _scalar(action, "profiler__pmsampler_interval_time"),
-            "pass_groups": _scalar(action, "profiler__pmsampler_pass_groups"),
-            "duration_ns": duration, "kernels": _workloads(action),
-            "series": series, "missing": missing,
-        })
-    return {"report": path.name, "actions": actions}
-
-
-def collect_range_metrics(path: Path | str) -> dict[str, Any]:
-    """Child: ncu_import's rows plus, per action, its workload type and instanced metric names."""
-    from l2attr.profile.ncu_import import read_rows
-
-    data = read_rows(path)
-    ncu_report, ctx, _ = _load(path)
-    range_kind = ncu_report.IAction.WorkloadType_RANGE
-    actions = []
-    for action in _actions(ctx):
-        instanced = [n for n in action.metric_names() if action.metric_by_name(n).num_instances() > 1]
-        actions.append({"workload": "range" if action.workload_type() == range_kind else "kernel",
-                        "instanced": instanced})
-    return {"rows": data["rows"], "chip": data["chip"], "actions": actions}
 
 
 # -- parent side: tables -------------------------------------------------------------------------
@@ -343,7 +106,7 @@ def read_pm_report(path: Path | str) -> PmTimeline:
     """Samples, kernel windows and per-range facts of a PM-sampling report (read in a child)."""
     import pandas as pd
 
-    data = run_reader(__name__, ["timeline", str(path)], path)
+    data = run_reader(CHILD, ["timeline", str(path)], path)
     warnings: list[str] = []
     rows, kernels, infos = [], [], []
     for action in data["actions"]:
@@ -383,7 +146,7 @@ def read_range_metrics(path: Path | str) -> "pd.DataFrame":
     """
     import pandas as pd
 
-    data = run_reader(__name__, ["range-metrics", str(path)], path)
+    data = run_reader(CHILD, ["range-metrics", str(path)], path)
     actions = data["actions"]
     ranges = {i for i, a in enumerate(actions) if a["workload"] == "range"}
     if not ranges:
@@ -396,96 +159,3 @@ def read_range_metrics(path: Path | str) -> "pd.DataFrame":
             if r["launch"] in ranges and r["metric"] not in skip[r["launch"]]]
     return pd.DataFrame(rows, columns=["range", "metric", "value", "unit", "report", "action"])
 
-
-# -- phases --------------------------------------------------------------------------------------
-
-def _bursts(busy: Sequence[bool], merge_samples: int) -> list[tuple[int, int]]:
-    """[first, last] index runs of busy samples; runs split by <= merge_samples idle ones are joined."""
-    runs: list[list[int]] = []
-    for i, b in enumerate(busy):
-        if not b:
-            continue
-        if runs and i - runs[-1][1] - 1 <= merge_samples:
-            runs[-1][1] = i
-        else:
-            runs.append([i, i])
-    return [(a, b) for a, b in runs]
-
-
-def _range_phases(name: str, wide: "pd.DataFrame", busy_pct: float, merge_samples: int) -> list[dict]:
-    import pandas as pd
-
-    signals = [k for k in BUSY_KEYS if k in wide]
-    if not signals or len(wide) < 2:
-        return []
-    busy = pd.concat([wide[k] >= busy_pct for k in signals], axis=1).any(axis=1).to_numpy()
-    kernel_signs = []
-    if "ctas_launched" in wide:
-        kernel_signs.append(wide["ctas_launched"] > 0)
-    if "sm_inst_pct_of_peak" in wide:
-        kernel_signs.append(wide["sm_inst_pct_of_peak"] >= busy_pct)
-    kernel = (pd.concat(kernel_signs, axis=1).any(axis=1).to_numpy() if kernel_signs
-              else [True] * len(wide))
-    t = wide.index.to_numpy(dtype=float)
-    step = float(pd.Series(t).diff().median())
-    out = [{"phase": "kernel" if any(kernel[a:b + 1]) else "other", "start_us": float(t[a]),
-            "end_us": float(t[b] + step), "samples": b - a + 1}
-           for a, b in _bursts(list(busy), merge_samples)]
-    kernels = [row for row in out if row["phase"] == "kernel"]
-    if len(kernels) >= 2:
-        pin, consumer = kernels[0], kernels[-1]
-        pin["phase"], consumer["phase"] = "pin", "consumer"
-        between = int(((t >= pin["end_us"]) & (t < consumer["start_us"])).sum())
-        out.append({"phase": "gap", "start_us": pin["end_us"], "end_us": consumer["start_us"],
-                    "samples": between})
-    for row in out:
-        row["range"] = name
-        row["duration_us"] = row["end_us"] - row["start_us"]
-    return sorted(out, key=lambda r: (r["start_us"], r["phase"] != "gap"))
-
-
-def phases(timeline: "pd.DataFrame", busy_pct: float = BUSY_PCT, merge_samples: int = 1) -> "pd.DataFrame":
-    """Bursts of activity in each range, labelled pin / gap / consumer.
-
-    A sample is busy when the L2, DRAM or SM throughput reaches `busy_pct` % of peak; busy samples
-    form bursts (idle runs of up to `merge_samples` samples do not split one). A burst with thread
-    blocks launched or SM instructions is kernel work: the first is the pin, the last the
-    consumer, and the span between them the gap. Busy bursts without SM work (copy engine:
-    memcpy/memset) are `other`; extra kernel bursts between pin and consumer are `kernel`. A
-    burst spans [first busy sample, last busy sample + one interval). Fewer than two kernel bursts
-    give no pin/consumer labels; no busy signal at all gives an empty table.
-    """
-    import pandas as pd
-
-    out: list[dict[str, Any]] = []
-    for name, rows in timeline.groupby("range", sort=False):
-        wide = rows.pivot_table(index="t_us", columns="quantity", values="value", aggfunc="first").sort_index()
-        out += _range_phases(str(name), wide, busy_pct, merge_samples)
-    return pd.DataFrame(out, columns=PHASE_COLUMNS)
-
-
-def _main(argv: list[str]) -> int:
-    """Child entry: `python -m l2attr.profile.pmsampling timeline|range-metrics REPORT` -> JSON."""
-    from l2attr.profile.ncu_import import ensure_ncu_report
-
-    jobs = {"timeline": collect_timeline, "range-metrics": collect_range_metrics}
-    if len(argv) != 2 or argv[0] not in jobs:
-        print("usage: python -m l2attr.profile.pmsampling timeline|range-metrics REPORT", file=sys.stderr)
-        return 2
-
-    def job() -> dict[str, Any]:
-        ensure_ncu_report()  # first, before anything can load numpy
-        return jobs[argv[0]](argv[1])
-
-    return answer(job)
-
-
-__all__ = [
-    "PM_SECTION", "MIN_INTERVAL_NS", "BUSY_PCT", "Quantity", "load_quantities", "quantity_labels",
-    "shortest_interval_ns", "timeline_ncu_argv", "range_metrics_ncu_argv", "PmTimeline",
-    "read_pm_report", "read_pm_timeline", "read_range_metrics", "phases", "collect_timeline",
-    "collect_range_metrics",
-]
-
-if __name__ == "__main__":
-    raise SystemExit(_main(sys.argv[1:]))

@@ -15,7 +15,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from l2attr.analysis.common import is_missing, ordered_profiles, ordered_rungs, rung_label
-from l2attr.analysis.attribution import headline_rate, label
+from l2attr.analysis.calls import headline_rate, label
 from l2attr.analysis.study import Analysis
 
 RUNG_COLORS: dict[str, str] = {

@@ -59,7 +59,7 @@ SECTION_SPECS: tuple[SectionSpec, ...] = (
     SectionSpec("roofline", "Roofline", sections.roofline, per_series=True),
     SectionSpec("timeline", "Timeline", sections.timeline),
     SectionSpec("caveats", "Caveats", sections.caveats),
-    SectionSpec("provenance", "Provenance", lambda an: provenance(an.study)),
+    SectionSpec("provenance", "Provenance", lambda an: provenance(an.study, an.controls)),
 )
 # (key, title) of the sections every report has
 SECTIONS = tuple((s.key, s.title) for s in SECTION_SPECS if not s.optional)

@@ -9,7 +9,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from l2attr.analysis import attribution as att
+from l2attr.analysis import calls as lb
 from l2attr.analysis.common import is_missing
 from l2attr.analysis.study import Analysis
 from l2attr.report import fmt
@@ -33,8 +33,8 @@ def _read_peak(df: pd.DataFrame, name: str) -> str:
 def attribution(an: Analysis) -> Section:
     if an.l2.empty:
         return EMPTY
-    rate = att.headline_rate()
-    rate_label = att.label(rate)
+    rate = lb.headline_rate()
+    rate_label = lb.label(rate)
     dram = (
         key("Profile"), rung("Pinning rung"),
         number("pin", "pin_dram_read", fmt.nbytes), number("consumer", "consumer_dram_read", fmt.nbytes),
@@ -50,7 +50,7 @@ def attribution(an: Analysis) -> Section:
         key("Profile"), rung("Pinning rung"),
         number("sectors the pin marks evict_last", "pin_evict_last", fmt.sectors),
         number("sectors the pin fills from DRAM", "pin_fill_device", fmt.sectors),
-        number("consumer hits on evict_last (share)", f"consumer_{att.EVICT_LAST_SHARE}", fmt.pct),
+        number("consumer hits on evict_last (share)", f"consumer_{lb.EVICT_LAST_SHARE}", fmt.pct),
     )
     measured = (
         key("Profile"), rung(), number("ncu duration", "duration_us", fmt.us),

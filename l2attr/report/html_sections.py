@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from l2attr.analysis import attribution
+from l2attr.analysis.calls import headline_rate, label as metric_label
 from l2attr.analysis.amortisation import AMORTISATION_PAIRS
 from l2attr.analysis.common import is_missing, ordered_profiles, rung_label, why
 from l2attr.analysis.share import T_STEP_DEFINITION
@@ -85,7 +85,7 @@ def verdict(an: Analysis) -> Section:
         return EMPTY
     return {"empty": False, "state": an.state, "headlines": [says(h) for h in v["headline"]],
             "table": table(VERDICT_COLUMNS, v, VERDICT_GROUPS), "t_step": T_STEP_DEFINITION,
-            "hit_rate_label": attribution.label(attribution.headline_rate())}
+            "hit_rate_label": metric_label(headline_rate())}
 
 
 def _ci(r: dict[str, Any]) -> Cell:

@@ -12,7 +12,8 @@ from typing import Any
 
 import pandas as pd
 
-from l2attr.analysis.attribution import dram_attribution, headline_rate, label
+from l2attr.analysis.attribution import dram_attribution
+from l2attr.analysis.calls import headline_rate, label
 from l2attr.ladder import PROFILES, RUNGS
 
 

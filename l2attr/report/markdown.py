@@ -12,10 +12,11 @@ from l2attr.analysis.share import T_STEP_DEFINITION
 from l2attr.analysis.study import Analysis, series_view
 from l2attr.report import families as fam
 from l2attr.report import fmt
-from l2attr.analysis.control import describe_control, validity_control
+from l2attr.analysis.control import describe_control
 from l2attr.report.html import series_title
 from l2attr.report.compare import pairs as compare_pairs
 from l2attr.report.layer_b import consumer_grid, dram_lines, grid_title
+from l2attr.vocab import Verdict
 
 
 def _cell(row: dict[str, Any], field: str, formatter: Callable[[Any], str]) -> str:
@@ -138,11 +139,10 @@ def layer_b_markdown(an: Analysis) -> str:
 
 
 def control_markdown(an: Analysis) -> str:
-    """The validity control, judged from metrics.csv by the profile run's own code."""
-    if an.study.metrics.empty:
-        return ""
-    vc = validity_control(an.study.metrics)
-    return "" if vc.get("verdict") == "inconclusive" and "after_pin" not in vc else describe_control(vc)
+    """Each profile run's validity control (analysis.control's judgement, as the HTML report's)."""
+    lines = [describe_control(vc) for vc in an.controls.values()
+             if vc is not None and not (vc.get("verdict") == Verdict.INCONCLUSIVE and "after_pin" not in vc)]
+    return "\n".join(lines)
 
 
 def compare_markdown(an: Analysis) -> str:

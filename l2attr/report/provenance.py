@@ -37,6 +37,7 @@ class Spec:
     mono: bool = False
     null: str | None = None                      # what a recorded null means, where it means something
     dir_stamp: bool = False                      # not recorded: the time in the run dir's name stands in
+    judged: str | None = None                    # not a manifest fact: this judgement of the run (analysis)
 
 
 # -- formatting ---------------------------------------------------------------------------------
@@ -208,7 +209,8 @@ GROUPS: tuple[tuple[str, tuple[Spec, ...]], ...] = (
         Spec("calls profiled per cell", ("calls_per_cell",), plain_text),
         Spec("child workload overrides", ("child_workload_overrides",), lambda v: " ".join(
             f"{k} {x}" for k, x in v.items()) if isinstance(v, dict) else plain_text(v), mono=True),
-        Spec("validity control", ("validity_control",), validity),
+        Spec("validity control cell", ("control",), plain_text, null="not run"),
+        Spec("validity control", (), validity, judged="control"),
         Spec("method", ("method",)), Spec("family", ("family",)), Spec("rung", ("rung",)),
         Spec("profile", ("profile",)), Spec("ranges", ("ranges",), ranges), Spec("nsys", ("nsys",)),
         Spec("settings warnings", ("settings_warnings",), count_of("warnings")),
@@ -240,9 +242,10 @@ def _stamp_of(run_name: str) -> str | None:
         return None
 
 
-def fact(spec: Spec, run: Run) -> Fact | None:
-    """The spec's fact for this run; None where it is not recorded and need not be shown."""
-    value, null_seen = ABSENT, False
+def fact(spec: Spec, run: Run, judged: dict[str, Any] | None = None) -> Fact | None:
+    """The spec's fact for this run; None where it is not recorded and need not be shown.
+    `judged`: what analysis made of the run, for the specs that show a judgement."""
+    value, null_seen = (judged or {}).get(spec.judged, ABSENT) if spec.judged else ABSENT, False
     for place in spec.places:
         found = lookup(run.manifest, place)
         null_seen |= found is None
@@ -299,10 +302,10 @@ def _variant_rows(run: Run) -> list[dict[str, Any]]:
     return rows
 
 
-def run_facts(run: Run) -> RunFacts:
+def run_facts(run: Run, judged: dict[str, Any] | None = None) -> RunFacts:
     groups = []
     for heading, specs in GROUPS:
-        facts = [f for f in (fact(s, run) for s in specs) if f is not None]
+        facts = [f for f in (fact(s, run, judged) for s in specs) if f is not None]
         if facts:
             groups.append((heading, facts))
     rows = _variant_rows(run)
@@ -311,6 +314,10 @@ def run_facts(run: Run) -> RunFacts:
                     json.dumps(run.manifest, indent=2, ensure_ascii=False))
 
 
-def provenance(study: Study) -> dict[str, Any]:
-    return {"runs": [run_facts(r) for r in study.runs],
+def provenance(study: Study, controls: dict[str, dict[str, Any] | None] | None = None) -> dict[str, Any]:
+    """Every run's facts; a profile run's validity control is analysis's judgement (`controls`,
+    by run name: Analysis.controls), never a verdict read from its manifest."""
+    controls = controls or {}
+    judged = {name: {"control": "not run" if vc is None else vc} for name, vc in controls.items()}
+    return {"runs": [run_facts(r, judged.get(r.name)) for r in study.runs],
             "config": [("Workload config", [Fact(k, plain_text(v)) for k, v in study.config.items()])]}

@@ -45,7 +45,7 @@ def profiled_child(fn: Callable[..., Any], args: tuple, kwargs: dict, warmup: in
 
 def dram_frame(raw: pd.DataFrame, cache_control: str) -> pd.DataFrame:
     """Imported report rows -> step_dram rows (one per kernel launch and key)."""
-    from l2attr.profile.metricsets import catalog
+    from l2attr.catalog.keys import catalog
 
     cat = catalog()
     names = {n: k for k in KEYS for n in cat.names(k)}
@@ -66,7 +66,9 @@ def profile_step(command: Sequence[str], run: RunDir, env: dict[str, str], chip:
     from l2attr.profile.metricsets import resolve_metrics
     from l2attr.profile.ncu_cmd import NcuOptions, build_ncu_argv
     from l2attr.profile.ncu_import import read_report
-    from l2attr.profile.orchestrate import check_job, detect_chip, run_job, stream_run
+    from l2attr.experiment.profile import QuietLog
+    from l2attr.profile.runner import check_job, run_job, stream_run
+    from l2attr.profile.tools import detect_chip
 
     chip = chip or detect_chip()
     metrics = resolve_metrics("l2", chip).metrics
@@ -80,11 +82,10 @@ def profile_step(command: Sequence[str], run: RunDir, env: dict[str, str], chip:
         saved = {k: os.environ.get(k) for k in env}
         os.environ.update(env)
         try:
-            result = run_job(argv, runner or stream_run, echo=lambda line: None)
+            result = run_job(f"ncu (cache control {cc})", argv, QuietLog(log), runner or stream_run)
         finally:
             for k, v in saved.items():
                 os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
-        result.name = f"ncu (cache control {cc})"
         check_job(result, out.with_suffix(".ncu-rep"), chip)
         frames.append(dram_frame(read_report(out.with_suffix(".ncu-rep"), condition="").table, cc))
     df = pd.concat(frames, ignore_index=True)

@@ -18,30 +18,15 @@ import numpy as np
 from l2attr.config import WorkloadConfig
 from l2attr.errors import UserError
 from l2attr.gpu import compile as kc
+from l2attr.gpu.persisting import DeviceLimits, Driver
 from l2attr.ladder import RUNG_BY_NAME
 from l2attr.measure.check import TOLERANCE, relative_error
 from l2attr.sweep.protocol import ArmOps
-from l2attr.sweep.spec import DeviceLimits, Point, SweepOptions
-from l2attr.sweep.window import Driver
+from l2attr.sweep.spec import Point, SweepOptions
 from l2attr.vocab import Arm, Family, Pin, SweepAxis
 
 POLLUTE_RING_BYTES = 1 << 30      # unrelated data: each polluting read starts where the last ended
 OCCUPY_ROW_FLOATS = 128           # the dummy buffer is pinned as 512-byte rows, one prefetch per line
-
-
-def device_limits() -> DeviceLimits:
-    """L2, persisting-L2 and window limits of device 0 (property queries only, no GPU work)."""
-    from l2attr.gpu.runtime import require_gpu
-
-    _, cupy = require_gpu()
-    props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
-    persist, window = props.get("persistingL2CacheMaxSize"), props.get("accessPolicyMaxWindowSize")
-    if persist is None or window is None:
-        from l2attr.sweep.window import persisting_limits
-
-        d = persisting_limits()
-        persist, window = d["persistingL2CacheMaxSize"], d["accessPolicyMaxWindowSize"]
-    return DeviceLimits(int(props["l2CacheSize"]), int(persist), int(window))
 
 
 def hot_ranking(cfg: WorkloadConfig, profile: str, indices: np.ndarray) -> np.ndarray:
@@ -143,7 +128,7 @@ class SweepDevice:
     def _build_remap(self) -> None:
         """Hot rows first (hottest first), then the others in id order: one copy of each table and a
         remapped index stream, so the hot rows are one contiguous region the window can cover."""
-        from l2attr.sweep.residency import build_remap
+        from l2attr.measure.residency import build_remap
 
         r = build_remap(self.torch, self.gpu.weights, self.hot, self.indices)
         self.remap_w, self.remap_idx = r.weights, r.indices

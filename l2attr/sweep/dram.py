@@ -3,15 +3,14 @@
 The sweep runs again as a child under ncu (application replay, caches and clocks untouched, as
 `l2attr profile` does: kernel replay would erase the pin's L2 state, NOTES 2026-11-30 item 1), one
 device repeat, NVTX ranges only around the pin and consumer kernels of the first 4 tables of each
-unit's last pin group (so a few calls per point are profiled, not all). Each range names what it holds:
-`l2attr@sweep:<role>:<family>:<profile>:<arm>:t<table>:g<group>:p<position>:<point>` (the point id
-last: it may hold ':'). The child's own timings are discarded; `dram__bytes_read.sum` per kernel
+unit's last pin group (so a few calls per point are profiled, not all). Each range names what it holds
+(l2attr.vocab.SWEEP: `l2attr@sweep:<role>:<family>:<profile>:<arm>:t<table>:g<group>:p<position>:<point>`,
+the point id last: it may hold ':'). The child's own timings are discarded; `dram__bytes_read.sum` per kernel
 goes to RUN_DIR/sweep_dram.csv and the sweep's analysis adds DRAM MiB per call to its table.
 """
 
 from __future__ import annotations
 
-import re
 import shutil
 import sys
 from pathlib import Path
@@ -22,14 +21,11 @@ import pandas as pd
 from l2attr import atomic
 from l2attr.errors import UserError
 from l2attr.schema import Table
-from l2attr.vocab import NVTX_DOMAIN
+from l2attr.vocab import SWEEP_NVTX_INCLUDE, parse_sweep_range_name
 
 METRICS = ("dram__bytes_read.sum", "gpu__time_duration.sum")
 PROFILED_TABLES = 4                     # tables per unit whose kernels are profiled (of its last group)
 PROFILED_ROLES = ("pin", "consumer")    # the polluting read's DRAM bytes are its size
-NVTX_INCLUDE = f"regex:{NVTX_DOMAIN}@sweep:.*/"
-_NAME = re.compile(r"^(?:l2attr@)?sweep:(?P<role>[a-z_]+):(?P<family>[^:]+):(?P<profile>[^:]+):(?P<arm>[^:]+):"
-                   r"t(?P<table>\d+):g(?P<group>\d+):p(?P<position>\d+):(?P<point>.+)$")
 
 SWEEP_DRAM = Table(
     "sweep_dram",
@@ -39,22 +35,6 @@ SWEEP_DRAM = Table(
      "duration_ns": "ncu gpu__time_duration.sum (under the profiler; not a timing)"},
     ("family", "profile", "point", "arm", "role", "table", "group", "position"),
 )
-
-
-def range_name(role: str, family: str, profile: str, arm: str, table: int, group: int, position: int,
-               point: str) -> str:
-    """The NVTX range (inside the l2attr domain) around one profiled sweep kernel."""
-    return f"sweep:{role}:{family}:{profile}:{arm}:t{table}:g{group}:p{position}:{point}"
-
-
-def parse_range(name: str) -> dict[str, Any] | None:
-    m = _NAME.match(name or "")
-    if not m:
-        return None
-    d: dict[str, Any] = m.groupdict()
-    for k in ("table", "group", "position"):
-        d[k] = int(d[k])
-    return d
 
 
 def require_ncu() -> str:
@@ -89,7 +69,7 @@ def to_table(metrics: pd.DataFrame) -> pd.DataFrame:
     """ncu rows (one per kernel x metric, nvtx_range naming the kernel) -> SWEEP_DRAM rows."""
     rows: dict[tuple, dict[str, Any]] = {}
     for r in metrics.itertuples():
-        ident = parse_range(str(r.nvtx_range))
+        ident = parse_sweep_range_name(str(r.nvtx_range))
         if ident is None or r.metric not in METRICS:
             continue
         key = tuple(ident[k] for k in SWEEP_DRAM.key)
@@ -109,14 +89,14 @@ def profile_dram(run_dir: Path, cfg: Any, opts: Any, log: Any = print) -> pd.Dat
     ncu = require_ncu()
     out = run_dir / "ncu" / "sweep"
     argv = build_ncu_argv(child_argv(run_dir, cfg, opts), METRICS, out,
-                          NcuOptions(nvtx_include=(NVTX_INCLUDE,)), ncu=ncu)
+                          NcuOptions(nvtx_include=(SWEEP_NVTX_INCLUDE,)), ncu=ncu)
     log("profile: " + " ".join(argv))
     res = subprocess.run(argv, capture_output=True, text=True, check=False)
     atomic.write_text(run_dir / "ncu" / "ncu.log", res.stdout[-20000:] + "\n" + res.stderr[-20000:])
     if res.returncode != 0 or not report_path(out).is_file():
         tail = (res.stderr.strip().splitlines() or res.stdout.strip().splitlines() or [""])[-1][:300]
         raise UserError(f"ncu failed (status {res.returncode}): {tail}; see {run_dir / 'ncu' / 'ncu.log'}")
-    result = read_report(report_path(out), keep=METRICS, nvtx_include=(NVTX_INCLUDE,))
+    result = read_report(report_path(out), keep=METRICS, nvtx_include=(SWEEP_NVTX_INCLUDE,))
     table = to_table(result.table)
     RunDir(run_dir).write(SWEEP_DRAM, table)
     child_runs = [p for p in (run_dir / "ncu").glob("*-ncu-child") if p.is_dir()]

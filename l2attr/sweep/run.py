@@ -17,10 +17,11 @@ from typing import Any, Callable
 import pandas as pd
 
 from l2attr.config import WorkloadConfig
+from l2attr.gpu.persisting import DeviceLimits
 from l2attr.rundir import RunDir
 from l2attr.sweep.protocol import run_calls
 from l2attr.sweep.schedule import schedule
-from l2attr.sweep.spec import DeviceLimits, Point, SweepOptions, points
+from l2attr.sweep.spec import Point, SweepOptions, points
 from l2attr.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES, SWEEP_UNITS, UNIT_KEYS, summarize_point
 from l2attr.vocab import Arm, Family, SweepMode
 
@@ -60,14 +61,14 @@ def nvtx_ranges(family: Family, profile: str, p: Point, arm: Arm) -> Callable[..
     tables in the unit's last pin group only: a few kernels per point keep the ncu pass short."""
     import nvtx
 
-    from l2attr.sweep.dram import PROFILED_ROLES, PROFILED_TABLES, range_name
-    from l2attr.vocab import NVTX_DOMAIN
+    from l2attr.sweep.dram import PROFILED_ROLES, PROFILED_TABLES
+    from l2attr.vocab import NVTX_DOMAIN, sweep_range_name
 
     def ranges(c: Any, role: Any) -> Any:
         if c.group != p.groups - 1 or c.table >= PROFILED_TABLES or role.value not in PROFILED_ROLES:
             return nullcontext()
-        return nvtx.annotate(range_name(role.value, family.value, profile, arm.value, c.table, c.group,
-                                        c.position, p.point), domain=NVTX_DOMAIN)
+        return nvtx.annotate(sweep_range_name(role.value, family.value, profile, arm.value, c.table, c.group,
+                                              c.position, p.point), domain=NVTX_DOMAIN)
     return ranges
 
 

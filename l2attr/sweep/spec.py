@@ -9,7 +9,9 @@ from typing import Any
 
 from l2attr.config import WorkloadConfig
 from l2attr.errors import UserError
+from l2attr.gpu.persisting import DeviceLimits
 from l2attr.ladder import FAMILIES
+from l2attr.measure.residency import check_window_fits
 from l2attr.vocab import Arm, Family, Order, SweepAxis
 
 MiB = 1 << 20
@@ -164,15 +166,6 @@ def validate(cfg: WorkloadConfig, opts: SweepOptions) -> None:
                             "unrelated data is 1 GiB)")
 
 
-@dataclass(frozen=True)
-class DeviceLimits:
-    """The device facts a sweep is checked against (cudaDeviceProp; no GPU work)."""
-
-    l2_bytes: int
-    persisting_max_bytes: int
-    window_max_bytes: int
-
-
 def validate_device(cfg: WorkloadConfig, opts: SweepOptions, limits: DeviceLimits) -> None:
     """What needs the device's L2 facts: refused before any allocation or kernel."""
     if opts.axis == SweepAxis.CAPACITY:
@@ -182,21 +175,6 @@ def validate_device(cfg: WorkloadConfig, opts: SweepOptions, limits: DeviceLimit
                 raise UserError(f"--l2-mib {mib:g}: larger than this GPU's L2 ({l2_mib:g} MiB)")
     if opts.axis == SweepAxis.WINDOW:
         check_window_fits(cfg, limits)
-
-
-def check_window_fits(cfg: WorkloadConfig, limits: DeviceLimits) -> None:
-    """An access-policy window over the hot rows must exist on this GPU and fit its largest window
-    (the window sweep and the ladder's APW+OptMT rung)."""
-    window = cfg.hot_rows * row_bytes(cfg)
-    if cfg.hot_rows <= 0:
-        raise UserError("an access-policy window needs hot rows (--hot-rows > 0): it covers them")
-    if limits.window_max_bytes <= 0 or limits.persisting_max_bytes <= 0:
-        raise UserError("this GPU reports no persisting L2 (accessPolicyMaxWindowSize or "
-                        "persistingL2CacheMaxSize is 0): an access-policy window needs sm_80 or newer")
-    if window > limits.window_max_bytes:
-        raise UserError(f"the window over {cfg.hot_rows:,} hot rows is {window:,} bytes, larger than "
-                        f"accessPolicyMaxWindowSize ({limits.window_max_bytes:,} bytes); use fewer "
-                        f"--hot-rows (at most {limits.window_max_bytes // row_bytes(cfg):,})")
 
 
 def points(cfg: WorkloadConfig, opts: SweepOptions, limits: DeviceLimits | None = None) -> list[Point]:

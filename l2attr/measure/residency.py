@@ -15,7 +15,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from l2attr.sweep.window import Driver
+from l2attr.config import WorkloadConfig
+from l2attr.errors import UserError
+from l2attr.gpu.persisting import DeviceLimits, Driver
 
 
 @dataclass
@@ -79,3 +81,19 @@ class StreamWindow:
     def set(self, table: int) -> None:
         """The host call before a consumer of `table`: its hot region becomes the window."""
         self.driver.set_window(self.stream.ptr, self.bases[table], self.nbytes, self.hit_ratio)
+
+
+def check_window_fits(cfg: WorkloadConfig, limits: DeviceLimits) -> None:
+    """An access-policy window over the hot rows must exist on this GPU and fit its largest window
+    (the window sweep and the ladder's APW+OptMT rung)."""
+    row_bytes = cfg.dim * cfg.element_bytes
+    window = cfg.hot_rows * row_bytes
+    if cfg.hot_rows <= 0:
+        raise UserError("an access-policy window needs hot rows (--hot-rows > 0): it covers them")
+    if limits.window_max_bytes <= 0 or limits.persisting_max_bytes <= 0:
+        raise UserError("this GPU reports no persisting L2 (accessPolicyMaxWindowSize or "
+                        "persistingL2CacheMaxSize is 0): an access-policy window needs sm_80 or newer")
+    if window > limits.window_max_bytes:
+        raise UserError(f"the window over {cfg.hot_rows:,} hot rows is {window:,} bytes, larger than "
+                        f"accessPolicyMaxWindowSize ({limits.window_max_bytes:,} bytes); use fewer "
+                        f"--hot-rows (at most {limits.window_max_bytes // row_bytes:,})")

@@ -1,18 +1,24 @@
-"""Print the ladder (rows rungs, columns profiles), one table per series: what `l2attr ladder` shows.
+"""What the commands print beside the files they write: rich tables of analysed numbers.
 
-The numbers come from l2attr.analysis (latency_ladder per series), the same code the report uses.
+The ladder (rows rungs, columns profiles, one table per series) is what `l2attr ladder` shows;
+the layer-B grid and DRAM lines are what `l2attr profile` shows, in the report's wording.
+The numbers come from l2attr.analysis, the same code the report uses; only the layout is here.
 """
 
 from __future__ import annotations
 
 import math
+import sys
 
 import pandas as pd
+from rich.console import Console
 from rich.table import Table
 
+from l2attr.analysis.calls import l2_cells
 from l2attr.analysis.ladder import latency_ladder
 from l2attr.analysis.series import find_series, series_frame
 from l2attr.ladder import LADDER_ORDER, RUNG_BY_NAME
+from l2attr.report.layer_b import consumer_grid, dram_lines, grid_title
 
 
 def ladder_tables(cells: pd.DataFrame) -> list[Table]:
@@ -48,3 +54,38 @@ def ladder_table(cells: pd.DataFrame, title: str = "l2attr ladder") -> Table:
             row.append(text)
         table.add_row(*row)
     return table
+
+
+class ConsoleLog:
+    """A profile run's progress on a rich console: lines, a rule per child tool, its raw output."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    def line(self, text: str) -> None:
+        self.console.print(text, markup=False, highlight=False)
+
+    def rule(self, title: str) -> None:
+        self.console.rule(title)
+
+    def stream(self, text: str) -> None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+
+def layer_b_summary(console: Console, metrics: pd.DataFrame) -> None:
+    """Per family: the consumer grid and the DRAM lines (report.layer_b: the report's wording)."""
+    for ser in find_series(metrics):
+        l2 = l2_cells(series_frame(metrics, ser))
+        profiles, rows = consumer_grid(l2)
+        if not rows:
+            continue
+        table = Table(title=f"{ser.title} · {grid_title()}")
+        table.add_column("rung")
+        for p in profiles:
+            table.add_column(p, justify="right")
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+        for line in dram_lines(l2):
+            console.print(f"  {line}", markup=False, highlight=False)

@@ -1,4 +1,7 @@
-"""The persisting-L2 set-aside and the stream access-policy window, through the CUDA driver API.
+"""The persisting-L2 set-aside, the stream access-policy window and the device's L2 limits.
+
+Shared by the ladder's APW+OptMT rung (measure/residency.py) and the window sweep, so it sits
+below both.
 
 Why ctypes on libcuda: neither CuPy nor torch exposes cuStreamSetAttribute, and the driver
 library is on every machine that can run a kernel. The structures below copy cuda.h (CUDA 13):
@@ -144,3 +147,25 @@ def persisting_limits(driver: Driver | None = None, ordinal: int = 0) -> dict[st
     return {"l2CacheSize": d.device_attribute(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, ordinal),
             "persistingL2CacheMaxSize": d.device_attribute(CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE, ordinal),
             "accessPolicyMaxWindowSize": d.device_attribute(CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE, ordinal)}
+
+
+@dataclass(frozen=True)
+class DeviceLimits:
+    """The device facts a window or an effective-L2 size is checked against (no GPU work)."""
+
+    l2_bytes: int
+    persisting_max_bytes: int
+    window_max_bytes: int
+
+
+def device_limits() -> DeviceLimits:
+    """L2, persisting-L2 and window limits of device 0 (property queries only, no GPU work)."""
+    from l2attr.gpu.runtime import require_gpu
+
+    _, cupy = require_gpu()
+    props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
+    persist, window = props.get("persistingL2CacheMaxSize"), props.get("accessPolicyMaxWindowSize")
+    if persist is None or window is None:
+        d = persisting_limits()
+        persist, window = d["persistingL2CacheMaxSize"], d["accessPolicyMaxWindowSize"]
+    return DeviceLimits(int(props["l2CacheSize"]), int(persist), int(window))

@@ -1,0 +1,168 @@
+"""What `l2attr profile` will run, decided before anything runs: the child ladder, the ncu jobs.
+
+Application replay reruns the whole child once per pass, so the plan keeps child runs few:
+one ncu invocation profiles the whole family x rung x profile sweep, and one small one-cell
+invocation runs the validity control's three arms (l2p_optmt on the hottest selected profile:
+consumer right after the pin, after pin + L2 flush, after pin + persisting-L2 reset).
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from l2attr.config import WorkloadConfig
+from l2attr.errors import UserError
+from l2attr.ladder import PROFILES, RUNGS
+from l2attr.profile.ncu_cmd import NcuOptions, build_ncu_argv, report_path
+from l2attr.profile.ncu_import import control_condition
+from l2attr.vocab import L2State, TimerKind
+
+CONTROL_RUNG = "l2p_optmt"
+# The control's three arms run in one child, state after state (the import labels each row's arm
+# by the L2 state its range names: analysis.control).
+CONTROL_STATES = (L2State.NATURAL.value, L2State.FLUSH_AFTER_PIN.value, L2State.RESET_AFTER_PIN.value)
+# What a profiled child runs of the workload: one warm-up and one measured batch. Counters are read
+# for the measured batch's calls (one per table); the L2 state a call meets is set by the calls
+# just before it (each table-batch streams 40-150 MB through the 60 MB L2), which one batch
+# before it provides. Under ncu every kernel launch of the child costs milliseconds, profiled or not,
+# and application replay reruns the child once per pass: the ladder's 14 batches cost 7x the time.
+CHILD_BATCHES = {"--warmup-batches": "1", "--batches": "1"}
+DEFAULT_RUNGS = tuple(r.name for r in RUNGS)
+
+
+@dataclass
+class ProfileSettings:
+    """What `l2attr profile` was asked to do (the CLI maps flags onto this)."""
+
+    cfg: WorkloadConfig
+    metrics: str = "l2"
+    rungs: Sequence[str] = DEFAULT_RUNGS
+    profiles: Sequence[str] = PROFILES
+    calls_per_cell: int | None = None     # None: one call per table of the last measured batch
+    out: Path = Path("runs")
+    name: str = "profile"
+    chip: str | None = None
+    ncu: str | None = None
+    opts: NcuOptions = field(default_factory=NcuOptions)
+    control: bool = True
+    control_profile: str | None = None
+    control_family: str = "artifact"      # the control profiles one family: the headline one
+    timeline_totals: bool = False         # --timeline: also the range's totals of the l2 set
+    extra: Sequence[str] = ()
+    validate_metrics: bool = True
+    dry_run: bool = False
+    keep_all: bool = False
+    command: str = ""
+
+
+@dataclass(frozen=True)
+class NcuJob:
+    """One ncu invocation: which child runs, where the report goes, how its rows are labelled."""
+
+    name: str
+    condition: str              # "ladder" or "control" (control rows are labelled per l2_state)
+    child: tuple[str, ...]
+    output: Path                # report path without .ncu-rep
+
+    @property
+    def report(self) -> Path:
+        return report_path(self.output)
+
+
+def workload_flags(cfg: WorkloadConfig) -> list[str]:
+    """The resolved workload as explicit flags, so the child runs exactly what the manifest says."""
+    out: list[str] = []
+    for key, value in cfg.to_dict().items():
+        out += [f"--{key.replace('_', '-')}", str(value)]
+    return out
+
+
+def child_command(cfg: WorkloadConfig, rungs: Sequence[str], profiles: Sequence[str], l2: str,
+                  nvtx_last: int, out: Path, name: str, extra: Sequence[str] = (),
+                  python: str = sys.executable) -> list[str]:
+    """`python -m l2attr ladder ...` for one sweep; NVTX ranges only around the last calls.
+
+    `--repeats 1 --no-host-repeat`: each call is profiled once (a host-timed repeat would emit
+    the same ranges again); `--spin-us 0`: the ladder's spin kernel would otherwise run inside
+    the ranges and be profiled as if it were the pin or the consumer; `--no-bandwidth` and one
+    warm-up + one measured batch (CHILD_BATCHES): timing under ncu means nothing, layer A
+    measures time.
+    """
+    overrides = [x for flag, value in CHILD_BATCHES.items() for x in (flag, value)]
+    return [python, "-m", "l2attr", "ladder", *workload_flags(cfg), *overrides,
+            "--rungs", ",".join(rungs), "--profiles", ",".join(profiles), "--l2", l2,
+            "--repeats", "1", "--no-host-repeat", "--timer", TimerKind.SPIN.value, "--spin-us", "0", "--no-bandwidth",
+            "--nvtx-last", str(nvtx_last), "--quiet", "--out", str(out), "--name", name, *extra]
+
+
+def hottest_profile(profiles: Sequence[str]) -> str:
+    """The selected profile with the most reuse (PROFILES is ordered hottest first)."""
+    for p in PROFILES:
+        if p in profiles:
+            return p
+    return profiles[0]
+
+
+def plan_jobs(run_dir: Path, cfg: WorkloadConfig, rungs: Sequence[str], profiles: Sequence[str],
+              calls_per_cell: int | None, control: bool = True, control_profile: str | None = None,
+              extra: Sequence[str] = (), python: str = sys.executable,
+              control_family: str = "artifact") -> list[NcuJob]:
+    if calls_per_cell is None:
+        calls_per_cell = cfg.tables   # one call per table: the last measured batch
+    if calls_per_cell < 1:
+        raise UserError("--calls-per-cell must be at least 1 (it is how many table calls per cell are profiled)")
+    ncu_dir, child_dir = run_dir / "ncu", run_dir / "child"
+    jobs = [NcuJob("sweep", "ladder",
+                   tuple(child_command(cfg, rungs, profiles, "natural", calls_per_cell, child_dir, "sweep",
+                                       extra, python)),
+                   ncu_dir / "sweep")]
+    if control:
+        prof = control_profile or hottest_profile(profiles)
+        jobs.append(NcuJob("control", "control",
+                           tuple(child_command(cfg, [CONTROL_RUNG], [prof], ",".join(CONTROL_STATES),
+                                               calls_per_cell, child_dir, "control",
+                                               [*extra, "--family", control_family], python)),
+                           ncu_dir / "control"))
+    return jobs
+
+
+def job_argv(job: NcuJob, metrics: Sequence[str], opts: NcuOptions, ncu: str) -> list[str]:
+    return build_ncu_argv(job.child, metrics, job.output, opts, ncu)
+
+
+@dataclass
+class Plan:
+    """Everything `profile` decided before running: recorded in the manifest."""
+
+    jobs: list[NcuJob]
+    argv: dict[str, list[str]] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        return "\n".join(f"[{j.name}] {shlex.join(self.argv[j.name])}" for j in self.jobs)
+
+
+def make_plan(run_dir: Path, cfg: WorkloadConfig, rungs: Sequence[str], profiles: Sequence[str],
+              calls_per_cell: int, metrics: Sequence[str], opts: NcuOptions, ncu: str,
+              control: bool = True, control_profile: str | None = None, extra: Sequence[str] = (),
+              python: str = sys.executable, control_family: str = "artifact") -> Plan:
+    jobs = plan_jobs(run_dir, cfg, rungs, profiles, calls_per_cell, control, control_profile, extra, python,
+                     control_family)
+    return Plan(jobs, {j.name: job_argv(j, metrics, opts, ncu) for j in jobs})
+
+
+def job_condition(job: NcuJob) -> str | Callable[[str], str]:
+    """How the import labels a job's rows: the job's condition, or each control row by its arm."""
+    return control_condition if job.condition == "control" else job.condition
+
+
+def control_inputs(s: ProfileSettings) -> dict[str, Any] | None:
+    """The validity control as declared (rung, family, profile, arms): what the manifest records
+    and analysis.control judges against metrics.csv; None when the run has no control."""
+    if not s.control:
+        return None
+    return {"rung": CONTROL_RUNG, "family": s.control_family,
+            "profile": s.control_profile or hottest_profile(s.profiles), "l2_states": list(CONTROL_STATES)}
