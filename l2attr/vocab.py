@@ -374,18 +374,34 @@ def check_label(label: str, what: str = "label") -> str:
     return label
 
 
+class StepCondition(Vocab):
+    """How the L2 stands before each kernel of a whole step (l2attr.step)."""
+
+    NATURAL = "natural"    # as the program leaves it (the step after another step)
+    COLD = "cold"          # read-flushed right before every op that is not a view
+
+
+# An engine's call (`<role>:<experiment>:<condition>:c<call>`) or a user's own annotate() range
+# (`<role>:<experiment>`), in the one grammar of range names; a step's op ranges likewise.
+_EXP_ROLE = Field("role", "|".join(EXPERIMENT_ROLES))
+_LABEL = Field("experiment", "[A-Za-z0-9._-]+")
+EXPERIMENT = Grammar((), (_EXP_ROLE, _LABEL, word("condition", CellCondition), count("call", "c")))
+EXPERIMENT_BARE = Grammar((), (_EXP_ROLE, _LABEL))
+STEP_OP = Grammar(("op",), (Field("op_index", r"\d+", number=True),))
+# One traced step of `l2attr.step` (a torch.profiler range, under LEGACY_PREFIX like every
+# l2attr range outside its NVTX domain) and a marked step function's NVTX range.
+STEP_TRACE = Grammar(("step",), (word("condition", StepCondition), Field("step", r"\d+", number=True)))
+STEP_MARK = Grammar(("step",), (Field("name", "[A-Za-z0-9._-]+"),))
+
+
 def experiment_range_name(role: str, experiment: str, condition: str | None = None,
                           call: int | None = None) -> str:
     """The NVTX name (inside l2attr's domain) of one role of one experiment call."""
-    name = f"{Role(role).value}:{check_label(experiment, 'experiment name')}"
-    if condition is not None:
-        name += f":{CellCondition(condition).value}:c{int(call or 0)}"
-    return name
-
-
-_EXPERIMENT_RE = re.compile(
-    rf"^(?P<role>{'|'.join(EXPERIMENT_ROLES)}):(?P<experiment>[A-Za-z0-9._-]+)"
-    rf"(?::(?P<condition>{_alternatives(CellCondition)}):c(?P<call>\d+))?$")
+    role, experiment = Role(role).value, check_label(experiment, "experiment name")
+    if condition is None:
+        return EXPERIMENT_BARE.build(role=role, experiment=experiment)
+    return EXPERIMENT.build(role=role, experiment=experiment, condition=CellCondition(condition).value,
+                            call=int(call or 0))
 
 
 def parse_experiment_range(name: str | None) -> dict[str, Any]:
@@ -393,10 +409,11 @@ def parse_experiment_range(name: str | None) -> dict[str, Any]:
     every field empty for any other range (the ladder's included)."""
     out: dict[str, Any] = {"role": "", "experiment": "", "condition": "", "call": None}
     inner = _strip(name) if name else None
-    m = _EXPERIMENT_RE.match(inner) if inner is not None else None
-    if m:
-        out.update(role=m["role"], experiment=m["experiment"], condition=m["condition"] or "",
-                   call=int(m["call"]) if m["call"] is not None else None)
+    if inner is None:
+        return out
+    got = EXPERIMENT.parse(inner) or EXPERIMENT_BARE.parse(inner)
+    if got:
+        out.update(got)
     return out
 
 
@@ -409,9 +426,4 @@ class Judgement(Vocab):
     NOT_MEASURED = "not measured"  # an arm has no samples
 
 
-class StepCondition(Vocab):
-    """How the L2 stands before each kernel of a whole step (l2attr.step)."""
-
-    NATURAL = "natural"    # as the program leaves it (the step after another step)
-    COLD = "cold"          # read-flushed right before every op that is not a view
 

@@ -53,8 +53,8 @@ def step_range(name: str = "step", repeats: int = 10, warmup: int = 3) -> Callab
                 import nvtx
             except ImportError:
                 return fn(*args, **kwargs)
-            from l2attr.vocab import NVTX_DOMAIN
-            with nvtx.annotate(f"step:{name}", domain=NVTX_DOMAIN):
+            from l2attr.vocab import NVTX_DOMAIN, STEP_MARK
+            with nvtx.annotate(STEP_MARK.build(name=name), domain=NVTX_DOMAIN):
                 return fn(*args, **kwargs)
         return inner
     return wrap

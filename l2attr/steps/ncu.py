@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -21,11 +20,11 @@ import pandas as pd
 from l2attr.errors import UserError
 from l2attr.rundir import RunDir
 from l2attr.schema import STEP_DRAM
-from l2attr.steps.record import NVTX_OP, NVTX_OP_INCLUDE
+from l2attr.steps.record import NVTX_OP_INCLUDE
+from l2attr.vocab import NVTX_DOMAIN, STEP_OP
 
 CACHE_CONTROLS = ("none", "all")
 KEYS = ("dram_read", "dram_write")
-_OP = re.compile(rf"^l2attr@{NVTX_OP}(\d+)$")
 
 
 def profiled_child(fn: Callable[..., Any], args: tuple, kwargs: dict, warmup: int) -> None:
@@ -43,6 +42,13 @@ def profiled_child(fn: Callable[..., Any], args: tuple, kwargs: dict, warmup: in
     torch.cuda.synchronize()
 
 
+def _op_index(nvtx_range: object) -> int:
+    name = str(nvtx_range)
+    prefix = f"{NVTX_DOMAIN}@"
+    got = STEP_OP.parse(name[len(prefix):]) if name.startswith(prefix) else None
+    return int(got["op_index"]) if got else -1
+
+
 def dram_frame(raw: pd.DataFrame, cache_control: str) -> pd.DataFrame:
     """Imported report rows -> step_dram rows (one per kernel launch and key)."""
     from l2attr.catalog.keys import catalog
@@ -50,7 +56,7 @@ def dram_frame(raw: pd.DataFrame, cache_control: str) -> pd.DataFrame:
     cat = catalog()
     names = {n: k for k in KEYS for n in cat.names(k)}
     df = raw[raw["metric"].isin(names)].copy()
-    df["op_index"] = df["nvtx_range"].map(lambda r: int(m[1]) if (m := _OP.match(str(r))) else -1)
+    df["op_index"] = df["nvtx_range"].map(_op_index)
     df = df[df["op_index"] >= 0]
     df["key"] = df["metric"].map(names)
     order = df.drop_duplicates("launch").sort_values("launch")

@@ -15,10 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-OP_RANGE = "l2attr:op:"
-NVTX_OP = "op:"            # the same op, as an NVTX range of l2attr's domain (Nsight Compute)
+from l2attr.vocab import LEGACY_PREFIX, STEP_OP
+
+OP_RANGE = f"{LEGACY_PREFIX}op:"          # LEGACY_PREFIX + vocab.STEP_OP: one op in the kineto trace
 NVTX_OP_INCLUDE = "regex:l2attr@op:.*/"
-STEP_RANGE = "l2attr:step:"
+STEP_RANGE = f"{LEGACY_PREFIX}step:"      # LEGACY_PREFIX + vocab.STEP_TRACE: one traced step
 
 
 @dataclass
@@ -82,9 +83,9 @@ def _nvtx(on: bool, index: int) -> Any:
         return nullcontext()
     import nvtx
 
-    from l2attr.vocab import NVTX_DOMAIN
+    from l2attr.vocab import NVTX_DOMAIN, STEP_OP
 
-    return nvtx.annotate(f"{NVTX_OP}{index}", domain=NVTX_DOMAIN)
+    return nvtx.annotate(STEP_OP.build(op_index=index), domain=NVTX_DOMAIN)
 
 
 def make_recorder(flush: Callable[[], None] | None, nvtx_ranges: bool = False) -> Any:
@@ -108,7 +109,8 @@ def make_recorder(flush: Callable[[], None] | None, nvtx_ranges: bool = False) -
             if flush is not None and not view:
                 flush()
                 rec.flushed = True
-            with torch.profiler.record_function(f"{OP_RANGE}{rec.index}"), _nvtx(nvtx_ranges, rec.index):
+            with torch.profiler.record_function(LEGACY_PREFIX + STEP_OP.build(op_index=rec.index)), \
+                    _nvtx(nvtx_ranges, rec.index):
                 out = func(*args, **kwargs)
             _tensors(out, rec.outputs)
             self.ops.append(rec)

@@ -23,9 +23,9 @@ from l2attr import atomic
 from l2attr.errors import UserError
 from l2attr.rundir import RunDir, command_line
 from l2attr.schema import STEP_KERNELS, STEP_OPS, STEP_TIMES
-from l2attr.steps.record import STEP_RANGE, OpRecord, make_recorder
+from l2attr.steps.record import OpRecord, make_recorder
 from l2attr.steps.trace import kernels
-from l2attr.vocab import StepCondition, check_label
+from l2attr.vocab import LEGACY_PREFIX, STEP_TRACE, StepCondition, check_label
 
 KIND = "step"
 
@@ -84,7 +84,8 @@ def run_step(fn: Callable[..., Any], *args: Any, name: str = "step", repeats: in
                 fn(*args, **kwargs)     # a step as the program leaves L2 for the next: run once untraced
             torch.cuda.synchronize()
             rec = make_recorder(flush)
-            with torch.profiler.record_function(f"{STEP_RANGE}{cond.value}:{i}"), rec.modules, rec:
+            with torch.profiler.record_function(LEGACY_PREFIX + STEP_TRACE.build(condition=cond.value, step=i)), \
+                    rec.modules, rec:
                 fn(*args, **kwargs)
             torch.cuda.synchronize()
             if cond == StepCondition.COLD and cold_ops is None:

@@ -18,6 +18,7 @@ import pandas as pd
 
 from l2attr.errors import UserError
 from l2attr.steps.record import OP_RANGE, STEP_RANGE
+from l2attr.vocab import LEGACY_PREFIX, STEP_OP, STEP_TRACE
 
 OWN_KERNELS = ("flush_l2", "block_on_flag", "spin_ns")
 KERNEL_COLUMNS = ["condition", "step", "op_index", "kernel_index", "kernel", "duration_us", "start_us", "stream"]
@@ -82,8 +83,11 @@ def kernels(trace: dict[str, Any]) -> pd.DataFrame:
         if step is None:
             continue
         op = ops.innermost(tid, ts)
-        cond, _, idx = step[len(STEP_RANGE):].rpartition(":")
-        rows.append({"condition": cond, "step": int(idx), "op_index": int(op[len(OP_RANGE):]) if op else -1,
+        s = STEP_TRACE.parse(step[len(LEGACY_PREFIX):])
+        o = STEP_OP.parse(op[len(LEGACY_PREFIX):]) if op else None
+        if s is None:
+            continue
+        rows.append({"condition": s["condition"], "step": s["step"], "op_index": o["op_index"] if o else -1,
                      "kernel": name, "duration_us": float(e.get("dur", 0.0)), "start_us": float(e["ts"]),
                      "stream": (e.get("args") or {}).get("stream", e.get("tid"))})
     df = pd.DataFrame(rows, columns=[c for c in KERNEL_COLUMNS if c != "kernel_index"])
