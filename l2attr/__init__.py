@@ -7,7 +7,7 @@ first use, so `import l2attr` stays cheap for the CLI and the CPU tools.
 from typing import Any
 
 __version__ = "0.1.0"
-_API = {"Experiment": "l2attr.experiment.declare", "annotate": "l2attr.experiment.annotate",
+_API = {"Experiment": "l2attr.experiment.api", "annotate": "l2attr.experiment.annotate",
         "step": "l2attr.steps", "step_range": "l2attr.steps"}
 
 

@@ -38,7 +38,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def load_target(target: str) -> Any:
     """The Experiment a TARGET names (see the module docstring); one line for every mistake."""
-    from l2attr.experiment.declare import Experiment
+    from l2attr.experiment.api import Experiment
 
     where, sep, name = target.rpartition(":")
     if not sep or not where or not name:

@@ -7,6 +7,6 @@
 """
 
 from l2attr.experiment.annotate import annotate
-from l2attr.experiment.declare import Experiment
+from l2attr.experiment.api import Experiment
 
 __all__ = ["Experiment", "annotate"]

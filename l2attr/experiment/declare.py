@@ -38,8 +38,9 @@ def default_baseline(conditions: Sequence[CellCondition]) -> CellCondition:
 
 
 @dataclass
-class Experiment:
-    """One producer -> consumer pair and the conditions to run it under.
+class Declaration:
+    """One producer -> consumer pair and the conditions to run it under (l2attr.Experiment adds
+    the verbs: experiment/api.py).
 
     `reference` (optional) returns what the consumer must return, checked once before timing
     (`rtol`/`atol`); `calls` measured calls per repeat after `warmup`; `baseline` the condition
@@ -137,20 +138,3 @@ class Experiment:
                 "calls": self.calls, "warmup": self.warmup, "repeats": self.repeats,
                 "rtol": self.rtol, "atol": self.atol, "timer": self.timer, "labels": dict(self.labels),
                 "until_rel_ci": self.until_rel_ci, "max_repeats": self.max_repeats}
-
-    # -- the API (experiment/run.py and experiment/profile.py do the work) ----------------------
-    def time(self, repeats: int | None = None, out: Path | str | None = None,
-             resume: Path | str | None = None, log: Callable[[str], None] = print,
-             device: Any = None) -> Any:
-        """Time every condition; a tidy DataFrame of exp_cells.csv, and `self.run_dir`."""
-        from l2attr.experiment.run import time_experiment
-
-        return time_experiment(self, repeats=repeats, out=out, resume=resume, log=log, device=device)
-
-    def profile(self, metrics: str = "l2", command: Sequence[str] | None = None,
-                calls: int = 4, log: Callable[[str], None] = print) -> Any:
-        """Profile under Nsight Compute (application replay, cache control none): this script is
-        re-entered as the child unless `command` names another; a tidy exp_metrics DataFrame."""
-        from l2attr.experiment.profile import profile_experiment
-
-        return profile_experiment(self, metrics=metrics, command=command, calls=calls, log=log)

@@ -27,7 +27,7 @@ from l2attr.schema import EXP_METRICS
 from l2attr.vocab import EXPERIMENT_INCLUDE, RepeatMode, TimerKind, parse_experiment_range
 
 if TYPE_CHECKING:
-    from l2attr.experiment.declare import Experiment
+    from l2attr.experiment.declare import Declaration as Experiment
 
 Runner = Callable[[Sequence[str], Callable[[str], None]], int]
 

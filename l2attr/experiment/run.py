@@ -26,7 +26,7 @@ from l2attr.schema import EXP_CELLS, EXP_SAMPLES
 from l2attr.vocab import Quantity, RepeatMode, Timer
 
 if TYPE_CHECKING:
-    from l2attr.experiment.declare import Experiment
+    from l2attr.experiment.declare import Declaration as Experiment
 
 KIND = "experiment"
 
