@@ -238,6 +238,10 @@ STEP_DRAM = Table(
     ("cache_control", "op_index", "kernel_index", "key"),
 )
 
+# The fast family's tuning table (examples/tuning/fast_tuning.csv): one row per launch point and
+# profile; these columns identify the point (benchmarks/tune_fast.py writes them).
+TUNING_KNOBS = ("warps_per_bag", "bags_per_block", "unroll", "load", "maxrregcount")
+
 TABLES = {t.name: t for t in (SAMPLES, CELLS, METRICS, TIMELINE, PHASES, EXP_SAMPLES, EXP_CELLS, EXP_METRICS,
                               STEP_KERNELS, STEP_OPS, STEP_TIMES, STEP_DRAM)}
 

@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from l2attr.analysis.experiment_load import analyse_experiment, load_experiment  # noqa: E402
-from l2attr.analysis.timer_compare import compare_timers, timer_table  # noqa: E402
+from l2attr.analysis.timer_compare import compare_timers  # noqa: E402
+from l2attr.report.timer_text import timer_table  # noqa: E402
 from l2attr.report.experiment_text import experiments_markdown  # noqa: E402
 
 BEGIN, END = "<!-- experiments:begin -->\n", "<!-- experiments:end -->"

@@ -13,9 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from l2attr.analysis.spread import launch_lag_effect, repeat_spread
 from l2attr.errors import UserError
-from l2attr.report.markdown import md_table
 from l2attr.rundir import RunDir
 from l2attr.schema import CELLS, SAMPLES
 from l2attr.vocab import Quantity, Timer, TimerKind
@@ -55,29 +53,3 @@ def compare_timers(paths: list[Path], allow_other_gpu: bool = False) -> tuple[li
     m = pick(a.cells).merge(pick(b.cells), on=KEYS, suffixes=("_a", "_b"))
     m["diff_pct"] = (m["median_us_a"] / m["median_us_b"] - 1.0) * 100.0
     return runs, m[[*KEYS, "median_us_a", "median_us_b", "diff_pct"]]
-
-
-def _timer_name(r: TimerRun) -> str:
-    return r.timer if r.timer == TimerKind.BLOCKING.value else f"{r.timer} {r.spin_us:g} µs"
-
-
-def timer_table(compared: tuple[list[TimerRun], pd.DataFrame], root: Path | None = None) -> str:
-    """Markdown: the runs (timer, late share, spread) and the per-cell differences."""
-    runs, m = compared
-    head = []
-    for r in runs:
-        lag = launch_lag_effect(r.samples, r.spin_us, r.timer) or {"lagged_pct": float("nan")}
-        sp = repeat_spread(r.samples)
-        where = r.path.relative_to(root) if root is not None else r.path
-        head.append([f"`{where}`", _timer_name(r), f"{float(lag['lagged_pct']):.1f} %",
-                     f"{sp['spread_pct'].median():.2f} %", f"{sp['spread_pct'].max():.2f} %", f"`{r.uuid}`"])
-    out = [md_table(["run", "kernel timer", "late / timed-out samples", "consumer spread, median",
-                     "consumer spread, worst", "GPU"], head, [False, False, True, True, True, False]), ""]
-    rows = [[r.family, r.rung, r.profile, f"{r.median_us_a:.2f}", f"{r.median_us_b:.2f}", f"{r.diff_pct:+.2f} %"]
-            for r in m.itertuples()]
-    out.append(md_table(["family", "rung", "profile", f"{_timer_name(runs[0])}, µs", f"{_timer_name(runs[1])}, µs",
-                         "difference"], rows, [False, False, False, True, True, True]))
-    out.append("")
-    out.append(f"Largest difference: {m['diff_pct'].abs().max():.2f} % over {len(m)} consumer cells.")
-    out.append("")
-    return "\n".join(out)

@@ -12,7 +12,7 @@ import math
 
 import pandas as pd
 
-KNOBS = ("warps_per_bag", "bags_per_block", "unroll", "load", "maxrregcount")
+from l2attr.schema import TUNING_KNOBS as KNOBS
 
 
 def score(table: pd.DataFrame) -> pd.DataFrame:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from l2attr.analysis.tuning import KNOBS
+from l2attr.schema import TUNING_KNOBS as KNOBS
 from l2attr.csvfile import read_complete_csv
 from l2attr.errors import STRICT, Damage, UserError
 from l2attr.integrity import rules
