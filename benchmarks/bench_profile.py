@@ -38,7 +38,12 @@ def main(argv: list[str]) -> int:
     if prof is not None:
         m = json.loads((prof / "manifest.json").read_text())
         print(f"bench_profile: ncu passes per report {m.get('replayer_passes')}; walls {m.get('wall_s')}")
-        print(f"bench_profile: validity control {m.get('validity_control', {}).get('verdict')}")
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+        from l2attr.analysis.control import run_control
+        from l2attr.analysis.load import read_run
+
+        print(f"bench_profile: validity control {run_control(read_run(prof)).get('verdict')} "
+              "(judged from metrics.csv by l2attr.analysis.control)")
     print(f"bench_profile: run dirs {prof} {tl}")
     return rc1 or rc2
 

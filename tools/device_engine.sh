@@ -51,8 +51,19 @@ fi
 if [ "${SKIP_LADDER:-0}" != 1 ]; then
 step "default ladder (blocking timer), cold process"
 /usr/bin/time -f "ladder wall %e s" timeout 120 python3 -m l2attr ladder --out "$OUT/runs" --name blocking 2>&1 | tee "$L/ladder_blocking.log" | tail -25
+if [ "${LADDER_TWICE:-0}" = 1 ]; then
+step "default ladder again, a second process on the same GPU"
+/usr/bin/time -f "ladder wall %e s" timeout 120 python3 -m l2attr ladder --out "$OUT/runs" --name blocking-2 2>&1 | tee "$L/ladder_blocking_2.log" | tail -8
+fi
+if [ "${SKIP_SPIN300:-0}" != 1 ]; then
 step "fast family, spin 300 us (the comparison for the blocking timer)"
 timeout 90 python3 -m l2attr ladder --family fast --timer spin --spin-us 300 --out "$OUT/runs" --name fast-spin300 --quiet 2>&1 | tee "$L/ladder_spin300.log" | tail -12
+fi
+fi
+
+if [ "${PROFILE:-0}" = 1 ]; then
+step "layer B benchmark: default profile --metrics l2 + control + timeline"
+timeout 420 python3 benchmarks/bench_profile.py --out "$OUT/runs" 2>&1 | tee "$L/profile.log" | tail -40
 fi
 
 step "pack"
