@@ -1,9 +1,6 @@
 """Reports from analysed run dirs: one offline HTML file (html) or a Markdown summary (markdown).
 
-The report renders; it never computes. Every number comes from `l2attr.analysis.analyse`.
+The report renders; it never computes. Every number comes from `l2attr.analysis`. Nothing is
+imported here: the CLI's text summaries (layer_b, markdown) must not need plotly, which only the
+HTML pages use.
 """
-
-from l2attr.report.html import render_html, write_html
-from l2attr.report.markdown import render_markdown
-
-__all__ = ["render_html", "write_html", "render_markdown"]

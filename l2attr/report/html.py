@@ -31,6 +31,7 @@ from l2attr.report.chart_data import drawable
 from l2attr.report.charts import all_figures, figure_json
 from l2attr.report.html_layer_b import attribution
 from l2attr.report.provenance import provenance
+from l2attr.report.titles import series_title
 from l2attr.resources import data_dir
 
 BASE_TEMPLATE = "base.html.j2"
@@ -63,14 +64,6 @@ SECTION_SPECS: tuple[SectionSpec, ...] = (
 )
 # (key, title) of the sections every report has
 SECTIONS = tuple((s.key, s.title) for s in SECTION_SPECS if not s.optional)
-
-
-def series_title(an: Analysis) -> str:
-    """The series a per-series view shows (empty for the whole analysis)."""
-    if len(an.series) != 1:
-        return ""
-    head = an.series[0].is_headline_family
-    return an.series[0].title + (" · the headline" if head else " · for comparison")
 
 
 def environment() -> jinja2.Environment:

@@ -13,7 +13,7 @@ from l2attr.analysis.study import Analysis, series_view
 from l2attr.report import families as fam
 from l2attr.report import fmt
 from l2attr.analysis.control import describe_control
-from l2attr.report.html import series_title
+from l2attr.report.titles import series_title
 from l2attr.report.compare import pairs as compare_pairs
 from l2attr.report.layer_b import consumer_grid, dram_lines, grid_title
 from l2attr.vocab import Verdict

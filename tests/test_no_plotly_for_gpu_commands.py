@@ -1,0 +1,25 @@
+"""The GPU commands (ladder, profile, sweep, experiment, step) and their text summaries import no
+plotly: only the HTML pages draw charts, and a GPU machine may not have it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+CODE = """
+import sys, importlib.abc
+class NoPlotly(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.split('.')[0] == 'plotly':
+            raise ImportError('plotly blocked')
+sys.meta_path.insert(0, NoPlotly())
+import l2attr.cli
+for m in ('ladder', 'profile', 'show', 'sweep', 'experiment', 'step'):
+    __import__('l2attr.commands.' + m)
+import l2attr.report.layer_b, l2attr.report.sweep_text, l2attr.report.markdown
+"""
+
+
+def test_gpu_commands_do_not_need_plotly():
+    done = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
