@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     command = [c for c in args.cmd if c != "--"]
     if not command:
         raise UserError("name the script to run after --, e.g. l2attr step -- python my_step.py")
-    from l2attr.steps import ENV
+    from l2attr.steps.env import ENV
 
     args.out.mkdir(parents=True, exist_ok=True)
     before = set(args.out.iterdir())

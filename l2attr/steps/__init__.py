@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
-ENV = "L2ATTR_STEP_CHILD"
+from l2attr.steps.env import ENV
 
 
 def step(fn: Callable[..., Any], *args: Any, name: str = "step", repeats: int = 10, warmup: int = 3,
