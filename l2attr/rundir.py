@@ -72,11 +72,18 @@ class RunDir:
         self.write_manifest(m)
 
     # -- tables -------------------------------------------------------------------------------
+    def table_file(self, table: Table) -> Path:
+        """The table's file: `<name>.csv`, or `<name>.csv.gz` where a committed run keeps it
+        compressed (writers always write the plain file)."""
+        plain = self.path / table.filename
+        packed = plain.with_name(plain.name + ".gz")
+        return packed if not plain.is_file() and packed.is_file() else plain
+
     def has(self, table: Table) -> bool:
-        return (self.path / table.filename).is_file()
+        return self.table_file(table).is_file()
 
     def read(self, table: Table, damage: Damage = STRICT) -> pd.DataFrame:
-        f = self.path / table.filename
+        f = self.table_file(table)
         if not f.is_file():
             raise UserError(f"{self.path}: no {table.filename}")
         df = read_complete_csv(f, damage)
@@ -95,6 +102,12 @@ class RunDir:
 
         When the rows bring columns the file's header lacks, the table is rewritten whole."""
         f = self.path / table.filename
+        if self.has(table) and not f.is_file():      # only the compressed copy: rewrite it plain
+            packed = self.table_file(table)
+            rows = pd.concat([self.read(table), rows], ignore_index=True)
+            self.write(table, rows)
+            packed.unlink()
+            return
         if self.has(table):
             with f.open() as fh:
                 header = fh.readline().rstrip("\n").split(",")

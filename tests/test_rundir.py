@@ -68,3 +68,29 @@ def test_open_bad_run_dirs(tmp_path, setup, needle):
 def test_bad_run_name(tmp_path):
     with pytest.raises(UserError, match="run name"):
         RunDir.create(tmp_path, "a/b", {})
+
+
+def test_a_compressed_table_reads_like_the_plain_one_and_a_cut_one_is_refused(tmp_path):
+    import gzip
+
+    import pandas as pd
+    import pytest
+
+    from l2attr.errors import UserError
+    from l2attr.rundir import RunDir
+    from l2attr.schema import STEP_TIMES
+
+    run = RunDir.create(tmp_path, "gz", {"kind": "step"})
+    df = pd.DataFrame({"repeat": [0, 1], "step_us": [10.0, 11.0], "discard": ["", ""]})
+    run.write(STEP_TIMES, df)
+    plain = run.path / STEP_TIMES.filename
+    packed = plain.with_name(plain.name + ".gz")
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    plain.unlink()
+    assert run.has(STEP_TIMES) and run.read(STEP_TIMES)["step_us"].tolist() == [10.0, 11.0]
+    run.append(STEP_TIMES, df.assign(repeat=[2, 3]))          # appending rewrites it plain
+    assert plain.is_file() and not packed.is_file() and len(run.read(STEP_TIMES)) == 4
+    packed.write_bytes(gzip.compress(plain.read_bytes())[:-8])
+    plain.unlink()
+    with pytest.raises(UserError, match="gzip"):
+        run.read(STEP_TIMES)
