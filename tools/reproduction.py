@@ -78,8 +78,9 @@ def text() -> str:
         f"- host clocks (the artifact's timer and the whole call) depend on the machine: fresh against committed "
         f"{host[('committed', 'consumer')]:+.1f} % / {host[('committed', 'call')]:+.1f} % (median over cells), "
         f"fresh against `{pre.name}` (GPU {uuid(pre)}, the same day, before the ladder moved onto the one cell "
-        f"protocol) {host[('pre-refactor', 'consumer')]:+.1f} % / {host[('pre-refactor', 'call')]:+.1f} %: the shift "
-        "is between machines, not from the redesign; such figures are compared within one process only.")
+        f"protocol) {host[('pre-refactor', 'consumer')]:+.1f} % / {host[('pre-refactor', 'call')]:+.1f} %. All three ran "
+        "on different machines, so no part of these shifts can be laid on the redesign or on the machine; host-clock "
+        "figures are compared within one process only.")
     old_m, new_m = _read(OLD_PROFILE, METRICS), _read(NEW_PROFILE, METRICS)
     defn = layer_b_definition(old_m, new_m)
     vals = layer_b_values(old_m, new_m)
