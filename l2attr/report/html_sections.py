@@ -299,5 +299,6 @@ def compare(an: Analysis) -> Section | None:
         return None
     pairs = [{"title": p.title, "sentences": p.sentences,
               "settings": table(SETTING_COLUMNS, p.settings) if not p.settings.empty else None,
-              "cells": table(COMPARE_COLUMNS, p.cells), "n": len(p.cells)} for p in compare_pairs(an)]
+              "cells": table(COMPARE_COLUMNS, p.cells), "n": len(p.cells), "one_sided": p.one_sided}
+             for p in compare_pairs(an)]
     return {"pairs": pairs}
