@@ -1,4 +1,6 @@
-"""Open a report in headless Chromium: no script errors, every chart drawn with data, a screenshot made.
+"""Open a report in headless Chromium: no script errors, every chart drawn with data, no table
+wider than its card, no chart title under plotly's toolbar, no legend on an axis title, the
+answer line and its chart in the first 1280 x 800 screen, a screenshot made.
 
 Needs Debian's `chromium` (/usr/bin/chromium); skipped without it. CI installs it with
 `apt-get install -y chromium`. Set L2ATTR_SCREENSHOT_DIR to keep the screenshot.
@@ -36,6 +38,7 @@ window.addEventListener('unhandledrejection', function (e) { window.__l2attrErro
     original.apply(console, arguments);
   };
 })();
+function overlap(a, b) { return a.left < b.right && a.right > b.left && a.top < b.bottom && a.bottom > b.top; }
 window.addEventListener('load', function () {
   setTimeout(function () {
     var out = document.createElement('pre');
@@ -55,6 +58,22 @@ window.addEventListener('load', function () {
         });
       }).map(function (el) { return el.id; }),
       svgs: document.querySelectorAll('.main-svg').length,
+      wide: Array.prototype.filter.call(document.querySelectorAll('.table-scroll'), function (box) {
+        var card = box.closest('section.card') || box.closest('.wrap');
+        return box.getBoundingClientRect().right > card.getBoundingClientRect().right + 1;
+      }).map(function (box) { return (box.closest('section.card') || {}).id; }),
+      under: Array.prototype.filter.call(document.querySelectorAll('.js-plotly-plot'), function (el) {
+        var bar = el.querySelector('.modebar'), title = el.querySelector('.gtitle');
+        return bar && title && overlap(bar.getBoundingClientRect(), title.getBoundingClientRect());
+      }).map(function (el) { return el.id; }),
+      legend_on_axis: Array.prototype.filter.call(document.querySelectorAll('.js-plotly-plot'), function (el) {
+        var lg = el.querySelector('.legend'), xt = el.querySelector('.xtitle');
+        return lg && xt && overlap(lg.getBoundingClientRect(), xt.getBoundingClientRect());
+      }).map(function (el) { return el.id; }),
+      first_screen: ['answer-line', 'fig-answer'].filter(function (id) {
+        var el = document.getElementById(id);
+        return el && el.getBoundingClientRect().bottom <= window.innerHeight;
+      }),
       plotly: typeof window.Plotly
     });
     document.body.appendChild(out);
@@ -71,31 +90,59 @@ def chromium(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
 
 
+def with_probe(html: str, path: Path) -> Path:
+    path.write_text(html.replace("<head>", "<head>\n" + PROBE, 1), encoding="utf-8")
+    return path
+
+
 @pytest.fixture(scope="module")
 def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if CHROMIUM is None:
         pytest.skip("chromium not installed (Debian: apt-get install -y chromium)")
     root = tmp_path_factory.mktemp("browser")
     html = render_html(analyse(load_runs([write_ladder_run(root), write_profile_run(root)])))
-    html = html.replace("<head>", "<head>\n" + PROBE, 1)
-    path = root / "report.html"
-    path.write_text(html, encoding="utf-8")
-    return path
+    return with_probe(html, root / "report.html")
+
+
+def probe_of(page: Path) -> tuple[dict, subprocess.CompletedProcess[str]]:
+    result = chromium(page.parent, "--window-size=1280,800", "--dump-dom", page.as_uri())
+    m = re.search(r'<pre id="l2attr-probe">(.*?)</pre>', result.stdout, re.S)
+    assert m, f"probe did not run; chromium exit {result.returncode}: {result.stderr[-2000:]}"
+    return json.loads(m.group(1).replace("&quot;", '"').replace("&amp;", "&")), result
 
 
 def test_renders_without_errors(page: Path) -> None:
-    result = chromium(page.parent, "--dump-dom", page.as_uri())
-    m = re.search(r'<pre id="l2attr-probe">(.*?)</pre>', result.stdout, re.S)
-    assert m, f"probe did not run; chromium exit {result.returncode}: {result.stderr[-2000:]}"
-    probe = json.loads(m.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+    probe, result = probe_of(page)
     assert probe["errors"] == []
     assert probe["empty"] == []           # a chart drawn without one value is a bug (issue 20)
     assert probe["plotly"] == "object"
-    assert probe["plots"] == 6            # ladder, speedup, amortisation, two heatmaps, roofline
-    assert probe["svgs"] >= 12            # plotly draws at least two svg layers per plot
+    assert probe["plots"] == 7            # answer, ladder, speedup, amortisation, two heatmaps, roofline
+    assert probe["svgs"] >= 14            # plotly draws at least two svg layers per plot
+    assert probe["wide"] == []            # tables scroll inside their card at 1280 px
+    assert probe["under"] == []           # no chart title under plotly's toolbar
+    assert probe["legend_on_axis"] == []
+    assert probe["first_screen"] == ["answer-line", "fig-answer"]
     console_errors = [line for line in result.stderr.splitlines()
                       if "CONSOLE" in line and ("Uncaught" in line or ":ERROR:" in line and "report.html" in line)]
     assert console_errors == []
+
+
+def test_probe_finds_a_chart_without_data(tmp_path: Path) -> None:
+    """The check above must fail on a chart whose every value is null: one such chart, drawn
+    directly (the report itself never draws one, report/chart_data.py)."""
+    if CHROMIUM is None:
+        pytest.skip("chromium not installed (Debian: apt-get install -y chromium)")
+    from plotly.offline import get_plotlyjs
+
+    specs = {"fig-full": {"data": [{"type": "bar", "y": [1.0, 2.0]}], "layout": {}},
+             "fig-null": {"data": [{"type": "bar", "x": ["a", "b"], "y": [None, None]}], "layout": {}}}
+    html = ("<!DOCTYPE html><html><head><meta charset='utf-8'></head><body>"
+            "<div id='fig-full'></div><div id='fig-null'></div>"
+            f"<script>{get_plotlyjs()}</script><script>var s = {json.dumps(specs)};"
+            "Object.keys(s).forEach(function (id) { Plotly.newPlot(id, s[id].data, s[id].layout); });</script>"
+            "</body></html>")
+    probe, _ = probe_of(with_probe(html, tmp_path / "empty.html"))
+    assert probe["plots"] == 2 and probe["empty"] == ["fig-null"]
 
 
 def test_screenshot(page: Path) -> None:

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from helpers_rundirs import PROFILES, ladder_cells, write_ladder_run, write_profile_run, write_timeline_run
+from helpers_rundirs import ladder_cells, write_ladder_run, write_profile_run, write_timeline_run
 
 from l2attr.analysis import analyse, load_runs
+from l2attr.analysis.answer import answer_line, pin_answer
 from l2attr.report.html import SECTION_SPECS, SECTIONS, SectionSpec, render_html
 from l2attr.resources import data_dir
 
@@ -58,10 +59,10 @@ def test_every_section_and_figure(full_html: str) -> None:
         assert f'<section class="card" id="{key}{suffix}">' in full_html
     figs = figures_in(full_html)
     assert set(figs) == {f"{f}-0" for f in ("fig-ladder", "fig-speedup", "fig-amortisation", "fig-hit-rate",
-                                            "fig-dram", "fig-roofline")} | {"fig-timeline"}
+                                            "fig-dram", "fig-roofline")} | {"fig-timeline", "fig-answer"}
     for fid, spec in figs.items():
         assert f'<div class="chart" id="{fid}"></div>' in full_html
-        if fid != "fig-timeline":   # every series chart names its series
+        if fid not in ("fig-timeline", "fig-answer"):   # every series chart names its series
             assert "artifact kernels, element pin" in spec["layout"]["title"]["text"]
         assert spec["data"], fid
     timeline = re.search(r'<section class="card" id="timeline">.*?</section>', full_html, re.S).group(0)
@@ -131,22 +132,29 @@ def text_of(fragment: str) -> str:
 
 
 def test_answer_is_the_first_text_after_the_title(tmp_path: Path) -> None:
+    """One line from analysis.answer, first under the title, once on the page; the verdict's
+    per-profile sentences once, in the verdict card (they used to be repeated at the top)."""
     an = analyse(load_runs([write_ladder_run(tmp_path), write_profile_run(tmp_path)]))
     html = render_html(an, plotly_js="")
-    sentences = list(an.of(an.verdict, an.headline)["headline"])
-    assert len(sentences) == 4 and all(s.startswith(p) for s, p in zip(sentences, PROFILES))
-    after_title = html.split("</h1>", 1)[1]
-    assert text_of(after_title).startswith(" ".join(sentences))
-    # reuse_medium, by hand: baseline 54.6 / (pin 16.2 + consumer 44.5) = 0.90x with the pin charged
-    assert sentences[1].startswith("reuse_medium (artifact kernels, element pin): L2P+OptMT vs baseline: "
-                                   "0.90× with the pin kernel charged")
+    line = answer_line(pin_answer(an.verdict))
+    # reuse_medium, by hand: OptMT 46.7 / (pin 16.2 + L2P consumer 44.5) = 0.77x charged; every profile < 1
+    assert line == "Does the L2 pin pay once its kernel is charged? No — artifact: no, 0.77–0.78×."
+    after_title = text_of(html.split("</h1>", 1)[1])
+    assert after_title.startswith(line)
+    assert text_of(html).count(line) == 1
     assert html.index('id="answer"') < html.index("<table")
+    for sentence in an.of(an.verdict, an.headline)["headline"]:
+        assert text_of(html).count(sentence) == 1, sentence
+    verdict = re.search(r'<section class="card" id="verdict-0">.*?</section>', html, re.S).group(0)
+    assert all(s in text_of(verdict) for s in an.verdict["headline"])
 
 
-def test_answer_names_the_series_and_points_to_the_others(tmp_path: Path) -> None:
-    html = light_html(write_ladder_run(tmp_path))
-    answer = re.search(r'<div class="answer" id="answer">.*?</div>', html, re.S).group(0)
-    assert "for artifact kernels, element pin, the headline" in text_of(answer)
+def test_answer_chart_comes_right_after_the_line(tmp_path: Path) -> None:
+    html = render_html(analyse(load_runs([write_ladder_run(tmp_path)])), plotly_js="")
+    answer = html[html.index('id="answer"'):html.index('class="subtitle"')]
+    assert answer.index('id="answer-line"') < answer.index('<div class="chart" id="fig-answer">')
+    assert '<a href="#verdict-0">' in answer
+    assert "fig-answer" in figures_in(html)
 
 
 def test_answer_without_measurements(tmp_path: Path) -> None:

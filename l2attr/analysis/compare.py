@@ -112,15 +112,28 @@ def run_settings(run: Run) -> dict[str, str]:
 
 
 def compare_settings(study: Study, compare: pd.DataFrame) -> pd.DataFrame:
-    """Per pair of runs that share cells: every setting whose value differs, both values."""
+    """Per pair of runs that share cells: every setting both record whose value differs, both values.
+
+    A setting only one run records (the builds of variants the other run never measured, keys an
+    older manifest lacks) is no difference between them; `one_sided_settings` counts those."""
     if compare.empty:
         return pd.DataFrame(columns=["used_run", "run", "setting", "used_value", "value"])
-    by_name = {r.name: r for r in study.runs}
     rows = []
-    for used, run in compare[["used_run", "run"]].drop_duplicates().itertuples(index=False):
-        a, b = run_settings(by_name[used]), run_settings(by_name[run])
-        for key in sorted(set(a) | set(b)):
-            if a.get(key) != b.get(key):
-                rows.append({"used_run": used, "run": run, "setting": key,
-                             "used_value": a.get(key, "(not recorded)"), "value": b.get(key, "(not recorded)")})
+    for used, run, a, b in _pairs(study, compare):
+        for key in sorted(set(a) & set(b)):
+            if a[key] != b[key]:
+                rows.append({"used_run": used, "run": run, "setting": key, "used_value": a[key], "value": b[key]})
     return pd.DataFrame(rows, columns=["used_run", "run", "setting", "used_value", "value"])
+
+
+def _pairs(study: Study, compare: pd.DataFrame) -> list[tuple[str, str, dict[str, str], dict[str, str]]]:
+    by_name = {r.name: r for r in study.runs}
+    return [(used, run, run_settings(by_name[used]), run_settings(by_name[run]))
+            for used, run in compare[["used_run", "run"]].drop_duplicates().itertuples(index=False)]
+
+
+def one_sided_settings(study: Study, compare: pd.DataFrame) -> dict[tuple[str, str], int]:
+    """(used run, other run) -> how many settings only one of the two records."""
+    if compare.empty:
+        return {}
+    return {(used, run): len(set(a) ^ set(b)) for used, run, a, b in _pairs(study, compare)}

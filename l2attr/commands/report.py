@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 from pathlib import Path
 
 from l2attr import atomic
@@ -28,6 +29,9 @@ from l2attr.integrity.identity import combine
 from l2attr.outputs import check_output
 from l2attr.rundir import MANIFEST
 from l2attr.schema import TABLES
+
+if TYPE_CHECKING:
+    from l2attr.report.progress import Progress
 
 # -o extension -> format it implies
 EXTENSION_FORMATS = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html"}
@@ -93,6 +97,16 @@ def run_inputs(run_dirs: list[Path]) -> list[Path]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from l2attr.report.progress import Progress
+
+    progress = Progress()
+    try:
+        return _run(args, progress)
+    finally:
+        progress.done()      # the line goes before anything else is printed, an error included
+
+
+def _run(args: argparse.Namespace, progress: "Progress") -> int:
     fmt = output_format(args.format, args.output)
     output = args.output
     run_dirs = expand_run_dirs(args.run_dirs)
@@ -105,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
     if exp_dirs:
         return _experiments(exp_dirs, run_dirs, fmt, output)
     sweep_dirs, run_dirs = split_sweeps(run_dirs)
+    progress.step(f"reading {len(run_dirs)} run dirs and {len(sweep_dirs)} sweeps")
     sweeps = load_sweeps(sweep_dirs, args.allow_partial)
     if not run_dirs:
         mixed, _ = combine([(an.run.name, an.run.manifest) for an in sweeps], args.allow_mixed)
@@ -118,7 +133,9 @@ def run(args: argparse.Namespace) -> int:
     study.mixed.extend(mixed)
     if output is None and fmt == "html":
         output = default_output(run_dirs)
+    progress.step("analysing")
     analysis = analyse(study, l2_state=args.l2_state, sweeps=[an for an in sweeps if an.run.name not in differing])
+    progress.step(f"rendering {fmt}")
     if fmt == "md":
         from l2attr.report.markdown import render_markdown
         from l2attr.report.sweep_text import markdown_chapter
@@ -127,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
     from l2attr.report.html import render_html
     from l2attr.report.sweep_html import sections as sweep_sections
     html = render_html(analysis, extra=sweep_sections(sweeps) if sweeps else None)
+    progress.step(f"writing {output}")
     _write(output, html)
     print(f"wrote {output} ({len(html.encode()) / 1e6:.1f} MB)")
     return 0

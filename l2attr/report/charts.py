@@ -305,10 +305,12 @@ def heatmap_figure(an: Analysis, quantity: str) -> go.Figure | None:
         colorbar={"title": {"text": unit}, "thickness": 12, "outlinewidth": 0}, **zrange,
         hovertemplate="%{y} · %{x}<br>%{text}<extra></extra>",
     ))
-    layout = _layout(title + _of(an), "", height=360)
+    # half-width charts: the series on a second, smaller line keeps the title clear of plotly's toolbar
+    series = f"<br><span style='font-size:12px;color:#4B5563'>{an.series[0].title}</span>" if _of(an) else ""
+    layout = _layout(title + series, "", height=370)
     layout["yaxis"] = {"autorange": "reversed", "showgrid": False, "ticks": ""}
     layout["xaxis"] = {"showgrid": False, "side": "bottom", "ticks": ""}
-    layout["margin"] = {"l": 120, "r": 24, "t": 56, "b": 48}
+    layout["margin"] = {"l": 120, "r": 24, "t": 72, "b": 48}
     return fig.update_layout(**layout)
 
 

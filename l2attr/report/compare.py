@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from l2attr.analysis.compare import QUANTITY_LABELS
+from l2attr.analysis.compare import QUANTITY_LABELS, one_sided_settings
 
 
 def quantity_label(quantity: str, timer: str) -> str:
@@ -39,15 +39,17 @@ class Pair:
     sentences: list[str]
     settings: pd.DataFrame      # setting, used_value, value
     cells: pd.DataFrame         # analysis.compare's rows of this pair
+    one_sided: int = 0          # settings only one of the two runs records (not listed)
 
 
 def pairs(an: Any) -> list[Pair]:
     """Per pair of runs (analysis order): the title, one sentence per timer, the settings that
     differ and the cells."""
     out = []
+    one_sided = one_sided_settings(an.study, an.compare)
     for (used, run), summary in an.compare_summary.groupby(["used_run", "run"], sort=False):
         def of(df: pd.DataFrame) -> pd.DataFrame:
             return df[(df["used_run"] == used) & (df["run"] == run)]
         out.append(Pair(pair_title(used, run), [summary_sentence(r) for r in summary.to_dict("records")],
-                        of(an.compare_settings), of(an.compare)))
+                        of(an.compare_settings), of(an.compare), one_sided.get((used, run), 0)))
     return out

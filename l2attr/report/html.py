@@ -7,8 +7,9 @@ plotly figure specs. reports/base.html.j2 lays out the page, reports/sections/<k
 draws one section and reports/macros.html.j2 the pieces they share. Autoescaping is on: only the
 figure JSON and plotly.js pass unescaped, both made safe for the <script> they sit in.
 
-The page answers first: right under the title, the headline series' verdict sentences
-(analysis.verdict). Charts are drawn from one JSON block by a small script at the end of the
+The page answers first: right under the title, one line (analysis.answer: does the pin pay once
+charged, per family) and the one chart that shows it (answer_chart); the per-series detail
+follows, each sentence once. A fast-family card speaks its own rung names (own_labels). Charts are drawn from one JSON block by a small script at the end of the
 page with the plotly.js embedded once, inline. Nothing is fetched: the file opens offline.
 """
 
@@ -27,9 +28,11 @@ from l2attr import __version__
 from l2attr.analysis.load import Study, manifest_value
 from l2attr.analysis.study import Analysis, series_view
 from l2attr.report import html_sections as sections
+from l2attr.report.answer_chart import answer_figures
 from l2attr.report.chart_data import drawable
 from l2attr.report.charts import all_figures, figure_json
 from l2attr.report.html_layer_b import attribution
+from l2attr.report.own_labels import relabel, relabel_figure
 from l2attr.report.provenance import provenance
 from l2attr.report.titles import series_title
 from l2attr.resources import data_dir
@@ -66,9 +69,21 @@ SECTION_SPECS: tuple[SectionSpec, ...] = (
 SECTIONS = tuple((s.key, s.title) for s in SECTION_SPECS if not s.optional)
 
 
+def series_family(an: Analysis) -> str:
+    """The family a one-series view shows ('' for the whole analysis)."""
+    return an.series[0].family if len(an.series) == 1 else ""
+
+
+def _own_labels(html: str, family: str) -> Markup:
+    """A rendered card in its family's rung names (already escaped: it stays Markup)."""
+    return Markup(relabel(str(html), family)) if family else Markup(html)
+
+
 def environment() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(data_dir("reports"))), autoescape=True,
-                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(data_dir("reports"))), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["own_labels"] = _own_labels
+    return env
 
 
 def _script_safe_json(obj: Any) -> str:
@@ -78,14 +93,17 @@ def _script_safe_json(obj: Any) -> str:
 
 def _figures(an: Analysis, views: list[tuple[str, Analysis]]) -> dict[str, Any]:
     """Figure id (per-series ids end in the series' suffix) -> plotly spec, for the charts with data."""
-    figures: dict[str, Any] = {}
+    figures: dict[str, Any] = dict(answer_figures(an.verdict, an.series))
+    family: dict[str, str] = {}
     for sfx, view in views:
-        figures.update({fid + sfx: fig for fid, fig in all_figures(view).items()})
+        for fid, fig in all_figures(view).items():
+            figures[fid + sfx], family[fid + sfx] = fig, series_family(view)
     if not an.study.timeline.empty:
         from l2attr.report.timeline_chart import timeline_figure
 
         figures["fig-timeline"] = timeline_figure(an.study.timeline, an.study.phases)
-    return drawable({fid: figure_json(fig) for fid, fig in figures.items() if fig is not None})
+    return drawable({fid: relabel_figure(figure_json(fig), family.get(fid, ""))
+                     for fid, fig in figures.items() if fig is not None})
 
 
 def _sections(an: Analysis, views: list[tuple[str, Analysis]]) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
@@ -98,7 +116,8 @@ def _sections(an: Analysis, views: list[tuple[str, Analysis]]) -> tuple[list[dic
             fields = spec.build(view)
             if fields is not None:
                 drawn.append({**fields, "key": spec.key, "id": spec.key + sfx, "sfx": sfx,
-                              "series": series_title(view) if spec.per_series else ""})
+                              "series": series_title(view) if spec.per_series else "",
+                              "family": series_family(view) if spec.per_series else ""})
         if drawn:
             toc.append((spec.title, "#" + drawn[0]["id"]))
             out += drawn

@@ -15,6 +15,7 @@ import pandas as pd
 
 from l2attr.analysis.calls import headline_rate, label as metric_label
 from l2attr.analysis.amortisation import AMORTISATION_PAIRS
+from l2attr.analysis.answer import QUESTION, answer_line, overall, pin_answer, scope
 from l2attr.analysis.common import is_missing, ordered_profiles, rung_label, why
 from l2attr.analysis.share import T_STEP_DEFINITION
 from l2attr.analysis.study import Analysis
@@ -40,22 +41,19 @@ def says(headline: str) -> tuple[str, str]:
 # -- the answer at the top ----------------------------------------------------------------------
 
 def answer(an: Analysis) -> Section:
-    """The headline series' verdict sentences (analysis.verdict.headline), and the error caveats
-    that say whether to trust them."""
-    head = an.headline
-    rows = an.of(an.verdict, head) if head is not None else pd.DataFrame()
+    """The one-line answer (analysis.answer: does the pin pay once charged, per family), what its
+    numbers are taken over, links to the detail, and the error caveats that say whether to trust it."""
+    answers = pin_answer(an.verdict)
     return {
-        "sentences": [says(h) for h in rows["headline"]] if not rows.empty else [],
-        "series": head.title if head is not None else "",
-        "artifact": head is not None and head.is_headline_family,
+        "line": answer_line(answers),
+        "question": QUESTION,
+        "overall": overall(answers) if answers else "",
+        "families": [(a.text, a.pays) for a in answers],
+        "scope": scope(answers, an.verdict),
         "state": an.state,
-        "others": [(s.title, f"#verdict-{i}") for i, s in enumerate(an.series) if i > 0],
-        "evidence": "#verdict-0" if an.series else "#verdict",
+        "chart": "fig-answer",
+        "details": [(s.title, f"#verdict-{i}") for i, s in enumerate(an.series)],
         "errors": [c.text for c in an.caveats if c.level == "error"],
-        # more than one kernel family measured: a line on all of them and their sentences
-        "families": {"summary": fam.summary(an), "sentences": [says(x) for x in fam.sentences(an)],
-                     "href": "#families"}
-        if fam.many_families(an) else None,
     }
 
 
@@ -301,5 +299,6 @@ def compare(an: Analysis) -> Section | None:
         return None
     pairs = [{"title": p.title, "sentences": p.sentences,
               "settings": table(SETTING_COLUMNS, p.settings) if not p.settings.empty else None,
-              "cells": table(COMPARE_COLUMNS, p.cells), "n": len(p.cells)} for p in compare_pairs(an)]
+              "cells": table(COMPARE_COLUMNS, p.cells), "n": len(p.cells), "one_sided": p.one_sided}
+             for p in compare_pairs(an)]
     return {"pairs": pairs}

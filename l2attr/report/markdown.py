@@ -6,6 +6,7 @@ import math
 from typing import Any, Callable, Sequence
 
 
+from l2attr.analysis.answer import answer_line, pin_answer
 from l2attr.analysis.common import is_missing, ordered_profiles, rung_label, why
 from l2attr.analysis.load import manifest_value
 from l2attr.analysis.share import T_STEP_DEFINITION
@@ -176,6 +177,8 @@ def render_markdown(an: Analysis) -> str:
         f"L2 state: {an.state}. Runs: {', '.join(f'`{r.name}` ({r.kind})' for r in study.runs)}.",
         "",
     ]
+    line = answer_line(pin_answer(an.verdict))      # the one-line answer (analysis.answer)
+    parts += [f"**{line}**", ""] if line else []
     errors = [cv for cv in an.caveats if cv.level == "error"]
     parts += [f"> **Warning:** {cv.text}" for cv in errors] + ([""] if errors else [])
     views = [series_view(an, s) for s in an.series] or [an]

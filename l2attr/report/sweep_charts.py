@@ -62,7 +62,7 @@ def amortisation(an: SweepAnalysis, family: str) -> go.Figure | None:
                      annotations=[note, *break_even_labels(breaks)])
     layout["xaxis"] = {**layout["xaxis"], "type": "log", "title": {"text": "consumer calls per pin (k)"},
                        "tickvals": sorted(set(int(k) for k in c["k"]))}
-    return fig.update_layout(**_legend_below(layout))
+    return fig.update_layout(**_below_axis_title(_legend_below(layout)))
 
 
 def _lines(an: SweepAnalysis, family: str, x: str, series: list[tuple[str, str, str]], title: str,
@@ -85,7 +85,14 @@ def _lines(an: SweepAnalysis, family: str, x: str, series: list[tuple[str, str, 
         notes.append(n)
     layout = _layout(f"{title} · {family}", "speedup over OptMT (×)", height=440, shapes=shapes, annotations=notes)
     layout["xaxis"] = {**layout["xaxis"], "title": {"text": xtitle}, **({"type": "log"} if xlog else {})}
-    return fig.update_layout(**_legend_below(layout))
+    return fig.update_layout(**_below_axis_title(_legend_below(layout)))
+
+
+def _below_axis_title(layout: dict[str, Any]) -> dict[str, Any]:
+    """The legend under the x axis title, not on it (the capacity chart's title sat in its legend)."""
+    layout["legend"] = {**layout["legend"], "y": -0.26}
+    layout["margin"] = {**layout["margin"], "b": 150}
+    return layout
 
 
 def _limits(run: SweepRun) -> list[tuple[float, str]]:

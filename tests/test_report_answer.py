@@ -1,0 +1,172 @@
+"""The report's rules from issue 20, part 4, on a CPU: the one-line answer comes from
+analysis.answer and is said once; its chart shows the verdict's numbers; compare lists only
+settings that differ; the fast family's cards use its own rung names; titles, legends and the
+progress line keep out of the way."""
+
+from __future__ import annotations
+
+import json
+import re
+from html import unescape
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from helpers_rundirs import one_cell_run, write_ladder_run
+from helpers_sweep import write_sweep_run
+from test_report_families import write_fast_profile, write_three_families
+
+from l2attr.analysis import analyse, load_runs
+from l2attr.analysis.answer import answer_line, overall, pin_answer
+from l2attr.cli import main
+from l2attr.report.answer_chart import answer_figure
+from l2attr.report.charts import figure_json, heatmap_figure
+from l2attr.report.html import render_html
+from l2attr.report.own_labels import relabel, relabel_figure
+
+
+def text_of(fragment: str) -> str:
+    return re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", "", fragment))).strip()
+
+
+def card(html: str, cid: str) -> str:
+    return re.search(rf'<section class="card" id="{cid}">.*?</section>', html, re.S).group(0)
+
+
+def verdict_rows(*rows: tuple[str, str, str, float, float]) -> pd.DataFrame:
+    return pd.DataFrame([{"series": f"{f}/{p}", "family": f, "pin": p, "profile": prof,
+                          "pin_speedup_charged": c, "pin_speedup_consumer": free}
+                         for f, p, prof, c, free in rows])
+
+
+# -- the judgement (analysis.answer) -------------------------------------------------------------
+
+def test_yes_no_partly_with_the_charged_range() -> None:
+    v = verdict_rows(("fast", "line", "reuse_high", 1.05, 1.33), ("fast", "line", "random", 0.97, 1.1),
+                     ("artifact", "element", "reuse_high", 0.88, 1.07), ("artifact", "element", "random", 0.90, 1.01),
+                     ("tuned", "line", "reuse_high", 1.2, 1.3), ("tuned", "element", "reuse_high", 1.1, 1.2),
+                     ("tuned", "line", "random", float("nan"), 1.0))          # no charged number: not judged
+    answers = pin_answer(v)
+    assert [a.family for a in answers] == ["artifact", "tuned", "fast"]        # ladder order
+    assert [a.pays for a in answers] == ["no", "yes", "partly"]
+    assert answers[1].cases == 2 and answers[1].pins == ("line", "element")
+    assert overall(answers) == "Partly"
+    assert answer_line(answers) == (
+        "Does the L2 pin pay once its kernel is charged? Partly — artifact: no, 0.88–0.90×; tuned: yes, "
+        "1.10–1.20×; fast: partly, 0.97–1.05× (pays in 1 of 2; best reuse_high, line pin).")
+
+
+def test_no_charged_number_no_line() -> None:
+    assert pin_answer(pd.DataFrame()) == [] and answer_line([]) == ""
+    assert pin_answer(verdict_rows(("artifact", "element", "random", float("nan"), 1.0))) == []
+
+
+# -- the page ------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def families(tmp_path_factory: pytest.TempPathFactory):
+    root = tmp_path_factory.mktemp("answer")
+    an = analyse(load_runs([write_three_families(root), write_fast_profile(root)]))
+    return an, render_html(an, plotly_js="")
+
+
+def test_the_line_is_the_analysis_line_once_first(families) -> None:
+    an, html = families
+    line = answer_line(pin_answer(an.verdict))
+    assert line and text_of(html.split("</h1>", 1)[1]).startswith(line)
+    assert text_of(html).count(line) == 1
+    # the verdict's per-profile sentences: once each, in their verdict card
+    for s, family in zip(an.verdict["headline"], an.verdict["family"]):
+        said = relabel(s, family)        # a fast card says it in the fast family's names
+        assert text_of(html).count(said) == 1, said
+
+
+def test_the_chart_shows_the_verdict_numbers(families) -> None:
+    an, html = families
+    spec = json.loads(re.search(r'id="l2attr-figures">(.*?)</script>', html, re.S).group(1))["fig-answer"]
+    drawn = {(t["name"], x): y + t["base"] for t in spec["data"] for x, y in zip(t["x"], t["y"]) if y is not None}
+    fast = an.verdict[(an.verdict["series"] == "fast/line") & (an.verdict["profile"] == "reuse_high")].iloc[0]
+    assert drawn[("reuse_high", "fast · line pin")] == pytest.approx(fast["pin_speedup_charged"])
+    assert drawn[("reuse_high · pin free", "fast · line pin")] == pytest.approx(fast["pin_speedup_consumer"])
+    assert len(drawn) == 2 * int(an.verdict["pin_speedup_charged"].notna().sum())
+
+
+def test_no_answer_chart_without_a_charged_number() -> None:
+    assert answer_figure(pd.DataFrame(), []) is None
+    assert answer_figure(verdict_rows(("artifact", "element", "random", float("nan"), 1.0)), []) is None
+
+
+def test_fast_cards_use_the_fast_names(families) -> None:
+    an, html = families
+    i = next(i for i, s in enumerate(an.series) if s.family == "fast")
+    for key in ("verdict", "ladder", "share"):
+        text = text_of(card(html, f"{key}-{i}"))
+        assert "fast+pin" in text or "fast" in text
+        assert not re.search(r"(?<![\w+])(L2P\+)?OptMT(?![\w+])", text), key
+    # the other families keep theirs
+    assert "L2P+OptMT" in text_of(card(html, "ladder-0"))
+
+
+def test_relabel_keeps_other_families_and_numbers() -> None:
+    assert relabel("L2P+OptMT vs OptMT, RPF+OptMT, the tuned OptMT consumer", "fast") == \
+        "fast+pin vs fast, RPF+OptMT, the tuned OptMT consumer"
+    assert relabel("L2P+OptMT vs OptMT", "tuned") == "L2P+OptMT vs OptMT"
+    spec = {"data": [{"name": "OptMT", "y": [1.0, None]}], "layout": {"title": {"text": "L2P+OptMT"}}}
+    assert relabel_figure(spec, "fast") == {"data": [{"name": "fast", "y": [1.0, None]}],
+                                            "layout": {"title": {"text": "fast+pin"}}}
+
+
+def test_compare_lists_only_settings_that_differ(tmp_path: Path) -> None:
+    """A setting only one run records (ptxas builds of variants the other never measured) is
+    counted, not listed; one both record with another value is listed."""
+    a = one_cell_run(tmp_path, "A-ladder", "2026-11-29T10:00:00Z", {0: 100.0, 2: 102.0}, measure={"spin_us": 50.0})
+    b = one_cell_run(tmp_path, "B-ladder", "2026-11-30T10:00:00Z", {0: 104.0, 2: 104.0}, measure={"spin_us": 30.0})
+    m = json.loads((a / "manifest.json").read_text())
+    m["ptxas"] = {"variants": {f"tuned/optmt/none.consumer.v{i}": {"registers": 40 + i} for i in range(30)}}
+    (a / "manifest.json").write_text(json.dumps(m))
+    an = analyse(load_runs([a, b]))
+    assert set(an.compare_settings["setting"]) == {"measure.spin_us"}
+    section = text_of(card(render_html(an, plotly_js=""), "compare"))
+    assert "(not recorded)" not in section and "ptxas.variants" not in section
+    assert "30 settings only one of the two runs records" in section
+
+
+# -- layout rules checked on the specs -----------------------------------------------------------
+
+def test_heatmap_series_on_its_own_line(families) -> None:
+    from l2attr.analysis.study import series_view
+
+    an, _ = families
+    drawn = [(s, fig) for s in an.series if (fig := heatmap_figure(series_view(an, s), "dram_read")) is not None]
+    assert drawn
+    for s, fig in drawn:
+        first, _, second = figure_json(fig)["layout"]["title"]["text"].partition("<br>")
+        assert len(first) <= 45 and s.title in second
+
+
+def test_sweep_legend_below_its_axis_title(tmp_path: Path) -> None:
+    from l2attr.analysis.sweep import analyse_sweep
+    from l2attr.analysis.sweep_load import load_sweep
+    from l2attr.report.sweep_charts import figures
+
+    run = write_sweep_run(tmp_path, "capacity")
+    figs = figures(analyse_sweep(load_sweep(run)), "fig-sweep")
+    assert figs
+    for fig in figs.values():
+        layout = figure_json(fig)["layout"]
+        assert layout["legend"]["y"] <= -0.26 and layout["margin"]["b"] >= 150
+
+
+# -- the progress line ---------------------------------------------------------------------------
+
+def test_progress_line_on_request(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    run = write_ladder_run(tmp_path)
+    monkeypatch.setenv("L2ATTR_PROGRESS", "1")
+    assert main(["report", str(run), "-o", str(tmp_path / "r.html")]) == 0
+    err = capsys.readouterr().err
+    assert [ln.split(": ", 1)[1].split(" (")[0] for ln in err.splitlines()] == [
+        "reading 1 run dirs and 0 sweeps", "analysing", "rendering html", f"writing {tmp_path / 'r.html'}"]
+    monkeypatch.delenv("L2ATTR_PROGRESS")
+    assert main(["report", str(run), "-o", str(tmp_path / "r2.html")]) == 0
+    assert capsys.readouterr().err == ""          # not a terminal: quiet, so errors stay one line
