@@ -346,13 +346,16 @@ class RepeatMode(Vocab):
 
     DEVICE = "device"    # kernel timer per kernel
     HOST = "host"        # host clock around producer -> sync and consumer -> sync
-    PROFILE = "profile"  # no timers, NVTX ranges: the Nsight Compute child
+    PROFILE = "profiled"  # no timers, NVTX ranges: the Nsight Compute child
+
+
+# A kept sample's discard reason: empty (no enum value: the empty string is no word).
+KEPT = ""
 
 
 class Discard(Vocab):
-    """Why a kernel-timer sample was not kept (recorded, never silently dropped)."""
+    """Why a kernel-timer sample was not kept (recorded, never silently dropped; KEPT when kept)."""
 
-    KEPT = ""                  # kept
     TIMEOUT = "timeout"        # the blocking kernel gave up waiting: host time may be in the interval
     LATE = "late"              # spin timer: the launch came after the spin had ended
     THROTTLED = "throttled"    # SM clock during the wait below the threshold of the default clock

@@ -17,7 +17,7 @@ from l2attr.analysis.experiment_load import analyse_experiment, load_experiment
 from l2attr.errors import UserError
 from l2attr.measure.cell import CallOps, device_call, host_call, run_repeat
 from l2attr.measure.timer import Sample
-from l2attr.vocab import (CellCondition, Discard, Judgement, Role, experiment_range_name,
+from l2attr.vocab import (KEPT, CellCondition, Judgement, Role, experiment_range_name,
                           parse_experiment_range)
 
 
@@ -30,7 +30,7 @@ class FakeTimer:
     def time(self, launch) -> Sample:
         self.gpu.log.append("timer")
         us = launch()
-        return Sample(float(us), 1.0, Discard.KEPT.value, 1980.0)
+        return Sample(float(us), 1.0, KEPT, 1980.0)
 
 
 class FakeGpu:

@@ -28,7 +28,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Callable, ContextManager
 
-from l2attr.vocab import CellCondition, Discard, RepeatMode, Role
+from l2attr.vocab import KEPT, CellCondition, Discard, RepeatMode, Role
 
 Launch = Callable[[], Any]
 Ranges = Callable[[Role, int], ContextManager[Any]]   # (role, call) -> context around a launch
@@ -106,7 +106,7 @@ def device_call(dev: Any, ops: CallOps, condition: CellCondition, call: int,
         s = dev.timer.time(ops.consumer)
     row.update(consumer_time_us=s.time_us, consumer_enqueue_us=s.enqueue_us, sm_clock_mhz=s.sm_clock_mhz)
     discards.append(s.discard)
-    row["discard"] = next((d for d in discards if d), Discard.KEPT.value)
+    row["discard"] = next((d for d in discards if d), KEPT)
     return row
 
 
@@ -138,7 +138,7 @@ def host_call(dev: Any, ops: CallOps, condition: CellCondition, call: int,
             dev.sync()
     row["consumer_wall_us"] = dev.host_us() - t0
     row["call_wall_us"] = producer_us + row["consumer_wall_us"]
-    row["discard"] = Discard.KEPT.value
+    row["discard"] = KEPT
     return row
 
 

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from l2attr.vocab import Discard, TimerKind
+from l2attr.vocab import KEPT, Discard, TimerKind
 
 Launch = Callable[[], Any]
 NAN = float("nan")
@@ -38,7 +38,7 @@ class Sample:
 
     time_us: float
     enqueue_us: float
-    discard: str = Discard.KEPT.value
+    discard: str = KEPT
     sm_clock_mhz: float = NAN
 
 
@@ -50,12 +50,12 @@ def judge_blocking(timed_out: bool, cycles: int, ns: int, default_mhz: float,
         return Discard.TIMEOUT.value, mhz
     if ns >= MIN_CLOCK_WINDOW_NS and default_mhz > 0 and mhz < min_ratio * default_mhz:
         return Discard.THROTTLED.value, mhz
-    return Discard.KEPT.value, mhz
+    return KEPT, mhz
 
 
 def judge_spin(enqueue_us: float, spin_us: float) -> str:
     """A spin-timer sample is late when the host needed longer to enqueue than the spin lasted."""
-    return Discard.LATE.value if spin_us <= 0 or enqueue_us >= spin_us else Discard.KEPT.value
+    return Discard.LATE.value if spin_us <= 0 or enqueue_us >= spin_us else KEPT
 
 
 class _Events:
