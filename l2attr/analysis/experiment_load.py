@@ -23,13 +23,6 @@ from l2attr.schema import EXP_CELLS, EXP_METRICS, EXP_SAMPLES, Table
 KIND = "experiment"
 
 
-def is_experiment_dir(path: Path) -> bool:
-    try:
-        return RunDir.open(path).manifest().get("kind") == KIND
-    except UserError:
-        return False
-
-
 def _unique(df: pd.DataFrame, table: Table, where: Path) -> None:
     dup = df.duplicated(list(table.key), keep=False)
     if dup.any():

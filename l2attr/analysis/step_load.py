@@ -15,13 +15,6 @@ from l2attr.schema import STEP_KERNELS, STEP_OPS, STEP_TIMES
 KIND = "step"
 
 
-def is_step_dir(path: Path) -> bool:
-    try:
-        return RunDir.open(path).manifest().get("kind") == KIND
-    except UserError:
-        return False
-
-
 def load_step(path: Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     run = RunDir.open(Path(path))
     m = run.manifest()

@@ -112,12 +112,11 @@ def _run(args: argparse.Namespace, progress: "Progress") -> int:
     run_dirs = expand_run_dirs(args.run_dirs)
     if output is not None:
         check_output(output, "-o", inputs=run_inputs(run_dirs))
-    step_dirs, run_dirs = split_kind(run_dirs, "step")
-    if step_dirs:
-        return _steps(step_dirs, run_dirs, fmt, output)
-    exp_dirs, run_dirs = split_experiments(run_dirs)
-    if exp_dirs:
-        return _experiments(exp_dirs, run_dirs, fmt, output)
+    from l2attr.commands.report_pages import page_kind, report_page
+
+    kind = page_kind(run_dirs)
+    if kind is not None:
+        return report_page(kind, run_dirs, fmt, output, _emit, _write)
     sweep_dirs, run_dirs = split_sweeps(run_dirs)
     progress.step(f"reading {len(run_dirs)} run dirs and {len(sweep_dirs)} sweeps")
     sweeps = load_sweeps(sweep_dirs, args.allow_partial)
@@ -175,72 +174,6 @@ def _write(path: Path, text: str) -> None:
         atomic.write_text(path, text)
     except OSError as exc:
         raise UserError(f"cannot write {path}: {exc.strerror}") from None
-
-
-def split_kind(run_dirs: list[Path], kind: str) -> tuple[list[Path], list[Path]]:
-    """(run dirs of `kind`, the others)."""
-    from l2attr.rundir import RunDir
-
-    def is_kind(d: Path) -> bool:
-        try:
-            return RunDir.open(d).manifest().get("kind") == kind
-        except UserError:
-            return False
-
-    mine = [d for d in run_dirs if is_kind(d)]
-    return mine, [d for d in run_dirs if d not in mine]
-
-
-def _steps(step_dirs: list[Path], others: list[Path], fmt: str, output: Path | None) -> int:
-    """Step runs alone, on their page (HTML) or as their headlines (Markdown)."""
-    from l2attr.analysis.step_load import analyse_step
-
-    if others:
-        raise UserError(f"{others[0]} is not a step run: report step runs on their own")
-    answers = [analyse_step(d) for d in step_dirs]
-    if fmt == "md":
-        names = [(a.manifest.get("step") or {}).get("name", "step") for a in answers]
-        lines = ["# What is inter-kernel L2 reuse worth in a step? (l2attr step)", ""]
-        lines += [f"- {a.headline(n)}" for a, n in zip(answers, names)]
-        return _emit(output, "\n".join(lines) + "\n")
-    from l2attr.report.step_page import render
-
-    if output is None:
-        output = check_output(Path("report.html"), "the default output")
-    html = render(answers)
-    _write(output, html)
-    print(f"wrote {output} ({len(html.encode()) / 1e6:.1f} MB)")
-    return 0
-
-
-def split_experiments(run_dirs: list[Path]) -> tuple[list[Path], list[Path]]:
-    """(experiment run dirs, the others): an experiment has its own page."""
-    from l2attr.analysis.experiment_load import is_experiment_dir
-
-    exps = [d for d in run_dirs if is_experiment_dir(d)]
-    return exps, [d for d in run_dirs if d not in exps]
-
-
-def _experiments(exp_dirs: list[Path], others: list[Path], fmt: str, output: Path | None) -> int:
-    """Experiment runs alone, on their page (HTML) or as their headlines (Markdown)."""
-    from l2attr.analysis.experiment_load import analyse_experiment, load_experiment
-
-    if others:
-        raise UserError(f"{others[0]} is not an experiment run: report experiment runs on their own "
-                        "(l2attr report EXPERIMENT_RUN_DIR ...)")
-    analyses = [analyse_experiment(load_experiment(d)) for d in exp_dirs]
-    if fmt == "md":
-        lines = ["# What is the L2 handoff worth? (l2attr experiments)", ""]
-        lines += [f"- {h}" for a in analyses for h in a.verdict.get("headline", [])]
-        return _emit(output, "\n".join(lines) + "\n")
-    from l2attr.report.experiment import render
-
-    if output is None:
-        output = check_output(Path("report.html"), "the default output")
-    html = render(analyses)
-    _write(output, html)
-    print(f"wrote {output} ({len(html.encode()) / 1e6:.1f} MB)")
-    return 0
 
 
 def split_sweeps(run_dirs: list[Path]) -> tuple[list[Path], list[Path]]:

@@ -27,7 +27,7 @@ import pandas as pd
 
 from l2attr.ladder import Variant
 from l2attr.measure.cell import CallOps, device_call, host_call
-from l2attr.measure.timer import Sample
+from l2attr.measure.verbs import GpuVerbs
 from l2attr.schema import SAMPLES
 from l2attr.vocab import NVTX_DOMAIN, CellCondition, L2State, Role, range_name
 
@@ -36,29 +36,6 @@ NAN = float("nan")
 CONDITION_OF = {L2State.NATURAL: CellCondition.NATURAL, L2State.FLUSH: CellCondition.FLUSH_BEFORE_CALL,
                 L2State.FLUSH_AFTER_PIN: CellCondition.FLUSH_AFTER_PRODUCER,
                 L2State.RESET_AFTER_PIN: CellCondition.RESET_AFTER_PRODUCER}
-
-
-class _Verbs:
-    """measure/gpu.Gpu (or a test's fake) in the generic protocol's verbs."""
-
-    def __init__(self, gpu: Any) -> None:
-        self.gpu, self.timer = gpu, self
-
-    def time(self, launch: Callable[[], None]) -> Sample:
-        us = self.gpu.timed(launch)
-        return Sample(us, self.gpu.last_lag_us, getattr(self.gpu, "last_discard", ""))
-
-    def flush_l2(self) -> None:
-        self.gpu.flush_l2()
-
-    def reset_persisting(self) -> None:
-        self.gpu.reset_l2_priority()
-
-    def sync(self) -> None:
-        self.gpu.stream_sync()
-
-    def host_us(self) -> float:
-        return self.gpu.host_clock_us()
 
 
 def reference_launch(gpu: Any, idx: Any, t: int) -> Callable[[], None]:
@@ -80,7 +57,7 @@ class CellRunner:
                  indices: Any, hot: Any, nvtx_last: int = 0, nvtx_calls: bool = False,
                  window: Any = None) -> None:
         self.gpu, self.kernels, self.variant, self.profile = gpu, kernels, v, profile
-        self.device = _Verbs(gpu)
+        self.device = GpuVerbs(gpu)
         self.l2_state = L2State(l2_state)
         self.indices, self.hot, self.nvtx_last = indices, hot, nvtx_last
         self.nvtx_calls = nvtx_calls   # also one `call` range around pin -> sync -> consumer

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from l2attr.measure.cell import CallOps, device_call, host_call
-from l2attr.measure.timer import Sample
+from l2attr.measure.verbs import GpuVerbs
 from l2attr.sweep.schedule import Call
 from l2attr.vocab import CellCondition, Role, SweepRole, Timer
 
@@ -48,7 +48,7 @@ def run_calls(gpu: Any, ops: ArmOps, calls: list[Call], device_timed: bool,
     NVTX range around kernels (device mode) for the profiler (sweep/dram.py). Each call goes
     through the one cell protocol (measure/cell.py): pin = producer, pollute = between."""
     rows: list[dict[str, Any]] = []
-    verbs = _Verbs(gpu)
+    verbs = GpuVerbs(gpu)
     for c in calls:
         timed = _device_call(verbs, ops, c, ranges or _no_range) if device_timed else _host_call(verbs, ops, c)
         if c.warmup:
@@ -63,30 +63,6 @@ Timed = list[tuple[SweepRole, Timer, float, float]]
 ROLE_OF = {Role.PRODUCER: SweepRole.PIN, Role.POLLUTE: SweepRole.POLLUTE, Role.CONSUMER: SweepRole.CONSUMER}
 
 
-class _Verbs:
-    """measure/gpu.Gpu (or a fake) in the cell protocol's verbs; keeps each timed kernel's lag."""
-
-    def __init__(self, gpu: Any) -> None:
-        self.gpu, self.timer, self.lags = gpu, self, []
-
-    def time(self, launch: Launch) -> Sample:
-        us = self.gpu.timed(launch)
-        self.lags.append(self.gpu.last_lag_us)
-        return Sample(us, self.gpu.last_lag_us, getattr(self.gpu, "last_discard", ""))
-
-    def flush_l2(self) -> None:
-        self.gpu.flush_l2()
-
-    def reset_persisting(self) -> None:
-        self.gpu.reset_l2_priority()
-
-    def sync(self) -> None:
-        self.gpu.stream_sync()
-
-    def host_us(self) -> float:
-        return self.gpu.host_clock_us()
-
-
 def _cell_ops(ops: ArmOps, c: Call) -> CallOps:
     table = c.table
     return CallOps(consumer=ops.consumer(c.table, c.batch),
@@ -95,7 +71,7 @@ def _cell_ops(ops: ArmOps, c: Call) -> CallOps:
                    between=ops.pollute, setup=(lambda: ops.setup(table)) if ops.setup is not None else None)
 
 
-def _device_call(verbs: _Verbs, ops: ArmOps, c: Call, ranges: Ranges) -> Timed:
+def _device_call(verbs: GpuVerbs, ops: ArmOps, c: Call, ranges: Ranges) -> Timed:
     nan = float("nan")
     verbs.lags = []
     cell_ops = _cell_ops(ops, c)
@@ -113,6 +89,6 @@ def _device_call(verbs: _Verbs, ops: ArmOps, c: Call, ranges: Ranges) -> Timed:
     return out
 
 
-def _host_call(verbs: _Verbs, ops: ArmOps, c: Call) -> Timed:
+def _host_call(verbs: GpuVerbs, ops: ArmOps, c: Call) -> Timed:
     r = host_call(verbs, _cell_ops(ops, c), CellCondition.NATURAL, c.position)
     return [(SweepRole.CALL, Timer.WALL, r["call_wall_us"], float("nan"))]

@@ -1,0 +1,75 @@
+"""`l2attr report` for the run kinds with a page of their own (experiment, step runs).
+
+One rule for both: such runs are reported on their own (mixing them with ladder runs is one
+clear line), as one HTML page or their headlines in Markdown.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from l2attr.errors import UserError
+from l2attr.outputs import check_output
+from l2attr.rundir import RunDir
+
+
+def _experiments(dirs: list[Path]) -> tuple[list[str], Callable[[], str]]:
+    from l2attr.analysis.experiment_load import analyse_experiment, load_experiment
+    from l2attr.report.experiment import render
+
+    analyses = [analyse_experiment(load_experiment(d)) for d in dirs]
+    return [h for a in analyses for h in a.verdict.get("headline", [])], lambda: render(analyses)
+
+
+def _steps(dirs: list[Path]) -> tuple[list[str], Callable[[], str]]:
+    from l2attr.analysis.step_load import analyse_step
+    from l2attr.report.step_page import render
+
+    answers = [analyse_step(d) for d in dirs]
+    return ([a.headline((a.manifest.get("step") or {}).get("name", "step")) for a in answers],
+            lambda: render(answers))
+
+
+# run kind -> (Markdown title, reader: dirs -> (headlines, html renderer))
+PAGES: dict[str, tuple[str, Callable[[list[Path]], tuple[list[str], Callable[[], str]]]]] = {
+    "step": ("What is inter-kernel L2 reuse worth in a step? (l2attr step)", _steps),
+    "experiment": ("What is the L2 handoff worth? (l2attr experiments)", _experiments),
+}
+
+
+def kind_of(path: Path) -> str | None:
+    try:
+        return RunDir.open(path).manifest().get("kind")
+    except UserError:
+        return None
+
+
+def page_kind(run_dirs: list[Path]) -> str | None:
+    """The one page kind among the run dirs, or None; mixing it with any other run is refused."""
+    kinds = {d: kind_of(d) for d in run_dirs}
+    paged = {k for k in kinds.values() if k in PAGES}
+    if not paged:
+        return None
+    kind = sorted(paged)[0]
+    others = [d for d, k in kinds.items() if k != kind]
+    if others:
+        raise UserError(f"{others[0]} is not a {kind} run: report {kind} runs on their own")
+    return kind
+
+
+def report_page(kind: str, run_dirs: list[Path], fmt: str, output: Path | None,
+                emit: Callable[[Path | None, str], int], write: Callable[[Path, str], None]) -> int:
+    title, read = PAGES[kind]
+    headlines, render = read(run_dirs)
+    if fmt == "md":
+        return emit(output, "\n".join([f"# {title}", "", *[f"- {h}" for h in headlines]]) + "\n")
+    if output is None:
+        output = check_output(Path("report.html"), "the default output")
+    html = render()
+    write(output, html)
+    print(f"wrote {output} ({len(html.encode()) / 1e6:.1f} MB)")
+    return 0
+
+
+__all__ = ["report_page", "page_kind", "kind_of", "Any"]
