@@ -13,8 +13,8 @@ from typing import Any
 
 from l2attr.errors import UserError
 from l2attr.ladder import DEFAULT_MAXRREGCOUNT, FAMILIES, FAST_DEFAULT, PIN_FUNCTIONS, PIN_SOURCE, Variant
-from l2attr.resources import data_dir
-from l2attr.vocab import Pin
+from l2attr.resources import KERNELS_DIR, data_dir
+from l2attr.vocab import Abi, ConsumerCode, Pin
 
 SCALAR_CODE = {"fp32": 0, "fp16": 1, "bf16": 2}
 
@@ -57,9 +57,9 @@ def consumer_spec(v: Variant, dtype: str, maxrregcount: int = DEFAULT_MAXRREGCOU
     opts = [f"-DSCALAR_T={SCALAR_CODE[dtype]}"]
     abi = FAMILIES[v.family].abi
     function = v.consumer_function
-    if abi == "tuned" and v.rung.consumer == "rpf":
+    if abi == Abi.TUNED and v.rung.consumer == ConsumerCode.RPF:
         opts.append(f"-DRPF_DEPTH={rpf_depth}")
-    if abi == "fast":
+    if abi == Abi.FAST:
         opts.extend((fast or FastOptions()).options(dtype, weighted))
         function = function.format(vec=vec or widest_vec(dtype), weighted="_w" if weighted else "")
     opts.extend(v.compile_options(maxrregcount))
@@ -93,7 +93,7 @@ READ_SPEC = KernelSpec("flush_l2.cu", "read_stream", ())
 def _module(source: str, options: tuple[str, ...], arch: str) -> Any:
     import cupy
 
-    kdir = data_dir("kernels")
+    kdir = data_dir(KERNELS_DIR)
     code = (kdir / source).read_text()
     opts = ("--std=c++17", f"-I{kdir}", *options)  # CuPy adds -arch for the current device
     try:

@@ -30,7 +30,7 @@ from l2attr.report import html_sections as sections
 from l2attr.report.charts import all_figures, figure_json
 from l2attr.report.html_layer_b import attribution
 from l2attr.report.provenance import provenance
-from l2attr.resources import data_dir
+from l2attr.resources import REPORTS_DIR, data_dir
 
 BASE_TEMPLATE = "base.html.j2"
 
@@ -73,7 +73,7 @@ def series_title(an: Analysis) -> str:
 
 
 def environment() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(data_dir("reports"))), autoescape=True,
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(data_dir(REPORTS_DIR))), autoescape=True,
                               undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 
 
