@@ -11,33 +11,34 @@ from typing import NoReturn
 
 from l2attr import __version__
 from l2attr.errors import UserError
+from l2attr.vocab import Command
 
 # subcommand -> (module under l2attr.commands, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "ladder": ("ladder", "layer A: time the five-rung kernel ladder x reuse profiles (GPU)"),
-    "profile": ("profile", "layer B: Nsight Compute L2 attribution per role, or --import a report"),
-    "sweep": ("sweep", "measured sweeps: amortisation, hot-set size, access-policy window, L2 capacity, "
-                       "pollution (GPU)"),
-    "experiment": ("experiment", "any producer -> consumer pair: time, profile (ncu child), show (GPU)"),
-    "step": ("step", "what inter-kernel L2 reuse is worth in a whole PyTorch step (GPU)"),
-    "report": ("report", "turn run dirs into one offline HTML (or Markdown) attribution report"),
-    "traces": ("traces", "inspect, generate and calibrate index traces (CPU)"),
-    "doctor": ("doctor", "check GPU, CUDA, ncu counters, nvtx, ncu_report: can ladder/profile run?"),
+    Command.LADDER: (Command.LADDER, "layer A: time the five-rung kernel ladder x reuse profiles (GPU)"),
+    Command.PROFILE: (Command.PROFILE, "layer B: Nsight Compute L2 attribution per role, or --import a report"),
+    Command.SWEEP: (Command.SWEEP, "measured sweeps: amortisation, hot-set size, access-policy window, "
+                                   "L2 capacity, pollution (GPU)"),
+    Command.EXPERIMENT: (Command.EXPERIMENT, "any producer -> consumer pair: time, profile (ncu child), show (GPU)"),
+    Command.STEP: (Command.STEP, "what inter-kernel L2 reuse is worth in a whole PyTorch step (GPU)"),
+    Command.REPORT: (Command.REPORT, "turn run dirs into one offline HTML (or Markdown) attribution report"),
+    Command.TRACES: (Command.TRACES, "inspect, generate and calibrate index traces (CPU)"),
+    Command.DOCTOR: (Command.DOCTOR, "check GPU, CUDA, ncu counters, nvtx, ncu_report: can ladder/profile run?"),
 }
 
 # What Ctrl-C leaves behind differs per command: only the ladder can resume; the others write
 # their outputs atomically, so an interrupted one leaves the old file or none.
 INTERRUPTED: dict[str, str] = {
-    "ladder": "interrupted; finished cells are on disk (use --resume RUN_DIR)",
-    "sweep": "interrupted; finished units are on disk (use l2attr sweep --resume RUN_DIR)",
-    "profile": "interrupted; a run dir it started is incomplete (manifest status 'running'): "
-               "run the profile again",
-    "profile --import": "interrupted; nothing was written",
-    "report": "interrupted; no report was written",
-    "step": "interrupted; a step run is written only when complete",
-    "experiment": "interrupted; finished (condition, repeat) units are on disk (Experiment.time(resume=RUN_DIR))",
-    "traces": "interrupted; files it had not yet reported as written were not written",
-    "doctor": "interrupted",
+    Command.LADDER: "interrupted; finished cells are on disk (use --resume RUN_DIR)",
+    Command.SWEEP: "interrupted; finished units are on disk (use l2attr sweep --resume RUN_DIR)",
+    Command.PROFILE: "interrupted; a run dir it started is incomplete (manifest status 'running'): "
+                     "run the profile again",
+    f"{Command.PROFILE} --import": "interrupted; nothing was written",
+    Command.REPORT: "interrupted; no report was written",
+    Command.STEP: "interrupted; a step run is written only when complete",
+    Command.EXPERIMENT: "interrupted; finished (condition, repeat) units are on disk (Experiment.time(resume=RUN_DIR))",
+    Command.TRACES: "interrupted; files it had not yet reported as written were not written",
+    Command.DOCTOR: "interrupted",
 }
 EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 128 + 13  # what a shell reports for a Unix tool ended by SIGPIPE
@@ -62,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_text) in SUBCOMMANDS.items():
         mod = importlib.import_module(f"l2attr.commands.{module}")
-        p = sub.add_parser(name, help=help_text, description=mod.__doc__,
+        p = sub.add_parser(str(name), help=help_text, description=mod.__doc__,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         mod.add_arguments(p)
         p.set_defaults(_run=mod.run)
@@ -71,8 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def interrupted_message(args: argparse.Namespace) -> str:
     key = args.command
-    if key == "profile" and getattr(args, "import_path", None) is not None:
-        key = "profile --import"
+    if key == Command.PROFILE and getattr(args, "import_path", None) is not None:
+        key = f"{Command.PROFILE} --import"
     return INTERRUPTED.get(key, "interrupted")
 
 

@@ -11,17 +11,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from l2attr.errors import UserError
-from l2attr.vocab import Family, Pin
+from l2attr.vocab import Abi, ConsumerCode, Family, Pin, Profile, RungId
 
 DEFAULT_MAXRREGCOUNT = 42
-PROFILES = ("reuse_high", "reuse_medium", "reuse_low", "random")
+PROFILES = Profile.values()
 
 
 @dataclass(frozen=True)
 class Rung:
-    name: str
+    name: str             # a RungId value
     label: str            # as the paper names it
-    consumer: str         # "plain" | "rpf" | "torch"
+    consumer: str         # a ConsumerCode value
     register_cap: bool    # compile with --maxrregcount
     pins: bool            # a pin kernel runs before the consumer
     below: str | None     # the rung this one's marginal delta is taken against
@@ -32,21 +32,21 @@ class Rung:
 
 
 RUNGS: tuple[Rung, ...] = (
-    Rung("baseline", "baseline", "plain", False, False, None),
-    Rung("optmt", "OptMT", "plain", True, False, "baseline"),
-    Rung("rpf_optmt", "RPF+OptMT", "rpf", True, False, "optmt"),
-    Rung("l2p_optmt", "L2P+OptMT", "plain", True, True, "optmt"),
-    Rung("combined", "RPF+L2P+OptMT", "rpf", True, True, "rpf_optmt"),
+    Rung(RungId.BASELINE.value, RungId.BASELINE.value, ConsumerCode.PLAIN.value, False, False, None),  # label: its id
+    Rung(RungId.OPTMT.value, "OptMT", ConsumerCode.PLAIN.value, True, False, RungId.BASELINE.value),
+    Rung(RungId.RPF_OPTMT.value, "RPF+OptMT", ConsumerCode.RPF.value, True, False, RungId.OPTMT.value),
+    Rung(RungId.L2P_OPTMT.value, "L2P+OptMT", ConsumerCode.PLAIN.value, True, True, RungId.OPTMT.value),
+    Rung(RungId.COMBINED.value, "RPF+L2P+OptMT", ConsumerCode.RPF.value, True, True, RungId.RPF_OPTMT.value),
 )
 # Reference row: PyTorch's own kernel on the same data (not a rung of the ladder).
-TORCH = Rung("torch", "torch.nn.functional.embedding_bag", "torch", False, False, None)
+TORCH = Rung(RungId.TORCH.value, "torch.nn.functional.embedding_bag", ConsumerCode.TORCH.value, False, False, None)
 
 RUNG_BY_NAME = {r.name: r for r in (*RUNGS, TORCH)}
 LADDER_ORDER = [r.name for r in RUNGS] + [TORCH.name]
 
 # Opt-in rung (issue #10; `--rungs ...,apw_optmt`): OptMT on tables whose hot rows were copied to
 # their front, under a persisting-L2 access-policy window instead of a pin kernel (measure/residency.py).
-APW = Rung("apw_optmt", "APW+OptMT", "plain", True, False, "optmt", window=True)
+APW = Rung(RungId.APW_OPTMT.value, "APW+OptMT", ConsumerCode.PLAIN.value, True, False, RungId.OPTMT.value, window=True)
 RUNG_BY_NAME[APW.name] = APW
 LADDER_ORDER.insert(LADDER_ORDER.index(TORCH.name), APW.name)
 
@@ -58,8 +58,8 @@ class KernelFamily:
     name: Family
     title: str
     source: str                     # file under kernels/
-    functions: dict[str, str]       # rung.consumer ("plain" | "rpf") -> kernel function
-    abi: str                        # launch argument layout: "aten" (artifact) | "tuned"
+    functions: dict[str, str]       # rung.consumer (ConsumerCode) -> kernel function
+    abi: str                        # launch argument layout (an Abi value)
     pins: tuple[Pin, ...]           # pin granularities this family may use; the first is default
     rpf_reads_one_past_end: bool    # the RPF consumer may read one index past its bag's end
     headline: bool                  # the report leads with this family
@@ -81,23 +81,27 @@ class KernelFamily:
 FAMILIES: dict[Family, KernelFamily] = {
     Family.ARTIFACT: KernelFamily(
         Family.ARTIFACT, "the artifact's kernels (ATen-structured consumer, per-element pin)",
-        "artifact_consumer.cu", {"plain": "artifact_plain", "rpf": "artifact_rpf"}, "aten",
+        "artifact_consumer.cu", {ConsumerCode.PLAIN: "artifact_plain", ConsumerCode.RPF: "artifact_rpf"},
+        Abi.ATEN.value,
         (Pin.ELEMENT,), True, True),
     Family.TUNED: KernelFamily(
         Family.TUNED, "l2attr's tuned kernels (own consumer, per-line pin by default)",
-        "tuned_consumer.cu", {"plain": "tuned_plain", "rpf": "tuned_rpf"}, "tuned",
+        "tuned_consumer.cu", {ConsumerCode.PLAIN: "tuned_plain", ConsumerCode.RPF: "tuned_rpf"}, Abi.TUNED.value,
         (Pin.LINE, Pin.ELEMENT), False, False),
     # The consumer at the HBM limit has no register-cap or register-prefetch rungs of its own: it
     # fills the "consumer without pin" slot (OptMT's, the pin rung's comparand) as `fast` and the
     # pin slot as `fast+pin`, compiled without a register cap (its occupancy is its own design).
     Family.FAST: KernelFamily(
         Family.FAST, "l2attr's consumer at the HBM limit (warps per bag, vector row loads, loads in flight)",
-        "fast_consumer.cu", {"plain": "fast_v{vec}{weighted}"}, "fast", (Pin.LINE, Pin.ELEMENT), False, False,
-        rungs=("optmt", "l2p_optmt", "apw_optmt"),
-        rung_labels=(("optmt", "fast"), ("l2p_optmt", "fast+pin"), ("apw_optmt", "fast+window")),
+        "fast_consumer.cu", {ConsumerCode.PLAIN: "fast_v{vec}{weighted}"}, Abi.FAST.value, (Pin.LINE, Pin.ELEMENT),
+        False, False,
+        rungs=(RungId.OPTMT.value, RungId.L2P_OPTMT.value, RungId.APW_OPTMT.value),
+        rung_labels=((RungId.OPTMT.value, Family.FAST.value), (RungId.L2P_OPTMT.value, "fast+pin"),
+                     (RungId.APW_OPTMT.value, "fast+window")),
         register_cap=False),
 }
 FAMILY_ORDER: tuple[Family, ...] = (Family.ARTIFACT, Family.TUNED, Family.FAST)
+ALL_FAMILIES = "all"   # `--family all`: every family, in FAMILY_ORDER
 
 
 @dataclass(frozen=True)
@@ -129,7 +133,7 @@ class Variant:
 
     @property
     def is_reference(self) -> bool:
-        return self.rung.consumer == "torch"
+        return self.rung.consumer == ConsumerCode.TORCH
 
     @property
     def consumer_function(self) -> str:
@@ -141,7 +145,7 @@ class Variant:
 
     @property
     def reads_one_past_end(self) -> bool:
-        return self.rung.consumer == "rpf" and FAMILIES[self.family].rpf_reads_one_past_end
+        return self.rung.consumer == ConsumerCode.RPF and FAMILIES[self.family].rpf_reads_one_past_end
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -150,7 +154,7 @@ class Variant:
     @property
     def label(self) -> str:
         if self.is_reference:
-            return "torch"
+            return RungId.TORCH.value
         pin = f" ({self.pin.value} pin)" if self.rung.pins else ""
         fam = FAMILIES[self.family]
         if self.rung.name in dict(fam.rung_labels):  # the family's own name already says which
@@ -165,7 +169,7 @@ class Variant:
 def variant(family: Family | str, rung: Rung | str, pin: Pin | str | None = None) -> Variant:
     """Build a variant, checking that the family allows the pin granularity."""
     r = RUNG_BY_NAME[rung] if isinstance(rung, str) else rung
-    if r.consumer == "torch":
+    if r.consumer == ConsumerCode.TORCH:
         return Variant(Family.REFERENCE, r, Pin.NONE)
     fam = FAMILIES[Family(family)]
     if not fam.implements(r):
@@ -185,11 +189,11 @@ def plan_variants(families: list[Family], rungs: list[Rung], pin: Pin | None = N
     out: list[Variant] = []
     for fam in families:
         for r in rungs:
-            if r.consumer == "torch" or not FAMILIES[fam].implements(r):
+            if r.consumer == ConsumerCode.TORCH or not FAMILIES[fam].implements(r):
                 continue
             chosen = pin if (pin is not None and pin in FAMILIES[fam].pins) else None
             out.append(variant(fam, r, chosen))
-    if any(r.consumer == "torch" for r in rungs):
+    if any(r.consumer == ConsumerCode.TORCH for r in rungs):
         out.append(variant(Family.REFERENCE, TORCH))
     return out
 
@@ -209,7 +213,7 @@ def parse_rungs(text: str | None) -> list[Rung]:
 
 def parse_families(text: str | None) -> list[Family]:
     """`artifact`, `tuned`, `fast`, `all`, or a comma list; the headline family first."""
-    if not text or text.strip() == "all":
+    if not text or text.strip() == ALL_FAMILIES:
         return list(FAMILY_ORDER)
     names = [n.strip() for n in text.split(",") if n.strip()]
     valid = [f.value for f in FAMILY_ORDER]

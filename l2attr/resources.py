@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 _PKG = Path(__file__).resolve().parent
+KERNELS_DIR, METRICS_DIR, REPORTS_DIR = "kernels", "metrics", "reports"   # the folders' names
 
 
 def data_dir(name: str) -> Path:

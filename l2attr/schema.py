@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from l2attr.errors import UserError
+from l2attr.vocab import Family, Pin, Quantity, RungId, Timer
 
 SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)  # version 1: before kernel families (see upgrade_v1)
@@ -101,6 +102,11 @@ METRICS = Table(
         "unit": "unit as Nsight Compute reports it (byte, sector, %, ns, ...)",
     },
     ("cell", "condition", "role", "table", "batch", "metric"),
+    optional={  # kept for traceability (profile.ncu_import writes them)
+        "l2_state": "L2 state the range name says the call ran under",
+        "report": "the .ncu-rep file the kernel was read from",
+        "launch": "the kernel's launch index in its report",
+    },
 )
 
 TIMELINE = Table(
@@ -261,15 +267,15 @@ def upgrade_v1(df: pd.DataFrame, table: Table, manifest: dict) -> pd.DataFrame:
     `measure.pin_granularity` (default line); `call_wall` became quantity `call` with timer `wall`.
     """
     df = df.copy()
-    pin = str((manifest.get("measure") or {}).get("pin_granularity") or "line")
+    pin = str((manifest.get("measure") or {}).get("pin_granularity") or Pin.LINE.value)
     if "family" not in df:
-        df["family"] = ["reference" if r == "torch" else "tuned" for r in df["rung"]]
+        df["family"] = [(Family.REFERENCE if r == RungId.TORCH else Family.TUNED).value for r in df["rung"]]
     if "pin" not in df and "rung" in df:
-        df["pin"] = [pin if r in ("l2p_optmt", "combined") else "none" for r in df["rung"]]
-    if table.name == "cells" and "timer" not in df:
-        df["timer"] = ["wall" if q == "call_wall" else "kernel" for q in df["quantity"]]
-        df["quantity"] = ["call" if q == "call_wall" else q for q in df["quantity"]]
-    if table.name == "samples" and "consumer_artifact_time_us" not in df:
+        df["pin"] = [pin if r in (RungId.L2P_OPTMT, RungId.COMBINED) else Pin.NONE.value for r in df["rung"]]
+    if table.name == CELLS.name and "timer" not in df:
+        df["timer"] = [(Timer.WALL if q == "call_wall" else Timer.KERNEL).value for q in df["quantity"]]
+        df["quantity"] = [Quantity.CALL.value if q == "call_wall" else q for q in df["quantity"]]
+    if table.name == SAMPLES.name and "consumer_artifact_time_us" not in df:
         df["consumer_artifact_time_us"] = float("nan")
     return df
 

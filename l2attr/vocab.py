@@ -8,11 +8,12 @@ plain value in CSV files and manifests.
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
+
+from l2attr.grammar import Grammar, alternatives, count, rest, word
 
 
 class Vocab(str, Enum):
@@ -95,6 +96,131 @@ class Verdict(Vocab):
     INCONCLUSIVE = "inconclusive"
 
 
+class RungId(Vocab):
+    """The rungs of the ladder (l2attr.ladder declares what each is), and torch as the reference row."""
+
+    BASELINE = "baseline"
+    OPTMT = "optmt"              # register cap
+    RPF_OPTMT = "rpf_optmt"      # + register prefetch
+    L2P_OPTMT = "l2p_optmt"      # pin kernel -> sync -> OptMT consumer
+    COMBINED = "combined"        # RPF + L2P + OptMT
+    APW_OPTMT = "apw_optmt"      # opt-in: remapped hot rows under an access-policy window, no pin kernel
+    TORCH = "torch"              # torch.nn.functional.embedding_bag: a reference row, not a rung
+
+
+class ConsumerCode(Vocab):
+    """Which consumer code a rung runs."""
+
+    PLAIN = "plain"
+    RPF = "rpf"                  # register prefetch
+    TORCH = "torch"              # torch's own kernel
+
+
+class Abi(Vocab):
+    """A family's launch argument layout."""
+
+    ATEN = "aten"                # the artifact's ATen-structured kernels
+    TUNED = "tuned"
+    FAST = "fast"
+
+
+class Profile(Vocab):
+    """The built-in reuse profiles, hottest first (a trace's name is a profile too, outside this set)."""
+
+    REUSE_HIGH = "reuse_high"
+    REUSE_MEDIUM = "reuse_medium"
+    REUSE_LOW = "reuse_low"
+    RANDOM = "random"
+
+
+class Phase(Vocab):
+    """A burst of a PM-sampled timeline (phases.csv)."""
+
+    PIN = "pin"
+    GAP = "gap"                  # between the pin's burst and the consumer's
+    CONSUMER = "consumer"
+    KERNEL = "kernel"            # kernel work between them
+    OTHER = "other"              # busy without SM work (copy engine)
+
+
+class WorkloadSource(Vocab):
+    """Where a workload's indices or its hot rows came from (manifest `workloads.*.kind`)."""
+
+    PROFILE = "profile"      # indices generated from a built-in profile
+    TRACE = "trace"          # indices read from a trace file
+    FILE = "file"            # hot rows read from a file
+    TOP_K = "top_k"          # hot rows: the most used ids
+
+
+class RunKind(Vocab):
+    """What made a run dir (its manifest's `kind`)."""
+
+    LADDER = "ladder"
+    PROFILE = "profile"
+    TIMELINE = "timeline"
+    SWEEP = "sweep"
+
+
+class Command(Vocab):
+    """The `l2attr` subcommands."""
+
+    LADDER = "ladder"
+    PROFILE = "profile"
+    SWEEP = "sweep"
+    EXPERIMENT = "experiment"
+    STEP = "step"
+    REPORT = "report"
+    TRACES = "traces"
+    DOCTOR = "doctor"
+
+
+class Job(Vocab):
+    """The Nsight Compute jobs of a profile or timeline run (each writes ncu/<job>.ncu-rep)."""
+
+    SWEEP = "sweep"                  # the whole family x rung x profile sweep
+    CONTROL = "control"              # the validity control's arms (rows labelled per arm)
+    TIMELINE = "timeline"            # one call range with PM sampling
+    RANGE_METRICS = "range_metrics"  # the same range's totals
+
+
+# -- Nsight Compute's own words, as l2attr passes them and manifests record them --------------
+
+class ReplayMode(Vocab):
+    APPLICATION = "application"  # l2attr's: the whole child reruns per pass, memory untouched
+    KERNEL = "kernel"            # ncu's default: memory saved and restored around every pass
+    RANGE = "range"
+    APP_RANGE = "app-range"      # a push/pop range as one result, the application rerun per pass
+
+
+class AppReplayMode(Vocab):
+    STRICT = "strict"
+    BALANCED = "balanced"
+    RELAXED = "relaxed"
+
+
+class AppReplayMatch(Vocab):
+    GRID = "grid"
+    NAME = "name"
+    ALL = "all"
+
+
+class CacheControl(Vocab):
+    NONE = "none"                # l2attr's: caches left alone
+    ALL = "all"                  # ncu's default: caches flushed before every profiled kernel
+
+
+class ClockControl(Vocab):
+    NONE = "none"
+    BASE = "base"                # ncu's default: clocks locked to base
+
+
+class ResultKind(Vocab):
+    """What one result of a report covers (ncu_report's workload type)."""
+
+    KERNEL = "kernel"
+    RANGE = "range"
+
+
 # -- NVTX range names -------------------------------------------------------------------------
 # Ranges live in l2attr's own NVTX domain; ':' separates fields, never '/' (ncu's --nvtx-include
 # splits the range stack on '/', NOTES trap 2). Seen on the H200 with ncu 2025.3.1
@@ -109,71 +235,13 @@ SWEEP_NVTX_INCLUDE = f"regex:{NVTX_DOMAIN}@sweep:.*/"
 LEGACY_PREFIX = f"{NVTX_DOMAIN}:"   # before the domain: names in the default domain with this prefix
 
 
-def _alternatives(enum: type[Vocab]) -> str:
-    return "|".join(re.escape(v) for v in enum.values())
-
-
-@dataclass(frozen=True)
-class Field:
-    """One ':'-separated field of a range name: its column, the text it may hold, how it is written."""
-
-    name: str
-    pattern: str = "[^:]+"     # a regex for the value (an enum's values, any word, or the rest)
-    prefix: str = ""           # written before the value: `t` in `t11`
-    number: bool = False       # parsed back as an int
-
-
-def word(name: str, enum: type[Vocab] | None = None) -> Field:
-    """A field holding one word: any word, or one of an enum's values."""
-    return Field(name, _alternatives(enum) if enum else "[^:]+")
-
-
-def count(name: str, prefix: str) -> Field:
-    """A field holding a count after a letter (`t11`, `b3`)."""
-    return Field(name, r"\d+", prefix, number=True)
-
-
-def rest(name: str) -> Field:
-    """The last field, which may itself hold ':' (a sweep point id such as `interleaved:k8`)."""
-    return Field(name, ".+")
-
-
-@dataclass(frozen=True)
-class Grammar:
-    """One shape of l2attr range name: fixed leading words, then fields, all joined by ':'.
-
-    The builder and the parser of a shape are this one declaration, so a name always parses back
-    to what built it."""
-
-    head: tuple[str, ...]
-    fields: tuple[Field, ...]
-
-    def build(self, **values: Any) -> str:
-        return ":".join([*self.head, *(f"{f.prefix}{values[f.name]}" for f in self.fields)])
-
-    def parse(self, name: str) -> dict[str, Any] | None:
-        """The fields of `name` (without the domain), or None when it has another shape."""
-        m = self._regex().match(name)
-        if not m:
-            return None
-        return {f.name: int(m[f.name]) if f.number else m[f.name] for f in self.fields}
-
-    def _regex(self) -> re.Pattern[str]:
-        return _compiled(self)
-
-
-@functools.lru_cache(maxsize=None)
-def _compiled(g: Grammar) -> re.Pattern[str]:
-    parts = [re.escape(h) for h in g.head] + [f"{re.escape(f.prefix)}(?P<{f.name}>{f.pattern})" for f in g.fields]
-    return re.compile("^" + ":".join(parts) + "$")
-
 # Kernel launches of the ladder: one role of one call. Before kernel families existed (every run
 # used today's `tuned` kernels) names had no family and no pin: LADDER_V1, read as family `tuned`.
 LADDER = Grammar((), (word("role", Role), word("family", Family), word("rung"), word("pin", Pin), word("profile"),
                       word("l2_state", L2State), count("table", "t"), count("batch", "b")))
 LADDER_V1 = Grammar((), (word("role", Role), word("rung"), word("profile"), word("l2_state", L2State),
                          count("table", "t"), count("batch", "b")))
-_ROLE_ONLY_RE = re.compile(rf"^(?P<role>{_alternatives(Role)})(?::.*)?$")
+_ROLE_ONLY_RE = re.compile(rf"^(?P<role>{alternatives(Role)})(?::.*)?$")
 
 
 @dataclass(frozen=True)

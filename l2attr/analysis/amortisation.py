@@ -22,12 +22,16 @@ import pandas as pd
 
 from l2attr.analysis.common import NA, is_missing, join_sources, sort_rows
 from l2attr.analysis.ladder import ladder_row
+from l2attr.vocab import RungId
 
 # (pinning rung, comparand, why this comparand)
 AMORTISATION_PAIRS: tuple[tuple[str, str, str], ...] = (
-    ("l2p_optmt", "optmt", "honest comparand: the pin is all that L2P+OptMT adds over OptMT"),
-    ("l2p_optmt", "baseline", "the artifact's comparand: credits OptMT's gain to the pin as well"),
-    ("combined", "rpf_optmt", "honest comparand: the pin is all that RPF+L2P+OptMT adds over RPF+OptMT"),
+    (RungId.L2P_OPTMT.value, RungId.OPTMT.value,
+     "honest comparand: the pin is all that L2P+OptMT adds over OptMT"),
+    (RungId.L2P_OPTMT.value, RungId.BASELINE.value,
+     "the artifact's comparand: credits OptMT's gain to the pin as well"),
+    (RungId.COMBINED.value, RungId.RPF_OPTMT.value,
+     "honest comparand: the pin is all that RPF+L2P+OptMT adds over RPF+OptMT"),
 )
 
 DEFAULT_KS: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 25, 32, 40, 50, 64, 80, 100,
@@ -103,7 +107,7 @@ def _amortisation_row(state: str, profile: str, rung: str, comparand: str, why_c
             missing[f] = reason
     return {
         "l2_state": state, "profile": profile, "rung": rung, "comparand": comparand,
-        "honest": comparand != "baseline", "why_comparand": why_comparand,
+        "honest": comparand != RungId.BASELINE, "why_comparand": why_comparand,
         "t_ref_us": t_ref, "t_pin_us": t_pin, "t_cons_us": t_cons,
         "gain_per_call_us": (t_ref - t_cons) if complete else NA,
         "break_even_point": k_star, "break_even_calls": calls, "break_even": break_even_text(calls),

@@ -16,12 +16,12 @@ import pandas as pd
 
 from l2attr.analysis.calls import EVICT_LAST_SHARE, cell_value, consumer_l2, headline_rate
 from l2attr.analysis.common import NA, is_missing, ordered_profiles, ratio, rung_label, sort_rows
-from l2attr.vocab import Condition, Role
+from l2attr.vocab import Condition, Profile, Role, RungId
 
-HOT_PROFILES = ("reuse_high", "reuse_medium", "reuse_low")
-COLD_PROFILE = "random"
+HOT_PROFILES = (Profile.REUSE_HIGH.value, Profile.REUSE_MEDIUM.value, Profile.REUSE_LOW.value)
+COLD_PROFILE = Profile.RANDOM.value
 # (pinning rung, unpinned comparand): the pin is all the first adds over the second
-PIN_PAIRS = (("l2p_optmt", "optmt"), ("combined", "rpf_optmt"))
+PIN_PAIRS = ((RungId.L2P_OPTMT.value, RungId.OPTMT.value), (RungId.COMBINED.value, RungId.RPF_OPTMT.value))
 
 
 def dram_attribution(l2: pd.DataFrame) -> pd.DataFrame:
@@ -55,7 +55,7 @@ def dram_attribution(l2: pd.DataFrame) -> pd.DataFrame:
                                  (EVICT_LAST_SHARE, Role.CONSUMER.value, rung),
                                  ("evict_last", Role.PIN.value, rung), ("fill_device", Role.PIN.value, rung)):
                 v, _, why = cell_value(l2, who, profile, q, role=role)
-                name = f"{'pin' if role == Role.PIN.value else 'consumer' if who == rung else 'unpinned'}_{q}"
+                name = f"{Role.PIN if role == Role.PIN else Role.CONSUMER if who == rung else 'unpinned'}_{q}"
                 rec[name] = v
                 if is_missing(v):
                     missing[name] = why
@@ -78,7 +78,7 @@ def pin_effect(l2: pd.DataFrame) -> pd.DataFrame:
 
 def rpf_vs_l2p(l2: pd.DataFrame) -> pd.DataFrame:
     """Per profile: RPF+OptMT vs L2P+OptMT at the L2 layer (the study's Nsight comparison)."""
-    return pd.DataFrame([_compare(l2, p, "l2p_optmt", "rpf_optmt")
+    return pd.DataFrame([_compare(l2, p, RungId.L2P_OPTMT.value, RungId.RPF_OPTMT.value)
                          for p in (ordered_profiles(consumer_l2(l2)["profile"]) if not l2.empty else [])])
 
 

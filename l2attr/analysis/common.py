@@ -15,6 +15,7 @@ from typing import Any, Iterable
 import pandas as pd
 
 from l2attr.ladder import LADDER_ORDER, PROFILES, RUNG_BY_NAME
+from l2attr.vocab import L2State, Quantity, RungId, Timer
 
 NA = float("nan")
 
@@ -50,7 +51,7 @@ def rung_label(name: str) -> str:
     rung = RUNG_BY_NAME.get(name)
     if rung is None:
         return name
-    return "torch" if rung.name == "torch" else rung.label
+    return RungId.TORCH.value if rung.name == RungId.TORCH else rung.label
 
 
 def ordered_profiles(names: Iterable[str]) -> list[str]:
@@ -67,7 +68,7 @@ def sort_rows(df: pd.DataFrame) -> pd.DataFrame:
         return df.reset_index(drop=True)
     keys = []
     if "l2_state" in df:
-        keys.append(df["l2_state"].map(lambda s: (0 if s == "natural" else 1, str(s))))
+        keys.append(df["l2_state"].map(lambda s: (0 if s == L2State.NATURAL else 1, str(s))))
     if "profile" in df:
         keys.append(df["profile"].map(profile_rank))
     if "rung" in df:
@@ -102,7 +103,8 @@ def join_sources(parts: Iterable[str]) -> str:
 
 
 # The timer a quantity is read with unless a caller asks for another.
-DEFAULT_TIMER = {"pin": "kernel", "consumer": "kernel", "kernels": "kernel", "call": "wall"}
+DEFAULT_TIMER = {Quantity.PIN: Timer.KERNEL.value, Quantity.CONSUMER: Timer.KERNEL.value,
+                 Quantity.KERNELS: Timer.KERNEL.value, Quantity.CALL: Timer.WALL.value}
 
 
 class CellIndex:
@@ -114,7 +116,7 @@ class CellIndex:
     def __init__(self, cells: pd.DataFrame) -> None:
         self._rows: dict[tuple[str, str, str, str, str], dict[str, Any]] = {}
         for rec in cells.to_dict("records"):
-            timer = rec.get("timer") or DEFAULT_TIMER.get(rec["quantity"], "kernel")
+            timer = rec.get("timer") or DEFAULT_TIMER.get(rec["quantity"], Timer.KERNEL.value)
             key = (rec["l2_state"], rec["profile"], rec["rung"], rec["quantity"], timer)
             self._rows.setdefault(key, rec)
 

@@ -17,17 +17,18 @@ import pandas as pd
 
 from l2attr.analysis.load import Run, Study
 from l2attr.analysis.spread import CELL_KEYS, TIMED_COLUMNS, repeat_spread
+from l2attr.vocab import Quantity, Timer
 
 # (quantity, timer) of cells.csv -> the samples.csv column its repeats are read from
 SAMPLE_COLUMN = {
-    ("consumer", "kernel"): "consumer_time_us",
-    ("pin", "kernel"): "pin_time_us",
-    ("consumer", "artifact"): "consumer_artifact_time_us",
-    ("call", "wall"): "call_wall_time_us",
+    (Quantity.CONSUMER.value, Timer.KERNEL.value): "consumer_time_us",
+    (Quantity.PIN.value, Timer.KERNEL.value): "pin_time_us",
+    (Quantity.CONSUMER.value, Timer.ARTIFACT.value): "consumer_artifact_time_us",
+    (Quantity.CALL.value, Timer.WALL.value): "call_wall_time_us",
 }
 _LABEL_OF_COLUMN = {column: label for label, column in TIMED_COLUMNS.items()}
 QUANTITY_LABELS = {qt: _LABEL_OF_COLUMN[col] for qt, col in SAMPLE_COLUMN.items()} | {
-    ("kernels", "kernel"): "pin + consumer (kernel timer)"}
+    (Quantity.KERNELS.value, Timer.KERNEL.value): "pin + consumer (kernel timer)"}
 CELL_ID = [*CELL_KEYS, "quantity", "timer"]
 COLUMNS = [*CELL_ID, "used_run", "used_median_us", "run", "median_us", "diff_pct", "spread_pct",
            "exceeds_spread", "source"]

@@ -16,7 +16,7 @@ import pandas as pd
 
 from l2attr.analysis.calls import EVICT_LAST_SHARE, call_table, headline_rate, label
 from l2attr.analysis.load import Run, Study
-from l2attr.vocab import Condition, Role, Verdict
+from l2attr.vocab import Condition, Job, Role, RunKind, Verdict
 
 MIN_HIT_GAIN_POINTS = 5.0
 MIN_DRAM_REDUCTION = 0.10
@@ -75,7 +75,7 @@ def declared(manifest: dict[str, Any]) -> bool | None:
         return manifest["control"] is not None
     jobs = manifest.get("jobs")
     if isinstance(jobs, list):
-        return any(isinstance(j, dict) and j.get("condition") == "control" for j in jobs)
+        return any(isinstance(j, dict) and j.get("condition") == Job.CONTROL for j in jobs)
     return None
 
 
@@ -89,7 +89,7 @@ def run_control(run: Run) -> dict[str, Any] | None:
 
 def study_controls(study: Study) -> dict[str, dict[str, Any] | None]:
     """Every profile run's control, by run name, in the study's order."""
-    return {run.name: run_control(run) for run in study.runs_of_kind("profile")}
+    return {run.name: run_control(run) for run in study.runs_of_kind(RunKind.PROFILE)}
 
 
 def describe_control(vc: dict[str, Any]) -> str:

@@ -26,8 +26,9 @@ import pandas as pd
 
 from l2attr.analysis.common import NA, CellIndex, is_missing, join_sources, number, ratio, rung_label, sort_rows
 from l2attr.ladder import RUNG_BY_NAME
+from l2attr.vocab import Quantity, RungId, Timer
 
-BASELINE = "baseline"
+BASELINE = RungId.BASELINE.value
 
 LADDER_COLUMNS = (
     "l2_state", "profile", "rung", "label", "below", "pins",
@@ -47,15 +48,15 @@ def rung_pins(name: str) -> bool:
 
 def kernels_time(index: CellIndex, state: str, profile: str, rung: str) -> tuple[float, str, str]:
     """(T_pin + T_consumer, basis, reason-if-missing) for one rung of one profile."""
-    kernels = index.median(state, profile, rung, "kernels")
+    kernels = index.median(state, profile, rung, Quantity.KERNELS)
     if not is_missing(kernels):
         return kernels, "kernels cell (median of pin + consumer per call)", ""
-    consumer = index.median(state, profile, rung, "consumer")
+    consumer = index.median(state, profile, rung, Quantity.CONSUMER)
     if is_missing(consumer):
         return NA, "", f"no consumer cell for {rung}/{profile}/{state}"
     if not rung_pins(rung):
         return consumer, "consumer (rung has no pin)", ""
-    pin = index.median(state, profile, rung, "pin")
+    pin = index.median(state, profile, rung, Quantity.PIN)
     if is_missing(pin):
         return NA, "", f"{rung} pins but no pin cell was recorded for {profile}/{state}"
     return pin + consumer, "sum of pin and consumer medians (no kernels cell)", ""
@@ -75,9 +76,9 @@ def _ladder_row(index: CellIndex, state: str, profile: str, rung: str) -> dict[s
     missing: dict[str, str] = {}
     decl = RUNG_BY_NAME.get(rung)
     below = decl.below if decl else None
-    cons = index.get(state, profile, rung, "consumer")
-    wall = index.get(state, profile, rung, "call")
-    artifact_us = index.median(state, profile, rung, "consumer", "artifact")
+    cons = index.get(state, profile, rung, Quantity.CONSUMER)
+    wall = index.get(state, profile, rung, Quantity.CALL)
+    artifact_us = index.median(state, profile, rung, Quantity.CONSUMER, Timer.ARTIFACT)
     if is_missing(artifact_us):
         missing["artifact_us"] = f"no artifact-timer consumer cell for {rung}/{profile}/{state} (no host repeats?)"
     consumer_us = NA if cons is None else number(cons.get("median_us"))
@@ -89,7 +90,7 @@ def _ladder_row(index: CellIndex, state: str, profile: str, rung: str) -> dict[s
     host_overhead = NA if is_missing(artifact_us) or is_missing(consumer_us) else artifact_us - consumer_us
     if is_missing(host_overhead):
         missing["host_overhead_us"] = missing.get("artifact_us") or missing.get("consumer_us", "not measured")
-    pin_us = index.median(state, profile, rung, "pin") if rung_pins(rung) else NA
+    pin_us = index.median(state, profile, rung, Quantity.PIN) if rung_pins(rung) else NA
     if is_missing(pin_us):
         missing["pin_us"] = ("rung has no pin kernel" if not rung_pins(rung)
                              else f"no pin cell for {rung}/{profile}/{state}")
@@ -99,14 +100,15 @@ def _ladder_row(index: CellIndex, state: str, profile: str, rung: str) -> dict[s
 
     # Marginal deltas over the rung below (what this rung's one technique adds).
     delta_c = delta_k = delta_pct = NA
-    sources = [index.source(state, profile, rung, ("consumer", "consumer@artifact", "pin", "kernels", "call"))]
+    sources = [index.source(state, profile, rung,
+                            (Quantity.CONSUMER, "consumer@artifact", Quantity.PIN, Quantity.KERNELS, Quantity.CALL))]
     if below is None:
         for f in ("delta_consumer_us", "delta_consumer_pct", "delta_kernels_us"):
             missing[f] = "first rung (nothing below it)" if rung == BASELINE else "reference row, not a rung"
     else:
-        below_c = index.median(state, profile, below, "consumer")
+        below_c = index.median(state, profile, below, Quantity.CONSUMER)
         below_k, _, below_reason = kernels_time(index, state, profile, below)
-        sources.append(index.source(state, profile, below, ("consumer", "pin", "kernels")))
+        sources.append(index.source(state, profile, below, (Quantity.CONSUMER, Quantity.PIN, Quantity.KERNELS)))
         if is_missing(below_c):
             for f in ("delta_consumer_us", "delta_consumer_pct"):
                 missing[f] = f"rung below ({below}) not measured for {profile}/{state}"
@@ -121,12 +123,13 @@ def _ladder_row(index: CellIndex, state: str, profile: str, rung: str) -> dict[s
             delta_k = kernels_us - below_k
 
     # Speedups over the baseline, three ways.
-    base_c = index.median(state, profile, BASELINE, "consumer")
+    base_c = index.median(state, profile, BASELINE, Quantity.CONSUMER)
     base_k, _, base_k_reason = kernels_time(index, state, profile, BASELINE)
-    base_w = index.median(state, profile, BASELINE, "call")
-    base_a = index.median(state, profile, BASELINE, "consumer", "artifact")
+    base_w = index.median(state, profile, BASELINE, Quantity.CALL)
+    base_a = index.median(state, profile, BASELINE, Quantity.CONSUMER, Timer.ARTIFACT)
     if rung != BASELINE:
-        sources.append(index.source(state, profile, BASELINE, ("consumer", "consumer@artifact", "kernels", "call")))
+        sources.append(index.source(state, profile, BASELINE, (Quantity.CONSUMER, "consumer@artifact", Quantity.KERNELS,
+                                                                  Quantity.CALL)))
     no_base = f"baseline not measured for {profile}/{state}"
     speedup_c = ratio(base_c, consumer_us)
     if is_missing(speedup_c):

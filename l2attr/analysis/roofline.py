@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 
 from l2attr.analysis.common import NA, CellIndex, is_missing, number, rung_label, sort_rows
+from l2attr.vocab import Condition, Quantity, Role, Timer
 
 
 def roofline_fractions(cells: pd.DataFrame, hbm_copy_GBps: float | None,
@@ -26,7 +27,7 @@ def roofline_fractions(cells: pd.DataFrame, hbm_copy_GBps: float | None,
     index = CellIndex(cells)
     rows: list[dict[str, Any]] = []
     for state, profile, rung, quantity, timer in index.keys():
-        if quantity != "consumer" or timer != "kernel":
+        if quantity != Quantity.CONSUMER or timer != Timer.KERNEL:
             continue
         rec = index.get(state, profile, rung, quantity) or {}
         missing: dict[str, str] = {}
@@ -63,7 +64,7 @@ def measured_roofline(l2: pd.DataFrame, hbm_read_GBps: float | None, l2_read_GBp
     rows: list[dict[str, Any]] = []
     if l2.empty:
         return pd.DataFrame(rows)
-    cons = l2[(l2["role"] == "consumer") & (l2["condition"] == "ladder")]
+    cons = l2[(l2["role"] == Role.CONSUMER.value) & (l2["condition"] == Condition.LADDER.value)]
     for rec in cons.to_dict("records"):
         missing: dict[str, str] = {}
         duration = number(rec.get("duration"))

@@ -31,7 +31,8 @@ class Series:
     @property
     def title(self) -> str:
         fam = FAMILIES.get(Family(self.family)) if self.family in Family.values() else None
-        what = {"artifact": "artifact kernels", "tuned": "tuned kernels", "fast": "fast kernels"}.get(self.family, self.family)
+        what = {Family.ARTIFACT: "artifact kernels", Family.TUNED: "tuned kernels",
+                Family.FAST: "fast kernels"}.get(self.family, self.family)
         default = fam is not None and fam.default_pin.value == self.pin
         return f"{what}, {self.pin} pin" + ("" if default else " (not the family's default)")
 

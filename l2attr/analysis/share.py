@@ -18,9 +18,10 @@ import pandas as pd
 
 from l2attr.analysis.common import NA, is_missing, join_sources, sort_rows
 from l2attr.analysis.ladder import ladder_row
+from l2attr.vocab import Role, RungId
 
-PIN_RUNG = "l2p_optmt"
-COMPARAND = "optmt"
+PIN_RUNG = RungId.L2P_OPTMT.value
+COMPARAND = RungId.OPTMT.value
 T_STEP_DEFINITION = ("T_step = median host wall time of one OptMT call (one table x one batch: "
                      "launch, consumer, stream sync). A full DLRM step also runs the MLPs and the "
                      "other tables, so the share of a whole step is smaller: these are upper bounds.")
@@ -68,7 +69,7 @@ def _share_row(state: str, profile: str, ref: pd.Series | None, pin: pd.Series |
         "t_pin_l2p_us": get(pin, "pin_us"),
         "saving_consumer_us": NA if is_missing(cons_ref) or is_missing(cons_pin) else cons_ref - cons_pin,
         "saving_charged_us": NA if is_missing(cons_ref) or is_missing(kern_pin) else cons_ref - kern_pin,
-        "share_consumer_pct": share(cons_ref, cons_pin, "share_consumer_pct", "consumer"),
+        "share_consumer_pct": share(cons_ref, cons_pin, "share_consumer_pct", Role.CONSUMER.value),
         "share_charged_pct": share(cons_ref, kern_pin, "share_charged_pct", "pin + consumer"),
         "share_wall_pct": share(get(ref, "wall_us"), wall_pin, "share_wall_pct", "call wall"),
         "source": join_sources(r["source"] for r in (ref, pin) if r is not None),

@@ -10,7 +10,7 @@ import pandas as pd
 from l2attr.analysis import (sweep_amortisation, sweep_capacity, sweep_dram, sweep_hotset, sweep_pollution,
                              sweep_window)
 from l2attr.analysis.sweep_load import SweepRun
-from l2attr.vocab import SweepAxis
+from l2attr.vocab import Arm, SweepAxis, SweepQuantity as Q, SweepRole, Timer
 
 
 @dataclass
@@ -38,22 +38,22 @@ TITLES = {
 
 # axis -> DRAM MiB columns its table gets from `--profile` (column -> (arm or None = the row's, role))
 DRAM_COLUMNS: dict[SweepAxis, dict[str, tuple[str | None, str]]] = {
-    SweepAxis.HOTSET: {"consumer_dram_mib": (None, "consumer"), "pin_dram_mib": (None, "pin")},
-    SweepAxis.WINDOW: {"consumer_dram_mib": (None, "consumer")},
-    SweepAxis.CAPACITY: {"optmt_dram_mib": ("optmt", "consumer"), "consumer_dram_mib": ("l2p_optmt", "consumer"),
-                         "pin_dram_mib": ("l2p_optmt", "pin")},
-    SweepAxis.POLLUTION: {"optmt_dram_mib": ("optmt", "consumer"), "consumer_dram_mib": ("l2p_optmt", "consumer"),
-                          "pin_dram_mib": ("l2p_optmt", "pin")},
+    SweepAxis.HOTSET: {"consumer_dram_mib": (None, SweepRole.CONSUMER), "pin_dram_mib": (None, SweepRole.PIN)},
+    SweepAxis.WINDOW: {"consumer_dram_mib": (None, SweepRole.CONSUMER)},
+    SweepAxis.CAPACITY: {"optmt_dram_mib": (Arm.OPTMT, SweepRole.CONSUMER),
+                         "consumer_dram_mib": (Arm.PIN, SweepRole.CONSUMER), "pin_dram_mib": (Arm.PIN, SweepRole.PIN)},
+    SweepAxis.POLLUTION: {"optmt_dram_mib": (Arm.OPTMT, SweepRole.CONSUMER),
+                          "consumer_dram_mib": (Arm.PIN, SweepRole.CONSUMER), "pin_dram_mib": (Arm.PIN, SweepRole.PIN)},
 }
 
 
 # axis -> the quantity whose repeat spread a row shows: (arm or None = the row's, quantity, timer)
 SPREAD: dict[SweepAxis, tuple[str | None, str, str]] = {
-    SweepAxis.AMORTISATION: ("l2p_optmt", "charged", "kernel"),
-    SweepAxis.HOTSET: (None, "charged", "kernel"),
-    SweepAxis.WINDOW: (None, "consumer", "kernel"),
-    SweepAxis.CAPACITY: ("l2p_optmt", "charged", "kernel"),
-    SweepAxis.POLLUTION: ("l2p_optmt", "consumer", "kernel"),
+    SweepAxis.AMORTISATION: (Arm.PIN, Q.CHARGED, Timer.KERNEL),
+    SweepAxis.HOTSET: (None, Q.CHARGED, Timer.KERNEL),
+    SweepAxis.WINDOW: (None, Q.CONSUMER, Timer.KERNEL),
+    SweepAxis.CAPACITY: (Arm.PIN, Q.CHARGED, Timer.KERNEL),
+    SweepAxis.POLLUTION: (Arm.PIN, Q.CONSUMER, Timer.KERNEL),
 }
 
 
@@ -79,7 +79,7 @@ def launch_lag(run: SweepRun) -> str:
     except Exception:  # no samples file (a copied points table): nothing to say
         return ""
     spin = float((run.manifest.get("sweep") or {}).get("spin_us", 50.0))
-    k = s[(s["timer"] == "kernel") & s["launch_lag_us"].notna()]
+    k = s[(s["timer"] == Timer.KERNEL) & s["launch_lag_us"].notna()]
     if k.empty or spin <= 0:
         return ""
     late = float((k["launch_lag_us"].astype(float) >= spin).mean())

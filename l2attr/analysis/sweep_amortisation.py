@@ -19,7 +19,7 @@ import pandas as pd
 from l2attr.analysis.common import ratio
 
 from l2attr.analysis.amortisation import amortised_speedup, break_even_calls
-from l2attr.vocab import Arm, Order
+from l2attr.vocab import Arm, Order, SweepQuantity as Q, Timer
 
 CURVE_COLUMNS = ["family", "pin", "profile", "point", "order", "k", "ref_us", "pinned_us", "speedup_kernel",
                  "ref_wall_us", "pinned_wall_us", "speedup_wall", "consumer_first_us", "consumer_rest_us",
@@ -40,9 +40,9 @@ def formula_inputs(points: pd.DataFrame) -> dict[tuple[str, str], tuple[float, f
         t = (math.nan,) * 3
         for order in (Order.INTERLEAVED, Order.BACK_TO_BACK):
             point = f"{order.value}:k1"
-            t = (v.get((fam, prof, point, Arm.OPTMT.value, "consumer", "kernel"), math.nan),
-                 v.get((fam, prof, point, Arm.PIN.value, "pin", "kernel"), math.nan),
-                 v.get((fam, prof, point, Arm.PIN.value, "consumer", "kernel"), math.nan))
+            t = (v.get((fam, prof, point, Arm.OPTMT.value, Q.CONSUMER, Timer.KERNEL), math.nan),
+                 v.get((fam, prof, point, Arm.PIN.value, Q.PIN, Timer.KERNEL), math.nan),
+                 v.get((fam, prof, point, Arm.PIN.value, Q.CONSUMER, Timer.KERNEL), math.nan))
             if not any(math.isnan(x) for x in t):
                 break
         out[(fam, prof)] = t
@@ -60,16 +60,16 @@ def curves(points: pd.DataFrame) -> pd.DataFrame:
     keys = sorted({(r.family, r.profile, r.order, int(r.k), r.point) for r in points.itertuples()},
                   key=lambda x: (x[0], x[1], x[2], x[3]))
     for fam, prof, order, k, point in keys:
-        g = lambda arm, q, t="kernel": v.get((fam, prof, point, arm, q, t), math.nan)  # noqa: E731
-        ref, pinned = g(Arm.OPTMT.value, "charged"), g(Arm.PIN.value, "charged")
-        ref_w, pinned_w = g(Arm.OPTMT.value, "call", "wall"), g(Arm.PIN.value, "call", "wall")
+        g = lambda arm, q, t=Timer.KERNEL: v.get((fam, prof, point, arm, q, t), math.nan)  # noqa: E731
+        ref, pinned = g(Arm.OPTMT.value, Q.CHARGED), g(Arm.PIN.value, Q.CHARGED)
+        ref_w, pinned_w = g(Arm.OPTMT.value, Q.CALL, Timer.WALL), g(Arm.PIN.value, Q.CALL, Timer.WALL)
         t_ref, t_pin, t_cons = formula.get((fam, prof), (math.nan,) * 3)
         rows.append({"family": fam, "pin": pins.get(fam, ""), "profile": prof, "point": point, "order": order, "k": k,
                      "ref_us": ref, "pinned_us": pinned, "speedup_kernel": ratio(ref, pinned),
                      "ref_wall_us": ref_w, "pinned_wall_us": pinned_w,
                      "speedup_wall": ratio(ref_w, pinned_w),
-                     "consumer_first_us": g(Arm.PIN.value, "consumer_first"),
-                     "consumer_rest_us": g(Arm.PIN.value, "consumer_rest"), "pin_us": g(Arm.PIN.value, "pin"),
+                     "consumer_first_us": g(Arm.PIN.value, Q.CONSUMER_FIRST),
+                     "consumer_rest_us": g(Arm.PIN.value, Q.CONSUMER_REST), "pin_us": g(Arm.PIN.value, Q.PIN),
                      "formula_speedup": amortised_speedup(t_ref, t_pin, t_cons, k)
                      if not any(math.isnan(x) for x in (t_ref, t_pin, t_cons)) else math.nan})
     return pd.DataFrame(rows, columns=CURVE_COLUMNS)

@@ -13,7 +13,7 @@ import pandas as pd
 
 from l2attr.analysis.common import ratio
 
-from l2attr.vocab import Arm
+from l2attr.vocab import Arm, SweepQuantity as Q, Timer
 
 COLUMNS = ["family", "pin", "profile", "point", "effective_l2_mib", "optmt_us", "pinned_consumer_us", "pin_us",
            "speedup_consumer", "speedup_charged", "speedup_wall"]
@@ -27,11 +27,11 @@ def table(points: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for fam, prof, point, x in sorted({(r.family, r.profile, r.point, float(r.x)) for r in points.itertuples()},
                                       key=lambda z: (z[0], z[1], -z[3])):
-        g = lambda a, q, t="kernel": v.get((fam, prof, point, a, q, t), math.nan)  # noqa: E731
-        ref, cons, charged = g(Arm.OPTMT.value, "consumer"), g(Arm.PIN.value, "consumer"), g(Arm.PIN.value, "charged")
-        ref_w, pin_w = g(Arm.OPTMT.value, "call", "wall"), g(Arm.PIN.value, "call", "wall")
+        g = lambda a, q, t=Timer.KERNEL: v.get((fam, prof, point, a, q, t), math.nan)  # noqa: E731
+        ref, cons, charged = g(Arm.OPTMT.value, Q.CONSUMER), g(Arm.PIN.value, Q.CONSUMER), g(Arm.PIN.value, Q.CHARGED)
+        ref_w, pin_w = g(Arm.OPTMT.value, Q.CALL, Timer.WALL), g(Arm.PIN.value, Q.CALL, Timer.WALL)
         rows.append({"family": fam, "pin": pins.get(fam, ""), "profile": prof, "point": point, "effective_l2_mib": x,
-                     "optmt_us": ref, "pinned_consumer_us": cons, "pin_us": g(Arm.PIN.value, "pin"),
+                     "optmt_us": ref, "pinned_consumer_us": cons, "pin_us": g(Arm.PIN.value, Q.PIN),
                      "speedup_consumer": ratio(ref, cons),
                      "speedup_charged": ratio(ref, charged),
                      "speedup_wall": ratio(ref_w, pin_w)})

@@ -13,7 +13,7 @@ import pandas as pd
 
 from l2attr.analysis.common import ratio
 
-from l2attr.vocab import Arm
+from l2attr.vocab import Arm, SweepQuantity as Q, Timer
 
 MiB = 1 << 20
 COLUMNS = ["family", "pin", "profile", "point", "arm", "hot_rows", "hot_mib", "pin_us", "consumer_us", "charged_us",
@@ -29,13 +29,13 @@ def table(points: pd.DataFrame, row_bytes: int) -> pd.DataFrame:
     rows = []
     for fam, prof, n in sorted({(r.family, r.profile, int(r.hot_rows)) for r in points.itertuples()}):
         arm = Arm.OPTMT.value if n == 0 else Arm.PIN.value
-        g = lambda q, t="kernel", a=arm, hot=n: v.get((fam, prof, hot, a, q, t), math.nan)  # noqa: E731
-        ref = g("consumer", a=Arm.OPTMT.value, hot=0)
-        ref_wall = g("call", "wall", Arm.OPTMT.value, 0)
-        cons, charged, wall = g("consumer"), g("charged"), g("call", "wall")
+        g = lambda q, t=Timer.KERNEL, a=arm, hot=n: v.get((fam, prof, hot, a, q, t), math.nan)  # noqa: E731
+        ref = g(Q.CONSUMER, a=Arm.OPTMT.value, hot=0)
+        ref_wall = g(Q.CALL, Timer.WALL, Arm.OPTMT.value, 0)
+        cons, charged, wall = g(Q.CONSUMER), g(Q.CHARGED), g(Q.CALL, Timer.WALL)
         rows.append({"family": fam, "pin": pins.get(fam, ""), "profile": prof, "point": f"hot{n}", "arm": arm,
                      "hot_rows": n,
-                     "hot_mib": n * row_bytes / MiB, "pin_us": g("pin") if n else 0.0, "consumer_us": cons,
+                     "hot_mib": n * row_bytes / MiB, "pin_us": g(Q.PIN) if n else 0.0, "consumer_us": cons,
                      "charged_us": charged, "speedup_consumer": ratio(ref, cons),
                      "speedup_charged": ratio(ref, charged),
                      "wall_us": wall, "speedup_wall": ratio(ref_wall, wall)})

@@ -13,7 +13,7 @@ import pandas as pd
 
 from l2attr.analysis.common import ratio
 
-from l2attr.vocab import Arm
+from l2attr.vocab import Arm, SweepQuantity as Q, Timer
 
 COLUMNS = ["family", "pin", "profile", "point", "pollute_mib", "optmt_us", "pinned_consumer_us", "pollute_us",
            "speedup_consumer", "speedup_charged", "gain_left"]
@@ -28,14 +28,14 @@ def table(points: pd.DataFrame) -> pd.DataFrame:
     rows = []
     keys = sorted({(r.family, r.profile, float(r.x)) for r in points.itertuples()})
     for fam, prof, x in keys:
-        g = lambda a, q, mib=x: v.get((fam, prof, mib, a, q, "kernel"), math.nan)  # noqa: E731
-        ref, cons = g(Arm.OPTMT.value, "consumer"), g(Arm.PIN.value, "consumer")
+        g = lambda a, q, mib=x: v.get((fam, prof, mib, a, q, Timer.KERNEL), math.nan)  # noqa: E731
+        ref, cons = g(Arm.OPTMT.value, Q.CONSUMER), g(Arm.PIN.value, Q.CONSUMER)
         zero = min((k[2] for k in keys if k[:2] == (fam, prof)), default=math.nan)
-        gain0 = g(Arm.OPTMT.value, "consumer", zero) - g(Arm.PIN.value, "consumer", zero)
-        charged = g(Arm.PIN.value, "charged")
+        gain0 = g(Arm.OPTMT.value, Q.CONSUMER, zero) - g(Arm.PIN.value, Q.CONSUMER, zero)
+        charged = g(Arm.PIN.value, Q.CHARGED)
         rows.append({"family": fam, "pin": pins.get(fam, ""), "profile": prof, "point": point_of[(fam, prof, x)],
                      "pollute_mib": x, "optmt_us": ref,
-                     "pinned_consumer_us": cons, "pollute_us": g(Arm.PIN.value, "pollute") if x > 0 else 0.0,
+                     "pinned_consumer_us": cons, "pollute_us": g(Arm.PIN.value, Q.POLLUTE) if x > 0 else 0.0,
                      "speedup_consumer": ratio(ref, cons),
                      "speedup_charged": ratio(ref, charged),
                      "gain_left": (ref - cons) / gain0 if gain0 > 0 else math.nan})

@@ -14,7 +14,7 @@ import pandas as pd
 
 from l2attr.analysis.common import ratio
 
-from l2attr.vocab import Arm
+from l2attr.vocab import Arm, SweepQuantity as Q, Timer
 
 COLUMNS = ["family", "pin", "profile", "point", "arm", "hit_ratio", "consumer_us", "prepare_us", "wall_us",
            "speedup_vs_optmt", "speedup_vs_remap", "speedup_wall_vs_optmt"]
@@ -27,16 +27,16 @@ def table(points: pd.DataFrame) -> pd.DataFrame:
     pins = dict(zip(points["family"], points["pin"]))
     rows = []
     arms = sorted({(r.family, r.profile, r.point, r.arm, float(r.hit_ratio)) for r in points.itertuples()},
-                  key=lambda x: (x[0], x[1], ["optmt", "remap", "window"].index(x[3]) if x[3] in
-                                 ("optmt", "remap", "window") else 9, x[4]))
+                  key=lambda x: (x[0], x[1], [Arm.OPTMT, Arm.REMAP, Arm.WINDOW].index(x[3]) if x[3] in
+                                 (Arm.OPTMT, Arm.REMAP, Arm.WINDOW) else 9, x[4]))
     for fam, prof, point, arm, hr in arms:
-        g = lambda q, t="kernel", p=point, a=arm: v.get((fam, prof, p, a, q, t), math.nan)  # noqa: E731
-        ref = g("consumer", p="no_window", a=Arm.OPTMT.value)
-        remap = g("consumer", p="no_window", a=Arm.REMAP.value)
-        ref_wall = g("call", "wall", "no_window", Arm.OPTMT.value)
-        cons, wall = g("consumer"), g("call", "wall")
+        g = lambda q, t=Timer.KERNEL, p=point, a=arm: v.get((fam, prof, p, a, q, t), math.nan)  # noqa: E731
+        ref = g(Q.CONSUMER, p="no_window", a=Arm.OPTMT.value)
+        remap = g(Q.CONSUMER, p="no_window", a=Arm.REMAP.value)
+        ref_wall = g(Q.CALL, Timer.WALL, "no_window", Arm.OPTMT.value)
+        cons, wall = g(Q.CONSUMER), g(Q.CALL, Timer.WALL)
         rows.append({"family": fam, "pin": pins.get(fam, ""), "profile": prof, "point": point, "arm": arm, "hit_ratio": hr,
-                     "consumer_us": cons, "prepare_us": g("prepare", "wall") if arm == Arm.WINDOW.value else 0.0,
+                     "consumer_us": cons, "prepare_us": g(Q.PREPARE, Timer.WALL) if arm == Arm.WINDOW.value else 0.0,
                      "wall_us": wall, "speedup_vs_optmt": ratio(ref, cons),
                      "speedup_vs_remap": ratio(remap, cons),
                      "speedup_wall_vs_optmt": ratio(ref_wall, wall)})

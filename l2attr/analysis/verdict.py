@@ -13,9 +13,10 @@ import pandas as pd
 
 from l2attr.analysis.common import NA, is_missing, join_sources, ordered_profiles, ratio
 from l2attr.analysis.ladder import ladder_row
+from l2attr.vocab import Order, RungId
 
-PIN_RUNG = "l2p_optmt"
-HONEST_COMPARAND = "optmt"
+PIN_RUNG = RungId.L2P_OPTMT.value
+HONEST_COMPARAND = RungId.OPTMT.value
 
 
 def verdict_table(ladder: pd.DataFrame, amortisation: pd.DataFrame, share: pd.DataFrame,
@@ -35,7 +36,7 @@ def verdict_table(ladder: pd.DataFrame, amortisation: pd.DataFrame, share: pd.Da
     return pd.DataFrame(rows)
 
 
-MEASURED_ORDERS = ("interleaved", "back_to_back")
+MEASURED_ORDERS = (Order.INTERLEAVED.value, Order.BACK_TO_BACK.value)
 
 
 def _add_measured(row: dict[str, Any], measured: pd.DataFrame | None) -> None:

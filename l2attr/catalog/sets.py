@@ -24,7 +24,7 @@ else:  # pragma: no cover
 
 from l2attr.catalog.chips import check_chip
 from l2attr.errors import UserError
-from l2attr.resources import data_dir
+from l2attr.resources import METRICS_DIR, data_dir
 
 DERIVED_PREFIX = "derived:"
 _HIT_SUFFIX = "_lookup_hit.sum"
@@ -102,7 +102,7 @@ class MetricSet:
 # -- loading sets --------------------------------------------------------------------------------
 
 def metrics_dir() -> Path:
-    return data_dir("metrics")
+    return data_dir(METRICS_DIR)
 
 
 # A TOML file with another `kind` (e.g. "pm_sampling") lists names l2attr reads, not a `--metrics` set.

@@ -28,18 +28,17 @@ from pathlib import Path
 from l2attr.commands.ladder_inputs import check_ladder_inputs, check_resume_flags, parser_defaults
 from l2attr.config import WorkloadConfig, add_workload_args, config_from_args
 from l2attr.errors import UserError
-from l2attr.vocab import L2State, TimerKind
 from l2attr.ladder import (
-    DEFAULT_MAXRREGCOUNT, FAMILIES, PROFILES, parse_families, parse_profiles, parse_rungs,
+    ALL_FAMILIES, DEFAULT_MAXRREGCOUNT, FAMILIES, PROFILES, parse_families, parse_profiles, parse_rungs,
 )
 from l2attr.measure.kernels import FAST_UNROLLS, LaunchShape
-from l2attr.vocab import Family
+from l2attr.vocab import Command, ConsumerCode, Family, L2State, Pin, Quantity, RunKind, TimerKind
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_workload_args(p)
     g = p.add_argument_group("ladder")
-    g.add_argument("--family", default="all",
+    g.add_argument("--family", default=ALL_FAMILIES,
                    help="kernel family: artifact, tuned, fast, a comma list, or all (default all: "
                         "the three, artifact first)")
     g.add_argument("--rungs", help="comma list (default: baseline,optmt,rpf_optmt,l2p_optmt,combined,torch; "
@@ -49,7 +48,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--hot", type=Path, help="hot-index file (one id per line) for the pin kernel")
     g.add_argument("--drop-out-of-range", action="store_true",
                    help="drop trace ids >= rows as the artifact's loader silently did")
-    g.add_argument("--l2", dest="l2_state", default="natural", metavar="STATE[,STATE...]",
+    g.add_argument("--l2", dest="l2_state", default=L2State.NATURAL.value, metavar="STATE[,STATE...]",
                    help="cache state between calls, one or several run in turn: natural (artifact: "
                         "nothing), flush (flush L2 "
                         "before every table call), flush_after_pin (control: flush between pin "
@@ -61,7 +60,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="skip the host-timed repeats (no artifact-timer or wall-charged figures)")
     g.add_argument("--maxrregcount", type=int, default=DEFAULT_MAXRREGCOUNT,
                    help="register cap of the OptMT rungs (default 42)")
-    g.add_argument("--pin-granularity", choices=("line", "element"), default=None,
+    g.add_argument("--pin-granularity", choices=(Pin.LINE.value, Pin.ELEMENT.value), default=None,
                    help="one prefetch per 128-byte line or per element; default: each family's own "
                         "(artifact: element, the only one it has; tuned: line)")
     g.add_argument("--rpf-depth", type=int, default=2,
@@ -97,7 +96,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "`profile --timeline`'s range replay")
     o = p.add_argument_group("output")
     o.add_argument("--out", type=Path, default=Path("runs"), help="runs folder (default ./runs)")
-    o.add_argument("--name", default="ladder", help="run name suffix (default ladder)")
+    o.add_argument("--name", default=Command.LADDER.value, help="run name suffix (default ladder)")
     o.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue an interrupted run")
     o.add_argument("--cache-dir", type=Path, default=None,
                    help="cache generated workloads here (default: <out>/.cache)")
@@ -165,13 +164,13 @@ def _families_with_rungs(families: list[Family], rungs: list, args: argparse.Nam
     """The families that implement at least one asked-for rung. A family named in --family that
     implements none is an error; under `all` it is left out with a line saying so (the fast
     family has no baseline, RPF or combined rung)."""
-    if not any(r.consumer != "torch" for r in rungs):
+    if not any(r.consumer != ConsumerCode.TORCH for r in rungs):
         return families          # the torch reference alone: no family kernels to choose
-    named = bool(args.family) and args.family.strip() != "all"
+    named = bool(args.family) and args.family.strip() != ALL_FAMILIES
     kept = []
     for fam in families:
         decl = FAMILIES[fam]
-        if any(decl.implements(r) for r in rungs if r.consumer != "torch"):
+        if any(decl.implements(r) for r in rungs if r.consumer != ConsumerCode.TORCH):
             kept.append(fam)
         elif named:
             raise UserError(f"--rungs {args.rungs}: the {fam.value} family implements none of them "
@@ -189,7 +188,7 @@ def _resume(args: argparse.Namespace):
     from l2attr.rundir import open_for_resume
     from l2attr.vocab import Family
 
-    run, m = open_for_resume(args.resume, "ladder")
+    run, m = open_for_resume(args.resume, RunKind.LADDER)
     cfg = WorkloadConfig(**m["config"])
     saved = dict(m["measure"])
     saved.pop("variants", None)
@@ -218,7 +217,7 @@ def run(args: argparse.Namespace) -> int:
         check_ladder_inputs(args, cfg)     # files, names, numbers: before the GPU is looked for
         opts = options_from_args(args)
     require_gpu()  # before any run dir is made: no GPU -> one line, exit 2
-    if any(getattr(r, "window", False) for r in opts.rungs):   # APW+OptMT: the window must fit
+    if any(r.window for r in opts.rungs):   # APW+OptMT: the window must fit
         from l2attr.gpu.persisting import device_limits
         from l2attr.measure.residency import check_window_fits
 
@@ -236,7 +235,7 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.resume:
         run_dir = RunDir.create(args.out, args.name, {
-            "kind": "ladder", "command": command_line(), "config": cfg.to_dict(),
+            "kind": RunKind.LADDER.value, "command": command_line(), "config": cfg.to_dict(),
             "measure": opts.manifest(), "versions": software_versions(), "gpu": gpu_facts(),
         })
     console.print(f"run dir: {run_dir.path}")
@@ -253,7 +252,7 @@ def run(args: argparse.Namespace) -> int:
     samples = run_dir.read(SAMPLES)
     wall = time.perf_counter() - t0
     run_dir.update_manifest(process_wall_s=wall)
-    for what, column in (("consumer", "consumer_time_us"), ("pin", "pin_time_us")):
+    for what, column in ((Quantity.CONSUMER, "consumer_time_us"), (Quantity.PIN, "pin_time_us")):
         spread = repeat_spread(samples, column)
         if len(spread):
             worst = spread.loc[spread.spread_pct.idxmax()]

@@ -19,10 +19,12 @@ from typing import TYPE_CHECKING
 
 from l2attr.config import add_workload_args, config_from_args
 from l2attr.errors import UserError
-from l2attr.ladder import parse_families, parse_profiles, rung
+from l2attr.ladder import ALL_FAMILIES, parse_families, parse_profiles, rung
 from l2attr.profile.ncu_cmd import (APP_REPLAY_MATCHES, APP_REPLAY_MODES, CACHE_CONTROLS,
                                     CACHE_FLUSH_ACK, CLOCK_CONTROLS, KERNEL_REPLAY_ACK, REPLAY_MODES,
                                     NcuOptions)
+from l2attr.vocab import (AppReplayMatch, AppReplayMode, CacheControl, ClockControl, Command, Condition,
+                          ReplayMode)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -36,7 +38,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     imp.add_argument("--import", dest="import_path", type=Path, metavar="REPORT",
                      help="read REPORT.ncu-rep (or an nsys .sqlite export) instead of profiling")
     imp.add_argument("--csv", action="store_true", help="with --import: print the table as CSV to stdout")
-    imp.add_argument("--condition", default="ladder", help="with --import: condition column (default ladder)")
+    imp.add_argument("--condition", default=Condition.LADDER.value,
+                     help="with --import: condition column (default ladder)")
     imp.add_argument("--keep-all-metrics", action="store_true",
                      help="keep device__/launch__/profiler__ attributes and .avg/.min/.max rollups")
     imp.add_argument("--nvtx-include", dest="import_nvtx", action="append", default=[], metavar="EXPR",
@@ -48,7 +51,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     run = p.add_argument_group("what to profile")
     run.add_argument("--metrics", default="l2",
                      help="metric sets and/or raw ncu metric names, comma-separated (default: l2)")
-    run.add_argument("--family", default="all",
+    run.add_argument("--family", default=ALL_FAMILIES,
                      help="kernel families to profile: artifact, tuned, fast, a comma list, or all "
                           "(default all: the three, in one sweep)")
     run.add_argument("--rungs", help="comma-separated rungs (default: the five ladder rungs)")
@@ -57,7 +60,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                      help="profile the last N table calls of each cell (ladder --nvtx-last N; default: "
                           "one per table, i.e. the whole last measured batch)")
     run.add_argument("--out", type=Path, default=Path("runs"), help="run dirs go here (default: runs)")
-    run.add_argument("--name", default="profile", help="run name (default: profile)")
+    run.add_argument("--name", default=Command.PROFILE.value, help="run name (default: profile)")
     run.add_argument("--chip", help="ga100 | gh100 (default: from the GPU's compute capability)")
     run.add_argument("--no-control", dest="control", action="store_false",
                      help="skip the validity control (pin vs pin+flush on l2p_optmt)")
@@ -74,11 +77,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
     ncu = p.add_argument_group("Nsight Compute settings (defaults keep the pin's L2 state)")
     ncu.add_argument("--ncu", help="ncu executable (default: ncu on PATH)")
-    ncu.add_argument("--replay-mode", choices=REPLAY_MODES, default="application")
-    ncu.add_argument("--app-replay-mode", choices=APP_REPLAY_MODES, default="strict")
-    ncu.add_argument("--app-replay-match", choices=APP_REPLAY_MATCHES, default="grid")
-    ncu.add_argument("--cache-control", choices=CACHE_CONTROLS, default="none")
-    ncu.add_argument("--clock-control", choices=CLOCK_CONTROLS, default="none")
+    ncu.add_argument("--replay-mode", choices=REPLAY_MODES, default=ReplayMode.APPLICATION.value)
+    ncu.add_argument("--app-replay-mode", choices=APP_REPLAY_MODES, default=AppReplayMode.STRICT.value)
+    ncu.add_argument("--app-replay-match", choices=APP_REPLAY_MATCHES, default=AppReplayMatch.GRID.value)
+    ncu.add_argument("--cache-control", choices=CACHE_CONTROLS, default=CacheControl.NONE.value)
+    ncu.add_argument("--clock-control", choices=CLOCK_CONTROLS, default=ClockControl.NONE.value)
     ncu.add_argument(KERNEL_REPLAY_ACK, dest="allow_kernel_replay", action="store_true",
                      help="allow kernel replay although it restores memory and loses the pin's L2 state")
     ncu.add_argument(CACHE_FLUSH_ACK, dest="allow_cache_flush", action="store_true",

@@ -19,6 +19,7 @@ from l2attr.analysis.ladder import latency_ladder
 from l2attr.analysis.series import find_series, series_frame
 from l2attr.ladder import LADDER_ORDER, RUNG_BY_NAME
 from l2attr.report.layer_b import consumer_grid, dram_lines, grid_title
+from l2attr.vocab import RungId
 
 
 def ladder_tables(cells: pd.DataFrame) -> list[Table]:
@@ -47,7 +48,7 @@ def ladder_table(cells: pd.DataFrame, title: str = "l2attr ladder") -> Table:
                 row.append("—")
                 continue
             text = f"{cons:.1f}"
-            if rung != "baseline" and len(hit):
+            if rung != RungId.BASELINE and len(hit):
                 free, charged = float(hit.speedup_artifact.iloc[0]), float(hit.speedup_kernels.iloc[0])
                 shown = [f"{x:.2f}×" if not math.isnan(x) else "—" for x in (free, charged)]
                 text += f"  ({shown[0]} / {shown[1]})"

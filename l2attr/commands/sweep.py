@@ -30,7 +30,7 @@ from l2attr.config import WorkloadConfig, add_workload_args, config_from_args
 from l2attr.errors import UserError
 from l2attr.ladder import PROFILES, parse_families, parse_profiles
 from l2attr.sweep import spec
-from l2attr.vocab import SweepAxis
+from l2attr.vocab import Pin, RunKind, SweepAxis
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -45,7 +45,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="device-timed repeats per point and arm, each followed by a host-timed one (default 3)")
     g.add_argument("--no-host-repeat", action="store_true", help="skip the wall-clock repeats")
     g.add_argument("--spin-us", type=float, default=50.0, help="GPU spin before each timed kernel (default 50)")
-    g.add_argument("--pin-granularity", choices=("line", "element"), default=None,
+    g.add_argument("--pin-granularity", choices=(Pin.LINE.value, Pin.ELEMENT.value), default=None,
                    help="default: each family's own (artifact element, tuned line)")
     g.add_argument("--k", default=",".join(map(str, spec.DEFAULT_KS)),
                    help="amortisation: consumer calls per pin (default 1,2,4,8,16,32)")
@@ -93,7 +93,7 @@ def options_from_args(args: argparse.Namespace) -> tuple[WorkloadConfig, spec.Sw
 def _resume(args: argparse.Namespace):
     from l2attr.rundir import open_for_resume
 
-    run, m = open_for_resume(args.resume, "sweep")
+    run, m = open_for_resume(args.resume, RunKind.SWEEP)
     if args.axis and args.axis != m["sweep"]["axis"]:
         raise UserError(f"{args.resume} is a {m['sweep']['axis']} sweep, not {args.axis}")
     cfg = WorkloadConfig(**m["config"])
@@ -132,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.resume:
         run_dir = RunDir.create(args.out, args.name or opts.axis.value, {
-            "kind": "sweep", "command": command_line(), "config": cfg.to_dict(), "sweep": opts.manifest(),
+            "kind": RunKind.SWEEP.value, "command": command_line(), "config": cfg.to_dict(), "sweep": opts.manifest(),
             "versions": software_versions(), "gpu": gpu_facts()})
     console.print(f"run dir: {run_dir.path}")
     progress = None

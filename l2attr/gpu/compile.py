@@ -14,7 +14,7 @@ from l2attr.errors import UserError
 from l2attr.ladder import DEFAULT_MAXRREGCOUNT, FAMILIES, FAST_DEFAULT, PIN_FUNCTIONS, PIN_SOURCE, Variant
 from l2attr.gpu.nvrtc import (BLOCK_SPEC, FLUSH_SPEC, READ_SPEC, SPIN_SPEC, KernelSpec,  # noqa: F401
                               _module, device_arch, get_kernel)
-from l2attr.vocab import Pin
+from l2attr.vocab import Abi, ConsumerCode, Pin
 
 SCALAR_CODE = {"fp32": 0, "fp16": 1, "bf16": 2}
 
@@ -48,9 +48,9 @@ def consumer_spec(v: Variant, dtype: str, maxrregcount: int = DEFAULT_MAXRREGCOU
     opts = [f"-DSCALAR_T={SCALAR_CODE[dtype]}"]
     abi = FAMILIES[v.family].abi
     function = v.consumer_function
-    if abi == "tuned" and v.rung.consumer == "rpf":
+    if abi == Abi.TUNED and v.rung.consumer == ConsumerCode.RPF:
         opts.append(f"-DRPF_DEPTH={rpf_depth}")
-    if abi == "fast":
+    if abi == Abi.FAST:
         opts.extend((fast or FastOptions()).options(dtype, weighted))
         function = function.format(vec=vec or widest_vec(dtype), weighted="_w" if weighted else "")
     opts.extend(v.compile_options(maxrregcount))

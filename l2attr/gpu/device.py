@@ -58,11 +58,11 @@ def source_digest() -> str:
     Recomputable from any copy of the sources, with or without git."""
     import hashlib
 
-    from l2attr.resources import data_dir
+    from l2attr.resources import KERNELS_DIR, METRICS_DIR, data_dir
 
     h = hashlib.sha256()
     files = sorted(p for p in PACKAGE.rglob("*.py") if p.name != BUILD_INFO)   # the same in a wheel
-    for folder in ("kernels", "metrics"):
+    for folder in (KERNELS_DIR, METRICS_DIR):
         files += sorted(p for p in data_dir(folder).iterdir() if p.is_file())
     for f in files:
         h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")

@@ -11,7 +11,7 @@ from functools import lru_cache
 from typing import Any
 
 from l2attr.errors import UserError
-from l2attr.resources import data_dir
+from l2attr.resources import KERNELS_DIR, data_dir
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class KernelSpec:
 def _module(source: str, options: tuple[str, ...], arch: str) -> Any:
     import cupy
 
-    kdir = data_dir("kernels")
+    kdir = data_dir(KERNELS_DIR)
     code = (kdir / source).read_text()
     opts = ("--std=c++17", f"-I{kdir}", *options)  # CuPy adds -arch for the current device
     try:

@@ -22,7 +22,8 @@ from typing import Any
 
 from l2attr.gpu.compile import KernelSpec, consumer_spec, pin_spec
 from l2attr.ladder import FAMILY_ORDER, RUNGS, plan_variants
-from l2attr.resources import data_dir
+from l2attr.resources import KERNELS_DIR, data_dir
+from l2attr.vocab import ConsumerCode, Role
 
 ARCHS = ("sm_80", "sm_90")
 FILENAME = "ptxas.json"
@@ -30,10 +31,10 @@ FILENAME = "ptxas.json"
 # registers uncapped / spill bytes (stores, loads) under -maxrregcount 42. Measured here with
 # `nvcc -cubin -Xptxas -v` on a scratch copy of the artifact's kernels (never committed).
 ARTIFACT_REFERENCE = {
-    "sm_80": {"plain": {"registers": 54, "capped_spill_stores": 68, "capped_spill_loads": 208},
-              "rpf": {"registers": 60, "capped_spill_stores": 84, "capped_spill_loads": 120}},
-    "sm_90": {"plain": {"registers": 52, "capped_spill_stores": 60, "capped_spill_loads": 208},
-              "rpf": {"registers": 56, "capped_spill_stores": 76, "capped_spill_loads": 120}},
+    "sm_80": {ConsumerCode.PLAIN: {"registers": 54, "capped_spill_stores": 68, "capped_spill_loads": 208},
+              ConsumerCode.RPF: {"registers": 60, "capped_spill_stores": 84, "capped_spill_loads": 120}},
+    "sm_90": {ConsumerCode.PLAIN: {"registers": 52, "capped_spill_stores": 60, "capped_spill_loads": 208},
+              ConsumerCode.RPF: {"registers": 56, "capped_spill_stores": 76, "capped_spill_loads": 120}},
 }
 
 
@@ -60,7 +61,7 @@ def parse_ptxas(stderr: str) -> dict[str, dict[str, int]]:
 @lru_cache(maxsize=None)
 def ptxas_report(spec: KernelSpec, arch: str, nvcc: str) -> dict[str, int]:
     """Compile one kernel spec to a cubin and return ptxas's figures for its function."""
-    kdir = data_dir("kernels")
+    kdir = data_dir(KERNELS_DIR)
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [nvcc, f"-arch={arch}", "-cubin", "-Xptxas", "-v", f"-I{kdir}",
                *(o.replace("--maxrregcount=", "-maxrregcount=") for o in spec.options),
@@ -79,9 +80,9 @@ def all_specs(dtype: str = "fp32") -> dict[str, dict[str, KernelSpec]]:
     for fam in FAMILY_ORDER:
         for pin in FAMILIES[fam].pins:
             for v in plan_variants([fam], list(RUNGS), pin):
-                specs = {"consumer": consumer_spec(v, dtype)}
+                specs = {Role.CONSUMER.value: consumer_spec(v, dtype)}
                 if v.rung.pins:
-                    specs["pin"] = pin_spec(dtype, v.pin)
+                    specs[Role.PIN.value] = pin_spec(dtype, v.pin)
                 out["/".join(v.key)] = specs
     return out
 
@@ -105,7 +106,7 @@ def nvcc_version(nvcc: str) -> str:
 
 def committed() -> dict[str, Any]:
     """kernels/ptxas.json as shipped (empty dict when absent)."""
-    path = data_dir("kernels") / FILENAME
+    path = data_dir(KERNELS_DIR) / FILENAME
     return json.loads(path.read_text()) if path.is_file() else {}
 
 
@@ -130,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.write:
         from l2attr import atomic
 
-        atomic.write_text(data_dir("kernels") / FILENAME, text)
+        atomic.write_text(data_dir(KERNELS_DIR) / FILENAME, text)
     else:
         print(text, end="")
     return 0

@@ -62,8 +62,8 @@ class CellRunner:
         self.indices, self.hot, self.nvtx_last = indices, hot, nvtx_last
         self.nvtx_calls = nvtx_calls   # also one `call` range around pin -> sync -> consumer
         # APW+OptMT (rung.window): a measure.residency.StreamWindow, its remapped tables and indices
-        self.window = window if getattr(v.rung, "window", False) else None
-        if getattr(v.rung, "window", False) and window is None:
+        self.window = window if v.rung.window else None
+        if v.rung.window and window is None:
             raise ValueError(f"{v.label} needs the remapped tables and a stream window")
 
     # -- launches -------------------------------------------------------------------------------

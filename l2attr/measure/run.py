@@ -29,7 +29,7 @@ from l2attr.measure.protocol import CellRunner, samples_per_repeat
 from l2attr.measure.stats import CELL_KEYS, summarize_cell
 from l2attr.rundir import RunDir
 from l2attr.schema import CELLS, SAMPLES
-from l2attr.vocab import Family, L2State, Pin, TimerKind
+from l2attr.vocab import Command, Family, L2State, Pin, TimerKind
 
 
 @dataclass
@@ -141,7 +141,7 @@ def check_real_data(gpu: Gpu, kernels: VariantKernels | None, indices: Any, hot:
 
 def window_for(gpu: Gpu, variants: list[Variant], indices: Any, hot: Any) -> Any:
     """The APW+OptMT rung's remapped tables and stream window for this workload (None without it)."""
-    if not any(getattr(v.rung, "window", False) for v in variants):
+    if not any(v.rung.window for v in variants):
         return None
     from l2attr.gpu.persisting import device_limits
     from l2attr.measure.residency import StreamWindow, build_remap
@@ -236,7 +236,7 @@ def run_ladder(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir,
     real_checks: dict[str, float] = dict(manifest.get("real_data_checks", {}))
     bytes_per_call = consumer_bytes_per_call(cfg)
     states = opts.states
-    task = progress.add_task("ladder", total=len(opts.profiles) * len(states) * len(variants) * len(plan)) \
+    task = progress.add_task(Command.LADDER.value, total=len(opts.profiles) * len(states) * len(variants) * len(plan)) \
         if progress is not None else None
     timings["workload_s"] = timings["measure_s"] = 0.0
 
@@ -267,7 +267,7 @@ def run_ladder(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir,
         window = window_for(gpu, variants, indices, hot)
         for v in variants:
             err = check_real_data(gpu, compiled[variant_id(v)], indices, hot)
-            if getattr(v.rung, "window", False) and window is not None:
+            if v.rung.window and window is not None:
                 err = max(err, check_window_data(gpu, compiled[variant_id(v)], indices, window))
             real_checks[f"{variant_id(v)}:{profile}"] = err
             if err > 1e-5 and cfg.dtype == "fp32":

@@ -26,13 +26,14 @@ from pathlib import Path
 from typing import Sequence
 
 from l2attr.errors import UserError
+from l2attr.vocab import (NVTX_INCLUDE, AppReplayMatch, AppReplayMode, CacheControl, ClockControl,
+                          ReplayMode)
 
-from l2attr.vocab import NVTX_INCLUDE
-REPLAY_MODES = ("application", "kernel")
-APP_REPLAY_MODES = ("strict", "balanced", "relaxed")
-APP_REPLAY_MATCHES = ("grid", "name", "all")
-CACHE_CONTROLS = ("none", "all")
-CLOCK_CONTROLS = ("none", "base")
+REPLAY_MODES = (ReplayMode.APPLICATION.value, ReplayMode.KERNEL.value)   # the replays l2attr runs
+APP_REPLAY_MODES = AppReplayMode.values()
+APP_REPLAY_MATCHES = AppReplayMatch.values()
+CACHE_CONTROLS = CacheControl.values()
+CLOCK_CONTROLS = ClockControl.values()
 
 KERNEL_REPLAY_ACK = "--i-know-kernel-replay-erases-l2"
 CACHE_FLUSH_ACK = "--i-know-cache-control-erases-l2"
@@ -42,14 +43,14 @@ CACHE_FLUSH_ACK = "--i-know-cache-control-erases-l2"
 class NcuOptions:
     """How ncu replays and what it leaves alone; the defaults keep the pin's L2 state intact."""
 
-    replay_mode: str = "application"
-    cache_control: str = "none"
-    clock_control: str = "none"
+    replay_mode: str = ReplayMode.APPLICATION.value
+    cache_control: str = CacheControl.NONE.value
+    clock_control: str = ClockControl.NONE.value
     # Kernels of all cells share names and grids, so matching falls back to execution order;
     # 'strict' makes ncu fail loudly if that order ever differs between passes, instead of
     # silently pairing counters of different cells.
-    app_replay_match: str = "grid"
-    app_replay_mode: str = "strict"
+    app_replay_match: str = AppReplayMatch.GRID.value
+    app_replay_mode: str = AppReplayMode.STRICT.value
     nvtx_include: tuple[str, ...] = (NVTX_INCLUDE,)
     allow_kernel_replay: bool = False
     allow_cache_flush: bool = False
@@ -70,7 +71,7 @@ def check_options(opts: NcuOptions) -> list[str]:
     if opts.app_replay_match not in APP_REPLAY_MATCHES:
         raise UserError(f"--app-replay-match {opts.app_replay_match!r}: use one of {', '.join(APP_REPLAY_MATCHES)}")
     warnings = []
-    if opts.replay_mode == "kernel":
+    if opts.replay_mode == ReplayMode.KERNEL:
         if not opts.allow_kernel_replay:
             raise UserError(
                 "kernel replay refused: it saves and restores device memory around every pass and "
@@ -79,14 +80,14 @@ def check_options(opts: NcuOptions) -> list[str]:
                 f"default application replay, or add {KERNEL_REPLAY_ACK} to measure it anyway")
         warnings.append("kernel replay: the consumer's L2 counters do not see the pin's effect "
                         "(memory is restored between passes); compare with application replay")
-    if opts.cache_control == "all":
+    if opts.cache_control == CacheControl.ALL:
         if not opts.allow_cache_flush:
             raise UserError(
                 "--cache-control all refused: ncu would flush every cache before each pass of each "
                 "profiled kernel, so every consumer starts from a cold L2 and the pin can never help. "
                 f"Use the default --cache-control none, or add {CACHE_FLUSH_ACK} to measure it anyway")
         warnings.append("cache control 'all': L2 is flushed before every profiled kernel")
-    if opts.clock_control == "base":
+    if opts.clock_control == ClockControl.BASE:
         warnings.append("clock control 'base': clocks locked to base; sector counts are unaffected "
                         "but kernel durations are not comparable with `l2attr ladder` timings")
     return warnings
@@ -111,7 +112,7 @@ def build_ncu_argv(child: Sequence[str], metrics: Sequence[str], output: Path | 
         "--config-file", "off",   # a user's config.ncu-cfg must not change what we measure
         "--replay-mode", opts.replay_mode,
     ]
-    if opts.replay_mode == "application":
+    if opts.replay_mode == ReplayMode.APPLICATION:
         argv += ["--app-replay-match", opts.app_replay_match, "--app-replay-mode", opts.app_replay_mode]
     argv += ["--cache-control", opts.cache_control, "--clock-control", opts.clock_control]
     if opts.nvtx_include:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from l2attr.errors import UserError
+from l2attr.vocab import CacheControl, ClockControl, ReplayMode
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -104,7 +105,8 @@ def check_complete_report(path: Path) -> None:
 # -- how the report was recorded ----------------------------------------------------------------
 # An .ncu-rep stores the ncu command line that made it (seen in every report of ncu 2025.3.1 we
 # hold). Options absent from it took ncu's defaults: kernel replay, cache control all, clocks base.
-NCU_DEFAULTS = {"--replay-mode": "kernel", "--cache-control": "all", "--clock-control": "base"}
+NCU_DEFAULTS = {"--replay-mode": ReplayMode.KERNEL.value, "--cache-control": CacheControl.ALL.value,
+                "--clock-control": ClockControl.BASE.value}
 _NCU_COMMAND = re.compile(rb"[^\x00-\x1f]*?\bncu(?: [^\x00-\x1f]*)")
 
 
@@ -136,11 +138,11 @@ def recorded_warnings(settings: dict[str, Any], df: "pd.DataFrame") -> list[str]
     replay, cache = settings.get("replay_mode"), settings.get("cache_control")
     backed_up = (not df.empty and (df["metric"] == "profiler__replayer_bytes_mem_backed_up.sum").any()
                  and (df.loc[df["metric"] == "profiler__replayer_bytes_mem_backed_up.sum", "value"] > 0).any())
-    if replay in ("kernel", "range") or backed_up:
+    if replay in (ReplayMode.KERNEL, ReplayMode.RANGE) or backed_up:
         out.append(f"recorded with --replay-mode {replay or 'kernel (device memory was backed up between passes)'}: "
                    "memory is saved and restored between replay passes, so this report cannot show L2 state "
                    "left by an earlier kernel (NOTES trap 1)")
-    if cache == "all":
+    if cache == CacheControl.ALL:
         out.append("recorded with --cache-control all (ncu's default): caches are flushed before every "
                    "profiled kernel, so this report cannot show L2 state left by an earlier kernel")
     if settings.get("command") is None:

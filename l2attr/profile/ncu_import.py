@@ -3,7 +3,7 @@
 The rows come from a child process (ncu_rows: ncu_report must load before numpy); here they get
 their condition, the METRICS columns and the warnings a reader must see: how the report was
 recorded (ncu_file) and what looks wrong in the numbers. Range names are built and parsed by
-l2attr.vocab (`range_name`, `parse_range_name`); this module imports no numpy/pandas at module level.
+l2attr.vocab (`range_name`, `parse_range_name`).
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from l2attr.catalog.sets import derived_specs
 from l2attr.errors import UserError
 from l2attr.profile.ncu_child import run_reader
 from l2attr.profile.ncu_file import check_report_file, recorded_settings, recorded_warnings
+from l2attr.schema import METRICS
 from l2attr.vocab import Condition, L2State
 
 if TYPE_CHECKING:
     import pandas as pd
 
-# Columns beyond the schema's, kept in metrics.csv for traceability.
-EXTRA_COLUMNS = ("l2_state", "report", "launch")
+EXTRA_COLUMNS = tuple(METRICS.optional)   # beyond the required columns, kept for traceability
 CSV_FIRST = ("kernel", "nvtx_range", "metric", "value", "unit")
 
 
@@ -58,7 +58,7 @@ def _read_rows_isolated(path: Path, keep_all: bool, keep: Iterable[str], nvtx_in
     return run_reader("l2attr.profile.ncu_rows", args, path)
 
 
-def read_report(path: Path | str, *, condition: str | Callable[[str], str] = "ladder",
+def read_report(path: Path | str, *, condition: str | Callable[[str], str] = Condition.LADDER.value,
                 keep_all: bool = False, keep: Iterable[str] = (), isolate: bool = True,
                 nvtx_include: Iterable[str] = (), kernel_name: str | None = None) -> ImportResult:
     """One row per (kernel launch, metric) of a report, in the METRICS schema plus extras.
@@ -89,8 +89,6 @@ def read_report(path: Path | str, *, condition: str | Callable[[str], str] = "la
 
 def _frame(rows: list[dict[str, Any]]) -> "pd.DataFrame":
     import pandas as pd
-
-    from l2attr.schema import METRICS
 
     cols = list(METRICS.columns) + list(EXTRA_COLUMNS)
     df = pd.DataFrame(rows, columns=cols)

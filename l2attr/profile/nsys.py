@@ -27,7 +27,7 @@ from typing import Callable, Sequence
 import pandas as pd
 
 from l2attr.errors import UserError
-from l2attr.vocab import parse_range_name
+from l2attr.vocab import Pin, Role, parse_range_name
 
 NVTX_PUSH_POP = 59
 Runner = Callable[[Sequence[str], float], subprocess.CompletedProcess]
@@ -165,13 +165,13 @@ def per_call(kernels: pd.DataFrame) -> pd.DataFrame:
                        table=[i["table"] for i in ident], batch=[i["batch"] for i in ident])
     k = k[k["rung"] != ""]
     for key, g in k.groupby(["family", "rung", "profile", "l2_state", "table", "batch"], sort=False):
-        pins = [p for p in g["pin"] if p and p != "none"]
-        pin, cons = g[g["role"] == "pin"], g[g["role"] == "consumer"]
+        pins = [p for p in g["pin"] if p and p != Pin.NONE]
+        pin, cons = g[g["role"] == Role.PIN], g[g["role"] == Role.CONSUMER]
         pin_us = (pin["end"] - pin["start"]).sum() / 1e3 if not pin.empty else None
         cons_us = (cons["end"] - cons["start"]).sum() / 1e3 if not cons.empty else None
         gap_us = (cons["start"].min() - pin["end"].max()) / 1e3 if not pin.empty and not cons.empty else None
         family, rung, profile, l2_state, table, batch = key
-        rows.append(dict(zip(CALL_COLUMNS, (family, rung, pins[0] if pins else "none", profile, l2_state,
+        rows.append(dict(zip(CALL_COLUMNS, (family, rung, pins[0] if pins else Pin.NONE.value, profile, l2_state,
                                             table, batch, pin_us, gap_us, cons_us))))
     return pd.DataFrame(rows, columns=list(CALL_COLUMNS))
 

@@ -16,12 +16,12 @@ from typing import Any, Callable, Sequence
 
 from l2attr.config import WorkloadConfig
 from l2attr.errors import UserError
-from l2attr.ladder import PROFILES, RUNGS
+from l2attr.ladder import HEADLINE_FAMILY, PROFILES, RUNGS
 from l2attr.profile.ncu_cmd import NcuOptions, build_ncu_argv, report_path
 from l2attr.profile.ncu_import import control_condition
-from l2attr.vocab import L2State, TimerKind
+from l2attr.vocab import Command, Condition, Job, L2State, RungId, TimerKind
 
-CONTROL_RUNG = "l2p_optmt"
+CONTROL_RUNG = RungId.L2P_OPTMT.value
 # The control's three arms run in one child, state after state (the import labels each row's arm
 # by the L2 state its range names: analysis.control).
 CONTROL_STATES = (L2State.NATURAL.value, L2State.FLUSH_AFTER_PIN.value, L2State.RESET_AFTER_PIN.value)
@@ -44,13 +44,13 @@ class ProfileSettings:
     profiles: Sequence[str] = PROFILES
     calls_per_cell: int | None = None     # None: one call per table of the last measured batch
     out: Path = Path("runs")
-    name: str = "profile"
+    name: str = Command.PROFILE.value
     chip: str | None = None
     ncu: str | None = None
     opts: NcuOptions = field(default_factory=NcuOptions)
     control: bool = True
     control_profile: str | None = None
-    control_family: str = "artifact"      # the control profiles one family: the headline one
+    control_family: str = HEADLINE_FAMILY.value   # the control profiles one family: the headline one
     timeline_totals: bool = False         # --timeline: also the range's totals of the l2 set
     extra: Sequence[str] = ()
     validate_metrics: bool = True
@@ -64,7 +64,7 @@ class NcuJob:
     """One ncu invocation: which child runs, where the report goes, how its rows are labelled."""
 
     name: str
-    condition: str              # "ladder" or "control" (control rows are labelled per l2_state)
+    condition: str              # Condition.LADDER, or Job.CONTROL: rows labelled per arm by l2_state
     child: tuple[str, ...]
     output: Path                # report path without .ncu-rep
 
@@ -93,7 +93,7 @@ def child_command(cfg: WorkloadConfig, rungs: Sequence[str], profiles: Sequence[
     measures time.
     """
     overrides = [x for flag, value in CHILD_BATCHES.items() for x in (flag, value)]
-    return [python, "-m", "l2attr", "ladder", *workload_flags(cfg), *overrides,
+    return [python, "-m", "l2attr", Command.LADDER.value, *workload_flags(cfg), *overrides,
             "--rungs", ",".join(rungs), "--profiles", ",".join(profiles), "--l2", l2,
             "--repeats", "1", "--no-host-repeat", "--timer", TimerKind.SPIN.value, "--spin-us", "0", "--no-bandwidth",
             "--nvtx-last", str(nvtx_last), "--quiet", "--out", str(out), "--name", name, *extra]
@@ -110,23 +110,24 @@ def hottest_profile(profiles: Sequence[str]) -> str:
 def plan_jobs(run_dir: Path, cfg: WorkloadConfig, rungs: Sequence[str], profiles: Sequence[str],
               calls_per_cell: int | None, control: bool = True, control_profile: str | None = None,
               extra: Sequence[str] = (), python: str = sys.executable,
-              control_family: str = "artifact") -> list[NcuJob]:
+              control_family: str = HEADLINE_FAMILY.value) -> list[NcuJob]:
     if calls_per_cell is None:
         calls_per_cell = cfg.tables   # one call per table: the last measured batch
     if calls_per_cell < 1:
         raise UserError("--calls-per-cell must be at least 1 (it is how many table calls per cell are profiled)")
     ncu_dir, child_dir = run_dir / "ncu", run_dir / "child"
-    jobs = [NcuJob("sweep", "ladder",
-                   tuple(child_command(cfg, rungs, profiles, "natural", calls_per_cell, child_dir, "sweep",
+    sweep, control_job = Job.SWEEP.value, Job.CONTROL.value
+    jobs = [NcuJob(sweep, Condition.LADDER.value,
+                   tuple(child_command(cfg, rungs, profiles, L2State.NATURAL.value, calls_per_cell, child_dir, sweep,
                                        extra, python)),
-                   ncu_dir / "sweep")]
+                   ncu_dir / sweep)]
     if control:
         prof = control_profile or hottest_profile(profiles)
-        jobs.append(NcuJob("control", "control",
+        jobs.append(NcuJob(control_job, control_job,
                            tuple(child_command(cfg, [CONTROL_RUNG], [prof], ",".join(CONTROL_STATES),
-                                               calls_per_cell, child_dir, "control",
+                                               calls_per_cell, child_dir, control_job,
                                                [*extra, "--family", control_family], python)),
-                           ncu_dir / "control"))
+                           ncu_dir / control_job))
     return jobs
 
 
@@ -148,7 +149,7 @@ class Plan:
 def make_plan(run_dir: Path, cfg: WorkloadConfig, rungs: Sequence[str], profiles: Sequence[str],
               calls_per_cell: int, metrics: Sequence[str], opts: NcuOptions, ncu: str,
               control: bool = True, control_profile: str | None = None, extra: Sequence[str] = (),
-              python: str = sys.executable, control_family: str = "artifact") -> Plan:
+              python: str = sys.executable, control_family: str = HEADLINE_FAMILY.value) -> Plan:
     jobs = plan_jobs(run_dir, cfg, rungs, profiles, calls_per_cell, control, control_profile, extra, python,
                      control_family)
     return Plan(jobs, {j.name: job_argv(j, metrics, opts, ncu) for j in jobs})
@@ -156,7 +157,7 @@ def make_plan(run_dir: Path, cfg: WorkloadConfig, rungs: Sequence[str], profiles
 
 def job_condition(job: NcuJob) -> str | Callable[[str], str]:
     """How the import labels a job's rows: the job's condition, or each control row by its arm."""
-    return control_condition if job.condition == "control" else job.condition
+    return control_condition if job.condition == Job.CONTROL else job.condition
 
 
 def control_inputs(s: ProfileSettings) -> dict[str, Any] | None:

@@ -15,6 +15,7 @@ from typing import Any
 from l2attr.catalog.sampled import load_quantities
 from l2attr.profile.ncu_child import answer
 from l2attr.profile.ncu_rows import chip_of, ensure_ncu_report, innermost_range, open_report, read_rows
+from l2attr.vocab import Job, ResultKind
 
 _WORKLOAD_START = re.compile(r"profiler__timestamp_workload_start_(\d+)$")
 
@@ -55,6 +56,11 @@ def _workloads(action: Any) -> list[list[int]]:
     return [[int(s.as_uint64(i)), int(e.as_uint64(i))] for i in range(n)]
 
 
+def _result_kind(action: Any, range_kind: Any) -> str:
+    """Whether a result covers one range or one kernel (ncu_report's workload type)."""
+    return (ResultKind.RANGE if action.workload_type() == range_kind else ResultKind.KERNEL).value
+
+
 def collect_timeline(path: Path | str) -> dict[str, Any]:
     """Child: per action, the PM series of every quantity found, plus timing facts."""
     ncu_report, ctx, path = _load(path)
@@ -76,7 +82,7 @@ def collect_timeline(path: Path | str) -> dict[str, Any]:
         duration = _scalar(action, "gpu__time_duration.sum")
         actions.append({
             "range": innermost_range(action), "chip": chip,
-            "workload": "range" if action.workload_type() == range_kind else "kernel",
+            "workload": _result_kind(action, range_kind),
             "interval_ns": _scalar(action, "profiler__pmsampler_interval_time"),
             "pass_groups": _scalar(action, "profiler__pmsampler_pass_groups"),
             "duration_ns": duration, "kernels": _workloads(action),
@@ -93,14 +99,13 @@ def collect_range_metrics(path: Path | str) -> dict[str, Any]:
     actions = []
     for action in _actions(ctx):
         instanced = [n for n in action.metric_names() if action.metric_by_name(n).num_instances() > 1]
-        actions.append({"workload": "range" if action.workload_type() == range_kind else "kernel",
-                        "instanced": instanced})
+        actions.append({"workload": _result_kind(action, range_kind), "instanced": instanced})
     return {"rows": data["rows"], "chip": data["chip"], "actions": actions}
 
 
 def _main(argv: list[str]) -> int:
     """Child entry: `python -m l2attr.profile.pm_child timeline|range-metrics REPORT` -> JSON."""
-    jobs = {"timeline": collect_timeline, "range-metrics": collect_range_metrics}
+    jobs = {Job.TIMELINE.value: collect_timeline, "range-metrics": collect_range_metrics}
     if len(argv) != 2 or argv[0] not in jobs:
         print("usage: python -m l2attr.profile.pm_child timeline|range-metrics REPORT", file=sys.stderr)
         return 2

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Sequence
 
 from l2attr.catalog.sampled import BUSY_KEYS, BUSY_PCT
+from l2attr.vocab import Phase
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -45,20 +46,20 @@ def _range_phases(name: str, wide: "pd.DataFrame", busy_pct: float, merge_sample
               else [True] * len(wide))
     t = wide.index.to_numpy(dtype=float)
     step = float(pd.Series(t).diff().median())
-    out = [{"phase": "kernel" if any(kernel[a:b + 1]) else "other", "start_us": float(t[a]),
+    out = [{"phase": (Phase.KERNEL if any(kernel[a:b + 1]) else Phase.OTHER).value, "start_us": float(t[a]),
             "end_us": float(t[b] + step), "samples": b - a + 1}
            for a, b in _bursts(list(busy), merge_samples)]
-    kernels = [row for row in out if row["phase"] == "kernel"]
+    kernels = [row for row in out if row["phase"] == Phase.KERNEL]
     if len(kernels) >= 2:
         pin, consumer = kernels[0], kernels[-1]
-        pin["phase"], consumer["phase"] = "pin", "consumer"
+        pin["phase"], consumer["phase"] = Phase.PIN.value, Phase.CONSUMER.value
         between = int(((t >= pin["end_us"]) & (t < consumer["start_us"])).sum())
-        out.append({"phase": "gap", "start_us": pin["end_us"], "end_us": consumer["start_us"],
+        out.append({"phase": Phase.GAP.value, "start_us": pin["end_us"], "end_us": consumer["start_us"],
                     "samples": between})
     for row in out:
         row["range"] = name
         row["duration_us"] = row["end_us"] - row["start_us"]
-    return sorted(out, key=lambda r: (r["start_us"], r["phase"] != "gap"))
+    return sorted(out, key=lambda r: (r["start_us"], r["phase"] != Phase.GAP))
 
 
 def phases(timeline: "pd.DataFrame", busy_pct: float = BUSY_PCT, merge_samples: int = 1) -> "pd.DataFrame":

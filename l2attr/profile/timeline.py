@@ -25,7 +25,7 @@ from l2attr.profile.plan import CONTROL_RUNG, ProfileSettings, child_command, ho
 from l2attr.profile.runner import Log, check_job, run_job
 from l2attr.profile.tools import Tools, detect_chip
 from l2attr.rundir import RunDir
-from l2attr.vocab import NVTX_CALL_INCLUDE, L2State
+from l2attr.vocab import NVTX_CALL_INCLUDE, Job, L2State, RunKind
 
 
 @dataclass
@@ -64,13 +64,14 @@ def _run_pm_timeline(s: ProfileSettings, log: Log, tools: Tools, why_not_nsys: s
     profile = s.control_profile or hottest_profile(s.profiles)
     run = RunDir.create(s.out, s.name, pm_timeline_manifest(s, chip, why_not_nsys, profile))
     child = child_command(s.cfg, [CONTROL_RUNG], [profile], L2State.NATURAL.value, 1, run.path / "child",
-                          "timeline", [*s.extra, "--family", s.control_family, "--nvtx-calls"], tools.python)
-    jobs = [("timeline", timeline_ncu_argv(child, run.path / "ncu" / "timeline", ncu,
+                          RunKind.TIMELINE.value, [*s.extra, "--family", s.control_family, "--nvtx-calls"],
+                          tools.python)
+    jobs = [(Job.TIMELINE.value, timeline_ncu_argv(child, run.path / "ncu" / Job.TIMELINE.value, ncu,
                                                       NVTX_CALL_INCLUDE, chip=chip))]
     if s.timeline_totals:   # the range's totals of the l2 set: one more replay, ~5 passes
         metrics = resolve_metrics("l2", chip).metrics
-        jobs.append(("range_metrics", range_metrics_ncu_argv(
-            child, run.path / "ncu" / "range_metrics", ncu, NVTX_CALL_INCLUDE, metrics)))
+        jobs.append((Job.RANGE_METRICS.value, range_metrics_ncu_argv(
+            child, run.path / "ncu" / Job.RANGE_METRICS.value, ncu, NVTX_CALL_INCLUDE, metrics)))
     (run.path / "ncu").mkdir(parents=True, exist_ok=True)
     walls: dict[str, float] = {}
     for name, argv in jobs:
@@ -81,13 +82,13 @@ def _run_pm_timeline(s: ProfileSettings, log: Log, tools: Tools, why_not_nsys: s
         except UserError as exc:
             run.update_manifest(status="failed", error=str(exc), wall_s=walls)
             raise
-    pm = pmsampling.read_pm_report(report_path(run.path / "ncu" / "timeline"))
+    pm = pmsampling.read_pm_report(report_path(run.path / "ncu" / Job.TIMELINE.value))
     phases = find_phases(pm.samples)
     run.write(TIMELINE, pm.samples)
     run.write(PHASES, phases)
     wrote = [TIMELINE.filename, PHASES.filename]
     if s.timeline_totals:
-        totals = pmsampling.read_range_metrics(report_path(run.path / "ncu" / "range_metrics"))
+        totals = pmsampling.read_range_metrics(report_path(run.path / "ncu" / Job.RANGE_METRICS.value))
         atomic.write_csv(run.path / "range_metrics.csv", totals)
         wrote.append("range_metrics.csv")
     run.update_manifest(status="done", wall_s=walls, warnings=pm.warnings,
@@ -103,8 +104,8 @@ def _run_nsys_timeline(s: ProfileSettings, log: Log, tools: Tools, status: Any) 
     assert status.path is not None
     run = RunDir.create(s.out, s.name, nsys_timeline_manifest(s, status.path, status.version))
     child = child_command(s.cfg, s.rungs, s.profiles, L2State.NATURAL.value, s.calls_per_cell, run.path / "child",
-                          "timeline", s.extra, tools.python)
-    rep = run.path / "nsys" / "timeline"
+                          RunKind.TIMELINE.value, s.extra, tools.python)
+    rep = run.path / "nsys" / Job.TIMELINE.value
     rep.parent.mkdir(parents=True, exist_ok=True)
     steps = (("record", nsys_mod.profile_argv(status.path, child, rep)),
              ("export", nsys_mod.export_argv(status.path, rep.with_suffix(".nsys-rep"), rep.with_suffix(".sqlite"))))

@@ -17,20 +17,21 @@ import plotly.graph_objects as go
 from l2attr.analysis.common import is_missing, ordered_profiles, ordered_rungs, rung_label
 from l2attr.analysis.calls import headline_rate, label
 from l2attr.analysis.study import Analysis
+from l2attr.vocab import Condition, Profile, Role, RungId
 
 RUNG_COLORS: dict[str, str] = {
-    "baseline": "#6B7280",
-    "optmt": "#3B6FB6",
-    "rpf_optmt": "#3E9B5F",
-    "l2p_optmt": "#E07B1F",
-    "combined": "#8E5BB5",
-    "torch": "#C4C9D1",
+    RungId.BASELINE: "#6B7280",
+    RungId.OPTMT: "#3B6FB6",
+    RungId.RPF_OPTMT: "#3E9B5F",
+    RungId.L2P_OPTMT: "#E07B1F",
+    RungId.COMBINED: "#8E5BB5",
+    RungId.TORCH: "#C4C9D1",
 }
 PROFILE_COLORS: dict[str, str] = {
-    "reuse_high": "#B4292F",
-    "reuse_medium": "#E8853A",
-    "reuse_low": "#5E9BD0",
-    "random": "#22508F",
+    Profile.REUSE_HIGH: "#B4292F",
+    Profile.REUSE_MEDIUM: "#E8853A",
+    Profile.REUSE_LOW: "#5E9BD0",
+    Profile.RANDOM: "#22508F",
 }
 FALLBACK_COLOR = "#9CA3AF"
 FONT = ("Inter, system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', "
@@ -203,24 +204,24 @@ def break_even_labels(points: list[tuple[str, float, float]]) -> list[dict[str, 
 def amortisation_figure(an: Analysis) -> go.Figure | None:
     """speedup(k) of L2P+OptMT when one pin serves k calls, vs OptMT (solid) and the baseline (dotted)."""
     curve = an.state_rows(an.curve)
-    curve = curve[curve["rung"] == "l2p_optmt"] if not curve.empty else curve
+    curve = curve[curve["rung"] == RungId.L2P_OPTMT] if not curve.empty else curve
     if curve.empty:
         return None
     table = an.state_rows(an.amortisation)
     fig = go.Figure()
     breaks: list[tuple[str, float, float]] = []
     for profile in ordered_profiles(curve["profile"]):
-        for comparand, dash in (("optmt", "solid"), ("baseline", "dot")):
+        for comparand, dash in ((RungId.OPTMT, "solid"), (RungId.BASELINE, "dot")):
             pts = curve[(curve["profile"] == profile) & (curve["comparand"] == comparand)]
             if pts.empty:
                 continue
-            label = f"{profile} vs {'OptMT' if comparand == 'optmt' else 'baseline'}"
+            label = f"{profile} vs {rung_label(comparand)}"
             fig.add_scatter(x=_clean(pts["k"]), y=_clean(pts["speedup"]), mode="lines", name=label,
                             legendgroup=profile, line={"color": profile_color(profile), "dash": dash, "width": 2},
                             hovertemplate=f"<b>{label}</b><br>k = %{{x}}<br>speedup %{{y:.3f}}×<extra></extra>")
-            rec = table[(table["profile"] == profile) & (table["rung"] == "l2p_optmt")
+            rec = table[(table["profile"] == profile) & (table["rung"] == RungId.L2P_OPTMT)
                         & (table["comparand"] == comparand)]
-            if comparand != "optmt" or rec.empty:
+            if comparand != RungId.OPTMT or rec.empty:
                 continue   # mark break-even on the honest comparand only: fewer, readable labels
             r = rec.iloc[0]
             k = r["break_even_calls"]
@@ -272,7 +273,7 @@ def heatmap_figure(an: Analysis, quantity: str) -> go.Figure | None:
     grid = an.l2
     if grid.empty:
         return None
-    grid = grid[(grid["role"] == "consumer") & (grid["condition"] == "ladder")]
+    grid = grid[(grid["role"] == Role.CONSUMER) & (grid["condition"] == Condition.LADDER)]
     if grid.empty or grid[quantity].isna().all():
         return None
     profiles = ordered_profiles(grid["profile"])

@@ -35,7 +35,7 @@ from l2attr.report.html_layer_b import attribution
 from l2attr.report.own_labels import relabel, relabel_figure
 from l2attr.report.provenance import provenance
 from l2attr.report.titles import series_title
-from l2attr.resources import data_dir
+from l2attr.resources import REPORTS_DIR, data_dir
 
 BASE_TEMPLATE = "base.html.j2"
 
@@ -80,7 +80,7 @@ def _own_labels(html: str, family: str) -> Markup:
 
 
 def environment() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(data_dir("reports"))), autoescape=True,
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(data_dir(REPORTS_DIR))), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["own_labels"] = _own_labels
     return env

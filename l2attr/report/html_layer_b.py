@@ -15,6 +15,7 @@ from l2attr.analysis.study import Analysis
 from l2attr.report import fmt
 from l2attr.report.html_rows import Column, Table, key, number, plain, rung, sources_of, table, text
 from l2attr.report.html_sections import EMPTY, Section
+from l2attr.vocab import Role
 
 
 def _table(columns: Sequence[Column], df: pd.DataFrame, groups: Sequence[tuple[str, int]] = ()) -> Table | None:
@@ -37,14 +38,15 @@ def attribution(an: Analysis) -> Section:
     rate_label = lb.label(rate)
     dram = (
         key("Profile"), rung("Pinning rung"),
-        number("pin", "pin_dram_read", fmt.nbytes), number("consumer", "consumer_dram_read", fmt.nbytes),
+        number(Role.PIN.value, "pin_dram_read", fmt.nbytes),
+        number(Role.CONSUMER.value, "consumer_dram_read", fmt.nbytes),
         number("pin + consumer", "total_dram_read", fmt.nbytes),
         number("unpinned consumer", "unpinned_dram_read", fmt.nbytes),
         number("total / unpinned", "total_over_unpinned", fmt.ratio),
         number("consumer / unpinned", "consumer_over_unpinned", fmt.ratio),
         number("consumer L2 fills", "consumer_fill_device", fmt.sectors),
         number("consumer fabric", "consumer_fabric", fmt.sectors),
-        number("consumer", f"consumer_{rate}", fmt.pct), number("unpinned", f"unpinned_{rate}", fmt.pct),
+        number(Role.CONSUMER.value, f"consumer_{rate}", fmt.pct), number("unpinned", f"unpinned_{rate}", fmt.pct),
     )
     evict = (
         key("Profile"), rung("Pinning rung"),

@@ -26,6 +26,7 @@ from l2attr.report.html_rows import (
     Cell, Column, calls, dash, grouped_table, key, missing, num, number, plain, rung, sources_of,
     table, text,
 )
+from l2attr.vocab import Role
 
 Section = dict[str, Any]
 EMPTY: Section = {"empty": True}
@@ -111,7 +112,8 @@ LADDER_COLUMNS = (
     number("artifact's timer", "artifact_us", fmt.us), number("host overhead", "host_overhead_us", fmt.us_signed),
     number("Pin", "pin_us", fmt.us), number("Pin + consumer", "kernels_us", fmt.us),
     number("Call wall", "wall_us", fmt.us),
-    number("consumer", "speedup_consumer", fmt.times, 1.0), number("artifact's timer", "speedup_artifact", fmt.times, 1.0),
+    number(Role.CONSUMER.value, "speedup_consumer", fmt.times, 1.0),
+    number("artifact's timer", "speedup_artifact", fmt.times, 1.0),
     number("pin + consumer", "speedup_kernels", fmt.times, 1.0), number("wall clock", "speedup_wall", fmt.times, 1.0),
 )
 SPREAD_COLUMNS = (

@@ -15,6 +15,7 @@ import pandas as pd
 from l2attr.analysis.attribution import dram_attribution
 from l2attr.analysis.calls import headline_rate, label
 from l2attr.ladder import PROFILES, RUNGS
+from l2attr.vocab import Condition, Family, Role, RungId
 
 
 def _ok(value: Any) -> bool:
@@ -40,7 +41,7 @@ def consumer_grid(l2: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
     a grid of those would pass for its own layer B."""
     if l2.empty:
         return [], []
-    grid = l2[(l2["role"] == "consumer") & (l2["condition"] == "ladder")]
+    grid = l2[(l2["role"] == Role.CONSUMER) & (l2["condition"] == Condition.LADDER)]
     if not any(r.pins for r in RUNGS if r.name in set(grid["rung"])):
         return [], []
     profiles = [p for p in PROFILES if p in set(grid["profile"])]
@@ -61,12 +62,12 @@ def dram_lines(l2: pd.DataFrame) -> list[str]:
     if not l2.empty and "family" in l2.columns:   # the family's own name for its OptMT slot
         from l2attr.analysis.families import rung_name
 
-        families = set(l2["family"].astype(str)) - {"reference"}
+        families = set(l2["family"].astype(str)) - {Family.REFERENCE.value}
         if len(families) == 1:
-            alone = rung_name(families.pop(), "optmt")
+            alone = rung_name(families.pop(), RungId.OPTMT)
     out = []
     for rec in att.to_dict("records") if not att.empty else []:
-        if rec["rung"] != "l2p_optmt" or not _ok(rec["total_dram_read"]) or not _ok(rec["unpinned_dram_read"]):
+        if rec["rung"] != RungId.L2P_OPTMT or not _ok(rec["total_dram_read"]) or not _ok(rec["unpinned_dram_read"]):
             continue
         out.append(f"{rec['profile']}: pin {rec['pin_dram_read'] / 1e6:.1f} MB + consumer "
                    f"{rec['consumer_dram_read'] / 1e6:.1f} MB = {rec['total_dram_read'] / 1e6:.1f} MB DRAM "

@@ -17,7 +17,7 @@ from l2attr.analysis.control import describe_control
 from l2attr.report.titles import series_title
 from l2attr.report.compare import pairs as compare_pairs
 from l2attr.report.layer_b import consumer_grid, dram_lines, grid_title
-from l2attr.vocab import Verdict
+from l2attr.vocab import RungId, Verdict
 
 
 def _cell(row: dict[str, Any], field: str, formatter: Callable[[Any], str]) -> str:
@@ -221,11 +221,12 @@ def _pin_only_results(an: Analysis, view: Analysis, s: Any) -> list[str]:
     from l2attr.analysis.families import rung_name
 
     fam = an.families[an.families["series"] == s.name] if not an.families.empty else an.families
-    unpinned, pinned = rung_name(s.family, "optmt"), rung_name(s.family, "l2p_optmt")
+    unpinned, pinned = rung_name(s.family, RungId.OPTMT), rung_name(s.family, RungId.L2P_OPTMT)
     amort = view.state_rows(view.amortisation) if not view.amortisation.empty else view.amortisation
     rows = []
     for r in fam.to_dict("records"):
-        be = amort[(amort["profile"] == r["profile"]) & (amort["rung"] == "l2p_optmt")] if not amort.empty else amort
+        be = (amort[(amort["profile"] == r["profile"]) & (amort["rung"] == RungId.L2P_OPTMT)]
+              if not amort.empty else amort)
         calls = be["break_even_calls"].iloc[0] if len(be) else float("nan")
         rows.append([r["profile"], _cell(r, "consumer_us", fmt.us), _cell(r, "pinned_consumer_us", fmt.us),
                      _cell(r, "pin_us", fmt.us), _cell(r, "vs_tuned", fmt.times),
@@ -246,6 +247,10 @@ def _pin_only_results(an: Analysis, view: Analysis, s: Any) -> list[str]:
     return out
 
 
+# the rungs whose consumer medians the results table shows, in its column order
+LADDER_COLUMNS = (RungId.BASELINE, RungId.OPTMT, RungId.RPF_OPTMT, RungId.L2P_OPTMT)
+
+
 def results_markdown(an: Analysis) -> str:
     """The README's results: per series, consumer medians per rung and the L2P verdict.
 
@@ -259,7 +264,7 @@ def results_markdown(an: Analysis) -> str:
         lad = view.state_rows(view.ladder)
         if lad.empty:
             continue
-        if "baseline" not in set(lad["rung"]):
+        if RungId.BASELINE not in set(lad["rung"]):
             out += _pin_only_results(an, view, s)
             continue
         verdict = view.verdict.set_index("profile") if not view.verdict.empty else None
@@ -272,12 +277,12 @@ def results_markdown(an: Analysis) -> str:
 
             v = verdict.loc[profile].to_dict() if verdict is not None and profile in verdict.index else {}
             be = (lambda x: "never" if math.isinf(x) else f"{x:.0f}")  # noqa: E731
-            rows.append([profile, us("baseline"), us("optmt"), us("rpf_optmt"), us("l2p_optmt"),
-                         us("l2p_optmt", "pin_us"), _cell(v, "speedup_artifact", fmt.times),
+            rows.append([profile, *(us(r) for r in LADDER_COLUMNS),
+                         us(RungId.L2P_OPTMT, "pin_us"), _cell(v, "speedup_artifact", fmt.times),
                          _cell(v, "speedup_consumer", fmt.times), _cell(v, "speedup_kernels", fmt.times),
                          _cell(v, "speedup_wall", fmt.times), _cell(v, "break_even_calls", be)])
         out += [f"**{s.title}** (L2 state {an.state})", "",
-                md_table(["profile", "baseline", "OptMT", "RPF+OptMT", "L2P+OptMT", f"pin ({s.pin})",
+                md_table(["profile", *(rung_label(r) for r in LADDER_COLUMNS), f"pin ({s.pin})",
                           "L2P vs base, artifact's timer", "… consumer kernel", "… pin + consumer",
                           "… whole call (wall)", "calls per pin to break even vs OptMT"],
                          rows, [False] + [True] * 10), ""]

@@ -16,6 +16,7 @@ from typing import Any, Callable
 from l2attr.analysis.load import Run, Study
 from l2attr.report import fmt
 from l2attr.report.html_rows import Table, key, number, plain, table
+from l2attr.vocab import Role
 
 ABSENT = object()
 
@@ -286,7 +287,8 @@ def _variant_rows(run: Run) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for name, info in (variants.items() if isinstance(variants, dict) else []):
         info = info if isinstance(info, dict) else {"value": info}
-        roles = [(role, info[role]) for role in ("consumer", "pin") if isinstance(info.get(role), dict)]
+        roles = [(role, info[role]) for role in (Role.CONSUMER.value, Role.PIN.value)
+                 if isinstance(info.get(role), dict)]
         for role, k in roles or [("", info)]:
             block = k.get("block")
             rows.append({

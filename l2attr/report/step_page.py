@@ -16,7 +16,7 @@ from markupsafe import Markup
 from l2attr import __version__
 from l2attr.analysis.step import describe_kernel, top_edges, top_kernels
 from l2attr.report.charts import figure_json
-from l2attr.resources import data_dir
+from l2attr.resources import REPORTS_DIR, data_dir
 
 TEMPLATE = "step.html.j2"
 
@@ -50,7 +50,7 @@ def card(ans: Any, i: int) -> dict[str, Any]:
 def render(answers: list[Any]) -> str:
     from plotly.offline import get_plotlyjs
 
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(data_dir("reports"))),
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(data_dir(REPORTS_DIR))),
                              autoescape=jinja2.select_autoescape(["html", "j2"]), undefined=jinja2.StrictUndefined)
     cards = [card(a, i) for i, a in enumerate(answers)]
     figures = {c["chart"]: f for a, c in zip(answers, cards) if (f := waterfall(a)) is not None}

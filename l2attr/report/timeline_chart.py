@@ -18,17 +18,17 @@ from plotly.subplots import make_subplots
 
 from l2attr.catalog.sampled import BUSY_PCT, quantity_labels
 from l2attr.report.charts import FALLBACK_COLOR, GRID, INK, _clean, _layout, rung_color, tint
+from l2attr.vocab import Phase, RungId
 
 # Phases take the colour of the rung they belong to: the pin is the pinning rung's work, the
 # consumer the plain tuned kernel's.
 PHASE_COLORS: dict[str, str] = {
-    "pin": rung_color("l2p_optmt"),
-    "consumer": rung_color("optmt"),
-    "gap": FALLBACK_COLOR,
-    "kernel": rung_color("combined"),
-    "other": FALLBACK_COLOR,
+    Phase.PIN: rung_color(RungId.L2P_OPTMT),
+    Phase.CONSUMER: rung_color(RungId.OPTMT),
+    Phase.GAP: FALLBACK_COLOR,
+    Phase.KERNEL: rung_color(RungId.COMBINED),
+    Phase.OTHER: FALLBACK_COLOR,
 }
-PHASE_TEXT = {"pin": "pin", "consumer": "consumer", "gap": "gap", "kernel": "kernel", "other": "other"}
 # (quantity key, panel row, colour, dash)
 SERIES: tuple[tuple[str, int, str, str], ...] = (
     ("l2_hit_rate_pct", 1, INK, "solid"),
@@ -57,11 +57,11 @@ def _phase_marks(rows: pd.DataFrame) -> tuple[list[dict[str, Any]], list[dict[st
     for _, p in rows.iterrows():
         color = PHASE_COLORS.get(p["phase"], FALLBACK_COLOR)
         shapes.append({"type": "rect", "xref": "x", "yref": "paper", "x0": p["start_us"], "x1": p["end_us"],
-                       "y0": 0, "y1": 1, "fillcolor": tint(color, 0.72 if p["phase"] != "gap" else 0.86),
+                       "y0": 0, "y1": 1, "fillcolor": tint(color, 0.72 if p["phase"] != Phase.GAP else 0.86),
                        "line": {"width": 0}, "layer": "below"})
         notes.append({"xref": "x", "yref": "paper", "x": (p["start_us"] + p["end_us"]) / 2, "y": 1.0,
                       "yanchor": "bottom", "showarrow": False, "font": {"size": 11, "color": color},
-                      "text": f"{PHASE_TEXT.get(p['phase'], p['phase'])}<br>{p['duration_us']:.1f} µs"})
+                      "text": f"{p['phase']}<br>{p['duration_us']:.1f} µs"})
     return shapes, notes
 
 

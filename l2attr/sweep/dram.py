@@ -21,11 +21,11 @@ import pandas as pd
 from l2attr import atomic
 from l2attr.errors import UserError
 from l2attr.schema import Table
-from l2attr.vocab import SWEEP_NVTX_INCLUDE, parse_sweep_range_name
+from l2attr.vocab import SWEEP_NVTX_INCLUDE, Command, Job, SweepRole, parse_sweep_range_name
 
 METRICS = ("dram__bytes_read.sum", "gpu__time_duration.sum")
 PROFILED_TABLES = 4                     # tables per unit whose kernels are profiled (of its last group)
-PROFILED_ROLES = ("pin", "consumer")    # the polluting read's DRAM bytes are its size
+PROFILED_ROLES = (SweepRole.PIN.value, SweepRole.CONSUMER.value)    # the polluting read's DRAM bytes are its size
 
 SWEEP_DRAM = Table(
     "sweep_dram",
@@ -49,7 +49,7 @@ def child_argv(run_dir: Path, cfg: Any, opts: Any) -> list[str]:
     cfg_file = run_dir / "ncu" / "workload.toml"
     atomic.write_text(cfg_file, "[workload]\n" + "".join(
         f"{k} = {v!r}\n".replace("'", '"') for k, v in cfg.to_dict().items()))
-    argv = [sys.executable, "-m", "l2attr", "sweep", opts.axis.value, "--config", str(cfg_file),
+    argv = [sys.executable, "-m", "l2attr", Command.SWEEP.value, opts.axis.value, "--config", str(cfg_file),
             "--family", ",".join(f.value for f in opts.families), "--profiles", ",".join(opts.profiles),
             "--repeats", "1", "--no-host-repeat", "--nvtx-ranges", "--quiet", "--name", "ncu-child",
             "--out", str(run_dir / "ncu"), "--spin-us", "0",
@@ -87,7 +87,7 @@ def profile_dram(run_dir: Path, cfg: Any, opts: Any, log: Any = print) -> pd.Dat
     from l2attr.rundir import RunDir
 
     ncu = require_ncu()
-    out = run_dir / "ncu" / "sweep"
+    out = run_dir / "ncu" / Job.SWEEP.value
     argv = build_ncu_argv(child_argv(run_dir, cfg, opts), METRICS, out,
                           NcuOptions(nvtx_include=(SWEEP_NVTX_INCLUDE,)), ncu=ncu)
     log("profile: " + " ".join(argv))

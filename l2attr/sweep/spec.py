@@ -12,7 +12,7 @@ from l2attr.errors import UserError
 from l2attr.gpu.persisting import DeviceLimits
 from l2attr.ladder import FAMILIES
 from l2attr.measure.residency import check_window_fits
-from l2attr.vocab import Arm, Family, Order, SweepAxis
+from l2attr.vocab import Arm, Family, Order, Profile, SweepAxis
 
 MiB = 1 << 20
 
@@ -47,7 +47,7 @@ class Point:
 class SweepOptions:
     axis: SweepAxis
     families: list[Family] = field(default_factory=lambda: [Family.ARTIFACT, Family.TUNED])
-    profiles: list[str] = field(default_factory=lambda: ["reuse_high", "reuse_medium", "reuse_low", "random"])
+    profiles: list[str] = field(default_factory=lambda: list(Profile.values()))
     repeats: int = 3
     host_repeat: bool = True
     spin_us: float = 50.0

@@ -23,6 +23,7 @@ import numpy as np
 from l2attr.atomic import write_json
 from l2attr.config import WorkloadConfig
 from l2attr.errors import UserError
+from l2attr.vocab import WorkloadSource
 from l2attr.workload import profiles
 from l2attr.workload.hotset import coverage, hot_from_bytes, id_counts, top_k
 from l2attr.workload.traces import (atomic_write, circular, read_bytes, sha256_hex,
@@ -125,7 +126,7 @@ def _fill_from_profile(cfg: WorkloadConfig, name: str, flat: np.ndarray) -> tupl
         ranked_on = profiles.generate(name, period, cfg.rows, cfg.seed)
         circular(ranked_on, flat.size, out=flat)
         over = "one period of the profile"
-    info = {"kind": "profile", "profile": name, "seed": cfg.seed, "period": period,
+    info = {"kind": WorkloadSource.PROFILE.value, "profile": name, "seed": cfg.seed, "period": period,
             "profile_params": profiles.profile_params(name).to_dict(),
             "generator_version": profiles.GENERATOR_VERSION}
     return ranked_on, {**info, "_ranked_over": over}
@@ -135,7 +136,7 @@ def _fill_from_trace(cfg: WorkloadConfig, trace: _Input, drop_out_of_range: bool
                      flat: np.ndarray) -> tuple[np.ndarray, dict]:
     parsed = trace_from_bytes(trace.path, trace.data, cfg.rows, drop_out_of_range)
     circular(parsed.ids, flat.size, out=flat)
-    info = {"kind": "trace", "trace": str(trace.path.resolve()), "trace_sha256": trace.sha256,
+    info = {"kind": WorkloadSource.TRACE.value, "trace": str(trace.path.resolve()), "trace_sha256": trace.sha256,
             "trace_lookups": parsed.lines, "drop_out_of_range": drop_out_of_range,
             "dropped_out_of_range": parsed.dropped}
     return parsed.ids, {**info, "_ranked_over": "the trace file"}
@@ -145,10 +146,10 @@ def _hot_set(cfg: WorkloadConfig, hot: _Input | None, ranked_on: np.ndarray,
              name: str, over: str) -> tuple[np.ndarray, dict]:
     if hot is not None:
         ids = hot_from_bytes(hot.path, hot.data, cfg.rows, cfg.hot_rows)
-        return ids, {"kind": "file", "path": str(hot.path.resolve()), "sha256": hot.sha256,
+        return ids, {"kind": WorkloadSource.FILE.value, "path": str(hot.path.resolve()), "sha256": hot.sha256,
                      "k": cfg.hot_rows}
     ids = top_k(id_counts(ranked_on, cfg.rows), cfg.hot_rows, what=f"{name} ({over})")
-    return ids, {"kind": "top_k", "k": cfg.hot_rows, "ranked_over": over,
+    return ids, {"kind": WorkloadSource.TOP_K.value, "k": cfg.hot_rows, "ranked_over": over,
                  "tie_break": "higher count first, then smaller id"}
 
 

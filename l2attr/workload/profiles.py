@@ -36,6 +36,7 @@ import numpy as np
 
 from l2attr.errors import UserError
 from l2attr.ladder import PROFILES as CANONICAL
+from l2attr.vocab import Profile
 from l2attr.workload.traces import circular
 
 GENERATOR_VERSION = 1     # bump when a change alters generated streams (invalidates caches)
@@ -72,22 +73,19 @@ class ProfileParams:
 #   medium: 102,524 unique, top-60K 87.69 %, reuse median 602, p90 26,641, 32,135 singletons
 #   low:    231,073 unique, top-60K 48.74 %, reuse median 28,738, p90 207,917
 # tests/test_workload_profiles.py re-checks unique (5 %) and coverage (1 point) on every run.
-PARAMS: dict[str, ProfileParams] = {
+PARAMS: dict[str, ProfileParams] = {p.name: p for p in (
     # high: set by hand (the artifact's high trace is not available): medium's repeat process and
     # period with hotter fresh draws; at n = 429,951 it gives ~64.4K unique ids, top-60K ~99.0 %.
-    "reuse_high": ProfileParams("reuse_high", hot_share=0.97, hot_frac=0.2, zipf_s=0.7,
-                                warm_frac=1.0, repeat_prob=0.6248, repeat_window=2489,
-                                repeat_shape=0.5611, period=429_951),
-    "reuse_medium": ProfileParams("reuse_medium", hot_share=0.7173, hot_frac=0.2685, zipf_s=0.0,
-                                  warm_frac=0.3907, repeat_prob=0.6248, repeat_window=2489,
-                                  repeat_shape=0.5611, period=429_951),
-    "reuse_low": ProfileParams("reuse_low", hot_share=0.1473, hot_frac=0.1326, zipf_s=0.8797,
-                               warm_frac=1.0, repeat_prob=0.1028, repeat_window=3660,
-                               repeat_shape=0.6835, period=379_910),
-    "random": ProfileParams("random", hot_share=0.0, hot_frac=0.0, zipf_s=0.0, warm_frac=1.0,
-                            repeat_prob=0.0, repeat_window=1, repeat_shape=1.0, period=None),
-}
-ALIASES = {"high": "reuse_high", "medium": "reuse_medium", "low": "reuse_low"}
+    ProfileParams(Profile.REUSE_HIGH.value, hot_share=0.97, hot_frac=0.2, zipf_s=0.7, warm_frac=1.0,
+                  repeat_prob=0.6248, repeat_window=2489, repeat_shape=0.5611, period=429_951),
+    ProfileParams(Profile.REUSE_MEDIUM.value, hot_share=0.7173, hot_frac=0.2685, zipf_s=0.0, warm_frac=0.3907,
+                  repeat_prob=0.6248, repeat_window=2489, repeat_shape=0.5611, period=429_951),
+    ProfileParams(Profile.REUSE_LOW.value, hot_share=0.1473, hot_frac=0.1326, zipf_s=0.8797, warm_frac=1.0,
+                  repeat_prob=0.1028, repeat_window=3660, repeat_shape=0.6835, period=379_910),
+    ProfileParams(Profile.RANDOM.value, hot_share=0.0, hot_frac=0.0, zipf_s=0.0, warm_frac=1.0,
+                  repeat_prob=0.0, repeat_window=1, repeat_shape=1.0, period=None),
+)}
+ALIASES = {"high": Profile.REUSE_HIGH.value, "medium": Profile.REUSE_MEDIUM.value, "low": Profile.REUSE_LOW.value}
 
 
 def canonical_profile(name: str) -> str:
