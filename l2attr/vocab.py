@@ -1,4 +1,4 @@
-"""The closed value sets of l2attr, and the NVTX range-name contract (builder and parser together).
+"""The closed value sets of l2attr (the NVTX range names built from them: l2attr.names).
 
 Every column that holds one of a fixed set of words (family, role, l2 state, pin granularity,
 timer, quantity) takes it from here, so a typo is an AttributeError at import, not a silent
@@ -8,12 +8,8 @@ plain value in CSV files and manifests.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from enum import Enum
-from typing import Any
 
-from l2attr.grammar import Grammar, alternatives, count, rest, word
 
 
 class Vocab(str, Enum):
@@ -159,6 +155,8 @@ class RunKind(Vocab):
     PROFILE = "profile"
     TIMELINE = "timeline"
     SWEEP = "sweep"
+    EXPERIMENT = "experiment"   # l2attr.Experiment / l2attr experiment
+    STEP = "step"               # l2attr.step / l2attr step
 
 
 class Command(Vocab):
@@ -221,92 +219,6 @@ class ResultKind(Vocab):
     RANGE = "range"
 
 
-# -- NVTX range names -------------------------------------------------------------------------
-# Ranges live in l2attr's own NVTX domain; ':' separates fields, never '/' (ncu's --nvtx-include
-# splits the range stack on '/', NOTES trap 2). Seen on the H200 with ncu 2025.3.1
-# (examples/logs/probe_nvtx_evict_last.log): `regex:l2attr@(pin|consumer):.*/` selects the pin and
-# consumer ranges of the domain, nested in a call range or not, while `l2attr@regex:...` and an
-# include without the trailing '/' select nothing.
-
-NVTX_DOMAIN = "l2attr"
-NVTX_INCLUDE = f"regex:{NVTX_DOMAIN}@(pin|consumer):.*/"
-NVTX_CALL_INCLUDE = f"regex:{NVTX_DOMAIN}@call:.*/"
-SWEEP_NVTX_INCLUDE = f"regex:{NVTX_DOMAIN}@sweep:.*/"
-LEGACY_PREFIX = f"{NVTX_DOMAIN}:"   # before the domain: names in the default domain with this prefix
-
-
-# Kernel launches of the ladder: one role of one call. Before kernel families existed (every run
-# used today's `tuned` kernels) names had no family and no pin: LADDER_V1, read as family `tuned`.
-LADDER = Grammar((), (word("role", Role), word("family", Family), word("rung"), word("pin", Pin), word("profile"),
-                      word("l2_state", L2State), count("table", "t"), count("batch", "b")))
-LADDER_V1 = Grammar((), (word("role", Role), word("rung"), word("profile"), word("l2_state", L2State),
-                         count("table", "t"), count("batch", "b")))
-_ROLE_ONLY_RE = re.compile(rf"^(?P<role>{alternatives(Role)})(?::.*)?$")
-
-
-@dataclass(frozen=True)
-class RangeName:
-    """The identity of one profiled kernel launch, as carried by its NVTX push/pop range."""
-
-    role: str
-    family: str
-    rung: str
-    pin: str
-    profile: str
-    l2_state: str
-    table: int
-    batch: int
-
-    def __str__(self) -> str:
-        return LADDER.build(**{k: getattr(self, k) for k in self.__dataclass_fields__})
-
-    @property
-    def cell(self) -> str:
-        return f"{self.family}:{self.rung}:{self.pin}:{self.profile}:{self.l2_state}"
-
-
-def range_name(role: str, family: str, rung: str, pin: str, profile: str, l2_state: str,
-               table: int, batch: int) -> str:
-    """The NVTX range name (inside the l2attr domain) for one role of one call."""
-    return str(RangeName(str(role), str(family), rung, str(pin), profile, str(l2_state),
-                         int(table), int(batch)))
-
-
-def _strip(name: str) -> str | None:
-    """The name inside l2attr's namespace: `l2attr@x` (domain, as the importer records it) or
-    `l2attr:x` (the old default-domain prefix); None for anybody else's range."""
-    for prefix in (f"{NVTX_DOMAIN}@", LEGACY_PREFIX):
-        if name.startswith(prefix):
-            return name[len(prefix):]
-    return None
-
-
-def parse_range_name(name: str | None) -> dict[str, Any]:
-    """Split an l2attr range name into columns; anything else leaves them empty.
-
-    Accepts `l2attr@<name>` (the domain) and `l2attr:<name>` (before the domain). Names written
-    before families existed are read as family `tuned` (the only kernels there were) with pin
-    granularity unknown (''); `l2attr:pin`-style names give the role only.
-    """
-    out: dict[str, Any] = {"role": "", "family": "", "rung": "", "pin": "", "profile": "",
-                           "l2_state": "", "cell": "", "table": None, "batch": None}
-    inner = _strip(name) if name else None
-    if inner is None:
-        return out
-    g = LADDER.parse(inner) or LADDER_V1.parse(inner)
-    if g is not None:
-        parsed = RangeName(g["role"], g.get("family") or Family.TUNED.value, g["rung"], g.get("pin") or "",
-                           g["profile"], g["l2_state"], g["table"], g["batch"])
-        out.update(role=parsed.role, family=parsed.family, rung=parsed.rung, pin=parsed.pin,
-                   profile=parsed.profile, l2_state=parsed.l2_state, table=parsed.table,
-                   batch=parsed.batch, cell=parsed.cell)
-        return out
-    m = _ROLE_ONLY_RE.match(inner)
-    if m:
-        out["role"] = m["role"]
-    return out
-
-
 # -- sweeps (`l2attr sweep AXIS`, l2attr/sweep/) ------------------------------------------------
 
 class SweepAxis(Vocab):
@@ -365,27 +277,6 @@ class SweepQuantity(Vocab):
     CALL = "call"                      # whole calls per consumer call, wall clock
 
 
-# Kernel launches of a sweep under ncu (`l2attr sweep ... --profile`): the point id last, as it
-# may hold ':'.
-SWEEP = Grammar(("sweep",), (word("role", SweepRole), word("family", Family), word("profile"), word("arm", Arm),
-                             count("table", "t"), count("group", "g"), count("position", "p"), rest("point")))
-
-
-def sweep_range_name(role: str, family: str, profile: str, arm: str, table: int, group: int, position: int,
-                     point: str) -> str:
-    """The NVTX range (inside the l2attr domain) around one profiled sweep kernel."""
-    return SWEEP.build(role=role, family=family, profile=profile, arm=arm, table=table, group=group,
-                       position=position, point=point)
-
-
-def parse_sweep_range_name(name: str | None) -> dict[str, Any] | None:
-    """The fields of a sweep kernel's range (`l2attr@sweep:...` or bare), or None for any other."""
-    if not name:
-        return None
-    inner = name[len(NVTX_DOMAIN) + 1:] if name.startswith(f"{NVTX_DOMAIN}@") else name
-    return SWEEP.parse(inner)
-
-
 # -- experiments: any producer -> consumer pair (l2attr.experiment) ---------------------------
 
 class CellCondition(Vocab):
@@ -429,63 +320,11 @@ class Discard(Vocab):
     THROTTLED = "throttled"    # SM clock during the wait below the threshold of the default clock
 
 
-EXPERIMENT_ROLES = (Role.PRODUCER.value, Role.CONSUMER.value)
-_NAME_RE = re.compile(r"^[A-Za-z0-9._-]+$")
-# Experiment ranges: `<role>:<experiment>` (a user's annotate()) or
-# `<role>:<experiment>:<condition>:c<call>` (the engine's own calls); ':' separated as above.
-EXPERIMENT_INCLUDE = f"regex:{NVTX_DOMAIN}@({'|'.join(EXPERIMENT_ROLES)}):.*/"
-
-
-def check_label(label: str, what: str = "label") -> str:
-    """A user's label as it may stand in an NVTX name, a run dir name and a CSV cell."""
-    if not isinstance(label, str) or not _NAME_RE.match(label):
-        from l2attr.errors import UserError
-
-        raise UserError(f"{what} {label!r}: use letters, digits, '.', '_' and '-' only")
-    return label
-
-
 class StepCondition(Vocab):
     """How the L2 stands before each kernel of a whole step (l2attr.step)."""
 
     NATURAL = "natural"    # as the program leaves it (the step after another step)
     COLD = "cold"          # read-flushed right before every op that is not a view
-
-
-# An engine's call (`<role>:<experiment>:<condition>:c<call>`) or a user's own annotate() range
-# (`<role>:<experiment>`), in the one grammar of range names; a step's op ranges likewise.
-_EXP_ROLE = Field("role", "|".join(EXPERIMENT_ROLES))
-_LABEL = Field("experiment", "[A-Za-z0-9._-]+")
-EXPERIMENT = Grammar((), (_EXP_ROLE, _LABEL, word("condition", CellCondition), count("call", "c")))
-EXPERIMENT_BARE = Grammar((), (_EXP_ROLE, _LABEL))
-STEP_OP = Grammar(("op",), (Field("op_index", r"\d+", number=True),))
-# One traced step of `l2attr.step` (a torch.profiler range, under LEGACY_PREFIX like every
-# l2attr range outside its NVTX domain) and a marked step function's NVTX range.
-STEP_TRACE = Grammar(("step",), (word("condition", StepCondition), Field("step", r"\d+", number=True)))
-STEP_MARK = Grammar(("step",), (Field("name", "[A-Za-z0-9._-]+"),))
-
-
-def experiment_range_name(role: str, experiment: str, condition: str | None = None,
-                          call: int | None = None) -> str:
-    """The NVTX name (inside l2attr's domain) of one role of one experiment call."""
-    role, experiment = Role(role).value, check_label(experiment, "experiment name")
-    if condition is None:
-        return EXPERIMENT_BARE.build(role=role, experiment=experiment)
-    return EXPERIMENT.build(role=role, experiment=experiment, condition=CellCondition(condition).value,
-                            call=int(call or 0))
-
-
-def parse_experiment_range(name: str | None) -> dict[str, Any]:
-    """role, experiment, condition ('' for a bare annotate()), call (None) of an experiment range;
-    every field empty for any other range (the ladder's included)."""
-    out: dict[str, Any] = {"role": "", "experiment": "", "condition": "", "call": None}
-    inner = _strip(name) if name else None
-    if inner is None:
-        return out
-    got = EXPERIMENT.parse(inner) or EXPERIMENT_BARE.parse(inner)
-    if got:
-        out.update(got)
-    return out
 
 
 class Judgement(Vocab):
@@ -494,7 +333,7 @@ class Judgement(Vocab):
     FASTER = "faster"              # beyond noise, the new arm is faster
     SLOWER = "slower"              # beyond noise, the new arm is slower
     WITHIN_NOISE = "within noise"  # intervals overlap (or the gap is inside the cross-process spread)
-    NOT_MEASURED = "not measured"  # an arm has no samples
+    NOT_MEASURED = "not_measured"  # an arm has no samples
 
 
 

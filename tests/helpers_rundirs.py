@@ -23,7 +23,7 @@ from l2attr.profile.ncu_import import EXTRA_COLUMNS
 from l2attr.profile.manifest import PASSES, passes_summary
 from l2attr.rundir import RunDir
 from l2attr.schema import CELLS, METRICS, SAMPLES
-from l2attr.vocab import NVTX_DOMAIN, parse_range_name, range_name
+from l2attr.names import NVTX_DOMAIN, parse_range_name, range_name
 
 PROFILES = ("reuse_high", "reuse_medium", "reuse_low", "random")
 

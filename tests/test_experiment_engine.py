@@ -17,8 +17,8 @@ from l2attr.analysis.experiment_load import analyse_experiment, load_experiment
 from l2attr.errors import UserError
 from l2attr.measure.cell import CallOps, device_call, host_call, run_repeat
 from l2attr.measure.timer import Sample
-from l2attr.vocab import (KEPT, CellCondition, Judgement, Role, experiment_range_name,
-                          parse_experiment_range)
+from l2attr.vocab import KEPT, CellCondition, Judgement, Role
+from l2attr.names import experiment_range_name, parse_experiment_range
 
 
 class FakeTimer:
@@ -221,7 +221,7 @@ def test_stopping_rule_stops_once_intervals_are_narrow(tmp_path: Path) -> None:
 
 def test_engine_names_are_declared_in_the_one_grammar():
     """Every range the engine writes parses back through vocab's Grammar declarations."""
-    from l2attr.vocab import EXPERIMENT, EXPERIMENT_BARE, LEGACY_PREFIX, STEP_MARK, STEP_OP, STEP_TRACE
+    from l2attr.names import EXPERIMENT, EXPERIMENT_BARE, LEGACY_PREFIX, STEP_MARK, STEP_OP, STEP_TRACE
 
     assert EXPERIMENT.parse(experiment_range_name("producer", "p-1", "natural", 3)) == {
         "role": "producer", "experiment": "p-1", "condition": "natural", "call": 3}

@@ -19,7 +19,8 @@ from l2attr.analysis.experiment_load import analyse_experiment, load_experiment
 from l2attr.cli import main
 from l2attr.experiment.profile import metrics_frame, ncu_argv, profile_command
 from l2attr.rundir import RunDir
-from l2attr.vocab import EXPERIMENT_INCLUDE, Verdict
+from l2attr.vocab import Verdict
+from l2attr.names import EXPERIMENT_INCLUDE
 
 from conftest import EXAMPLES, FIXTURES
 

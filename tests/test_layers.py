@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "l2attr"
 # analysis stands on sweep only because analysis/sweep_load.py reads the sweep tables' declarations.
 FLOORS: tuple[tuple[str, ...], ...] = (
     ("__init__", "grammar", "vocab", "errors", "atomic", "resources", "gitinfo"),
-    ("catalog", "schema", "csvfile", "sizes", "outputs", "config", "ladder"),
+    ("names", "catalog", "schema", "csvfile", "sizes", "outputs", "config", "ladder"),
     ("rundir", "workload", "gpu"),
     ("measure", "profile"),
     ("sweep", "experiment"),

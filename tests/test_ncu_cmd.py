@@ -31,7 +31,7 @@ def test_nvtx_include_selects_l2attrs_domain_with_trailing_slash():
     # the l2attr domain, a regex over `domain@range` and a trailing '/'
     import re
 
-    from l2attr.vocab import NVTX_DOMAIN, range_name
+    from l2attr.names import NVTX_DOMAIN, range_name
 
     assert NVTX_INCLUDE.startswith("regex:") and NVTX_INCLUDE.endswith("/")
     pattern = re.compile(NVTX_INCLUDE[len("regex:"):])

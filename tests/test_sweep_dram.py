@@ -16,7 +16,8 @@ from l2attr.config import WorkloadConfig, build_config
 from l2attr.rundir import RunDir
 from l2attr.sweep import dram
 from l2attr.sweep.spec import SweepOptions
-from l2attr.vocab import Family, SweepAxis, parse_sweep_range_name, sweep_range_name
+from l2attr.vocab import Family, SweepAxis
+from l2attr.names import parse_sweep_range_name, sweep_range_name
 
 MiB = 1 << 20
 
@@ -88,7 +89,7 @@ def test_ranges_only_around_pin_and_consumer_of_the_first_tables_of_the_last_gro
 
 
 def test_the_committed_sweep_rows_round_trip_through_the_grammar():
-    """Every kernel the committed --profile sweeps recorded is a name vocab.SWEEP builds and parses."""
+    """Every kernel the committed --profile sweeps recorded is a name names.SWEEP builds and parses."""
     root = Path(__file__).resolve().parents[1] / "examples"
     tables = sorted(root.glob("*/sweep_dram.csv"))
     assert tables

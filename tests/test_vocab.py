@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from l2attr.vocab import NVTX_DOMAIN, Family, L2State, Pin, Role, Timer, parse_range_name, range_name
+from l2attr.vocab import Family, L2State, Pin, Role, Timer
+from l2attr.names import NVTX_DOMAIN, parse_range_name, range_name
 
 names = st.text(alphabet=st.characters(blacklist_characters=":\n", blacklist_categories=("Cs",)),
                 min_size=1, max_size=20)

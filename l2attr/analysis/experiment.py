@@ -25,8 +25,9 @@ from l2attr.analysis.significance import Interval, Judged, compare
 from l2attr.vocab import CellCondition, Judgement, Quantity, Timer
 
 NAN = float("nan")
+CONSUMER_ONLY = Quantity.CONSUMER.value   # the consumer-only comparison's key in a verdict row
 CHARGES = {  # name -> (quantity, timer) compared between baseline and natural
-    "consumer": (Quantity.CONSUMER, Timer.KERNEL),
+    CONSUMER_ONLY: (Quantity.CONSUMER, Timer.KERNEL),
     "kernel_charged": (Quantity.KERNELS, Timer.KERNEL),
     "wall_charged": (Quantity.CALL, Timer.WALL),
 }
@@ -102,17 +103,17 @@ def headline(row: dict[str, Any]) -> str:
                 Judgement.WITHIN_NOISE.value: "breaks even within noise"}.get(j, "was not measured")
         out = (f"{name}: the producer step {word} once charged: wall-charged speedup "
                f"{_ratio_text(row, 'wall_charged')}, kernel-charged {_ratio_text(row, 'kernel_charged')}, "
-               f"consumer alone {_ratio_text(row, 'consumer')} over the consumer without it")
+               f"consumer alone {_ratio_text(row, CONSUMER_ONLY)} over the consumer without it")
         if not math.isfinite(row["break_even_wall"]) and not math.isfinite(row["break_even_kernel"]):
             return out + "; break-even: never."
         return out + (f"; break-even: {_k(row['break_even_kernel'])} per producer step on kernel time, "
                       f"{_k(row['break_even_wall'])} on the host clock.")
-    j = row["consumer_judgement"]
+    j = row[f"{CONSUMER_ONLY}_judgement"]
     word = {Judgement.FASTER.value: "saves", Judgement.SLOWER.value: "costs",
             Judgement.WITHIN_NOISE.value: "changes nothing beyond noise in"}.get(j, "was not measured for")
     share = row["consumer_saving_share"]
     pct = f" ({100 * abs(share):.1f} % of the {base} consumer's time)" if math.isfinite(share) and j in (
         Judgement.FASTER.value, Judgement.SLOWER.value) else ""
     return (f"{name}: L2 reuse of the producer's output {word} the consumer{pct}: consumer "
-            f"{_ratio_text(row, 'consumer')} against {base}; producer + consumer "
+            f"{_ratio_text(row, CONSUMER_ONLY)} against {base}; producer + consumer "
             f"{_ratio_text(row, 'kernel_charged')}.")

@@ -18,15 +18,16 @@ from l2attr.vocab import CellCondition, Role, Verdict
 
 MIN_DRAM_REDUCTION = 0.10   # the consumer must read >= 10 % less DRAM with the producer's lines kept
 KEYS = ("experiment", "condition", "role")
+CALL, KERNELS = "call", "kernels"   # column names: exp_metrics' call index, the call table's kernel count
 
 
 def per_call(metrics: pd.DataFrame) -> pd.DataFrame:
     """One row per (experiment, condition, role, call): keys summed over the call's kernels."""
     if metrics.empty:
-        return pd.DataFrame(columns=[*KEYS, "call", "kernels"])
-    df = metrics.rename(columns={"call": "table"})
-    calls = call_table(df, extra_keys=("experiment",))
-    return calls.rename(columns={"table": "call"})
+        return pd.DataFrame(columns=[*KEYS, CALL, KERNELS])
+    df = metrics.rename(columns={CALL: "table"})
+    calls = call_table(df, extra_keys=KEYS[:1])
+    return calls.rename(columns={"table": CALL})
 
 
 def dram_table(metrics: pd.DataFrame) -> pd.DataFrame:
@@ -34,7 +35,7 @@ def dram_table(metrics: pd.DataFrame) -> pd.DataFrame:
     calls = per_call(metrics)
     if calls.empty:
         return pd.DataFrame(columns=[*KEYS, "calls"])
-    value_cols = [c for c in calls.columns if c not in (*KEYS, "call", "condition_", "kernels")
+    value_cols = [c for c in calls.columns if c not in (*KEYS, CALL, KERNELS)
                   and pd.api.types.is_numeric_dtype(calls[c])]
     g = calls.groupby(list(KEYS), dropna=False, sort=False)
     out = g[value_cols].median()

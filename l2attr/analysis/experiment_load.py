@@ -19,8 +19,9 @@ from l2attr.errors import UserError
 from l2attr.measure.summary import summarize_pairs
 from l2attr.rundir import RunDir
 from l2attr.schema import EXP_CELLS, EXP_METRICS, EXP_SAMPLES, Table
+from l2attr.vocab import RunKind
 
-KIND = "experiment"
+KIND = RunKind.EXPERIMENT.value
 
 
 def _unique(df: pd.DataFrame, table: Table, where: Path) -> None:

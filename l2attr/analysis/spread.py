@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from l2attr.vocab import TimerKind
+from l2attr.vocab import Discard, TimerKind
 
 CELL_KEYS = ("family", "rung", "pin", "profile", "l2_state")
 # timer label -> samples.csv column
@@ -69,7 +69,7 @@ def launch_lag_effect(samples: pd.DataFrame, spin_us: float,
     keys = [k for k in CELL_KEYS if k in timed.columns]
     if blocking:   # launch lag cannot reach the interval; only a timed-out wait could
         flag = timed["timer_discard"] if "timer_discard" in timed else pd.Series("", index=timed.index)
-        lagged = flag.map(lambda x: "" if pd.isna(x) else str(x)) == "timeout"
+        lagged = flag.map(lambda x: "" if pd.isna(x) else str(x)) == Discard.TIMEOUT.value
     else:
         lagged = timed["launch_lag_us"] >= spin_us
     every = timed.groupby(keys)["consumer_time_us"].median()

@@ -29,6 +29,7 @@ from l2attr.measure.stats import bootstrap_median_ci
 from l2attr.vocab import Judgement, StepCondition
 
 OUTSIDE = -1   # producer index of bytes no op of the step wrote
+EDGE_COLUMNS = ["producer", "consumer", "bytes", "attributed_saving_us"]   # op indices, bytes, µs
 
 
 def per_kernel(k: pd.DataFrame, ops: pd.DataFrame) -> pd.DataFrame:
@@ -135,7 +136,7 @@ def edges(ops: pd.DataFrame, kern: pd.DataFrame) -> pd.DataFrame:
                          "attributed_saving_us": saving.get(int(r.op_index), math.nan) * nbytes / total if total else math.nan})
         for ptr, n in (tuple(x) for x in json.loads(r.outputs or "[]")):
             writers.append((ptr, ptr + n, int(r.op_index)))
-    return pd.DataFrame(rows, columns=["producer", "consumer", "bytes", "attributed_saving_us"])
+    return pd.DataFrame(rows, columns=EDGE_COLUMNS)
 
 
 def answer(k: pd.DataFrame, ops: pd.DataFrame, times: pd.DataFrame | None = None) -> StepAnswer:
@@ -192,8 +193,8 @@ def compare_step_times(base: StepAnswer, other: StepAnswer) -> str:
     j = compare(base.step_time, other.step_time)
     if j.judgement == Judgement.NOT_MEASURED:
         return "step times not measured"
-    word = {Judgement.FASTER: "faster", Judgement.SLOWER: "slower", Judgement.WITHIN_NOISE: "no different within noise"}
-    return (f"{other.step_time.median:.1f} µs against {base.step_time.median:.1f} µs: {word[j.judgement]} "
+    word = {Judgement.WITHIN_NOISE: "no different within noise"}.get(j.judgement, j.judgement.value)
+    return (f"{other.step_time.median:.1f} µs against {base.step_time.median:.1f} µs: {word} "
             f"({j.speedup:.3f}x [{j.lo:.3f}, {j.hi:.3f}])")
 
 

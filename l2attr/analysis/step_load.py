@@ -11,8 +11,9 @@ import pandas as pd
 from l2attr.errors import UserError
 from l2attr.rundir import RunDir
 from l2attr.schema import STEP_KERNELS, STEP_OPS, STEP_TIMES
+from l2attr.vocab import RunKind
 
-KIND = "step"
+KIND = RunKind.STEP.value
 
 
 def load_step(path: Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -46,3 +47,8 @@ def analyse_step(path: Path) -> Any:
     ans.manifest = m
     ans.ops = ops
     return ans
+
+
+def step_name(ans: Any) -> str:
+    """The name a step run was given (the kind's name when none was recorded)."""
+    return str((ans.manifest.get("step") or {}).get("name") or KIND)

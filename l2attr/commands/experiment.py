@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from l2attr.errors import UserError
+from l2attr.vocab import Command, RunKind
 
-ACTIONS = ("time", "profile", "show", "child")
+ACTIONS = ("time", Command.PROFILE.value, "show", "child")   # `l2attr experiment ACTION`
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -81,9 +82,9 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "show":
         return _show(Path(_need_target(args)))
     command = [c for c in args.cmd if c != "--"] if args.cmd else []
-    if args.action == "profile" and command and args.target and args.target != "--":
+    if args.action == Command.PROFILE and command and args.target and args.target != "--":
         command = [args.target, *command] if args.target not in ("--",) else command
-    if args.action == "profile" and (command or args.target == "--"):
+    if args.action == Command.PROFILE and (command or args.target == "--"):
         return _profile_command(args, command)
     exp = load_target(_need_target(args))
     if args.out is not None:
@@ -96,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.run is not None:
         exp.run_dir = args.run
-    me = [sys.executable, "-m", "l2attr", "experiment", "child", args.target, "--calls", str(args.calls)]
+    me = [sys.executable, "-m", "l2attr", Command.EXPERIMENT.value, "child", args.target, "--calls", str(args.calls)]
     exp.profile(metrics=args.metrics, command=me, calls=args.calls)
     return 0
 
@@ -107,7 +108,7 @@ def _profile_command(args: argparse.Namespace, command: list[str]) -> int:
 
     if not command:
         raise UserError("experiment profile --: name the command to profile after --")
-    run = RunDir.create(args.out or Path("runs"), args.name, {"kind": "experiment", "experiment": None,
+    run = RunDir.create(args.out or Path("runs"), args.name, {"kind": RunKind.EXPERIMENT.value, "experiment": None,
                                                              "annotated": True, "command": command_line()})
     profile_command(command, run, args.metrics)
     return 0

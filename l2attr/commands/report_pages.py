@@ -12,6 +12,7 @@ from typing import Any, Callable
 from l2attr.errors import UserError
 from l2attr.outputs import check_output
 from l2attr.rundir import RunDir
+from l2attr.vocab import RunKind
 
 
 def _experiments(dirs: list[Path]) -> tuple[list[str], Callable[[], str]]:
@@ -23,18 +24,18 @@ def _experiments(dirs: list[Path]) -> tuple[list[str], Callable[[], str]]:
 
 
 def _steps(dirs: list[Path]) -> tuple[list[str], Callable[[], str]]:
-    from l2attr.analysis.step_load import analyse_step
+    from l2attr.analysis.step_load import analyse_step, step_name
     from l2attr.report.step_page import render
 
     answers = [analyse_step(d) for d in dirs]
-    return ([a.headline((a.manifest.get("step") or {}).get("name", "step")) for a in answers],
+    return ([a.headline(step_name(a)) for a in answers],
             lambda: render(answers))
 
 
 # run kind -> (Markdown title, reader: dirs -> (headlines, html renderer))
 PAGES: dict[str, tuple[str, Callable[[list[Path]], tuple[list[str], Callable[[], str]]]]] = {
-    "step": ("What is inter-kernel L2 reuse worth in a step? (l2attr step)", _steps),
-    "experiment": ("What is the L2 handoff worth? (l2attr experiments)", _experiments),
+    RunKind.STEP: ("What is inter-kernel L2 reuse worth in a step? (l2attr step)", _steps),
+    RunKind.EXPERIMENT: ("What is the L2 handoff worth? (l2attr experiments)", _experiments),
 }
 
 

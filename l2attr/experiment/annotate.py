@@ -1,7 +1,7 @@
 """`l2attr.annotate(label, role=...)`: mark a user's own producer and consumer for Nsight Compute.
 
 For users who keep their own loop and run `l2attr experiment profile -- python my_script.py`:
-the range lands in l2attr's NVTX domain under the experiment grammar (vocab.experiment_range_name),
+the range lands in l2attr's NVTX domain under the experiment grammar (names.experiment_range_name),
 so the import, the DRAM attribution and the validity control read it like the engine's own calls.
 """
 
@@ -10,7 +10,8 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from l2attr.vocab import NVTX_DOMAIN, Role, experiment_range_name
+from l2attr.vocab import Role
+from l2attr.names import NVTX_DOMAIN, experiment_range_name
 
 
 @contextmanager

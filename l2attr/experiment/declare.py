@@ -14,7 +14,8 @@ from typing import Any, Callable, Sequence
 
 from l2attr.errors import UserError
 from l2attr.measure.cell import CallOps
-from l2attr.vocab import CellCondition, TimerKind, check_label
+from l2attr.vocab import CellCondition, TimerKind
+from l2attr.names import check_label
 
 Step = Callable[..., Any]
 
@@ -71,7 +72,7 @@ class Declaration:
         check_label(self.name, "experiment name")
         if not callable(self.consumer):
             raise UserError(f"experiment {self.name}: consumer must be callable")
-        for what in ("producer", "reference", "setup"):
+        for what in ("producer", "reference", "setup"):     # the declaration's attribute names
             value = getattr(self, what)
             if value is not None and not callable(value):
                 raise UserError(f"experiment {self.name}: {what} must be callable or None")

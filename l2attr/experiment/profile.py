@@ -24,7 +24,8 @@ from l2attr.experiment.child import child_env, child_spec
 from l2attr.measure.cell import run_repeat
 from l2attr.rundir import RunDir, command_line
 from l2attr.schema import EXP_METRICS
-from l2attr.vocab import EXPERIMENT_INCLUDE, RepeatMode, TimerKind, parse_experiment_range
+from l2attr.vocab import AppReplayMatch, RepeatMode, RunKind, TimerKind
+from l2attr.names import EXPERIMENT_INCLUDE, parse_experiment_range
 
 if TYPE_CHECKING:
     from l2attr.experiment.declare import Declaration as Experiment
@@ -92,7 +93,7 @@ def metrics_frame(raw: pd.DataFrame, experiment: str | None = None) -> pd.DataFr
 def ncu_argv(command: Sequence[str], metrics: Sequence[str], output: Path, ncu: str = "ncu") -> list[str]:
     from l2attr.profile.ncu_cmd import NcuOptions, build_ncu_argv
 
-    opts = NcuOptions(nvtx_include=(EXPERIMENT_INCLUDE,), app_replay_match="all")
+    opts = NcuOptions(nvtx_include=(EXPERIMENT_INCLUDE,), app_replay_match=AppReplayMatch.ALL.value)
     return build_ncu_argv(list(command), metrics, output, opts, ncu)
 
 
@@ -150,7 +151,7 @@ def profile_experiment(exp: "Experiment", metrics: str = "l2", command: Sequence
     if exp.run_dir is not None:
         run = RunDir.open(exp.run_dir)
     else:
-        run = RunDir.create(Path(exp.out), exp.name, {"kind": "experiment", "experiment": exp.declaration(),
+        run = RunDir.create(Path(exp.out), exp.name, {"kind": RunKind.EXPERIMENT.value, "experiment": exp.declaration(),
                                                       "command": command_line()})
         exp.run_dir = run.path
     return profile_command(cmd, run, metrics, child_env(exp.name, calls, 2), exp.name, chip, runner, log=log)

@@ -17,10 +17,13 @@ from l2attr.errors import STRICT, Damage
 from l2attr.profile.metricsets import DERIVED_PREFIX, derived_specs
 from l2attr.rundir import MANIFEST
 from l2attr.schema import CELLS, METRICS, SAMPLES
+from l2attr.vocab import Quantity, Timer
 
 # cells.csv (quantity, timer) -> the samples.csv column its n_samples counts
-SAMPLE_COLUMNS = {("pin", "kernel"): "pin_time_us", ("consumer", "kernel"): "consumer_time_us",
-                  ("consumer", "artifact"): "consumer_artifact_time_us", ("call", "wall"): "call_wall_time_us"}
+SAMPLE_COLUMNS = {(Quantity.PIN.value, Timer.KERNEL.value): "pin_time_us",
+                  (Quantity.CONSUMER.value, Timer.KERNEL.value): "consumer_time_us",
+                  (Quantity.CONSUMER.value, Timer.ARTIFACT.value): "consumer_artifact_time_us",
+                  (Quantity.CALL.value, Timer.WALL.value): "call_wall_time_us"}
 
 def check_declared_cells(cells: pd.DataFrame, manifest: dict[str, Any], path: Path, damage: Damage = STRICT) -> None:
     """Every cell the manifest declares (measure.variants x profiles x L2 states) has its consumer
@@ -31,7 +34,7 @@ def check_declared_cells(cells: pd.DataFrame, manifest: dict[str, Any], path: Pa
     if not (isinstance(variants, list) and isinstance(profiles, list) and isinstance(states, str)):
         return
     keys = ["family", "rung", "pin", "profile", "l2_state"]
-    have = set(map(tuple, cells[(cells["quantity"] == "consumer") & (cells["timer"] == "kernel")][keys]
+    have = set(map(tuple, cells[(cells["quantity"] == Quantity.CONSUMER) & (cells["timer"] == Timer.KERNEL)][keys]
                    .astype(str).to_numpy().tolist()))
     declared = [(*map(str, v), p, s.strip()) for v in variants for p in profiles for s in states.split(",") if s.strip()]
     missing = [k for k in declared if k not in have]

@@ -17,6 +17,7 @@ from l2attr.integrity.manifest import check_manifest
 from l2attr.integrity.summaries import (check_cells_against_samples, check_derived_metrics,
                                         check_profile_manifest, check_timeline)
 from l2attr.schema import CELLS, SAMPLES
+from l2attr.vocab import RunKind
 
 Tables = dict[str, "pd.DataFrame | None"]
 
@@ -25,15 +26,15 @@ def check_run(kind: str, tables: Tables, manifest: dict[str, Any], path: Path, d
     """The run's tables after the whole-run rules (rows that break them dropped in the partial mode)."""
     check_manifest(manifest, path, damage)
     tables = dict(tables)
-    if kind == "ladder" and tables.get("cells") is not None:
+    if kind == RunKind.LADDER and tables.get("cells") is not None:
         if tables.get("samples") is None:
             damage.found(f"{path / SAMPLES.filename}: missing; a ladder run keeps the samples its "
                          f"{CELLS.filename} summarises (the spread tables and this check need them)")
         else:
             tables["cells"] = check_cells_against_samples(tables["samples"], tables["cells"], path, damage)
-    if kind == "profile" and tables.get("metrics") is not None:
+    if kind == RunKind.PROFILE and tables.get("metrics") is not None:
         check_profile_manifest(tables["metrics"], manifest, path, damage)
         tables["metrics"] = check_derived_metrics(tables["metrics"], path, damage)
-    if kind == "timeline" and manifest.get("method") != "nsys":
+    if kind == RunKind.TIMELINE and manifest.get("method") != "nsys":
         check_timeline(tables.get("timeline"), tables.get("phases"), manifest, path, damage)
     return tables

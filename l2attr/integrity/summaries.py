@@ -18,6 +18,7 @@ from l2attr.errors import Damage
 from l2attr.measure.stats import CELL_KEYS
 from l2attr.profile.metricsets import DERIVED_PREFIX, derived_specs
 from l2attr.schema import CELLS, METRICS, PHASES, SAMPLES, TIMELINE
+from l2attr.vocab import Quantity, Timer
 
 # relative agreement a CSV round trip keeps (pandas writes floats with 17 significant digits)
 REL = 1e-6
@@ -27,9 +28,11 @@ def _sample_series(samples: pd.DataFrame) -> dict[tuple[str, str], pd.Series]:
     """The per-call values each (quantity, timer) summary of cells.csv is made of (measure.stats)."""
     pin = pd.to_numeric(samples["pin_time_us"], errors="coerce")
     cons = pd.to_numeric(samples["consumer_time_us"], errors="coerce")
-    return {("pin", "kernel"): pin, ("consumer", "kernel"): cons, ("kernels", "kernel"): cons + pin.fillna(0.0),
-            ("consumer", "artifact"): pd.to_numeric(samples["consumer_artifact_time_us"], errors="coerce"),
-            ("call", "wall"): pd.to_numeric(samples["call_wall_time_us"], errors="coerce")}
+    return {(Quantity.PIN.value, Timer.KERNEL.value): pin, (Quantity.CONSUMER.value, Timer.KERNEL.value): cons,
+            (Quantity.KERNELS.value, Timer.KERNEL.value): cons + pin.fillna(0.0),
+            (Quantity.CONSUMER.value, Timer.ARTIFACT.value): pd.to_numeric(samples["consumer_artifact_time_us"],
+                                                                            errors="coerce"),
+            (Quantity.CALL.value, Timer.WALL.value): pd.to_numeric(samples["call_wall_time_us"], errors="coerce")}
 
 
 def check_cells_against_samples(samples: pd.DataFrame, cells: pd.DataFrame, path: Path,

@@ -18,7 +18,7 @@ from l2attr.config import WorkloadConfig
 from l2attr.errors import Damage, UserError
 from l2attr.sweep.spec import SweepOptions, points
 from l2attr.sweep.tables import SWEEP_POINTS, SWEEP_UNITS
-from l2attr.vocab import SweepMode
+from l2attr.vocab import SweepMode, SweepQuantity, Timer
 
 ARM_KEY = ("family", "profile", "point", "arm")
 
@@ -64,7 +64,7 @@ def check_points(points_df: pd.DataFrame, manifest: dict[str, Any], path: Path, 
         damage.found(f"{source}:{row + 2}: {'/'.join(ident.iloc[row])} is not a point arm manifest.json "
                      "declares (family, profile, point and arm must be the sweep's)")
         points_df = points_df[~stray].reset_index(drop=True)
-    consumer = points_df[(points_df["quantity"] == "consumer") & (points_df["timer"] == "kernel")]
+    consumer = points_df[(points_df["quantity"] == SweepQuantity.CONSUMER) & (points_df["timer"] == Timer.KERNEL)]
     have = _keys(consumer, ARM_KEY)
     missing = [a for a in arms if a not in have]
     if missing:

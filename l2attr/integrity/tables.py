@@ -20,14 +20,14 @@ from l2attr.ladder import APW, RUNG_BY_NAME
 from l2attr.schema import CELLS, METRICS, PHASES, SAMPLES, TIMELINE, Table
 from l2attr.sweep.dram import SWEEP_DRAM
 from l2attr.sweep.tables import SWEEP_POINTS, SWEEP_UNITS
-from l2attr.vocab import (Arm, Condition, Family, L2State, Order, Pin, Quantity, Role, SweepAxis,
+from l2attr.vocab import (Arm, Condition, Family, L2State, Order, Phase, Pin, Quantity, Role, SweepAxis,
                           SweepMode, SweepQuantity, SweepRole, Timer)
 
 # No kernel call l2attr times lasts 10 s: a larger "time" is a damaged number (1e300 is finite).
 MAX_TIME_US = 1e7
 MAX_TIME_WHY = "10 s per call: not a kernel time"
 RUNGS = (*RUNG_BY_NAME, APW.name)
-PHASE_NAMES = ("pin", "gap", "consumer", "kernel", "other")
+PHASE_NAMES = Phase.values()
 TIMES = ("median_us", "p10_us", "p90_us", "ci95_lo_us", "ci95_hi_us")
 
 

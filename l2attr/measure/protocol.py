@@ -29,7 +29,8 @@ from l2attr.ladder import Variant
 from l2attr.measure.cell import CallOps, device_call, host_call
 from l2attr.measure.verbs import GpuVerbs
 from l2attr.schema import SAMPLES
-from l2attr.vocab import NVTX_DOMAIN, CellCondition, L2State, Role, range_name
+from l2attr.vocab import CellCondition, L2State, Role
+from l2attr.names import NVTX_DOMAIN, range_name
 
 NAN = float("nan")
 # The ladder's L2 states are the pin-named cases of the generic conditions.

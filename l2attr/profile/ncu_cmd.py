@@ -15,7 +15,7 @@ or distort it (NOTES trap 1):
 
 NVTX filter (NOTES trap 2): a plain `--nvtx-include` matches only push/pop ranges and splits on
 `/`. l2attr's ranges live in its own NVTX domain with `:` separators; the include is
-`regex:l2attr@(pin|consumer):.*/` (l2attr.vocab.NVTX_INCLUDE), which is what worked on the H200.
+`regex:l2attr@(pin|consumer):.*/` (l2attr.names.NVTX_INCLUDE), which is what worked on the H200.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Sequence
 
 from l2attr.errors import UserError
-from l2attr.vocab import (NVTX_INCLUDE, AppReplayMatch, AppReplayMode, CacheControl, ClockControl,
-                          ReplayMode)
+from l2attr.vocab import AppReplayMatch, AppReplayMode, CacheControl, ClockControl, ReplayMode
+from l2attr.names import NVTX_INCLUDE
 
 REPLAY_MODES = (ReplayMode.APPLICATION.value, ReplayMode.KERNEL.value)   # the replays l2attr runs
 APP_REPLAY_MODES = AppReplayMode.values()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from l2attr.vocab import NVTX_INCLUDE
+from l2attr.names import NVTX_INCLUDE
 
 _PREFIX_RE = re.compile(r"^\s*==(ERROR|WARNING)==\s*(.*)$")
 

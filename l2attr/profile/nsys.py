@@ -27,7 +27,8 @@ from typing import Callable, Sequence
 import pandas as pd
 
 from l2attr.errors import UserError
-from l2attr.vocab import Pin, Role, parse_range_name
+from l2attr.vocab import Pin, Role
+from l2attr.names import parse_range_name
 
 NVTX_PUSH_POP = 59
 Runner = Callable[[Sequence[str], float], subprocess.CompletedProcess]

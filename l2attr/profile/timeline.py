@@ -25,7 +25,8 @@ from l2attr.profile.plan import CONTROL_RUNG, ProfileSettings, child_command, ho
 from l2attr.profile.runner import Log, check_job, run_job
 from l2attr.profile.tools import Tools, detect_chip
 from l2attr.rundir import RunDir
-from l2attr.vocab import NVTX_CALL_INCLUDE, Job, L2State, RunKind
+from l2attr.vocab import Job, L2State, RunKind
+from l2attr.names import NVTX_CALL_INCLUDE
 
 
 @dataclass

@@ -38,7 +38,8 @@ def chart(an: ExperimentAnalysis, div: str) -> dict[str, Any] | None:
         return None
     conds = list(dict.fromkeys(k["condition"]))
     fig = go.Figure()
-    for q, name in ((Quantity.PRODUCER, "producer"), (Quantity.CONSUMER, "consumer")):
+    for q in (Quantity.PRODUCER, Quantity.CONSUMER):
+        name = q.value
         part = k[k["quantity"] == q.value].set_index("condition").reindex(conds)
         if part["median_us"].notna().sum() == 0:
             continue
@@ -91,10 +92,10 @@ def card(an: ExperimentAnalysis, i: int) -> dict[str, Any]:
         "control": describe(an.control) if an.control else "not profiled",
         "break_even": (_number(v.get("break_even_kernel"), ".1f"), _number(v.get("break_even_wall"), ".1f")),
         "chart": f"exp-chart-{i}",
-        "identity": [("GPU", f"{gpu.get('name', '?')} {gpu.get('uuid', '')}"), ("host", gpu.get("host", "?")),
-                     ("driver", gpu.get("driver", "?")), ("timer", (m.get("timer") or {}).get("kind", "?")),
-                     ("samples", ", ".join(f"{k} {n}" for k, n in an.discarded.items()) or "none"),
-                     ("command", m.get("command", "?"))],
+        "identity": list({"GPU": f"{gpu.get('name', '?')} {gpu.get('uuid', '')}", "host": gpu.get("host", "?"),
+                          "driver": gpu.get("driver", "?"), "timer": (m.get("timer") or {}).get("kind", "?"),
+                          "samples": ", ".join(f"{k} {n}" for k, n in an.discarded.items()) or "all kept",
+                          "command": m.get("command", "?")}.items()),
     }
 
 

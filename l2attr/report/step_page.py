@@ -17,6 +17,7 @@ from l2attr import __version__
 from l2attr.analysis.step import describe_kernel, top_edges, top_kernels
 from l2attr.report.charts import figure_json
 from l2attr.resources import REPORTS_DIR, data_dir
+from l2attr.analysis.step_load import step_name
 
 TEMPLATE = "step.html.j2"
 
@@ -35,7 +36,7 @@ def waterfall(ans: Any, n: int = 15) -> dict[str, Any] | None:
 
 def card(ans: Any, i: int) -> dict[str, Any]:
     m = ans.manifest
-    name = (m.get("step") or {}).get("name", "step")
+    name = step_name(ans)
     gpu = m.get("gpu") or {}
     kern = [[describe_kernel(r), f"{r['natural_us']:.2f} [{r['natural_lo']:.2f}, {r['natural_hi']:.2f}]",
              f"{r['cold_us']:.2f} [{r['cold_lo']:.2f}, {r['cold_hi']:.2f}]", f"{r['saving_us']:+.2f}", r["judgement"]]
@@ -43,8 +44,8 @@ def card(ans: Any, i: int) -> dict[str, Any]:
     edges = [[f"{r['producer_op']}#{r['producer']}", f"{r['consumer_op']}#{r['consumer']}", f"{r['bytes'] / 1e6:.2f}",
               f"{r['attributed_saving_us']:+.2f}"] for r in top_edges(ans, ans.ops, 15).to_dict("records")]
     return {"name": name, "headline": ans.headline(name), "chart": f"step-chart-{i}", "kernels": kern, "edges": edges,
-            "identity": [("GPU", f"{gpu.get('name', '?')} {gpu.get('uuid', '')}"), ("host", gpu.get("host", "?")),
-                         ("cold", m.get("cold", "?")), ("command", m.get("command", "?"))]}
+            "identity": list({"GPU": f"{gpu.get('name', '?')} {gpu.get('uuid', '')}", "host": gpu.get("host", "?"),
+                              "cold arm": m.get("cold", "?"), "command": m.get("command", "?")}.items())}
 
 
 def render(answers: list[Any]) -> str:

@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from l2attr.steps.env import ENV
+from l2attr.vocab import RunKind
 
 
-def step(fn: Callable[..., Any], *args: Any, name: str = "step", repeats: int = 10, warmup: int = 3,
+def step(fn: Callable[..., Any], *args: Any, name: str = RunKind.STEP.value, repeats: int = 10, warmup: int = 3,
          out: Path | str = "runs", log: Callable[[str], None] = print, **kwargs: Any) -> Any:
     """Measure one step of `fn` (natural vs cold before each op); its StepAnswer, with .run_dir."""
     from l2attr.analysis.step_load import analyse_step
@@ -29,7 +30,7 @@ def step(fn: Callable[..., Any], *args: Any, name: str = "step", repeats: int = 
     return ans
 
 
-def step_range(name: str = "step", repeats: int = 10, warmup: int = 3) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def step_range(name: str = RunKind.STEP.value, repeats: int = 10, warmup: int = 3) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Mark a step function. Under `l2attr step -- python script.py` its first call measures it
     (as l2attr.step would) into the run dir the command names, then ends the process; otherwise
     it is the function itself inside an NVTX range `step:<name>` of l2attr's domain."""
@@ -53,11 +54,11 @@ def step_range(name: str = "step", repeats: int = 10, warmup: int = 3) -> Callab
                 import nvtx
             except ImportError:
                 return fn(*args, **kwargs)
-            from l2attr.vocab import NVTX_DOMAIN, STEP_MARK
+            from l2attr.names import NVTX_DOMAIN, STEP_MARK
             with nvtx.annotate(STEP_MARK.build(name=name), domain=NVTX_DOMAIN):
                 return fn(*args, **kwargs)
         return inner
     return wrap
 
 
-__all__ = ["step", "step_range", "ENV"]
+__all__ = [step.__name__, step_range.__name__, "ENV"]

@@ -15,11 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from l2attr.vocab import LEGACY_PREFIX, STEP_OP
+from l2attr.names import LEGACY_PREFIX, STEP_OP
 
-OP_RANGE = f"{LEGACY_PREFIX}op:"          # LEGACY_PREFIX + vocab.STEP_OP: one op in the kineto trace
+OP_RANGE = f"{LEGACY_PREFIX}op:"          # LEGACY_PREFIX + names.STEP_OP: one op in the kineto trace
 NVTX_OP_INCLUDE = "regex:l2attr@op:.*/"
-STEP_RANGE = f"{LEGACY_PREFIX}step:"      # LEGACY_PREFIX + vocab.STEP_TRACE: one traced step
+STEP_RANGE = f"{LEGACY_PREFIX}step:"      # LEGACY_PREFIX + names.STEP_TRACE: one traced step
 
 
 @dataclass
@@ -83,7 +83,7 @@ def _nvtx(on: bool, index: int) -> Any:
         return nullcontext()
     import nvtx
 
-    from l2attr.vocab import NVTX_DOMAIN, STEP_OP
+    from l2attr.names import NVTX_DOMAIN, STEP_OP
 
     return nvtx.annotate(STEP_OP.build(op_index=index), domain=NVTX_DOMAIN)
 

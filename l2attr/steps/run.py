@@ -25,9 +25,10 @@ from l2attr.rundir import RunDir, command_line
 from l2attr.schema import STEP_KERNELS, STEP_OPS, STEP_TIMES
 from l2attr.steps.record import OpRecord, make_recorder
 from l2attr.steps.trace import kernels
-from l2attr.vocab import LEGACY_PREFIX, STEP_TRACE, StepCondition, check_label
+from l2attr.vocab import RunKind, StepCondition, TimerKind
+from l2attr.names import LEGACY_PREFIX, STEP_TRACE, check_label
 
-KIND = "step"
+KIND = RunKind.STEP.value
 
 
 def ops_frame(ops: list[OpRecord]) -> pd.DataFrame:
@@ -56,7 +57,7 @@ def _same_sequence(a: list[OpRecord], b: list[OpRecord]) -> bool:
     return [o.op for o in a] == [o.op for o in b]
 
 
-def run_step(fn: Callable[..., Any], *args: Any, name: str = "step", repeats: int = 10, warmup: int = 3,
+def run_step(fn: Callable[..., Any], *args: Any, name: str = RunKind.STEP.value, repeats: int = 10, warmup: int = 3,
              out: Path | str = "runs", log: Callable[[str], None] = print, keep_trace: bool = False,
              **kwargs: Any) -> Path:
     """Measure `fn(*args, **kwargs)` as one step; the run dir's path."""
@@ -65,7 +66,7 @@ def run_step(fn: Callable[..., Any], *args: Any, name: str = "step", repeats: in
     check_label(name, "step name")
     if repeats < 2 or warmup < 0:
         raise UserError("step: repeats must be >= 2 and warmup >= 0")
-    dev = Device("spin", spin_us=0.0)
+    dev = Device(TimerKind.SPIN.value, spin_us=0.0)
     torch = dev.torch
     t0 = time.perf_counter()
     for _ in range(warmup):

@@ -18,9 +18,10 @@ import pandas as pd
 
 from l2attr.errors import UserError
 from l2attr.steps.record import OP_RANGE, STEP_RANGE
-from l2attr.vocab import LEGACY_PREFIX, STEP_OP, STEP_TRACE
+from l2attr.names import LEGACY_PREFIX, STEP_OP, STEP_TRACE
 
 OWN_KERNELS = ("flush_l2", "block_on_flag", "spin_ns")
+KINETO_KERNEL = "kernel"      # kineto's event category of a GPU kernel (its word, not l2attr's)
 KERNEL_COLUMNS = ["condition", "step", "op_index", "kernel_index", "kernel", "duration_us", "start_us", "stream"]
 
 
@@ -70,7 +71,7 @@ def kernels(trace: dict[str, Any]) -> pd.DataFrame:
             launches[e["args"]["correlation"]] = (e.get("tid"), float(e["ts"]))
     rows = []
     for e in events:
-        if str(e.get("cat", "")) != "kernel":
+        if str(e.get("cat", "")) != KINETO_KERNEL:
             continue
         name = str(e.get("name", ""))
         if any(own in name for own in OWN_KERNELS):

@@ -4,7 +4,7 @@ The sweep runs again as a child under ncu (application replay, caches and clocks
 `l2attr profile` does: kernel replay would erase the pin's L2 state, NOTES 2026-11-30 item 1), one
 device repeat, NVTX ranges only around the pin and consumer kernels of the first 4 tables of each
 unit's last pin group (so a few calls per point are profiled, not all). Each range names what it holds
-(l2attr.vocab.SWEEP: `l2attr@sweep:<role>:<family>:<profile>:<arm>:t<table>:g<group>:p<position>:<point>`,
+(l2attr.names.SWEEP: `l2attr@sweep:<role>:<family>:<profile>:<arm>:t<table>:g<group>:p<position>:<point>`,
 the point id last: it may hold ':'). The child's own timings are discarded; `dram__bytes_read.sum` per kernel
 goes to RUN_DIR/sweep_dram.csv and the sweep's analysis adds DRAM MiB per call to its table.
 """
@@ -21,7 +21,8 @@ import pandas as pd
 from l2attr import atomic
 from l2attr.errors import UserError
 from l2attr.schema import Table
-from l2attr.vocab import SWEEP_NVTX_INCLUDE, Command, Job, SweepRole, parse_sweep_range_name
+from l2attr.vocab import Command, Job, SweepRole
+from l2attr.names import SWEEP_NVTX_INCLUDE, parse_sweep_range_name
 
 METRICS = ("dram__bytes_read.sum", "gpu__time_duration.sum")
 PROFILED_TABLES = 4                     # tables per unit whose kernels are profiled (of its last group)

@@ -62,7 +62,7 @@ def nvtx_ranges(family: Family, profile: str, p: Point, arm: Arm) -> Callable[..
     import nvtx
 
     from l2attr.sweep.dram import PROFILED_ROLES, PROFILED_TABLES
-    from l2attr.vocab import NVTX_DOMAIN, sweep_range_name
+    from l2attr.names import NVTX_DOMAIN, sweep_range_name
 
     def ranges(c: Any, role: Any) -> Any:
         if c.group != p.groups - 1 or c.table >= PROFILED_TABLES or role.value not in PROFILED_ROLES:
