@@ -35,6 +35,12 @@ def profile_manifest(s: ProfileSettings, chip: str, ncu: str | None, version: st
     }
 
 
+def profile_finished(metrics: pd.DataFrame, warnings: list[str], walls: dict[str, float]) -> dict[str, Any]:
+    """What a profile run adds once its reports are imported into `metrics`."""
+    return {"status": "done", "warnings": warnings, "replayer_passes": passes_summary(metrics), "wall_s": walls,
+            "wall_s_total": round(sum(walls.values()), 3)}
+
+
 def jobs_record(plan: Plan) -> list[dict[str, Any]]:
     """Each ncu job as run: its name, how its rows are labelled, its report and command line."""
     return [{"name": j.name, "condition": j.condition, "report": str(j.report), "argv": plan.argv[j.name]}
