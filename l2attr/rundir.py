@@ -25,6 +25,12 @@ def utc_stamp(now: dt.datetime | None = None) -> str:
     return now.strftime("%Y%m%dT%H%M%SZ")
 
 
+def run_manifest(name: str, manifest: dict[str, Any], now: dt.datetime) -> dict[str, Any]:
+    """What every manifest starts with (schema version, run name, creation time), then the run's own."""
+    return {"schema_version": SCHEMA_VERSION, "name": name, "created_utc": now.isoformat(timespec="seconds"),
+            **manifest}
+
+
 @dataclass
 class RunDir:
     path: Path
@@ -38,8 +44,7 @@ class RunDir:
         path = Path(root) / f"{utc_stamp(now)}-{name}"
         path.mkdir(parents=True, exist_ok=False)
         run = cls(path)
-        run.write_manifest({"schema_version": SCHEMA_VERSION, "name": name,
-                            "created_utc": now.isoformat(timespec="seconds"), **manifest})
+        run.write_manifest(run_manifest(name, manifest, now))
         return run
 
     @classmethod

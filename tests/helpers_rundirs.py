@@ -1,29 +1,37 @@
 """Build small synthetic run dirs for tests: a ladder run (samples + cells), a profile run (metrics)
 and a timeline run (the recorded H200 PM-sampling report).
 
-Made the way the tools make them: cells are summarize_cell over the samples, tables and manifest
-go through RunDir, the profile manifest declares its control (its verdict is judged from metrics.csv, as for a real
-run) and its kernel counts come from the profile writer's functions. Numbers follow the magnitudes in shared/NOTES-measurement.md (one
-table-batch ~50 us, pin ~17 us) so the report looks like a real one; tests that check formulas
-build their own tiny tables.
+Made the way the tools make them: cells are summarize_cell over the samples, tables go through
+RunDir, and every manifest comes from the writer of its run kind (measure.run.ladder_manifest,
+profile.manifest's functions, rundir.run_manifest), so it has the shape a real run has; only the
+facts a GPU would give (versions, GPU, compiled variants) are made up here. Numbers follow the
+magnitudes in shared/NOTES-measurement.md (one table-batch ~50 us, pin ~17 us) so the report looks
+like a real one; tests that check formulas build their own tiny tables.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import pandas as pd
 
-from l2attr.config import WorkloadConfig
-from l2attr.measure.stats import summarize_cell
 from l2attr.catalog.sets import derived_specs
+from l2attr.config import WorkloadConfig
+from l2attr.ladder import RUNG_BY_NAME
+from l2attr.measure.run import LadderOptions, ladder_manifest
+from l2attr.measure.stats import summarize_cell
+from l2attr.profile.manifest import PASSES, jobs_record, pm_timeline_manifest, profile_finished, profile_manifest
+from l2attr.profile.metricsets import resolve_metrics
+from l2attr.profile.ncu_cmd import NcuOptions
 from l2attr.profile.ncu_import import EXTRA_COLUMNS
-from l2attr.profile.manifest import PASSES, passes_summary
-from l2attr.rundir import RunDir
+from l2attr.profile.plan import ProfileSettings, make_plan
+from l2attr.rundir import RunDir, run_manifest
 from l2attr.schema import CELLS, METRICS, SAMPLES
 from l2attr.names import NVTX_DOMAIN, parse_range_name, range_name
+from l2attr.vocab import Family
 
 PROFILES = ("reuse_high", "reuse_medium", "reuse_low", "random")
 
@@ -61,20 +69,33 @@ def default_config(**changes: Any) -> dict[str, Any]:
     return WorkloadConfig().replace(**changes).to_dict()
 
 
-def base_manifest(kind: str, config: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
-    manifest = {
-        "schema_version": 2, "kind": kind, "created_utc": "2026-11-29T20:00:00Z",
-        "command": f"l2attr {kind} --preset artifact --out runs",
-        "config": config or default_config(),
-        "measure": {"rungs": list(TIMINGS["random"]), "profiles": list(PROFILES), "l2_state": ["natural"],
-                    "repeats": 3, "maxrregcount": 42, "pin_granularity": None, "families": ["artifact"]},
-        "versions": {"l2attr": "0.1.0", "git_sha": "abc1234", "python": "3.12.3", "torch": "2.11.0+cu130",
-                     "cupy": "14.2.0", "ncu": "2025.3.1"},
-        "gpu": {"name": "NVIDIA H200", "compute_capability": "9.0", "l2_bytes": 62914560,
-                "persisting_l2_max_bytes": 39321600, "sm_count": 132, "driver": "580.95.05"},
-    }
-    manifest.update(extra)
-    return manifest
+# What a GPU would have told the writers.
+VERSIONS = {"l2attr": "0.1.0", "git_sha": "abc1234", "python": "3.12.3", "torch": "2.11.0+cu130",
+            "cupy": "14.2.0", "ncu": "2025.3.1"}
+GPU = {"name": "NVIDIA H200", "compute_capability": "9.0", "l2_bytes": 62914560,
+       "persisting_l2_max_bytes": 39321600, "sm_count": 132, "driver": "580.95.05"}
+VARIANTS = {"artifact/baseline/none": {"consumer": {"kernel": "artifact_plain", "registers_per_thread": 56,
+                                                    "occupancy": 0.5}},
+            "artifact/optmt/none": {"consumer": {"kernel": "artifact_plain", "registers_per_thread": 42,
+                                                 "occupancy": 0.75}}}
+CREATED = dt.datetime(2026, 11, 29, 20, 0, 0, tzinfo=dt.timezone.utc)   # every helper run's, unless given
+
+
+def command(kind: str) -> str:
+    return f"l2attr {kind} --preset artifact --out runs"
+
+
+def ladder_run_manifest(name: str = "ladder", config: dict[str, Any] | None = None,
+                        rungs: Sequence[str] | None = None, profiles: Sequence[str] = PROFILES,
+                        created: dt.datetime | None = None, **extra: Any) -> dict[str, Any]:
+    """A ladder run's manifest as `l2attr ladder` writes it: the artifact family's `rungs` (default
+    all, torch too) on `profiles`, then what run_ladder adds (variants, the HBM copy bandwidth)."""
+    opts = LadderOptions(rungs=[RUNG_BY_NAME[r] for r in (rungs or TIMINGS["random"])], profiles=list(profiles),
+                         families=[Family.ARTIFACT])
+    cfg = WorkloadConfig(**(config or default_config()))
+    manifest = run_manifest(name, ladder_manifest(cfg, opts, command("ladder"), VERSIONS, GPU),
+                            created or CREATED)
+    return {**manifest, "variants": VARIANTS, "hbm_copy_GBps": HBM_COPY_GBPS, **extra}
 
 
 # Each cell's samples: one device-timed repeat and one host-timed repeat (as the ladder writes
@@ -143,16 +164,17 @@ def write_run(path: Path, manifest: dict[str, Any], tables: dict[str, pd.DataFra
 
 
 def write_ladder_run(root: Path, name: str = "20261129T200000Z-ladder", *, cells: pd.DataFrame | None = None,
-                     config: dict[str, Any] | None = None, samples: pd.DataFrame | None = None,
+                     config: dict[str, Any] | None = None, rungs: Sequence[str] | None = None,
+                     profiles: Sequence[str] = PROFILES, samples: pd.DataFrame | None = None,
                      **manifest_extra: Any) -> Path:
-    """A ladder run: samples (ladder_samples(), or `samples`), and cells summarised from them (or
-    `cells`, edited from ladder_cells(); a median that its samples do not give is refused on load)."""
-    samples = ladder_samples() if samples is None else samples
+    """A ladder run of `rungs` x `profiles`: samples (ladder_samples(), or `samples`), and cells
+    summarised from them (or `cells`, edited from ladder_cells(), of the cells the run declares; a
+    median that its samples do not give is refused on load)."""
+    if samples is None:
+        samples = ladder_samples()
+        samples = samples[samples["rung"].isin(rungs or TIMINGS["random"]) & samples["profile"].isin(profiles)]
     cells = ladder_cells(samples) if cells is None else cells
-    manifest = base_manifest("ladder", config, hbm_copy_GBps=HBM_COPY_GBPS,
-                             variants={"baseline": {"registers_per_thread": 56, "occupancy": 0.5},
-                                       "optmt": {"registers_per_thread": 42, "occupancy": 0.75}})
-    manifest.update(manifest_extra)
+    manifest = ladder_run_manifest(name, config, rungs, profiles, **manifest_extra)
     return write_run(Path(root) / name, manifest, {"cells": cells, "samples": samples})
 
 
@@ -250,23 +272,26 @@ def control_rows(control: str = "clear") -> pd.DataFrame:
 def write_profile_run(root: Path, name: str = "20261129T210000Z-profile", *, metrics: pd.DataFrame | None = None,
                       config: dict[str, Any] | None = None, control: str | None = "clear",
                       **manifest_extra: Any) -> Path:
-    """A profile run whose manifest facts come from the profile writer's own functions
-    (passes_summary) applied to its metrics; control=None: no control run."""
+    """A profile run as `l2attr profile` records it (profile.manifest's writers: the settings, the
+    jobs, what the import found), its control declared on l2p_optmt/reuse_medium; control=None: a
+    run with --no-control."""
     if metrics is None:
         sweep = metric_rows(profile_values())
         parts = [sweep] + ([control_rows(control)] if control else [])
         metrics = pd.concat(parts, ignore_index=True)
-    manifest = base_manifest(
-        "profile", config, status="done",
-        ncu={"version": "2025.3.1", "replay_mode": "application", "cache_control": "none",
-             "clock_control": "none", "metric_set": "l2attr-gh100", "metrics": sorted(set(metrics["metric"])),
-             "replay_passes": 4},
-        control={"rung": "l2p_optmt", "family": "artifact", "profile": "reuse_medium",
-                 "l2_states": ["natural", "flush_after_pin"]} if control else None,
-        replayer_passes=passes_summary(metrics), warnings=[],
-    )
+    cfg = WorkloadConfig(**(config or default_config()))
+    settings = ProfileSettings(cfg=cfg, control=control is not None, control_profile="reuse_medium",
+                               command=command("profile"))
+    mset = resolve_metrics(settings.metrics, "gh100")
+    path = Path(root) / name
+    plan = make_plan(path, cfg, settings.rungs, settings.profiles, cfg.tables, mset.metrics, NcuOptions(),
+                     "/usr/bin/ncu", settings.control, settings.control_profile)
+    manifest = {**run_manifest(name, profile_manifest(settings, "gh100", "/usr/bin/ncu", "2025.3.1", mset,
+                                                      "metric names validated", []), CREATED),
+                "jobs": jobs_record(plan), "versions": VERSIONS, "gpu": GPU,
+                **profile_finished(metrics, [], {j.name: 60.0 for j in plan.jobs}, mset.metrics)}
     manifest.update(manifest_extra)
-    return write_run(Path(root) / name, manifest, {"metrics": metrics})
+    return write_run(path, manifest, {"metrics": metrics})
 
 
 def tiny_cells(medians: dict[tuple[str, str], float], profile: str = "reuse_medium", state: str = "natural",
@@ -313,7 +338,10 @@ def write_timeline_run(root: Path, name: str = "20261129T220000Z-timeline") -> P
     path = Path(root) / name
     path.mkdir(parents=True, exist_ok=True)
     run = RunDir(path)
-    run.write_manifest({**base_manifest("timeline"), "method": "ncu app-range replay with PM sampling"})
+    settings = ProfileSettings(cfg=WorkloadConfig(**default_config()), command=command("profile --timeline"))
+    # the timeline writer copies the child ladder's gpu and versions (profile/timeline.py)
+    run.write_manifest({**run_manifest(name, pm_timeline_manifest(settings, "gh100", "nsys: not found", "reuse_high"),
+                                       CREATED), "status": "done", "gpu": GPU, "versions": VERSIONS})
     run.write(TIMELINE, pm.samples)
     run.write(PHASES, phases(pm.samples))
     return path
@@ -332,7 +360,8 @@ def one_cell_run(root: Path, name: str, created: str, per_repeat: dict[int, floa
     """A ladder run of one cell (artifact OptMT, random, natural): three calls per device repeat,
     each repeat at the time `per_repeat` gives; `measure`/`versions` entries override the manifest's."""
     samples = one_cell_samples(per_repeat)
-    m = base_manifest("ladder", created_utc=created)
+    m = ladder_run_manifest(name, rungs=["optmt"], profiles=["random"],
+                            created=dt.datetime.fromisoformat(created.replace("Z", "+00:00")))
     m["measure"] = {**m["measure"], **manifest.pop("measure", {})}
     m["versions"] = {**m["versions"], **manifest.pop("versions", {})}
     return write_run(root / name, m, {"samples": samples, "cells": ladder_cells(samples)})

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from helpers_rundirs import base_manifest, metric_rows, write_profile_run, write_run
+from helpers_rundirs import ladder_run_manifest, metric_rows, write_profile_run, write_run
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -29,10 +29,12 @@ times = st.floats(0.5, 1e5, allow_nan=False, allow_infinity=False)
 
 @st.composite
 def ladder_samples(draw: st.DrawFn) -> pd.DataFrame:
-    """1-2 profiles x 1-2 rungs (one pinning), 1-4 event-timed and 0-3 host-timed calls per cell."""
+    """1-2 profiles x 1-2 rungs (one pinning; every rung on every profile, as a run measures them),
+    1-4 event-timed and 0-3 host-timed calls per cell."""
     rows = []
+    rungs = draw(st.sampled_from([["optmt"], ["optmt", "l2p_optmt"], ["l2p_optmt"]]))
     for profile in draw(st.sampled_from([["random"], ["reuse_low", "random"]])):
-        for rung in draw(st.sampled_from([["optmt"], ["optmt", "l2p_optmt"], ["l2p_optmt"]])):
+        for rung in rungs:
             pins = rung == "l2p_optmt"
             cell = {"family": "artifact", "rung": rung, "pin": "element" if pins else "none", "profile": profile,
                     "l2_state": "natural", "table": 0}
@@ -50,7 +52,9 @@ def ladder_samples(draw: st.DrawFn) -> pd.DataFrame:
 def write_ladder(root: Path, samples: pd.DataFrame) -> tuple[Path, pd.DataFrame]:
     cells = pd.concat([summarize_cell(g, 1000) for _, g in samples.groupby(["profile", "rung"], sort=False)],
                       ignore_index=True)
-    return write_run(root / "run", base_manifest("ladder"), {"samples": samples, "cells": cells}), cells
+    manifest = ladder_run_manifest("run", rungs=list(dict.fromkeys(samples["rung"])),
+                                   profiles=list(dict.fromkeys(samples["profile"])))
+    return write_run(root / "run", manifest, {"samples": samples, "cells": cells}), cells
 
 
 @given(ladder_samples())

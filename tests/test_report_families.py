@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from helpers_rundirs import (
-    HBM_COPY_GBPS, OFFSETS_US, base_manifest, ladder_cells, ladder_samples, metric_rows, profile_values,
+    HBM_COPY_GBPS, OFFSETS_US, ladder_cells, ladder_run_manifest, ladder_samples, metric_rows, profile_values,
     write_ladder_run,
     write_profile_run, write_run,
 )
@@ -62,8 +62,8 @@ def family_samples(family: str, pin: str, timings: dict[str, dict[str, tuple[flo
 def write_three_families(root: Path) -> Path:
     samples = pd.concat([ladder_samples()] + [family_samples(f, p, t) for (f, p), t in EXTRA.items()],
                         ignore_index=True)
-    manifest = base_manifest("ladder", hbm_copy_GBps=HBM_COPY_GBPS, hbm_read_GBps=HBM_READ_GBPS)
-    manifest["measure"]["families"] = ["artifact", "tuned", "fast"]
+    manifest = ladder_run_manifest("ladder", hbm_copy_GBps=HBM_COPY_GBPS, hbm_read_GBps=HBM_READ_GBPS)
+    manifest["measure"]["families"] = ["artifact", "tuned", "fast"]   # the artifact's cells are the declared ones
     return write_run(Path(root) / "20261130T200000Z-ladder", manifest,
                      {"samples": samples, "cells": ladder_cells(samples)})
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from helpers_rundirs import ladder_cells, write_ladder_run, write_profile_run, write_timeline_run
+from helpers_rundirs import PROFILES, TIMINGS, ladder_cells, write_ladder_run, write_profile_run, write_timeline_run
 
 from l2attr.analysis import analyse, load_runs
 from l2attr.analysis.answer import answer_line, pin_answer
@@ -109,9 +109,11 @@ def test_kernel_replay_is_called_out(tmp_path: Path) -> None:
 
 
 def test_missing_cell_is_na_with_reason(tmp_path: Path) -> None:
-    cells = ladder_cells()
-    cells = cells[~((cells["rung"] == "baseline") & (cells["profile"] == "random"))]
-    html = light_html(write_ladder_run(tmp_path, cells=cells))
+    """No run measured the baseline on random (one run skipped the profile, the other the rung)."""
+    hot = write_ladder_run(tmp_path, "20261129T200000Z-hot", profiles=PROFILES[:3])
+    rungs = [r for r in TIMINGS["random"] if r != "baseline"]
+    cold = write_ladder_run(tmp_path, "20261129T200100Z-random", profiles=["random"], rungs=rungs)
+    html = light_html(hot, cold)
     assert 'title="baseline not measured for random/natural">n/a</span>' in html
 
 

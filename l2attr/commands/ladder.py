@@ -227,17 +227,15 @@ def run(args: argparse.Namespace) -> int:
     check_fits(cfg)  # refuse a workload that does not fit, before allocating or writing
 
     from l2attr.gpu.device import gpu_facts, software_versions
-    from l2attr.measure.run import run_ladder
+    from l2attr.measure.run import ladder_manifest, run_ladder
     from l2attr.commands.show import ladder_tables
     from l2attr.analysis.spread import describe_launch_lag, launch_lag_effect, repeat_spread
     from l2attr.rundir import RunDir, command_line
     from l2attr.schema import SAMPLES
 
     if not args.resume:
-        run_dir = RunDir.create(args.out, args.name, {
-            "kind": RunKind.LADDER.value, "command": command_line(), "config": cfg.to_dict(),
-            "measure": opts.manifest(), "versions": software_versions(), "gpu": gpu_facts(),
-        })
+        run_dir = RunDir.create(args.out, args.name,
+                                ladder_manifest(cfg, opts, command_line(), software_versions(), gpu_facts()))
     console.print(f"run dir: {run_dir.path}")
     progress = None if args.quiet else Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} repeats"),

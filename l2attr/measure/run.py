@@ -29,7 +29,7 @@ from l2attr.measure.protocol import CellRunner, samples_per_repeat
 from l2attr.measure.stats import CELL_KEYS, summarize_cell
 from l2attr.rundir import RunDir
 from l2attr.schema import CELLS, SAMPLES
-from l2attr.vocab import Command, Family, L2State, Pin, TimerKind
+from l2attr.vocab import Command, Family, L2State, Pin, RunKind, TimerKind
 
 
 @dataclass
@@ -72,6 +72,14 @@ class LadderOptions:
         d["hot"] = str(self.hot) if self.hot else None
         d["cache_dir"] = str(self.cache_dir) if self.cache_dir else None
         return d
+
+
+def ladder_manifest(cfg: WorkloadConfig, opts: LadderOptions, command: str, versions: dict[str, Any],
+                    gpu: dict[str, Any]) -> dict[str, Any]:
+    """A ladder run's manifest as it starts: what was asked, of which code, on which GPU (run_ladder
+    adds what it measures: variants, checks, bandwidths, workloads, timings)."""
+    return {"kind": RunKind.LADDER.value, "command": command, "config": cfg.to_dict(), "measure": opts.manifest(),
+            "versions": versions, "gpu": gpu}
 
 
 def consumer_bytes_per_call(cfg: WorkloadConfig) -> int:

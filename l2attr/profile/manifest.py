@@ -35,6 +35,18 @@ def profile_manifest(s: ProfileSettings, chip: str, ncu: str | None, version: st
     }
 
 
+def profile_finished(metrics: pd.DataFrame, warnings: list[str], walls: dict[str, float],
+                     asked: list[str] | None = None) -> dict[str, Any]:
+    """What a profile run adds once its reports are imported into `metrics`; `metrics_collected`:
+    the asked-for names the import found (the integrity contract holds metrics.csv to them)."""
+    got = set(metrics["metric"].astype(str)) if "metric" in metrics else set()
+    out = {"status": "done", "warnings": warnings, "replayer_passes": passes_summary(metrics), "wall_s": walls,
+           "wall_s_total": round(sum(walls.values()), 3)}
+    if asked is not None:
+        out["metrics_collected"] = [m for m in asked if m in got]
+    return out
+
+
 def jobs_record(plan: Plan) -> list[dict[str, Any]]:
     """Each ncu job as run: its name, how its rows are labelled, its report and command line."""
     return [{"name": j.name, "condition": j.condition, "report": str(j.report), "argv": plan.argv[j.name]}

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from l2attr.catalog.sets import MetricSet
 from l2attr.errors import UserError
-from l2attr.profile.manifest import child_facts, jobs_record, passes_summary, profile_manifest
+from l2attr.profile.manifest import child_facts, jobs_record, profile_finished, profile_manifest
 from l2attr.profile.ncu_import import ImportResult
 from l2attr.profile.plan import Plan, ProfileSettings, job_condition, make_plan
 from l2attr.profile.runner import Log, check_job, run_job
@@ -84,8 +84,5 @@ def run_profile(s: ProfileSettings, log: Log, tools: Tools | None = None) -> Pro
     imported = import_reports([(j.report, job_condition(j)) for j in plan.jobs], expected=mset.metrics,
                               keep_all=s.keep_all)
     run.write(METRICS, imported.table)
-    got = set(imported.table["metric"].astype(str))
-    run.update_manifest(metrics_collected=[m for m in mset.metrics if m in got])
-    run.update_manifest(status="done", warnings=imported.warnings, replayer_passes=passes_summary(imported.table),
-                        wall_s=walls, wall_s_total=round(sum(walls.values()), 3))
+    run.update_manifest(**profile_finished(imported.table, imported.warnings, walls, mset.metrics))
     return ProfileOutcome(chip, mset, note, plan, run.path, imported, warnings)
