@@ -30,8 +30,8 @@ from l2attr.sweep import dram, tables
 
 PACKAGE = Path(__file__).resolve().parents[1] / "l2attr"
 
-# Files being rewritten by issue 20 (data integrity checks); their literals move to vocab there.
-PENDING = {"analysis/load.py", "analysis/sweep_load.py"}
+# Files not yet held to the rule (none now: add one only with the reason, and remove it once converted).
+PENDING: set[str] = set()
 
 # (file, literal): the same spelling with another meaning.
 ALLOWED: dict[tuple[str, str], str] = {

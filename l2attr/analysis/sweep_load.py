@@ -19,7 +19,7 @@ from l2attr.errors import STRICT, Damage, UserError
 from l2attr.integrity.sweep import check_sweep_tables
 from l2attr.rundir import MANIFEST, RunDir
 from l2attr.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES
-from l2attr.vocab import SweepAxis
+from l2attr.vocab import RunKind, SweepAxis, Timer
 
 NUMERIC = ("x", "k", "hot_rows", "hit_ratio", "occupy_bytes", "pollute_bytes", "n_samples", "median_us",
            "p10_us", "p90_us", "ci95_lo_us", "ci95_hi_us")
@@ -63,13 +63,13 @@ def manifest_kind(path: Path) -> str | None:
 
 
 def is_sweep_dir(path: Path) -> bool:
-    return manifest_kind(path) == "sweep"
+    return manifest_kind(path) == RunKind.SWEEP
 
 
 def load_sweep(path: Path, damage: Damage = STRICT) -> SweepRun:
     run = RunDir.open(Path(path))
     m = run.manifest()
-    if m.get("kind") != "sweep" or not isinstance(m.get("sweep"), dict):
+    if m.get("kind") != RunKind.SWEEP or not isinstance(m.get("sweep"), dict):
         raise UserError(f"{path}: not a sweep run dir (manifest kind {m.get('kind')!r})")
     try:
         SweepAxis(m["sweep"].get("axis"))
@@ -103,7 +103,7 @@ def load_sweep(path: Path, damage: Damage = STRICT) -> SweepRun:
                     dram)
 
 
-def median(points: pd.DataFrame, quantity: str, timer: str = "kernel", **where: Any) -> pd.Series:
+def median(points: pd.DataFrame, quantity: str, timer: str = Timer.KERNEL.value, **where: Any) -> pd.Series:
     """Median per (family, pin, profile, point) of one quantity, filtered by `where` columns."""
     sel = points[(points["quantity"] == quantity) & (points["timer"] == timer)]
     for column, value in where.items():

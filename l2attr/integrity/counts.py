@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from l2attr.errors import STRICT, Damage
-from l2attr.profile.metricsets import DERIVED_PREFIX, derived_specs
+from l2attr.catalog.sets import DERIVED_PREFIX, derived_specs
 from l2attr.rundir import MANIFEST
 from l2attr.schema import CELLS, METRICS, SAMPLES
 from l2attr.vocab import Quantity, Timer
