@@ -67,3 +67,22 @@ def test_sweeps_alone_obey_the_same_rule(tmp_path: Path, capsys: pytest.CaptureF
     assert main(["report", str(a), str(b), "--allow-mixed", "-o", str(out)]) == 0
     html = out.read_text()
     assert "Read this first" in html[:html.index("<main")] and "NVIDIA A100" in html[:html.index("<main")]
+
+
+def test_two_gpus_of_one_kind_are_a_comparison_when_both_runs_record_their_uuid():
+    """Identity includes the physical GPU where both manifests record it (older runs do not)."""
+    import pytest
+
+    from l2attr.errors import UserError
+    from l2attr.integrity.identity import combine
+
+    def m(uuid=None):
+        gpu = {"name": "NVIDIA H200", "l2_bytes": 62914560, **({"uuid": uuid} if uuid else {})}
+        return {"config": {"rows": 500000}, "gpu": gpu}
+
+    assert combine([("a", m("GPU-1")), ("b", m("GPU-1"))], False) == ([], set())
+    assert combine([("a", m("GPU-1")), ("b", m())], False) == ([], set())      # an older run: no uuid
+    with pytest.raises(UserError, match="gpu.uuid"):
+        combine([("a", m("GPU-1")), ("b", m("GPU-2"))], False)
+    notes, differing = combine([("a", m("GPU-1")), ("b", m("GPU-2"))], True)
+    assert differing == {"b"} and "comparison" in notes[0]

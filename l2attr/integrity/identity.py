@@ -3,7 +3,8 @@
 Why one rule for every kind: ladder and profile runs of different configs were refused, but a
 sweep of 500K rows was quietly reported beside a ladder of 100K rows (its break-even quoted in
 the verdict), and an "A100" ladder beside an H200 profile. The identity of a run is its
-workload config (the shape the kernels read) and its GPU (name, L2 size); any difference is
+workload config (the shape the kernels read) and its GPU (name, L2 size, UUID where both runs
+record one); any difference is
 refused in one line, or with `--allow-mixed` written at the top of the report as a comparison.
 """
 
@@ -13,7 +14,10 @@ from typing import Any
 
 from l2attr.errors import UserError
 
-GPU_FIELDS = ("name", "l2_bytes")
+# The GPU: its kind (name, L2 size) and, where both runs record it, the physical device (uuid):
+# two GPUs of one kind differ by a percent or two in HBM bandwidth, so their cells are two
+# measurements, not one.
+GPU_FIELDS = ("name", "l2_bytes", "uuid")
 
 
 def identity(manifest: dict[str, Any]) -> dict[str, Any]:
