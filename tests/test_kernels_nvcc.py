@@ -188,3 +188,15 @@ def test_gather_ceiling_builds_without_spills(arch, knobs):
     for function in ("gather_rows", "read_wide"):
         rep = ptxas.ptxas_report(KernelSpec("gather_ceiling.cu", function, opts), arch, NVCC)
         assert rep["registers"] > 0 and rep["spill_stores"] == 0, (function, rep)
+
+
+@needs_nvcc
+@pytest.mark.parametrize("arch", ARCHS)
+def test_block_timer_kernel_spills_nothing(tmp_path, arch):
+    """The blocking timer's one thread must not touch local memory: it polls a flag the host sets
+    (examples/logs/engine/block_timer_ptxas.log holds the sm_90 figures)."""
+    src = data_dir("kernels") / "block_timer.cu"
+    done = subprocess.run([NVCC, f"-arch={arch}", "-cubin", "-o", str(tmp_path / "k.cubin"), "-Xptxas", "-v",
+                           str(src)], capture_output=True, text=True, check=True)
+    figures = ptxas.parse_ptxas(done.stdout + done.stderr)["block_on_flag"]
+    assert figures["spill_stores"] == figures["spill_loads"] == figures["stack_frame"] == 0

@@ -26,9 +26,13 @@ ACTIONS = ("time", Command.PROFILE.value, "show", "child")   # `l2attr experimen
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("action", choices=ACTIONS, help="time | profile | show | child (the ncu child, internal)")
-    p.add_argument("target", nargs="?", help="SCRIPT.py:NAME or MODULE:NAME (time, profile, child); RUN_DIR (show)")
-    p.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD",
-                   help="profile only: `-- CMD ...` profiles a command that marks its kernels with l2attr.annotate")
+    p.add_argument("rest", nargs=argparse.REMAINDER, metavar="TARGET [options] [-- CMD ...]",
+                   help="SCRIPT.py:NAME or MODULE:NAME (time, profile, child); RUN_DIR (show); profile only: "
+                        "`-- CMD ...` profiles a command that marks its kernels with l2attr.annotate")
+    _options(p)
+
+
+def _options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, help="run dirs go here (default: the experiment's own, runs/)")
     p.add_argument("--run", type=Path, metavar="RUN_DIR", help="profile into this experiment run dir")
     p.add_argument("--repeats", type=int, help="time: device + host repeats (default: the declaration's)")
@@ -52,7 +56,10 @@ def load_target(target: str) -> Any:
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         sys.path.insert(0, str(path.resolve().parent))
-        spec.loader.exec_module(module)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:     # the user's script: say what broke in one line
+            raise UserError(f"target {target!r}: running {path} failed: {type(exc).__name__}: {exc}") from None
     else:
         try:
             module = importlib.import_module(where)
@@ -74,18 +81,35 @@ def _need_target(args: argparse.Namespace) -> str:
     return args.target
 
 
+def _split(args: argparse.Namespace) -> None:
+    """TARGET and the options after the action, then `-- CMD` (argparse cannot mix a positional,
+    options and a command of its own, so the part before `--` is parsed here, into `args`)."""
+    from l2attr.cli import Parser
+
+    rest = list(args.rest)
+    if (args.action == Command.PROFILE and "--" not in rest and rest and not rest[0].startswith("-")
+            and ":" not in rest[0]):
+        rest = ["--", *rest]     # argparse dropped the `--` right after the action; a TARGET has a ':'
+    cut = rest.index("--") if "--" in rest else len(rest)
+    inner = Parser(prog="l2attr experiment")
+    inner.add_argument("target", nargs="?")
+    _options(inner)
+    inner.parse_args(rest[:cut], namespace=args)
+    args.cmd = rest[cut + 1:]
+
+
 def run(args: argparse.Namespace) -> int:
+    _split(args)
     if args.repeats is not None and args.repeats < 1:
         raise UserError("--repeats must be at least 1")
     if args.calls < 1:
         raise UserError("--calls must be at least 1")
     if args.action == "show":
         return _show(Path(_need_target(args)))
-    command = [c for c in args.cmd if c != "--"] if args.cmd else []
-    if args.action == Command.PROFILE and command and args.target and args.target != "--":
-        command = [args.target, *command] if args.target not in ("--",) else command
-    if args.action == Command.PROFILE and (command or args.target == "--"):
-        return _profile_command(args, command)
+    if args.action == Command.PROFILE and args.cmd:
+        if args.target:
+            raise UserError("experiment profile: give a TARGET or `-- CMD`, not both")
+        return _profile_command(args, args.cmd)
     exp = load_target(_need_target(args))
     if args.out is not None:
         exp.out = args.out

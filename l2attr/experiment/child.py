@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 ENV = "L2ATTR_EXPERIMENT_CHILD"
 
@@ -30,3 +31,19 @@ def child_spec() -> dict[str, Any] | None:
     except json.JSONDecodeError:
         return None
     return spec if isinstance(spec, dict) and "experiment" in spec else None
+
+
+@contextmanager
+def environment(env: dict[str, str]) -> Iterator[None]:
+    """`env` set for the child processes started inside (ncu passes its environment on), then
+    the process's own values back."""
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from l2attr.measure.timer import make_timer
+from l2attr.measure.timer import make_timer, torch_stream
 
 
 class Device:
@@ -33,7 +33,7 @@ class Device:
         self.reset_ok = False
 
     def _stream(self) -> Any:
-        return self.cupy.cuda.ExternalStream(self.torch.cuda.current_stream().cuda_stream)
+        return torch_stream(self.torch, self.cupy)
 
     def reset_persisting(self) -> None:
         from l2attr.gpu.runtime import reset_persisting_l2

@@ -11,7 +11,6 @@ roles, conditions and calls by their NVTX range in l2attr's domain.
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
@@ -20,7 +19,7 @@ import pandas as pd
 
 from l2attr.errors import UserError
 from l2attr.experiment.annotate import range_context
-from l2attr.experiment.child import child_env, child_spec
+from l2attr.experiment.child import child_env, child_spec, environment
 from l2attr.measure.cell import run_repeat
 from l2attr.rundir import RunDir, command_line
 from l2attr.schema import EXP_METRICS
@@ -112,16 +111,8 @@ def profile_command(command: Sequence[str], run: RunDir, metrics: str = "l2", en
     output = run.path / "ncu" / (experiment or "annotated")
     output.parent.mkdir(parents=True, exist_ok=True)
     argv = ncu_argv(command, names, output, ncu)
-    old = {k: os.environ.get(k) for k in (env or {})}
-    os.environ.update(env or {})
-    try:
+    with environment(env or {}):
         result = run_job("ncu", argv, QuietLog(log), runner or stream_run)
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
     report = output.with_suffix(".ncu-rep")
     check_job(result, report, chip)
     imported = read_report(report, condition="")

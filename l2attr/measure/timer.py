@@ -26,7 +26,7 @@ from l2attr.vocab import KEPT, Discard, TimerKind
 
 Launch = Callable[[], Any]
 NAN = float("nan")
-# Below this share of the default SM clock a sample counts as throttled (nvbench uses 90 %).
+# Below this share of the default SM clock a sample counts as throttled.
 MIN_CLOCK_RATIO = 0.90
 # A clock measured over a shorter wait than this is too coarse to judge (global timer ticks).
 MIN_CLOCK_WINDOW_NS = 2000
@@ -71,9 +71,16 @@ class _Events:
         return float(self.start.elapsed_time(self.stop)) * 1000.0
 
 
-def _cupy_stream(torch: Any, cupy: Any) -> Any:
-    """torch's current stream as a CuPy stream, so l2attr's kernels queue beside the user's."""
-    return cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)
+_STREAMS: dict[int, Any] = {}
+
+
+def torch_stream(torch: Any, cupy: Any) -> Any:
+    """torch's current stream as a CuPy stream, so l2attr's kernels queue beside the user's; one
+    wrapper per stream, made once (not on every timed launch)."""
+    ptr = int(torch.cuda.current_stream().cuda_stream)
+    if ptr not in _STREAMS:
+        _STREAMS[ptr] = cupy.cuda.ExternalStream(ptr)
+    return _STREAMS[ptr]
 
 
 class BlockingTimer:
@@ -105,7 +112,7 @@ class BlockingTimer:
     def time(self, launch: Launch) -> Sample:
         w, ev = self.words, self.events
         w[:] = 0
-        stream = _cupy_stream(self.torch, self.cupy)
+        stream = torch_stream(self.torch, self.cupy)
         t0 = time.perf_counter()
         self.kernel((1,), (1,), (self.np.uint64(self._dev), self.timeout_ns), stream=stream)
         ev.start.record()
@@ -141,7 +148,7 @@ class SpinTimer:
 
     def time(self, launch: Launch) -> Sample:
         ev = self.events
-        stream = _cupy_stream(self.torch, self.cupy)
+        stream = torch_stream(self.torch, self.cupy)
         if self.spin_us > 0:
             self.kernel((1,), (1,), (self.np.int64(self.spin_us * 1000),), stream=stream)
         t0 = time.perf_counter()

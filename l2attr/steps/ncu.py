@@ -11,7 +11,6 @@ range `op:<index>` and, inside one op, by launch order.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -73,6 +72,7 @@ def profile_step(command: Sequence[str], run: RunDir, env: dict[str, str], chip:
     from l2attr.profile.metricsets import resolve_metrics
     from l2attr.profile.ncu_cmd import NcuOptions, build_ncu_argv
     from l2attr.profile.ncu_import import read_report
+    from l2attr.experiment.child import environment
     from l2attr.experiment.profile import QuietLog
     from l2attr.profile.runner import check_job, run_job, stream_run
     from l2attr.profile.tools import detect_chip
@@ -86,13 +86,8 @@ def profile_step(command: Sequence[str], run: RunDir, env: dict[str, str], chip:
         opts = NcuOptions(cache_control=cc, allow_cache_flush=(cc == CacheControl.ALL), nvtx_include=(NVTX_OP_INCLUDE,))
         argv = build_ncu_argv(list(command), metrics, out, opts, ncu)
         argvs[cc] = argv
-        saved = {k: os.environ.get(k) for k in env}
-        os.environ.update(env)
-        try:
+        with environment(env):
             result = run_job(f"ncu (cache control {cc})", argv, QuietLog(log), runner or stream_run)
-        finally:
-            for k, v in saved.items():
-                os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
         check_job(result, out.with_suffix(".ncu-rep"), chip)
         frames.append(dram_frame(read_report(out.with_suffix(".ncu-rep"), condition="").table, cc))
     df = pd.concat(frames, ignore_index=True)
