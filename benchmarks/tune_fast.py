@@ -25,9 +25,9 @@ import pandas as pd
 
 from l2attr import atomic
 from l2attr.analysis.tuning import choose, score
-from l2attr.config import PRESETS
-from l2attr.ladder import FAST_DEFAULT, parse_profiles, variant
-from l2attr.measure.kernels import LaunchShape, VariantKernels
+from l2attr.ladder.config import PRESETS
+from l2attr.ladder.declare import FAST_DEFAULT, parse_profiles, variant
+from l2attr.ladder.measure.kernels import LaunchShape, VariantKernels
 
 # A first table over warps (1, 2, 4, 8) x bags (1, 2, 4, 8) x unroll (4, 8, 16) x load (0, 1, 2)
 # x cap (0, 64) showed occupancy deciding (every best point capped at 64 registers, 2 warps per
@@ -61,9 +61,9 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
     from dataclasses import replace
 
-    from l2attr.measure.gpu import Gpu
-    from l2attr.measure.run import check_real_data
-    from l2attr.workload import build_workload
+    from l2attr.ladder.measure.gpu import Gpu
+    from l2attr.ladder.measure.run import check_real_data
+    from l2attr.ladder.workload import build_workload
 
     t_start = time.perf_counter()
     cfg = replace(PRESETS["artifact"], batches=args.batches, warmup_batches=1)

@@ -93,7 +93,7 @@ class Verdict(Vocab):
 
 
 class RungId(Vocab):
-    """The rungs of the ladder (l2attr.ladder declares what each is), and torch as the reference row."""
+    """The rungs of the ladder (l2attr.ladder.declare declares what each is), and torch as the reference row."""
 
     BASELINE = "baseline"
     OPTMT = "optmt"              # register cap
@@ -219,7 +219,7 @@ class ResultKind(Vocab):
     RANGE = "range"
 
 
-# -- sweeps (`l2attr sweep AXIS`, l2attr/sweep/) ------------------------------------------------
+# -- sweeps (`l2attr sweep AXIS`, l2attr/ladder/sweep/) ------------------------------------------------
 
 class SweepAxis(Vocab):
     """What one sweep varies (issue #10): one run dir per sweep."""

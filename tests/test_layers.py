@@ -15,14 +15,17 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "l2attr"
 
-# Lowest first. Producers (measure, profile, sweep) never import the readers (analysis, report);
-# analysis stands on sweep only because analysis/sweep_load.py reads the sweep tables' declarations.
+# Lowest first. The engine (measure, profile, experiment) knows no workload: the EmbeddingBag ladder
+# is a package on top of it (`ladder`: declarations, inputs, kernels, its measurement, profile plan
+# and sweeps). Producers never import the readers (analysis, report); analysis and report stand on
+# `ladder` only to read its declarations (rung labels, families) and its sweep tables' schemas.
 FLOORS: tuple[tuple[str, ...], ...] = (
     ("__init__", "grammar", "vocab", "errors", "atomic", "resources", "gitinfo"),
-    ("names", "catalog", "schema", "csvfile", "sizes", "outputs", "config", "ladder"),
-    ("rundir", "workload", "gpu"),
+    ("names", "catalog", "schema", "csvfile", "sizes", "outputs"),
+    ("rundir", "gpu"),
     ("measure", "profile"),
-    ("sweep", "experiment"),
+    ("experiment",),
+    ("ladder",),
     ("integrity",),
     ("analysis", "doctor"),
     ("steps",),
@@ -36,7 +39,9 @@ NEVER = (
     ("analysis", "profile", "the metric catalog is l2attr.catalog: analysis never imports the profiler"),
     ("profile", "analysis", "profile/ records inputs; judging is analysis's"),
     ("profile", "report", "profile/ prints nothing and renders nothing"),
-    ("measure", "sweep", "the ladder's window rung is built from gpu.persisting and measure.residency"),
+    ("measure", "ladder", "the engine's cell protocol and timers know no workload"),
+    ("profile", "ladder", "the engine's Nsight Compute layer knows no workload"),
+    ("experiment", "ladder", "a user's experiment never reaches into the EmbeddingBag ladder"),
 )
 # (importing file, imported module): held until its owner moves it. analysis/load.py is being split
 # by issue 20; its one import of the catalog should then read `from l2attr.catalog.sets import ...`.

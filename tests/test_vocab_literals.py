@@ -26,7 +26,7 @@ from enum import Enum
 from pathlib import Path
 
 from l2attr import schema, vocab
-from l2attr.sweep import dram, tables
+from l2attr.ladder.sweep import dram, tables
 
 PACKAGE = Path(__file__).resolve().parents[1] / "l2attr"
 
@@ -59,17 +59,17 @@ ALLOWED: dict[tuple[str, str], str] = {
     # names l2attr gives to other things
     ("resources.py", "kernels"): "the kernels/ folder",
     ("gitinfo.py", "kernels"): "the kernels/ folder; this file runs standalone at build time (hatch_build.py)",
-    ("config.py", "artifact"): "the workload preset named after the artifact's shape (a PRESETS key)",
+    ("ladder/config.py", "artifact"): "the workload preset named after the artifact's shape (a PRESETS key)",
     ("schema.py", "timeline"): "the name of the timeline.csv table",
-    ("ladder.py", "all"): "`--family all` (ALL_FAMILIES): every family, not ncu's `all`",
+    ("ladder/declare.py", "all"): "`--family all` (ALL_FAMILIES): every family, not ncu's `all`",
     ("analysis/study.py", "ladder"): "the Analysis frame named ladder (an attribute name)",
     ("analysis/study.py", "amortisation"): "the Analysis frame named amortisation (an attribute name)",
     ("report/html.py", "ladder"): "a report section's key (its template and anchor)",
     ("report/html.py", "amortisation"): "a report section's key (its template and anchor)",
     ("report/html.py", "timeline"): "a report section's key (its template and anchor)",
     ("report/sweep_html.py", "sweep"): "the report section key of a sweep chapter",
-    ("workload/__init__.py", "top_k"): "the function top_k in __all__",
-    ("workload/stats.py", "trace"): "a trace's default display name",
+    ("ladder/workload/__init__.py", "top_k"): "the function top_k in __all__",
+    ("ladder/workload/stats.py", "trace"): "a trace's default display name",
     ("commands/ladder.py", "grid"): "the --grid option (LaunchShape.grid), not ncu's grid matching",
     ("commands/ladder.py", "trace"): "the LadderOptions field trace (a path)",
     ("report/provenance.py", "trace"): "the label of the manifest's measure.trace fact",

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from l2attr.analysis.common import ordered_profiles
-from l2attr.ladder import FAMILY_ORDER
+from l2attr.ladder.declare import FAMILY_ORDER
 
 CHARGED = "pin_speedup_charged"
 FREE = "pin_speedup_consumer"

@@ -132,7 +132,7 @@ def run_warning_caveats(study: Study) -> list[Caveat]:
 def analysis_caveats(study: Study, ladder: pd.DataFrame, roofline: pd.DataFrame,
                      gradient: pd.DataFrame, metric_warnings: list[str], state: str) -> list[Caveat]:
     """How to read the analysis: what was not measured and which assumptions the numbers carry."""
-    from l2attr.ladder import RUNGS
+    from l2attr.ladder.declare import RUNGS
 
     out = [Caveat("warn", w, "metrics.csv") for w in metric_warnings]
     if not study.has_layer_a:

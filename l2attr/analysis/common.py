@@ -14,7 +14,7 @@ from typing import Any, Iterable
 
 import pandas as pd
 
-from l2attr.ladder import LADDER_ORDER, PROFILES, RUNG_BY_NAME
+from l2attr.ladder.declare import LADDER_ORDER, PROFILES, RUNG_BY_NAME
 from l2attr.vocab import L2State, Quantity, RungId, Timer
 
 NA = float("nan")

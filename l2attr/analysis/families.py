@@ -17,7 +17,7 @@ import pandas as pd
 
 from l2attr.analysis.common import NA, is_missing, ordered_profiles
 from l2attr.analysis.verdict import HONEST_COMPARAND, PIN_RUNG
-from l2attr.ladder import FAMILIES, HEADLINE_FAMILY, RUNG_BY_NAME
+from l2attr.ladder.declare import FAMILIES, HEADLINE_FAMILY, RUNG_BY_NAME
 from l2attr.vocab import Family
 
 REFERENCE_FAMILY = Family.TUNED.value   # the ratio column is taken against its OptMT consumer

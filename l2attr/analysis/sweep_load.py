@@ -18,7 +18,7 @@ import pandas as pd
 from l2attr.errors import STRICT, Damage, UserError
 from l2attr.integrity.sweep import check_sweep_tables
 from l2attr.rundir import MANIFEST, RunDir
-from l2attr.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES
+from l2attr.ladder.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES
 from l2attr.vocab import RunKind, SweepAxis, Timer
 
 NUMERIC = ("x", "k", "hot_rows", "hit_ratio", "occupy_bytes", "pollute_bytes", "n_samples", "median_us",

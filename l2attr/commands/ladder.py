@@ -26,12 +26,12 @@ import time
 from pathlib import Path
 
 from l2attr.commands.ladder_inputs import check_ladder_inputs, check_resume_flags, parser_defaults
-from l2attr.config import WorkloadConfig, add_workload_args, config_from_args
+from l2attr.ladder.config import WorkloadConfig, add_workload_args, config_from_args
 from l2attr.errors import UserError
-from l2attr.ladder import (
+from l2attr.ladder.declare import (
     ALL_FAMILIES, DEFAULT_MAXRREGCOUNT, FAMILIES, PROFILES, parse_families, parse_profiles, parse_rungs,
 )
-from l2attr.measure.kernels import FAST_UNROLLS, LaunchShape
+from l2attr.ladder.measure.kernels import FAST_UNROLLS, LaunchShape
 from l2attr.vocab import Command, ConsumerCode, Family, L2State, Pin, Quantity, RunKind, TimerKind
 
 
@@ -117,7 +117,7 @@ def _positive(name: str, value: int) -> None:
 
 
 def options_from_args(args: argparse.Namespace) -> "LadderOptions":
-    from l2attr.measure.run import LadderOptions
+    from l2attr.ladder.measure.run import LadderOptions
 
     for name in ("repeats", "maxrregcount", "rpf_depth", "grid", "fast_warps_per_bag",
                  "fast_bags_per_block"):
@@ -184,7 +184,7 @@ def _families_with_rungs(families: list[Family], rungs: list, args: argparse.Nam
 
 
 def _resume(args: argparse.Namespace):
-    from l2attr.measure.run import LadderOptions
+    from l2attr.ladder.measure.run import LadderOptions
     from l2attr.rundir import open_for_resume
     from l2attr.vocab import Family
 
@@ -219,15 +219,15 @@ def run(args: argparse.Namespace) -> int:
     require_gpu()  # before any run dir is made: no GPU -> one line, exit 2
     if any(r.window for r in opts.rungs):   # APW+OptMT: the window must fit
         from l2attr.gpu.persisting import device_limits
-        from l2attr.measure.residency import check_window_fits
+        from l2attr.ladder.measure.residency import check_window_fits
 
         check_window_fits(cfg, device_limits())
-    from l2attr.measure.gpu import check_fits
+    from l2attr.ladder.measure.gpu import check_fits
 
     check_fits(cfg)  # refuse a workload that does not fit, before allocating or writing
 
     from l2attr.gpu.device import gpu_facts, software_versions
-    from l2attr.measure.run import ladder_manifest, run_ladder
+    from l2attr.ladder.measure.run import ladder_manifest, run_ladder
     from l2attr.commands.show import ladder_tables
     from l2attr.analysis.spread import describe_launch_lag, launch_lag_effect, repeat_spread
     from l2attr.rundir import RunDir, command_line

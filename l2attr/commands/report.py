@@ -90,7 +90,7 @@ def expand_run_dirs(paths: list[Path]) -> list[Path]:
 
 def run_inputs(run_dirs: list[Path]) -> list[Path]:
     """The files `report` reads from the run dirs: never a place to write the report."""
-    from l2attr.sweep.tables import SWEEP_TABLES
+    from l2attr.ladder.sweep.tables import SWEEP_TABLES
 
     names = (MANIFEST, *(t.filename for t in TABLES.values()), *(t.filename for t in SWEEP_TABLES))
     return [Path(d) / name for d in run_dirs for name in names]

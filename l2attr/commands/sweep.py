@@ -26,10 +26,10 @@ import argparse
 import time
 from pathlib import Path
 
-from l2attr.config import WorkloadConfig, add_workload_args, config_from_args
+from l2attr.ladder.config import WorkloadConfig, add_workload_args, config_from_args
 from l2attr.errors import UserError
-from l2attr.ladder import PROFILES, parse_families, parse_profiles
-from l2attr.sweep import spec
+from l2attr.ladder.declare import PROFILES, parse_families, parse_profiles
+from l2attr.ladder.sweep import spec
 from l2attr.vocab import Pin, RunKind, SweepAxis
 
 
@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     from l2attr.gpu.runtime import require_gpu
 
     if opts.profile:
-        from l2attr.sweep.dram import require_ncu
+        from l2attr.ladder.sweep.dram import require_ncu
 
         require_ncu()
     require_gpu()   # no GPU: one line, exit 2, nothing written
@@ -123,12 +123,12 @@ def run(args: argparse.Namespace) -> int:
 
     limits = device_limits()
     spec.validate_device(cfg, opts, limits)
-    from l2attr.measure.gpu import check_fits
+    from l2attr.ladder.measure.gpu import check_fits
 
     check_fits(cfg)
     from l2attr.gpu.device import gpu_facts, software_versions
     from l2attr.rundir import RunDir, command_line
-    from l2attr.sweep.run import run_sweep
+    from l2attr.ladder.sweep.run import run_sweep
 
     if not args.resume:
         run_dir = RunDir.create(args.out, args.name or opts.axis.value, {
@@ -149,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
     wall = time.perf_counter() - t0
     run_dir.update_manifest(process_wall_s=wall)
     if opts.profile:
-        from l2attr.sweep.dram import profile_dram
+        from l2attr.ladder.sweep.dram import profile_dram
 
         t1 = time.perf_counter()
         profile_dram(run_dir.path, cfg, opts, log=console.print)

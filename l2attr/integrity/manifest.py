@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from l2attr.config import WorkloadConfig
+from l2attr.ladder.config import WorkloadConfig
 from l2attr.errors import Damage, UserError
 from l2attr.vocab import Verdict
 

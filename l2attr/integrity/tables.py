@@ -16,10 +16,10 @@ import pandas as pd
 
 from l2attr.errors import Damage
 from l2attr.integrity import rules
-from l2attr.ladder import APW, RUNG_BY_NAME
+from l2attr.ladder.declare import APW, RUNG_BY_NAME
 from l2attr.schema import CELLS, METRICS, PHASES, SAMPLES, TIMELINE, Table
-from l2attr.sweep.dram import SWEEP_DRAM
-from l2attr.sweep.tables import SWEEP_POINTS, SWEEP_UNITS
+from l2attr.ladder.sweep.dram import SWEEP_DRAM
+from l2attr.ladder.sweep.tables import SWEEP_POINTS, SWEEP_UNITS
 from l2attr.vocab import (Arm, Condition, Family, L2State, Order, Phase, Pin, Quantity, Role, SweepAxis,
                           SweepMode, SweepQuantity, SweepRole, Timer)
 

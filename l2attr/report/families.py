@@ -16,7 +16,7 @@ from l2attr.analysis.common import is_missing, ordered_profiles
 from l2attr.analysis.series import Series
 from l2attr.analysis.study import Analysis
 from l2attr.analysis.verdict import HONEST_COMPARAND
-from l2attr.ladder import FAMILY_ORDER
+from l2attr.ladder.declare import FAMILY_ORDER
 
 TITLE = "The three kernel families"
 FAMILY_NAMES = tuple(f.value for f in FAMILY_ORDER)

@@ -4,7 +4,7 @@ Why: the fast family calls its OptMT slot `fast` and its pin rung `fast+pin`, bu
 tables, headers, chart titles and notes were written with the standard names ("OptMT",
 "L2P+OptMT"), so the fast family's cards said one thing in the text and another in the tables.
 One pass over a per-series card's rendered HTML and its figures' text, driven by the family's
-declared `rung_labels` (l2attr.ladder), keeps every printer in the family's words.
+declared `rung_labels` (l2attr.ladder.declare), keeps every printer in the family's words.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from l2attr.ladder import FAMILIES, RUNG_BY_NAME
+from l2attr.ladder.declare import FAMILIES, RUNG_BY_NAME
 from l2attr.vocab import Family
 
 @lru_cache(maxsize=None)

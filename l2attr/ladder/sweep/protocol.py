@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from l2attr.measure.cell import CallOps, device_call, host_call
 from l2attr.measure.verbs import GpuVerbs
-from l2attr.sweep.schedule import Call
+from l2attr.ladder.sweep.schedule import Call
 from l2attr.vocab import CellCondition, Role, SweepRole, Timer
 
 Launch = Callable[[], None]

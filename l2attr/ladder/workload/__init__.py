@@ -4,11 +4,11 @@ The GPU code needs only `build_workload` (and the `Workload` it returns); the re
 the `l2attr traces` command and for tests.
 """
 
-from l2attr.workload.build import Workload, build_workload, workload_shape
-from l2attr.workload.hotset import coverage, id_counts, read_hot_file, top_k
-from l2attr.workload.profiles import canonical_profile, generate, period, stream
-from l2attr.workload.stats import TraceStats, reuse_distances, trace_stats
-from l2attr.workload.traces import Trace, circular, read_trace, write_ids
+from l2attr.ladder.workload.build import Workload, build_workload, workload_shape
+from l2attr.ladder.workload.hotset import coverage, id_counts, read_hot_file, top_k
+from l2attr.ladder.workload.profiles import canonical_profile, generate, period, stream
+from l2attr.ladder.workload.stats import TraceStats, reuse_distances, trace_stats
+from l2attr.ladder.workload.traces import Trace, circular, read_trace, write_ids
 
 __all__ = [
     "Trace", "TraceStats", "Workload", "build_workload", "canonical_profile", "circular",

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from l2attr.config import WorkloadConfig
+from l2attr.ladder.config import WorkloadConfig
 from l2attr.errors import UserError
-from l2attr.ladder import HEADLINE_FAMILY, PROFILES, RUNGS
+from l2attr.ladder.declare import HEADLINE_FAMILY, PROFILES, RUNGS
 from l2attr.profile.ncu_cmd import NcuOptions, build_ncu_argv, report_path
 from l2attr.profile.ncu_import import control_condition
 from l2attr.vocab import Command, Condition, Job, L2State, RungId, TimerKind

@@ -5,7 +5,7 @@ registers for occupancy, paid in spills), so the figures are recorded in `kernel
 copied into every ladder run's manifest, and re-derived by a CPU test that fails when a kernel
 edit drifts from them. Regenerate after changing a kernel (needs nvcc, no GPU):
 
-    python -m l2attr.gpu.ptxas --write
+    python -m l2attr.ladder.ptxas --write
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from l2attr.gpu.compile import KernelSpec, consumer_spec, pin_spec
-from l2attr.ladder import FAMILY_ORDER, RUNGS, plan_variants
+from l2attr.ladder.compile import KernelSpec, consumer_spec, pin_spec
+from l2attr.ladder.declare import FAMILY_ORDER, RUNGS, plan_variants
 from l2attr.resources import KERNELS_DIR, data_dir
 from l2attr.vocab import ConsumerCode, Role
 
@@ -75,7 +75,7 @@ def ptxas_report(spec: KernelSpec, arch: str, nvcc: str) -> dict[str, int]:
 def all_specs(dtype: str = "fp32") -> dict[str, dict[str, KernelSpec]]:
     """variant id (family/rung/pin) -> {consumer, pin} specs, for every family's every rung and pin."""
     out: dict[str, dict[str, KernelSpec]] = {}
-    from l2attr.ladder import FAMILIES
+    from l2attr.ladder.declare import FAMILIES
 
     for fam in FAMILY_ORDER:
         for pin in FAMILIES[fam].pins:

@@ -7,11 +7,11 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from l2attr.config import WorkloadConfig
+from l2attr.ladder.config import WorkloadConfig
 from l2attr.errors import UserError
 from l2attr.gpu.persisting import DeviceLimits
-from l2attr.ladder import FAMILIES
-from l2attr.measure.residency import check_window_fits
+from l2attr.ladder.declare import FAMILIES
+from l2attr.ladder.measure.residency import check_window_fits
 from l2attr.vocab import Arm, Family, Order, Profile, SweepAxis
 
 MiB = 1 << 20

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from l2attr.gpu import compile as kc
-from l2attr.ladder import DEFAULT_MAXRREGCOUNT, FAMILIES, FAST_DEFAULT, Variant
+from l2attr.ladder import compile as kc
+from l2attr.ladder.declare import DEFAULT_MAXRREGCOUNT, FAMILIES, FAST_DEFAULT, Variant
 from l2attr.vocab import Abi, Pin, Role
 
 

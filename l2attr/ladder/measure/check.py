@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from l2attr.errors import UserError
-from l2attr.measure.kernels import VariantKernels, with_index_slack
+from l2attr.ladder.measure.kernels import VariantKernels, with_index_slack
 
 TOLERANCE = {"fp32": 1e-5, "fp16": 2e-3, "bf16": 1e-2}
 

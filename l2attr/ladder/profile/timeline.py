@@ -19,9 +19,9 @@ import pandas as pd
 
 from l2attr import atomic
 from l2attr.errors import UserError
-from l2attr.profile.manifest import child_facts, nsys_timeline_manifest, pm_timeline_manifest
+from l2attr.ladder.profile.manifest import child_facts, nsys_timeline_manifest, pm_timeline_manifest
 from l2attr.profile.ncu_cmd import report_path
-from l2attr.profile.plan import CONTROL_RUNG, ProfileSettings, child_command, hottest_profile
+from l2attr.ladder.profile.plan import CONTROL_RUNG, ProfileSettings, child_command, hottest_profile
 from l2attr.profile.runner import Log, check_job, run_job
 from l2attr.profile.tools import Tools, detect_chip
 from l2attr.rundir import RunDir

@@ -21,12 +21,12 @@ from typing import Any
 import numpy as np
 
 from l2attr.atomic import write_json
-from l2attr.config import WorkloadConfig
+from l2attr.ladder.config import WorkloadConfig
 from l2attr.errors import UserError
 from l2attr.vocab import WorkloadSource
-from l2attr.workload import profiles
-from l2attr.workload.hotset import coverage, hot_from_bytes, id_counts, top_k
-from l2attr.workload.traces import (atomic_write, circular, read_bytes, sha256_hex,
+from l2attr.ladder.workload import profiles
+from l2attr.ladder.workload.hotset import coverage, hot_from_bytes, id_counts, top_k
+from l2attr.ladder.workload.traces import (atomic_write, circular, read_bytes, sha256_hex,
                                     trace_from_bytes)
 
 CACHE_VERSION = 1  # bump when the cached layout or the meaning of a key changes

@@ -35,9 +35,9 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from l2attr.errors import UserError
-from l2attr.ladder import PROFILES as CANONICAL
+from l2attr.ladder.declare import PROFILES as CANONICAL
 from l2attr.vocab import Profile
-from l2attr.workload.traces import circular
+from l2attr.ladder.workload.traces import circular
 
 GENERATOR_VERSION = 1     # bump when a change alters generated streams (invalidates caches)
 REFERENCE_ROWS = 500_000  # the artifact's rows per table; periods below are for this size

@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from l2attr.ladder import Variant
+from l2attr.ladder.declare import Variant
 from l2attr.measure.cell import CallOps, device_call, host_call
 from l2attr.measure.verbs import GpuVerbs
 from l2attr.schema import SAMPLES

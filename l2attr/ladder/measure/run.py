@@ -18,14 +18,14 @@ from typing import Any, Callable, Iterator
 import numpy as np
 import pandas as pd
 
-from l2attr.config import WorkloadConfig
+from l2attr.ladder.config import WorkloadConfig
 from l2attr.errors import UserError
-from l2attr.gpu import ptxas
-from l2attr.ladder import DEFAULT_MAXRREGCOUNT, Rung, Variant, plan_variants
-from l2attr.measure.check import check_variant, relative_error
-from l2attr.measure.gpu import Gpu, describe
-from l2attr.measure.kernels import LaunchShape, VariantKernels
-from l2attr.measure.protocol import CellRunner, samples_per_repeat
+from l2attr.ladder import ptxas
+from l2attr.ladder.declare import DEFAULT_MAXRREGCOUNT, Rung, Variant, plan_variants
+from l2attr.ladder.measure.check import check_variant, relative_error
+from l2attr.ladder.measure.gpu import Gpu, describe
+from l2attr.ladder.measure.kernels import LaunchShape, VariantKernels
+from l2attr.ladder.measure.protocol import CellRunner, samples_per_repeat
 from l2attr.measure.stats import CELL_KEYS, summarize_cell
 from l2attr.rundir import RunDir
 from l2attr.schema import CELLS, SAMPLES
@@ -152,7 +152,7 @@ def window_for(gpu: Gpu, variants: list[Variant], indices: Any, hot: Any) -> Any
     if not any(v.rung.window for v in variants):
         return None
     from l2attr.gpu.persisting import device_limits
-    from l2attr.measure.residency import StreamWindow, build_remap
+    from l2attr.ladder.measure.residency import StreamWindow, build_remap
 
     remap = build_remap(gpu.torch, gpu.weights, hot, indices)
     return StreamWindow(gpu.torch, gpu.cupy, remap, int(hot.numel()), 1.0,
@@ -210,7 +210,7 @@ def compile_and_check(cfg: WorkloadConfig, opts: LadderOptions,
 def run_ladder(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir,
                log: Callable[[str], None] = print, progress: Any = None) -> pd.DataFrame:
     """Measure every (profile, variant) cell into `run`; complete repeats are skipped."""
-    from l2attr.workload import build_workload
+    from l2attr.ladder.workload import build_workload
 
     t_start = time.perf_counter()
     gpu = Gpu(cfg, opts.spin_us, log, timer=opts.timer)

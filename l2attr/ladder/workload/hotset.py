@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from l2attr.errors import UserError
-from l2attr.workload.traces import check_range, parse_ids, read_bytes
+from l2attr.ladder.workload.traces import check_range, parse_ids, read_bytes
 
 
 def id_counts(ids: np.ndarray, rows: int) -> np.ndarray:

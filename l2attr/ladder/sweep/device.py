@@ -15,14 +15,14 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from l2attr.config import WorkloadConfig
+from l2attr.ladder.config import WorkloadConfig
 from l2attr.errors import UserError
-from l2attr.gpu import compile as kc
+from l2attr.ladder import compile as kc
 from l2attr.gpu.persisting import DeviceLimits, Driver
-from l2attr.ladder import RUNG_BY_NAME
-from l2attr.measure.check import TOLERANCE, relative_error
-from l2attr.sweep.protocol import ArmOps
-from l2attr.sweep.spec import Point, SweepOptions
+from l2attr.ladder.declare import RUNG_BY_NAME
+from l2attr.ladder.measure.check import TOLERANCE, relative_error
+from l2attr.ladder.sweep.protocol import ArmOps
+from l2attr.ladder.sweep.spec import Point, SweepOptions
 from l2attr.vocab import Arm, Family, Pin, SweepAxis
 
 POLLUTE_RING_BYTES = 1 << 30      # unrelated data: each polluting read starts where the last ended
@@ -33,8 +33,8 @@ def hot_ranking(cfg: WorkloadConfig, profile: str, indices: np.ndarray) -> np.nd
     """Every row id, hottest first, ranked as build_workload ranks the ladder's hot set (one
     period of a periodic profile, else the whole stream; ties to the smaller id), so the first
     hot_rows of it are the ladder's hot set and a sweep's hot sets are prefixes of one ranking."""
-    from l2attr.workload import profiles
-    from l2attr.workload.hotset import id_counts
+    from l2attr.ladder.workload import profiles
+    from l2attr.ladder.workload.hotset import id_counts
 
     name = profiles.canonical_profile(profile)
     period = profiles.period(name, cfg.rows)
@@ -47,8 +47,8 @@ class SweepDevice:
 
     def __init__(self, cfg: WorkloadConfig, opts: SweepOptions, limits: DeviceLimits,
                  log: Callable[[str], None] = print) -> None:
-        from l2attr.measure.gpu import Gpu
-        from l2attr.measure.run import LadderOptions, compile_and_check
+        from l2attr.ladder.measure.gpu import Gpu
+        from l2attr.ladder.measure.run import LadderOptions, compile_and_check
 
         self.cfg, self.opts, self.limits, self.log = cfg, opts, limits, log
         self.gpu = Gpu(cfg, opts.spin_us, log)
@@ -86,8 +86,8 @@ class SweepDevice:
     # -- per profile ----------------------------------------------------------------------------
     def load_profile(self, profile: str) -> dict[str, Any]:
         """Build and upload the profile's workload (and its remapped copy for the window)."""
-        from l2attr.measure.run import check_real_data
-        from l2attr.workload import build_workload
+        from l2attr.ladder.measure.run import check_real_data
+        from l2attr.ladder.workload import build_workload
 
         torch, cfg = self.torch, self.cfg
         w = build_workload(cfg, profile=profile, cache_dir=self.opts.cache_dir)
@@ -128,7 +128,7 @@ class SweepDevice:
     def _build_remap(self) -> None:
         """Hot rows first (hottest first), then the others in id order: one copy of each table and a
         remapped index stream, so the hot rows are one contiguous region the window can cover."""
-        from l2attr.measure.residency import build_remap
+        from l2attr.ladder.measure.residency import build_remap
 
         r = build_remap(self.torch, self.gpu.weights, self.hot, self.indices)
         self.remap_w, self.remap_idx = r.weights, r.indices

@@ -12,9 +12,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from l2attr.config import WorkloadConfig
+from l2attr.ladder.config import WorkloadConfig
 from l2attr.errors import UserError
-from l2attr.gpu import compile as kc
+from l2attr.ladder import compile as kc
 from l2attr.gpu.runtime import reset_persisting_l2
 from l2attr.vocab import TimerKind
 

@@ -16,13 +16,13 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from l2attr.config import WorkloadConfig
+from l2attr.ladder.config import WorkloadConfig
 from l2attr.gpu.persisting import DeviceLimits
 from l2attr.rundir import RunDir
-from l2attr.sweep.protocol import run_calls
-from l2attr.sweep.schedule import schedule
-from l2attr.sweep.spec import Point, SweepOptions, points
-from l2attr.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES, SWEEP_UNITS, UNIT_KEYS, summarize_point
+from l2attr.ladder.sweep.protocol import run_calls
+from l2attr.ladder.sweep.schedule import schedule
+from l2attr.ladder.sweep.spec import Point, SweepOptions, points
+from l2attr.ladder.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES, SWEEP_UNITS, UNIT_KEYS, summarize_point
 from l2attr.vocab import Arm, Family, SweepMode
 
 UnitKey = tuple[str, str, str, str, int, str]
@@ -49,7 +49,7 @@ def finished_units(run: RunDir) -> set[UnitKey]:
 
 def family_pins(opts: SweepOptions) -> dict[Family, Any]:
     """The pin granularity each family's L2P+OptMT uses in this sweep (as the ladder plans it)."""
-    from l2attr.ladder import RUNG_BY_NAME, plan_variants
+    from l2attr.ladder.declare import RUNG_BY_NAME, plan_variants
     from l2attr.vocab import Pin
 
     pin = Pin(opts.pin_granularity) if opts.pin_granularity else None
@@ -61,7 +61,7 @@ def nvtx_ranges(family: Family, profile: str, p: Point, arm: Arm) -> Callable[..
     tables in the unit's last pin group only: a few kernels per point keep the ncu pass short."""
     import nvtx
 
-    from l2attr.sweep.dram import PROFILED_ROLES, PROFILED_TABLES
+    from l2attr.ladder.sweep.dram import PROFILED_ROLES, PROFILED_TABLES
     from l2attr.names import NVTX_DOMAIN, sweep_range_name
 
     def ranges(c: Any, role: Any) -> Any:
@@ -86,7 +86,7 @@ def run_sweep(cfg: WorkloadConfig, opts: SweepOptions, run: RunDir, limits: Devi
               progress: Any = None) -> pd.DataFrame:
     """Measure every unit of the sweep into `run`; finished units are skipped."""
     if device_factory is None:
-        from l2attr.sweep.device import SweepDevice as device_factory  # noqa: N813
+        from l2attr.ladder.sweep.device import SweepDevice as device_factory  # noqa: N813
     t_start = time.perf_counter()
     pts = points(cfg, opts, limits)
     modes = MODES if opts.host_repeat else MODES[:1]

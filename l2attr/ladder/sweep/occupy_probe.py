@@ -1,6 +1,6 @@
 """Child program for the capacity check under Nsight Compute: does the occupied share of L2 stay?
 
-    python -m l2attr.sweep.occupy_probe --occupy-mib 20,40 --traffic-mib 120
+    python -m l2attr.ladder.sweep.occupy_probe --occupy-mib 20,40 --traffic-mib 120
 
 For each size X, two arms in turn, each from an L2 reset (cudaCtxResetPersistingL2Cache) and
 flushed (2x L2 of other data read):
@@ -31,8 +31,8 @@ def main(argv: list[str] | None = None) -> int:
     import cupy
     import torch
 
-    from l2attr.gpu import compile as kc
-    from l2attr.measure.gpu import reset_persisting_l2
+    from l2attr.ladder import compile as kc
+    from l2attr.ladder.measure.gpu import reset_persisting_l2
     from l2attr.vocab import Pin
 
     sizes = [float(x) for x in args.occupy_mib.split(",") if x.strip()]

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from l2attr.errors import UserError
-from l2attr.ladder import DEFAULT_MAXRREGCOUNT, FAMILIES, FAST_DEFAULT, PIN_FUNCTIONS, PIN_SOURCE, Variant
+from l2attr.ladder.declare import DEFAULT_MAXRREGCOUNT, FAMILIES, FAST_DEFAULT, PIN_FUNCTIONS, PIN_SOURCE, Variant
 from l2attr.gpu.nvrtc import (BLOCK_SPEC, FLUSH_SPEC, READ_SPEC, SPIN_SPEC, KernelSpec,  # noqa: F401
                               _module, device_arch, get_kernel)
 from l2attr.vocab import Abi, ConsumerCode, Pin

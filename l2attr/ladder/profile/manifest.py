@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from l2attr.catalog.sets import MetricSet
-from l2attr.profile.plan import CHILD_BATCHES, CONTROL_RUNG, Plan, ProfileSettings, control_inputs
+from l2attr.ladder.profile.plan import CHILD_BATCHES, CONTROL_RUNG, Plan, ProfileSettings, control_inputs
 from l2attr.vocab import RunKind
 
 PASSES = "profiler__replayer_passes"

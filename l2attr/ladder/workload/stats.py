@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from l2attr.workload.hotset import coverage, id_counts, top_k as top_k_ids
+from l2attr.ladder.workload.hotset import coverage, id_counts, top_k as top_k_ids
 
 REUSE_DEFINITION = ("reuse distance = lookups since the previous lookup of the same id "
                     "(time distance, not stack distance; first lookups excluded)")

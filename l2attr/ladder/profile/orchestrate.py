@@ -13,9 +13,9 @@ from pathlib import Path
 
 from l2attr.catalog.sets import MetricSet
 from l2attr.errors import UserError
-from l2attr.profile.manifest import child_facts, jobs_record, profile_finished, profile_manifest
+from l2attr.ladder.profile.manifest import child_facts, jobs_record, profile_finished, profile_manifest
 from l2attr.profile.ncu_import import ImportResult
-from l2attr.profile.plan import Plan, ProfileSettings, job_condition, make_plan
+from l2attr.ladder.profile.plan import Plan, ProfileSettings, job_condition, make_plan
 from l2attr.profile.runner import Log, check_job, run_job
 from l2attr.profile.tools import Tools, detect_chip, ncu_version, validate_metric_names
 
