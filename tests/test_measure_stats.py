@@ -128,7 +128,7 @@ def test_launch_lag_on_the_recorded_h200_run():
 
     from l2attr.analysis.spread import describe_launch_lag, launch_lag_effect
 
-    run = Path(__file__).resolve().parents[1] / "examples" / "20261130T202710Z-bench" / "samples.csv"
+    run = Path(__file__).resolve().parents[1] / "examples" / "20261130T202710Z-bench" / "samples.csv.gz"
     if not run.is_file():
         pytest.skip(f"{run} not committed")
     lag = launch_lag_effect(pd.read_csv(run), 50.0)

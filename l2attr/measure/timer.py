@@ -77,10 +77,23 @@ _STREAMS: dict[int, Any] = {}
 def torch_stream(torch: Any, cupy: Any) -> Any:
     """torch's current stream as a CuPy stream, so l2attr's kernels queue beside the user's; one
     wrapper per stream, made once (not on every timed launch)."""
-    ptr = int(torch.cuda.current_stream().cuda_stream)
+    current = torch.cuda.current_stream()
+    ptr = int(current.cuda_stream)
     if ptr not in _STREAMS:
-        _STREAMS[ptr] = cupy.cuda.ExternalStream(ptr)
+        _STREAMS[ptr] = _wrap(cupy, current, ptr)
     return _STREAMS[ptr]
+
+
+def _wrap(cupy: Any, stream: Any, ptr: int) -> Any:
+    """CuPy >= 14 takes a foreign stream through the CUDA stream protocol (`__cuda_stream__`);
+    older CuPy (or a torch without the protocol) through the raw handle."""
+    from_external = getattr(cupy.cuda.Stream, "from_external", None)
+    if from_external is not None and hasattr(stream, "__cuda_stream__"):
+        try:
+            return from_external(stream)
+        except (TypeError, ValueError, AttributeError):
+            pass
+    return cupy.cuda.ExternalStream(ptr)
 
 
 class BlockingTimer:
