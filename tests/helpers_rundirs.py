@@ -358,10 +358,11 @@ def one_cell_samples(per_repeat: dict[int, float]) -> pd.DataFrame:
 
 def one_cell_run(root: Path, name: str, created: str, per_repeat: dict[int, float], **manifest: object) -> Path:
     """A ladder run of one cell (artifact OptMT, random, natural): three calls per device repeat,
-    each repeat at the time `per_repeat` gives; `measure`/`versions` entries override the manifest's."""
+    each repeat at the time `per_repeat` gives; `measure`/`versions`/`gpu` entries override the manifest's."""
     samples = one_cell_samples(per_repeat)
     m = ladder_run_manifest(name, rungs=["optmt"], profiles=["random"],
                             created=dt.datetime.fromisoformat(created.replace("Z", "+00:00")))
     m["measure"] = {**m["measure"], **manifest.pop("measure", {})}
     m["versions"] = {**m["versions"], **manifest.pop("versions", {})}
+    m["gpu"] = {**m["gpu"], **manifest.pop("gpu", {})}
     return write_run(root / name, m, {"samples": samples, "cells": ladder_cells(samples)})

@@ -71,3 +71,49 @@ def test_no_overlap_no_compare(two_runs):
     an = analyse(load_runs(two_runs[:1]))
     assert an.compare.empty and an.compare_summary.empty
     assert "Compare runs" not in render_markdown(an)
+
+
+# --- which GPU measured the pair (recorded uuids) --------------------------------------------------
+
+def _pair(tmp_path: Path, b_us: float, uuid_a: str | None, uuid_b: str | None):
+    a = one_cell_run(tmp_path, "A-ladder", "2026-11-29T10:00:00Z", {0: 100.0, 2: 100.0},
+                     gpu={"uuid": uuid_a} if uuid_a else {})
+    b = one_cell_run(tmp_path, "B-ladder", "2026-11-30T10:00:00Z", {0: b_us, 2: b_us},
+                     gpu={"uuid": uuid_b} if uuid_b else {})
+    return analyse(load_runs([a, b], allow_mixed=True))
+
+
+def _identity_line(an) -> str:
+    from l2attr.report.compare import pairs
+    return pairs(an)[0].sentences[0]
+
+
+def test_one_gpu_within_tolerance(tmp_path):
+    """A at 100 µs, B at 100.5 µs on the same uuid: B is used, A is -0.4975 % from it (within 1 %)."""
+    an = _pair(tmp_path, 100.5, "GPU-same", "GPU-same")
+    rec = an.compare_identity.iloc[0]
+    assert bool(rec["same_gpu"]) is True and rec["consumer_cells"] == 1
+    assert rec["consumer_max_abs_diff_pct"] == pytest.approx((1 - 100 / 100.5) * 100)
+    assert bool(rec["consumer_within_tolerance"]) is True
+    line = _identity_line(an)
+    assert line.startswith("one GPU (") and "GPU-same" in line and "every consumer (kernel timer) median within 1 %" in line
+    assert "at most 0.50 %" in line
+
+
+def test_one_gpu_beyond_tolerance(tmp_path):
+    """104 against 100: 3.85 % apart, not within 1 %."""
+    an = _pair(tmp_path, 104.0, "GPU-same", "GPU-same")
+    assert bool(an.compare_identity.iloc[0]["consumer_within_tolerance"]) is False
+    assert "not every consumer (kernel timer) median within 1 %" in _identity_line(an)
+
+
+def test_two_gpus_are_two_machines(tmp_path):
+    an = _pair(tmp_path, 100.0, "GPU-a", "GPU-b")
+    assert bool(an.compare_identity.iloc[0]["same_gpu"]) is False
+    assert "a comparison of two machines" in _identity_line(an)
+
+
+def test_a_missing_uuid_is_never_the_same_gpu(tmp_path):
+    an = _pair(tmp_path, 100.0, "GPU-a", None)
+    assert an.compare_identity.iloc[0]["same_gpu"] is None
+    assert "not recorded by both runs" in _identity_line(an)

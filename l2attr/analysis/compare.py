@@ -36,6 +36,9 @@ COLUMNS = [*CELL_ID, "used_run", "used_median_us", "run", "median_us", "diff_pct
 SETTING_PARTS = ("command", "measure", "versions", "gpu", "ptxas")
 # where the run kept its cache, and the variant list (the cells themselves show what was run)
 NOISE = ("measure.cache_dir", "measure.variants")
+# two processes of one GPU agree when every consumer median is within this much of the other's
+# (issue 19's bar for a reproduction on one machine); beyond it the pair is reported as differing
+SAME_GPU_TOLERANCE_PCT = 1.0
 
 
 def _spreads(samples: pd.DataFrame) -> dict[tuple[Any, ...], float]:
@@ -138,3 +141,28 @@ def one_sided_settings(study: Study, compare: pd.DataFrame) -> dict[tuple[str, s
     if compare.empty:
         return {}
     return {(used, run): len(set(a) ^ set(b)) for used, run, a, b in _pairs(study, compare)}
+
+
+def pair_identity(study: Study, compare: pd.DataFrame) -> pd.DataFrame:
+    """Per pair of runs that share cells: the GPU each recorded (uuid, name) and whether they are
+    one physical GPU — only where both record a uuid; a pair without one is of unknown identity,
+    never "the same". With the consumer kernel-timer cells: whether every median is within
+    SAME_GPU_TOLERANCE_PCT of the other run's."""
+    columns = ["used_run", "run", "used_uuid", "uuid", "gpu_name", "same_gpu", "consumer_cells",
+               "consumer_max_abs_diff_pct", "consumer_within_tolerance"]
+    if compare.empty:
+        return pd.DataFrame(columns=columns)
+    by_name = {r.name: r for r in study.runs}
+    consumer = compare[(compare["quantity"] == Quantity.CONSUMER.value) & (compare["timer"] == Timer.KERNEL.value)]
+    rows = []
+    for used, run in compare[["used_run", "run"]].drop_duplicates().itertuples(index=False):
+        gpus = [(by_name[r].manifest.get("gpu") or {}) for r in (used, run)]
+        uuids = [str(g.get("uuid") or "") for g in gpus]
+        same = (uuids[0] == uuids[1]) if all(uuids) else None
+        mine = consumer[(consumer["used_run"] == used) & (consumer["run"] == run)]
+        worst = float(mine["diff_pct"].abs().max()) if len(mine) else math.nan
+        rows.append({"used_run": used, "run": run, "used_uuid": uuids[0], "uuid": uuids[1],
+                     "gpu_name": str(gpus[0].get("name") or gpus[1].get("name") or ""), "same_gpu": same,
+                     "consumer_cells": int(len(mine)), "consumer_max_abs_diff_pct": worst,
+                     "consumer_within_tolerance": None if math.isnan(worst) else worst <= SAME_GPU_TOLERANCE_PCT})
+    return pd.DataFrame(rows, columns=columns)

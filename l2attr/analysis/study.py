@@ -12,7 +12,7 @@ from l2attr.analysis.amortisation import amortisation_curve, amortisation_table
 from l2attr.analysis.caveats import (
     Caveat, analysis_caveats, ncu_setting_caveats, run_warning_caveats, sort_caveats, validity_caveats,
 )
-from l2attr.analysis.compare import compare_cells, compare_settings, compare_summary
+from l2attr.analysis.compare import compare_cells, compare_settings, compare_summary, pair_identity
 from l2attr.analysis.control import study_controls
 from l2attr.analysis.families import family_table
 from l2attr.analysis.ladder import latency_ladder
@@ -59,6 +59,7 @@ class Analysis:
     compare: pd.DataFrame = field(default_factory=pd.DataFrame)
     compare_summary: pd.DataFrame = field(default_factory=pd.DataFrame)
     compare_settings: pd.DataFrame = field(default_factory=pd.DataFrame)
+    compare_identity: pd.DataFrame = field(default_factory=pd.DataFrame)
     # the kernel families side by side per profile (analysis.families); empty without a ladder
     families: pd.DataFrame = field(default_factory=pd.DataFrame)
 
@@ -175,7 +176,8 @@ def analyse(study: Study, l2_state: str | None = None, sweeps: list[Any] | None 
     families = family_table(out["ladder"], out["verdict"], out["measured_roofline"], state)
     return Analysis(study=study, state=state, series=series, hbm_copy_GBps=hbm,
                     caveats=sort_caveats(caveats), controls=controls, compare=compare, compare_summary=summary,
-                    compare_settings=compare_settings(study, compare), families=families, **out)
+                    compare_settings=compare_settings(study, compare),
+                    compare_identity=pair_identity(study, compare), families=families, **out)
 
 
 SERIES_FRAMES = ("ladder", "amortisation", "curve", "share", "roofline", "l2", "pin_effect", "rpf_vs_l2p",

@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from l2attr.analysis.compare import QUANTITY_LABELS, one_sided_settings
+from l2attr.analysis.compare import QUANTITY_LABELS, SAME_GPU_TOLERANCE_PCT, one_sided_settings
 
 
 def quantity_label(quantity: str, timer: str) -> str:
@@ -25,6 +25,27 @@ def summary_sentence(rec: dict[str, Any]) -> str:
     else:
         text += "; no repeat spread for this quantity"
     return text
+
+
+def identity_sentence(rec: dict[str, Any] | None) -> str:
+    """Which GPU measured the two runs, from their recorded uuids, and (on one GPU) whether every
+    consumer median agrees within the tolerance."""
+    if not rec:
+        return "GPU identity: not recorded for this pair"
+    if rec["same_gpu"] is None:
+        return ("GPU identity: not recorded by both runs (no uuid), so this may be a comparison of two "
+                "machines")
+    if not rec["same_gpu"]:
+        return (f"two GPUs ({rec['used_uuid']} and {rec['uuid']}): a comparison of two machines, whose "
+                "differences include the machine's")
+    text = f"one GPU ({rec['gpu_name']} {rec['uuid']}), two processes"
+    if rec["consumer_within_tolerance"] is None:
+        return text + "; no consumer kernel-timer cells in common"
+    if rec["consumer_within_tolerance"]:
+        head = f"every consumer (kernel timer) median within {SAME_GPU_TOLERANCE_PCT:g} % of the other run's"
+    else:
+        head = f"not every consumer (kernel timer) median within {SAME_GPU_TOLERANCE_PCT:g} % of the other run's"
+    return f"{text}: {head} ({rec['consumer_cells']} cells, at most {rec['consumer_max_abs_diff_pct']:.2f} %)"
 
 
 def pair_title(used_run: str, run: str) -> str:
@@ -47,9 +68,12 @@ def pairs(an: Any) -> list[Pair]:
     differ and the cells."""
     out = []
     one_sided = one_sided_settings(an.study, an.compare)
+    ident = getattr(an, "compare_identity", pd.DataFrame())
+    ids = {} if ident is None or ident.empty else {(r["used_run"], r["run"]): r for r in ident.to_dict("records")}
     for (used, run), summary in an.compare_summary.groupby(["used_run", "run"], sort=False):
         def of(df: pd.DataFrame) -> pd.DataFrame:
             return df[(df["used_run"] == used) & (df["run"] == run)]
-        out.append(Pair(pair_title(used, run), [summary_sentence(r) for r in summary.to_dict("records")],
+        out.append(Pair(pair_title(used, run), [identity_sentence(ids.get((used, run)))]
+                        + [summary_sentence(r) for r in summary.to_dict("records")],
                         of(an.compare_settings), of(an.compare), one_sided.get((used, run), 0)))
     return out
