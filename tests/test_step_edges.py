@@ -13,7 +13,7 @@ import pytest
 from l2attr.analysis.step import edges
 from l2attr.analysis.step_edges import candidates, describe, edge_results, views
 from l2attr.errors import UserError
-from l2attr.steps.edges import EdgePlan, consumer_rows, rotate, sectors, warm_ranges, writer_of
+from l2attr.steps.edges import EdgePlan, consumer_rows, rotate, sectors, warm_ranges
 from l2attr.steps.record import OpRecord
 from l2attr.steps.trace import edge_kernels
 
@@ -22,19 +22,21 @@ def _op(i, ins=(), outs=(), view=False, name="op"):
     return OpRecord(i, name, "", list(ins), list(outs), view=view)
 
 
-def test_warm_ranges_oldest_writer_first_each_byte_once_producer_left_out():
-    ops = [_op(0, outs=[(1000, 100)]),                    # writes A
-           _op(1, ins=[(1000, 100)], outs=[(1000, 100)], view=True),   # a view of A: writes nothing
-           _op(2, outs=[(5000, 200)])]                    # writes C (the producer)
-    consumer = _op(3, ins=[(5000, 200), (9000, 50), (1000, 100), (1000, 100)])   # C, B (outside), A twice
-    assert writer_of(1000, 100, ops) == 0 and writer_of(5000, 10, ops) == 2 and writer_of(9000, 50, ops) == -1
-    assert warm_ranges(consumer, ops) == [(9000, 50), (1000, 100), (5000, 200)]
-    assert warm_ranges(consumer, ops, producer=2) == [(9000, 50), (1000, 100)]
+def test_warm_ranges_touched_bytes_oldest_access_first_each_once_producer_left_out():
+    ops = [_op(0, outs=[(1000, 100)]),                                # writes A
+           _op(1, ins=[(1000, 100)], outs=[(1000, 100)], view=True),  # a view of A: touches nothing
+           _op(2, outs=[(5000, 200)]),                                # writes C (the producer)
+           _op(3, ins=[(1000, 50)], outs=[(8000, 10)])]               # reads A's first half
+    consumer = _op(4, ins=[(5000, 200), (9000, 50), (1000, 100), (1000, 100)])   # C, B (from before), A twice
+    # A's second half last touched by op 0, C by op 2, A's first half by op 3; B by no op: left cold
+    assert warm_ranges(consumer, ops) == [(1050, 50), (5000, 200), (1000, 50)]
+    assert warm_ranges(consumer, ops, producer=2) == [(1050, 50), (1000, 50)]
+    assert warm_ranges(_op(1, ins=[(9000, 50)]), [_op(0, ins=[(9000, 50)], outs=[(9000, 50)], view=True)]) == []
 
 
 def test_warm_ranges_keep_the_part_of_an_input_the_producer_did_not_write():
-    ops = [_op(0, outs=[(1000, 64)])]                     # the producer wrote the first 64 bytes
-    consumer = _op(1, ins=[(1000, 256)])
+    ops = [_op(0, outs=[(1000, 64)]), _op(1, ins=[(1000, 256)])]   # the producer wrote 64 bytes; op 1 read all
+    consumer = _op(2, ins=[(1000, 256)])
     assert warm_ranges(consumer, ops, producer=0) == [(1064, 192)]
     assert warm_ranges(consumer, ops) == [(1000, 256)]
 

@@ -3,16 +3,16 @@
 Hopper has no instruction that evicts an address range and keeps the data (`discard.global.L2`
 drops dirty lines: the data would be lost), so "evict only the producer's bytes" is built from
 what is safe: right before the consumer op, a clean flush of the whole L2 (l2attr's read flush
-after a persisting reset: no dirty line left), then every *other* input of the consumer read back
-into L2 (kernels/warm_l2.cu: one ld.global.cg per 32-byte sector, normal priority, clean lines;
-oldest writer first, inputs from before the step first, so the most recent outputs are the most
-resident, as after the step's own traffic). Four arms of one consumer, all identical up to it
-(each preceded by an untraced step, as the program leaves L2):
+after a persisting reset: no dirty line left), then the consumer's *other* input bytes read back
+into L2 (kernels/warm_l2.cu: one ld.global.cg per 32-byte sector, normal priority, clean lines):
+those an earlier op of the step read or wrote, ordered by that last access, oldest first, so the
+most recent are the most resident, as after the step's own traffic (`warm_ranges`). Four arms of
+one consumer, all identical up to it (each preceded by an untraced step, as the program leaves L2):
 
   natural    nothing done before the consumer;
   cold       flushed, nothing read back (every input cold);
-  rewarmed   flushed, every input read back: the control, which must match natural;
-  edge_cold  flushed, every input read back but the bytes this producer wrote.
+  rewarmed   flushed, every such input byte read back: the control, which must match natural;
+  edge_cold  flushed, the same read back except the bytes this producer wrote.
 
 The edge's saving is edge_cold - natural (analysis/step_edges.py judges it, and says where the
 control is off). The arms of one repeat run back to back, their order rotating. The consumer's
@@ -38,9 +38,9 @@ from l2attr.vocab import EdgeArm
 
 SECTOR = 32
 ARMS = (EdgeArm.NATURAL, EdgeArm.REWARMED, EdgeArm.EDGE_COLD, EdgeArm.COLD)
-METHOD = ("right before the consumer op: read flush of the whole L2 (no dirty lines), then every other "
-          "input of the consumer read back into L2 (ld.global.cg per 32-byte sector, oldest writer first); "
-          "control: all inputs read back (rewarmed) against natural")
+METHOD = ("right before the consumer op: read flush of the whole L2 (no dirty lines), then the consumer's "
+          "other input bytes that earlier ops of the step touched read back into L2 (ld.global.cg per 32-byte "
+          "sector, oldest access first); control: all of them read back (rewarmed) against natural")
 
 
 @dataclass(frozen=True)
@@ -71,30 +71,34 @@ def _minus(span: tuple[int, int], holes: Iterable[tuple[int, int]]) -> list[tupl
     return pieces
 
 
-def writer_of(ptr: int, nbytes: int, ops: list[OpRecord]) -> int:
-    """The latest op before (not a view) whose output overlaps [ptr, ptr + nbytes); -1: none."""
-    for o in reversed(ops):
-        if o.view:
-            continue
-        if any(min(p + n, ptr + nbytes) > max(p, ptr) for p, n in o.outputs):
-            return o.index
-    return -1
+def _touched(o: OpRecord) -> list[tuple[int, int]]:
+    return [(p, p + n) for p, n in [*o.inputs, *o.outputs]]
 
 
 def warm_ranges(consumer: OpRecord, ops: list[OpRecord], producer: int | None = None) -> list[tuple[int, int]]:
-    """The consumer's input bytes to read back, as (ptr, nbytes): each byte once, oldest writer
-    first (-1, from before the step, before all); without `producer`'s outputs when given."""
-    holes: list[tuple[int, int]] = []
-    if producer is not None:
-        holes = [(p, p + n) for o in ops if o.index == producer for p, n in o.outputs]
-    order = sorted(enumerate(consumer.inputs), key=lambda x: (writer_of(x[1][0], x[1][1], ops), x[0]))
-    done: list[tuple[int, int]] = []
-    out = []
-    for _, (ptr, n) in order:
-        for s, e in _minus((ptr, ptr + n), [*holes, *done]):
-            out.append((s, e - s))
-            done.append((s, e))
-    return out
+    """The consumer's input bytes to read back, as (ptr, nbytes): the bytes an earlier op of the
+    step (not a view) read or wrote, each once, ordered by that last access, oldest first (so the
+    most recent are the most resident, as after the step's own traffic); without `producer`'s
+    outputs when given. Bytes no earlier op touched stay cold: in the natural step they are
+    resident only if the previous step left them there, which the control shows."""
+    holes = [(p, p + n) for o in ops if o.index == producer for p, n in o.outputs] if producer is not None else []
+    left: list[tuple[int, int]] = []
+    for ptr, n in consumer.inputs:                      # the inputs' bytes, each once
+        left += _minus((ptr, ptr + n), left)
+    left = [x for span in left for x in _minus(span, holes)]
+    pieces: list[tuple[int, int, int]] = []             # (last access, start, end)
+    for o in reversed(ops):
+        if o.view or not left:
+            continue
+        touched = _touched(o)
+        rest = []
+        for span in left:
+            outside = _minus(span, touched)
+            inside = _minus(span, outside)
+            pieces += [(o.index, s, e) for s, e in inside]
+            rest += outside
+        left = rest
+    return [(s, e - s) for _, s, e in sorted(pieces)]
 
 
 def sectors(ptr: int, nbytes: int) -> tuple[int, int]:
