@@ -70,7 +70,8 @@ def main() -> None:
 def _edges(ans) -> list[str]:
     from l2attr.report.step_text import graph_line, measured_edge_lines
 
-    return [x for x in [*measured_edge_lines(ans), graph_line(ans)] if x]
+    error = ans.manifest.get("edges_error")
+    return [x for x in [*measured_edge_lines(ans), f"edges not measured: {error}" if error else "", graph_line(ans)] if x]
 
 
 if __name__ == "__main__":

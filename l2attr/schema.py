@@ -194,9 +194,11 @@ EXP_METRICS = Table(
 STEP_KERNELS = Table(
     "step_kernels",
     {
-        "condition": "natural (L2 as the program leaves it) or cold (read-flushed before every op)",
+        "condition": "natural (L2 as the program leaves it; a graph step's: replays of its CUDA graph) or cold "
+                     "(read-flushed before every op)",
         "step": "step index within the run (natural and cold steps alternate)",
-        "op_index": "the aten op that launched the kernel (step_ops.csv; -1: outside any recorded op)",
+        "op_index": "the aten op that launched the kernel (step_ops.csv; -1: outside any recorded op; -2: a "
+                    "CUDA graph's replayed kernel that the eager step does not have)",
         "kernel_index": "order of the kernel among its op's kernels (only index 0 meets the flush)",
         "kernel": "kernel function name (CUPTI)",
         "duration_us": "kernel duration (CUPTI activity record, no events)",

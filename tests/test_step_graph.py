@@ -1,6 +1,6 @@
 """A step that replays a CUDA graph, on a CPU: the replay's kernels (no op ranges: a graph runs
 without the dispatcher) get the eager step's ops by name and order, a kernel the eager step lacks
-stays outside every op, and the answer pairs graph-natural with eager-cold kernels."""
+is paired with nothing, and the answer pairs graph-natural with eager-cold kernels."""
 
 from __future__ import annotations
 
@@ -28,10 +28,10 @@ def test_replayed_kernels_take_the_eager_ops_by_order():
     assert ans.saving_us == pytest.approx(12.0) and ans.share == pytest.approx(12.0 / 30.0)
 
 
-def test_a_kernel_only_the_replay_has_stays_outside_every_op():
+def test_a_kernel_only_the_replay_has_is_paired_with_nothing():
     k, counts = align(kernels(trace(4, {**NAT, "memset_node": 5.0}, COLD, graph=True, extra="memset_node"), graph=True))
     nat = k[k["condition"] == "natural"]
-    assert nat.loc[nat["kernel"] == "memset_node", "op_index"].eq(-1).all()
+    assert nat.loc[nat["kernel"] == "memset_node", "op_index"].eq(-2).all() and not nat["op_index"].eq(-1).any()
     assert counts["replay_kernels"] == 3 and counts["matched_kernels"] == 2
     ans = answer(k, OPS)
     assert ans.saving_us == pytest.approx(12.0)               # only paired kernels are in the saving
@@ -62,3 +62,12 @@ def test_graph_run_loads_with_different_counts_an_eager_one_does_not(tmp_path):
     run.write(STEP_KERNELS, k[~((k["condition"] == "natural") & (k["op_index"] == 1))])
     with pytest.raises(UserError, match="different numbers of kernels"):
         load_step(e)
+
+
+def test_a_run_that_did_not_finish_is_refused(tmp_path):
+    from l2attr.rundir import RunDir
+
+    run = RunDir.open(make_run(tmp_path, "cut", NAT, COLD))
+    run.update_manifest(status="running")
+    with pytest.raises(UserError, match="did not finish"):
+        load_step(run.path)

@@ -14,6 +14,7 @@ from l2attr.schema import STEP_EDGES, STEP_KERNELS, STEP_OPS, STEP_TIMES
 from l2attr.vocab import EdgeArm, RunKind, StepMode
 
 KIND = RunKind.STEP.value
+COMPLETE = "complete"      # the manifest status a finished run writes (steps/run.py)
 
 
 def _finite(df: pd.DataFrame, col: str, where: Path, positive: bool = False) -> None:
@@ -48,6 +49,8 @@ def load_step(path: Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, p
     m = run.manifest()
     if m.get("kind") != KIND:
         raise UserError(f"{path} is a {m.get('kind')!r} run, not a step run")
+    if m.get("status") != COMPLETE:
+        raise UserError(f"{path}: the step run did not finish (manifest status {m.get('status')!r}): partial data")
     k, ops = run.read(STEP_KERNELS), run.read(STEP_OPS)
     where = run.path / STEP_KERNELS.filename
     _unique(k, STEP_KERNELS.key, where)

@@ -49,6 +49,8 @@ def measured_edge_lines(ans: Any, n: int = 5) -> list[str]:
 
 def _edge_block(ans: Any) -> list[str]:
     rows = edge_rows(ans)
+    if ans.manifest.get("edges_error"):
+        return ["", f"Edges measured apart: not measured ({ans.manifest['edges_error']})."]
     if not rows:
         return []
     method = ans.manifest.get("edges_method", "")

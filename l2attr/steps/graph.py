@@ -9,8 +9,8 @@ The method (stated in every graph run's manifest):
 - cold: eager re-execution of the captured function with the read flush before each op (a
   graph runs its kernels with no host in between: nothing can be flushed inside a replay);
 - kernels of a replay are matched to ops by their order: the replay's kernel names aligned with
-  the eager cold step's (difflib, exact names); a kernel the eager step does not have is kept
-  outside any op (op_index -1: in the step's kernel time, in no saving).
+  the eager cold step's (difflib, exact names); a kernel the eager step does not have gets
+  op_index -2 (UNMATCHED: in the step's kernel time, paired with nothing, in no saving).
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ import pandas as pd
 
 from l2attr.errors import UserError
 from l2attr.vocab import StepCondition
+
+UNMATCHED = -2   # op_index of a replayed kernel the eager step does not have
 
 METHOD = {"natural": "replays of a CUDA graph l2attr captured from the step function (kineto kernel records)",
           "cold": "eager re-execution of the captured function, read flush before each op",
@@ -58,7 +60,7 @@ def capture(fn: Callable[..., Any], args: tuple, kwargs: dict, warmup: int) -> t
 
 def align(k: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
     """Give a graph run's natural kernels the op and order of the eager cold step's kernels they
-    match (by name, in order); the others op_index -1. Returns the table and the counts."""
+    match (by name, in order); the others UNMATCHED. Returns the table and the counts."""
     cold = k[k["condition"] == StepCondition.COLD.value]
     nat = k[k["condition"] == StepCondition.NATURAL.value]
     if cold.empty or nat.empty:
@@ -70,16 +72,16 @@ def align(k: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
     out, worst = [], len(ref)
     for _, g in nat.groupby("step", sort=True):
         g = g.sort_values("start_us").reset_index(drop=True)
-        ops, idx = [-1] * len(g), [0] * len(g)
+        ops, idx, hit = [UNMATCHED] * len(g), [0] * len(g), [False] * len(g)
         sm = difflib.SequenceMatcher(None, names, list(g["kernel"]), autojunk=False)
         matched = 0
         for a, b, size in sm.get_matching_blocks():
             for i in range(size):
-                ops[b + i], idx[b + i] = int(ref[a + i][0]), int(ref[a + i][1])
+                ops[b + i], idx[b + i], hit[b + i] = int(ref[a + i][0]), int(ref[a + i][1]), True
                 matched += 1
         extra = 0
         for j in range(len(g)):
-            if ops[j] == -1:
+            if not hit[j]:
                 idx[j] = extra
                 extra += 1
         worst = min(worst, matched)

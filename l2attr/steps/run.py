@@ -30,6 +30,7 @@ from l2attr.steps.record import OpRecord, make_recorder
 from l2attr.steps.trace import kernels
 from l2attr.vocab import RunKind, StepCondition, StepMode, TimerKind
 from l2attr.names import LEGACY_PREFIX, STEP_TRACE, check_label
+from l2attr.analysis.step_load import COMPLETE
 
 KIND = RunKind.STEP.value
 COLD_METHOD = "L2 read-flushed (2x L2) after cudaCtxResetPersistingL2Cache before every op that is not a view"
@@ -150,8 +151,6 @@ def run_step(fn: Callable[..., Any], *args: Any, name: str = RunKind.STEP.value,
         raise UserError(f"step {name}: no kernels were traced inside the step (is it on the GPU?)")
     step_times = time_steps(dev, replay or (lambda: fn(*args, **kwargs)), repeats)
     t_main = time.perf_counter() - t0
-    edge_rows = _edges(dev, fn, args, kwargs, k, cold_ops, edges, repeats) if edges else None
-    from l2attr.steps.edges import METHOD as EDGE_METHOD
     from l2attr.steps.graph import METHOD as GRAPH_METHOD
 
     mode = StepMode.GRAPH if graph else StepMode.EAGER
@@ -160,8 +159,7 @@ def run_step(fn: Callable[..., Any], *args: Any, name: str = RunKind.STEP.value,
                                "edges": edges, "facts": facts or {},
                                "function": f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', '?')}"},
         "command": command_line(), **dev.facts(), "cold": COLD_METHOD,
-        **({"graph": {**GRAPH_METHOD, **counts}} if graph else {}),
-        **({"edges_method": EDGE_METHOD} if edge_rows is not None else {})})
+        **({"graph": {**GRAPH_METHOD, **counts}} if graph else {})})
     if keep_trace:
         import gzip
 
@@ -169,12 +167,22 @@ def run_step(fn: Callable[..., Any], *args: Any, name: str = RunKind.STEP.value,
     run.write(STEP_OPS, ops_frame(cold_ops))
     run.write(STEP_TIMES, step_times)
     run.write(STEP_KERNELS, k)
-    if edge_rows is not None:
-        run.write(STEP_EDGES, edge_rows)
+    edge_rows, edge_note = None, {}
+    if edges:
+        from l2attr.steps.edges import METHOD as EDGE_METHOD
+
+        try:         # the step's own answer is written: an edge that cannot be measured says so, and loses nothing
+            edge_rows = _edges(dev, fn, args, kwargs, k, cold_ops, edges, repeats)
+        except (UserError, RuntimeError) as exc:
+            edge_note = {"edges_error": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}
+            log(f"step {name}: edges not measured: {edge_note['edges_error']}")
+        if edge_rows is not None:
+            run.write(STEP_EDGES, edge_rows)
+            edge_note = {"edges_method": EDGE_METHOD}
     total = time.perf_counter() - t0
-    run.update_manifest(status="complete", timings={"total_s": round(total, 2), "main_s": round(t_main, 2),
+    run.update_manifest(status=COMPLETE, timings={"total_s": round(total, 2), "main_s": round(t_main, 2),
                                                     "edges_s": round(total - t_main, 2)},
-                        persisting_reset=bool(dev.reset_ok))
+                        persisting_reset=bool(dev.reset_ok), **edge_note)
     dev.close()
     n_nat = int(k[k["condition"] == StepCondition.NATURAL.value].groupby("step").size().median())
     measured = f", {edge_rows['edge'].nunique()} edges measured" if edge_rows is not None else ""
