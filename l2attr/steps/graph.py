@@ -31,10 +31,8 @@ METHOD = {"natural": "replays of a CUDA graph l2attr captured from the step func
           "edges": "measured on eager re-execution"}
 
 
-def capture(fn: Callable[..., Any], args: tuple, kwargs: dict, warmup: int) -> tuple[Any, list[Any]]:
+def capture(torch: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, warmup: int) -> tuple[Any, list[Any]]:
     """Warm `fn` up on a side stream (as torch's graph docs ask), capture it: (graph, ops)."""
-    import torch
-
     from l2attr.steps.record import make_recorder
 
     side = torch.cuda.Stream()

@@ -134,7 +134,7 @@ def run_step(fn: Callable[..., Any], *args: Any, name: str = RunKind.STEP.value,
     if graph:
         from l2attr.steps.graph import capture
 
-        g, capture_ops = capture(fn, args, kwargs, warmup)
+        g, capture_ops = capture(torch, fn, args, kwargs, warmup)
         replay = g.replay
     else:
         for _ in range(warmup):
