@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from l2attr.grammar import Field, Grammar, alternatives, count, rest, word
-from l2attr.vocab import Arm, CellCondition, Family, L2State, Pin, Role, StepCondition, SweepRole
+from l2attr.vocab import Arm, CellCondition, EdgeArm, Family, L2State, Pin, Role, StepCondition, SweepRole
 
 # -- NVTX range names -------------------------------------------------------------------------
 # Ranges live in l2attr's own NVTX domain; ':' separates fields, never '/' (ncu's --nvtx-include
@@ -149,6 +149,10 @@ STEP_OP = Grammar(("op",), (Field("op_index", r"\d+", number=True),))
 # l2attr range outside its NVTX domain) and a marked step function's NVTX range.
 STEP_TRACE = Grammar(("step",), (word("condition", StepCondition), Field("step", r"\d+", number=True)))
 STEP_MARK = Grammar(("step",), (Field("name", "[A-Za-z0-9._-]+"),))
+# One traced step of an edge's selective-eviction measurement (steps/edges.py): which edge, which
+# arm, which repeat (a torch.profiler range under LEGACY_PREFIX).
+STEP_EDGE = Grammar(("edge",), (Field("edge", r"\d+", number=True), word("arm", EdgeArm),
+                                Field("repeat", r"\d+", number=True)))
 
 
 def experiment_range_name(role: str, experiment: str, condition: str | None = None,

@@ -194,9 +194,11 @@ EXP_METRICS = Table(
 STEP_KERNELS = Table(
     "step_kernels",
     {
-        "condition": "natural (L2 as the program leaves it) or cold (read-flushed before every op)",
+        "condition": "natural (L2 as the program leaves it; a graph step's: replays of its CUDA graph) or cold "
+                     "(read-flushed before every op)",
         "step": "step index within the run (natural and cold steps alternate)",
-        "op_index": "the aten op that launched the kernel (step_ops.csv; -1: outside any recorded op)",
+        "op_index": "the aten op that launched the kernel (step_ops.csv; -1: outside any recorded op; -2: a "
+                    "CUDA graph's replayed kernel that the eager step does not have)",
         "kernel_index": "order of the kernel among its op's kernels (only index 0 meets the flush)",
         "kernel": "kernel function name (CUPTI)",
         "duration_us": "kernel duration (CUPTI activity record, no events)",
@@ -217,6 +219,9 @@ STEP_OPS = Table(
         "outputs": "JSON list of [data_ptr, nbytes] of the CUDA tensors it returned",
     },
     ("op_index",),
+    optional={
+        "view": "whether the op is a view (launches nothing, writes nothing: never an edge's producer or consumer)",
+    },
 )
 
 STEP_TIMES = Table(
@@ -244,12 +249,30 @@ STEP_DRAM = Table(
     ("cache_control", "op_index", "kernel_index", "key"),
 )
 
+STEP_EDGES = Table(
+    "step_edges",
+    {
+        "edge": "edge index in the run (0: the edge measured first, the top one)",
+        "producer": "op index of the producer (step_ops.csv)",
+        "consumer": "op index of the consumer",
+        "bytes": "bytes of the consumer's inputs that the producer wrote: what edge_cold leaves cold",
+        "arm": "natural (L2 as the step leaves it), cold (read-flushed before the consumer), rewarmed "
+               "(flushed, then every input of the consumer read back: the control) or edge_cold (flushed, "
+               "every input read back except the producer's bytes)",
+        "repeat": "repeat index (the arms of one repeat run back to back, their order rotating)",
+        "consumer_us": "the consumer op's kernels, summed (CUPTI activity durations)",
+        "n_kernels": "number of kernels the consumer op launched in that step",
+        "warmed_bytes": "bytes read back into L2 right before the consumer (0 for natural and cold)",
+    },
+    ("edge", "arm", "repeat"),
+)
+
 # The fast family's tuning table (examples/tuning/fast_tuning.csv): one row per launch point and
 # profile; these columns identify the point (benchmarks/tune_fast.py writes them).
 TUNING_KNOBS = ("warps_per_bag", "bags_per_block", "unroll", "load", "maxrregcount")
 
 TABLES = {t.name: t for t in (SAMPLES, CELLS, METRICS, TIMELINE, PHASES, EXP_SAMPLES, EXP_CELLS, EXP_METRICS,
-                              STEP_KERNELS, STEP_OPS, STEP_TIMES, STEP_DRAM)}
+                              STEP_KERNELS, STEP_OPS, STEP_TIMES, STEP_DRAM, STEP_EDGES)}
 
 
 def check_frame(df: pd.DataFrame, table: Table, source: str) -> pd.DataFrame:

@@ -327,6 +327,30 @@ class StepCondition(Vocab):
     COLD = "cold"          # read-flushed right before every op that is not a view
 
 
+class StepMode(Vocab):
+    """How a step's natural arm ran (l2attr.step's `graph`)."""
+
+    EAGER = "eager"        # the function itself, op by op
+    GRAPH = "graph"        # replays of a torch.cuda.CUDAGraph that l2attr captured from the function
+
+
+class EdgeArm(Vocab):
+    """How the L2 stands right before one consumer op when an edge is measured (steps/edges.py)."""
+
+    NATURAL = "natural"        # as the step leaves it
+    COLD = "cold"              # read-flushed, nothing read back: every input cold
+    REWARMED = "rewarmed"      # read-flushed, then every input of the consumer read back into L2 (the control)
+    EDGE_COLD = "edge_cold"    # read-flushed, every input read back except the bytes the producer wrote
+
+
+class EdgeControl(Vocab):
+    """Does the re-warm reproduce the natural L2 for this consumer? (the one rule on rewarmed vs natural)"""
+
+    HOLDS = "holds"            # rewarmed within noise of natural
+    FAILS = "fails"            # rewarmed differs from natural beyond noise: the edge's figure is not judged
+    NOT_MEASURED = "not_measured"
+
+
 class Judgement(Vocab):
     """The one significance rule's answer for two medians (analysis/significance.py)."""
 

@@ -7,8 +7,6 @@ from __future__ import annotations
 import gzip
 import json
 
-import pandas as pd
-
 from l2attr.analysis.step_load import analyse_step, load_step
 from l2attr.cli import main
 from l2attr.steps.trace import kernels

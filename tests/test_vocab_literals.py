@@ -38,8 +38,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     # column and field names of the engine's tables and declarations
     ("analysis/experiment_dram.py", "call"): "exp_metrics' call-index column",
     ("analysis/experiment_dram.py", "kernels"): "the call table's kernels-per-call column",
-    ("analysis/step.py", "producer"): "the edge table's producer column (an op index)",
-    ("analysis/step.py", "consumer"): "the edge table's consumer column (an op index)",
     ("experiment/declare.py", "producer"): "the declaration's attribute name",
     ("experiment/declare.py", "reference"): "the declaration's attribute name",
     ("steps/trace.py", "kernel"): "kineto's event category of a GPU kernel (its word)",

@@ -41,12 +41,14 @@ def timer_block() -> str:
     return timer_table(compare_timers(runs(ROOT / "examples" / "timer")), ROOT)
 
 
-def steps_block() -> str:
+def steps_block(folder: Path | None = None) -> str:
+    """Every step run of `folder` (default examples/steps/runs): per run its answer, measured edges,
+    graph method and DRAM bytes; then the DLRM step times against no pin, and the sweep grids."""
     from l2attr.analysis.step_load import analyse_step
     from l2attr.report.step_text import steps_markdown
 
-    runs = [(p, analyse_step(p)) for p in runs_in(ROOT / "examples" / "steps" / "runs")]
-    return steps_markdown(runs, ROOT, base="dlrm-step-no-pin")
+    runs = [(p, analyse_step(p)) for p in runs_in(folder or ROOT / "examples" / "steps" / "runs")]
+    return steps_markdown(runs, ROOT if folder is None else folder, base="dlrm-step-no-pin")
 
 
 def runs_in(folder: Path) -> list[Path]:

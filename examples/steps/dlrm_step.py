@@ -91,6 +91,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="runs")
     ap.add_argument("--repeats", type=int, default=10)
+    ap.add_argument("--edges", type=int, default=5, help="top edges measured by selective eviction")
     args = ap.parse_args()
     import torch
 
@@ -98,7 +99,8 @@ def main() -> None:
     with torch.inference_mode():
         for variant in ("no-pin", "inline", "side-stream"):
             name = f"dlrm-step-{variant}"
-            ans = l2attr.step(step, variant, name=name, repeats=args.repeats, out=args.out)
+            ans = l2attr.step(step, variant, name=name, repeats=args.repeats, out=args.out, edges=args.edges,
+                              facts={"series": "dlrm", "pins": variant})
             print(ans.headline(name), f"| natural GPU span {ans.span_us:.1f} µs")
 
 

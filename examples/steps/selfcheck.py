@@ -1,7 +1,9 @@
 """The step method's self-check: a two-kernel step whose consumer reads the producer's output.
 
 At a quarter of the L2 the output is still in L2 when the consumer reads it (a large saving);
-at four times the L2 it is not (no saving within the interval).
+at four times the L2 it is not (no saving within the interval). The edge producer -> consumer is
+measured apart too (selective eviction, with its control); and the quarter-L2 step again as
+replays of a CUDA graph.
 
     python examples/steps/selfcheck.py --out runs
 """
@@ -34,8 +36,10 @@ def main() -> None:
     import torch
 
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
-    for name, nbytes in (("selfcheck-quarter-l2", l2 // 4), ("selfcheck-4x-l2", 4 * l2)):
-        ans = l2attr.step(make(nbytes), name=name, repeats=args.repeats, out=args.out, keep_trace=True)
+    for name, nbytes, graph in (("selfcheck-quarter-l2", l2 // 4, False), ("selfcheck-4x-l2", 4 * l2, False),
+                                ("selfcheck-quarter-l2-graph", l2 // 4, True)):
+        ans = l2attr.step(make(nbytes), name=name, repeats=args.repeats, out=args.out, keep_trace=True, edges=1,
+                          graph=graph)
         print(ans.headline(name))
 
 

@@ -113,11 +113,17 @@ class StepAnswer:
 
 
 def edges(ops: pd.DataFrame, kern: pd.DataFrame) -> pd.DataFrame:
-    """Producer -> consumer edges by bytes, with each consumer's first-kernel saving split by bytes."""
+    """Producer -> consumer edges by bytes, with each consumer's first-kernel saving split by bytes.
+    Views are neither: they launch nothing and write nothing (their output aliases their input)."""
+    from l2attr.analysis.step_edges import views
+
     writers: list[tuple[int, int, int]] = []        # (start, end, op) of every output so far
     saving = {int(r.op_index): float(r.saving_us) for r in kern.itertuples() if r.met_flush} if len(kern) else {}
+    skip = views(ops)
     rows = []
     for r in ops.sort_values("op_index").itertuples():
+        if int(r.op_index) in skip:
+            continue
         ins = [tuple(x) for x in json.loads(r.inputs or "[]")]
         parts: dict[int, int] = {}
         for ptr, n in ins:

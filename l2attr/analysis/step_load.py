@@ -1,4 +1,4 @@
-"""Read a step run dir (refusing damaged data) and answer it (analysis/step.py)."""
+"""Read a step run dir (refusing damaged data) and answer it (analysis/step.py, step_edges.py)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,38 @@ import pandas as pd
 
 from l2attr.errors import UserError
 from l2attr.rundir import RunDir
-from l2attr.schema import STEP_KERNELS, STEP_OPS, STEP_TIMES
-from l2attr.vocab import RunKind
+from l2attr.schema import STEP_EDGES, STEP_KERNELS, STEP_OPS, STEP_TIMES
+from l2attr.vocab import EdgeArm, RunKind, StepMode
 
 KIND = RunKind.STEP.value
+COMPLETE = "complete"      # the manifest status a finished run writes (steps/run.py)
+
+
+def _finite(df: pd.DataFrame, col: str, where: Path, positive: bool = False) -> None:
+    bad = ~df[col].apply(lambda x: isinstance(x, (int, float)) and math.isfinite(x) and (x > 0 if positive else x >= 0))
+    if bad.any():
+        raise UserError(f"{where}: row {int(bad.idxmax()) + 2}: {col} must be finite and {'>' if positive else '>='} 0")
+
+
+def _unique(df: pd.DataFrame, key: tuple[str, ...], where: Path) -> None:
+    dup = df.duplicated(list(key), keep=False)
+    if dup.any():
+        raise UserError(f"{where}: row {int(dup.idxmax()) + 2}: key is not unique")
+
+
+def load_edges(run: RunDir) -> pd.DataFrame:
+    """step_edges.csv where measured (an empty table otherwise), checked."""
+    if not run.has(STEP_EDGES):
+        return pd.DataFrame(columns=list(STEP_EDGES.columns))
+    e = run.read(STEP_EDGES)
+    where = run.path / STEP_EDGES.filename
+    _unique(e, STEP_EDGES.key, where)
+    _finite(e, "consumer_us", where)
+    bad = ~e["arm"].isin(EdgeArm.values())
+    if bad.any():
+        raise UserError(f"{where}: row {int(bad.idxmax()) + 2}: arm {e['arm'][bad].iloc[0]!r} is not one of "
+                        f"{', '.join(EdgeArm.values())}")
+    return e
 
 
 def load_step(path: Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -21,31 +49,39 @@ def load_step(path: Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, p
     m = run.manifest()
     if m.get("kind") != KIND:
         raise UserError(f"{path} is a {m.get('kind')!r} run, not a step run")
+    if m.get("status") != COMPLETE:
+        raise UserError(f"{path}: the step run did not finish (manifest status {m.get('status')!r}): partial data")
     k, ops = run.read(STEP_KERNELS), run.read(STEP_OPS)
-    dup = k.duplicated(list(STEP_KERNELS.key), keep=False)
-    if dup.any():
-        raise UserError(f"{run.path / STEP_KERNELS.filename}: row {int(dup.idxmax()) + 2}: key is not unique")
-    bad = ~k["duration_us"].apply(lambda x: isinstance(x, (int, float)) and math.isfinite(x) and x >= 0)
-    if bad.any():
-        raise UserError(f"{run.path / STEP_KERNELS.filename}: row {int(bad.idxmax()) + 2}: duration_us must be finite and >= 0")
-    counts = k.groupby(["condition", "step"]).size()
-    if counts.nunique() > 1:
-        raise UserError(f"{run.path / STEP_KERNELS.filename}: steps hold different numbers of kernels "
-                        f"({counts.min()}-{counts.max()}): cut or mixed data")
+    where = run.path / STEP_KERNELS.filename
+    _unique(k, STEP_KERNELS.key, where)
+    _finite(k, "duration_us", where)
+    # every step of one condition holds the same kernels (a graph's replay may hold others than the eager step)
+    for cond, g in k.groupby("condition"):
+        counts = g.groupby("step").size()
+        if counts.nunique() > 1:
+            raise UserError(f"{where}: {cond} steps hold different numbers of kernels "
+                            f"({counts.min()}-{counts.max()}): cut or mixed data")
+    if not is_graph(m) and k.groupby("condition").size().nunique() > 1:
+        raise UserError(f"{where}: natural and cold steps hold different numbers of kernels: cut or mixed data")
     times = run.read(STEP_TIMES) if run.has(STEP_TIMES) else pd.DataFrame(columns=list(STEP_TIMES.columns))
-    bad_t = ~times["step_us"].apply(lambda x: isinstance(x, (int, float)) and math.isfinite(x) and x > 0)
-    if bad_t.any():
-        raise UserError(f"{run.path / STEP_TIMES.filename}: row {int(bad_t.idxmax()) + 2}: step_us must be finite and > 0")
+    _finite(times, "step_us", run.path / STEP_TIMES.filename, positive=True)
     return m, k, ops, times
+
+
+def is_graph(manifest: dict[str, Any]) -> bool:
+    return (manifest.get("step") or {}).get("mode") == StepMode.GRAPH.value
 
 
 def analyse_step(path: Path) -> Any:
     from l2attr.analysis.step import answer
+    from l2attr.analysis.step_edges import edge_results
 
     m, k, ops, times = load_step(path)
     ans = answer(k, ops, times)
     ans.manifest = m
     ans.ops = ops
+    raw = load_edges(RunDir.open(Path(path)))
+    ans.measured_edges = edge_results(raw, ops) if len(raw) else pd.DataFrame()
     return ans
 
 

@@ -15,25 +15,29 @@ from l2attr.rundir import RunDir
 from l2attr.vocab import RunKind
 
 
-def _experiments(dirs: list[Path]) -> tuple[list[str], Callable[[], str]]:
+Reader = Callable[[list[Path]], tuple[list[str], Callable[[], str], Callable[[str], str] | None]]
+
+
+def _experiments(dirs: list[Path]) -> tuple[list[str], Callable[[], str], None]:
     from l2attr.analysis.experiment_load import analyse_experiment, load_experiment
     from l2attr.report.experiment import render
 
     analyses = [analyse_experiment(load_experiment(d)) for d in dirs]
-    return [h for a in analyses for h in a.verdict.get("headline", [])], lambda: render(analyses)
+    return [h for a in analyses for h in a.verdict.get("headline", [])], lambda: render(analyses), None
 
 
-def _steps(dirs: list[Path]) -> tuple[list[str], Callable[[], str]]:
+def _steps(dirs: list[Path]) -> tuple[list[str], Callable[[], str], Callable[[str], str]]:
     from l2attr.analysis.step_load import analyse_step, step_name
     from l2attr.report.step_page import render
+    from l2attr.report.step_text import page_markdown
 
     answers = [analyse_step(d) for d in dirs]
-    return ([a.headline(step_name(a)) for a in answers],
-            lambda: render(answers))
+    return ([a.headline(step_name(a)) for a in answers], lambda: render(answers, dirs),
+            lambda title: page_markdown(title, list(zip(dirs, answers))))
 
 
-# run kind -> (Markdown title, reader: dirs -> (headlines, html renderer))
-PAGES: dict[str, tuple[str, Callable[[list[Path]], tuple[list[str], Callable[[], str]]]]] = {
+# run kind -> (Markdown title, reader: dirs -> (headlines, html renderer, Markdown page or None: the headlines))
+PAGES: dict[str, tuple[str, Reader]] = {
     RunKind.STEP: ("What is inter-kernel L2 reuse worth in a step? (l2attr step)", _steps),
     RunKind.EXPERIMENT: ("What is the L2 handoff worth? (l2attr experiments)", _experiments),
 }
@@ -62,8 +66,10 @@ def page_kind(run_dirs: list[Path]) -> str | None:
 def report_page(kind: str, run_dirs: list[Path], fmt: str, output: Path | None,
                 emit: Callable[[Path | None, str], int], write: Callable[[Path, str], None]) -> int:
     title, read = PAGES[kind]
-    headlines, render = read(run_dirs)
+    headlines, render, page = read(run_dirs)
     if fmt == "md":
+        if page is not None:
+            return emit(output, page(title))
         return emit(output, "\n".join([f"# {title}", "", *[f"- {h}" for h in headlines]]) + "\n")
     if output is None:
         output = check_output(Path("report.html"), "the default output")

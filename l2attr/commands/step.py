@@ -2,9 +2,12 @@
 
 Run a script whose step function is marked with `@l2attr.step_range("name")`: its first call is
 measured (every kernel with the L2 as the program leaves it, and with the L2 read-flushed right
-before each op), then the script ends. Or read a step run dir.
+before each op; then the top edges by selective eviction), then the script ends. Or read a step
+run dir.
 
   l2attr step --out runs -- python my_step.py
+  l2attr step --graph --out runs -- python my_step.py     # natural steps: CUDA-graph replays of it
+  l2attr step --ncu --ncu-metrics dram --out runs -- python my_step.py
   l2attr step --show runs/<...>-decode
 """
 
@@ -31,6 +34,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="also DRAM bytes per kernel under Nsight Compute (application replay, cache control "
                         "none against all)")
     p.add_argument("--chip", help="with --ncu: ga100 | gh100 (default: from the GPU)")
+    p.add_argument("--ncu-metrics", default="l2", metavar="SET",
+                   help="with --ncu: the metric set (default l2; dram: DRAM bytes only, the fewest replay passes)")
+    p.add_argument("--edges", type=int, default=None, metavar="N",
+                   help="measure the top N edges by selective eviction (default: the step_range's, 5; 0: none)")
+    p.add_argument("--graph", action="store_true",
+                   help="natural steps replay a CUDA graph captured from the marked function")
 
 
 def summary(path: Path) -> str:
@@ -49,14 +58,15 @@ def summary(path: Path) -> str:
         for r in edges.to_dict("records"):
             lines.append(f"  {r['attributed_saving_us']:+8.2f}  {r['producer_op']}#{r['producer']} -> "
                          f"{r['consumer_op']}#{r['consumer']}  {r['bytes'] / 1e6:.2f} MB")
-    from l2attr.report.step_text import dram_lines
+    from l2attr.report.step_text import dram_lines, graph_line, measured_edge_lines
 
-    return "\n".join(lines + [x for x in dram_lines(path) if x])
+    lines += [f"  {x}" if i else x for i, x in enumerate(measured_edge_lines(ans))]
+    return "\n".join(lines + [x for x in [graph_line(ans), *dram_lines(path)] if x])
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.repeats < 2 or args.warmup < 0:
-        raise UserError("--repeats must be >= 2 and --warmup >= 0")
+    if args.repeats < 2 or args.warmup < 0 or (args.edges is not None and args.edges < 0):
+        raise UserError("--repeats must be >= 2, --warmup >= 0 and --edges >= 0")
     if args.show is not None:
         if args.cmd:
             raise UserError("--show reads a run dir: give no command")
@@ -71,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     before = set(args.out.iterdir())
     env = dict(os.environ)
     env[ENV] = json.dumps({"out": str(args.out.resolve()), "repeats": args.repeats, "warmup": args.warmup,
-                           "name": args.name})
+                           "name": args.name, "edges": args.edges, "graph": args.graph})
     t0 = time.perf_counter()
     try:
         rc = subprocess.run(command, env=env, check=False).returncode
@@ -85,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         from l2attr.rundir import RunDir
         from l2attr.steps.ncu import child_env, profile_step
 
-        profile_step(command, RunDir.open(new[-1]), child_env(args.warmup), chip=args.chip)
+        profile_step(command, RunDir.open(new[-1]), child_env(args.warmup), chip=args.chip, metrics=args.ncu_metrics)
     print(summary(new[-1]))
     print(f"step attribution took {time.perf_counter() - t0:.1f} s wall; run dir {new[-1]}")
     return 0

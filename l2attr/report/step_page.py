@@ -1,4 +1,5 @@
-"""The HTML page of step runs: the answer, a waterfall of per-kernel savings, the edge table.
+"""The HTML page of step runs: the answer, a waterfall of per-kernel savings, the edge tables
+(attributed, and measured by selective eviction), the sweep grids.
 
 Everything judged comes from analysis/step.py; this only lays it out.
 """
@@ -18,6 +19,7 @@ from l2attr.analysis.step import describe_kernel, top_edges, top_kernels
 from l2attr.report.charts import figure_json
 from l2attr.resources import REPORTS_DIR, data_dir
 from l2attr.analysis.step_load import step_name
+from l2attr.report.step_text import EDGE_HEADERS, edge_rows, graph_line, grids
 
 TEMPLATE = "step.html.j2"
 
@@ -44,11 +46,13 @@ def card(ans: Any, i: int) -> dict[str, Any]:
     edges = [[f"{r['producer_op']}#{r['producer']}", f"{r['consumer_op']}#{r['consumer']}", f"{r['bytes'] / 1e6:.2f}",
               f"{r['attributed_saving_us']:+.2f}"] for r in top_edges(ans, ans.ops, 15).to_dict("records")]
     return {"name": name, "headline": ans.headline(name), "chart": f"step-chart-{i}", "kernels": kern, "edges": edges,
+            "measured": edge_rows(ans, 15), "edges_method": m.get("edges_method", ""), "graph": graph_line(ans),
+            "measured_headers": EDGE_HEADERS,
             "identity": list({"GPU": f"{gpu.get('name', '?')} {gpu.get('uuid', '')}", "host": gpu.get("host", "?"),
                               "cold arm": m.get("cold", "?"), "command": m.get("command", "?")}.items())}
 
 
-def render(answers: list[Any]) -> str:
+def render(answers: list[Any], paths: list[Any] | None = None) -> str:
     from plotly.offline import get_plotlyjs
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(data_dir(REPORTS_DIR))),
@@ -59,5 +63,6 @@ def render(answers: list[Any]) -> str:
         c["has_chart"] = c["chart"] in figures
     return env.get_template(TEMPLATE).render(
         title="l2attr: what is inter-kernel L2 reuse worth in a step?", cards=cards, version=__version__,
+        grids=grids([(p, a) for p, a in zip(paths or [None] * len(answers), answers)]),
         generated=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         figures_json=Markup(json.dumps(figures).replace("</", "<\\/")), plotly_js=Markup(get_plotlyjs()))

@@ -1,22 +1,73 @@
-"""Step runs as Markdown: the README's generated block and the CLI share it (analysis/step.py)."""
+"""Step runs as Markdown: the README's generated block, examples/steps/report.md and the CLI share
+it (analysis/step.py, analysis/step_edges.py judge; this lays out)."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
 from l2attr.analysis.step import compare_step_times, describe_kernel, top_edges, top_kernels, versus_claim
+from l2attr.analysis.step_edges import describe as describe_edge
+from l2attr.analysis.step_load import is_graph, step_name
 from l2attr.report.markdown import md_table
+
+EDGE_HEADERS = ["edge (producer -> consumer)", "MB", "natural µs", "edge_cold µs", "rewarmed µs", "cold µs",
+                "saving µs [interval]", "control (rewarmed vs natural)", "judgement"]
+
+
+def graph_line(ans: Any) -> str:
+    """How a graph step's arms were made, and how well its replay matched the eager step."""
+    g = ans.manifest.get("graph") or {}
+    if not is_graph(ans.manifest):
+        return ""
+    differ = "" if g.get("capture_ops_same", True) else "; the captured ops differ from the eager step's"
+    return (f"CUDA graph step: natural = {g.get('natural', '?')}; cold = {g.get('cold', '?')}; "
+            f"{g.get('matched_kernels', '?')} of {g.get('replay_kernels', '?')} replayed kernels matched to "
+            f"the eager step's {g.get('eager_kernels', '?')} by name and order{differ}.")
+
+
+def edge_rows(ans: Any, n: int = 5) -> list[list[str]]:
+    e = getattr(ans, "measured_edges", None)
+    if e is None or not len(e):
+        return []
+    return [[f"{r['producer_op']}#{r['producer']} -> {r['consumer_op']}#{r['consumer']}", f"{r['bytes'] / 1e6:.2f}",
+             f"{r['natural_us']:.2f}", f"{r['edge_cold_us']:.2f}", f"{r['rewarmed_us']:.2f}", f"{r['cold_us']:.2f}",
+             f"{r['saving_us']:+.2f} [{r['saving_lo']:+.2f}, {r['saving_hi']:+.2f}]",
+             f"{r['control']} ({r['control_pct']:+.1f} %)", r["judgement"]]
+            for r in e.head(n).to_dict("records")]
+
+
+def measured_edge_lines(ans: Any, n: int = 5) -> list[str]:
+    """The CLI's lines: the measured edges, one sentence each (analysis/step_edges.describe)."""
+    e = getattr(ans, "measured_edges", None)
+    if e is None or not len(e):
+        return []
+    return ["edges measured by selective eviction (consumer op time; control: rewarmed vs natural):",
+            *[describe_edge(r) for r in e.head(n).to_dict("records")]]
+
+
+def _edge_block(ans: Any) -> list[str]:
+    rows = edge_rows(ans)
+    if ans.manifest.get("edges_error"):
+        return ["", f"Edges measured apart: not measured ({ans.manifest['edges_error']})."]
+    if not rows:
+        return []
+    method = ans.manifest.get("edges_method", "")
+    return ["", f"Edges measured apart ({method}; saving = edge_cold - natural, judged only where the control "
+                "holds):", "", md_table(EDGE_HEADERS, rows, [False, True, True, True, True, True, True, False, False])]
 
 
 def step_markdown(ans: Any, path: Path, root: Path | None = None) -> str:
-    name = (ans.manifest.get("step") or {}).get("name", path.name)
+    name = step_name(ans)
     gpu = ans.manifest.get("gpu") or {}
     where = path.relative_to(root) if root is not None else path
     m, lo, hi = ans.step_share
     lines = [f"**{name}** (`{where}`, {gpu.get('name', '?')} `{gpu.get('uuid', '?')}`)", "", ans.headline(name), "",
              f"Share of the untraced step time: {100 * m:+.2f} % [{100 * lo:+.2f}, {100 * hi:+.2f}], "
              f"{versus_claim(lo, hi)}.", ""]
+    if graph_line(ans):
+        lines += [graph_line(ans), ""]
     rows = [[describe_kernel(r), f"{r['natural_us']:.2f}", f"{r['cold_us']:.2f}", f"{r['saving_us']:+.2f}", r["judgement"]]
             for r in top_kernels(ans, 3).to_dict("records")]
     lines.append(md_table(["kernel (op#index)", "natural µs", "cold µs", "saving µs", "judgement"], rows,
@@ -26,6 +77,7 @@ def step_markdown(ans: Any, path: Path, root: Path | None = None) -> str:
         lines += ["", "Top edges (saving split by input bytes: attributed): " + "; ".join(
             f"{r['producer_op']}#{r['producer']} -> {r['consumer_op']}#{r['consumer']} "
             f"{r['attributed_saving_us']:+.2f} µs ({r['bytes'] / 1e6:.1f} MB)" for r in edges.to_dict("records")) + "."]
+    lines += _edge_block(ans)
     lines += dram_lines(path)
     lines.append("")
     return "\n".join(lines)
@@ -46,10 +98,55 @@ def dram_lines(path: Path) -> list[str]:
                 f"(flushed before every kernel): {(t['all'] - t['none']) / 1e6:+.2f} MB kept off DRAM by reuse."]
 
 
+def _facts(ans: Any) -> dict[str, Any]:
+    return dict((ans.manifest.get("step") or {}).get("facts") or {})
+
+
+def grids(runs: list[tuple[Path, Any]]) -> list[tuple[str, list[str], list[list[str]]]]:
+    """One table per sweep grid (runs whose manifest's step.facts name a `series`): the shape, the
+    untraced step time, the share of it that reuse is worth, against the study's claim, and the
+    top measured edge. (grid, headers, rows)."""
+    groups: dict[str, list[Any]] = {}
+    for _, a in runs:
+        g = _facts(a).get("series")
+        if g:
+            groups.setdefault(str(g), []).append(a)
+    out = []
+    for grid, members in groups.items():
+        keys: list[str] = []
+        for a in members:
+            keys += [k for k in _facts(a) if k != "series" and k not in keys]
+        rows = []
+        for a in members:
+            f = _facts(a)
+            m, lo, hi = a.step_share
+            e = getattr(a, "measured_edges", None)
+            top = "" if e is None or not len(e) else (
+                f"{e.iloc[0]['producer_op']} -> {e.iloc[0]['consumer_op']} {e.iloc[0]['saving_us']:+.2f} µs "
+                f"({e.iloc[0]['judgement']})")
+            rows.append([step_name(a), *[str(f.get(k, "")) for k in keys],
+                         f"{a.step_time.median:.1f}" if math.isfinite(a.step_time.median) else "n/a",
+                         f"{a.saving_us:+.2f} [{a.saving_ci[0]:+.2f}, {a.saving_ci[1]:+.2f}]",
+                         f"{100 * m:+.2f} [{100 * lo:+.2f}, {100 * hi:+.2f}]", versus_claim(lo, hi), top])
+        out.append((grid, ["run", *keys, "step µs", "saving µs", "share % of step", "against the study",
+                           "top measured edge"], rows))
+    return out
+
+
+def grid_tables(runs: list[tuple[Path, Any]]) -> list[str]:
+    out = []
+    for grid, headers, rows in grids(runs):
+        n = len(headers) - 6
+        out += [f"Sweep grid `{grid}` (share = saving / untraced step time, %):", "",
+                md_table(headers, rows, [False, *[True] * n, True, True, True, False, False]), ""]
+    return out
+
+
 def steps_markdown(runs: list[tuple[Path, Any]], root: Path | None = None, base: str | None = None) -> str:
-    """Every step run; with `base`, the untraced step times of the others against the run of that name."""
+    """Every step run, then the sweep grids; with `base`, the untraced step times of the others
+    against the run of that name."""
     out = [step_markdown(a, p, root) for p, a in runs]
-    by_name = {(a.manifest.get("step") or {}).get("name"): a for _, a in runs}
+    by_name = {step_name(a): a for _, a in runs}
     if base in by_name:
         out.append(f"Untraced step time against `{base}`:")
         out.append("")
@@ -57,4 +154,24 @@ def steps_markdown(runs: list[tuple[Path, Any]], root: Path | None = None, base:
             if n != base and n and n.startswith(base.rsplit("-", 2)[0]):
                 out.append(f"- `{n}`: {compare_step_times(by_name[base], a)}")
         out.append("")
+    out += grid_tables(runs)
     return "\n".join(out)
+
+
+def page_markdown(title: str, runs: list[tuple[Path, Any]]) -> str:
+    """`l2attr report --format md` of step runs: the headlines, the sweep grids, the measured edges
+    and the graph steps."""
+    lines = [f"# {title}", "", *[f"- {a.headline(step_name(a))}" for _, a in runs], ""]
+    grids = grid_tables(runs)
+    if grids:
+        lines += ["## Sweep grids", "", *grids]
+    measured = [(p, a) for p, a in runs if edge_rows(a)]
+    if measured:
+        lines += ["## Edges measured by selective eviction", ""]
+        for _, a in measured:
+            lines += [f"**{step_name(a)}** ({a.manifest.get('edges_method', '')})", "",
+                      md_table(EDGE_HEADERS, edge_rows(a), [False, True, True, True, True, True, True, False, False]), ""]
+    graphs = [(p, a) for p, a in runs if graph_line(a)]
+    if graphs:
+        lines += ["## CUDA graph steps", "", *[f"- {step_name(a)}: {graph_line(a)}" for _, a in graphs], ""]
+    return "\n".join(lines).rstrip("\n") + "\n"

@@ -2,6 +2,7 @@
 
     import l2attr
     ans = l2attr.step(decode_step, x)          # a StepAnswer: .headline(), .kernels, .edges, .run_dir
+    ans = l2attr.step(decode_step, x, graph=True)   # natural steps: replays of a CUDA graph of it
     @l2attr.step_range("decode")                # or mark the step and run `l2attr step -- python my_step.py`
     def decode_step(x): ...
 """
@@ -19,21 +20,27 @@ from l2attr.vocab import RunKind
 
 
 def step(fn: Callable[..., Any], *args: Any, name: str = RunKind.STEP.value, repeats: int = 10, warmup: int = 3,
-         out: Path | str = "runs", log: Callable[[str], None] = print, **kwargs: Any) -> Any:
-    """Measure one step of `fn` (natural vs cold before each op); its StepAnswer, with .run_dir."""
+         out: Path | str = "runs", log: Callable[[str], None] = print, edges: int = 5, graph: bool = False,
+         facts: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+    """Measure one step of `fn` (natural vs cold before each op; the top `edges` edges by selective
+    eviction; `graph`: natural steps replay a CUDA graph l2attr captures from `fn`); its
+    StepAnswer, with .run_dir."""
     from l2attr.analysis.step_load import analyse_step
     from l2attr.steps.run import run_step
 
-    path = run_step(fn, *args, name=name, repeats=repeats, warmup=warmup, out=out, log=log, **kwargs)
+    path = run_step(fn, *args, name=name, repeats=repeats, warmup=warmup, out=out, log=log, edges=edges,
+                    graph=graph, facts=facts, **kwargs)
     ans = analyse_step(path)
     ans.run_dir = path
     return ans
 
 
-def step_range(name: str = RunKind.STEP.value, repeats: int = 10, warmup: int = 3) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Mark a step function. Under `l2attr step -- python script.py` its first call measures it
-    (as l2attr.step would) into the run dir the command names, then ends the process; otherwise
-    it is the function itself inside an NVTX range `step:<name>` of l2attr's domain."""
+def step_range(name: str = RunKind.STEP.value, repeats: int = 10, warmup: int = 3, edges: int = 5,
+               graph: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Mark a step function. Under `l2attr step -- python script.py` its first call is measured
+    (as l2attr.step would) into the run dir the command names, then the process ends; otherwise
+    it is the function itself inside an NVTX range `step:<name>` of l2attr's domain. `graph`: the
+    step is measured as replays of a CUDA graph captured from it (`l2attr step --graph` too)."""
     def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(fn)
         def inner(*args: Any, **kwargs: Any) -> Any:
@@ -48,7 +55,9 @@ def step_range(name: str = RunKind.STEP.value, repeats: int = 10, warmup: int = 
                     profiled_child(fn, args, kwargs, int(s.get("warmup", warmup)))
                     raise SystemExit(0)
                 run_step(fn, *args, name=s.get("name") or name, repeats=int(s.get("repeats", repeats)),
-                         warmup=int(s.get("warmup", warmup)), out=s["out"], **kwargs)
+                         warmup=int(s.get("warmup", warmup)), out=s["out"],
+                         edges=int(s["edges"]) if s.get("edges") is not None else edges,
+                         graph=bool(s.get("graph")) or graph, **kwargs)
                 raise SystemExit(0)
             try:
                 import nvtx

@@ -21,7 +21,7 @@ from l2attr.rundir import RunDir
 from l2attr.schema import STEP_DRAM
 from l2attr.steps.record import NVTX_OP_INCLUDE
 from l2attr.names import NVTX_DOMAIN, STEP_OP
-from l2attr.vocab import CacheControl
+from l2attr.vocab import CacheControl, StepMode
 
 CACHE_CONTROLS = (CacheControl.NONE.value, CacheControl.ALL.value)
 KEYS = ("dram_read", "dram_write")
@@ -67,8 +67,10 @@ def dram_frame(raw: pd.DataFrame, cache_control: str) -> pd.DataFrame:
 
 
 def profile_step(command: Sequence[str], run: RunDir, env: dict[str, str], chip: str | None = None,
-                 runner: Any = None, ncu: str = "ncu", log: Callable[[str], None] = print) -> pd.DataFrame:
-    """Both cache-control runs of `command` into `run`: step_dram.csv."""
+                 runner: Any = None, ncu: str = "ncu", log: Callable[[str], None] = print,
+                 metrics: str = "l2") -> pd.DataFrame:
+    """Both cache-control runs of `command` into `run`: step_dram.csv. `metrics`: the set asked
+    for (`dram`: DRAM bytes only, the fewest replay passes; `l2`: the L2 counters too)."""
     from l2attr.profile.metricsets import resolve_metrics
     from l2attr.profile.ncu_cmd import NcuOptions, build_ncu_argv
     from l2attr.profile.ncu_import import read_report
@@ -78,13 +80,13 @@ def profile_step(command: Sequence[str], run: RunDir, env: dict[str, str], chip:
     from l2attr.profile.tools import detect_chip
 
     chip = chip or detect_chip()
-    metrics = resolve_metrics("l2", chip).metrics
+    metric_names = resolve_metrics(metrics, chip).metrics
     frames, argvs = [], {}
     for cc in CACHE_CONTROLS:
         out = run.path / "ncu" / f"step-cache-{cc}"
         out.parent.mkdir(parents=True, exist_ok=True)
         opts = NcuOptions(cache_control=cc, allow_cache_flush=(cc == CacheControl.ALL), nvtx_include=(NVTX_OP_INCLUDE,))
-        argv = build_ncu_argv(list(command), metrics, out, opts, ncu)
+        argv = build_ncu_argv(list(command), metric_names, out, opts, ncu)
         argvs[cc] = argv
         with environment(env):
             result = run_job(f"ncu (cache control {cc})", argv, QuietLog(log), runner or stream_run)
@@ -94,7 +96,10 @@ def profile_step(command: Sequence[str], run: RunDir, env: dict[str, str], chip:
     if df.empty:
         raise UserError("ncu profiled no kernel inside an l2attr op range (is the step marked with @l2attr.step_range?)")
     run.write(STEP_DRAM, df)
-    run.update_manifest(step_ncu={"argv": argvs, "chip": chip})
+    graph = (run.manifest().get("step") or {}).get("mode") == StepMode.GRAPH.value
+    run.update_manifest(step_ncu={"argv": argvs, "chip": chip, "metrics": metrics,
+                                  **({"graph": "DRAM bytes of the eager step (the function the graph captures)"}
+                                     if graph else {})})
     log(f"step DRAM bytes: {df['launch'].nunique()} kernel launches profiled under cache control none and all")
     return df
 

@@ -20,6 +20,7 @@ from l2attr.names import LEGACY_PREFIX, STEP_OP
 OP_RANGE = f"{LEGACY_PREFIX}op:"          # LEGACY_PREFIX + names.STEP_OP: one op in the kineto trace
 NVTX_OP_INCLUDE = "regex:l2attr@op:.*/"
 STEP_RANGE = f"{LEGACY_PREFIX}step:"      # LEGACY_PREFIX + names.STEP_TRACE: one traced step
+EDGE_RANGE = f"{LEGACY_PREFIX}edge:"      # LEGACY_PREFIX + names.STEP_EDGE: one step of an edge's arm
 
 
 @dataclass
@@ -30,6 +31,7 @@ class OpRecord:
     inputs: list[tuple[int, int]] = field(default_factory=list)    # (data_ptr, nbytes)
     outputs: list[tuple[int, int]] = field(default_factory=list)
     flushed: bool = False
+    view: bool = False
 
 
 def _tensors(obj: Any, out: list[tuple[int, int]]) -> None:
@@ -88,9 +90,17 @@ def _nvtx(on: bool, index: int) -> Any:
     return nvtx.annotate(STEP_OP.build(op_index=index), domain=NVTX_DOMAIN)
 
 
-def make_recorder(flush: Callable[[], None] | None, nvtx_ranges: bool = False) -> Any:
+Before = Callable[[OpRecord, list[OpRecord]], bool]
+"""A hook called right before each op that is not a view (the op's record with its inputs, the
+ops so far): whatever it does to the L2 happens there; it returns whether it flushed."""
+
+
+def make_recorder(flush: Callable[[], None] | None, nvtx_ranges: bool = False, before: Before | None = None,
+                  range_ops: set[int] | None = None) -> Any:
     """A TorchDispatchMode recording every op (and flushing before each, when `flush` is given).
-    `nvtx_ranges`: each op also inside an NVTX range `op:<index>` of l2attr's domain (for ncu)."""
+    `nvtx_ranges`: each op also inside an NVTX range `op:<index>` of l2attr's domain (for ncu).
+    `before`: a hook in place of the flush (steps/edges.py). `range_ops`: only these ops get a
+    profiler range (the others are recorded, not traced: a smaller trace)."""
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -101,16 +111,21 @@ def make_recorder(flush: Callable[[], None] | None, nvtx_ranges: bool = False) -
             self.modules = ModuleStack()
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):   # noqa: ANN001
+            from contextlib import nullcontext
+
             kwargs = kwargs or {}
             rec = OpRecord(len(self.ops), str(func.overloadpacket.__name__), self.modules.path)
             _tensors(args, rec.inputs)
             _tensors(kwargs, rec.inputs)
-            view = bool(getattr(func, "is_view", False))
-            if flush is not None and not view:
+            rec.view = bool(getattr(func, "is_view", False))
+            if flush is not None and not rec.view:
                 flush()
                 rec.flushed = True
-            with torch.profiler.record_function(LEGACY_PREFIX + STEP_OP.build(op_index=rec.index)), \
-                    _nvtx(nvtx_ranges, rec.index):
+            if before is not None and not rec.view:
+                rec.flushed = bool(before(rec, self.ops)) or rec.flushed
+            traced = range_ops is None or rec.index in range_ops
+            with (torch.profiler.record_function(LEGACY_PREFIX + STEP_OP.build(op_index=rec.index)) if traced
+                  else nullcontext()), _nvtx(nvtx_ranges, rec.index):
                 out = func(*args, **kwargs)
             _tensors(out, rec.outputs)
             self.ops.append(rec)

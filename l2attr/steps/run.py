@@ -1,11 +1,14 @@
 """`l2attr.step(fn, *args)`: time every kernel of a step with the L2 as the program leaves it and
-with the L2 made cold right before it, into a run dir.
+with the L2 made cold right before it, into a run dir; then the top edges, measured apart.
 
 Warm-up steps run first (allocator, autotuning, first-call compiles). Then `repeats` pairs of
 steps, natural and cold alternating (which comes first alternates too, so drift and ordering touch
 both alike), all inside one torch.profiler session: kernel durations are CUPTI's (no events, no
 launch lag), matched to ops by step/trace.py. The op sequence must be the same in every step,
-or the per-kernel pairing means nothing: a step that differs is refused.
+or the per-kernel pairing means nothing: a step that differs is refused. With `graph=True` the
+natural steps are replays of a CUDA graph captured from the function (steps/graph.py says how
+the arms are made then). With `edges=N` the N top producer -> consumer edges are measured by
+selective eviction (steps/edges.py) into step_edges.csv.
 """
 
 from __future__ import annotations
@@ -22,22 +25,26 @@ import pandas as pd
 from l2attr import atomic
 from l2attr.errors import UserError
 from l2attr.rundir import RunDir, command_line
-from l2attr.schema import STEP_KERNELS, STEP_OPS, STEP_TIMES
+from l2attr.schema import STEP_EDGES, STEP_KERNELS, STEP_OPS, STEP_TIMES
 from l2attr.steps.record import OpRecord, make_recorder
 from l2attr.steps.trace import kernels
-from l2attr.vocab import RunKind, StepCondition, TimerKind
+from l2attr.vocab import RunKind, StepCondition, StepMode, TimerKind
 from l2attr.names import LEGACY_PREFIX, STEP_TRACE, check_label
+from l2attr.analysis.step_load import COMPLETE
 
 KIND = RunKind.STEP.value
+COLD_METHOD = "L2 read-flushed (2x L2) after cudaCtxResetPersistingL2Cache before every op that is not a view"
+NO_OPS = ("the step dispatched no aten op (does it replay a CUDA graph? pass the function the graph "
+          "captures with graph=True: l2attr captures it and replays it)")
 
 
 def ops_frame(ops: list[OpRecord]) -> pd.DataFrame:
     return pd.DataFrame([{"op_index": o.index, "op": o.op, "module": o.module, "flushed_in_cold": o.flushed,
-                          "inputs": json.dumps(o.inputs), "outputs": json.dumps(o.outputs)} for o in ops],
-                        columns=list(STEP_OPS.columns))
+                          "inputs": json.dumps(o.inputs), "outputs": json.dumps(o.outputs), "view": o.view}
+                         for o in ops], columns=[*STEP_OPS.columns, *STEP_OPS.optional])
 
 
-def time_steps(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, repeats: int) -> pd.DataFrame:
+def time_steps(dev: Any, step: Callable[[], Any], repeats: int) -> pd.DataFrame:
     """The whole step on the GPU clock, untraced and unrecorded: blocking-timer events around the
     step's launches (no launch lag before the first kernel; the host gaps between its kernels are
     part of an eager step and stay in). What a pin on a side stream must shorten to pay."""
@@ -46,32 +53,17 @@ def time_steps(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, repe
     timer = BlockingTimer(dev.torch, dev.cupy, timeout_ms=2000.0)
     rows = []
     for i in range(2 * repeats + 2):
-        s = timer.time(lambda: fn(*args, **kwargs))
+        s = timer.time(step)
         if i >= 2:                                       # two more warm-ups
             rows.append({"repeat": i - 2, "step_us": s.time_us, "discard": s.discard})
     timer.close()
     return pd.DataFrame(rows, columns=list(STEP_TIMES.columns))
 
 
-def _same_sequence(a: list[OpRecord], b: list[OpRecord]) -> bool:
-    return [o.op for o in a] == [o.op for o in b]
-
-
-def run_step(fn: Callable[..., Any], *args: Any, name: str = RunKind.STEP.value, repeats: int = 10, warmup: int = 3,
-             out: Path | str = "runs", log: Callable[[str], None] = print, keep_trace: bool = False,
-             **kwargs: Any) -> Path:
-    """Measure `fn(*args, **kwargs)` as one step; the run dir's path."""
-    from l2attr.experiment.device import Device
-
-    check_label(name, "step name")
-    if repeats < 2 or warmup < 0:
-        raise UserError("step: repeats must be >= 2 and warmup >= 0")
-    dev = Device(TimerKind.SPIN.value, spin_us=0.0)
+def _traced(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, repeats: int, name: str,
+            replay: Callable[[], Any] | None) -> tuple[bytes, list[OpRecord]]:
+    """The natural and cold steps in one profiler session: (the kineto trace, a cold step's ops)."""
     torch = dev.torch
-    t0 = time.perf_counter()
-    for _ in range(warmup):
-        fn(*args, **kwargs)
-    torch.cuda.synchronize()
     first: list[OpRecord] | None = None
     cold_ops: list[OpRecord] | None = None
     plan = [(i, c) for i in range(repeats) for c in ((StepCondition.NATURAL, StepCondition.COLD) if i % 2 == 0
@@ -79,46 +71,121 @@ def run_step(fn: Callable[..., Any], *args: Any, name: str = RunKind.STEP.value,
     acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
     with torch.profiler.profile(activities=acts) as prof:
         for i, cond in plan:
-            flush = dev.flush_l2 if cond == StepCondition.COLD else None
-            if flush is None:
+            label = LEGACY_PREFIX + STEP_TRACE.build(condition=cond.value, step=i)
+            if cond == StepCondition.NATURAL:
                 dev.flush_l2()          # both arms start from the same clean state, outside the step
-                fn(*args, **kwargs)     # a step as the program leaves L2 for the next: run once untraced
+                (replay or (lambda: fn(*args, **kwargs)))()     # a step leaves L2 for the next: once untraced
+                if replay is not None:
+                    torch.cuda.synchronize()
+                    with torch.profiler.record_function(label):
+                        replay()
+                    torch.cuda.synchronize()
+                    continue
             torch.cuda.synchronize()
-            rec = make_recorder(flush)
-            with torch.profiler.record_function(LEGACY_PREFIX + STEP_TRACE.build(condition=cond.value, step=i)), \
-                    rec.modules, rec:
+            rec = make_recorder(dev.flush_l2 if cond == StepCondition.COLD else None)
+            with torch.profiler.record_function(label), rec.modules, rec:
                 fn(*args, **kwargs)
             torch.cuda.synchronize()
+            if not rec.ops:
+                raise UserError(f"step {name}: {NO_OPS}")
             if cond == StepCondition.COLD and cold_ops is None:
                 cold_ops = rec.ops         # the ops table: a cold step's, which says what was flushed
             first = first or rec.ops
-            if not _same_sequence(first, rec.ops):
+            if [o.op for o in first] != [o.op for o in rec.ops]:
                 raise UserError(f"step {name}: step {i} ({cond.value}) ran other ops than the first "
                                 "(the step must be deterministic to pair its kernels)")
-    step_times = time_steps(dev, fn, args, kwargs, repeats)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "trace.json")
         prof.export_chrome_trace(path)
         raw = Path(path).read_bytes()
-        trace = json.loads(raw)
-    k = kernels(trace)
+    return raw, cold_ops or []
+
+
+def _edges(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, k: pd.DataFrame, ops: list[OpRecord],
+           n: int, repeats: int) -> pd.DataFrame | None:
+    """The top `n` edges of the step, measured by selective eviction (None: no edge to measure)."""
+    from l2attr.analysis.step import answer
+    from l2attr.analysis.step_edges import candidates
+    from l2attr.steps.edges import EdgePlan, measure_edges
+
+    frame = ops_frame(ops)
+    cand = candidates(answer(k, frame).edges, frame, k[k["op_index"] >= 0], n)
+    plans = [EdgePlan(int(r.producer), int(r.consumer), int(r.bytes)) for r in cand.itertuples()]
+    if not plans:
+        return None
+    return measure_edges(dev, fn, args, kwargs, plans, repeats, [o.op for o in ops])
+
+
+def run_step(fn: Callable[..., Any], *args: Any, name: str = RunKind.STEP.value, repeats: int = 10, warmup: int = 3,
+             out: Path | str = "runs", log: Callable[[str], None] = print, keep_trace: bool = False,
+             edges: int = 5, graph: bool = False, facts: dict[str, Any] | None = None, **kwargs: Any) -> Path:
+    """Measure `fn(*args, **kwargs)` as one step; the run dir's path. `edges`: how many of the top
+    edges to measure apart (0: none); `graph`: natural steps replay a CUDA graph of `fn`; `facts`:
+    what the step is (shape, phase), recorded in the manifest for reports to group by."""
+    from l2attr.experiment.device import Device
+
+    check_label(name, "step name")
+    if repeats < 2 or warmup < 0 or edges < 0:
+        raise UserError("step: repeats must be >= 2, warmup >= 0 and edges >= 0")
+    dev = Device(TimerKind.SPIN.value, spin_us=0.0)
+    torch = dev.torch
+    t0 = time.perf_counter()
+    replay, capture_ops, counts = None, None, {}
+    if graph:
+        from l2attr.steps.graph import capture
+
+        g, capture_ops = capture(torch, fn, args, kwargs, warmup)
+        replay = g.replay
+    else:
+        for _ in range(warmup):
+            fn(*args, **kwargs)
+    torch.cuda.synchronize()
+    raw, cold_ops = _traced(dev, fn, args, kwargs, repeats, name, replay)
+    k = kernels(json.loads(raw), graph=graph)
+    if graph:
+        from l2attr.steps.graph import align
+
+        k, counts = align(k)
+        counts["capture_ops_same"] = [o.op for o in capture_ops or []] == [o.op for o in cold_ops]
     if k.empty:
         raise UserError(f"step {name}: no kernels were traced inside the step (is it on the GPU?)")
-    run = RunDir.create(Path(out), name, {"kind": KIND, "step": {"name": name, "repeats": repeats, "warmup": warmup,
-                                                                 "function": f"{getattr(fn, '__module__', '?')}:"
-                                                                             f"{getattr(fn, '__qualname__', '?')}"},
-                                          "command": command_line(), **dev.facts(),
-                                          "cold": "L2 read-flushed (2x L2) after cudaCtxResetPersistingL2Cache "
-                                                  "before every op that is not a view"})
+    step_times = time_steps(dev, replay or (lambda: fn(*args, **kwargs)), repeats)
+    t_main = time.perf_counter() - t0
+    from l2attr.steps.graph import METHOD as GRAPH_METHOD
+
+    mode = StepMode.GRAPH if graph else StepMode.EAGER
+    run = RunDir.create(Path(out), name, {
+        "kind": KIND, "step": {"name": name, "repeats": repeats, "warmup": warmup, "mode": mode.value,
+                               "edges": edges, "facts": facts or {},
+                               "function": f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', '?')}"},
+        "command": command_line(), **dev.facts(), "cold": COLD_METHOD,
+        **({"graph": {**GRAPH_METHOD, **counts}} if graph else {})})
     if keep_trace:
         import gzip
 
         atomic.write_bytes(run.path / "trace.json.gz", gzip.compress(raw))
-    run.write(STEP_OPS, ops_frame(cold_ops or []))
+    run.write(STEP_OPS, ops_frame(cold_ops))
     run.write(STEP_TIMES, step_times)
     run.write(STEP_KERNELS, k)
-    run.update_manifest(status="complete", timings={"total_s": round(time.perf_counter() - t0, 2)},
-                        persisting_reset=bool(dev.reset_ok))
+    edge_rows, edge_note = None, {}
+    if edges:
+        from l2attr.steps.edges import METHOD as EDGE_METHOD
+
+        try:         # the step's own answer is written: an edge that cannot be measured says so, and loses nothing
+            edge_rows = _edges(dev, fn, args, kwargs, k, cold_ops, edges, repeats)
+        except (UserError, RuntimeError) as exc:
+            edge_note = {"edges_error": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}
+            log(f"step {name}: edges not measured: {edge_note['edges_error']}")
+        if edge_rows is not None:
+            run.write(STEP_EDGES, edge_rows)
+            edge_note = {"edges_method": EDGE_METHOD}
+    total = time.perf_counter() - t0
+    run.update_manifest(status=COMPLETE, timings={"total_s": round(total, 2), "main_s": round(t_main, 2),
+                                                    "edges_s": round(total - t_main, 2)},
+                        persisting_reset=bool(dev.reset_ok), **edge_note)
     dev.close()
-    log(f"step {name}: {repeats} natural + {repeats} cold steps, {len(k) // (2 * repeats)} kernels each -> {run.path}")
+    n_nat = int(k[k["condition"] == StepCondition.NATURAL.value].groupby("step").size().median())
+    measured = f", {edge_rows['edge'].nunique()} edges measured" if edge_rows is not None else ""
+    log(f"step {name} ({mode.value}): {repeats} natural + {repeats} cold steps, {n_nat} kernels each{measured}"
+        f" -> {run.path}")
     return run.path

@@ -1,0 +1,278 @@
+"""`l2attr.step`'s orchestration on a CPU, against a simulated GPU whose answer is known by hand.
+
+The simulation (made here, never measured) stands in for torch, the device and the dispatch mode:
+a step of two ops (mul writes `buf`, sum reads it), each one kernel whose duration is a base plus
+a cost per byte it reads that is not in a simulated L2 (unbounded: a flush empties it, a kernel
+leaves what it read and wrote, the re-warm adds what it reads). Kernels, ranges and graph
+launches are written as kineto events, so the real trace parser, graph alignment, edge
+measurement loop, run dir and analysis run unchanged. By hand: the sum's cold saving is
+4000 bytes x 0.001 µs = 4 µs; the edge mul -> sum saves exactly that, with the control holding.
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import contextmanager, nullcontext
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from l2attr.errors import UserError
+from l2attr.steps.record import OpRecord
+
+SRC, BUF, OUT = (1000, 4000), (10000, 4000), (20000, 4)
+PENALTY = 0.001          # µs per byte read that is not in the simulated L2
+BASE = {"mul_k": 5.0, "sum_k": 3.0}
+
+
+class Sim:
+    def __init__(self) -> None:
+        self.events: list[dict] = []
+        self.ts, self.corr = 0.0, 0
+        self.l2: list[tuple[int, int]] = []
+        self.recorder = None
+        self.capturing = None
+        self.ops_variant = 0
+
+    # -- the simulated L2 -----------------------------------------------------------------------
+    def missing(self, ranges) -> int:
+        from l2attr.steps.edges import _minus
+
+        return sum(e - s for p, n in ranges for s, e in _minus((p, p + n), self.l2))
+
+    def touch(self, ranges) -> None:
+        self.l2 += [(p, p + n) for p, n in ranges]
+
+    def flush(self) -> None:
+        self.l2 = []
+
+    # -- kineto events ----------------------------------------------------------------------------
+    @contextmanager
+    def annotate(self, name: str):
+        start = self.ts
+        self.ts += 1
+        yield
+        self.ts += 1
+        self.events.append({"ph": "X", "cat": "user_annotation", "name": name, "tid": 1, "ts": start,
+                            "dur": self.ts - start})
+        self.ts += 1                  # the host's clock moves on after a range closes
+
+    def _runtime(self, api: str) -> int:
+        self.corr += 1
+        self.events.append({"ph": "X", "cat": "cuda_runtime", "name": api, "tid": 1, "ts": self.ts, "dur": 1,
+                            "args": {"correlation": self.corr}})
+        self.ts += 2
+        return self.corr
+
+    def _run(self, name: str, reads, writes, corr: int) -> None:
+        dur = BASE[name] + PENALTY * self.missing(reads)
+        self.events.append({"ph": "X", "cat": "kernel", "name": name, "tid": 7, "ts": self.ts, "dur": dur,
+                            "args": {"correlation": corr, "stream": 7}})
+        self.ts += dur + 1
+        self.touch([*reads, *writes])
+
+    def launch(self, name: str, reads, writes) -> None:
+        if self.capturing is not None:
+            self.capturing.kernels.append((name, reads, writes))
+            return
+        self._run(name, reads, writes, self._runtime("cudaLaunchKernel"))
+
+    # -- an aten op through the (simulated) dispatch mode -----------------------------------------
+    def op(self, name: str, kernel: str, reads, writes) -> None:
+        rec = self.recorder
+        if rec is None:
+            return self.launch(kernel, reads, writes)
+        o = OpRecord(len(rec.ops), name, "", list(reads), list(writes))
+        if rec.flush is not None:
+            rec.flush()
+            o.flushed = True
+        if rec.before is not None:
+            o.flushed = bool(rec.before(o, rec.ops)) or o.flushed
+        traced = rec.range_ops is None or o.index in rec.range_ops
+        with self.annotate(f"l2attr:op:{o.index}") if traced else nullcontext():
+            self.launch(kernel, reads, writes)
+        rec.ops.append(o)
+
+
+class FakeRecorder:
+    def __init__(self, sim: Sim, flush, before, range_ops) -> None:
+        self.sim, self.flush, self.before, self.range_ops = sim, flush, before, range_ops
+        self.ops: list[OpRecord] = []
+        self.modules = nullcontext()
+
+    def __enter__(self):
+        self.sim.recorder = self
+        return self
+
+    def __exit__(self, *exc):
+        self.sim.recorder = None
+
+
+class FakeGraph:
+    def __init__(self, sim: Sim) -> None:
+        self.sim, self.kernels = sim, []
+
+    def replay(self) -> None:
+        corr = self.sim._runtime("cudaGraphLaunch")
+        for name, reads, writes in self.kernels:
+            self.sim._run(name, reads, writes, corr)
+
+
+def fake_torch(sim: Sim) -> SimpleNamespace:
+    class Profile:
+        def __init__(self, activities=None) -> None:
+            self.start = 0
+
+        def __enter__(self):
+            self.start = len(sim.events)
+            return self
+
+        def __exit__(self, *exc):
+            self.events = sim.events[self.start:]
+
+        def export_chrome_trace(self, path: str) -> None:
+            with open(path, "w") as f:
+                json.dump({"traceEvents": self.events}, f)
+
+    @contextmanager
+    def graph(g):
+        sim.capturing = g
+        yield
+        sim.capturing = None
+
+    stream = SimpleNamespace(synchronize=lambda: None, wait_stream=lambda s: None)
+    cuda = SimpleNamespace(synchronize=lambda: None, current_stream=lambda: stream, Stream=lambda: stream,
+                           stream=lambda s: nullcontext(), CUDAGraph=lambda: FakeGraph(sim), graph=graph)
+    profiler = SimpleNamespace(profile=Profile, record_function=sim.annotate,
+                               ProfilerActivity=SimpleNamespace(CPU="cpu", CUDA="cuda"))
+    return SimpleNamespace(profiler=profiler, cuda=cuda)
+
+
+@pytest.fixture()
+def sim(monkeypatch):
+    s = Sim()
+
+    class Device:
+        def __init__(self, *a, **k) -> None:
+            self.torch, self.np, self.cupy, self.reset_ok, self.l2_bytes = fake_torch(s), np, None, True, 1 << 20
+
+        def flush_l2(self) -> None:
+            s.flush()
+
+        def sync(self) -> None:
+            pass
+
+        def facts(self) -> dict:
+            return {"gpu": {"name": "simulated", "uuid": "none"}, "software": {}}
+
+        def close(self) -> None:
+            pass
+
+    class Timer:
+        def __init__(self, *a, **k) -> None:
+            pass
+
+        def time(self, launch):
+            t0 = s.ts
+            launch()
+            return SimpleNamespace(time_us=s.ts - t0, discard="")
+
+        def close(self) -> None:
+            pass
+
+    class Warmer:
+        def __init__(self, dev) -> None:
+            pass
+
+        def __call__(self, ranges) -> int:
+            s.touch(ranges)
+            return sum(n for _, n in ranges)
+
+    def recorder(flush, nvtx_ranges=False, before=None, range_ops=None):
+        return FakeRecorder(s, flush, before, range_ops)
+
+    import l2attr.experiment.device
+    import l2attr.measure.timer
+    import l2attr.steps.edges
+    import l2attr.steps.record
+    import l2attr.steps.run
+
+    monkeypatch.setattr(l2attr.experiment.device, "Device", Device)
+    monkeypatch.setattr(l2attr.measure.timer, "BlockingTimer", Timer)
+    monkeypatch.setattr(l2attr.steps.edges, "Warmer", Warmer)
+    for mod in (l2attr.steps.run, l2attr.steps.edges, l2attr.steps.record):
+        monkeypatch.setattr(mod, "make_recorder", recorder)
+    return s
+
+
+def _step(sim: Sim):
+    def fn():
+        sim.op("mul", "mul_k", [SRC], [BUF])
+        sim.op("sum", "sum_k", [BUF], [OUT])
+    return fn
+
+
+def test_eager_step_and_its_edge_by_hand(sim, tmp_path):
+    import l2attr
+
+    ans = l2attr.step(_step(sim), name="sim", repeats=4, warmup=1, out=tmp_path, edges=1, log=lambda s: None)
+    per = ans.kernels.set_index("op")
+    assert per.loc["sum", "saving_us"] == pytest.approx(4.0) and per.loc["mul", "saving_us"] == pytest.approx(4.0)
+    e = ans.measured_edges.iloc[0]
+    assert (e["producer_op"], e["consumer_op"], e["bytes"]) == ("mul", "sum", 4000)
+    assert e["natural_us"] == pytest.approx(3.0) and e["rewarmed_us"] == pytest.approx(3.0)
+    assert e["edge_cold_us"] == pytest.approx(7.0) and e["cold_us"] == pytest.approx(7.0)
+    assert e["control"] == "holds" and e["judgement"] == "faster" and e["saving_us"] == pytest.approx(4.0)
+    assert ans.manifest["step"]["mode"] == "eager" and "edges_method" in ans.manifest
+    assert ans.step_time.valid
+
+
+def test_graph_step_by_hand(sim, tmp_path):
+    import l2attr
+
+    ans = l2attr.step(_step(sim), name="simg", repeats=4, warmup=1, out=tmp_path, edges=1, graph=True, log=lambda s: None)
+    g = ans.manifest["graph"]
+    assert (g["eager_kernels"], g["replay_kernels"], g["matched_kernels"], g["capture_ops_same"]) == (2, 2, 2, True)
+    per = ans.kernels.set_index("op")
+    assert per.loc["sum", "natural_us"] == pytest.approx(3.0) and per.loc["sum", "cold_us"] == pytest.approx(7.0)
+    assert ans.measured_edges.iloc[0]["judgement"] == "faster"
+
+
+def test_a_step_without_aten_ops_is_refused_with_the_graph_hint(sim, tmp_path):
+    import l2attr
+
+    g = FakeGraph(sim)
+    g.kernels = [("mul_k", [SRC], [BUF])]
+    with pytest.raises(UserError, match="graph=True"):
+        l2attr.step(g.replay, name="raw", repeats=2, warmup=0, out=tmp_path, log=lambda s: None)
+
+
+def test_an_edge_that_cannot_be_measured_keeps_the_step(sim, tmp_path, monkeypatch):
+    import l2attr
+    import l2attr.steps.edges as edges
+
+    def broken(*a, **k):
+        raise UserError("simulated: the step ran other ops")
+
+    monkeypatch.setattr(edges, "measure_edges", broken)
+    ans = l2attr.step(_step(sim), name="noedge", repeats=2, warmup=0, out=tmp_path, edges=1, log=lambda s: None)
+    assert ans.manifest["edges_error"] == "simulated: the step ran other ops" and ans.measured_edges.empty
+    assert ans.kernels.set_index("op").loc["sum", "saving_us"] == pytest.approx(4.0)
+
+
+def test_marked_step_under_l2attr_step_takes_the_commands_options(sim, tmp_path, monkeypatch):
+    import l2attr
+    from l2attr.analysis.step_load import analyse_step
+    from l2attr.steps.env import ENV
+
+    marked = l2attr.step_range("marked")(_step(sim))
+    monkeypatch.setenv(ENV, json.dumps({"out": str(tmp_path), "repeats": 2, "warmup": 0, "name": "",
+                                        "edges": 0, "graph": True}))
+    with pytest.raises(SystemExit) as stop:
+        marked()
+    assert stop.value.code == 0
+    (run,) = [p for p in tmp_path.iterdir() if p.name.endswith("-marked")]
+    ans = analyse_step(run)
+    assert ans.manifest["step"]["mode"] == "graph" and ans.manifest["step"]["edges"] == 0
+    assert ans.measured_edges.empty and "edges_method" not in ans.manifest
