@@ -158,3 +158,57 @@ def test_candidates_are_inside_the_step_top_attributed_first():
     c = candidates(e, STEP_OPS, KERN, 5)
     assert list(zip(c["producer"], c["consumer"])) == [(2, 3), (0, 2)]      # 3.0 µs, then 1.6 µs; none from outside
     assert len(candidates(e, STEP_OPS, KERN, 1)) == 1 and candidates(e, STEP_OPS, KERN, 0).empty
+
+
+def test_step_under_ncu_with_the_dram_set_by_hand(tmp_path, monkeypatch):
+    """`l2attr step --ncu --ncu-metrics dram`: two application-replay runs that differ only in
+    cache control, asking for the DRAM counters alone; their rows land in step_dram.csv."""
+    from types import SimpleNamespace
+
+    import l2attr.profile.ncu_import as imp
+    from l2attr.analysis.step import dram_totals
+    from l2attr.rundir import RunDir
+    from l2attr.schema import STEP_DRAM
+    from l2attr.steps.ncu import child_env, profile_step
+
+    run = RunDir.create(tmp_path, "s", {"kind": "step", "step": {"name": "s", "mode": "eager"}})
+    argvs = []
+
+    def runner(argv, echo):
+        argvs.append(list(argv))
+        out = argv[argv.index("-o") + 1]
+        open(out + ".ncu-rep", "w").close()
+        return 0
+
+    def read(path, condition=""):
+        cc = "all" if "cache-all" in str(path) else "none"
+        rows = [{"nvtx_range": "l2attr@op:1", "metric": "dram__bytes_read.sum", "launch": 0, "kernel": "sum",
+                 "value": 4000.0 if cc == "all" else 0.0},
+                {"nvtx_range": "l2attr@op:1", "metric": "dram__bytes_write.sum", "launch": 0, "kernel": "sum", "value": 4.0}]
+        return SimpleNamespace(table=pd.DataFrame(rows))
+
+    monkeypatch.setattr(imp, "read_report", read)
+    df = profile_step(["python", "x.py"], run, child_env(1), chip="gh100", runner=runner, log=lambda s: None,
+                      metrics="dram")
+    assert len(argvs) == 2
+    for argv, cc in zip(argvs, ("none", "all")):
+        assert argv[argv.index("--cache-control") + 1] == cc and argv[argv.index("--replay-mode") + 1] == "application"
+        assert sorted(argv[argv.index("--metrics") + 1].split(",")) == ["dram__bytes_read.sum", "dram__bytes_write.sum"]
+    assert dram_totals(df) == {"all": 4004.0, "none": 4.0} and run.has(STEP_DRAM)
+    assert run.manifest()["step_ncu"]["metrics"] == "dram"
+
+
+@pytest.mark.skipif(__import__("shutil").which("nvcc") is None, reason="nvcc not on PATH")
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_rewarm_kernel_compiles_to_l2_only_loads_and_no_store(tmp_path, arch):
+    """The re-warm reads through L2 only (ld.global.cg) and writes nothing but its impossible sink."""
+    import subprocess
+
+    from l2attr.resources import data_dir
+
+    ptx = tmp_path / "warm.ptx"
+    subprocess.run(["nvcc", f"-arch={arch}", "--std=c++17", "-ptx", "-o", str(ptx), str(data_dir("kernels") / "warm_l2.cu")],
+                   check=True, capture_output=True)
+    text = ptx.read_text()
+    assert "ld.global.cg.u32" in text
+    assert text.count("st.global") == 1          # the sink, behind a test that never passes in practice

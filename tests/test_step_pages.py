@@ -87,3 +87,12 @@ def test_readme_steps_block_generator_on_synthetic_runs(runs):
     block = mod.steps_block(root)
     assert block == steps_markdown(rs, root, base="dlrm-step-no-pin")
     assert "| mul#0 -> sum#1" in block and "CUDA graph step" in block and "Sweep grid `layer`" in block
+
+
+def test_step_times_compared_only_within_one_process(tmp_path):
+    paths = [make_run(tmp_path, "dlrm-step-no-pin", NAT, COLD, step_us=100.0, command="bench"),
+             make_run(tmp_path, "dlrm-step-inline", NAT, COLD, step_us=120.0, command="bench"),
+             make_run(tmp_path, "dlrm-step-inline-marked", NAT, COLD, step_us=120.0, command="other process")]
+    text = steps_markdown([(p, analyse_step(p)) for p in paths], tmp_path, base="dlrm-step-no-pin")
+    tail = text[text.index("Untraced step time against `dlrm-step-no-pin` (same process):"):]
+    assert "- `dlrm-step-inline`: 120.0 µs against 100.0 µs: slower" in tail and "inline-marked" not in tail

@@ -69,7 +69,7 @@ def trace(steps: int, natural: dict[str, float], cold: dict[str, float], graph: 
 
 def make_run(root: Path, name: str, natural: dict[str, float], cold: dict[str, float], steps: int = 6,
              graph: bool = False, extra: str | None = None, step_us: float = 40.0, facts: dict | None = None,
-             edge_arms: dict[str, float] | None = None) -> Path:
+             edge_arms: dict[str, float] | None = None, command: str = "synthetic (tests/test_step_synthetic.py)") -> Path:
     """A step run dir (synthetic: the manifest says so) from a hand-made trace."""
     k = kernels(trace(steps, natural, cold, graph, extra), graph=graph)
     counts = {}
@@ -77,7 +77,7 @@ def make_run(root: Path, name: str, natural: dict[str, float], cold: dict[str, f
         k, counts = align(k)
     step = {"name": name, "repeats": steps, "warmup": 0, "mode": "graph" if graph else "eager", "edges": 1,
             "facts": facts or {}}
-    manifest = {"kind": "step", "step": step, "command": "synthetic (tests/test_step_synthetic.py)",
+    manifest = {"kind": "step", "step": step, "command": command,
                 "gpu": {"name": "synthetic", "uuid": "none"}, "cold": "synthetic"}
     if graph:
         manifest["graph"] = {"natural": "graph replays (synthetic)", "cold": "eager (synthetic)", **counts}

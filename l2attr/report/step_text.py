@@ -143,16 +143,18 @@ def grid_tables(runs: list[tuple[Path, Any]]) -> list[str]:
 
 
 def steps_markdown(runs: list[tuple[Path, Any]], root: Path | None = None, base: str | None = None) -> str:
-    """Every step run, then the sweep grids; with `base`, the untraced step times of the others
-    against the run of that name."""
+    """Every step run, then the sweep grids; with `base`, the untraced step times of the others of
+    its family, measured by the same command (one process: in-run intervals), against it."""
     out = [step_markdown(a, p, root) for p, a in runs]
     by_name = {step_name(a): a for _, a in runs}
     if base in by_name:
-        out.append(f"Untraced step time against `{base}`:")
+        ref = by_name[base]
+        out.append(f"Untraced step time against `{base}` (same process):")
         out.append("")
         for n, a in by_name.items():
-            if n != base and n and n.startswith(base.rsplit("-", 2)[0]):
-                out.append(f"- `{n}`: {compare_step_times(by_name[base], a)}")
+            if (n != base and n and n.startswith(base.rsplit("-", 2)[0])
+                    and a.manifest.get("command") == ref.manifest.get("command")):
+                out.append(f"- `{n}`: {compare_step_times(ref, a)}")
         out.append("")
     out += grid_tables(runs)
     return "\n".join(out)
