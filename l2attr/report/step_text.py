@@ -11,6 +11,7 @@ from l2attr.analysis.step import compare_step_times, describe_kernel, top_edges,
 from l2attr.analysis.step_edges import describe as describe_edge
 from l2attr.analysis.step_load import is_graph, step_name
 from l2attr.report.markdown import md_table
+from l2attr.vocab import Judgement
 
 EDGE_HEADERS = ["edge (producer -> consumer)", "MB", "natural µs", "edge_cold µs", "rewarmed µs", "cold µs",
                 "saving µs [interval]", "control (rewarmed vs natural)", "judgement"]
@@ -34,7 +35,7 @@ def edge_rows(ans: Any, n: int = 5) -> list[list[str]]:
     return [[f"{r['producer_op']}#{r['producer']} -> {r['consumer_op']}#{r['consumer']}", f"{r['bytes'] / 1e6:.2f}",
              f"{r['natural_us']:.2f}", f"{r['edge_cold_us']:.2f}", f"{r['rewarmed_us']:.2f}", f"{r['cold_us']:.2f}",
              f"{r['saving_us']:+.2f} [{r['saving_lo']:+.2f}, {r['saving_hi']:+.2f}]",
-             f"{r['control']} ({r['control_pct']:+.1f} %)", r["judgement"]]
+             f"{r['control']} ({r['control_pct']:+.1f} %)", _edge_words(r)]
             for r in e.head(n).to_dict("records")]
 
 
@@ -68,7 +69,7 @@ def step_markdown(ans: Any, path: Path, root: Path | None = None) -> str:
              f"{versus_claim(lo, hi)}.", ""]
     if graph_line(ans):
         lines += [graph_line(ans), ""]
-    rows = [[describe_kernel(r), f"{r['natural_us']:.2f}", f"{r['cold_us']:.2f}", f"{r['saving_us']:+.2f}", r["judgement"]]
+    rows = [[describe_kernel(r), f"{r['natural_us']:.2f}", f"{r['cold_us']:.2f}", f"{r['saving_us']:+.2f}", _words(r["judgement"])]
             for r in top_kernels(ans, 3).to_dict("records")]
     lines.append(md_table(["kernel (op#index)", "natural µs", "cold µs", "saving µs", "judgement"], rows,
                           [False, True, True, True, False]))
@@ -123,7 +124,7 @@ def grids(runs: list[tuple[Path, Any]]) -> list[tuple[str, list[str], list[list[
             e = getattr(a, "measured_edges", None)
             top = "" if e is None or not len(e) else (
                 f"{e.iloc[0]['producer_op']} -> {e.iloc[0]['consumer_op']} {e.iloc[0]['saving_us']:+.2f} µs "
-                f"({e.iloc[0]['judgement']})")
+                f"({_edge_words(e.iloc[0].to_dict())})")
             rows.append([step_name(a), *[str(f.get(k, "")) for k in keys],
                          f"{a.step_time.median:.1f}" if math.isfinite(a.step_time.median) else "n/a",
                          f"{a.saving_us:+.2f} [{a.saving_ci[0]:+.2f}, {a.saving_ci[1]:+.2f}]",
@@ -177,3 +178,15 @@ def page_markdown(title: str, runs: list[tuple[Path, Any]]) -> str:
     if graphs:
         lines += ["## CUDA graph steps", "", *[f"- {step_name(a)}: {graph_line(a)}" for _, a in graphs], ""]
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _words(judgement: str) -> str:
+    """A judgement as prose (the enum's values are data, `not_measured` reads as two words)."""
+    return "not measured" if judgement == Judgement.NOT_MEASURED.value else str(judgement)
+
+
+def _edge_words(row: dict[str, Any]) -> str:
+    """An edge's judgement: not judged where its control (rewarmed vs natural) fails."""
+    if row["judgement"] == Judgement.NOT_MEASURED.value and str(row.get("control", "")).startswith("fail"):
+        return "not judged (control fails)"
+    return _words(row["judgement"])
