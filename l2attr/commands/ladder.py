@@ -91,6 +91,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--no-bandwidth", action="store_true",
                    help="skip the warm-up and the copy / HBM-read / L2-read bandwidth measurements "
                         "(what `l2attr profile` asks of its children)")
+    g.add_argument("--extra-cell", dest="extra_cells", action="append", default=[],
+                   metavar="FAMILY:RUNG:PROFILE:L2_STATE",
+                   help="also measure this cell (repeatable): how `l2attr profile` runs its validity "
+                        "control's arms in the sweep's child")
     g.add_argument("--nvtx-calls", action="store_true",
                    help="also one NVTX range around each whole call (pin -> sync -> consumer), for "
                         "`profile --timeline`'s range replay")
@@ -142,6 +146,10 @@ def options_from_args(args: argparse.Namespace) -> "LadderOptions":
                                         for f in families):
         raise UserError(f"--pin-granularity {args.pin_granularity}: the "
                         f"{'/'.join(f.value for f in families)} family pins per element only")
+    from l2attr.ladder.measure.run import parse_extra_cell
+
+    for text in args.extra_cells:
+        parse_extra_cell(text, args.pin_granularity)       # a bad cell: one line, before any work
     if args.trace is not None:
         if args.profiles:
             raise UserError("give either --trace or --profiles, not both")
@@ -157,7 +165,7 @@ def options_from_args(args: argparse.Namespace) -> "LadderOptions":
                           fast_load=args.fast_load, fast_maxrregcount=args.fast_maxrregcount),
         nvtx_last=args.nvtx_last, nvtx_calls=args.nvtx_calls, bandwidth=not args.no_bandwidth,
         spin_us=args.spin_us, timer=args.timer, host_repeat=not args.no_host_repeat,
-        cache_dir=args.cache_dir or (args.out / ".cache"))
+        cache_dir=args.cache_dir or (args.out / ".cache"), extra_cells=list(args.extra_cells))
 
 
 def _families_with_rungs(families: list[Family], rungs: list, args: argparse.Namespace) -> list[Family]:
