@@ -24,6 +24,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from l2attr.commands.ladder_inputs import check_ladder_inputs, check_resume_flags, parser_defaults
 from l2attr.ladder.config import WorkloadConfig, add_workload_args, config_from_args
@@ -33,6 +34,9 @@ from l2attr.ladder.declare import (
 )
 from l2attr.ladder.measure.kernels import FAST_UNROLLS, LaunchShape
 from l2attr.vocab import Command, ConsumerCode, Family, L2State, Pin, Quantity, RunKind, TimerKind
+
+if TYPE_CHECKING:
+    from l2attr.ladder.measure.run import LadderOptions
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -148,14 +152,18 @@ def options_from_args(args: argparse.Namespace) -> "LadderOptions":
                         f"{'/'.join(f.value for f in families)} family pins per element only")
     from l2attr.ladder.measure.run import parse_extra_cell
 
-    for text in args.extra_cells:
-        parse_extra_cell(text, args.pin_granularity)       # a bad cell: one line, before any work
+    extra_profiles = {parse_extra_cell(text, args.pin_granularity)[1] for text in args.extra_cells}
     if args.trace is not None:
         if args.profiles:
             raise UserError("give either --trace or --profiles, not both")
         profiles = [args.trace.stem]
+        if extra_profiles - set(profiles):
+            raise UserError(f"--extra-cell: with --trace the only workload is {profiles[0]!r}, not "
+                            f"{', '.join(sorted(extra_profiles - set(profiles)))}")
     else:
         profiles = parse_profiles(args.profiles)
+        if extra_profiles:
+            parse_profiles(",".join(sorted(extra_profiles)))     # an unknown profile: one line
     return LadderOptions(
         rungs=rungs, profiles=profiles, families=families, trace=args.trace, hot=args.hot,
         drop_out_of_range=args.drop_out_of_range, l2_state=_l2_states(args.l2_state), repeats=args.repeats,
@@ -225,6 +233,15 @@ def run(args: argparse.Namespace) -> int:
         check_ladder_inputs(args, cfg)     # files, names, numbers: before the GPU is looked for
         opts = options_from_args(args)
     require_gpu()  # before any run dir is made: no GPU -> one line, exit 2
+    facts = None
+    if not args.resume:   # the manifest's facts (git, nvidia-smi, ncu --version: subprocesses) meanwhile
+        from concurrent.futures import ThreadPoolExecutor
+
+        from l2attr.gpu.device import gpu_facts, software_versions
+
+        pool = ThreadPoolExecutor(max_workers=2)
+        facts = (pool.submit(software_versions), pool.submit(gpu_facts))
+        pool.shutdown(wait=False)
     if any(r.window for r in opts.rungs):   # APW+OptMT: the window must fit
         from l2attr.gpu.persisting import device_limits
         from l2attr.ladder.measure.residency import check_window_fits
@@ -234,16 +251,15 @@ def run(args: argparse.Namespace) -> int:
 
     check_fits(cfg)  # refuse a workload that does not fit, before allocating or writing
 
-    from l2attr.gpu.device import gpu_facts, software_versions
     from l2attr.ladder.measure.run import ladder_manifest, run_ladder
     from l2attr.commands.show import ladder_tables
     from l2attr.analysis.spread import describe_launch_lag, launch_lag_effect, repeat_spread
     from l2attr.rundir import RunDir, command_line
     from l2attr.schema import SAMPLES
 
-    if not args.resume:
+    if facts is not None:
         run_dir = RunDir.create(args.out, args.name,
-                                ladder_manifest(cfg, opts, command_line(), software_versions(), gpu_facts()))
+                                ladder_manifest(cfg, opts, command_line(), facts[0].result(), facts[1].result()))
     console.print(f"run dir: {run_dir.path}")
     progress = None if args.quiet else Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} repeats"),

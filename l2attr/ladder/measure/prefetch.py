@@ -1,12 +1,13 @@
-"""Build the run's workloads on a background thread while the GPU side starts (compile, checks).
+"""Build the run's workloads on background threads while the GPU side starts (compile, checks).
 
-Why: a workload is seconds of host work (numpy, or a trace parse) per profile. Built between
-profiles it left the GPU idle, cooling, before the next cells (the run warmed it up again for
-0.5 s each time). Built while NVRTC compiles and the variants are checked, it costs nothing
-there. Nothing runs in the background once a timed phase starts: `wait_all` is called before
-the first timed kernel, so host timers never share the CPU with it. Workloads that would
-not all fit in a quarter of the machine's memory are not built ahead (then built in the loop,
-as before).
+Why: a workload is seconds of host work per profile (generating or parsing the ids, counting
+them for the hot set, writing the cache). Built between profiles it left the GPU idle, cooling,
+before the next cells (the run warmed it up again for 0.5 s each time). Built while NVRTC
+compiles and the variants are checked, it costs nothing there: most of it is numpy copying,
+counting and writing with the GIL released, so a few profiles build side by side. Nothing runs
+in the background once a timed phase starts: `wait_all` is called before the first timed kernel,
+so host timers never share the CPU with it. Workloads that would not all fit in a quarter of the
+machine's memory are not built ahead (then built in the loop, as before).
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ from __future__ import annotations
 import os
 import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable
 
 Build = Callable[[str], Any]
+THREADS = 4
 
 
 def memory_bytes() -> int:
@@ -28,46 +31,40 @@ def memory_bytes() -> int:
 
 
 class WorkloadPrefetch:
-    """Workloads by name, built in order on one thread; `get` waits for one, `wait_all` for all."""
+    """Workloads by name, built ahead side by side; `get` hands one over, `wait_all` waits for all."""
 
     def __init__(self, build: Build, names: list[str], bytes_each: int, budget: int | None = None) -> None:
         self.build, self.names = build, list(dict.fromkeys(names))
         budget = memory_bytes() // 4 if budget is None else budget
         self.ahead = bool(self.names) and bytes_each * len(self.names) <= budget
-        self.built: dict[str, Any] = {}
-        self.errors: dict[str, BaseException] = {}
-        self.build_s = 0.0
-        self._thread: threading.Thread | None = None
+        self.build_s = 0.0            # seconds of building, summed over the threads
+        self._lock = threading.Lock()
+        self._futures: dict[str, Future] = {}
+        self._pool: ThreadPoolExecutor | None = None
         if self.ahead:
-            self._thread = threading.Thread(target=self._run, name="l2attr-workloads", daemon=True)
-            self._thread.start()
+            self._pool = ThreadPoolExecutor(max_workers=min(THREADS, len(self.names)),
+                                            thread_name_prefix="l2attr-workload")
+            self._futures = {name: self._pool.submit(self._timed, name) for name in self.names}
 
-    def _run(self) -> None:
-        for name in self.names:
-            t0 = time.perf_counter()
-            try:
-                self.built[name] = self.build(name)
-            except BaseException as exc:      # re-raised in the caller's thread by get()
-                self.errors[name] = exc
-                return
-            finally:
-                self.build_s += time.perf_counter() - t0
-
-    def wait_all(self) -> None:
-        """Block until the background builds are done (before anything is timed)."""
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-
-    def get(self, name: str) -> Any:
-        """The workload `name`, built ahead or now; the ahead copy is handed over (not kept)."""
-        self.wait_all()
-        if name in self.errors:
-            raise self.errors.pop(name)
-        if name in self.built:
-            return self.built.pop(name)
+    def _timed(self, name: str) -> Any:
         t0 = time.perf_counter()
         try:
             return self.build(name)
         finally:
-            self.build_s += time.perf_counter() - t0
+            with self._lock:
+                self.build_s += time.perf_counter() - t0
+
+    def wait_all(self) -> None:
+        """Block until every background build is done (before anything is timed)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+
+    def get(self, name: str) -> Any:
+        """The workload `name`, built ahead or now; the ahead copy is handed over (not kept).
+        A build that failed ahead raises its error here, in the caller's thread."""
+        self.wait_all()
+        future = self._futures.pop(name, None)
+        if future is not None:
+            return future.result()
+        return self._timed(name)
