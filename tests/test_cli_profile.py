@@ -86,12 +86,12 @@ def test_csv_without_import_is_refused(capsys):
 
 # -- refusals and dry run ------------------------------------------------------------------------
 
-def test_dry_run_prints_three_ncu_commands(capsys):
+def test_dry_run_prints_one_ncu_command_with_the_control_folded_in(capsys):
     assert main(["profile", "--dry-run", "--chip", "gh100", "--preset", "small", "--rungs", "optmt,l2p_optmt",
                  "--profiles", "reuse_low,reuse_medium", "--calls-per-cell", "3", "--ncu", "/opt/ncu"]) == 0
     out = capsys.readouterr().out
     lines = [ln for ln in out.splitlines() if ln.startswith("[")]
-    assert [ln.split("]")[0][1:] for ln in lines] == ["sweep", "control"]
+    assert [ln.split("]")[0][1:] for ln in lines] == ["sweep"]
     sweep = lines[0]
     for part in ("/opt/ncu --config-file off --replay-mode application", "--cache-control none --clock-control none",
                  "--nvtx --nvtx-include 'regex:l2attr@(pin|consumer):.*/'", "-o '<RUN_DIR>/ncu/sweep' -f",
@@ -99,10 +99,11 @@ def test_dry_run_prints_three_ncu_commands(capsys):
                  "--repeats 1 --no-host-repeat --timer spin --spin-us 0 --no-bandwidth --nvtx-last 3", "--tables 2 --rows 100000",
                  "--warmup-batches 1 --batches 1"):
         assert part in sweep, part
-    # the control runs the pin rung on the hottest selected profile: after the pin, after pin +
-    # flush, after pin + persisting-L2 reset, in one child; the headline family
-    assert "--rungs l2p_optmt --profiles reuse_medium --l2 natural,flush_after_pin,reset_after_pin" in lines[1]
-    assert lines[1].endswith("--family artifact")
+    # the control runs the pin rung on the hottest selected profile, the headline family, in the
+    # sweep's own child: after the pin is the sweep's cell; after pin + flush and after pin +
+    # persisting-L2 reset are its two extra cells
+    assert sweep.endswith("--extra-cell artifact:l2p_optmt:reuse_medium:flush_after_pin "
+                          "--extra-cell artifact:l2p_optmt:reuse_medium:reset_after_pin")
 
 
 def test_kernel_replay_refused_on_the_cli(capsys):
@@ -222,7 +223,8 @@ def _console():
 def test_full_run_writes_metrics_manifest_and_verdict(tmp_path, capsys):
     fake = FakeNcu()
     console = _console()
-    assert profile_and_show(_settings(tmp_path), console, _tools(fake)) == 0
+    # the recorded report holds the tuned family's pin rung on reuse_high, natural and flush_after_pin
+    assert profile_and_show(_settings(tmp_path, control_family="tuned"), console, _tools(fake)) == 0
     run_dir = next(tmp_path.iterdir())
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["status"] == "done" and manifest["kind"] == "profile"
@@ -230,19 +232,24 @@ def test_full_run_writes_metrics_manifest_and_verdict(tmp_path, capsys):
     assert manifest["replay_mode"] == "application" and manifest["cache_control"] == "none"
     assert manifest["clock_control"] == "none" and manifest["metric_set"] == "l2"
     assert manifest["metric_validation"].startswith("metric names validated")
-    jobs = ["sweep", "control"]
+    jobs = ["sweep"]                  # the control's arms run in the sweep's child
     assert [j["name"] for j in manifest["jobs"]] == jobs
     assert set(manifest["wall_s"]) == set(jobs)
     assert manifest["replayer_passes"]["sweep.ncu-rep"] == {"min": 4, "max": 4, "kernels": 8}
     # the manifest declares the control; its verdict is judged from metrics.csv, never recorded
     assert "validity_control" not in manifest
-    assert manifest["control"] == {"rung": "l2p_optmt", "family": "artifact", "profile": "reuse_high",
-                                   "l2_states": ["natural", "flush_after_pin", "reset_after_pin"]}
+    assert manifest["control"] == {"rung": "l2p_optmt", "family": "tuned", "profile": "reuse_high",
+                                   "l2_states": ["natural", "flush_after_pin", "reset_after_pin"],
+                                   "job": "sweep", "after_pin": "the sweep's own cell"}
     vc = run_control(read_run(run_dir))
     assert vc["verdict"] == "clear" and vc["hit_rate_gain_points"] > 90 and vc["dram_read_reduction"] > 0.9
     df = pd.read_csv(run_dir / "metrics.csv")
     assert set(METRICS.columns) <= set(df.columns)
+    # natural rows are the sweep's (ladder) and, for the control's cell, its after-pin arm too
     assert set(df["condition"]) == {"ladder", "control_after_pin", "control_after_flush"}
+    natural = df[df["l2_state"] == "natural"]
+    assert len(natural[natural["condition"] == "ladder"]) == len(natural[natural["condition"] == "control_after_pin"])
+    assert set(df[df["l2_state"] == "flush_after_pin"]["condition"]) == {"control_after_flush"}
     # each job's argv went to ncu, in order, reports under RUN_DIR/ncu/
     assert [a[a.index("-o") + 1] for a in fake.argvs] == [str(run_dir / "ncu" / n) for n in jobs]
     text = console.file.getvalue()
@@ -330,7 +337,7 @@ def test_control_on_the_recorded_evict_last_reports():
 def test_plan_child_command_flags(tmp_path):
     jobs = plan.plan_jobs(tmp_path, build_config("small"), ["baseline"], ["random", "reuse_low"], 2,
                           extra=["--seed=3"], python="/py")
-    assert [j.name for j in jobs] == ["sweep", "control"]
+    assert [j.name for j in jobs] == ["sweep"]
     child = list(jobs[0].child)
     assert child[:4] == ["/py", "-m", "l2attr", "ladder"]
     for flag, value in (("--rungs", "baseline"), ("--profiles", "random,reuse_low"), ("--l2", "natural"),
@@ -340,8 +347,11 @@ def test_plan_child_command_flags(tmp_path):
         assert child[child.index(flag) + 1] == value, flag
     # the workload's batches are overridden after the config's own flags (argparse: last wins)
     assert child[len(child) - child[::-1].index("--batches")] == "1"
-    assert child[-1] == "--seed=3" and "--no-host-repeat" in child
-    assert "--profiles" in jobs[1].child and jobs[1].child[jobs[1].child.index("--profiles") + 1] == "reuse_low"
+    assert "--seed=3" in child and "--no-host-repeat" in child
+    # the sweep has no pin rung: all three arms of the control (hottest profile, headline family)
+    # are extra cells of its child
+    cells = [child[i + 1] for i, a in enumerate(child) if a == "--extra-cell"]
+    assert cells == [f"artifact:l2p_optmt:reuse_low:{s}" for s in ("natural", "flush_after_pin", "reset_after_pin")]
     assert plan.hottest_profile(["random", "reuse_high"]) == "reuse_high"
     assert [j.condition for j in plan.plan_jobs(tmp_path, build_config("small"), ["optmt"], ["random"], 1,
                                                 control=False)] == ["ladder"]

@@ -24,6 +24,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from l2attr.commands.ladder_inputs import check_ladder_inputs, check_resume_flags, parser_defaults
 from l2attr.ladder.config import WorkloadConfig, add_workload_args, config_from_args
@@ -33,6 +34,9 @@ from l2attr.ladder.declare import (
 )
 from l2attr.ladder.measure.kernels import FAST_UNROLLS, LaunchShape
 from l2attr.vocab import Command, ConsumerCode, Family, L2State, Pin, Quantity, RunKind, TimerKind
+
+if TYPE_CHECKING:
+    from l2attr.ladder.measure.run import LadderOptions
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -91,6 +95,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--no-bandwidth", action="store_true",
                    help="skip the warm-up and the copy / HBM-read / L2-read bandwidth measurements "
                         "(what `l2attr profile` asks of its children)")
+    g.add_argument("--extra-cell", dest="extra_cells", action="append", default=[],
+                   metavar="FAMILY:RUNG:PROFILE:L2_STATE",
+                   help="also measure this cell (repeatable): how `l2attr profile` runs its validity "
+                        "control's arms in the sweep's child")
     g.add_argument("--nvtx-calls", action="store_true",
                    help="also one NVTX range around each whole call (pin -> sync -> consumer), for "
                         "`profile --timeline`'s range replay")
@@ -142,12 +150,20 @@ def options_from_args(args: argparse.Namespace) -> "LadderOptions":
                                         for f in families):
         raise UserError(f"--pin-granularity {args.pin_granularity}: the "
                         f"{'/'.join(f.value for f in families)} family pins per element only")
+    from l2attr.ladder.measure.run import parse_extra_cell
+
+    extra_profiles = {parse_extra_cell(text, args.pin_granularity)[1] for text in args.extra_cells}
     if args.trace is not None:
         if args.profiles:
             raise UserError("give either --trace or --profiles, not both")
         profiles = [args.trace.stem]
+        if extra_profiles - set(profiles):
+            raise UserError(f"--extra-cell: with --trace the only workload is {profiles[0]!r}, not "
+                            f"{', '.join(sorted(extra_profiles - set(profiles)))}")
     else:
         profiles = parse_profiles(args.profiles)
+        if extra_profiles:
+            parse_profiles(",".join(sorted(extra_profiles)))     # an unknown profile: one line
     return LadderOptions(
         rungs=rungs, profiles=profiles, families=families, trace=args.trace, hot=args.hot,
         drop_out_of_range=args.drop_out_of_range, l2_state=_l2_states(args.l2_state), repeats=args.repeats,
@@ -157,7 +173,7 @@ def options_from_args(args: argparse.Namespace) -> "LadderOptions":
                           fast_load=args.fast_load, fast_maxrregcount=args.fast_maxrregcount),
         nvtx_last=args.nvtx_last, nvtx_calls=args.nvtx_calls, bandwidth=not args.no_bandwidth,
         spin_us=args.spin_us, timer=args.timer, host_repeat=not args.no_host_repeat,
-        cache_dir=args.cache_dir or (args.out / ".cache"))
+        cache_dir=args.cache_dir or (args.out / ".cache"), extra_cells=list(args.extra_cells))
 
 
 def _families_with_rungs(families: list[Family], rungs: list, args: argparse.Namespace) -> list[Family]:
@@ -217,6 +233,15 @@ def run(args: argparse.Namespace) -> int:
         check_ladder_inputs(args, cfg)     # files, names, numbers: before the GPU is looked for
         opts = options_from_args(args)
     require_gpu()  # before any run dir is made: no GPU -> one line, exit 2
+    facts = None
+    if not args.resume:   # the manifest's facts (git, nvidia-smi, ncu --version: subprocesses) meanwhile
+        from concurrent.futures import ThreadPoolExecutor
+
+        from l2attr.gpu.device import gpu_facts, software_versions
+
+        pool = ThreadPoolExecutor(max_workers=2)
+        facts = (pool.submit(software_versions), pool.submit(gpu_facts))
+        pool.shutdown(wait=False)
     if any(r.window for r in opts.rungs):   # APW+OptMT: the window must fit
         from l2attr.gpu.persisting import device_limits
         from l2attr.ladder.measure.residency import check_window_fits
@@ -226,16 +251,15 @@ def run(args: argparse.Namespace) -> int:
 
     check_fits(cfg)  # refuse a workload that does not fit, before allocating or writing
 
-    from l2attr.gpu.device import gpu_facts, software_versions
     from l2attr.ladder.measure.run import ladder_manifest, run_ladder
     from l2attr.commands.show import ladder_tables
     from l2attr.analysis.spread import describe_launch_lag, launch_lag_effect, repeat_spread
     from l2attr.rundir import RunDir, command_line
     from l2attr.schema import SAMPLES
 
-    if not args.resume:
+    if facts is not None:
         run_dir = RunDir.create(args.out, args.name,
-                                ladder_manifest(cfg, opts, command_line(), software_versions(), gpu_facts()))
+                                ladder_manifest(cfg, opts, command_line(), facts[0].result(), facts[1].result()))
     console.print(f"run dir: {run_dir.path}")
     progress = None if args.quiet else Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} repeats"),

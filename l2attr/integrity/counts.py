@@ -81,7 +81,9 @@ def check_profiled_kernels(metrics: pd.DataFrame, manifest: dict[str, Any], path
         return metrics
     declared = manifest.get("replayer_passes")
     if isinstance(declared, dict):
-        found = metrics[metrics["metric"] == PASSES_METRIC].groupby("report").size()
+        passes = metrics[metrics["metric"] == PASSES_METRIC]
+        # a kernel's rows may stand under two conditions (the folded control's after-pin arm)
+        found = passes.groupby("report")["launch"].nunique() if "launch" in passes else passes.groupby("report").size()
         for report, facts in declared.items():
             want = facts.get("kernels") if isinstance(facts, dict) else None
             have = int(found.get(report, 0))
@@ -92,6 +94,8 @@ def check_profiled_kernels(metrics: pd.DataFrame, manifest: dict[str, Any], path
         return metrics
     report, launch = metrics["report"].iloc[-1], metrics["launch"].iloc[-1]
     of_report = metrics[metrics["report"] == report]
+    if "condition" in of_report.columns:      # one kernel's rows under each of its labels
+        of_report = of_report[of_report["condition"] == metrics["condition"].iloc[-1]]
     derived = of_report["metric"].str.startswith(DERIVED_PREFIX, na=False)
     raw_counts = of_report[~derived].groupby("launch").size()
     last = of_report[of_report["launch"] == launch]

@@ -17,6 +17,10 @@ from l2attr.gpu.nvrtc import (BLOCK_SPEC, FLUSH_SPEC, READ_SPEC, SPIN_SPEC, Kern
 from l2attr.vocab import Abi, ConsumerCode, Pin
 
 SCALAR_CODE = {"fp32": 0, "fp16": 1, "bf16": 2}
+# the engine's kernels and compiler, re-exported: the ladder's code reaches them through this module
+__all__ = ["BLOCK_SPEC", "FLUSH_SPEC", "READ_SPEC", "SPIN_SPEC", "KernelSpec", "get_kernel", "device_arch",
+           "FastOptions", "consumer_spec", "pin_spec", "widest_vec", "kernel_resources", "specs_of",
+           "precompile", "SCALAR_CODE", "ELEMENT_BYTES", "VECTOR_BYTES"]
 
 
 @dataclass(frozen=True)
@@ -93,3 +97,49 @@ def kernel_resources(kernel: Any, block_threads: int) -> dict[str, Any]:
     occupancy = blocks * block_threads / props["maxThreadsPerMultiProcessor"]
     return {"registers_per_thread": regs, "local_bytes": int(kernel.local_size_bytes),
             "blocks_per_sm": int(blocks), "theoretical_occupancy": round(occupancy, 4)}
+
+
+def specs_of(v: Variant, dtype: str, maxrregcount: int = DEFAULT_MAXRREGCOUNT, rpf_depth: int = 2,
+             fast: FastOptions | None = None) -> list[KernelSpec]:
+    """Every kernel a variant compiles before it is timed: its consumer, its pin, and for the fast
+    family the weighted entry its check launches (it is built without the register cap)."""
+    specs = [consumer_spec(v, dtype, maxrregcount, rpf_depth, fast=fast)]
+    if v.rung.pins:
+        specs.append(pin_spec(dtype, v.pin))
+    if FAMILIES[v.family].abi == Abi.FAST:
+        specs.append(consumer_spec(v, dtype, maxrregcount, rpf_depth, fast=fast, weighted=True))
+    return specs
+
+
+def precompile(specs: list[KernelSpec], workers: int | None = None) -> int:
+    """Compile the modules of `specs` side by side (NVRTC releases the GIL), into the same
+    per-process cache get_kernel reads, so the serial get_kernel calls after it find them built.
+
+    Why: a cold cache (a fresh machine) compiled some fifteen modules one after the other, 3-4 s
+    on the H200's host. CuPy keeps its own disk cache keyed by source, options, architecture and
+    NVRTC version; a warm one makes this cheap. A module that fails here is left to the serial
+    call, which raises the compile error as it always did. Returns how many modules it built."""
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    try:
+        import cupy
+    except ImportError:       # no GPU stack: nothing to compile (the serial calls say so)
+        return 0
+
+    keys = list(dict.fromkeys((s.source, s.options) for s in specs))
+    if len(keys) < 2:
+        return 0
+    arch, device = device_arch(), cupy.cuda.Device().id
+
+    def build(key: tuple[str, tuple[str, ...]]) -> bool:
+        try:
+            cupy.cuda.Device(device).use()       # this thread's current context: the module loads there
+            cupy.cuda.runtime.free(0)
+            _module(key[0], key[1], arch)
+            return True
+        except Exception:
+            return False
+
+    with ThreadPoolExecutor(max_workers=max(1, min(len(keys), workers or os.cpu_count() or 1, 16))) as pool:
+        return sum(pool.map(build, keys))

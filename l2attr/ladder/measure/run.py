@@ -1,11 +1,14 @@
 """Layer A's run: compile and check every variant, then measure cell after cell, straight to disk.
 
-Order of work: variants (families x rungs, torch once) are compiled and checked against
-torch.nn.functional.embedding_bag; then per profile the workload is built once and every
-variant's repeats are measured, device and host repeats alternating and interleaved across the
-variants so a slow drift of the GPU touches all alike. Each finished repeat is appended to
-samples.csv at once and each cell's summary replaces its rows in cells.csv; `--resume` skips
-complete repeats and re-measures a repeat a crash cut short.
+Order of work: the workloads start building on a background thread (measure/prefetch.py) while
+variants (families x rungs, torch once) are compiled side by side and checked against
+torch.nn.functional.embedding_bag; once they are all built (nothing runs beside a timed kernel)
+the bandwidths are measured and, per profile, every variant's repeats, device and host repeats
+alternating and interleaved across the variants so a slow drift of the GPU touches all alike.
+Each round of repeats (one of every variant) is appended to samples.csv at once
+(measure/journal.py); once the last is timed, every cell is summarised into cells.csv.
+`--resume` skips complete repeats and re-measures a repeat a crash cut short. The phases'
+seconds are recorded (`timings`) and printed (measure/phases.py).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
@@ -22,11 +25,14 @@ from l2attr.ladder.config import WorkloadConfig
 from l2attr.errors import UserError
 from l2attr.ladder import ptxas
 from l2attr.ladder.declare import DEFAULT_MAXRREGCOUNT, Rung, Variant, plan_variants
-from l2attr.ladder.measure.check import check_variant, relative_error
-from l2attr.ladder.measure.gpu import Gpu, describe
+from l2attr.ladder.measure.check import check_variant
+from l2attr.ladder.measure.gpu import Gpu
+from l2attr.ladder.measure.gpu import describe as describe_gpu
 from l2attr.ladder.measure.kernels import LaunchShape, VariantKernels
 from l2attr.ladder.measure.protocol import CellRunner, samples_per_repeat
-from l2attr.measure.stats import CELL_KEYS, summarize_cell
+from l2attr.ladder.measure.realdata import (check_real_data, check_window_data, real_data_reference,  # noqa: F401
+                                             window_for)
+from l2attr.measure.stats import CELL_KEYS
 from l2attr.rundir import RunDir
 from l2attr.schema import CELLS, SAMPLES
 from l2attr.vocab import Command, Family, L2State, Pin, RunKind, TimerKind
@@ -53,6 +59,9 @@ class LadderOptions:
     host_repeat: bool = True
     cache_dir: Path | None = None
     bandwidth: bool = True                 # measure copy / HBM-read / L2-read bandwidth (not under ncu)
+    # cells beyond variants x profiles x states, "family:rung:profile:l2_state" (`l2attr profile`
+    # runs its validity control's arms in the sweep's child this way)
+    extra_cells: list[str] = field(default_factory=list)
 
     @property
     def states(self) -> list[str]:
@@ -63,6 +72,16 @@ class LadderOptions:
         pin = Pin(self.pin_granularity) if self.pin_granularity else None
         return plan_variants(self.families, self.rungs, pin)
 
+    @property
+    def extras(self) -> list[tuple[Variant, str, str]]:
+        """The extra cells as (variant, profile, l2 state), the variant with this run's pin choice."""
+        return [parse_extra_cell(text, self.pin_granularity) for text in self.extra_cells]
+
+    @property
+    def all_variants(self) -> list[Variant]:
+        """What is compiled and checked: the variants, then those only an extra cell uses."""
+        return list({v.key: v for v in [*self.variants, *(v for v, _, _ in self.extras)]}.values())
+
     def manifest(self) -> dict[str, Any]:
         d = asdict(self)
         d["rungs"] = [r.name for r in self.rungs]
@@ -72,6 +91,24 @@ class LadderOptions:
         d["hot"] = str(self.hot) if self.hot else None
         d["cache_dir"] = str(self.cache_dir) if self.cache_dir else None
         return d
+
+
+def parse_extra_cell(text: str, pin_granularity: str | None = None) -> tuple[Variant, str, str]:
+    """"family:rung:profile:l2_state" -> (variant, profile, state); a UserError names what is wrong."""
+    parts = str(text).split(":")
+    if len(parts) < 4 or not all(parts):
+        raise UserError(f"--extra-cell {text!r}: write FAMILY:RUNG:PROFILE:L2_STATE")
+    family, rung_name, state = parts[0], parts[1], parts[-1]
+    try:
+        fam, st = Family(family), L2State(state)
+    except ValueError as exc:
+        raise UserError(f"--extra-cell {text!r}: {exc}") from None
+    from l2attr.ladder.declare import rung as rung_named
+
+    chosen = plan_variants([fam], [rung_named(rung_name)], Pin(pin_granularity) if pin_granularity else None)
+    if not chosen:
+        raise UserError(f"--extra-cell {text!r}: the {family} family has no {rung_name} rung")
+    return chosen[0], ":".join(parts[2:-1]), st.value
 
 
 def ladder_manifest(cfg: WorkloadConfig, opts: LadderOptions, command: str, versions: dict[str, Any],
@@ -125,66 +162,6 @@ def drop_incomplete_repeats(run: RunDir, cfg: WorkloadConfig) -> int:
     return int(cut.sum())
 
 
-def iter_cells(opts: LadderOptions) -> Iterator[tuple[str, Variant]]:
-    for profile in opts.profiles:
-        for v in opts.variants:
-            yield profile, v
-
-
-def check_real_data(gpu: Gpu, kernels: VariantKernels | None, indices: Any, hot: Any) -> float:
-    """One call on the real workload (table 0, first batch) against torch, poisoned output."""
-    import torch.nn.functional as F
-
-    if kernels is None:
-        return 0.0
-    g = gpu
-    g.out.fill_(float("nan"))
-    if kernels.pin is not None:
-        kernels.launch_pin(g.weights[0], hot)
-    kernels.launch_consumer(g.weights[0], indices[0, 0], g.offsets, g.out)
-    g.torch.cuda.synchronize()
-    ref = F.embedding_bag(indices[0, 0], g.weights[0].double(), g.offsets, mode="sum")
-    return relative_error(g.out, ref)
-
-
-def window_for(gpu: Gpu, variants: list[Variant], indices: Any, hot: Any) -> Any:
-    """The APW+OptMT rung's remapped tables and stream window for this workload (None without it)."""
-    if not any(v.rung.window for v in variants):
-        return None
-    from l2attr.gpu.persisting import device_limits
-    from l2attr.ladder.measure.residency import StreamWindow, build_remap
-
-    remap = build_remap(gpu.torch, gpu.weights, hot, indices)
-    return StreamWindow(gpu.torch, gpu.cupy, remap, int(hot.numel()), 1.0,
-                        device_limits().persisting_max_bytes)
-
-
-def check_window_data(gpu: Gpu, kernels: VariantKernels | None, indices: Any, window: Any) -> float:
-    """One call through the remapped table and indices, window set, against torch on the originals."""
-    import torch.nn.functional as F
-
-    if kernels is None:
-        return 0.0
-    g = gpu
-    with window.active():
-        g.out.fill_(float("nan"))
-        window.set(0)
-        kernels.launch_consumer(window.remap.weights[0], window.remap.indices[0, 0], g.offsets, g.out)
-        g.stream_sync()
-    ref = F.embedding_bag(indices[0, 0], g.weights[0].double(), g.offsets, mode="sum")
-    return relative_error(g.out, ref)
-
-
-def _replace_cell(run: RunDir, summary: pd.DataFrame) -> None:
-    keys = list(CELL_KEYS)
-    if run.has(CELLS):
-        cells = run.read(CELLS)
-        this = tuple(str(summary.iloc[0][k]) for k in keys)
-        keep = cells[keys].astype(str).apply(tuple, axis=1) != this
-        summary = pd.concat([cells[keep], summary], ignore_index=True)
-    run.write(CELLS, summary)
-
-
 def variant_id(v: Variant) -> str:
     """The manifest's key for a variant: family/rung/pin."""
     return "/".join(v.key)
@@ -193,9 +170,15 @@ def variant_id(v: Variant) -> str:
 def compile_and_check(cfg: WorkloadConfig, opts: LadderOptions,
                       timings: dict[str, float]) -> tuple[dict[str, VariantKernels | None],
                                                           dict[str, Any], dict[str, Any]]:
+    from l2attr.ladder import compile as kc
+
     t0 = time.perf_counter()
+    variants = opts.all_variants
+    fast = kc.FastOptions(opts.shape.fast_unroll, opts.shape.fast_load, opts.shape.fast_maxrregcount)
+    kc.precompile([spec for v in variants if not v.is_reference
+                   for spec in kc.specs_of(v, cfg.dtype, opts.maxrregcount, opts.rpf_depth, fast)])
     compiled: dict[str, VariantKernels | None] = {}
-    for v in opts.variants:
+    for v in variants:
         compiled[variant_id(v)] = None if v.is_reference else VariantKernels(
             v, cfg.dtype, opts.shape, opts.maxrregcount, opts.rpf_depth)
     timings["compile_s"] = time.perf_counter() - t0
@@ -207,20 +190,73 @@ def compile_and_check(cfg: WorkloadConfig, opts: LadderOptions,
     return compiled, resources, checks
 
 
+# A profile's first cells follow host work (uploading its indices) with the GPU idle: it is kept
+# busy for as long as it sat idle, up to this long, before anything is kept (the run's first
+# warm-up, before the bandwidths, is this long too). Under ncu (no bandwidths) timing means
+# nothing and no warm-up runs.
+PROFILE_WARMUP_S = 0.5
+
+
+def _workload_bytes(cfg: WorkloadConfig) -> int:
+    from l2attr.ladder.workload import workload_shape
+
+    a, b, c = workload_shape(cfg)
+    return a * b * c * 8 + cfg.hot_rows * 8
+
+
 def run_ladder(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir,
                log: Callable[[str], None] = print, progress: Any = None) -> pd.DataFrame:
     """Measure every (profile, variant) cell into `run`; complete repeats are skipped."""
+    from l2attr.ladder.measure.journal import SampleJournal, summarize_cells, write_cells
+    from l2attr.ladder.measure.phases import Phases, describe, process_age_s
+    from l2attr.ladder.measure.prefetch import WorkloadPrefetch
     from l2attr.ladder.workload import build_workload
 
     t_start = time.perf_counter()
-    gpu = Gpu(cfg, opts.spin_us, log, timer=opts.timer)
-    timings: dict[str, float] = {"table_generation_s": gpu.table_gen_s}
-    compiled, resources, checks = compile_and_check(cfg, opts, timings)
-    log("correctness vs torch.nn.functional.embedding_bag (worst relative error): " + ", ".join(
-        f"{vid} {max(e.values()):.1e}" for vid, e in checks.items()))
+    clock = Phases()
+    age = process_age_s()
+    if age == age:
+        clock.add("startup_s", age)
+    cut = drop_incomplete_repeats(run, cfg)
+    done = complete_repeats(run, cfg)
+    plan = repeat_plan(opts)
+    variants = opts.variants
+    states = opts.states
+    extras = [(v, p, st) for v, p, st in opts.extras if not (p in opts.profiles and st in states
+                                                             and any(x.key == v.key for x in variants))]
+
+    def key(v: Variant, profile: str, state: str, repeat: int) -> RepeatKey:
+        return (*v.key[:2], v.key[2], profile, state, repeat)
+
+    def cells_of(profile: str) -> list[tuple[Variant, str]]:
+        """The (variant, state) cells of a profile, in the order they are measured."""
+        main = [(v, st) for st in states for v in variants] if profile in opts.profiles else []
+        return main + [(v, st) for v, p, st in extras if p == profile]
+
+    todo_profiles = [p for p in dict.fromkeys([*opts.profiles, *(p for _, p, _ in extras)])
+                     if any(key(v, p, st, rp) not in done for v, st in cells_of(p) for rp, _ in plan)]
+
+    def build(profile: str) -> Any:
+        if opts.trace is not None:
+            return build_workload(cfg, trace=opts.trace, hot=opts.hot, drop_out_of_range=opts.drop_out_of_range,
+                                  cache_dir=opts.cache_dir)
+        return build_workload(cfg, profile=profile, hot=opts.hot, cache_dir=opts.cache_dir)
+
+    prefetch = WorkloadPrefetch(build, todo_profiles, _workload_bytes(cfg))
+    try:
+        with clock.phase("engine_s"):
+            gpu = Gpu(cfg, opts.spin_us, log, timer=opts.timer)
+        timings: dict[str, float] = {"table_generation_s": gpu.table_gen_s}
+        compiled, resources, checks = compile_and_check(cfg, opts, timings)
+        log("correctness vs torch.nn.functional.embedding_bag (worst relative error): " + ", ".join(
+            f"{vid} {max(e.values()):.1e}" for vid, e in checks.items()))
+    finally:
+        with clock.phase("workload_wait_s"):
+            prefetch.wait_all()          # nothing in the background once anything is timed
     bandwidth: dict[str, float] = {}
+    t0 = time.perf_counter()
     if opts.bandwidth:
-        gpu.warm_up()
+        gpu.warm_up(PROFILE_WARMUP_S)
         bandwidth = {"hbm_copy_GBps": gpu.hbm_copy_GBps(),
                      "hbm_read_GBps": gpu.read_GBps(1 << 32),                    # 4 GiB: ~70x the H200's L2
                      # a quarter of L2 read 32 times per kernel (~0.5 GB of L2 traffic on an H200)
@@ -228,79 +264,89 @@ def run_ladder(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir,
         log(f"HBM device-to-device copy: {bandwidth['hbm_copy_GBps']:.0f} GB/s (read + write); read-only: "
             f"HBM {bandwidth['hbm_read_GBps']:.0f} GB/s, L2 {bandwidth['l2_read_GBps']:.0f} GB/s")
     gpu.flush_l2()
+    gpu_busy_until = time.perf_counter()
+    clock.add("bandwidth_s", gpu_busy_until - t0)
     run.update_manifest(variants=resources, checks=checks, **bandwidth,
-                        ptxas=ptxas.for_variants([variant_id(v) for v in opts.variants]),
+                        ptxas=ptxas.for_variants([variant_id(v) for v in opts.all_variants]),
                         telemetry="NVML per repeat (samples.csv: sm_clock_mhz ... clock_event_reasons)"
-                        if gpu.telemetry.available else "unavailable (no pynvml)", **describe(gpu))
+                        if gpu.telemetry.available else "unavailable (no pynvml)", **describe_gpu(gpu))
 
-    cut = drop_incomplete_repeats(run, cfg)
     if cut:
         log(f"resume: dropped {cut} rows of repeats cut short; they are measured again")
-    done = complete_repeats(run, cfg)
-    plan = repeat_plan(opts)
-    variants = opts.variants
+    journal = SampleJournal(run)
     manifest = run.manifest()
     workloads: dict[str, Any] = dict(manifest.get("workloads", {}))
     real_checks: dict[str, float] = dict(manifest.get("real_data_checks", {}))
-    bytes_per_call = consumer_bytes_per_call(cfg)
-    states = opts.states
-    task = progress.add_task(Command.LADDER.value, total=len(opts.profiles) * len(states) * len(variants) * len(plan)) \
-        if progress is not None else None
-    timings["workload_s"] = timings["measure_s"] = 0.0
+    profiles = list(dict.fromkeys([*opts.profiles, *(p for _, p, _ in extras)]))
+    n_cells = sum(len(cells_of(p)) for p in profiles)
+    task = progress.add_task(Command.LADDER.value, total=n_cells * len(plan)) if progress is not None else None
+    timings["measure_s"] = 0.0
 
-    def key(v: Variant, profile: str, state: str, repeat: int) -> RepeatKey:
-        return (*v.key[:2], v.key[2], profile, state, repeat)
-
-    for profile in opts.profiles:
-        todo = [1 for v in variants for st in states for rp in plan if key(v, profile, st, rp[0]) not in done]
-        if not todo:
+    for profile in profiles:
+        cells = cells_of(profile)
+        if profile not in todo_profiles:
             if progress is not None:
-                progress.advance(task, len(variants) * len(states) * len(plan))
+                progress.advance(task, len(cells) * len(plan))
             continue
+        w = prefetch.get(profile)
         t0 = time.perf_counter()
-        if opts.trace is not None:
-            w = build_workload(cfg, trace=opts.trace, hot=opts.hot,
-                               drop_out_of_range=opts.drop_out_of_range, cache_dir=opts.cache_dir)
-        else:
-            w = build_workload(cfg, profile=profile, hot=opts.hot, cache_dir=opts.cache_dir)
-        indices = gpu.upload_indices(w.indices)
-        hot = gpu.torch.from_numpy(np.ascontiguousarray(w.hot)).cuda()
+        with clock.phase("upload_s"):
+            indices = gpu.upload_indices(w.indices)
+            hot = gpu.torch.from_numpy(np.ascontiguousarray(w.hot)).cuda()
         workloads[profile] = w.source
-        timings["workload_s"] += time.perf_counter() - t0
-        t0 = time.perf_counter()
-        # Building the workload kept the host busy and the GPU idle; on the H200 the first cells
-        # measured after that showed launch lags above the spin (event times holding host time,
-        # medians up to 20 % high) for ~0.5 s. Busy the GPU again before anything is kept.
-        gpu.warm_up(0.5)
-        window = window_for(gpu, variants, indices, hot)
-        for v in variants:
-            err = check_real_data(gpu, compiled[variant_id(v)], indices, hot)
-            if v.rung.window and window is not None:
-                err = max(err, check_window_data(gpu, compiled[variant_id(v)], indices, window))
-            real_checks[f"{variant_id(v)}:{profile}"] = err
-            if err > 1e-5 and cfg.dtype == "fp32":
-                raise UserError(f"variant {v.label} is wrong on the {profile} workload: relative "
-                                f"error {err:.3g} vs torch.nn.functional.embedding_bag")
-        for state in states:
+        del w
+        if opts.bandwidth:
+            # The GPU sat idle while the host uploaded (or built) this profile's indices: busy it
+            # for as long again, up to PROFILE_WARMUP_S, before anything is kept.
+            with clock.phase("warmup_s"):
+                gpu.warm_up(min(PROFILE_WARMUP_S, max(0.0, time.perf_counter() - gpu_busy_until)))
+        with clock.phase("real_check_s"):
+            window = window_for(gpu, [v for v, _ in cells], indices, hot)
+            refs: dict[str, Any] = {}
+
+            def ref(ix: Any = indices) -> Any:     # one float64 reference for every variant of the profile
+                if "ref" not in refs:
+                    refs["ref"] = real_data_reference(gpu, ix)
+                return refs["ref"]
+
+            for v in dict.fromkeys(v for v, _ in cells):
+                err = check_real_data(gpu, compiled[variant_id(v)], indices, hot, ref)
+                if v.rung.window and window is not None:
+                    err = max(err, check_window_data(gpu, compiled[variant_id(v)], indices, window, ref))
+                real_checks[f"{variant_id(v)}:{profile}"] = err
+                if err > 1e-5 and cfg.dtype == "fp32":
+                    raise UserError(f"variant {v.label} is wrong on the {profile} workload: relative "
+                                    f"error {err:.3g} vs torch.nn.functional.embedding_bag")
+            refs.clear()
+        for state in dict.fromkeys(st for _, st in cells):
+            mine = [v for v, st in cells if st == state]
             runners = {variant_id(v): CellRunner(gpu, compiled[variant_id(v)], v, profile, state, indices, hot,
-                                                 opts.nvtx_last, opts.nvtx_calls, window=window) for v in variants}
+                                                 opts.nvtx_last, opts.nvtx_calls, window=window) for v in mine}
             for repeat, device_timed in plan:
-                for v in variants:
+                round_rows = []
+                t_round = time.perf_counter()
+                for v in mine:
                     if key(v, profile, state, repeat) in done:
                         continue
-                    run.append(SAMPLES, runners[variant_id(v)].run_repeat(repeat, device_timed))
+                    round_rows.append(runners[variant_id(v)].run_repeat(repeat, device_timed))
                     if progress is not None:
                         progress.advance(task)
-        all_samples = run.read(SAMPLES)
-        for state in states:
-            for v in variants:
-                mine = all_samples[(all_samples.family == v.family.value) & (all_samples.rung == v.rung.name)
-                                   & (all_samples.pin == v.pin.value) & (all_samples.profile == profile)
-                                   & (all_samples.l2_state == state)]
-                _replace_cell(run, summarize_cell(mine, bytes_per_call))
-        timings["measure_s"] += time.perf_counter() - t0
+                t_write = time.perf_counter()
+                clock.add("repeats_s", t_write - t_round)
+                journal.append(round_rows)
+                clock.add("journal_s", time.perf_counter() - t_write)
+        gpu_busy_until = time.perf_counter()
+        timings["measure_s"] += gpu_busy_until - t0
         del indices, hot, window
         run.update_manifest(workloads=workloads, real_data_checks=real_checks)
+
+    with clock.phase("summaries_s"):
+        order = [(*v.key, p, st) for p in profiles for v, st in cells_of(p)]
+        summary = summarize_cells(journal.samples(), order, consumer_bytes_per_call(cfg))
+        write_cells(run, summary)
+    timings["workload_s"] = prefetch.build_s
+    timings.update(clock.seconds)
     timings["total_s"] = time.perf_counter() - t_start
-    run.update_manifest(timings=timings)
+    run.update_manifest(timings=timings, workloads_built_ahead=prefetch.ahead)
+    log(describe(timings))
     return run.read(CELLS)

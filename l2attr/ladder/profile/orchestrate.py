@@ -15,7 +15,7 @@ from l2attr.catalog.sets import MetricSet
 from l2attr.errors import UserError
 from l2attr.ladder.profile.manifest import child_facts, jobs_record, profile_finished, profile_manifest
 from l2attr.profile.ncu_import import ImportResult
-from l2attr.ladder.profile.plan import Plan, ProfileSettings, job_condition, make_plan
+from l2attr.ladder.profile.plan import Plan, ProfileSettings, control_cell, job_condition, label_rows, make_plan
 from l2attr.profile.runner import Log, check_job, run_job
 from l2attr.profile.tools import Tools, detect_chip, ncu_version, validate_metric_names
 
@@ -83,6 +83,8 @@ def run_profile(s: ProfileSettings, log: Log, tools: Tools | None = None) -> Pro
     run.update_manifest(**child_facts(run.path / "child"))
     imported = import_reports([(j.report, job_condition(j)) for j in plan.jobs], expected=mset.metrics,
                               keep_all=s.keep_all)
+    cell = control_cell(s.rungs, s.profiles, s.control_profile, s.control_family) if s.control else None
+    imported = ImportResult(label_rows(imported.table, cell), imported.warnings, imported.chip)
     run.write(METRICS, imported.table)
     run.update_manifest(**profile_finished(imported.table, imported.warnings, walls, mset.metrics))
     return ProfileOutcome(chip, mset, note, plan, run.path, imported, warnings)

@@ -1,9 +1,12 @@
 """What `l2attr profile` will run, decided before anything runs: the child ladder, the ncu jobs.
 
 Application replay reruns the whole child once per pass, so the plan keeps child runs few:
-one ncu invocation profiles the whole family x rung x profile sweep, and one small one-cell
-invocation runs the validity control's three arms (l2p_optmt on the hottest selected profile:
-consumer right after the pin, after pin + L2 flush, after pin + persisting-L2 reset).
+one ncu invocation profiles the whole family x rung x profile sweep, and the validity control's
+three arms (l2p_optmt on the hottest selected profile: consumer right after the pin, after pin +
+L2 flush, after pin + persisting-L2 reset) run in the same child as extra cells (`ladder
+--extra-cell`): a separate control child cost four more child starts (~50 s on the H200). The
+after-pin arm is the sweep's own cell where the sweep has it (its rows are labelled twice, once
+per use); `label_rows` gives each imported row its condition.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import shlex
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from l2attr.ladder.config import WorkloadConfig
 from l2attr.errors import UserError
@@ -20,6 +23,9 @@ from l2attr.ladder.declare import HEADLINE_FAMILY, PROFILES, RUNGS
 from l2attr.profile.ncu_cmd import NcuOptions, build_ncu_argv, report_path
 from l2attr.profile.ncu_import import control_condition
 from l2attr.vocab import Command, Condition, Job, L2State, RungId, TimerKind
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 CONTROL_RUNG = RungId.L2P_OPTMT.value
 # The control's three arms run in one child, state after state (the import labels each row's arm
@@ -107,6 +113,28 @@ def hottest_profile(profiles: Sequence[str]) -> str:
     return profiles[0]
 
 
+@dataclass(frozen=True)
+class ControlCell:
+    """The validity control's cell and where each of its arms runs in the sweep's child."""
+
+    family: str
+    profile: str
+    natural_in_sweep: bool      # the sweep measures the cell's natural state itself
+
+    @property
+    def extra_states(self) -> list[str]:
+        return [st for st in CONTROL_STATES if not (self.natural_in_sweep and st == L2State.NATURAL)]
+
+    def extra_cell_flags(self) -> list[str]:
+        return [x for st in self.extra_states for x in ("--extra-cell", f"{self.family}:{CONTROL_RUNG}:{self.profile}:{st}")]
+
+
+def control_cell(rungs: Sequence[str], profiles: Sequence[str], control_profile: str | None,
+                 control_family: str) -> ControlCell:
+    prof = control_profile or hottest_profile(profiles)
+    return ControlCell(control_family, prof, CONTROL_RUNG in rungs and prof in profiles)
+
+
 def plan_jobs(run_dir: Path, cfg: WorkloadConfig, rungs: Sequence[str], profiles: Sequence[str],
               calls_per_cell: int | None, control: bool = True, control_profile: str | None = None,
               extra: Sequence[str] = (), python: str = sys.executable,
@@ -116,19 +144,12 @@ def plan_jobs(run_dir: Path, cfg: WorkloadConfig, rungs: Sequence[str], profiles
     if calls_per_cell < 1:
         raise UserError("--calls-per-cell must be at least 1 (it is how many table calls per cell are profiled)")
     ncu_dir, child_dir = run_dir / "ncu", run_dir / "child"
-    sweep, control_job = Job.SWEEP.value, Job.CONTROL.value
-    jobs = [NcuJob(sweep, Condition.LADDER.value,
+    sweep = Job.SWEEP.value
+    folded = control_cell(rungs, profiles, control_profile, control_family).extra_cell_flags() if control else []
+    return [NcuJob(sweep, Condition.LADDER.value,
                    tuple(child_command(cfg, rungs, profiles, L2State.NATURAL.value, calls_per_cell, child_dir, sweep,
-                                       extra, python)),
+                                       [*extra, *folded], python)),
                    ncu_dir / sweep)]
-    if control:
-        prof = control_profile or hottest_profile(profiles)
-        jobs.append(NcuJob(control_job, control_job,
-                           tuple(child_command(cfg, [CONTROL_RUNG], [prof], ",".join(CONTROL_STATES),
-                                               calls_per_cell, child_dir, control_job,
-                                               [*extra, "--family", control_family], python)),
-                           ncu_dir / control_job))
-    return jobs
 
 
 def job_argv(job: NcuJob, metrics: Sequence[str], opts: NcuOptions, ncu: str) -> list[str]:
@@ -156,8 +177,30 @@ def make_plan(run_dir: Path, cfg: WorkloadConfig, rungs: Sequence[str], profiles
 
 
 def job_condition(job: NcuJob) -> str | Callable[[str], str]:
-    """How the import labels a job's rows: the job's condition, or each control row by its arm."""
+    """How the import labels a job's rows: the job's condition, or each control row by its arm
+    (a separate control job, as runs made before the control was folded into the sweep had)."""
     return control_condition if job.condition == Job.CONTROL else job.condition
+
+
+def label_rows(table: "pd.DataFrame", cell: ControlCell | None) -> "pd.DataFrame":
+    """The folded sweep's rows with their conditions: rows of a control arm's L2 state are that arm;
+    the control cell's natural rows are the after-pin arm, and stay ladder rows too when the
+    sweep measures that cell (then they appear twice: a kernel, two uses)."""
+    import pandas as pd
+
+    if cell is None or table.empty:
+        return table
+    state = table["l2_state"].astype(str)
+    arm = state.isin([st for st in CONTROL_STATES if st != L2State.NATURAL])
+    out = table.copy()
+    out.loc[arm, "condition"] = state[arm].map(control_condition)
+    mine = ((table["family"].astype(str) == cell.family) & (table["rung"].astype(str) == CONTROL_RUNG)
+            & (table["profile"].astype(str) == cell.profile) & (state == L2State.NATURAL.value))
+    if not cell.natural_in_sweep:
+        out.loc[mine, "condition"] = Condition.CONTROL_AFTER_PIN.value
+        return out
+    twice = table[mine].assign(condition=Condition.CONTROL_AFTER_PIN.value)
+    return pd.concat([twice, out], ignore_index=True) if len(twice) else out
 
 
 def control_inputs(s: ProfileSettings) -> dict[str, Any] | None:
@@ -165,5 +208,7 @@ def control_inputs(s: ProfileSettings) -> dict[str, Any] | None:
     and analysis.control judges against metrics.csv; None when the run has no control."""
     if not s.control:
         return None
-    return {"rung": CONTROL_RUNG, "family": s.control_family,
-            "profile": s.control_profile or hottest_profile(s.profiles), "l2_states": list(CONTROL_STATES)}
+    cell = control_cell(s.rungs, s.profiles, s.control_profile, s.control_family)
+    return {"rung": CONTROL_RUNG, "family": s.control_family, "profile": cell.profile,
+            "l2_states": list(CONTROL_STATES), "job": Job.SWEEP.value,
+            "after_pin": "the sweep's own cell" if cell.natural_in_sweep else "an extra cell of the sweep's child"}
