@@ -24,6 +24,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from l2attr.commands.ladder_inputs import check_ladder_inputs, check_resume_flags, parser_defaults
 from l2attr.ladder.config import WorkloadConfig, add_workload_args, config_from_args
@@ -33,6 +34,9 @@ from l2attr.ladder.declare import (
 )
 from l2attr.ladder.measure.kernels import FAST_UNROLLS, LaunchShape
 from l2attr.vocab import Command, ConsumerCode, Family, L2State, Pin, Quantity, RunKind, TimerKind
+
+if TYPE_CHECKING:
+    from l2attr.ladder.measure.run import LadderOptions
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

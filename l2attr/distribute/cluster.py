@@ -49,8 +49,8 @@ def pinned_cluster_class() -> type:
 
 
 def _local(dist: Distribute, log: Callable[[str], None], prefer_cuda: bool) -> Any:
-    common = dict(threads_per_worker=1, processes=True, resources={GPU_RESOURCE: 1}, dashboard_address=":0",
-                  memory_limit=0, silence_logs=logging.ERROR)
+    common = dict(threads_per_worker=1, resources={GPU_RESOURCE: 1}, dashboard_address=":0", memory_limit=0,
+                  silence_logs=logging.ERROR)     # LocalCUDACluster sets processes=True itself
     if prefer_cuda:
         try:
             from dask_cuda import LocalCUDACluster
@@ -64,7 +64,7 @@ def _local(dist: Distribute, log: Callable[[str], None], prefer_cuda: bool) -> A
                 return cluster
             except Exception as exc:   # no NVML, an odd device list: the plain cluster pins as well
                 log(f"cluster: dask-cuda could not start ({type(exc).__name__}: {exc}); using LocalCluster")
-    cluster = pinned_cluster_class()(list(dist.slots), **common)
+    cluster = pinned_cluster_class()(list(dist.slots), processes=True, **common)
     log(f"cluster: distributed LocalCluster, {len(dist.slots)} worker(s), CUDA_VISIBLE_DEVICES per worker")
     return cluster
 
