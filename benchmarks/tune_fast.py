@@ -10,6 +10,13 @@ interleaved across the points so a drift of the GPU touches all alike; the cold 
 repeat is dropped. The tuned family's OptMT consumer runs beside them as the reference. Writes
 `fast_tuning.csv` (one row per point and profile, rewritten atomically after each profile) and
 prints the choice `l2attr.analysis.tuning.choose` makes from it.
+
+    python benchmarks/tune_fast.py --out OUT --workers N [--chunk 12] [--resume]
+
+splits the grid into chunks of --chunk points, one unit per chunk, measured on N GPUs (one worker
+process each, l2attr/distribute); every chunk times the tuned reference beside its points on its
+own GPU, the table gains gpu_uuid / gpu_name / host columns, and the choice ranks points by that
+same-GPU ratio (analysis.tuning).
 """
 
 from __future__ import annotations
@@ -19,12 +26,14 @@ import itertools
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pandas as pd
 
 from l2attr import atomic
 from l2attr.analysis.tuning import choose, score
+from l2attr.schema import TUNING_KNOBS as KNOBS
 from l2attr.ladder.config import PRESETS
 from l2attr.ladder.declare import FAST_DEFAULT, parse_profiles, variant
 from l2attr.ladder.measure.kernels import LaunchShape, VariantKernels
@@ -52,44 +61,41 @@ def shape(p: Point) -> LaunchShape:
                        fast_load=p[3], fast_maxrregcount=p[4])
 
 
-def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=Path("tuning"))
-    ap.add_argument("--profiles", default="random,reuse_medium")
-    ap.add_argument("--batches", type=int, default=4, help="measured batches per repeat (x 12 tables)")
-    ap.add_argument("--repeats", type=int, default=3)
-    args = ap.parse_args(argv)
+def measure_points(pts: list[Point], profiles: list[str], batches: int, repeats: int, cache_dir: Path,
+                   on_profile: Callable[[list[dict]], None] = lambda rows: None,
+                   log: Callable[[str], None] = print) -> list[dict]:
+    """On this process's GPU: compile the points, check them on each profile's real workload, and
+    time them beside the tuned OptMT consumer, repeats interleaved; one row per point and profile.
+    `on_profile(rows so far)` after each profile (the one-process path writes the table there)."""
     from dataclasses import replace
 
+    from l2attr.errors import UserError
     from l2attr.ladder.measure.gpu import Gpu
     from l2attr.ladder.measure.run import check_real_data
     from l2attr.ladder.workload import build_workload
 
-    t_start = time.perf_counter()
-    cfg = replace(PRESETS["artifact"], batches=args.batches, warmup_batches=1)
-    gpu = Gpu(cfg, 50.0, print)
+    cfg = replace(PRESETS["artifact"], batches=batches, warmup_batches=1)
+    gpu = Gpu(cfg, 50.0, log)
     ref = VariantKernels(variant("tuned", "optmt"), cfg.dtype, LaunchShape())
-    kernels = {p: VariantKernels(variant("fast", "optmt"), cfg.dtype, shape(p)) for p in points()}
+    kernels = {p: VariantKernels(variant("fast", "optmt"), cfg.dtype, shape(p)) for p in pts}
     # A block larger than the registers allow does not launch: such points are left out, said once.
-    pts = [p for p, k in kernels.items() if 32 * p[0] * p[1] <= k.consumer.max_threads_per_block]
-    for p in sorted(set(kernels) - set(pts)):
-        print(f"tune_fast: {p} does not launch ({kernels[p].consumer.num_regs} registers x "
-              f"{32 * p[0] * p[1]} threads)")
+    ok = [p for p, k in kernels.items() if 32 * p[0] * p[1] <= k.consumer.max_threads_per_block]
+    for p in sorted(set(kernels) - set(ok)):
+        log(f"tune_fast: {p} does not launch ({kernels[p].consumer.num_regs} registers x "
+            f"{32 * p[0] * p[1]} threads)")
         del kernels[p]
     rows: list[dict] = []
-    args.out.mkdir(parents=True, exist_ok=True)
-    for profile in parse_profiles(args.profiles):
-        w = build_workload(cfg, profile=profile, cache_dir=args.out / ".cache")
+    for profile in profiles:
+        w = build_workload(cfg, profile=profile, cache_dir=cache_dir)
         idx = gpu.upload_indices(w.indices)
         hot = gpu.torch.from_numpy(np.ascontiguousarray(w.hot)).cuda()
         gpu.warm_up(0.5)
         errors = {p: check_real_data(gpu, k, idx, hot) for p, k in kernels.items()}
         bad = {p: e for p, e in errors.items() if not e <= 1e-5}
         if bad:
-            print(f"tune_fast: points wrong vs torch on {profile}: {bad}", file=sys.stderr)
-            return 1
-        samples: dict[object, list[list[float]]] = {p: [] for p in [*pts, "tuned"]}
-        for _ in range(args.repeats):
+            raise UserError(f"points wrong vs torch on {profile}: {bad}")
+        samples: dict[object, list[list[float]]] = {p: [] for p in [*ok, "tuned"]}
+        for _ in range(repeats):
             for p, k in [*kernels.items(), ("tuned", ref)]:
                 times = []
                 for b in range(cfg.warmup_batches, cfg.warmup_batches + cfg.batches):
@@ -98,7 +104,7 @@ def main(argv: list[str]) -> int:
                                                                          gpu.offsets, gpu.out)))
                 samples[p].append(times[1:])   # the repeat's cold first call is dropped
         tuned_us = float(np.median(np.concatenate(samples["tuned"])))
-        for p in pts:
+        for p in ok:
             per_repeat = [float(np.median(s)) for s in samples[p]]
             med = float(np.median(np.concatenate(samples[p])))
             res = kernels[p].resources()["consumer"]
@@ -110,14 +116,90 @@ def main(argv: list[str]) -> int:
                          "vs_tuned": med / tuned_us, "check_error": errors[p],
                          "registers": res["registers_per_thread"], "blocks_per_sm": res["blocks_per_sm"],
                          "theoretical_occupancy": res["theoretical_occupancy"]})
-        atomic.write_csv(args.out / "fast_tuning.csv", pd.DataFrame(rows))
-        del idx, hot
+        on_profile(rows)
+        idx = hot = None      # this profile's workload leaves the GPU before the next is uploaded
+    return rows
+
+
+def measure_chunk(pts: list[Point], profiles: list[str], batches: int, repeats: int, cache_dir: Path) -> dict:
+    """A worker's unit: a chunk of the grid with its own tuned reference (ratios stay on one GPU)."""
+    lines: list[str] = []
+    return {"rows": measure_points(pts, profiles, batches, repeats, cache_dir, log=lines.append), "log": lines}
+
+
+def on_workers(args: argparse.Namespace, dist, pts: list[Point], profiles: list[str], client=None) -> list[dict]:
+    """The grid in chunks of --chunk points, one unit each, on one GPU per worker; the table is
+    rewritten (atomically) as each chunk arrives, so --resume measures only the chunks not in it."""
+    from l2attr.distribute.cluster import using_cluster
+    from l2attr.distribute.units import Counter, Unit, missing_error, run_units
+
+    out = args.out / "fast_tuning.csv"
+    rows: list[dict] = []
+    chunks = [pts[i:i + args.chunk] for i in range(0, len(pts), args.chunk)]
+    if args.resume and out.is_file():      # a chunk's rows are written at once: any of them means all
+        old = pd.read_csv(out)
+        have = {tuple(int(v) for v in r) for r in old[list(KNOBS)].to_numpy()}
+        done = [c for c in chunks if any(p in have for p in c)]
+        rows = old.to_dict("records")
+        chunks = [c for c in chunks if c not in done]
+        print(f"tune_fast: resume: {len(done)} chunks kept, {len(chunks)} to measure")
+    units = [Unit(f"tune:{i}", measure_chunk, (c, profiles, args.batches, args.repeats, args.out / ".cache"))
+             for i, c in enumerate(chunks)]
+    counter = Counter(len(units), print)
+
+    def arrived(a) -> None:
+        for line in a.value["log"]:
+            print(line)
+        rows.extend({**r, **a.where.columns()} for r in a.value["rows"])
+        atomic.write_csv(out, pd.DataFrame(rows))
+        counter.said(a)
+
+    with using_cluster(dist, print, client) as c:
+        outcome = run_units(c, units, arrived)
+    if outcome.missing:
+        raise missing_error(outcome, out, "chunks")
+    return rows
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=Path("tuning"))
+    ap.add_argument("--profiles", default="random,reuse_medium")
+    ap.add_argument("--batches", type=int, default=4, help="measured batches per repeat (x 12 tables)")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--chunk", type=int, default=12,
+                    help="with --workers/--scheduler: grid points per unit, each unit timing the tuned "
+                         "OptMT reference beside them on its GPU (default 12)")
+    ap.add_argument("--resume", action="store_true",
+                    help="with --workers/--scheduler: keep the chunks OUT/fast_tuning.csv already holds")
+    from l2attr.distribute.options import add_arguments, from_args
+    from l2attr.errors import UserError
+
+    add_arguments(ap)
+    args = ap.parse_args(argv)
+    try:
+        dist = from_args(args)              # before any GPU is looked for: a bad flag exits 2, as argparse
+        if args.chunk < 1:
+            raise UserError(f"--chunk must be at least 1, got {args.chunk}")
+    except UserError as exc:
+        print(f"tune_fast: error: {exc}", file=sys.stderr)
+        return 2
+    t_start = time.perf_counter()
+    profiles = parse_profiles(args.profiles)
+    if dist is None:
+        def write(rows: list[dict]) -> None:
+            atomic.write_csv(args.out / "fast_tuning.csv", pd.DataFrame(rows))
+
+        rows = measure_points(points(), profiles, args.batches, args.repeats, args.out / ".cache", on_profile=write)
+    else:
+        rows = on_workers(args, dist, points(), profiles)
     table = pd.DataFrame(rows)
     s = score(table)
     with pd.option_context("display.width", 200, "display.max_rows", 80):
         print(s.to_string(index=False, float_format=lambda x: f"{x:.2f}"))
+    n_points = table[list(KNOBS)].drop_duplicates().shape[0]
     print(f"tune_fast: choice {choose(table)} (today's defaults: {FAST_DEFAULT}); "
-          f"{len(pts)} points x {table['profile'].nunique()} profiles in {time.perf_counter() - t_start:.1f} s")
+          f"{n_points} points x {table['profile'].nunique()} profiles in {time.perf_counter() - t_start:.1f} s")
     return 0
 
 

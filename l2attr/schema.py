@@ -61,6 +61,15 @@ SAMPLES = Table(
     },
 )
 
+# Where a unit of a run was measured (l2attr/distribute: one process per GPU, several GPUs or hosts):
+# optional columns of the tables a distributed run writes; a run of one process records its GPU in
+# the manifest's `gpu` instead (an empty value here means the same).
+GPU_COLUMNS = {
+    "gpu_uuid": "UUID of the GPU that measured the row's unit (distributed runs; empty: the manifest's gpu)",
+    "gpu_name": "name of that GPU (distributed runs)",
+    "host": "host name of the machine that measured it (distributed runs)",
+}
+
 CELLS = Table(
     "cells",
     {
@@ -81,6 +90,20 @@ CELLS = Table(
         "achieved_GBps": "bytes_per_call / median (consumer, kernel timer only)",
     },
     ("family", "rung", "pin", "profile", "l2_state", "quantity", "timer"),
+    optional=dict(GPU_COLUMNS),
+)
+
+UNITS = Table(
+    "units",
+    {
+        "unit": "unit id: what one worker measured in one go (e.g. ladder:artifact:reuse_high, "
+                "sweep:tuned:random, ncu:sweep-fast-random, tune:random:3)",
+        **GPU_COLUMNS,
+        "worker": "Dask worker address that ran it",
+        "started_utc": "when the worker started the unit (ISO time, UTC)",
+        "wall_s": "seconds the unit took on its worker",
+    },
+    ("unit",),
 )
 
 METRICS = Table(
@@ -272,7 +295,7 @@ STEP_EDGES = Table(
 TUNING_KNOBS = ("warps_per_bag", "bags_per_block", "unroll", "load", "maxrregcount")
 
 TABLES = {t.name: t for t in (SAMPLES, CELLS, METRICS, TIMELINE, PHASES, EXP_SAMPLES, EXP_CELLS, EXP_METRICS,
-                              STEP_KERNELS, STEP_OPS, STEP_TIMES, STEP_DRAM, STEP_EDGES)}
+                              STEP_KERNELS, STEP_OPS, STEP_TIMES, STEP_DRAM, STEP_EDGES, UNITS)}
 
 
 def check_frame(df: pd.DataFrame, table: Table, source: str) -> pd.DataFrame:

@@ -19,6 +19,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "l2attr"
 # is a package on top of it (`ladder`: declarations, inputs, kernels, its measurement, profile plan
 # and sweeps). Producers never import the readers (analysis, report); analysis and report stand on
 # `ladder` only to read its declarations (rung labels, families) and its sweep tables' schemas.
+# `distribute` (many GPUs, Dask) splits the ladder's runs into units and writes what its workers
+# return: above the ladder, below everything that reads runs.
 FLOORS: tuple[tuple[str, ...], ...] = (
     ("__init__", "grammar", "vocab", "errors", "atomic", "resources", "gitinfo"),
     ("names", "catalog", "schema", "csvfile", "sizes", "outputs"),
@@ -26,6 +28,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("measure", "profile"),
     ("experiment",),
     ("ladder",),
+    ("distribute",),
     ("integrity",),
     ("analysis", "doctor"),
     ("steps",),

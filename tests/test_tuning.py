@@ -45,3 +45,13 @@ def test_shipped_defaults_are_the_committed_tables_choice():
     default = {k: getattr(FAST_DEFAULT, k) for k in KNOBS}
     assert default == choose(table) or within_spread(table, default)
     assert (table["check_error"] <= 1e-5).all()
+
+
+def test_a_table_of_two_gpus_is_ranked_by_the_ratio_to_each_gpus_own_reference():
+    # w=1 on a fast GPU (reference 50): 40 µs, 0.8x; w=2 on a slow GPU (reference 80): 56 µs, 0.7x.
+    # Its medians would pick w=1; measured against their own GPU's tuned consumer, w=2 is the better point.
+    t = pd.DataFrame([{**_row("random", 1, 40.0), "vs_tuned": 0.8, "gpu_uuid": "GPU-a"},
+                      {**_row("random", 2, 56.0), "vs_tuned": 0.7, "gpu_uuid": "GPU-b"}])
+    assert choose(t)["warps_per_bag"] == 2
+    assert choose(t.assign(gpu_uuid="GPU-a"))["warps_per_bag"] == 1       # one GPU: its medians decide
+    assert not within_spread(t, {"warps_per_bag": 1, "bags_per_block": 2, "unroll": 4, "load": 0, "maxrregcount": 0})

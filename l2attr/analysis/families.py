@@ -11,11 +11,12 @@ frames `analysis.study.analyse` already made, so every printer says the same num
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import pandas as pd
 
 from l2attr.analysis.common import NA, is_missing, ordered_profiles
+from l2attr.analysis.gpus import cross_gpu_reason, two_gpus
 from l2attr.analysis.verdict import HONEST_COMPARAND, PIN_RUNG
 from l2attr.ladder.declare import FAMILIES, HEADLINE_FAMILY, RUNG_BY_NAME
 from l2attr.vocab import Family
@@ -43,8 +44,13 @@ def rung_name(family: str, rung: str) -> str:
 
 
 def family_table(ladder: pd.DataFrame, verdict: pd.DataFrame, measured: pd.DataFrame,
-                 state: str) -> pd.DataFrame:
-    """One row per (profile, series) for `state`; empty when no ladder was measured."""
+                 state: str, gpu: Callable[[str, str, str, str], str] | None = None,
+                 allow_mixed: bool = False) -> pd.DataFrame:
+    """One row per (profile, series) for `state`; empty when no ladder was measured.
+
+    `gpu(family, rung, profile, state)`: the GPU that measured that consumer cell (analysis.gpus);
+    the ratio to the tuned OptMT consumer is left out where the two were measured on two GPUs,
+    unless `allow_mixed`."""
     if ladder is None or ladder.empty:
         return pd.DataFrame()
     lad = ladder[ladder["l2_state"] == state]
@@ -57,11 +63,18 @@ def family_table(ladder: pd.DataFrame, verdict: pd.DataFrame, measured: pd.DataF
             consumer = _value(mine, "consumer_us", profile=profile, rung=HONEST_COMPARAND)
             if is_missing(consumer):
                 continue
+            missing: dict[str, str] = {}
+            vs_tuned = consumer / ref_us if not is_missing(ref_us) and ref_us > 0 else NA
+            if gpu is not None and not allow_mixed and not is_missing(vs_tuned):
+                here = gpu(family, HONEST_COMPARAND, profile, state)
+                there = gpu(REFERENCE_FAMILY, HONEST_COMPARAND, profile, state)
+                if two_gpus(here, there):
+                    vs_tuned, missing["vs_tuned"] = NA, cross_gpu_reason(here, there)
             row: dict[str, Any] = {
                 "profile": profile, "series": series, "family": family, "pin": pin,
                 "unpinned": rung_name(family, HONEST_COMPARAND), "pinned": rung_name(family, PIN_RUNG),
-                "consumer_us": consumer,
-                "vs_tuned": consumer / ref_us if not is_missing(ref_us) and ref_us > 0 else NA,
+                "consumer_us": consumer, "missing": missing,
+                "vs_tuned": vs_tuned,
                 "dram_fraction": _value(measured, "dram_fraction", series=series, profile=profile,
                                         rung=HONEST_COMPARAND),
                 "dram_GBps": _value(measured, "dram_GBps", series=series, profile=profile, rung=HONEST_COMPARAND),

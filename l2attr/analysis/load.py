@@ -99,6 +99,8 @@ class Study:
     phases: pd.DataFrame = field(default_factory=pd.DataFrame)
     # runs of another workload or GPU combined with --allow-mixed: said at the top of the report
     mixed: list[str] = field(default_factory=list)
+    # --allow-mixed: cells of two GPUs may be compared (ratios across GPUs are formed; analysis.gpus)
+    allow_mixed: bool = False
 
     @property
     def has_layer_a(self) -> bool:
@@ -184,7 +186,7 @@ def load_runs(paths: list[Path] | list[str], allow_mixed: bool = False, allow_pa
                  cells=tables["cells"], metrics=tables["metrics"], notes=notes,
                  timeline=tables["timeline"], phases=tables["phases"],
                  overlaps={k: v for k, v in overlaps.items() if not v.empty}, damage=damage.messages,
-                 mixed=mixed)
+                 mixed=mixed, allow_mixed=allow_mixed)
 
 
 def preference_order(runs: list[Run]) -> list[Run]:

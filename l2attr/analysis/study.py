@@ -15,6 +15,7 @@ from l2attr.analysis.caveats import (
 from l2attr.analysis.compare import compare_cells, compare_settings, compare_summary, pair_identity
 from l2attr.analysis.control import study_controls
 from l2attr.analysis.families import family_table
+from l2attr.analysis.gpus import consumer_gpus, gpu_spread
 from l2attr.analysis.ladder import latency_ladder
 from l2attr.analysis.load import Study
 from l2attr.analysis.roofline import measured_roofline, roofline_fractions
@@ -62,6 +63,8 @@ class Analysis:
     compare_identity: pd.DataFrame = field(default_factory=pd.DataFrame)
     # the kernel families side by side per profile (analysis.families); empty without a ladder
     families: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # cells that several GPUs measured, each GPU's median and their spread (analysis.gpus)
+    gpu_spread: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def state_rows(self, df: pd.DataFrame) -> pd.DataFrame:
         """The rows of a layer-A table for the primary l2_state."""
@@ -173,11 +176,13 @@ def analyse(study: Study, l2_state: str | None = None, sweeps: list[Any] | None 
                                f"{used}'s (ladder runs first, then the newest) and the compare section sets "
                                "both side by side", f"{run}/cells.csv + {used}/cells.csv")
                 for (used, run), n in compare.groupby(["used_run", "run"], sort=False).size().items()]
-    families = family_table(out["ladder"], out["verdict"], out["measured_roofline"], state)
+    families = family_table(out["ladder"], out["verdict"], out["measured_roofline"], state,
+                            gpu=consumer_gpus(study), allow_mixed=study.allow_mixed)
     return Analysis(study=study, state=state, series=series, hbm_copy_GBps=hbm,
                     caveats=sort_caveats(caveats), controls=controls, compare=compare, compare_summary=summary,
                     compare_settings=compare_settings(study, compare),
-                    compare_identity=pair_identity(study, compare), families=families, **out)
+                    compare_identity=pair_identity(study, compare), families=families,
+                    gpu_spread=gpu_spread(study), **out)
 
 
 SERIES_FRAMES = ("ladder", "amortisation", "curve", "share", "roofline", "l2", "pin_effect", "rpf_vs_l2p",

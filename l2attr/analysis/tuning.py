@@ -4,28 +4,47 @@
 the GPU and writes one row per point and profile. The default is the point with the smallest
 geometric mean of its consumer medians over the profiles measured; `LaunchShape`'s defaults must
 be that point (a CPU test holds them to it), or within the table's own spread of it.
+
+A table measured on several GPUs (`tune_fast.py --workers`: its `gpu_uuid` column holds more than
+one) compares points by their ratio to the tuned OptMT consumer timed beside them on their own
+GPU (`vs_tuned`), never by medians of two GPUs (analysis.gpus' rule).
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pandas as pd
 
 from l2attr.schema import TUNING_KNOBS as KNOBS
 
 
+def across_gpus(table: pd.DataFrame) -> bool:
+    """The table's points were measured on more than one GPU."""
+    return "gpu_uuid" in table and table["gpu_uuid"].dropna().astype(str).nunique() > 1
+
+
+def _geomean(values: Any) -> float:
+    values = list(values)
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
 def score(table: pd.DataFrame) -> pd.DataFrame:
     """One row per launch point: geometric mean of its median_us over profiles, its worst spread,
-    and its ratio to the tuned OptMT consumer per profile (when the table has that reference)."""
+    and its ratio to the tuned OptMT consumer per profile (when the table has that reference).
+    Ranked by `rank_by`: geomean_us on one GPU, geomean_vs_tuned across GPUs."""
     rows = []
+    several = across_gpus(table)
     profiles = sorted(table["profile"].unique())
     for knobs, grp in table.groupby(list(KNOBS)):
         if len(grp) != len(profiles):
             continue   # a point not measured on every profile cannot be compared fairly
         med = grp.set_index("profile")["median_us"]
         row = dict(zip(KNOBS, (int(k) for k in knobs)))
-        row["geomean_us"] = math.exp(sum(math.log(v) for v in med) / len(med))
+        row["geomean_us"] = _geomean(med)
+        if several:
+            row["geomean_vs_tuned"] = _geomean(grp["vs_tuned"].astype(float))
         row["spread_pct"] = float(grp["spread_pct"].max())
         for p in profiles:
             row[f"{p}_us"] = float(med[p])
@@ -34,7 +53,11 @@ def score(table: pd.DataFrame) -> pd.DataFrame:
             if col in grp:
                 row[col] = first[col]
         rows.append(row)
-    return pd.DataFrame(rows).sort_values("geomean_us").reset_index(drop=True)
+    return pd.DataFrame(rows).sort_values(rank_column(table)).reset_index(drop=True)
+
+
+def rank_column(table: pd.DataFrame) -> str:
+    return "geomean_vs_tuned" if across_gpus(table) else "geomean_us"
 
 
 def choose(table: pd.DataFrame) -> dict[str, int]:
@@ -51,5 +74,6 @@ def within_spread(table: pd.DataFrame, point: dict[str, int]) -> bool:
     if mine.empty:
         return False
     best, me = s.iloc[0], mine.iloc[0]
-    gap_pct = 100.0 * (me["geomean_us"] / best["geomean_us"] - 1.0)
+    key = rank_column(table)
+    gap_pct = 100.0 * (me[key] / best[key] - 1.0)
     return gap_pct <= max(best["spread_pct"], me["spread_pct"])

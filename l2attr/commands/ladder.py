@@ -109,6 +109,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     o.add_argument("--cache-dir", type=Path, default=None,
                    help="cache generated workloads here (default: <out>/.cache)")
     o.add_argument("--quiet", action="store_true", help="no progress bar")
+    from l2attr.distribute.options import add_arguments as add_distribute_arguments
+
+    add_distribute_arguments(p)
 
 
 def _l2_states(text: str) -> str:
@@ -217,24 +220,15 @@ def _resume(args: argparse.Namespace):
     return run, cfg, LadderOptions(**saved)
 
 
-def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
+def _one_process(args: argparse.Namespace, cfg: WorkloadConfig, opts: "LadderOptions", run_dir, console):
+    """Today's path: this process, its GPU, cell after cell."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from l2attr.gpu.runtime import require_gpu
 
-    t0 = time.perf_counter()
-    console = Console(stderr=True)
-    if args.resume:
-        check_resume_flags(args, parser_defaults(add_arguments))
-        run_dir, cfg, opts = _resume(args)
-    else:
-        cfg = config_from_args(args)
-        check_ladder_inputs(args, cfg)     # files, names, numbers: before the GPU is looked for
-        opts = options_from_args(args)
     require_gpu()  # before any run dir is made: no GPU -> one line, exit 2
     facts = None
-    if not args.resume:   # the manifest's facts (git, nvidia-smi, ncu --version: subprocesses) meanwhile
+    if run_dir is None:   # the manifest's facts (git, nvidia-smi, ncu --version: subprocesses) meanwhile
         from concurrent.futures import ThreadPoolExecutor
 
         from l2attr.gpu.device import gpu_facts, software_versions
@@ -252,12 +246,9 @@ def run(args: argparse.Namespace) -> int:
     check_fits(cfg)  # refuse a workload that does not fit, before allocating or writing
 
     from l2attr.ladder.measure.run import ladder_manifest, run_ladder
-    from l2attr.commands.show import ladder_tables
-    from l2attr.analysis.spread import describe_launch_lag, launch_lag_effect, repeat_spread
     from l2attr.rundir import RunDir, command_line
-    from l2attr.schema import SAMPLES
 
-    if facts is not None:
+    if run_dir is None:
         run_dir = RunDir.create(args.out, args.name,
                                 ladder_manifest(cfg, opts, command_line(), facts[0].result(), facts[1].result()))
     console.print(f"run dir: {run_dir.path}")
@@ -269,6 +260,40 @@ def run(args: argparse.Namespace) -> int:
             cells = run_ladder(cfg, opts, run_dir, log=console.print, progress=progress)
     else:
         cells = run_ladder(cfg, opts, run_dir, log=console.print)
+    return run_dir, cells
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    t0 = time.perf_counter()
+    console = Console(stderr=True)
+    run_dir = None
+    if args.resume:
+        check_resume_flags(args, parser_defaults(add_arguments))
+        run_dir, cfg, opts = _resume(args)
+    else:
+        cfg = config_from_args(args)
+        check_ladder_inputs(args, cfg)     # files, names, numbers: before the GPU is looked for
+        opts = options_from_args(args)
+    from l2attr.distribute.options import from_args as distribute_from_args
+
+    dist = distribute_from_args(args)     # --workers / --scheduler: refused before any GPU is looked for
+    from l2attr.commands.show import ladder_tables
+    from l2attr.analysis.spread import describe_launch_lag, launch_lag_effect, repeat_spread
+    from l2attr.rundir import command_line
+    from l2attr.schema import CELLS, SAMPLES
+
+    if dist is not None:
+        from l2attr.distribute.ladder import ladder_on_workers
+        from l2attr.ladder.measure.run import ladder_manifest
+
+        run_dir = ladder_on_workers(cfg, opts, run_dir, dist, args.out, args.name,
+                                    lambda versions, gpu: ladder_manifest(cfg, opts, command_line(), versions, gpu),
+                                    log=console.print)
+        cells = run_dir.read(CELLS)
+    else:
+        run_dir, cells = _one_process(args, cfg, opts, run_dir, console)
     for t in ladder_tables(cells):
         Console().print(t)
     samples = run_dir.read(SAMPLES)

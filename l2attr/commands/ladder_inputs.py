@@ -19,7 +19,7 @@ from l2attr.errors import UserError
 
 LIST_FLAGS = ("family", "rungs", "profiles")
 # flags --resume may be given with (they do not change what is measured)
-RESUME_FREE = {"resume", "quiet", "cache_dir", "_run", "command"}
+RESUME_FREE = {"resume", "quiet", "cache_dir", "_run", "command", "workers", "scheduler"}
 
 
 def check_list_flags(args: argparse.Namespace) -> None:

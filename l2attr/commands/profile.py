@@ -88,6 +88,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                      help="allow --cache-control all although it flushes L2 before every profiled kernel")
     ncu.add_argument("--no-validate-metrics", dest="validate_metrics", action="store_false",
                      help="do not check metric names with `ncu --query-metrics`")
+    from l2attr.distribute.options import add_arguments as add_distribute_arguments
+
+    add_distribute_arguments(p)
 
 
 def _console():
@@ -102,6 +105,18 @@ def run(args: argparse.Namespace) -> int:
     from l2attr.commands.profile_flags import check_profile_flags
 
     check_profile_flags(args, parser_defaults(add_arguments))   # contradictions: before any work
+    from l2attr.distribute.options import from_args as distribute_from_args
+
+    dist = distribute_from_args(args)     # --workers / --scheduler: refused before any GPU is looked for
+    if dist is not None and args.timeline:      # (--import with them: check_profile_flags refused it)
+        raise UserError("--workers/--scheduler split a profile run into ncu children per family x profile; "
+                        "--timeline profiles one call in this process: drop --workers/--scheduler")
+    if dist is not None:
+        from l2attr.distribute.profile import profile_on_workers
+
+        families = parse_families(args.family)
+        return profile_and_show(_settings(args), _console(), run=lambda s, log, tools: profile_on_workers(
+            s, families, dist, log, tools))
     if args.import_path is not None:
         return _run_import(args)
     if args.csv:
@@ -201,16 +216,17 @@ def _run_profile(args: argparse.Namespace) -> int:
     return profile_and_show(_settings(args), _console())
 
 
-def profile_and_show(s: ProfileSettings, console: Console, tools: Tools | None = None) -> int:
-    """Run the profile (profile.orchestrate), then show what it found: the layer-B grid, the
-    warnings and the validity control as analysis judges the metrics.csv just written."""
+def profile_and_show(s: ProfileSettings, console: Console, tools: Tools | None = None, run=None) -> int:
+    """Run the profile (profile.orchestrate, or `run`: the same on workers), then show what it
+    found: the layer-B grid, the warnings and the validity control as analysis judges the
+    metrics.csv just written."""
     from l2attr.analysis.control import describe_control, run_control
     from l2attr.analysis.load import read_run
     from l2attr.commands.show import ConsoleLog, layer_b_summary
     from l2attr.ladder.profile.orchestrate import run_profile
     from l2attr.schema import METRICS
 
-    done = run_profile(s, ConsoleLog(console), tools)
+    done = (run or run_profile)(s, ConsoleLog(console), tools)
     if done.run is None:   # --dry-run: what would run
         console.print(f"chip {done.chip}; metric set {done.metric_set.name}: {len(done.metric_set.metrics)} "
                       f"metrics; {done.validation}", markup=False, highlight=False)

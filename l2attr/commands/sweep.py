@@ -69,6 +69,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     o.add_argument("--cache-dir", type=Path, default=None,
                    help="cache generated workloads here (default: <out>/.cache)")
     o.add_argument("--quiet", action="store_true", help="no progress bar")
+    from l2attr.distribute.options import add_arguments as add_distribute_arguments
+
+    add_distribute_arguments(p)
 
 
 def options_from_args(args: argparse.Namespace) -> tuple[WorkloadConfig, spec.SweepOptions]:
@@ -112,6 +115,19 @@ def run(args: argparse.Namespace) -> int:
         run_dir, cfg, opts = _resume(args)
     else:
         cfg, opts = options_from_args(args)
+    from l2attr.distribute.options import from_args as distribute_from_args
+
+    dist = distribute_from_args(args)     # --workers / --scheduler: refused before any GPU is looked for
+    if dist is not None and opts.profile:
+        raise UserError("--profile is not run on workers; measure with --workers, then profile the finished "
+                        "sweep on one GPU: l2attr sweep --resume RUN_DIR --profile")
+    if dist is not None:
+        from l2attr.distribute.sweep import sweep_on_workers
+        from l2attr.rundir import command_line
+
+        run_dir = sweep_on_workers(cfg, opts, run_dir if args.resume else None, dist, args.out,
+                                   args.name or opts.axis.value, command_line(), log=console.print)
+        return _finish(run_dir, opts, time.perf_counter() - t0, console)
     from l2attr.gpu.runtime import require_gpu
 
     if opts.profile:
@@ -147,13 +163,18 @@ def run(args: argparse.Namespace) -> int:
     else:
         run_sweep(cfg, opts, run_dir, limits, log=console.print)
     wall = time.perf_counter() - t0
-    run_dir.update_manifest(process_wall_s=wall)
     if opts.profile:
         from l2attr.ladder.sweep.dram import profile_dram
 
         t1 = time.perf_counter()
         profile_dram(run_dir.path, cfg, opts, log=console.print)
         run_dir.update_manifest(profile_wall_s=time.perf_counter() - t1)
+    return _finish(run_dir, opts, wall, console)
+
+
+def _finish(run_dir, opts: spec.SweepOptions, wall: float, console) -> int:
+    """The sweep's summary lines, from the run dir just written (one process or workers alike)."""
+    run_dir.update_manifest(process_wall_s=wall)
     from l2attr.analysis.sweep_load import load_sweep
     from l2attr.report.sweep_text import summary_lines
 

@@ -88,7 +88,7 @@ def why_missing(an: Analysis, rec: dict[str, Any], field: str) -> str:
     the same words."""
     profile, state = rec["profile"], an.state
     if field == "vs_tuned":
-        return f"the tuned family's OptMT consumer was not measured for {profile}/{state}"
+        return _reason(rec, field) or f"the tuned family's OptMT consumer was not measured for {profile}/{state}"
     if field in ("dram_fraction", "dram_GBps"):
         roof = _match(an.measured_roofline, series=rec["series"], profile=profile, rung=HONEST_COMPARAND)
         if roof is None:

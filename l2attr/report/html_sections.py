@@ -292,6 +292,14 @@ COMPARE_COLUMNS = (
                                                   "yes" if r["exceeds_spread"] else "no")),
 )
 SETTING_COLUMNS = (plain("Setting", "setting"), plain("used run", "used_value"), plain("other run", "value"))
+GPU_SPREAD_COLUMNS = (
+    Column("Cell", lambda r: text("/".join(str(r[k]) for k in ("family", "rung", "pin", "profile", "l2_state")),
+                                  "key")),
+    Column("Quantity", lambda r: text(quantity_label(r["quantity"], r["timer"]))),
+    plain("GPUs", "n_gpus"),
+    plain("median per GPU", "gpus"),
+    number("spread (max - min) / median", "spread_pct", fmt.pct),
+)
 
 
 def compare(an: Analysis) -> Section | None:
@@ -303,4 +311,5 @@ def compare(an: Analysis) -> Section | None:
               "settings": table(SETTING_COLUMNS, p.settings) if not p.settings.empty else None,
               "cells": table(COMPARE_COLUMNS, p.cells), "n": len(p.cells), "one_sided": p.one_sided}
              for p in compare_pairs(an)]
-    return {"pairs": pairs}
+    gpus = table(GPU_SPREAD_COLUMNS, an.gpu_spread) if not an.gpu_spread.empty else None
+    return {"pairs": pairs, "gpus": gpus}

@@ -15,7 +15,7 @@ from l2attr.report import families as fam
 from l2attr.report import fmt
 from l2attr.analysis.control import describe_control
 from l2attr.report.titles import series_title
-from l2attr.report.compare import pairs as compare_pairs
+from l2attr.report.compare import pairs as compare_pairs, quantity_label
 from l2attr.report.layer_b import consumer_grid, dram_lines, grid_title
 from l2attr.vocab import RungId, Verdict
 
@@ -212,7 +212,21 @@ def render_markdown(an: Analysis) -> str:
     compare = compare_markdown(an)
     if compare:
         parts += ["**Compare runs** (cells measured by more than one run)", "", compare]
+    gpus = gpu_spread_markdown(an)
+    if gpus:
+        parts += ["**Per-GPU spread** (cells measured on more than one GPU)", "", gpus]
     return "\n".join(parts)
+
+
+def gpu_spread_markdown(an: Analysis) -> str:
+    """Each cell several GPUs measured: every GPU's median and the spread between them."""
+    if an.gpu_spread.empty:
+        return ""
+    rows = [["/".join(str(r[k]) for k in ("family", "rung", "pin", "profile", "l2_state")),
+             quantity_label(r["quantity"], r["timer"]), str(r["n_gpus"]), r["gpus"], fmt.pct(r["spread_pct"])]
+            for r in an.gpu_spread.to_dict("records")]
+    return md_table(["cell", "quantity", "GPUs", "median per GPU", "spread (max - min) / median"], rows,
+                    [False, False, True, False, True]) + "\n"
 
 
 def _pin_only_results(an: Analysis, view: Analysis, s: Any) -> list[str]:

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from l2attr.measure.stats import summarize
-from l2attr.schema import Table
+from l2attr.schema import GPU_COLUMNS, Table
 from l2attr.vocab import SweepMode, SweepQuantity as Q, SweepRole as R, Timer
 
 POINT_KEYS = ("family", "pin", "profile", "point", "arm")
@@ -55,6 +55,7 @@ SWEEP_UNITS = Table(
     {"family": "kernel family", "profile": "reuse profile", "point": "point id", "arm": "arm",
      "repeat": "repeat index", "mode": "device or host", "rows": "sample rows the unit appended"},
     UNIT_KEYS,
+    optional=dict(GPU_COLUMNS),
 )
 
 SWEEP_POINTS = Table(
