@@ -23,6 +23,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     Command.STEP: (Command.STEP, "what inter-kernel L2 reuse is worth in a whole PyTorch step (GPU)"),
     Command.REPORT: (Command.REPORT, "turn run dirs into one offline HTML (or Markdown) attribution report"),
     Command.TRACES: (Command.TRACES, "inspect, generate and calibrate index traces (CPU)"),
+    Command.TUNING: (Command.TUNING, "the fast family's launch point a tuning table chooses (CPU)"),
     Command.DOCTOR: (Command.DOCTOR, "check GPU, CUDA, ncu counters, nvtx, ncu_report: can ladder/profile run?"),
 }
 
@@ -38,6 +39,7 @@ INTERRUPTED: dict[str, str] = {
     Command.STEP: "interrupted; a step run is written only when complete",
     Command.EXPERIMENT: "interrupted; finished (condition, repeat) units are on disk (Experiment.time(resume=RUN_DIR))",
     Command.TRACES: "interrupted; files it had not yet reported as written were not written",
+    Command.TUNING: "interrupted; nothing was written",
     Command.DOCTOR: "interrupted",
 }
 EXIT_INTERRUPTED = 130

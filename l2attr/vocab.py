@@ -169,6 +169,7 @@ class Command(Vocab):
     STEP = "step"
     REPORT = "report"
     TRACES = "traces"
+    TUNING = "tuning"
     DOCTOR = "doctor"
 
 

@@ -341,7 +341,8 @@ def write_timeline_run(root: Path, name: str = "20261129T220000Z-timeline") -> P
     settings = ProfileSettings(cfg=WorkloadConfig(**default_config()), command=command("profile --timeline"))
     # the timeline writer copies the child ladder's gpu and versions (ladder/profile/timeline.py)
     run.write_manifest({**run_manifest(name, pm_timeline_manifest(settings, "gh100", "nsys: not found", "reuse_high"),
-                                       CREATED), "status": "done", "gpu": GPU, "versions": VERSIONS})
+                                       CREATED), "status": "done", "gpu": GPU, "versions": VERSIONS,
+                        "ranges": pm.ranges.to_dict("records")})
     run.write(TIMELINE, pm.samples)
     run.write(PHASES, phases(pm.samples))
     return path

@@ -103,6 +103,14 @@ class FakeSweepDevice:
 LIMITS = SimpleNamespace(l2_bytes=60 * MiB, persisting_max_bytes=int(37.5 * MiB), window_max_bytes=128 * MiB)
 
 
+def sweep_manifest(cfg, opts) -> dict:
+    """What `l2attr sweep` writes when it starts (commands/sweep.py), with the fake GPU's facts."""
+    from l2attr import __version__
+
+    return {"kind": "sweep", "command": f"l2attr sweep {opts.axis.value}", "config": cfg.to_dict(),
+            "sweep": opts.manifest(), "versions": {"l2attr": __version__}, "gpu": {"name": "Fake GPU"}}
+
+
 def write_sweep_run(root, axis, families=("artifact",), profiles=("reuse_high", "random"), **kw):
     """A sweep run dir measured on the fake GPU (repeats 1), as `l2attr sweep` writes it."""
     from l2attr.ladder.config import WorkloadConfig
@@ -114,7 +122,6 @@ def write_sweep_run(root, axis, families=("artifact",), profiles=("reuse_high", 
     cfg = WorkloadConfig(tables=2, rows=1000, batch_size=4, pooling=2, batches=3, warmup_batches=1, hot_rows=10)
     opts = SweepOptions(axis=SweepAxis(axis), families=[Family(f) for f in families], profiles=list(profiles),
                         repeats=1, **kw)
-    run = RunDir.create(root, axis, {"kind": "sweep", "command": f"l2attr sweep {axis}", "config": cfg.to_dict(),
-                                     "sweep": opts.manifest(), "gpu": {"name": "Fake GPU"}})
+    run = RunDir.create(root, axis, sweep_manifest(cfg, opts))
     run_sweep(cfg, opts, run, LIMITS, device_factory=FakeSweepDevice, log=lambda s: None)
     return run.path

@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 import pytest
-from helpers_sweep import LIMITS, FakeSweepDevice
+from helpers_sweep import LIMITS, FakeSweepDevice, sweep_manifest
 
 from l2attr.analysis.sweep import analyse_sweep
 from l2attr.analysis.sweep_load import load_sweep
@@ -24,8 +24,7 @@ def _run(tmp_path, **kw) -> tuple[RunDir, SweepOptions]:
     opts = SweepOptions(**{"axis": SweepAxis.AMORTISATION, "families": [Family.ARTIFACT], "profiles": ["random"],
                            "repeats": 2, "ks": [1, 2, 4, 8], "orders": [Order.BACK_TO_BACK, Order.INTERLEAVED],
                            **kw})
-    run = RunDir.create(tmp_path, opts.axis.value, {"kind": "sweep", "config": CFG.to_dict(),
-                                                    "sweep": opts.manifest()})
+    run = RunDir.create(tmp_path, opts.axis.value, sweep_manifest(CFG, opts))
     run_sweep(CFG, opts, run, LIMITS, device_factory=FakeSweepDevice, log=lambda s: None)
     return run, opts
 

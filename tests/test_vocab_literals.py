@@ -44,6 +44,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("report/html_layer_b.py", "cold"): "a column header: the cold (random) profile, not the step condition",
     ("integrity/manifest.py", "sweep"): "the manifest field sweep (the sweep's settings)",
     ("integrity/identity.py", "name"): "the manifest field gpu.name",
+    ("integrity/manifest.py", "name"): "the manifest field name (the run's name)",
     ("integrity/tuning.py", "profile"): "the tuning table's profile column",
     # other tools' words
     ("gpu/runtime.py", "torch"): "the Python module torch",

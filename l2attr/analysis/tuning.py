@@ -66,14 +66,17 @@ def choose(table: pd.DataFrame) -> dict[str, int]:
     return {k: int(best[k]) for k in KNOBS}
 
 
-def within_spread(table: pd.DataFrame, point: dict[str, int]) -> bool:
-    """True when `point` is the best, or slower than the best by less than the larger of the two
-    points' run-to-run spreads (the table cannot tell them apart)."""
-    s = score(table)
-    mine = s[(s[list(KNOBS)] == pd.Series(point)).all(axis=1)]
-    if mine.empty:
-        return False
-    best, me = s.iloc[0], mine.iloc[0]
-    key = rank_column(table)
-    gap_pct = 100.0 * (me[key] / best[key] - 1.0)
-    return gap_pct <= max(best["spread_pct"], me["spread_pct"])
+def indistinguishable(scored: pd.DataFrame, key: str = "geomean_us") -> pd.Series:
+    """Per row of `score(table)`: True when the point is the best, or slower than the best by less
+    than the larger of the two points' run-to-run spreads (the table cannot tell them apart)."""
+    best = scored.iloc[0]
+    gap_pct = 100.0 * (scored[key] / best[key] - 1.0)
+    return gap_pct <= scored["spread_pct"].clip(lower=best["spread_pct"])
+
+
+def within_spread(table: pd.DataFrame, point: dict[str, int], scored: pd.DataFrame | None = None) -> bool:
+    """`indistinguishable` for one point; False for a point not measured on every profile.
+    `scored`: `score(table)`, when the caller already has it."""
+    s = score(table) if scored is None else scored
+    mine = (s[list(KNOBS)] == pd.Series(point)).all(axis=1)
+    return bool(mine.any() and indistinguishable(s, rank_column(table))[mine].iloc[0])

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from l2attr.commands.ladder_inputs import check_ladder_inputs, check_resume_flags, parser_defaults
+from l2attr.commands.tuning import apply_tuning
 from l2attr.ladder.config import WorkloadConfig, add_workload_args, config_from_args
 from l2attr.errors import UserError
 from l2attr.ladder.declare import (
@@ -84,6 +85,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         f"(default {fast.fast_load})")
     g.add_argument("--fast-maxrregcount", type=int, default=fast.fast_maxrregcount,
                    help=f"fast family: register cap, 0 for none (default {fast.fast_maxrregcount})")
+    g.add_argument("--tuning", type=Path, metavar="FILE",
+                   help="fast family: the launch point this tuning table chooses (benchmarks/tune_fast.py's "
+                        "fast_tuning.csv, read whole or refused; `l2attr tuning FILE` shows it) instead of "
+                        "the --fast-* defaults")
     g.add_argument("--timer", choices=TimerKind.values(), default=TimerKind.BLOCKING.value,
                    help="kernel timer: blocking (default: the GPU waits on a host flag until the timed "
                         "launches are enqueued, so no launch lag reaches the interval) or spin (a GPU "
@@ -275,6 +280,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         cfg = config_from_args(args)
         check_ladder_inputs(args, cfg)     # files, names, numbers: before the GPU is looked for
+        apply_tuning(args, parser_defaults(add_arguments))   # --tuning FILE: the table's launch point
         opts = options_from_args(args)
     from l2attr.distribute.options import from_args as distribute_from_args
 

@@ -47,6 +47,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                           "'regex:l2attr@consumer:.*/'; repeatable = or)")
     imp.add_argument("--kernel-name", metavar="NAME",
                      help="with --import: only kernels with this function name (or regex:PATTERN)")
+    imp.add_argument("--allow-partial", action="store_true",
+                     help="with --import: read a report with damaged kernels, keep the intact ones and "
+                          "say at the top what was left out (default: refuse it)")
 
     run = p.add_argument_group("what to profile")
     run.add_argument("--metrics", default="l2",
@@ -140,9 +143,12 @@ def _run_import(args: argparse.Namespace) -> int:
     from l2attr.profile.ncu_import import csv_order, read_report
 
     res = read_report(path, condition=args.condition, keep_all=args.keep_all_metrics,
-                      nvtx_include=args.import_nvtx, kernel_name=args.kernel_name)
+                      nvtx_include=args.import_nvtx, kernel_name=args.kernel_name,
+                      allow_partial=args.allow_partial)
     if res.table.empty:  # a header-only CSV or an empty table with exit 0 would pass for data
         raise UserError(f"{path}: no profiled kernel metrics in it (empty or truncated report?)")
+    for note in res.partial:   # before any data, on stderr: stdout may be the CSV a script reads
+        print(f"l2attr profile: partial data (--allow-partial): {note}", file=sys.stderr)
     if args.csv:
         csv_order(res.table).to_csv(sys.stdout, index=False)
         for w in res.warnings:
@@ -166,6 +172,9 @@ def render_import(console, res, path: Path) -> None:
     calls = call_table(df.assign(kernel_call=df["launch"].where(~own, -1)),
                        extra_keys=("nvtx_range", "kernel_call"))
     rate = headline_rate()
+    for note in res.partial:
+        console.print(f"PARTIAL (--allow-partial): {note}; the table below leaves those kernels out",
+                      markup=False, highlight=False)
     table = Table(title=f"{path.name}: {df['launch'].nunique()} kernels in {len(calls)} calls, {len(df)} rows")
     for col in ("role", "NVTX range", "kernels"):
         table.add_column(col, overflow="fold")

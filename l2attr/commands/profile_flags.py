@@ -13,7 +13,7 @@ from typing import Any
 from l2attr.errors import UserError
 from l2attr.vocab import Condition
 
-IMPORT_ONLY = ("csv", "condition", "keep_all_metrics", "import_nvtx", "kernel_name")
+IMPORT_ONLY = ("csv", "condition", "keep_all_metrics", "import_nvtx", "kernel_name", "allow_partial")
 NOT_FLAGS = {"import_path", "_run", "command"}
 
 

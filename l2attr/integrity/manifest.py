@@ -16,7 +16,7 @@ from typing import Any
 
 from l2attr.ladder.config import WorkloadConfig
 from l2attr.errors import Damage, UserError
-from l2attr.vocab import Verdict
+from l2attr.vocab import RunKind, Verdict
 
 BANDWIDTHS = ("hbm_copy_GBps", "hbm_read_GBps", "l2_read_GBps")
 # validity_control figures that must be numbers when present (analysis/control.py writes them)
@@ -42,11 +42,54 @@ def is_iso_time(value: Any) -> bool:
     return True
 
 
+# What the writers of every run kind have always recorded (checked in git history back to the
+# first ladder): rundir.run_manifest writes name and created_utc, each kind's writer kind, command
+# and config. From schema version 2 on (the kernel families; every sweep is a version 2 run) every
+# kind also records the software (versions.l2attr) and the GPU (gpu.name): the ladder and the sweep
+# themselves, a profile or PM-timeline run from its children's manifests (profile/manifest.py
+# child_facts). Version 1 profile runs predate child_facts, so versions and gpu are optional there.
+# Left optional on purpose: versions.git_sha and versions.source_digest (null outside a git
+# checkout, e.g. from a wheel), and everything of an nsys timeline beyond the base fields (its
+# writer, nsys_timeline_manifest, starts no l2attr child whose facts it could copy).
+REQUIRED_BASE = ("name", "created_utc", "kind", "command", "config")
+REQUIRED_V2 = ("versions.l2attr", "gpu.name")
+REQUIRED_BY_KIND = {RunKind.LADDER.value: ("measure",), RunKind.SWEEP.value: ("sweep",),
+                    RunKind.TIMELINE.value: ("ranges",)}
+REQUIRED_WHY = {"name": "the run's name", "created_utc": "when it was made: runs of the same cells are "
+                "ordered by it", "kind": "what kind of run it is", "command": "the command line that made it",
+                "config": "the workload's shape", "versions.l2attr": "the code that measured",
+                "gpu.name": "the GPU it measured: runs of two GPUs are a comparison, not one study",
+                "measure": "the ladder's settings and the cells it declares",
+                "sweep": "the sweep's settings and the points it declares",
+                "ranges": "the call ranges its timeline must hold"}
+
+
+def required_fields(manifest: dict[str, Any]) -> tuple[str, ...]:
+    """The dotted fields a run of this manifest's kind and schema version always records."""
+    kind = manifest.get("kind")
+    if kind == RunKind.TIMELINE and manifest.get("method") == "nsys":
+        return REQUIRED_BASE
+    out = REQUIRED_BASE + REQUIRED_BY_KIND.get(str(kind), ())
+    if not (manifest.get("schema_version") == 1 and kind == RunKind.PROFILE):
+        out += REQUIRED_V2
+    return out
+
+
+def _lookup(manifest: dict[str, Any], dotted: str) -> Any:
+    value: Any = manifest
+    for part in dotted.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
 def check_manifest(manifest: dict[str, Any], path: Path, damage: Damage) -> None:
     """Every typed field of a run's manifest (any kind); each wrong one through `damage`."""
     source = f"{path}/manifest.json"
 
+    said: set[str] = set()
+
     def bad(field: str, rule: str, value: Any) -> None:
+        said.add(field.split(".")[0])
         damage.found(f"{source}: {field} must be {rule} (found {value!r})")
 
     config = manifest.get("config")
@@ -61,14 +104,14 @@ def check_manifest(manifest: dict[str, Any], path: Path, damage: Damage) -> None
             damage.found(f"{source}: {exc}")
         except TypeError as exc:   # pragma: no cover - a field WorkloadConfig does not take
             damage.found(f"{source}: config: {exc}")
-    # a field left out is shown as "unknown" (older writers, hand-made runs); one present in
-    # another form was edited or damaged
+    # fields outside required_fields may be left out (shown as "unknown"); one present in another
+    # form was edited or damaged
     if "created_utc" in manifest and not is_iso_time(manifest["created_utc"]):
         bad("created_utc", "an ISO 8601 time (when the run was made)", manifest["created_utc"])
     if "gpu" in manifest:
         gpu = manifest.get("gpu")
         name = gpu.get("name") if isinstance(gpu, dict) else None
-        if not (isinstance(name, str) and name.strip()):
+        if not (isinstance(name, str) and name.strip()) and not (isinstance(gpu, dict) and "name" not in gpu):
             bad("gpu.name", "a non-empty string (the GPU the run measured)", name if isinstance(gpu, dict) else gpu)
     if "measure" in manifest and not isinstance(manifest["measure"], dict):
         bad("measure", "an object (the ladder's settings)", manifest["measure"])
@@ -80,6 +123,12 @@ def check_manifest(manifest: dict[str, Any], path: Path, damage: Damage) -> None
             bad(key, "a finite number > 0 (GB/s)", value)
     _check_control(manifest.get("validity_control"), bad)
     _check_passes(manifest.get("replayer_passes"), bad)
+    for field_name in required_fields(manifest):
+        if field_name.split(".")[0] in said:
+            continue    # present in another form: said above
+        if _lookup(manifest, field_name) is None:
+            damage.found(f"{source}: {field_name} is missing; every {manifest.get('kind')} run's writer "
+                         f"records it ({REQUIRED_WHY[field_name]})")
 
 
 def _check_control(vc: Any, bad: Any) -> None:

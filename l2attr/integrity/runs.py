@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 
 from l2attr.errors import Damage
 from l2attr.integrity.manifest import check_manifest

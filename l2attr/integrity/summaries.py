@@ -16,7 +16,7 @@ import pandas as pd
 
 from l2attr.errors import Damage
 from l2attr.measure.stats import CELL_KEYS
-from l2attr.catalog.sets import DERIVED_PREFIX, derived_specs
+from l2attr.catalog.sets import derived_specs
 from l2attr.schema import CELLS, METRICS, PHASES, SAMPLES, TIMELINE
 from l2attr.vocab import Quantity, Timer
 

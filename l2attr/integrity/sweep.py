@@ -17,7 +17,7 @@ import pandas as pd
 from l2attr.ladder.config import WorkloadConfig
 from l2attr.errors import Damage, UserError
 from l2attr.ladder.sweep.spec import SweepOptions, points
-from l2attr.ladder.sweep.tables import SWEEP_POINTS, SWEEP_UNITS
+from l2attr.ladder.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES, SWEEP_UNITS
 from l2attr.vocab import SweepMode, SweepQuantity, Timer
 
 ARM_KEY = ("family", "profile", "point", "arm")
@@ -123,6 +123,8 @@ def check_sweep_tables(run: Any, manifest: dict[str, Any], points_df: pd.DataFra
         units = check_table(units, SWEEP_UNITS.name, source, damage)
         units["repeat"] = units["repeat"].astype(int)
     check_units(units, manifest, path, damage)
+    if run.has(SWEEP_SAMPLES):   # not in every copy of a run (sweep_samples.py says why)
+        points_df = _check_samples(run, units, points_df, path, damage)
     dram = None
     if run.has(SWEEP_DRAM):
         source = f"{path}/{SWEEP_DRAM.filename}"
@@ -132,3 +134,22 @@ def check_sweep_tables(run: Any, manifest: dict[str, Any], points_df: pd.DataFra
         dram = _numbers(dram, ("table", "group", "position", "dram_read_bytes"), source, damage)
         dram = check_table(dram, SWEEP_DRAM.name, source, damage)
     return points_df, dram
+
+
+SAMPLE_NUMBERS = ("k", "repeat", "group", "table", "batch", "position", "time_us")
+
+
+def _check_samples(run: Any, units: pd.DataFrame | None, points_df: pd.DataFrame, path: Path,
+                   damage: Damage) -> pd.DataFrame:
+    """sweep_samples.csv after its row contract, against the units that appended it and the
+    points made from it; returns the points that agree with their samples."""
+    from l2attr.integrity.sweep_samples import check_points_against_samples, check_samples_against_units
+    from l2attr.integrity.tables import check_table
+
+    source = f"{path}/{SWEEP_SAMPLES.filename}"
+    samples = _numbers(run.read(SWEEP_SAMPLES, damage), SAMPLE_NUMBERS, source, damage)
+    samples = check_table(samples, SWEEP_SAMPLES.name, source, damage)
+    for c in ("repeat", "group", "table", "position"):
+        samples[c] = samples[c].astype(int)
+    check_samples_against_units(samples, units, path, damage)
+    return check_points_against_samples(points_df, samples, path, damage)

@@ -19,7 +19,7 @@ from l2attr.integrity import rules
 from l2attr.ladder.declare import APW, RUNG_BY_NAME
 from l2attr.schema import CELLS, METRICS, PHASES, SAMPLES, TIMELINE, Table
 from l2attr.ladder.sweep.dram import SWEEP_DRAM
-from l2attr.ladder.sweep.tables import SWEEP_POINTS, SWEEP_UNITS
+from l2attr.ladder.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES, SWEEP_UNITS
 from l2attr.vocab import (Arm, Condition, Family, L2State, Order, Phase, Pin, Quantity, Role, SweepAxis,
                           SweepMode, SweepQuantity, SweepRole, Timer)
 
@@ -66,6 +66,12 @@ CONTRACTS: dict[str, Contract] = {c.table.name: c for c in (
                     "order": Order.values(), "arm": Arm.values(), "quantity": SweepQuantity.values(),
                     "timer": Timer.values()},
              times=TIMES),
+    Contract(SWEEP_SAMPLES, whole=("repeat", "group", "table", "batch", "position", "k"),
+             known={"axis": SweepAxis.values(), "family": Family.values(), "pin": Pin.values(),
+                    "order": Order.values(), "arm": Arm.values(), "mode": SweepMode.values(),
+                    "role": SweepRole.values(), "timer": Timer.values()},
+             times=("time_us",),
+             at_least={"time_us": 0.0, "repeat": 0.0, "group": 0.0, "table": 0.0, "batch": 0.0, "position": 0.0}),
     Contract(SWEEP_UNITS, whole=("repeat", "rows"), known={"family": Family.values(), "arm": Arm.values(),
                                                            "mode": SweepMode.values()},
              at_least={"repeat": 0.0, "rows": 1.0}),

@@ -38,12 +38,16 @@ def check_report_file(path: Path) -> Path:
     return path
 
 
-# -- truncation ----------------------------------------------------------------------------------
+# -- truncation and declared results --------------------------------------------------------------
 # The file is the magic, then size-prefixed protobuf messages: a file header (uint32 size + message),
-# then blocks of [uint32 header size][block header][payload]; the block header's field 5 is the
-# payload size. A whole report's blocks end exactly at the end of the file.
+# then blocks of [uint32 header size][block header][payload]. Block header fields (varints, seen in
+# every report of ncu 2025.3.1 we hold): 5 the payload size, 2 the kernel results and 7 the range
+# results the payload holds (1: source records). A whole report's blocks end exactly at the end of
+# the file, and its results are those the block headers declare.
 
 _PAYLOAD_SIZE_FIELD = 5
+_KERNEL_RESULTS_FIELD = 2
+_RANGE_RESULTS_FIELD = 7
 
 
 def _varint(data: bytes, pos: int) -> tuple[int, int]:
@@ -58,16 +62,14 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
             return value, pos
 
 
-def _payload_size(header: bytes) -> int:
-    """Field 5 (varint) of a block header; 0 when absent. Other fields are skipped by wire type."""
-    pos, size = 0, 0
+def _header_varints(header: bytes) -> dict[int, int]:
+    """The varint fields of a block header (field number -> value); others skipped by wire type."""
+    pos, out = 0, {}
     while pos < len(header):
         key, pos = _varint(header, pos)
         field_no, wire = key >> 3, key & 7
         if wire == 0:
-            value, pos = _varint(header, pos)
-            if field_no == _PAYLOAD_SIZE_FIELD:
-                size = value
+            out[field_no], pos = _varint(header, pos)
         elif wire == 2:
             length, pos = _varint(header, pos)
             pos += length
@@ -75,7 +77,39 @@ def _payload_size(header: bytes) -> int:
             pos += 8 if wire == 1 else 4
         else:
             raise ValueError(f"wire type {wire}")
-    return size
+    if pos != len(header):
+        raise ValueError("a field runs past its header")
+    return out
+
+
+def _payload_size(header: bytes) -> int:
+    """Field 5 (varint) of a block header; 0 when absent."""
+    return _header_varints(header).get(_PAYLOAD_SIZE_FIELD, 0)
+
+
+def _walk(path: Path) -> int | None:
+    """The results the report's block headers declare; None when a header cannot be parsed (a
+    layout this reader does not know: ncu_report then judges the file alone). Raises when the
+    report's own sizes run past the end of the file (it was cut short)."""
+    data = Path(path).read_bytes()
+    pos, end, first, results = len(REPORT_MAGIC), len(data), True, 0
+    while pos < end:
+        need = pos + 4
+        if need <= end:
+            size = int.from_bytes(data[pos:pos + 4], "little")
+            need += size
+        if need <= end and not first:
+            try:
+                fields = _header_varints(data[pos + 4:need])
+            except ValueError:
+                return None
+            need += fields.get(_PAYLOAD_SIZE_FIELD, 0)
+            results += fields.get(_KERNEL_RESULTS_FIELD, 0) + fields.get(_RANGE_RESULTS_FIELD, 0)
+        if need > end:
+            raise UserError(f"{path}: the report is cut short (a block ends at byte {need:,}, the "
+                            f"file has {end:,} bytes); copy it again or re-run ncu")
+        pos, first = need, False
+    return results
 
 
 def check_complete_report(path: Path) -> None:
@@ -84,22 +118,14 @@ def check_complete_report(path: Path) -> None:
     A block header this reader cannot parse is let through (ncu_report then judges the file);
     only sizes that provably exceed the file are refused.
     """
-    data = Path(path).read_bytes()
-    pos, end, first = len(REPORT_MAGIC), len(data), True
-    while pos < end:
-        need = pos + 4
-        if need <= end:
-            size = int.from_bytes(data[pos:pos + 4], "little")
-            need += size
-        if need <= end and not first:
-            try:
-                need += _payload_size(data[pos + 4:need])
-            except ValueError:
-                return
-        if need > end:
-            raise UserError(f"{path}: the report is cut short (a block ends at byte {need:,}, the "
-                            f"file has {end:,} bytes); copy it again or re-run ncu")
-        pos, first = need, False
+    _walk(path)
+
+
+def declared_results(path: Path) -> int | None:
+    """How many results (kernels, or ranges under range replay) the report's block headers say it
+    holds: ncu_report drops or empties a result whose bytes are damaged without a word, so the
+    reader compares what it got with this. None when the layout is not one this reader knows."""
+    return _walk(path)
 
 
 # -- how the report was recorded ----------------------------------------------------------------

@@ -33,6 +33,7 @@ class ImportResult:
     table: "pd.DataFrame"
     warnings: list[str] = field(default_factory=list)
     chip: str | None = None
+    partial: list[str] = field(default_factory=list)   # damaged results left out (allow_partial)
 
 
 def control_condition(l2_state: str) -> str:
@@ -46,11 +47,13 @@ def control_condition(l2_state: str) -> str:
 
 
 def _read_rows_isolated(path: Path, keep_all: bool, keep: Iterable[str], nvtx_include: Iterable[str] = (),
-                        kernel_name: str | None = None) -> dict[str, Any]:
+                        kernel_name: str | None = None, allow_partial: bool = False) -> dict[str, Any]:
     """ncu_rows.read_rows in a fresh interpreter that loads ncu_report before numpy."""
     args = [str(path), "--keep", ",".join(keep)]
     if keep_all:
         args.append("--keep-all")
+    if allow_partial:
+        args.append("--allow-partial")
     for inc in nvtx_include:
         args += ["--nvtx-include", inc]
     if kernel_name:
@@ -60,22 +63,25 @@ def _read_rows_isolated(path: Path, keep_all: bool, keep: Iterable[str], nvtx_in
 
 def read_report(path: Path | str, *, condition: str | Callable[[str], str] = Condition.LADDER.value,
                 keep_all: bool = False, keep: Iterable[str] = (), isolate: bool = True,
-                nvtx_include: Iterable[str] = (), kernel_name: str | None = None) -> ImportResult:
+                nvtx_include: Iterable[str] = (), kernel_name: str | None = None,
+                allow_partial: bool = False) -> ImportResult:
     """One row per (kernel launch, metric) of a report, in the METRICS schema plus extras.
 
     `condition` is a label for every row, or a function of the row's l2_state (control runs).
     `keep_all` keeps the device/launch/profiler attributes and rollups skipped by default; names
     in `keep` are kept whatever their prefix (a user who asked for `launch__grid_size` gets it).
     `isolate=False` reads in this process (safe only where ncu_report and numpy coexist).
+    A result ncu_report reads as empty (damaged bytes) refuses the report; with `allow_partial` the
+    intact kernels are kept and `partial` says what was left out.
     """
     path = check_report_file(Path(path))
     keep, includes = list(keep), list(nvtx_include)
     if isolate:
-        data = _read_rows_isolated(path, keep_all, keep, includes, kernel_name)
+        data = _read_rows_isolated(path, keep_all, keep, includes, kernel_name, allow_partial)
     else:
         from l2attr.profile.ncu_rows import read_rows
 
-        data = read_rows(path, keep_all, keep, includes, kernel_name)
+        data = read_rows(path, keep_all, keep, includes, kernel_name, allow_partial)
     rows = data["rows"]
     for row in rows:
         row["condition"] = condition(row["l2_state"]) if callable(condition) else condition
@@ -84,7 +90,7 @@ def read_report(path: Path | str, *, condition: str | Callable[[str], str] = Con
         raise UserError(f"{path}: no kernel matches the filter "
                         f"({', '.join([*includes, *([kernel_name] if kernel_name else [])])})")
     warnings = recorded_warnings(recorded_settings(path), df) + quality_warnings(df, keep)
-    return ImportResult(df, warnings, data.get("chip"))
+    return ImportResult(df, warnings, data.get("chip"), list(data.get("partial") or []))
 
 
 def _frame(rows: list[dict[str, Any]]) -> "pd.DataFrame":

@@ -24,7 +24,7 @@ from l2attr.catalog.chips import CHIP_BY_CC
 from l2attr.catalog.sets import derived_specs
 from l2attr.errors import UserError
 from l2attr.profile.ncu_child import answer
-from l2attr.profile.ncu_file import check_report_file
+from l2attr.profile.ncu_file import check_report_file, declared_results
 from l2attr.names import NVTX_DOMAIN, parse_range_name
 
 # Attribute metrics that describe the device, the launch or the profiler, not the kernel's work.
@@ -157,9 +157,11 @@ def chip_of(action: Any) -> str | None:
     return CHIP_BY_CC.get((int(major), int(minor)))
 
 
-def open_report(path: Path | str) -> tuple[Any, Any, Path]:
+def open_report(path: Path | str, partial: list[str] | None = None) -> tuple[Any, Any, Path]:
     """(ncu_report module, report context, checked path): the one place a report is opened, so a
-    cut file and ncu_report's own failure read the same from every command."""
+    cut file, a damaged result and ncu_report's own failure read the same from every command.
+    `partial`: where to note damaged results instead of refusing the report (`--allow-partial`);
+    the caller then skips them (`is_damaged`)."""
     ncu_report = ensure_ncu_report()
     path = check_report_file(Path(path))
     try:
@@ -167,11 +169,41 @@ def open_report(path: Path | str) -> tuple[Any, Any, Path]:
     except Exception as exc:  # ncu_report raises plain exceptions with a message
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise UserError(f"{path}: ncu_report could not read it ({first})") from None
+    problem = check_results(ctx, path)
+    if problem and partial is None:
+        raise UserError(problem + f" (`l2attr profile --import {path} --allow-partial` reads the intact ones)")
+    if problem and partial is not None:
+        partial.append(problem)
     return ncu_report, ctx, path
 
 
+def is_damaged(action: Any) -> bool:
+    """ncu_report's sign of a result whose bytes did not parse: an action with no name and no
+    metrics (it neither raises nor warns; seen for every 2,000-byte overwrite inside a result)."""
+    return action.name() is None or len(action.metric_names()) == 0
+
+
+def check_results(ctx: Any, path: Path) -> str | None:
+    """One line when a result of the report is damaged or missing, else None: every result the
+    file's block headers declare (ncu_file.declared_results) must come back from ncu_report with
+    its name and metrics."""
+    actions = [ctx.range_by_idx(r).action_by_idx(a)
+               for r in range(ctx.num_ranges()) for a in range(ctx.range_by_idx(r).num_actions())]
+    damaged = [i for i, action in enumerate(actions) if is_damaged(action)]
+    declared = declared_results(path)
+    whole = len(actions) - len(damaged)
+    if not damaged and (declared is None or whole >= declared):
+        return None
+    total = max(len(actions), declared or 0)
+    where = f", first at launch {damaged[0]}" if damaged else ""
+    return (f"{path}: {total - whole} of the {total} results (kernels) its block headers declare are "
+            f"damaged or missing{where}: ncu_report reads a damaged result as an empty kernel without "
+            "a word; copy the file again or re-run ncu")
+
+
 def read_rows(path: Path | str, keep_all: bool = False, keep: Iterable[str] = (),
-              nvtx_include: Iterable[str] = (), kernel_name: str | None = None) -> dict[str, Any]:
+              nvtx_include: Iterable[str] = (), kernel_name: str | None = None,
+              allow_partial: bool = False) -> dict[str, Any]:
     """The report as plain rows (no pandas): identity from NVTX, metric, value, unit.
 
     Rows carry no condition; derived hit rates are appended per kernel. `nvtx_include` selects
@@ -180,7 +212,8 @@ def read_rows(path: Path | str, keep_all: bool = False, keep: Iterable[str] = ()
     """
     includes = list(nvtx_include)
     name_match = _name_matcher(kernel_name)
-    ncu_report, ctx, path = open_report(path)
+    partial: list[str] | None = [] if allow_partial else None
+    ncu_report, ctx, path = open_report(path, partial)
     if ctx.num_ranges() == 0:
         raise UserError(f"{path}: no profiled kernels in it (empty or truncated report?)")
     string_kind = ncu_report.IMetric.ValueKind_STRING
@@ -193,6 +226,9 @@ def read_rows(path: Path | str, keep_all: bool = False, keep: Iterable[str] = ()
         wanted = set(rng.actions_by_nvtx(includes, [])) if includes else None
         for a in range(rng.num_actions()):
             action = rng.action_by_idx(a)
+            if is_damaged(action):
+                launch += 1
+                continue
             chip = chip or chip_of(action)
             if (wanted is not None and a not in wanted) or not name_match(action.name()):
                 launch += 1
@@ -222,7 +258,7 @@ def read_rows(path: Path | str, keep_all: bool = False, keep: Iterable[str] = ()
                 if rate is not None:
                     rows.append({**base, "metric": d.name, "value": rate, "unit": "%"})
             launch += 1
-    return {"rows": rows, "chip": chip}
+    return {"rows": rows, "chip": chip, "partial": partial or []}
 
 
 def _main(argv: list[str]) -> int:
@@ -235,12 +271,13 @@ def _main(argv: list[str]) -> int:
     ap.add_argument("--keep-all", action="store_true")
     ap.add_argument("--nvtx-include", action="append", default=[])
     ap.add_argument("--kernel-name")
+    ap.add_argument("--allow-partial", action="store_true")
     a = ap.parse_args(argv)
 
     def job() -> dict[str, Any]:
         ensure_ncu_report()  # first, before anything can load numpy
         return read_rows(a.report, a.keep_all, [k for k in a.keep.split(",") if k], a.nvtx_include,
-                         a.kernel_name)
+                         a.kernel_name, a.allow_partial)
 
     return answer(job)
 

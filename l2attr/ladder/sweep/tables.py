@@ -88,15 +88,16 @@ def _per_consumer_call(rows: pd.DataFrame, roles: tuple[str, ...], unit: tuple[s
     return (sums / calls.reindex(sums.index)).dropna().to_numpy(dtype=float)
 
 
-def summarize_point(samples: pd.DataFrame, facts: dict[str, Any]) -> pd.DataFrame:
-    """SWEEP_POINTS rows of one (family, profile, point, arm) from its samples (all repeats)."""
+def point_series(samples: pd.DataFrame) -> dict[tuple[Q, Timer], np.ndarray]:
+    """The values each SWEEP_POINTS quantity of one (family, profile, point, arm) summarises (its
+    samples, all repeats); the integrity check recomputes the summaries from the same series."""
     unit = ("repeat", "group", "table")
     dev = samples[samples["mode"] == SweepMode.DEVICE.value]
     host = samples[samples["mode"] == SweepMode.HOST.value]
     role = lambda frame, r: frame.loc[frame["role"] == r.value, "time_us"].to_numpy(dtype=float)  # noqa: E731
     cons = dev[dev["role"] == R.CONSUMER.value]
     kernel, wall = Timer.KERNEL, Timer.WALL
-    series = {
+    series: dict[tuple[Q, Timer], np.ndarray] = {
         (Q.CONSUMER, kernel): role(dev, R.CONSUMER),
         (Q.CONSUMER_FIRST, kernel): cons.loc[cons["position"] == 1, "time_us"].to_numpy(dtype=float),
         (Q.CONSUMER_REST, kernel): cons.loc[cons["position"] > 1, "time_us"].to_numpy(dtype=float),
@@ -106,8 +107,13 @@ def summarize_point(samples: pd.DataFrame, facts: dict[str, Any]) -> pd.DataFram
         (Q.CHARGED, kernel): _per_consumer_call(dev, (R.PIN.value, R.CONSUMER.value), unit),
         (Q.CALL, wall): _per_consumer_call(host, (R.CALL.value,), unit),
     }
+    return series
+
+
+def summarize_point(samples: pd.DataFrame, facts: dict[str, Any]) -> pd.DataFrame:
+    """SWEEP_POINTS rows of one (family, profile, point, arm) from its samples (all repeats)."""
     rows = []
-    for (quantity, timer), values in series.items():
+    for (quantity, timer), values in point_series(samples).items():
         s = summarize(values)
         if s["n_samples"]:
             rows.append({**facts, "quantity": quantity.value, "timer": timer.value, **s})
