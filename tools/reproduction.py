@@ -22,65 +22,72 @@ from l2attr.rundir import RunDir  # noqa: E402
 from l2attr.schema import CELLS, METRICS, SAMPLES  # noqa: E402
 
 EX = ROOT / "examples"
-OLD_LADDER, OLD_PROFILE = EX / "20261130T231356Z-bench", EX / "20261130T231541Z-profile"
 NEW = EX / "reproduction"
-NEW_LADDER, NEW_LADDER_2 = NEW / "20261201T172917Z-blocking", NEW / "20261201T173003Z-blocking-2"
-NEW_PROFILE = NEW / "20261201T173035Z-profile"
+# committed: two default ladder processes on one GPU and the default profile, made after the engine
+# redesign (2026-12-01 17:29); fresh: the same three after the ladder became its own package and the
+# house's last moves (tools/device_final.sh, 2026-12-01 20:51), on another machine
+OLD_LADDER, OLD_LADDER_2 = NEW / "20261201T172917Z-blocking", NEW / "20261201T173003Z-blocking-2"
+OLD_PROFILE = NEW / "20261201T173035Z-profile"
+NEW_LADDER, NEW_LADDER_2 = NEW / "20261201T205108Z-blocking", NEW / "20261201T205136Z-blocking-2"
+NEW_PROFILE = NEW / "20261201T205212Z-profile"
 
 
 def _read(path: Path, table):
     return RunDir.open(path).read(table)
 
 
+def _uuid(path: Path) -> str:
+    return (RunDir.open(path).manifest().get("gpu") or {}).get("uuid") or "not recorded"
+
+
+def _diff(a: Path, b: Path):
+    """ladder_diff of run b against run a (consumer kernel-timer cells)."""
+    return ladder_diff(_read(a, CELLS), _read(a, SAMPLES), _read(b, CELLS), _read(b, SAMPLES))
+
+
 def text() -> str:
-    old_c, old_s = _read(OLD_LADDER, CELLS), _read(OLD_LADDER, SAMPLES)
-    new_c, new_s = _read(NEW_LADDER, CELLS), _read(NEW_LADDER, SAMPLES)
-    two_c, two_s = _read(NEW_LADDER_2, CELLS), _read(NEW_LADDER_2, SAMPLES)
-    uuid = lambda p: (RunDir.open(p).manifest().get("gpu") or {}).get("uuid") or "not recorded"  # noqa: E731
-    d = ladder_diff(old_c, old_s, new_c, new_s)
-    two = ladder_diff(two_c, two_s, new_c, new_s)
-    cross = float(two["diff_pct"].abs().max())
+    d = _diff(OLD_LADDER, NEW_LADDER)
+    cross_old = float(_diff(OLD_LADDER, OLD_LADDER_2)["diff_pct"].abs().max())
+    cross_new = float(_diff(NEW_LADDER, NEW_LADDER_2)["diff_pct"].abs().max())
     beyond_spread = d[d["diff_pct"].abs() > d["spread_pct"]]
-    beyond_cross = d[d["diff_pct"].abs() > max(cross, 0.0) + d["spread_pct"]]
+    beyond_committed = d[d["diff_pct"].abs() > cross_old + d["spread_pct"]]
     worst = d.loc[d["diff_pct"].abs().idxmax()]
+    same_machine = _uuid(OLD_LADDER) == _uuid(NEW_LADDER) != "not recorded"
     lines = [
         "# Reproduction: a fresh H200 run against the committed ones (generated)",
         "",
         "Made by `python tools/reproduction.py --write` from the run dirs below; "
-        "`tests/test_reproduction.py` fails when this page and the runs disagree. The fresh runs were made "
-        "by `bash tools/device_engine.sh` with `LADDER_TWICE=1 PROFILE=1` (two default `l2attr ladder` "
-        "processes, then `benchmarks/bench_profile.py`) on the code after the engine redesign; their "
-        "large tables are stored gzipped (`*.csv.gz`, read by l2attr like the plain files).",
+        "`tests/test_reproduction.py` fails when this page and the runs disagree. The committed runs were made "
+        "by `bash tools/device_engine.sh` with `LADDER_TWICE=1 PROFILE=1` after the engine redesign; the fresh "
+        "ones by `bash tools/device_final.sh` after the ladder moved into its own package (`l2attr/ladder/`), both "
+        "with the default blocking timer; large tables are stored gzipped (`*.csv.gz`, read by l2attr like the "
+        "plain files). The two default processes of the fresh call are also set side by side by `l2attr report` "
+        "in `compare-two-processes.md` (its compare section).",
         "",
-        f"- committed ladder `{OLD_LADDER.name}` (GPU {uuid(OLD_LADDER)}, spin 50 µs timer) against fresh "
-        f"`{NEW_LADDER.name}` (GPU {uuid(NEW_LADDER)}, blocking timer): {len(d)} consumer kernel-timer cells, "
+        f"- the committed spread: two committed processes on one GPU (`{OLD_LADDER.name}`, `{OLD_LADDER_2.name}`, "
+        f"{_uuid(OLD_LADDER_2)}) are at most {cross_old:.2f} % apart over their consumer kernel-timer cells; the two "
+        f"fresh processes (`{NEW_LADDER.name}`, `{NEW_LADDER_2.name}`, {_uuid(NEW_LADDER_2)}) at most {cross_new:.2f} %.",
+        f"- committed `{OLD_LADDER.name}` against fresh `{NEW_LADDER.name}`: {len(d)} consumer kernel-timer cells, "
         f"|difference| median {d['diff_pct'].abs().median():.2f} %, at most {abs(worst['diff_pct']):.2f} % "
-        f"({worst['family']}/{worst['rung']}/{worst['profile']}); {len(beyond_spread)} of {len(d)} beyond the "
-        f"larger of the two runs' repeat spreads.",
-        f"- two fresh processes on one GPU (`{NEW_LADDER.name}`, `{NEW_LADDER_2.name}`, both {uuid(NEW_LADDER_2)}): "
-        f"{len(two)} cells, at most {cross:.2f} % apart — the cross-process spread.",
-        f"- committed against fresh, judged by that cross-process spread plus the larger repeat spread: "
-        f"{len(beyond_cross)} of {len(d)} cells beyond it"
-        + (f" ({', '.join(f'{r.family}/{r.rung}/{r.profile} {r.diff_pct:+.2f} %' for r in beyond_cross.itertuples())})"
-           if len(beyond_cross) else "") + ". The committed run's machine recorded no GPU UUID, so this is "
-        "a comparison of two machines.",
+        f"({worst['family']}/{worst['rung']}/{worst['profile']}); {len(beyond_spread)} of {len(d)} beyond the larger of "
+        f"the two runs' repeat spreads, {len(beyond_committed)} of {len(d)} beyond the committed spread (the committed "
+        "cross-process difference plus the larger repeat spread)"
+        + (f": {', '.join(f'{r.family}/{r.rung}/{r.profile} {r.diff_pct:+.2f} %' for r in beyond_committed.itertuples())}"
+           if len(beyond_committed) else "") + "."
+        + ("" if same_machine else " The two calls ran on different machines (GPU uuids differ), so this is a "
+           "comparison of two machines: its differences include the machine's."),
     ]
-    pre = EX / "timer" / "20261201T163552Z-blocking"          # same day, before the ladder moved onto cell.py
+    old_c, new_c = _read(OLD_LADDER, CELLS), _read(NEW_LADDER, CELLS)
     host = {}
-    for tag, path in (("committed", OLD_LADDER), ("pre-refactor", pre)):
-        other = _read(path, CELLS)
-        for q, t in (("consumer", "artifact"), ("call", "wall")):
-            a = new_c[(new_c.quantity == q) & (new_c.timer == t)]
-            b = other[(other.quantity == q) & (other.timer == t)]
-            m = a.merge(b, on=["family", "rung", "pin", "profile", "l2_state"], suffixes=("_n", "_o"))
-            host[(tag, q)] = float(((m["median_us_n"] / m["median_us_o"] - 1) * 100).median())
+    for q, t in (("consumer", "artifact"), ("call", "wall")):
+        a = new_c[(new_c.quantity == q) & (new_c.timer == t)]
+        b = old_c[(old_c.quantity == q) & (old_c.timer == t)]
+        m = a.merge(b, on=["family", "rung", "pin", "profile", "l2_state"], suffixes=("_n", "_o"))
+        host[q] = float(((m["median_us_n"] / m["median_us_o"] - 1) * 100).median())
     lines.append(
         f"- host clocks (the artifact's timer and the whole call) depend on the machine: fresh against committed "
-        f"{host[('committed', 'consumer')]:+.1f} % / {host[('committed', 'call')]:+.1f} % (median over cells), "
-        f"fresh against `{pre.name}` (GPU {uuid(pre)}, the same day, before the ladder moved onto the one cell "
-        f"protocol) {host[('pre-refactor', 'consumer')]:+.1f} % / {host[('pre-refactor', 'call')]:+.1f} %. All three ran "
-        "on different machines, so no part of these shifts can be laid on the redesign or on the machine; host-clock "
-        "figures are compared within one process only.")
+        f"{host['consumer']:+.1f} % / {host['call']:+.1f} % (median over cells); host-clock figures are compared "
+        "within one process only.")
     old_m, new_m = _read(OLD_PROFILE, METRICS), _read(NEW_PROFILE, METRICS)
     defn = layer_b_definition(old_m, new_m)
     vals = layer_b_values(old_m, new_m)
