@@ -1,10 +1,15 @@
 """Shared test fixtures: paths to recorded data (all inside the repository, so a clone runs every
-CPU test), and the `gpu` mark that skips without a GPU."""
+CPU test), the `gpu` mark that skips without a GPU, and what keeps the suite fast on two cores:
+one xdist worker per test file, one read per committed run dir, few property examples."""
 
 from __future__ import annotations
 
+import copy
+import functools
 import os
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -19,9 +24,12 @@ LOW_CUT = TRACES / "reuse_low_head4000.txt"
 HOT_MEDIUM_CUT = TRACES / "hot60k_medium_head2000.txt"
 KERNEL_REPLAY_REPORT = FIXTURES / "ncu" / "pin_consume_kernel_replay_h200.ncu-rep"
 
-# Property tests: few examples (the suite stays under 3 minutes on 2 cores), no per-example
-# deadline (CSV round trips on a busy CI machine). HYPOTHESIS_PROFILE=thorough for a deep run.
-settings.register_profile("l2attr", max_examples=40, deadline=None,
+# Property tests: few examples in the README's test command (each example of the loader's
+# properties writes and reads a run dir), no per-example deadline (CSV round trips on a busy CI
+# machine). .ci/run runs them again with HYPOTHESIS_PROFILE=ci; =thorough for a deep run.
+settings.register_profile("l2attr", max_examples=15, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("ci", max_examples=200, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("thorough", max_examples=2000, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
@@ -44,3 +52,77 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for item in items:
             if item.get_closest_marker("gpu"):
                 item.add_marker(skip)
+
+
+# --- pytest-xdist (the README's test command runs `-n auto`) ---------------------------------
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """One worker where a GPU is usable: the GPU tests time kernels and must not share the GPU
+    (or the host's cores) with another worker. Elsewhere xdist's own count (the cores)."""
+    return 1 if _gpu_available() else None
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`-n` alone means `--dist load`, which sends the tests of one file to every worker, so each
+    worker builds the file's module-scoped fixtures (committed runs analysed, reports rendered)
+    again. Keep a file's tests on one worker instead; an explicit other --dist is left alone."""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    return LoadFileScheduling(config, log)
+
+
+# --- one read per committed run dir -----------------------------------------------------------
+# Many test files read the same committed run dirs under examples/ (about a second each). The read
+# is a function of the dir's bytes, so each is read once per test process and every caller gets
+# its own deep copy. Keyed by the path as given (Run.path keeps it) and every file's size and
+# mtime, so an edited copy is read again. Only paths inside examples/, and only reads that found
+# no damage; L2ATTR_TEST_READ_CACHE=0 turns it off.
+
+def _examples_signature(path: Path) -> tuple | None:
+    try:
+        resolved = path.resolve()
+        resolved.relative_to(EXAMPLES)
+    except (OSError, ValueError):
+        return None
+    if not resolved.is_dir():
+        return None
+    files = sorted(p for p in resolved.rglob("*") if p.is_file())
+    return (str(path), os.getcwd(), str(resolved),
+            tuple((str(p.relative_to(resolved)), p.stat().st_size, p.stat().st_mtime_ns) for p in files))
+
+
+def _cached_reader(read_run: Any) -> Any:
+    memo: dict[tuple, Any] = {}
+
+    @functools.wraps(read_run)
+    def read(path: Path, *args: Any, **kwargs: Any) -> Any:
+        key = _examples_signature(Path(path))
+        if key is None:
+            return read_run(path, *args, **kwargs)
+        if key not in memo:
+            damage = args[0] if args else kwargs.get("damage")
+            before = len(damage.messages) if damage is not None else 0
+            run = read_run(path, *args, **kwargs)
+            if run is None or (damage is not None and len(damage.messages) != before):
+                return run
+            memo[key] = run
+        return copy.deepcopy(memo[key])
+
+    read.__wrapped_by_tests__ = True
+    return read
+
+
+def _install_read_cache() -> None:
+    if os.environ.get("L2ATTR_TEST_READ_CACHE", "1") == "0":
+        return
+    from l2attr.analysis import load_runs
+
+    module = sys.modules[load_runs.__module__]
+    original = getattr(module, "read_run", None)
+    if original is not None and not getattr(original, "__wrapped_by_tests__", False):
+        module.read_run = _cached_reader(original)
+
+
+_install_read_cache()

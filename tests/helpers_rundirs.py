@@ -11,8 +11,11 @@ like a real one; tests that check formulas build their own tiny tables.
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
+import hashlib
 import math
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -147,9 +150,22 @@ def scaled_samples(factor: float, samples: pd.DataFrame | None = None) -> pd.Dat
 def ladder_cells(samples: pd.DataFrame | None = None) -> pd.DataFrame:
     """cells.csv as the ladder writes it: measure.stats.summarize_cell over each cell's samples."""
     samples = ladder_samples() if samples is None else samples
-    cells = [summarize_cell(g, BYTES_PER_CALL) for _, g in
-             samples.groupby(["l2_state", "profile", "family", "rung", "pin"], sort=False)]
-    return pd.concat(cells, ignore_index=True)
+    key = _frame_key(samples)
+    if key not in _CELLS:
+        cells = [summarize_cell(g, BYTES_PER_CALL) for _, g in
+                 samples.groupby(["l2_state", "profile", "family", "rung", "pin"], sort=False)]
+        _CELLS[key] = pd.concat(cells, ignore_index=True)
+    return _CELLS[key].copy()
+
+
+# summarize_cell (a seeded bootstrap per cell) is a function of the samples alone, and most helper
+# runs summarise the same samples: once per test process, each caller gets its own copy
+_CELLS: dict[tuple[Any, ...], pd.DataFrame] = {}
+
+
+def _frame_key(df: pd.DataFrame) -> tuple[Any, ...]:
+    rows = pd.util.hash_pandas_object(df, index=True).to_numpy().tobytes()
+    return tuple(df.columns), tuple(map(str, df.dtypes)), hashlib.sha1(rows).hexdigest()
 
 
 def write_run(path: Path, manifest: dict[str, Any], tables: dict[str, pd.DataFrame]) -> Path:
@@ -329,12 +345,11 @@ def tiny_metrics(values: dict[tuple[str, str, str], list[dict[str, float]]], con
 
 def write_timeline_run(root: Path, name: str = "20261129T220000Z-timeline") -> Path:
     """A timeline run dir made by the real reader from the recorded H200 PM-sampling report."""
-    from l2attr.profile import pmsampling
     from l2attr.profile.pm_phases import phases
     from l2attr.schema import PHASES, TIMELINE
 
     report = Path(__file__).parent / "fixtures" / "ncu" / "range_pmsampling_pin_consume_h200.ncu-rep"
-    pm = pmsampling.read_pm_report(report)
+    pm = _read_pm_report(report)
     path = Path(root) / name
     path.mkdir(parents=True, exist_ok=True)
     run = RunDir(path)
@@ -367,3 +382,15 @@ def one_cell_run(root: Path, name: str, created: str, per_repeat: dict[int, floa
     m["versions"] = {**m["versions"], **manifest.pop("versions", {})}
     m["gpu"] = {**m["gpu"], **manifest.pop("gpu", {})}
     return write_run(root / name, m, {"samples": samples, "cells": ladder_cells(samples)})
+
+
+@lru_cache(maxsize=None)
+def _pm_report(report: Path) -> Any:
+    from l2attr.profile import pmsampling
+
+    return pmsampling.read_pm_report(report)
+
+
+def _read_pm_report(report: Path) -> Any:
+    """The committed PM-sampling report read once per test process (seconds); a copy per run."""
+    return copy.deepcopy(_pm_report(report))

@@ -1,6 +1,7 @@
 """Compile every kernel variant with the local nvcc for sm_80 and sm_90 (skip without nvcc).
 
-What can be checked without a GPU: the recorded ptxas figures (kernels/ptxas.json, which every
+The tests that compile a whole family or every variant (tens of nvcc runs each) carry the `slow`
+mark: `.ci/run` runs them after the README's test command. What can be checked without a GPU: the recorded ptxas figures (kernels/ptxas.json, which every
 ladder run copies into its manifest) are what this nvcc produces today; the artifact family keeps
 the artifact's resource footprint (the capped consumer spills, the uncapped one stays near the
 artifact's register count); the pins hold the evict_last prefetch; every dtype compiles.
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from functools import lru_cache
 
 import pytest
 
@@ -22,6 +24,11 @@ NVCC = shutil.which("nvcc")
 needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc not on PATH")
 ARCHS = ptxas.ARCHS
 COMMITTED = ptxas.committed()
+# many variants share one kernel build (the pin of every pinned rung, OptMT's consumer in L2P+OptMT):
+# compile each (spec, arch) once per test process
+ptxas_report = lru_cache(maxsize=None)(ptxas.ptxas_report)
+# compiles a family or every variant: tens of nvcc runs
+compiles_many = pytest.mark.slow
 
 
 def test_parse_ptxas_output():
@@ -69,6 +76,7 @@ def test_tuned_family_uncapped_does_not_spill(arch):
         assert COMMITTED["variants"][f"tuned/{rung}/none"]["consumer"][arch]["spill_stores"] == 0
 
 
+@compiles_many
 @needs_nvcc
 @pytest.mark.parametrize("arch", ARCHS)
 def test_committed_figures_are_what_nvcc_gives_today(arch):
@@ -76,20 +84,21 @@ def test_committed_figures_are_what_nvcc_gives_today(arch):
     drift = []
     for vid, specs in ptxas.all_specs().items():
         for role, spec in specs.items():
-            now = ptxas.ptxas_report(spec, arch, NVCC)
+            now = ptxas_report(spec, arch, NVCC)
             then = COMMITTED["variants"][vid][role][arch]
             if now != then:
                 drift.append(f"{vid} {role} {arch}: committed {then}, nvcc now {now}")
     assert not drift, "\n".join(drift)
 
 
+@compiles_many
 @needs_nvcc
 @pytest.mark.parametrize("arch", ARCHS)
 def test_register_cap_reaches_ptxas(arch):
     """The artifact's uncapped consumer needs more than 42 registers, so only a working cap gives 42."""
     v = variant("artifact", RUNG_BY_NAME["baseline"])
-    uncapped = ptxas.ptxas_report(consumer_spec(v, "fp32"), arch, NVCC)
-    capped = ptxas.ptxas_report(consumer_spec(variant("artifact", "optmt"), "fp32", maxrregcount=32), arch, NVCC)
+    uncapped = ptxas_report(consumer_spec(v, "fp32"), arch, NVCC)
+    capped = ptxas_report(consumer_spec(variant("artifact", "optmt"), "fp32", maxrregcount=32), arch, NVCC)
     assert uncapped["registers"] > 42
     assert capped["registers"] <= 32
 
@@ -129,15 +138,17 @@ def test_pin_kernel_refuses_pre_ampere(tmp_path):
     assert "sm_80" in res.stderr
 
 
+@compiles_many
 @needs_nvcc
 @pytest.mark.parametrize("family", ["artifact", "tuned"])
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
 def test_half_precision_consumers_compile(family, dtype):
     for rung in ("optmt", "combined"):
         spec = consumer_spec(variant(family, rung), dtype)
-        assert ptxas.ptxas_report(spec, "sm_90", NVCC)["registers"] > 0
+        assert ptxas_report(spec, "sm_90", NVCC)["registers"] > 0
 
 
+@compiles_many
 @needs_nvcc
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("dtype", ["fp32", "fp16", "bf16"])
@@ -153,7 +164,7 @@ def test_fast_family_fits_its_register_cap_without_spilling(arch, dtype):
         for weighted in (False, True):
             spec = consumer_spec(variant("fast", "optmt"), dtype, vec=vec, fast=FastOptions(), weighted=weighted)
             assert spec.function == f"fast_v{vec}" + ("_w" if weighted else "")
-            rep = ptxas.ptxas_report(spec, arch, NVCC)
+            rep = ptxas_report(spec, arch, NVCC)
             cap = FAST_DEFAULT.maxrregcount if dtype == "fp32" and not weighted else 0
             assert 0 < rep["registers"] <= (cap or 255), (vec, weighted, rep)
             assert rep["spill_stores"] == rep["spill_loads"] == 0, (vec, weighted, rep)
@@ -175,6 +186,7 @@ def test_fast_committed_figures_name_the_default_build():
         assert entry[arch]["registers"] <= (FAST_DEFAULT.maxrregcount or 255)
 
 
+@compiles_many
 @needs_nvcc
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("knobs", [(4, 0, 0, 0), (8, 0, 1, 1), (2, 1, 0, 0), (4, 1, 1, 1)])
@@ -186,7 +198,7 @@ def test_gather_ceiling_builds_without_spills(arch, knobs):
     unroll, pipe, epi, dep = knobs
     opts = (f"-DGATHER_UNROLL={unroll}", f"-DGATHER_PIPE={pipe}", f"-DGATHER_EPI={epi}", f"-DGATHER_DEP={dep}")
     for function in ("gather_rows", "read_wide"):
-        rep = ptxas.ptxas_report(KernelSpec("gather_ceiling.cu", function, opts), arch, NVCC)
+        rep = ptxas_report(KernelSpec("gather_ceiling.cu", function, opts), arch, NVCC)
         assert rep["registers"] > 0 and rep["spill_stores"] == 0, (function, rep)
 
 

@@ -9,6 +9,7 @@ import only parts on its own floor or below.
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -59,6 +60,7 @@ def _module_of(path: Path) -> str:
     return ".".join(parts)
 
 
+@lru_cache(maxsize=None)     # the tree is read once per test process: every test asks
 def _modules() -> dict[str, Path]:
     return {_module_of(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 
@@ -77,6 +79,7 @@ def _imports(path: Path, modules: dict[str, Path]) -> set[str]:
     return {m for m in out if m in modules}
 
 
+@lru_cache(maxsize=None)
 def _graph() -> dict[str, set[str]]:
     modules = _modules()
     return {name: _imports(path, modules) - {name} for name, path in modules.items()}

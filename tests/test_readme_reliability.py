@@ -4,12 +4,19 @@ make_inputs() builds the files the rows name (in a scratch folder that is the wo
 directory); every row's command runs through bash with the real `l2attr` entry point, and its
 exit status and first line of output (stderr when it fails, stdout when it succeeds) must be
 the ones the table shows. In the table, `…` stands for a part that depends on the machine.
+
+A row that is one plain `l2attr ARGS` (no pipe, redirection or Ctrl-C) runs in this process as
+well, through `l2attr.cli.main` (the entry point's one call), with the same checks: that is the
+README's test command (the start of ~40 interpreters took a minute of its two). Through bash, such
+a row carries the `slow` mark (.ci/run runs it); the rows about pipes, devices and signals run
+through bash in both.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -88,6 +95,14 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.fixture(scope="module")
+def scratch_here(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same inputs for the rows run in this process (their outputs land apart)."""
+    root = tmp_path_factory.mktemp("reliability-in-process")
+    make_inputs(root)
+    return root
+
+
 def _env() -> dict[str, str]:
     """`l2attr` on PATH as this interpreter's entry point, importing this checkout."""
     bin_dir = Path(sys.executable).parent
@@ -111,6 +126,33 @@ def run_row(root: Path, command: str) -> tuple[int, str, str]:
     return proc.returncode, out, err
 
 
+SHELL = ("|", ">", "<", "&", ";", "$", "`")
+
+
+def in_process_argv(command: str) -> list[str] | None:
+    """The arguments of a row that is one plain `l2attr ARGS`; None for a shell command line."""
+    if command.endswith(CTRL_C) or any(c in command for c in SHELL):
+        return None
+    words = shlex.split(command)
+    return words[1:] if words[0] == "l2attr" else None
+
+
+def run_row_in_process(root: Path, argv: list[str], capsys: pytest.CaptureFixture[str],
+                       monkeypatch: pytest.MonkeyPatch) -> tuple[int, str, str]:
+    """(exit status, stdout, stderr) of `l2attr ARGS` as the entry point runs it: sys.exit(main())."""
+    from l2attr.cli import main
+
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("COLUMNS", "200")
+    capsys.readouterr()
+    try:
+        code = main(argv)
+    except SystemExit as exc:              # argparse's usage errors, as sys.exit would end them
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
 def _pattern(message: str) -> re.Pattern[str]:
     return re.compile("".join(".*" if part == "…" else re.escape(part) for part in re.split("(…)", message)))
 
@@ -119,9 +161,31 @@ def test_the_table_is_there() -> None:
     assert len(ROWS) >= 20
 
 
-@pytest.mark.parametrize("row", ROWS, ids=[r.what for r in ROWS])
+PLAIN = [r for r in ROWS if in_process_argv(r.command) is not None]
+
+
+@pytest.mark.parametrize("row", [pytest.param(r, marks=pytest.mark.slow) if r in PLAIN else r for r in ROWS],
+                         ids=[r.what for r in ROWS])
 def test_row(scratch: Path, row: Row) -> None:
-    code, out, err = run_row(scratch, row.command)
+    check_row(scratch, row, *run_row(scratch, row.command))
+
+
+@pytest.mark.parametrize("row", PLAIN, ids=[r.what for r in PLAIN])
+def test_row_in_process(scratch_here: Path, row: Row, capsys: pytest.CaptureFixture[str],
+                        monkeypatch: pytest.MonkeyPatch) -> None:
+    check_row(scratch_here, row, *run_row_in_process(scratch_here, in_process_argv(row.command), capsys, monkeypatch))
+
+
+def test_the_shell_rows_stay_shell_rows() -> None:
+    """The rows about pipes, devices and Ctrl-C never run in process (and there are some)."""
+    shell = [r for r in ROWS if r not in PLAIN]
+    assert len(shell) >= 5 and len(PLAIN) >= 20
+    assert all(r.command.endswith(CTRL_C) or any(c in r.command for c in SHELL) for r in shell)
+    assert in_process_argv("l2attr traces stats med.txt > /dev/full") is None
+    assert in_process_argv("l2attr report a --profiles ''") == ["report", "a", "--profiles", ""]
+
+
+def check_row(scratch: Path, row: Row, code: int, out: str, err: str) -> None:
     assert code == row.code, (out, err)
     assert "Traceback" not in err and "Exception ignored" not in err
     if row.message == "":

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 from enum import Enum
+from functools import lru_cache
 from pathlib import Path
 
 from l2attr import schema, vocab
@@ -151,6 +152,7 @@ def _is_name(node: ast.Constant, parent: ast.AST | None, grand: ast.AST | None) 
     return False
 
 
+@lru_cache(maxsize=None)     # both rules read every file: parse each once per test process
 def vocabulary_literals(path: Path) -> list[tuple[int, str]]:
     """(line, literal) of every string constant in `path` that spells a vocab value."""
     tree = ast.parse(path.read_text())

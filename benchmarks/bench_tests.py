@@ -1,0 +1,133 @@
+"""Benchmark: the README's test command on this machine (target <= 120 s on 2 cores).
+
+    python benchmarks/bench_tests.py [--repeat N] [--record examples/logs/bench_tests.json]
+    python benchmarks/bench_tests.py --readme [--write]     # the README's block from the record
+
+Runs the pytest half of the README's second set-up command (what follows `pip install -e
+'.[dev]' &&`, read from README.md, so the figure is always of the command the README gives) N
+times, each from a cold process, and prints per run the wall time, the CPU seconds of pytest and
+its workers, the machine's cores and its load average just before: other work on the machine
+lengthens the wall time, not the CPU time. --record keeps the runs as JSON; --readme prints the
+README's benchmark line made from that record (--write puts it between `<!-- bench-tests:begin
+-->` and `<!-- bench-tests:end -->`); tests/test_test_command.py fails when they disagree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import re
+import resource
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+RECORD = ROOT / "examples" / "logs" / "bench_tests.json"
+TARGET_S = 120.0
+INSTALL = "pip install -e '.[dev]' && "
+MARKER = "# tests, on any machine"
+BEGIN, END = "<!-- bench-tests:begin -->\n", "<!-- bench-tests:end -->"
+
+
+def readme_test_line(text: str) -> str:
+    """The README's second set-up command: the line after its `# tests, on any machine` comment."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines[:-1]):
+        if line.startswith(MARKER):
+            return lines[i + 1].strip()
+    raise SystemExit(f"bench_tests: error: no '{MARKER}' line in {README}")
+
+
+def test_command(text: str) -> str:
+    """The pytest part of that line (the install is not timed)."""
+    line = readme_test_line(text)
+    if not line.startswith(INSTALL):
+        raise SystemExit(f"bench_tests: error: the README's test line does not start with {INSTALL!r}: {line}")
+    return line[len(INSTALL):]
+
+
+def _summary(output: str) -> str:
+    """pytest's last line, e.g. `1290 passed, 111 skipped in 98.1s`, without the time."""
+    lines = [line.strip(" =") for line in output.splitlines()
+             if re.search(r"\d+ (passed|failed|errors?|deselected)\b", line)]
+    return re.sub(r" in [\d.]+s( \([\d:]+\))?$", "", lines[-1]) if lines else "no pytest summary line"
+
+
+def run_once(command: str) -> dict[str, Any]:
+    argv = shlex.split(command)
+    if argv[:1] == ["python"]:
+        argv[0] = sys.executable
+    load = os.getloadavg()[0]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "load_before": round(load, 2),
+            "exit": done.returncode, "summary": _summary(done.stdout + done.stderr)}
+
+
+def readme_block(record: dict[str, Any]) -> str:
+    runs = record["runs"]
+    walls = ", ".join(f"{r['wall_s']:.1f}" for r in runs)
+    cpus = sorted(r["cpu_s"] for r in runs)
+    loads = sorted(r["load_before"] for r in runs)
+    cpu = f"{cpus[0]:.0f}" if cpus[0] == cpus[-1] else f"{cpus[0]:.0f}–{cpus[-1]:.0f}"
+    load = f"{loads[0]:.1f}" if loads[0] == loads[-1] else f"{loads[0]:.1f}–{loads[-1]:.1f}"
+    return (f"- the CPU test suite (`python benchmarks/bench_tests.py --repeat {len(runs)}`: the README's test "
+            f"command `{record['command']}`, {record['cores']} cores, {record['date']}): **{walls} s** wall "
+            f"(CPU {cpu} s; load average {load} before each run; target ≤ {TARGET_S:.0f} s), "
+            f"{runs[-1]['summary']} (`examples/logs/bench_tests.json`).\n")
+
+
+def replace_block(text: str, body: str) -> str:
+    a = text.index(BEGIN) + len(BEGIN)
+    return text[:a] + body + text[text.index(END):]
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="bench_tests", description=__doc__.split("\n")[0])
+    ap.add_argument("--repeat", type=int, default=1, help="runs of the command (default 1)")
+    ap.add_argument("--record", type=Path, help="write the runs as JSON here")
+    ap.add_argument("--readme", action="store_true", help="print the README's block from --record's file")
+    ap.add_argument("--write", action="store_true", help="with --readme: replace the block in README.md")
+    args = ap.parse_args(argv)
+    text = README.read_text(encoding="utf-8")
+    if args.readme:
+        body = readme_block(json.loads((args.record or RECORD).read_text()))
+        if args.write:
+            README.write_text(replace_block(text, body), encoding="utf-8")
+        print(body, end="")
+        return 0
+    if args.repeat < 1:
+        ap.error("--repeat must be at least 1")
+    command = test_command(text)
+    print(f"bench_tests: {command} ({os.cpu_count()} cores), {args.repeat} run(s)")
+    runs = []
+    for i in range(args.repeat):
+        r = run_once(command)
+        runs.append(r)
+        verdict = "within" if r["wall_s"] <= TARGET_S else "over"
+        print(f"bench_tests: run {i + 1}: wall {r['wall_s']:.1f} s ({verdict} the {TARGET_S:.0f} s target), "
+              f"CPU {r['cpu_s']:.1f} s, load average {r['load_before']:.2f} before; exit {r['exit']}; {r['summary']}",
+              flush=True)
+    if args.record:
+        record = {"command": command, "cores": os.cpu_count(), "python": sys.version.split()[0],
+                  "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d"), "runs": runs}
+        tmp = args.record.with_name(f".{args.record.name}.tmp")
+        tmp.write_text(json.dumps(record, indent=1) + "\n")
+        tmp.replace(args.record)
+        print(f"bench_tests: wrote {args.record}")
+    return 0 if all(r["exit"] == 0 for r in runs) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
