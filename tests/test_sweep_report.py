@@ -30,7 +30,7 @@ def test_a_folder_of_sweeps_renders_one_chapter_each(sweeps: Path, tmp_path: Pat
                   "pollution between pin and consumer"):
         assert title in html.lower()
     assert html.count('class="card"') == 5
-    assert 'id="fig-sweep-0-artifact"' in html and "4 measured vs 3 by the formula" in html
+    assert 'id="fig-sweep-0-artifact"' in html and "measured 4, formula 3" in html
     md = tmp_path / "s.md"
     assert main(["report", str(sweeps), "-o", str(md)]) == 0
     text = md.read_text()

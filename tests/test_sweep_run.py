@@ -42,7 +42,7 @@ def test_amortisation_break_even_measured_and_by_formula(tmp_path):
     curve = an.table.set_index(["order", "k"])
     assert curve.loc[("interleaved", 2), "speedup_kernel"] == pytest.approx(100 / 110)
     assert curve.loc[("interleaved", 8), "formula_speedup"] == pytest.approx(400 / 350)
-    assert "4 measured vs 3 by the formula" in an.reading
+    assert "measured 4, formula 3" in an.reading
 
 
 def test_every_unit_is_on_disk_with_its_rows(tmp_path):
@@ -103,4 +103,4 @@ def test_formula_falls_back_to_back_to_back_k1_and_reading_says_when_no_interlea
     an = analyse_sweep(load_sweep(run.path))
     assert an.break_even["formula"].tolist() == [3.0]
     assert an.reading.startswith("Calls per pin to break even against OptMT (back to back, kernel-charged): "
-                                 "artifact random: 4 measured vs 3 by the formula")
+                                 "artifact random: measured 4, formula 3")

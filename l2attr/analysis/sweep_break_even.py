@@ -136,8 +136,8 @@ def reading(summary: pd.DataFrame, spec: AxisSpec, split: Any) -> str:
     parts = []
     for r in rows.to_dict("records"):
         text = k_text(r[f"measured_{suffix}"], r["max_x"], r[f"even_{suffix}"])
-        formula = f" measured vs {k_text(r['formula'])} by the formula" if j.formula else ""
-        parts.append(f"{r['family']} {r['profile']}: {text}{formula}")
+        formula = f", formula {k_text(r['formula'])}" if j.formula else ""
+        parts.append(f"{r['family']} {r['profile']}: measured {text}{formula}")
     where = ", ".join(w for w in (str(split).replace("_", " ") if split is not None else "",
                                   TIMER_WORDS.get(suffix, suffix)) if w)
     return f"{j.what} ({where}): " + "; ".join(parts) + "."

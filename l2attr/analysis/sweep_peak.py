@@ -73,11 +73,11 @@ def judge(t: SweepTable, points: pd.DataFrame, spec: AxisSpec) -> Verdict:
             elif peak:
                 text = f"peaks at {at}: {times(sp)}, beyond noise of every other point"
             else:
-                text = f"best {times(sp)} at {at} ({word(vs)}), within noise of {', '.join(ties)}"
+                text = f"best {times(sp)} ({word(vs)}) at {at}, within noise of {', '.join(ties)}"
             parts.append(f"{' '.join(map(str, key))}: {text}")
             rows.append({"family": key[0], "profile": key[1], "column": c, "point": r["point"], "x": r["x"],
                          "speedup": sp, "vs_reference": vs.value, "peak": peak,
-                         "within_noise_of": ";".join(str(frame.at[i, "point"]) for i in b["ties"])})
+                         "within_noise_of": ";".join(str(frame.at[i, "point"]) for i in b["ties"]), "text": text})
         texts[c] = "; ".join(parts)
     if not rows:
         return Verdict(f"No {spec.axis} points measured.", frame)

@@ -23,7 +23,7 @@ def judge(t: SweepTable, points: pd.DataFrame, spec: AxisSpec) -> Verdict:
             vs = judged(t, j.on, i).judgement
             said.append(f"{times(float(r[j.on]))} at {label(spec, r)} ({word(vs)})")
             rows.append({"family": key[0], "profile": key[1], "point": r["point"], "x": r["x"],
-                         "speedup": float(r[j.on]), "vs_reference": vs.value})
+                         "speedup": float(r[j.on]), "vs_reference": vs.value, "text": said[-1]})
         if said:
             parts.append(f"{' '.join(map(str, key))}: " + ", ".join(said))
     if not parts:

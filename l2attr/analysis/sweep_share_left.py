@@ -73,8 +73,9 @@ def judge(t: SweepTable, points: pd.DataFrame, spec: AxisSpec) -> Verdict:
         summary = {"family": key[0], "profile": key[1], "gain_at_x0": first.value, "half_life": NAN,
                    "half_life_lo": NAN, "half_life_hi": NAN, "below_half_by": NAN}
         if first != Judgement.FASTER:
-            parts.append(f"{who}: no gain to lose at {label(spec, row0)} ({word(first)})")
-            rows.append(summary)
+            text = f"no gain to lose at {label(spec, row0)} ({word(first)})"
+            parts.append(f"{who}: {text}")
+            rows.append({**summary, "text": text})
             continue
         xs, mid, lo, hi = [], [], [], []
         for i in idx:
@@ -97,7 +98,7 @@ def judge(t: SweepTable, points: pd.DataFrame, spec: AxisSpec) -> Verdict:
         summary.update(half_life=NAN if est is None else est, half_life_lo=NAN if early is None else early,
                        half_life_hi=NAN if late is None else late, below_half_by=NAN if below is None else below)
         parts.append(f"{who}: {text}")
-        rows.append(summary)
+        rows.append({**summary, "text": text})
     if not parts:
         return Verdict(f"No {spec.axis} points measured.", frame)
     return Verdict(f"{j.what}: " + "; ".join(parts) + ".", frame, pd.DataFrame(rows))

@@ -35,9 +35,10 @@ def judge(t: SweepTable, points: pd.DataFrame, spec: AxisSpec) -> Verdict:
             r = frame.loc[b["best"]].to_dict()
             sp, vs = float(r[j.on]), b["vs_reference"]
             where = f" at {label(spec, r)}" if j.arm is not None and arm == j.arm.value else ""
-            said.append(f"{ARM_NAMES.get(arm, arm)} {times(sp)}{where} ({word(vs)})")
+            piece = f"{times(sp)}{where} ({word(vs)})"
+            said.append(f"{ARM_NAMES.get(arm, arm)} {piece}")
             rows.append({"family": key[0], "profile": key[1], "arm": arm, "point": r["point"], "x": r["x"],
-                         "speedup": sp, "vs_reference": vs.value})
+                         "speedup": sp, "vs_reference": vs.value, "text": piece})
         if said:
             parts.append(f"{' '.join(map(str, key))}: " + ", ".join(said))
     if not parts:

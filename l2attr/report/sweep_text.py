@@ -81,7 +81,7 @@ def has_break_even(an: SweepAnalysis) -> bool:
     return an.spec.judgement.kind == SweepJudgement.BREAK_EVEN and not an.break_even.empty
 
 
-def _md(headers: list[str], rows: list[list[str]]) -> str:
+def md(headers: list[str], rows: list[list[str]]) -> str:
     esc = lambda s: str(s).replace("|", "\\|")  # noqa: E731
     out = ["| " + " | ".join(map(esc, headers)) + " |", "|" + "|".join("---" for _ in headers) + "|"]
     out += ["| " + " | ".join(map(esc, r)) + " |" for r in rows]
@@ -97,9 +97,9 @@ def markdown_chapter(an: SweepAnalysis) -> str:
              f"**Reading.** {an.reading}", ""]
     parts += [f"**Check.** {line}" for line in check_lines(an)] + ([""] if an.check is not None else [])
     if has_break_even(an):
-        parts += [f"Break-even in {an.spec.chart.x_title} against OptMT:", "", _md(*break_even_rows(an)), "",
+        parts += [f"Break-even in {an.spec.chart.x_title} against OptMT:", "", md(*break_even_rows(an)), "",
                   an.note, ""]
-    parts += [_md(*rows_of(an)), ""]
+    parts += [md(*rows_of(an)), ""]
     if an.lag:
         parts += [an.lag, ""]
     if an.run.damage:
