@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-AXES = ("amortisation", "hotset", "pollution", "capacity", "window")
+AXES = ("amortisation", "hotset", "pollution", "occupy", "window")
 TARGET_S = 180.0
 
 

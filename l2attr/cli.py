@@ -18,7 +18,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     Command.LADDER: (Command.LADDER, "layer A: time the five-rung kernel ladder x reuse profiles (GPU)"),
     Command.PROFILE: (Command.PROFILE, "layer B: Nsight Compute L2 attribution per role, or --import a report"),
     Command.SWEEP: (Command.SWEEP, "measured sweeps: amortisation, hot-set size, access-policy window, "
-                                   "L2 capacity, pollution (GPU)"),
+                                   "L2 held by evict_last lines, pollution (GPU)"),
     Command.EXPERIMENT: (Command.EXPERIMENT, "any producer -> consumer pair: time, profile (ncu child), show (GPU)"),
     Command.STEP: (Command.STEP, "what inter-kernel L2 reuse is worth in a whole PyTorch step (GPU)"),
     Command.REPORT: (Command.REPORT, "turn run dirs into one offline HTML (or Markdown) attribution report"),

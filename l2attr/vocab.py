@@ -228,8 +228,52 @@ class SweepAxis(Vocab):
     AMORTISATION = "amortisation"  # consumer calls per pin, k
     HOTSET = "hotset"              # hot rows pinned
     WINDOW = "window"              # access-policy window hitRatio (and the remap alone)
-    CAPACITY = "capacity"          # effective L2 size (part of L2 occupied by evict_last lines)
+    OCCUPY = "occupy"              # MiB of L2 held by evict_last lines of a dummy buffer before each call
     POLLUTION = "pollution"        # MB of unrelated streaming reads between pin and consumer
+    # the occupy axis' name before it was renamed for what it measures (x: L2 minus the MiB held,
+    # called an "effective L2" that the ncu check showed the H200 does not keep): read, not run
+    CAPACITY = "capacity"
+
+
+class SweepJudgement(Vocab):
+    """Which judgement a sweep axis' table gets (l2attr/analysis/sweep_judges.py: one module each),
+    every word in it from analysis/significance.py's one rule."""
+
+    BREAK_EVEN = "breaks_even_k"       # per series along x: where the pinned arm stops being slower, pays
+    PEAK = "peak_point"                # per series: the best x, a peak only if beyond noise of every other x
+    SHARE_LEFT = "share_left"          # per series: the share of the x = lowest gain left, where it falls below half
+    BEST_VS_REFERENCE = "vs_reference" # per series: the best point of an arm against the reference arm
+    PER_POINT = "per_point"            # per point: the pinned arm against the reference at that point
+
+
+class OptionKind(Vocab):
+    """How a sweep axis' comma-list option is parsed (ladder/sweep/axes/declare.py)."""
+
+    INTS = "ints"
+    FLOATS = "floats"
+    WORDS = "words"                    # words of one vocabulary (its enum given with the option)
+
+
+class RefPoint(Vocab):
+    """Where a sweep table's reference median sits."""
+
+    SAME = "same_point"                # at the row's own point (the comparand measured beside it)
+    LOWEST_X = "lowest_x"              # at the axis' smallest x (0 hot rows, no window, no pollution)
+
+
+class LineStyle(Vocab):
+    """What a line of a sweep chart is (the report picks the dash)."""
+
+    PRIMARY = "primary"                # the measured main series
+    SECONDARY = "secondary"            # a measured second series (another order, consumer only)
+    MODEL = "model"                    # a prediction (the formula), thin
+
+
+class DeviceLimit(Vocab):
+    """A recorded device limit a sweep chart can mark on its x axis (in MiB)."""
+
+    PERSISTING_MAX = "persisting_max"  # persistingL2CacheMaxSize
+    L2_SIZE = "l2_size"                # l2CacheSize
 
 
 class Order(Vocab):

@@ -86,7 +86,7 @@ def test_window_and_remap_arms_compute_embedding_bag():
     ("amortisation", ["--k", "1,2,4"]),
     ("hotset", ["--hot-sizes", "0,5000,20000"]),
     ("window", ["--hit-ratios", "0.5,1"]),
-    ("capacity", ["--l2-mib", "60,40"]),
+    ("occupy", ["--occupy-mib", "0,20"]),
     ("pollution", ["--pollute-mib", "0,30"]),
 ])
 def test_tiny_sweep_of_every_axis(axis, extra, tmp_path: Path):

@@ -149,7 +149,7 @@ def test_sweep_legend_below_its_axis_title(tmp_path: Path) -> None:
     from l2attr.analysis.sweep_load import load_sweep
     from l2attr.report.sweep_charts import figures
 
-    run = write_sweep_run(tmp_path, "capacity")
+    run = write_sweep_run(tmp_path, "occupy")
     figs = figures(analyse_sweep(load_sweep(run)), "fig-sweep")
     assert figs
     for fig in figs.values():

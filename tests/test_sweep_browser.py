@@ -15,7 +15,7 @@ from test_report_browser import CHROMIUM, PROBE, chromium
 from l2attr.cli import main
 
 pytestmark = pytest.mark.slow
-AXES = ("amortisation", "hotset", "window", "capacity", "pollution")
+AXES = ("amortisation", "hotset", "window", "occupy", "pollution")
 
 
 def _probe(page: Path) -> dict:

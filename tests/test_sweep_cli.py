@@ -28,8 +28,8 @@ def fake_device(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["sweep", "sideways"], "unknown sweep axis 'sideways'; valid: amortisation, hotset, window, capacity, pollution"),
-    (["sweep"], "give the AXIS to sweep: one of amortisation, hotset, window, capacity, pollution"),
+    (["sweep", "sideways"], "unknown sweep axis 'sideways'; valid: amortisation, hotset, window, occupy, pollution"),
+    (["sweep"], "give the AXIS to sweep: one of amortisation, hotset, window, occupy, pollution"),
     (["sweep", "amortisation", "--k", "0"], "--k 0: a pin must serve at least one consumer call (k >= 1)"),
     (["sweep", "amortisation", "--k", "1,two"], "--k '1,two': 'two' is not an integer"),
     (["sweep", "amortisation", "--orders", "sideways"], "--orders 'sideways': use back_to_back, interleaved (comma-separated)"),
@@ -38,6 +38,14 @@ def fake_device(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     (["sweep", "pollution", "--pollute-mib=0,-7.5"], "--pollute-mib -7.5: the MiB streamed between pin and consumer cannot be negative"),
     (["sweep", "window", "--hit-ratios", "0.5,1.5"], "--hit-ratios 1.5: a window's hitRatio must be in (0, 1]"),
     (["sweep", "window", "--hit-ratios", "nan"], "--hit-ratios 'nan': 'nan' is not a finite number"),
+    (["sweep", "amortisation", "--k", "4097"], "--k 4097: at most 4096 consumer calls per pin"),
+    (["sweep", "pollution", "--pollute-mib", "2000"],
+     "--pollute-mib 2000: at most 1024 MiB (the ring of unrelated data is 1 GiB)"),
+    (["sweep", "occupy", "--occupy-mib", "-1"], "--occupy-mib -1: the MiB of L2 held cannot be negative"),
+    (["sweep", "window", "--hot-rows", "0"],
+     "the window sweep needs hot rows (--hot-rows > 0): the window covers them"),
+    (["sweep", "capacity"], "the capacity sweep is now `occupy`: part of L2 held by evict_last lines of a dummy "
+                            "buffer before every call (--occupy-mib 0,10,20,30,40)"),
     (["sweep", "amortisation", "--family", "slow"], "unknown family 'slow'; valid: artifact, tuned, fast, all"),
     (["sweep", "amortisation", "--repeats", "0"], "--repeats must be positive, got 0"),
 ])
@@ -52,7 +60,7 @@ def test_bad_values_are_one_line_before_the_gpu(argv, message, tmp_path: Path, f
     (["sweep", "window", "--hot-rows", "300000"],
      "the window over 300,000 hot rows is 153,600,000 bytes, larger than accessPolicyMaxWindowSize "
      "(134,217,728 bytes); use fewer --hot-rows (at most 262,144)"),
-    (["sweep", "capacity", "--l2-mib", "60,80"], "--l2-mib 80: larger than this GPU's L2 (60 MiB)"),
+    (["sweep", "occupy", "--occupy-mib", "0,80"], "--occupy-mib 80: more than this GPU's L2 (60 MiB)"),
 ])
 def test_values_beyond_the_devices_limits_are_refused_before_any_gpu_work(argv, message, tmp_path: Path,
                                                                           fake_device, capsys):

@@ -86,7 +86,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("report/html_sections.py", "profile"): "the profile column",
     ("report/markdown.py", "profile"): "the profile column's header",
     ("report/provenance.py", "profile"): "the manifest field `profile` of a timeline run",
-    ("report/sweep_text.py", "profile"): "the profile column and its header",
+    ("ladder/sweep/axes/declare.py", "profile"): "the profile column of every sweep table and its header",
 }
 
 

@@ -1,13 +1,15 @@
-"""Verify the capacity sweep's occupied share of L2 with Nsight Compute (run on the GPU machine).
+"""Check the occupy sweep's held share of L2 with Nsight Compute (run on the GPU machine).
 
     python tools/capacity_ncu_check.py [--occupy-mib 20,40] [--traffic-mib 120] [--out capacity_ncu.json]
+    python tools/capacity_ncu_check.py --run RUN_DIR      # into RUN_DIR/occupy_ncu.json, beside the sweep
 
 Profiles l2attr.ladder.sweep.occupy_probe under ncu (application replay, no cache control, clocks left
 alone: the L2 state across kernels is the thing measured) and reads, for every probe read of the
 occupied X MiB after `traffic` MiB of unrelated streaming, its DRAM read bytes. Retained share =
-1 - DRAM / X: near 1 for the evict_last occupation means the emulated L2 size holds through a
-cell's traffic; the `normal` control (same bytes read with normal priority) should be near 0.
-20 and 40 MiB occupied are the sweep's 40 MiB (A100) and 20 MiB effective-L2 points on an H200.
+1 - DRAM / X: near 1 for the evict_last occupation would mean the held lines stay through a cell's
+traffic (the sweep's points would then be a smaller L2); the `normal` control (same bytes read with
+normal priority) should be near 0. `l2attr report` prints the result beside the occupy sweep whose
+run dir holds it (l2attr/analysis/sweep_check.py).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import json
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 MiB = 1 << 20
 METRICS = ("dram__bytes_read.sum", "lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum",
@@ -39,8 +42,20 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--occupy-mib", default="20,40")
     ap.add_argument("--traffic-mib", type=float, default=120.0)
-    ap.add_argument("--out", default="capacity_ncu.json")
+    ap.add_argument("--out", default=None, help="JSON to write (default capacity_ncu.json, or RUN_DIR/occupy_ncu.json)")
+    ap.add_argument("--run", default=None, metavar="RUN_DIR",
+                    help="an occupy sweep's run dir: the check is written into it, sized as the sweep's points")
     args = ap.parse_args(argv)
+    if args.run:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+        from l2attr.ladder.sweep.axes.occupy import CHECK_FILE
+
+        run = Path(args.run)
+        if not (run / "manifest.json").is_file():
+            print(f"capacity_ncu_check: {run} is not a run dir (no manifest.json)", file=sys.stderr)
+            return 2
+        args.out = args.out or str(run / CHECK_FILE)
+    args.out = args.out or "capacity_ncu.json"
     ncu = shutil.which("ncu")
     if not ncu:
         print("capacity_ncu_check: ncu not on PATH", file=sys.stderr)
@@ -65,10 +80,11 @@ def main(argv: list[str]) -> int:
                         "l2_read_hit_rate": hit / (hit + miss) if hit + miss else None,
                         "duration_ns": float(r[METRICS[3]].replace(",", ""))})
     ok = res.returncode == 0 and len(results) == len(labels)
-    with open(args.out, "w") as fh:
-        json.dump({"command": cmd, "returncode": res.returncode, "traffic_mib": args.traffic_mib,
-                   "results": results, "stderr_tail": res.stderr[-3000:], "stdout_tail": res.stdout[-3000:]},
-                  fh, indent=2)
+    tmp = Path(args.out).with_name(Path(args.out).name + ".tmp")      # atomic: never a half-written check
+    tmp.write_text(json.dumps({"command": cmd, "returncode": res.returncode, "traffic_mib": args.traffic_mib,
+                               "results": results, "stderr_tail": res.stderr[-3000:],
+                               "stdout_tail": res.stdout[-3000:]}, indent=2))
+    tmp.replace(args.out)
     print(f"capacity_ncu_check: {len(results)} of {len(labels)} probes read (ncu exit {res.returncode})")
     for r in results:
         print(f"  occupied {r['occupy_mib']:5g} MiB, {r['arm']:10s}: DRAM read {r['dram_read_bytes'] / MiB:7.2f} MiB "

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU cycle of issue #10 (`l2attr sweep`): the sweep GPU tests, doctor (persisting-L2 limits),
 # the five sweeps at their defaults from cold processes (benchmarks/bench_sweeps.py: wall time of
-# each against the 3-minute target), the ncu check of the capacity sweep's occupied L2 share, a
+# each against the 3-minute target), the ncu check of the occupy sweep's held L2 share, a
 # ladder with the APW+OptMT rung, DRAM bytes per point (ncu) for the hotset and pollution sweeps,
 # and the report of everything. Every step runs under `timeout`, a failed step does not stop the next,
 # and each step's log and exit status are kept. Results are packed into at most 6 files under
@@ -11,7 +11,7 @@
 #   PYTHONPATH=/tmp/site:$PWD bash tools/device_sweeps.sh
 # Expected total: about 10 minutes on an H200. Each step's limit is its own or what is left of a
 # 15.5-minute budget (BUDGET_S), whichever is smaller, so the whole script ends in time; the
-# sweeps run in priority order (amortisation, hotset, pollution, capacity, window).
+# sweeps run in priority order (amortisation, hotset, pollution, occupy, window).
 set -uo pipefail
 OUT=${OUT:-out}
 mkdir -p "$OUT/runs" "$OUT/logs"
@@ -35,8 +35,8 @@ step() {
   echo "$name rc=$rc wall=$(( $(date +%s) - t ))s" | tee -a "$STATUS"
 }
 
-# PART=1: tests, doctor, amortisation, hotset, pollution; PART=2: capacity, window, the APW ladder,
-# the ncu capacity check, DRAM bytes per point; PART=all (default): both, in that order.
+# PART=1: tests, doctor, amortisation, hotset, pollution; PART=2: occupy, window, the APW ladder,
+# the ncu check of the occupy sweep (into its run dir), DRAM bytes per point; PART=all (default): both.
 PART=${PART:-all}
 if [ "$PART" != 2 ]; then
   step gpu_tests 180 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_sweeps.py \
@@ -48,12 +48,14 @@ if [ "$PART" != 2 ]; then
   done
 fi
 if [ "$PART" != 1 ]; then
-  for axis in capacity window; do
+  for axis in occupy window; do
     step "sweep_$axis" 180 python3 benchmarks/bench_sweeps.py --out "$OUT/runs" "$axis"
   done
   step ladder_apw 120 python3 -m l2attr ladder --rungs optmt,l2p_optmt,apw_optmt --name apw --out "$OUT/runs" --quiet
-  step capacity_ncu 150 python3 tools/capacity_ncu_check.py --occupy-mib 20,40 --traffic-mib 120 \
-    --out "$OUT/logs/capacity_ncu.json"
+  occ=$(ls -d "$OUT"/runs/*-bench-occupy 2>/dev/null | tail -1)
+  if [ -n "$occ" ]; then
+    step capacity_ncu 150 python3 tools/capacity_ncu_check.py --occupy-mib 20,40 --traffic-mib 120 --run "$occ"
+  fi
   # DRAM bytes per point (ncu) for the finished hotset and pollution sweeps, into their run dirs
   for axis in hotset pollution; do
     run=$(ls -d "$OUT"/runs/*-bench-"$axis" 2>/dev/null | tail -1)

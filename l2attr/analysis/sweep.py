@@ -1,74 +1,53 @@
-"""One sweep run dir -> its judgement: the axis' tables and a one-line reading (computed from
-sweep_points.csv on disk, nothing from the GPU)."""
+"""One sweep run dir -> its judgement: the axis' table and a one-line reading, computed from
+sweep_points.csv on disk (nothing from the GPU), for any registered axis.
+
+The axis' declaration (ladder/sweep/axes/) says which table (analysis/sweep_table.py), which
+judgement (analysis/sweep_judges.py) and which DRAM columns; nothing here knows an axis by name.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 
-from l2attr.analysis import (sweep_amortisation, sweep_capacity, sweep_dram, sweep_hotset, sweep_pollution,
-                             sweep_window)
+from l2attr.analysis import sweep_dram, sweep_table
+from l2attr.analysis.sweep_check import RetentionCheck, read_check
+from l2attr.analysis.sweep_judges import JUDGES
 from l2attr.analysis.sweep_load import SweepRun
-from l2attr.vocab import Arm, SweepAxis, SweepQuantity as Q, SweepRole, Timer
+from l2attr.analysis.sweep_verdict import Mark
+from l2attr.ladder.sweep.axes.declare import AxisSpec
+from l2attr.ladder.sweep.spec import row_bytes
+from l2attr.ladder.config import WorkloadConfig
+from l2attr.vocab import SweepJudgement, Timer
 
 
 @dataclass
 class SweepAnalysis:
     run: SweepRun
-    axis: SweepAxis
-    table: pd.DataFrame                       # the axis' main table (one row per measured x, per series)
+    spec: AxisSpec
+    table: pd.DataFrame                       # the axis' table (one row per measured x, per series)
     reading: str                              # one line
-    break_even: pd.DataFrame = field(default_factory=pd.DataFrame)   # amortisation only
+    summary: pd.DataFrame = field(default_factory=pd.DataFrame)      # the judgement's rows per series
+    marks: list[Mark] = field(default_factory=list)
+    note: str = ""                            # what the judgement's words mean
     lag: str = ""                             # how many kernel-timer samples the spin did not cover
+    check: RetentionCheck | None = None       # a recorded check beside the run (occupy: ncu retention)
+
+    @property
+    def axis(self) -> Any:
+        return self.spec.axis
 
     @property
     def title(self) -> str:
-        return TITLES[self.axis]
+        return self.spec.title
 
-
-TITLES = {
-    SweepAxis.AMORTISATION: "Sweep: consumer calls per pin (measured amortisation)",
-    SweepAxis.HOTSET: "Sweep: hot-set size",
-    SweepAxis.WINDOW: "Sweep: access-policy window instead of a pin kernel",
-    SweepAxis.CAPACITY: "Sweep: effective L2 capacity",
-    SweepAxis.POLLUTION: "Sweep: pollution between pin and consumer",
-}
-
-
-# axis -> DRAM MiB columns its table gets from `--profile` (column -> (arm or None = the row's, role))
-DRAM_COLUMNS: dict[SweepAxis, dict[str, tuple[str | None, str]]] = {
-    SweepAxis.HOTSET: {"consumer_dram_mib": (None, SweepRole.CONSUMER), "pin_dram_mib": (None, SweepRole.PIN)},
-    SweepAxis.WINDOW: {"consumer_dram_mib": (None, SweepRole.CONSUMER)},
-    SweepAxis.CAPACITY: {"optmt_dram_mib": (Arm.OPTMT, SweepRole.CONSUMER),
-                         "consumer_dram_mib": (Arm.PIN, SweepRole.CONSUMER), "pin_dram_mib": (Arm.PIN, SweepRole.PIN)},
-    SweepAxis.POLLUTION: {"optmt_dram_mib": (Arm.OPTMT, SweepRole.CONSUMER),
-                          "consumer_dram_mib": (Arm.PIN, SweepRole.CONSUMER), "pin_dram_mib": (Arm.PIN, SweepRole.PIN)},
-}
-
-
-# axis -> the quantity whose repeat spread a row shows: (arm or None = the row's, quantity, timer)
-SPREAD: dict[SweepAxis, tuple[str | None, str, str]] = {
-    SweepAxis.AMORTISATION: (Arm.PIN, Q.CHARGED, Timer.KERNEL),
-    SweepAxis.HOTSET: (None, Q.CHARGED, Timer.KERNEL),
-    SweepAxis.WINDOW: (None, Q.CONSUMER, Timer.KERNEL),
-    SweepAxis.CAPACITY: (Arm.PIN, Q.CHARGED, Timer.KERNEL),
-    SweepAxis.POLLUTION: (Arm.PIN, Q.CONSUMER, Timer.KERNEL),
-}
-
-
-def add_spread(table: pd.DataFrame, points: pd.DataFrame, axis: SweepAxis) -> pd.DataFrame:
-    """`spread_pct`: half the bootstrap 95 % CI of the row's main median, in % of it."""
-    if table.empty or "point" not in table.columns:
-        return table
-    arm, quantity, timer = SPREAD[axis]
-    sel = points[(points["quantity"] == quantity) & (points["timer"] == timer)]
-    half = {(r.family, r.profile, r.point, r.arm): (r.ci95_hi_us - r.ci95_lo_us) / 2 / r.median_us * 100
-            for r in sel.itertuples() if r.median_us > 0}
-    table = table.copy()
-    table["spread_pct"] = [half.get((r["family"], r["profile"], r["point"], arm or r.get("arm")), float("nan"))
-                           for r in table.to_dict("records")]
-    return table
+    @property
+    def break_even(self) -> pd.DataFrame:
+        """The break-even rows of a BREAK_EVEN axis (the ladder's verdict sets them beside its
+        formula, analysis/study.py); empty for every other judgement."""
+        return self.summary if self.spec.judgement.kind == SweepJudgement.BREAK_EVEN else pd.DataFrame()
 
 
 def launch_lag(run: SweepRun) -> str:
@@ -87,32 +66,23 @@ def launch_lag(run: SweepRun) -> str:
             "spin had run out (their CUDA-event interval may hold host time).")
 
 
+def _row_bytes(config: dict[str, Any]) -> int:
+    try:
+        return row_bytes(WorkloadConfig(**config))
+    except (TypeError, ValueError):
+        return int(config.get("dim", 128)) * 4
+
+
 def analyse_sweep(run: SweepRun) -> SweepAnalysis:
-    an = _analyse(run)
-    an.lag = launch_lag(run)
-    an.table = add_spread(an.table, run.points, an.axis)
-    columns = DRAM_COLUMNS.get(an.axis)
-    if columns and run.dram is not None:
-        an.table = sweep_dram.add_columns(an.table, sweep_dram.medians(run.dram), columns)
-    return an
-
-
-def _analyse(run: SweepRun) -> SweepAnalysis:
-    p, axis = run.points, run.axis
-    if axis == SweepAxis.AMORTISATION:
-        curve = sweep_amortisation.curves(p)
-        be = sweep_amortisation.with_formula(sweep_amortisation.break_even(curve), p)
-        return SweepAnalysis(run, axis, curve, sweep_amortisation.reading(be), be)
-    if axis == SweepAxis.HOTSET:
-        cfg = run.config
-        row_bytes = int(cfg.get("dim", 128)) * {"fp32": 4, "fp16": 2, "bf16": 2}.get(str(cfg.get("dtype", "fp32")), 4)
-        t = sweep_hotset.table(p, row_bytes)
-        return SweepAnalysis(run, axis, t, sweep_hotset.reading(t))
-    if axis == SweepAxis.WINDOW:
-        t = sweep_window.table(p)
-        return SweepAnalysis(run, axis, t, sweep_window.reading(t))
-    if axis == SweepAxis.CAPACITY:
-        t = sweep_capacity.table(p)
-        return SweepAnalysis(run, axis, t, sweep_capacity.reading(t))
-    t = sweep_pollution.table(p)
-    return SweepAnalysis(run, axis, t, sweep_pollution.reading(t))
+    spec = run.spec
+    t = sweep_table.build(run.points, spec.table, _row_bytes(run.config))
+    verdict = JUDGES[spec.judgement.kind](t, run.points, spec)
+    table = sweep_table.spread(verdict.table, run.points, spec.table)
+    if spec.table.dram and run.dram is not None:
+        table = sweep_dram.add_columns(table, sweep_dram.medians(run.dram),
+                                       {c: (arm, role) for c, arm, role in spec.table.dram})
+    if not table.empty:                     # the rule's word on each row's judged speedup
+        table = table.assign(judgement=[w.value for w in t.judged(spec.judgement.on)])
+    check = read_check(run.path / spec.check_file) if spec.check_file else None
+    return SweepAnalysis(run, spec, table, verdict.reading, verdict.summary, verdict.marks, verdict.note,
+                         launch_lag(run), check)

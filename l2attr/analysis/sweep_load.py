@@ -18,8 +18,9 @@ import pandas as pd
 from l2attr.errors import STRICT, Damage, UserError
 from l2attr.integrity.sweep import check_sweep_tables
 from l2attr.rundir import MANIFEST, RunDir
+from l2attr.ladder.sweep import axes
 from l2attr.ladder.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES
-from l2attr.vocab import RunKind, SweepAxis, Timer
+from l2attr.vocab import RunKind, Timer
 
 NUMERIC = ("x", "k", "hot_rows", "hit_ratio", "occupy_bytes", "pollute_bytes", "n_samples", "median_us",
            "p10_us", "p90_us", "ci95_lo_us", "ci95_hi_us")
@@ -36,8 +37,13 @@ class SweepRun:
     dram: pd.DataFrame | None = None      # sweep_dram.csv (`l2attr sweep --profile`), when present
 
     @property
-    def axis(self) -> SweepAxis:
-        return SweepAxis(self.manifest["sweep"]["axis"])
+    def spec(self) -> axes.AxisSpec:
+        """The axis' declaration (ladder/sweep/axes/): a former name reads as it was run."""
+        return axes.axis_spec(self.manifest["sweep"]["axis"])
+
+    @property
+    def axis(self) -> Any:
+        return self.spec.axis
 
     @property
     def config(self) -> dict[str, Any]:
@@ -71,10 +77,8 @@ def load_sweep(path: Path, damage: Damage = STRICT) -> SweepRun:
     m = run.manifest()
     if m.get("kind") != RunKind.SWEEP or not isinstance(m.get("sweep"), dict):
         raise UserError(f"{path}: not a sweep run dir (manifest kind {m.get('kind')!r})")
-    try:
-        SweepAxis(m["sweep"].get("axis"))
-    except ValueError:
-        raise UserError(f"{path}/{MANIFEST}: unknown sweep axis {m['sweep'].get('axis')!r}") from None
+    if m["sweep"].get("axis") not in axes.REGISTERED:
+        raise UserError(f"{path}/{MANIFEST}: unknown sweep axis {m['sweep'].get('axis')!r}")
     if not run.has(SWEEP_POINTS):
         damage.found(f"{path}: a sweep run without {SWEEP_POINTS.filename} (interrupted before its first "
                      "point finished? `l2attr sweep --resume` completes it)")

@@ -1,13 +1,7 @@
 """When does cross-kernel L2 residency pay? One axis per run dir, measured, not extrapolated.
 
-Axes (both kernel families by default, OptMT consumer, kernel timer + wall clock):
-  amortisation  pin once, then k consumer calls of the table (--k 1,2,4,8,16,32), back to back
-                and interleaved with the other tables' pins and calls; measured break-even k
-  hotset        hot rows pinned (--hot-sizes 0,7500,...,240000), hottest first
-  window        no pin kernel: hot rows remapped to the front of each table, a persisting L2
-                set-aside and a stream access-policy window over them (--hit-ratios); the remap alone
-  capacity      part of L2 held by evict_last lines of a dummy buffer (--l2-mib 60,50,40,30,20)
-  pollution     a streaming read of N MiB of unrelated data between pin and consumer (--pollute-mib)
+Axes (both kernel families by default, OptMT consumer, kernel timer + wall clock): one declaration
+each in l2attr/ladder/sweep/axes/ (`l2attr sweep --help` lists them with their options).
 
 Every repeat of every point is appended to RUN_DIR/sweep_samples.csv as it is measured (and
 listed in sweep_units.csv), point summaries go to sweep_points.csv; `--resume RUN_DIR` measures
@@ -30,11 +24,15 @@ from l2attr.ladder.config import WorkloadConfig, add_workload_args, config_from_
 from l2attr.errors import UserError
 from l2attr.ladder.declare import PROFILES, parse_families, parse_profiles
 from l2attr.ladder.sweep import spec
-from l2attr.vocab import Pin, RunKind, SweepAxis
+from l2attr.vocab import Pin, RunKind
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("axis", nargs="?", metavar="AXIS", help=f"one of {', '.join(SweepAxis.values())}")
+    from l2attr.ladder.sweep import axes
+
+    names = axes.runnable()
+    p.add_argument("axis", nargs="?", metavar="AXIS",
+                   help="one of " + "; ".join(f"{n}: {axes.AXES[n].summary}" for n in names))
     add_workload_args(p)
     g = p.add_argument_group("sweep")
     g.add_argument("--family", default="artifact,tuned",
@@ -47,17 +45,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--spin-us", type=float, default=50.0, help="GPU spin before each timed kernel (default 50)")
     g.add_argument("--pin-granularity", choices=(Pin.LINE.value, Pin.ELEMENT.value), default=None,
                    help="default: each family's own (artifact element, tuned line)")
-    g.add_argument("--k", default=",".join(map(str, spec.DEFAULT_KS)),
-                   help="amortisation: consumer calls per pin (default 1,2,4,8,16,32)")
-    g.add_argument("--orders", default="back_to_back,interleaved", help="amortisation: orders (default both)")
-    g.add_argument("--hot-sizes", default=",".join(map(str, spec.DEFAULT_HOT_ROWS)),
-                   help="hotset: hot rows pinned (default 0,7500,15000,30000,60000,120000,240000)")
-    g.add_argument("--hit-ratios", default=",".join(f"{h:g}" for h in spec.DEFAULT_HIT_RATIOS),
-                   help="window: access-policy window hitRatios (default 0.25,0.5,0.75,1)")
-    g.add_argument("--l2-mib", default=",".join(f"{m:g}" for m in spec.DEFAULT_EFFECTIVE_L2_MIB),
-                   help="capacity: effective L2 sizes in MiB (default 60,50,40,30,20)")
-    g.add_argument("--pollute-mib", default=",".join(f"{m:g}" for m in spec.DEFAULT_POLLUTION_MIB),
-                   help="pollution: MiB streamed between pin and consumer (default 0,7.5,15,30,60,120)")
+    for o in axes.options():                 # each axis' own options, from its declaration
+        users = [n for n in names if o in axes.AXES[n].options]
+        if users:
+            g.add_argument(o.flag, dest=o.dest, default=None,
+                           help=f"{'/'.join(users)}: {o.help} (default {o.text(list(o.default))})")
     g.add_argument("--profile", action="store_true",
                    help="after the timing, DRAM bytes per point under Nsight Compute (a child run, one repeat, "
                         "a few calls per point; needs ncu); with --resume RUN_DIR it profiles a finished sweep")
@@ -75,20 +67,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def options_from_args(args: argparse.Namespace) -> tuple[WorkloadConfig, spec.SweepOptions]:
+    from l2attr.ladder.sweep import axes
+
     if not args.axis:
-        raise UserError(f"give the AXIS to sweep: one of {', '.join(SweepAxis.values())}")
+        raise UserError(f"give the AXIS to sweep: one of {', '.join(axes.runnable())}")
     axis = spec.parse_axis(args.axis)
     cfg = config_from_args(args)
+    values = {o.key: o.parse(text) for o in axes.options()
+              if (text := getattr(args, o.dest, None)) is not None}
     opts = spec.SweepOptions(
         axis=axis, families=parse_families(args.family), profiles=parse_profiles(args.profiles),
         repeats=args.repeats, host_repeat=not args.no_host_repeat, spin_us=args.spin_us,
-        pin_granularity=args.pin_granularity, ks=spec.parse_ints("--k", args.k),
-        orders=spec.parse_orders(args.orders), hot_rows=spec.parse_ints("--hot-sizes", args.hot_sizes),
-        hit_ratios=spec.parse_floats("--hit-ratios", args.hit_ratios),
-        effective_l2_mib=spec.parse_floats("--l2-mib", args.l2_mib),
-        pollution_mib=spec.parse_floats("--pollute-mib", args.pollute_mib),
-        cache_dir=str(args.cache_dir or (args.out / ".cache")), nvtx_ranges=args.nvtx_ranges,
-        profile=args.profile)
+        pin_granularity=args.pin_granularity, cache_dir=str(args.cache_dir or (args.out / ".cache")),
+        nvtx_ranges=args.nvtx_ranges, profile=args.profile, **values)
     spec.validate(cfg, opts)
     return cfg, opts
 
@@ -97,7 +88,7 @@ def _resume(args: argparse.Namespace):
     from l2attr.rundir import open_for_resume
 
     run, m = open_for_resume(args.resume, RunKind.SWEEP)
-    if args.axis and args.axis != m["sweep"]["axis"]:
+    if args.axis and args.axis != m["sweep"].get("axis"):
         raise UserError(f"{args.resume} is a {m['sweep']['axis']} sweep, not {args.axis}")
     cfg = WorkloadConfig(**m["config"])
     opts = spec.SweepOptions.from_manifest(m["sweep"])
@@ -147,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
     from l2attr.ladder.sweep.run import run_sweep
 
     if not args.resume:
-        run_dir = RunDir.create(args.out, args.name or opts.axis.value, {
+        run_dir = RunDir.create(args.out, args.name or str(opts.axis), {
             "kind": RunKind.SWEEP.value, "command": command_line(), "config": cfg.to_dict(), "sweep": opts.manifest(),
             "versions": software_versions(), "gpu": gpu_facts()})
     console.print(f"run dir: {run_dir.path}")
@@ -180,7 +171,7 @@ def _finish(run_dir, opts: spec.SweepOptions, wall: float, console) -> int:
 
     for line in summary_lines(load_sweep(run_dir.path)):
         print(line)
-    console.print(f"sweep {opts.axis.value} finished in {wall:.1f} s wall; results in {run_dir.path}")
+    console.print(f"sweep {opts.axis} finished in {wall:.1f} s wall; results in {run_dir.path}")
     return 0
 
 

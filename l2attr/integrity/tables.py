@@ -11,6 +11,7 @@ Presence, finiteness and sign of the numeric columns stay with the loaders' own 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Iterable
 
 import pandas as pd
 
@@ -18,10 +19,11 @@ from l2attr.errors import Damage
 from l2attr.integrity import rules
 from l2attr.ladder.declare import APW, RUNG_BY_NAME
 from l2attr.schema import CELLS, METRICS, PHASES, SAMPLES, TIMELINE, Table
+from l2attr.ladder.sweep.axes import REGISTERED as SWEEP_AXES
 from l2attr.ladder.sweep.dram import SWEEP_DRAM
 from l2attr.ladder.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES, SWEEP_UNITS
-from l2attr.vocab import (Arm, Condition, Family, L2State, Order, Phase, Pin, Quantity, Role, SweepAxis,
-                          SweepMode, SweepQuantity, SweepRole, Timer)
+from l2attr.vocab import (Arm, Condition, Family, L2State, Order, Phase, Pin, Quantity, Role, SweepMode,
+                          SweepQuantity, SweepRole, Timer)
 
 # No kernel call l2attr times lasts 10 s: a larger "time" is a damaged number (1e300 is finite).
 MAX_TIME_US = 1e7
@@ -38,7 +40,7 @@ class Contract:
     table: Table
     whole: tuple[str, ...] = ()                       # counts and indices
     ordered: tuple[tuple[str, ...], ...] = ()         # per row, values that do not decrease
-    known: dict[str, tuple[str, ...]] = field(default_factory=dict)   # column -> the writers' words
+    known: dict[str, Iterable[str]] = field(default_factory=dict)     # column -> the writers' words
     may_be_empty: tuple[str, ...] = ()                # known-word columns a writer may leave empty
     times: tuple[str, ...] = ()                       # at most MAX_TIME_US
     at_least: dict[str, float] = field(default_factory=dict)
@@ -62,12 +64,12 @@ CONTRACTS: dict[str, Contract] = {c.table.name: c for c in (
     Contract(PHASES, whole=("samples",), ordered=(("start_us", "end_us"),), known={"phase": PHASE_NAMES},
              at_least={"start_us": 0.0}),
     Contract(SWEEP_POINTS, whole=("n_samples", "k", "hot_rows", "occupy_bytes", "pollute_bytes"), ordered=SPREAD,
-             known={"axis": SweepAxis.values(), "family": Family.values(), "pin": Pin.values(),
+             known={"axis": SWEEP_AXES, "family": Family.values(), "pin": Pin.values(),
                     "order": Order.values(), "arm": Arm.values(), "quantity": SweepQuantity.values(),
                     "timer": Timer.values()},
              times=TIMES),
     Contract(SWEEP_SAMPLES, whole=("repeat", "group", "table", "batch", "position", "k"),
-             known={"axis": SweepAxis.values(), "family": Family.values(), "pin": Pin.values(),
+             known={"axis": SWEEP_AXES, "family": Family.values(), "pin": Pin.values(),
                     "order": Order.values(), "arm": Arm.values(), "mode": SweepMode.values(),
                     "role": SweepRole.values(), "timer": Timer.values()},
              times=("time_us",),

@@ -15,29 +15,9 @@ from l2attr.report.chart_data import drawable
 from l2attr.report.charts import figure_json
 from l2attr.report.html_rows import Cell, Row, Table
 from l2attr.report.sweep_charts import figures
-from l2attr.report.sweep_text import break_even_rows, columns_of
-from l2attr.vocab import SweepAxis
+from l2attr.report.sweep_text import break_even_rows, check_lines, columns_of, has_break_even
 
-NOTES: dict[SweepAxis, str] = {
-    SweepAxis.AMORTISATION: "One pin, then k consumer calls of its table. Kernel-charged: (pin + the k consumer "
-                            "kernels) / k against OptMT's consumer, both on CUDA events; wall: the same on the host "
-                            "clock, launches and syncs included. Interleaved = the artifact's loop (the other "
-                            "tables' pins and calls between two calls of one table). The formula extrapolates "
-                            "from this sweep's own k = 1 figures (analysis/amortisation.py).",
-    SweepAxis.HOTSET: "The hottest rows of each profile's ranking (the ladder's 60K are a prefix of it), pinned "
-                      "before every call in the artifact's loop; 0 rows is OptMT alone, the comparand.",
-    SweepAxis.WINDOW: "No pin kernel: each table's hot rows copied once to its front (indices remapped), a "
-                      "persisting L2 set-aside, and a stream access-policy window over the hot rows (hitProp "
-                      "persisting, missProp streaming) set before every consumer call; the remap alone separates "
-                      "locality from persistence. The window's price is the host call (µs per consumer call).",
-    SweepAxis.CAPACITY: "Before every call (outside the timers) the first (L2 − effective) bytes of a dummy buffer "
-                        "are prefetched into L2 as evict_last, emulating a smaller L2 (40 MiB: the A100's).",
-    SweepAxis.POLLUTION: "Between pin and consumer a streaming read of N MiB of unrelated data (a fresh part of a "
-                         "1 GiB ring each time) runs; OptMT gets the same read before its consumer.",
-}
-
-
-TEXT_HEADERS = {"family", "profile", "order", "arm"}
+TEXT_HEADERS = {"family", "profile", "order", "arm", "rule (95 % intervals)"}
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> Table:
@@ -54,14 +34,14 @@ def section(an: SweepAnalysis, index: int) -> tuple[dict[str, Any], dict[str, An
     sid = f"sweep-{index}"
     figs = drawable({fid: figure_json(f) for fid, f in figures(an, f"fig-{sid}").items()})
     cols = columns_of(an)
-    rows = [[fmt(r.get(c)) for c, _, fmt in cols] for r in an.table.to_dict("records")]
-    be = None
-    if an.axis == SweepAxis.AMORTISATION and not an.break_even.empty:
-        be = _table(*break_even_rows(an.break_even))
+    rows = [[f(r.get(c)) for c, _, f in cols] for r in an.table.to_dict("records")]
+    be = _table(*break_even_rows(an)) if has_break_even(an) else None
     fields = {"key": "sweep", "id": sid, "sfx": "", "series": "", "title": an.title, "reading": an.reading,
-              "note": NOTES[an.axis], "run": an.run.name, "command": str(an.run.manifest.get("command", "")),
-              "figure_list": sorted(figs), "break_even": be, "table": _table([h for _, h, _ in cols], rows),
-              "damage": list(an.run.damage), "empty": an.table.empty, "lag": an.lag, "fold": len(rows) > 24, "n_rows": len(rows)}
+              "note": an.spec.note, "run": an.run.name, "command": str(an.run.manifest.get("command", "")),
+              "figure_list": sorted(figs), "break_even": be, "break_even_note": an.note,
+              "check": check_lines(an), "table": _table([h for _, h, _ in cols], rows),
+              "damage": list(an.run.damage), "empty": an.table.empty, "lag": an.lag, "fold": len(rows) > 24,
+              "n_rows": len(rows)}
     return fields, figs
 
 

@@ -1,97 +1,105 @@
-"""Sweeps as text: the CLI's summary lines and the Markdown chapter (one per sweep run)."""
+"""Sweeps as text: the CLI's summary lines and the Markdown chapter (one per sweep run), for any
+axis, from its declaration's columns (ladder/sweep/axes/)."""
 
 from __future__ import annotations
 
 import math
 from typing import Any, Callable
 
-import pandas as pd
-
 from l2attr.analysis.sweep import SweepAnalysis, analyse_sweep
-from l2attr.analysis.sweep_amortisation import k_text
+from l2attr.analysis.sweep_break_even import k_text
 from l2attr.analysis.sweep_load import SweepRun
-from l2attr.vocab import SweepAxis
+from l2attr.ladder.sweep.axes.declare import Speedup
+from l2attr.vocab import SweepJudgement, Timer
 
 
-def _f(fmt: str) -> Callable[[Any], str]:
+def fmt(spec: str) -> Callable[[Any], str]:
+    """A cell formatter: '' = text; missing numbers 'n/a', infinite 'never'."""
+    if not spec:
+        return lambda v: "" if v is None else str(v)
+
     def show(v: Any) -> str:
-        if v is None or (isinstance(v, float) and (math.isnan(v) or math.isinf(v))):
-            return "n/a" if not (isinstance(v, float) and math.isinf(v)) else "never"
-        return format(v, fmt)
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            return "n/a"
+        if isinstance(v, float) and math.isinf(v):
+            return "never"
+        return format(v, spec)
     return show
 
 
-US, X, MIB, INT, RATIO = _f(".1f"), _f(".2f"), _f(".1f"), _f(",.0f"), _f("g")
-
-# axis -> (column, header, formatter) of its main table
-COLUMNS: dict[SweepAxis, list[tuple[str, str, Callable[[Any], str]]]] = {
-    SweepAxis.AMORTISATION: [("family", "family", str), ("profile", "profile", str), ("order", "order", str),
-                             ("k", "k", INT), ("ref_us", "OptMT per call (µs)", US),
-                             ("pinned_us", "pin + k calls, per call (µs)", US),
-                             ("speedup_kernel", "kernel-charged speedup", X), ("speedup_wall", "wall-charged speedup", X),
-                             ("formula_speedup", "formula (from k = 1)", X),
-                             ("consumer_first_us", "1st call after pin (µs)", US),
-                             ("consumer_rest_us", "later calls (µs)", US)],
-    SweepAxis.HOTSET: [("family", "family", str), ("profile", "profile", str), ("hot_rows", "hot rows", INT),
-                       ("hot_mib", "MiB", MIB), ("pin_us", "pin (µs)", US), ("consumer_us", "consumer (µs)", US),
-                       ("speedup_consumer", "consumer-only speedup", X),
-                       ("speedup_charged", "pin-charged speedup", X), ("speedup_wall", "wall-charged speedup", X)],
-    SweepAxis.WINDOW: [("family", "family", str), ("profile", "profile", str), ("arm", "arm", str),
-                       ("hit_ratio", "hitRatio", RATIO), ("consumer_us", "consumer (µs)", US),
-                       ("prepare_us", "host call per consumer (µs)", US),
-                       ("speedup_vs_optmt", "vs OptMT", X), ("speedup_vs_remap", "vs remap alone", X),
-                       ("speedup_wall_vs_optmt", "wall vs OptMT", X)],
-    SweepAxis.CAPACITY: [("family", "family", str), ("profile", "profile", str),
-                         ("effective_l2_mib", "effective L2 (MiB)", RATIO), ("optmt_us", "OptMT (µs)", US),
-                         ("pinned_consumer_us", "L2P consumer (µs)", US), ("pin_us", "pin (µs)", US),
-                         ("speedup_consumer", "consumer-only speedup", X),
-                         ("speedup_charged", "pin-charged speedup", X), ("speedup_wall", "wall-charged", X)],
-    SweepAxis.POLLUTION: [("family", "family", str), ("profile", "profile", str), ("pollute_mib", "MiB streamed", RATIO),
-                          ("optmt_us", "OptMT (µs)", US), ("pinned_consumer_us", "L2P consumer (µs)", US),
-                          ("pollute_us", "polluting read (µs)", US), ("speedup_consumer", "consumer-only speedup", X),
-                          ("speedup_charged", "pin-charged speedup", X), ("gain_left", "gain left", X)],
-}
-
-
+MIB, X = fmt(".1f"), fmt(".2f")
 DRAM_HEADERS = {"optmt_dram_mib": "OptMT DRAM (MiB/call)", "consumer_dram_mib": "consumer DRAM (MiB/call)",
                 "pin_dram_mib": "pin DRAM (MiB/call)"}
+JUDGEMENT_HEADER = "rule (95 % intervals)"
+BREAK_EVEN_HEADERS = {Timer.KERNEL.value: "measured, kernel-charged",
+                      Timer.WALL.value: "measured, launch + sync charged (wall)"}
 
 
 def columns_of(an: SweepAnalysis) -> list[tuple[str, str, Callable[[Any], str]]]:
-    """The axis' columns, plus the DRAM ones `--profile` measured."""
-    extra = [(c, h, MIB) for c, h in DRAM_HEADERS.items()
-             if c in an.table.columns and an.table[c].notna().any()]
+    """The axis' shown columns, the rule's word beside the judged speedup, the spread, and the
+    DRAM columns `--profile` measured."""
+    out = []
+    for c in an.spec.table.columns:
+        if not c.shown:
+            continue
+        out.append((c.name, c.header, fmt(c.fmt)))
+        if c.name == an.spec.judgement.on and "judgement" in an.table.columns:
+            out.append(("judgement", JUDGEMENT_HEADER, fmt("")))
+    dram = [(c, DRAM_HEADERS.get(c, c), MIB) for c, _, _ in an.spec.table.dram
+            if c in an.table.columns and an.table[c].notna().any()]
     spread = [("spread_pct", "± (half 95 % CI, %)", X)] if "spread_pct" in an.table.columns else []
-    return COLUMNS[an.axis] + spread + extra
+    return out + spread + dram
 
 
 def rows_of(an: SweepAnalysis) -> tuple[list[str], list[list[str]]]:
     cols = columns_of(an)
-    rows = [[fmt(r.get(c)) for c, _, fmt in cols] for r in an.table.to_dict("records")]
+    rows = [[f(r.get(c)) for c, _, f in cols] for r in an.table.to_dict("records")]
     return [h for _, h, _ in cols], rows
 
 
-def break_even_rows(be: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
-    headers = ["family", "profile", "order", "measured, kernel-charged", "measured, launch + sync charged (wall)",
-               "formula (k = 1 figures)"]
-    rows = [[r.family, r.profile, r.order, k_text(r.measured_kernel, r.max_k), k_text(r.measured_wall, r.max_k),
-             k_text(r.formula)] for r in be.itertuples()]
+def break_even_rows(an: SweepAnalysis) -> tuple[list[str], list[list[str]]]:
+    """The break-even judgement's rows (BREAK_EVEN axes): measured per judged column, the formula."""
+    j = an.spec.judgement
+    be = an.break_even
+    timers = []
+    for name in (j.on, *j.also):
+        value = next(c.value for c in an.spec.table.columns if c.name == name)
+        if isinstance(value, Speedup):
+            timers.append(value.timer.value)
+    headers = ["family", "profile", *j.by, *(BREAK_EVEN_HEADERS.get(t, t) for t in timers)]
+    headers += ["formula (k = 1 figures)"] if j.formula else []
+    rows = []
+    for r in be.to_dict("records"):
+        row = [r["family"], r["profile"], *(str(r[b]) for b in j.by)]
+        row += [k_text(r[f"measured_{t}"], r["max_x"], r[f"even_{t}"]) for t in timers]
+        row += [k_text(r["formula"])] if j.formula else []
+        rows.append(row)
     return headers, rows
 
 
-def _md(headers: list[str], rows: list[list[str]]) -> str:
+def has_break_even(an: SweepAnalysis) -> bool:
+    return an.spec.judgement.kind == SweepJudgement.BREAK_EVEN and not an.break_even.empty
+
+
+def md(headers: list[str], rows: list[list[str]]) -> str:
     esc = lambda s: str(s).replace("|", "\\|")  # noqa: E731
     out = ["| " + " | ".join(map(esc, headers)) + " |", "|" + "|".join("---" for _ in headers) + "|"]
     out += ["| " + " | ".join(map(esc, r)) + " |" for r in rows]
     return "\n".join(out)
 
 
+def check_lines(an: SweepAnalysis) -> list[str]:
+    return an.check.lines() if an.check is not None else []
+
+
 def markdown_chapter(an: SweepAnalysis) -> str:
     parts = [f"## {an.title}", "", f"Run `{an.run.name}` · `{an.run.manifest.get('command', '')}`", "",
              f"**Reading.** {an.reading}", ""]
-    if an.axis == SweepAxis.AMORTISATION and not an.break_even.empty:
-        parts += ["Break-even consumer calls per pin against OptMT:", "", _md(*break_even_rows(an.break_even)), ""]
-    parts += [_md(*rows_of(an)), ""]
+    parts += [f"**Check.** {line}" for line in check_lines(an)] + ([""] if an.check is not None else [])
+    if has_break_even(an):
+        parts += [f"Break-even in {an.spec.chart.x_title} against OptMT:", "", md(*break_even_rows(an)), "",
+                  an.note, ""]
+    parts += [md(*rows_of(an)), ""]
     if an.lag:
         parts += [an.lag, ""]
     if an.run.damage:
@@ -100,10 +108,12 @@ def markdown_chapter(an: SweepAnalysis) -> str:
 
 
 def summary_lines(run: SweepRun) -> list[str]:
-    """What `l2attr sweep` prints when it ends: the reading and, for amortisation, break-even per profile."""
+    """What `l2attr sweep` prints when it ends: the reading, any recorded check and, for a
+    break-even axis, its rows."""
     an = analyse_sweep(run)
-    lines = [an.reading]
-    if an.axis == SweepAxis.AMORTISATION and not an.break_even.empty:
-        headers, rows = break_even_rows(an.break_even)
+    lines = [an.reading, *check_lines(an)]
+    if has_break_even(an):
+        headers, rows = break_even_rows(an)
         lines += [" | ".join(headers)] + [" | ".join(r) for r in rows]
     return lines
+

@@ -4,8 +4,10 @@ Reused from layer A: measure/gpu.Gpu (tables, offsets, the kernel timer with its
 flush with the persisting-L2 reset), measure/kernels.VariantKernels (the families' OptMT and
 L2P+OptMT kernels) and measure/run.compile_and_check (every kernel against torch first). Added
 here: hot sets of any size from the profile's ranking, a ring of unrelated data for the polluting
-read, a dummy buffer whose lines an evict_last prefetch holds in L2 (capacity), and the remapped
-tables and indices with the access-policy window (window).
+read, a dummy buffer whose lines an evict_last prefetch holds in L2 (occupy), and the remapped
+tables and indices with the access-policy window (window). What is set up follows from the
+sweep's points (their hot sets, pollution, occupation and arms), not from the axis' name, so an
+axis that combines these needs no code here.
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ from l2attr.gpu.persisting import DeviceLimits, Driver
 from l2attr.ladder.declare import RUNG_BY_NAME
 from l2attr.ladder.measure.check import TOLERANCE, relative_error
 from l2attr.ladder.sweep.protocol import ArmOps
-from l2attr.ladder.sweep.spec import Point, SweepOptions
-from l2attr.vocab import Arm, Family, Pin, SweepAxis
+from l2attr.ladder.sweep.spec import Point, SweepOptions, points
+from l2attr.vocab import Arm, Family, Pin
 
 POLLUTE_RING_BYTES = 1 << 30      # unrelated data: each polluting read starts where the last ended
 OCCUPY_ROW_FLOATS = 128           # the dummy buffer is pinned as 512-byte rows, one prefetch per line
@@ -63,23 +65,28 @@ class SweepDevice:
         self.pins = {v.family: v.pin for v in lopts.variants if v.rung.pins}
         self.real_checks: dict[str, float] = {}
         self.facts: dict[str, Any] = {}
-        self.driver = Driver() if opts.axis == SweepAxis.WINDOW else None
+        pts = points(cfg, opts, limits)
+        arms = {a for p in pts for a in p.arms}
+        self.hot_sizes = sorted({p.hot_rows for p in pts if p.hot_rows >= 0})
+        self.remapped = bool(arms & {Arm.REMAP, Arm.WINDOW})
+        window = Arm.WINDOW in arms
+        self.driver = Driver() if window else None
         self.stream: Any = None
         self._ring_offset = 0
         self.ring = self.occupy_buf = self.occupy_ids = None
-        if opts.axis == SweepAxis.POLLUTION and max(opts.pollution_mib) > 0:
+        if max(p.pollute_bytes for p in pts) > 0:
             self.ring = self.torch.randint(0, 2**31 - 1, (POLLUTE_RING_BYTES // 4,), dtype=self.torch.int32,
                                            device="cuda")
             self.read_kernel = kc.get_kernel(kc.READ_SPEC)
             self.sms = self.gpu.cupy.cuda.runtime.getDeviceProperties(
                 self.gpu.cupy.cuda.Device().id)["multiProcessorCount"]
-        if opts.axis == SweepAxis.CAPACITY:
+        if max(p.occupy_bytes for p in pts) > 0:
             rows = max(1, limits.l2_bytes // (OCCUPY_ROW_FLOATS * 4))
             self.occupy_buf = self.torch.empty((rows, OCCUPY_ROW_FLOATS), dtype=self.torch.float32,
                                                device="cuda").uniform_(-1, 1)
             self.occupy_ids = self.torch.arange(rows, dtype=self.torch.int64, device="cuda")
             self.occupy_kernel = kc.get_kernel(kc.pin_spec("fp32", Pin.LINE))
-        if opts.axis == SweepAxis.WINDOW:
+        if window:
             self.stream = self.gpu.cupy.cuda.Stream(non_blocking=False)
         self.gpu.flush_l2()
 
@@ -95,14 +102,14 @@ class SweepDevice:
         self.batches = int(w.indices.shape[0])
         ranking = hot_ranking(cfg, profile, w.indices)
         same = bool(np.array_equal(ranking[:cfg.hot_rows], w.hot))
-        longest = max([cfg.hot_rows, *(self.opts.hot_rows if self.opts.axis == SweepAxis.HOTSET else [])])
+        longest = max([cfg.hot_rows, *self.hot_sizes])
         self.ranking = torch.from_numpy(np.ascontiguousarray(ranking[:longest])).cuda()
         self.hot = self.ranking[:cfg.hot_rows]
         counts = np.bincount(w.indices.reshape(-1), minlength=cfg.rows)
         coverage = {str(n): float(counts[ranking[:n]].sum() / counts.sum())
-                    for n in sorted({cfg.hot_rows, *(self.opts.hot_rows if self.opts.axis == SweepAxis.HOTSET else [])})}
+                    for n in sorted({cfg.hot_rows, *self.hot_sizes})}
         self.remap_w = self.remap_idx = None
-        if self.opts.axis == SweepAxis.WINDOW:
+        if self.remapped:
             self._build_remap()
         self.gpu.warm_up(0.5)
         for (family, rung), k in self.kernels.items():

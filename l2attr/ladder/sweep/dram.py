@@ -50,15 +50,16 @@ def child_argv(run_dir: Path, cfg: Any, opts: Any) -> list[str]:
     cfg_file = run_dir / "ncu" / "workload.toml"
     atomic.write_text(cfg_file, "[workload]\n" + "".join(
         f"{k} = {v!r}\n".replace("'", '"') for k, v in cfg.to_dict().items()))
-    argv = [sys.executable, "-m", "l2attr", Command.SWEEP.value, opts.axis.value, "--config", str(cfg_file),
+    spec = opts.spec
+    if spec.renamed_to is not None:
+        raise UserError(f"a {opts.axis} sweep predates the rename to {spec.renamed_to}: profile a new "
+                        f"`l2attr sweep {spec.renamed_to} --profile` run")
+    argv = [sys.executable, "-m", "l2attr", Command.SWEEP.value, str(opts.axis), "--config", str(cfg_file),
             "--family", ",".join(f.value for f in opts.families), "--profiles", ",".join(opts.profiles),
             "--repeats", "1", "--no-host-repeat", "--nvtx-ranges", "--quiet", "--name", "ncu-child",
-            "--out", str(run_dir / "ncu"), "--spin-us", "0",
-            "--k", ",".join(map(str, opts.ks)), "--orders", ",".join(o.value for o in opts.orders),
-            "--hot-sizes", ",".join(map(str, opts.hot_rows)),
-            "--hit-ratios", ",".join(f"{h:g}" for h in opts.hit_ratios),
-            "--l2-mib", ",".join(f"{m:g}" for m in opts.effective_l2_mib),
-            "--pollute-mib", ",".join(f"{m:g}" for m in opts.pollution_mib)]
+            "--out", str(run_dir / "ncu"), "--spin-us", "0"]
+    for option in spec.options:            # the axis' own values: the same points
+        argv += [option.flag, option.text(opts.values[option.key])]
     if opts.cache_dir:
         argv += ["--cache-dir", str(opts.cache_dir)]
     if opts.pin_granularity:

@@ -6,7 +6,7 @@ sync, so the pin -> sync -> consumer order is the artifact's); the host call rig
 consumer (the window's cuStreamSetAttribute, `prepare`) is timed on the host clock.
 Host mode (timer `wall`): the whole call on the host clock, what a caller waits for:
 [pin -> stream sync] [pollute -> stream sync] [prepare] consumer -> stream sync.
-Set-up that emulates the machine rather than costing the caller (the capacity sweep's occupied
+Set-up that changes the machine's state rather than costing the caller (the occupy sweep's held
 L2) runs before each call, outside every timer.
 """
 

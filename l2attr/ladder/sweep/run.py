@@ -103,7 +103,7 @@ def run_sweep(cfg: WorkloadConfig, opts: SweepOptions, run: RunDir, limits: Devi
     summaries: dict[tuple[str, str, str, str], pd.DataFrame] = {}
     per_profile = [(f, p, a, r, m) for r in range(opts.repeats) for f in opts.families for p in pts
                    for a in p.arms for m in modes]
-    task = progress.add_task(f"sweep {opts.axis.value}", total=len(per_profile) * len(opts.profiles)) \
+    task = progress.add_task(f"sweep {str(opts.axis)}", total=len(per_profile) * len(opts.profiles)) \
         if progress is not None else None
     workloads: dict[str, Any] = dict(run.manifest().get("workloads") or {})
     measure_s = 0.0
@@ -123,7 +123,7 @@ def run_sweep(cfg: WorkloadConfig, opts: SweepOptions, run: RunDir, limits: Devi
                     calls = schedule(p.order, p.k, p.groups, cfg.tables, device.batches)
                     rows = run_calls(device.gpu, ops, calls, mode == SweepMode.DEVICE.value,
                                      nvtx_ranges(family, profile, p, arm) if opts.nvtx_ranges else None)
-                facts = point_facts(opts.axis.value, family, pins[family].value, profile, p, arm, cfg)
+                facts = point_facts(str(opts.axis), family, pins[family].value, profile, p, arm, cfg)
                 frame = pd.DataFrame(rows).assign(**{k: facts[k] for k in ("axis", "family", "pin", "profile",
                                                                           "point", "x", "order", "k", "arm")},
                                                   repeat=repeat, mode=mode)
@@ -137,7 +137,7 @@ def run_sweep(cfg: WorkloadConfig, opts: SweepOptions, run: RunDir, limits: Devi
             if last_of_point:
                 for a in p.arms:
                     k4 = (family.value, profile, p.point, a.value)
-                    facts = point_facts(opts.axis.value, family, pins[family].value, profile, p, a, cfg)
+                    facts = point_facts(str(opts.axis), family, pins[family].value, profile, p, a, cfg)
                     summaries[k4] = summarize_point(pd.concat(samples.get(k4, []) or [pd.DataFrame(
                         columns=list(SWEEP_SAMPLES.columns))], ignore_index=True), facts)
                 run.write(SWEEP_POINTS, pd.concat(list(summaries.values()), ignore_index=True))

@@ -1,121 +1,90 @@
 """What a sweep measures: its options, its points and arms, and every check that can refuse it
-before the GPU is touched (one line, exit 2; never a traceback, never a half-made run dir)."""
+before the GPU is touched (one line, exit 2; never a traceback, never a half-made run dir).
+
+The axis-specific parts (options, bounds, points, device checks) are each axis' declaration
+(ladder/sweep/axes/); this module holds what every sweep shares and dispatches to the axis.
+"""
 
 from __future__ import annotations
 
-import math
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from l2attr.ladder.config import WorkloadConfig
 from l2attr.errors import UserError
 from l2attr.gpu.persisting import DeviceLimits
+from l2attr.ladder.config import WorkloadConfig
 from l2attr.ladder.declare import FAMILIES
-from l2attr.ladder.measure.residency import check_window_fits
-from l2attr.vocab import Arm, Family, Order, Profile, SweepAxis
+from l2attr.ladder.sweep import axes
+from l2attr.ladder.sweep.axes.declare import OTHER_BATCHES, MiB, Point
+from l2attr.vocab import Family, Profile, SweepAxis
 
-MiB = 1 << 20
-
-DEFAULT_KS = (1, 2, 4, 8, 16, 32)
-DEFAULT_HOT_ROWS = (0, 7_500, 15_000, 30_000, 60_000, 120_000, 240_000)
-DEFAULT_HIT_RATIOS = (0.25, 0.5, 0.75, 1.0)
-DEFAULT_EFFECTIVE_L2_MIB = (60.0, 50.0, 40.0, 30.0, 20.0)   # 40: the A100's L2
-DEFAULT_POLLUTION_MIB = (0.0, 7.5, 15.0, 30.0, 60.0, 120.0)
-# consumer calls per (point, arm, repeat) that the amortisation sweep aims at for each table: a
-# point with k calls per pin gets ceil(this / k) pin groups (at least one)
-AMORTISATION_CALLS = 8
-OTHER_BATCHES = 4          # measured batches (x tables calls) per point, arm and repeat elsewhere
+COMMON = ("axis", "families", "profiles", "repeats", "host_repeat", "spin_us", "pin_granularity", "cache_dir",
+          "nvtx_ranges", "profile")
 
 
-@dataclass(frozen=True)
-class Point:
-    """One x value of a sweep and the arms measured there."""
-
-    point: str                 # stable id, e.g. "interleaved:k8", "hot60000", "hr0.5", "l2_40MiB"
-    x: float                   # the axis value (k, hot rows, hit ratio, effective L2 MiB, MiB polluted)
-    arms: tuple[Arm, ...]
-    order: Order = Order.INTERLEAVED
-    k: int = 1                 # consumer calls per pin
-    hot_rows: int = -1         # rows pinned / in the window (-1: the workload's hot_rows)
-    hit_ratio: float = 0.0     # access-policy window hitRatio (window arm only)
-    occupy_bytes: int = 0      # L2 bytes held by evict_last lines of a dummy buffer (capacity)
-    pollute_bytes: int = 0     # bytes of unrelated data streamed between pin and consumer
-    groups: int = OTHER_BATCHES  # measured pin groups per (arm, repeat): a pin and its k calls, per table
-
-
-@dataclass
 class SweepOptions:
-    axis: SweepAxis
-    families: list[Family] = field(default_factory=lambda: [Family.ARTIFACT, Family.TUNED])
-    profiles: list[str] = field(default_factory=lambda: list(Profile.values()))
-    repeats: int = 3
-    host_repeat: bool = True
-    spin_us: float = 50.0
-    pin_granularity: str | None = None
-    ks: list[int] = field(default_factory=lambda: list(DEFAULT_KS))
-    orders: list[Order] = field(default_factory=lambda: [Order.BACK_TO_BACK, Order.INTERLEAVED])
-    hot_rows: list[int] = field(default_factory=lambda: list(DEFAULT_HOT_ROWS))
-    hit_ratios: list[float] = field(default_factory=lambda: list(DEFAULT_HIT_RATIOS))
-    effective_l2_mib: list[float] = field(default_factory=lambda: list(DEFAULT_EFFECTIVE_L2_MIB))
-    pollution_mib: list[float] = field(default_factory=lambda: list(DEFAULT_POLLUTION_MIB))
-    cache_dir: str | None = None
-    nvtx_ranges: bool = False   # NVTX ranges around each unit's last pin group (the --profile child)
-    profile: bool = False       # after the timing: DRAM bytes per point under ncu (sweep/dram.py)
+    """The settings of one sweep: the shared ones as attributes, each registered axis option's
+    values by its key (`opts.ks`, `opts.hot_rows`, ...; defaults where not given). The manifest
+    stores them flat, as the committed runs have them."""
+
+    def __init__(self, axis: Any, families: list[Family] | None = None, profiles: list[str] | None = None,
+                 repeats: int = 3, host_repeat: bool = True, spin_us: float = 50.0,
+                 pin_granularity: str | None = None, cache_dir: str | None = None, nvtx_ranges: bool = False,
+                 profile: bool = False, **values: Any) -> None:
+        self.axis = axis                     # a SweepAxis, or the name of an axis registered otherwise
+        self.families = list(families) if families is not None else [Family.ARTIFACT, Family.TUNED]
+        self.profiles = list(profiles) if profiles is not None else list(Profile.values())
+        self.repeats, self.host_repeat, self.spin_us = repeats, host_repeat, spin_us
+        self.pin_granularity, self.cache_dir = pin_granularity, cache_dir
+        self.nvtx_ranges = nvtx_ranges       # NVTX ranges around each unit's last pin group (the --profile child)
+        self.profile = profile               # after the timing: DRAM bytes per point under ncu (sweep/dram.py)
+        known = {o.key: o for o in axes.options()}
+        unknown = sorted(set(values) - set(known))
+        if unknown:
+            raise TypeError(f"no sweep option {', '.join(unknown)} (registered: {', '.join(known)})")
+        self.values = {k: o.coerce(values[k] if k in values else o.default) for k, o in known.items()}
+
+    def __getattr__(self, name: str) -> Any:
+        values = self.__dict__.get("values")
+        if values is not None and name in values:
+            return values[name]
+        raise AttributeError(name)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SweepOptions) and self.manifest() == other.manifest()
+
+    @property
+    def spec(self) -> axes.AxisSpec:
+        return axes.axis_spec(self.axis)
 
     def manifest(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["axis"] = self.axis.value
-        d["families"] = [f.value for f in self.families]
-        d["orders"] = [o.value for o in self.orders]
+        d: dict[str, Any] = {"axis": str(self.axis), "families": [f.value for f in self.families],
+                             "profiles": list(self.profiles), "repeats": self.repeats,
+                             "host_repeat": self.host_repeat, "spin_us": self.spin_us,
+                             "pin_granularity": self.pin_granularity}
+        known = {o.key: o for o in axes.options()}
+        d.update({k: known[k].plain(v) for k, v in self.values.items()})
+        d.update(cache_dir=self.cache_dir, nvtx_ranges=self.nvtx_ranges, profile=self.profile)
         return d
 
     @classmethod
     def from_manifest(cls, d: dict[str, Any]) -> "SweepOptions":
         d = dict(d)
-        d["axis"] = SweepAxis(d["axis"])
-        d["families"] = [Family(f) for f in d["families"]]
-        d["orders"] = [Order(o) for o in d["orders"]]
-        return cls(**d)
+        axis = parse_axis(str(d.pop("axis")), runs_only=False)
+        known = {o.key for o in axes.options()}
+        stray = sorted(set(d) - set(COMMON) - known)
+        if stray:
+            raise UserError(f"sweep settings name no option of a registered axis: {', '.join(stray)}")
+        d["families"] = [Family(f) for f in d.get("families", [])]
+        return cls(axis, **d)
 
 
-def parse_axis(text: str) -> SweepAxis:
-    try:
-        return SweepAxis(text)
-    except ValueError:
-        raise UserError(f"unknown sweep axis {text!r}; valid: {', '.join(SweepAxis.values())}") from None
-
-
-def _numbers(flag: str, text: str, kind: type) -> list[Any]:
-    out = []
-    for word in (w.strip() for w in text.split(",")):
-        if not word:
-            continue
-        try:
-            value = kind(word)
-        except ValueError:
-            raise UserError(f"{flag} {text!r}: {word!r} is not {'an integer' if kind is int else 'a number'}") from None
-        if kind is float and not math.isfinite(value):
-            raise UserError(f"{flag} {text!r}: {word!r} is not a finite number")
-        out.append(value)
-    if not out:
-        raise UserError(f"{flag} {text!r}: give at least one value")
-    return list(dict.fromkeys(out))
-
-
-def parse_ints(flag: str, text: str) -> list[int]:
-    return _numbers(flag, text, int)
-
-
-def parse_floats(flag: str, text: str) -> list[float]:
-    return _numbers(flag, text, float)
-
-
-def parse_orders(text: str) -> list[Order]:
-    words = [w.strip() for w in text.split(",") if w.strip()]
-    bad = [w for w in words if w not in Order.values()]
-    if bad or not words:
-        raise UserError(f"--orders {text!r}: use {', '.join(Order.values())} (comma-separated)")
-    return [Order(w) for w in dict.fromkeys(words)]
+def parse_axis(text: str, runs_only: bool = True) -> Any:
+    """The axis a name means (a SweepAxis where it is one); `runs_only`: refuse former names, saying
+    which one replaced them."""
+    spec = axes.axis_spec(text)
+    if runs_only and spec.renamed_to is not None:
+        raise UserError(f"the {text} sweep is now `{spec.renamed_to}`: {axes.axis_spec(spec.renamed_to).summary}")
+    return SweepAxis(text) if text in SweepAxis.values() else text
 
 
 def row_bytes(cfg: WorkloadConfig) -> int:
@@ -132,79 +101,24 @@ def validate(cfg: WorkloadConfig, opts: SweepOptions) -> None:
                                         for f in opts.families):
         raise UserError(f"--pin-granularity {opts.pin_granularity}: the "
                         f"{'/'.join(f.value for f in opts.families)} family pins per element only")
-    axis = opts.axis
-    if axis == SweepAxis.AMORTISATION:
-        for k in opts.ks:
-            if k <= 0:
-                raise UserError(f"--k {k}: a pin must serve at least one consumer call (k >= 1)")
-        if max(opts.ks) > 4096:
-            raise UserError(f"--k {max(opts.ks)}: at most 4096 consumer calls per pin")
-    elif axis == SweepAxis.HOTSET:
-        for n in opts.hot_rows:
-            if n < 0:
-                raise UserError(f"--hot-sizes {n}: a hot set cannot be negative")
-            if n > cfg.rows:
-                raise UserError(f"--hot-sizes {n:,}: the hot set is larger than the table "
-                                f"({cfg.rows:,} rows)")
-    elif axis == SweepAxis.WINDOW:
-        for h in opts.hit_ratios:
-            if not 0.0 < h <= 1.0:
-                raise UserError(f"--hit-ratios {h:g}: a window's hitRatio must be in (0, 1]")
-        if cfg.hot_rows <= 0:
-            raise UserError("the window sweep needs hot rows (--hot-rows > 0): the window covers them")
-    elif axis == SweepAxis.CAPACITY:
-        for mib in opts.effective_l2_mib:
-            if mib <= 0:
-                raise UserError(f"--l2-mib {mib:g}: an effective L2 size must be positive")
-    elif axis == SweepAxis.POLLUTION:
-        for mib in opts.pollution_mib:
-            if mib < 0:
-                raise UserError(f"--pollute-mib {mib:g}: the MiB streamed between pin and consumer "
-                                "cannot be negative")
-        if max(opts.pollution_mib) > 1024:
-            raise UserError(f"--pollute-mib {max(opts.pollution_mib):g}: at most 1024 MiB (the ring of "
-                            "unrelated data is 1 GiB)")
+    spec = opts.spec
+    for option in spec.options:
+        option.check(opts.values[option.key])
+    if spec.validate is not None:
+        spec.validate(cfg, opts)
 
 
 def validate_device(cfg: WorkloadConfig, opts: SweepOptions, limits: DeviceLimits) -> None:
     """What needs the device's L2 facts: refused before any allocation or kernel."""
-    if opts.axis == SweepAxis.CAPACITY:
-        l2_mib = limits.l2_bytes / MiB
-        for mib in opts.effective_l2_mib:
-            if mib > l2_mib + 1e-9:
-                raise UserError(f"--l2-mib {mib:g}: larger than this GPU's L2 ({l2_mib:g} MiB)")
-    if opts.axis == SweepAxis.WINDOW:
-        check_window_fits(cfg, limits)
+    spec = opts.spec
+    if spec.validate_device is not None:
+        spec.validate_device(cfg, opts, limits)
 
 
 def points(cfg: WorkloadConfig, opts: SweepOptions, limits: DeviceLimits | None = None) -> list[Point]:
     """The sweep's points in measuring order, each with its arms."""
-    pinned = (Arm.OPTMT, Arm.PIN)
-    axis = opts.axis
-    if axis == SweepAxis.AMORTISATION:
-        return [Point(f"{o.value}:k{k}", float(k), pinned, order=o, k=k,
-                      groups=max(1, math.ceil(AMORTISATION_CALLS / k)))
-                for o in opts.orders for k in sorted(opts.ks)]
-    if axis == SweepAxis.HOTSET:
-        return [Point(f"hot{n}", float(n), (Arm.OPTMT,) if n == 0 else (Arm.PIN,), hot_rows=n)
-                for n in sorted(opts.hot_rows)]
-    if axis == SweepAxis.WINDOW:
-        return [Point("no_window", 0.0, (Arm.OPTMT, Arm.REMAP))] + [
-            Point(f"hr{h:g}", float(h), (Arm.WINDOW,), hit_ratio=h) for h in sorted(opts.hit_ratios)]
-    if axis == SweepAxis.CAPACITY:
-        l2 = limits.l2_bytes if limits else int(max(opts.effective_l2_mib) * MiB)
-        return [Point(f"l2_{mib:g}MiB", float(mib), pinned, occupy_bytes=max(0, l2 - int(mib * MiB)))
-                for mib in sorted(opts.effective_l2_mib, reverse=True)]
-    if axis == SweepAxis.POLLUTION:
-        return [Point(f"pollute_{mib:g}MiB", float(mib), pinned, pollute_bytes=int(mib * MiB) // 16 * 16)
-                for mib in sorted(opts.pollution_mib)]
-    raise UserError(f"unknown sweep axis {axis!r}")  # pragma: no cover
+    return opts.spec.points(cfg, opts, limits)
 
 
-X_LABELS: dict[SweepAxis, str] = {
-    SweepAxis.AMORTISATION: "consumer calls per pin (k)",
-    SweepAxis.HOTSET: "hot rows pinned",
-    SweepAxis.WINDOW: "access-policy window hitRatio",
-    SweepAxis.CAPACITY: "effective L2 (MiB)",
-    SweepAxis.POLLUTION: "MiB streamed between pin and consumer",
-}
+__all__ = ["MiB", "OTHER_BATCHES", "Point", "SweepOptions", "parse_axis", "points", "row_bytes", "validate",
+           "validate_device"]

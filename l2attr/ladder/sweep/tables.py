@@ -23,12 +23,12 @@ POINT_KEYS = ("family", "pin", "profile", "point", "arm")
 UNIT_KEYS = ("family", "profile", "point", "arm", "repeat", "mode")
 
 _ID = {
-    "axis": "sweep axis: amortisation, hotset, window, capacity or pollution",
+    "axis": "sweep axis: amortisation, hotset, window, occupy (capacity before the rename), pollution, or another registered one",
     "family": "kernel family: artifact or tuned",
     "pin": "pin granularity of the family's pin (line, element)",
     "profile": "reuse profile",
-    "point": "point id on the axis (e.g. interleaved:k8, hot60000, hr0.5, l2_40MiB, pollute_30MiB)",
-    "x": "the axis value (k, hot rows, hitRatio, effective L2 MiB, MiB polluted)",
+    "point": "point id on the axis (e.g. interleaved:k8, hot60000, hr0.5, occupy_20MiB, pollute_30MiB)",
+    "x": "the axis value (k, hot rows, hitRatio, MiB held (capacity runs: L2 minus it), MiB polluted)",
     "order": "back_to_back or interleaved (where a pin's k calls sit)",
     "k": "consumer calls per pin",
     "arm": "optmt, l2p_optmt, remap or window",
@@ -63,7 +63,7 @@ SWEEP_POINTS = Table(
     {**_ID,
      "hot_rows": "rows pinned or in the window",
      "hit_ratio": "access-policy window hitRatio (window arm; 0 otherwise)",
-     "occupy_bytes": "L2 bytes held by evict_last lines of a dummy buffer before each call (capacity)",
+     "occupy_bytes": "L2 bytes held by evict_last lines of a dummy buffer before each call (occupy)",
      "pollute_bytes": "bytes streamed between pin and consumer (pollution)",
      "quantity": "pin, consumer, consumer_first (position 1), consumer_rest (positions > 1), pollute, "
                  "prepare, charged (pin + consumer kernels per consumer call) or call (wall per consumer call)",
