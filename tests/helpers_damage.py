@@ -48,14 +48,13 @@ def edit_table(run: Path, name: str, edit: Callable[[pd.DataFrame], pd.DataFrame
     """Rewrite table `name` of `run` as edit(table) through RunDir.write; None deletes the file.
     Returns the table's path."""
     table = ALL_TABLES[name]
-    path = run / table.filename
-    df = pd.read_csv(path, keep_default_na=True)
+    stored = RunDir(run).table_file(table)      # <table>.csv, or the committed <table>.csv.gz
+    df = pd.read_csv(stored, keep_default_na=True)
     out = edit(df)
-    if out is None:
-        path.unlink()
-    else:
+    stored.unlink()
+    if out is not None:
         RunDir(run).write(table, out.reset_index(drop=True))
-    return path
+    return run / table.filename
 
 
 def edit_manifest(run: Path, edit: Callable[[dict[str, Any]], None]) -> Path:

@@ -191,6 +191,11 @@ class FakeNcu:
             return self.rc
         out = Path(argv[argv.index("-o") + 1] + ".ncu-rep")
         shutil.copy(self.report, out)
+        if "--out" in argv:   # the profiled child (a ladder) records its GPU and software in its run dir
+            child = Path(argv[argv.index("--out") + 1]) / f"fake-{out.stem}"
+            child.mkdir(parents=True, exist_ok=True)
+            (child / "manifest.json").write_text(json.dumps({"gpu": {"name": "NVIDIA H200"},
+                                                             "versions": {"l2attr": "test"}}))
         echo(f"==PROF== Report: {out}\n")
         return 0
 
