@@ -228,7 +228,7 @@ def run(args: argparse.Namespace) -> int:
 
     from l2attr.gpu.device import gpu_facts, software_versions
     from l2attr.ladder.measure.run import ladder_manifest, run_ladder
-    from l2attr.commands.show import ladder_tables
+    from l2attr.commands.show import break_even_lines, ladder_tables
     from l2attr.analysis.spread import describe_launch_lag, launch_lag_effect, repeat_spread
     from l2attr.rundir import RunDir, command_line
     from l2attr.schema import SAMPLES
@@ -250,11 +250,13 @@ def run(args: argparse.Namespace) -> int:
     samples = run_dir.read(SAMPLES)
     wall = time.perf_counter() - t0
     run_dir.update_manifest(process_wall_s=wall)
+    for line in break_even_lines(cells, samples):
+        console.print(line, markup=False, highlight=False)
     for what, column in ((Quantity.CONSUMER, "consumer_time_us"), (Quantity.PIN, "pin_time_us")):
         spread = repeat_spread(samples, column)
         if len(spread):
             worst = spread.loc[spread.spread_pct.idxmax()]
-            console.print(f"run-to-run spread of {what} medians over {int(worst.repeats)} repeats: "
+            console.print(f"spread of {what} medians between {int(worst.repeats)} repeats (this process): "
                           f"median {spread.spread_pct.median():.2f} %, worst {worst.spread_pct:.2f} % "
                           f"({worst.family} {worst.rung} / {worst.profile})")
     lag = launch_lag_effect(samples, opts.spin_us, opts.timer)
