@@ -70,16 +70,24 @@ def _pick(df: pd.DataFrame, **match: Any) -> pd.Series | None:
     return None if hit.empty else hit.iloc[0]
 
 
-# (verdict field, ladder quantity: its interval columns, run column, cells quantity and timer)
+# ladder quantity -> its interval columns, run column, and the cells quantity and timer it is judged as
 INTERVALS = {
-    "consumer": ("consumer_us", "consumer_ci_lo_us", "consumer_ci_hi_us", "consumer_run",
-                 Quantity.CONSUMER.value, Timer.KERNEL.value),
-    "kernels": ("kernels_us", "kernels_ci_lo_us", "kernels_ci_hi_us", "kernels_run",
-                Quantity.KERNELS.value, Timer.KERNEL.value),
-    "wall": ("wall_us", "wall_ci_lo_us", "wall_ci_hi_us", "wall_run", Quantity.CALL.value, Timer.WALL.value),
-    "artifact": ("artifact_us", "artifact_ci_lo_us", "artifact_ci_hi_us", "artifact_run",
-                 Quantity.CONSUMER.value, Timer.ARTIFACT.value),
+    Quantity.CONSUMER.value: ("consumer_us", "consumer_ci_lo_us", "consumer_ci_hi_us", "consumer_run",
+                              Quantity.CONSUMER.value, Timer.KERNEL.value),
+    Quantity.KERNELS.value: ("kernels_us", "kernels_ci_lo_us", "kernels_ci_hi_us", "kernels_run",
+                             Quantity.KERNELS.value, Timer.KERNEL.value),
+    Timer.WALL.value: ("wall_us", "wall_ci_lo_us", "wall_ci_hi_us", "wall_run", Quantity.CALL.value, Timer.WALL.value),
+    Timer.ARTIFACT.value: ("artifact_us", "artifact_ci_lo_us", "artifact_ci_hi_us", "artifact_run",
+                           Quantity.CONSUMER.value, Timer.ARTIFACT.value),
 }
+# (verdict field, quantity judged, with the rung's named host charge): L2P+OptMT against the baseline
+BASE_JUDGED = (("judgement_consumer", Quantity.CONSUMER.value, False),
+               ("judgement_kernels", Quantity.KERNELS.value, False), ("judgement_wall", Timer.WALL.value, False),
+               ("judgement_host", Quantity.KERNELS.value, True), ("judgement_artifact", Timer.ARTIFACT.value, False))
+# ... and against OptMT: what the pin alone is worth
+PIN_JUDGED = (("pin_judgement_consumer", Quantity.CONSUMER.value, False),
+              ("pin_judgement_charged", Quantity.KERNELS.value, False),
+              ("pin_judgement_host", Quantity.KERNELS.value, True))
 
 
 def _interval(row: pd.Series | None, what: str, host: bool = False) -> Interval:
@@ -127,10 +135,9 @@ def _verdict_row(ladder: pd.DataFrame, amortisation: pd.DataFrame, share: pd.Dat
     out["speedup_wall"] = from_row(l2p, "speedup_wall", absent_l2p)
     out["speedup_host"] = from_row(l2p, "speedup_host", absent_l2p)
     base = ladder_row(ladder, state, profile, BASELINE) if not ladder.empty else None
-    for field, what, host in (("consumer", "consumer", False), ("kernels", "kernels", False),
-                              ("wall", "wall", False), ("host", "kernels", True), ("artifact", "artifact", False)):
+    for field, what, host in BASE_JUDGED:
         v = _judge(base, l2p, what, xp, host)
-        out[f"judgement_{field}"], out[f"noise_{field}"] = v.word, v.noise
+        out[field], out[field.replace("judgement", "noise")] = v.word, v.noise
 
     # What the pin adds over OptMT (L2P+OptMT = OptMT + pin), consumer-only and charged.
     t_ref = NA if ref is None else ref["consumer_us"]
@@ -141,11 +148,10 @@ def _verdict_row(ladder: pd.DataFrame, amortisation: pd.DataFrame, share: pd.Dat
     out["pin_speedup_host"] = ratio(t_ref, NA if l2p is None or is_missing(host) else l2p["kernels_us"] + host)
     if is_missing(host) and l2p is not None:
         missing["pin_host_us"] = missing["pin_speedup_host"] = l2p["missing"].get("host_charge_us", "not measured")
-    for field, what, host_on in (("consumer", "consumer", False), ("charged", "kernels", False),
-                                 ("host", "kernels", True)):
+    for field, what, host_on in PIN_JUDGED:
         v = _judge(ref, l2p, what, xp, host_on)
-        out[f"pin_judgement_{field}"], out[f"pin_noise_{field}"] = v.word, v.noise
-        out[f"pin_cross_process_{field}"] = v.cross
+        out[field], out[field.replace("judgement", "noise")] = v.word, v.noise
+        out[field.replace("judgement", "cross_process")] = v.cross
     for f in ("pin_speedup_consumer", "pin_speedup_charged"):
         if is_missing(out[f]):
             missing[f] = (layer_a if ladder.empty else
@@ -243,7 +249,7 @@ def headline(row: dict[str, Any], title: str = "") -> str:
         parts.append(text.replace(": ;", ":"))
     if not is_missing(row["pin_speedup_consumer"]) and not is_missing(row["pin_speedup_charged"]):
         said = (f"the pin alone (vs OptMT) is worth {_worded(row, 'pin_speedup_consumer', 'pin_judgement_consumer')}, "
-                f"{_worded(row, 'pin_speedup_charged', 'pin_judgement_charged', 'charged')}")
+                f"{_worded(row, 'pin_speedup_charged', 'pin_judgement_charged', 'with its kernel charged')}")
         if row.get("pin_cross_process_charged"):
             said += f" (two runs: judged against {row.get('pin_noise_charged')})"
         parts.append(said)

@@ -50,7 +50,7 @@ def _break_even(row: dict[str, Any], field: str) -> str:
     """The break-even text of a verdict row ('9', 'never', 'within noise'), n/a with its reason."""
     text = row.get(field)
     if text in (None, "n/a"):
-        reason = why(row, "break_even_calls_wall" if field.endswith("wall") else "break_even_calls")
+        reason = why(row, "break_even_calls_wall" if field == "break_even_wall" else "break_even_calls")
         return f"n/a ({reason})" if reason and len(reason) <= 60 else "n/a"
     return str(text)
 
