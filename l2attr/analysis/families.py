@@ -5,8 +5,10 @@ One row per (profile, series): the family's unpinned consumer (its OptMT slot: t
 tuned OptMT, the fast family's `fast`) and its ratio to the tuned OptMT consumer of the same
 profile, the DRAM bandwidth that consumer drew (ncu bytes / duration) as a fraction of the
 measured read-only HBM bandwidth, the pin rung's consumer and pin-charged speedup over the
-unpinned consumer (the verdict's `pin_speedup_charged`), and one sentence. Computed from the
-frames `analysis.study.analyse` already made, so every printer says the same numbers.
+unpinned consumer (the verdict's `pin_speedup_charged`, with the significance rule's word
+`pin_judgement_charged`), and one sentence whose "pays" / "does not pay" is that word ("within
+noise" otherwise). Computed from the frames `analysis.study.analyse` already made, so every
+printer says the same numbers.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from l2attr.analysis.common import NA, is_missing, ordered_profiles
 from l2attr.analysis.gpus import cross_gpu_reason, two_gpus
 from l2attr.analysis.verdict import HONEST_COMPARAND, PIN_RUNG
 from l2attr.ladder.declare import FAMILIES, HEADLINE_FAMILY, RUNG_BY_NAME
-from l2attr.vocab import Family
+from l2attr.vocab import Family, Judgement
 
 REFERENCE_FAMILY = Family.TUNED.value   # the ratio column is taken against its OptMT consumer
 
@@ -34,6 +36,20 @@ def _value(df: pd.DataFrame, field: str, **match: Any) -> float:
         mask &= df[k] == v
     hit = df.loc[mask, field].dropna()
     return float(hit.iloc[0]) if len(hit) else NA
+
+
+def _word(df: pd.DataFrame, field: str, **match: Any) -> str:
+    """A judgement word of the verdict row ('within noise' when the row or the word is absent)."""
+    if df is None or df.empty or field not in df or any(k not in df for k in match):
+        return Judgement.WITHIN_NOISE.value
+    mask = pd.Series(True, index=df.index)
+    for k, v in match.items():
+        mask &= df[k] == v
+    hit = df.loc[mask, field].dropna()
+    return str(hit.iloc[0]) if len(hit) else Judgement.WITHIN_NOISE.value
+
+
+VERDICT_WORDS = {Judgement.FASTER.value: "the pin pays", Judgement.SLOWER.value: "the pin does not pay"}
 
 
 def rung_name(family: str, rung: str) -> str:
@@ -82,6 +98,7 @@ def family_table(ladder: pd.DataFrame, verdict: pd.DataFrame, measured: pd.DataF
                 "pin_us": _value(mine, "pin_us", profile=profile, rung=PIN_RUNG),
                 "pin_speedup_consumer": _value(verdict, "pin_speedup_consumer", series=series, profile=profile),
                 "pin_speedup_charged": _value(verdict, "pin_speedup_charged", series=series, profile=profile),
+                "pin_judgement_charged": _word(verdict, "pin_judgement_charged", series=series, profile=profile),
                 "headline_family": family == HEADLINE_FAMILY.value,
             }
             row["sentence"] = sentence(row)
@@ -100,7 +117,7 @@ def sentence(row: dict[str, Any]) -> str:
     charged = row["pin_speedup_charged"]
     if is_missing(charged):
         return f"{who}: " + ", ".join(parts) + "; the pin rung was not measured."
-    verdict = "the pin pays" if charged > 1.0 else "the pin does not pay"
+    verdict = VERDICT_WORDS.get(row.get("pin_judgement_charged"), "the difference is within noise")
     free = row["pin_speedup_consumer"]
     free_text = f" ({free:.2f}× if the pin were free)" if not is_missing(free) else ""
     return (f"{who}: " + ", ".join(parts) + f"; {row['pinned']} with the pin kernel charged: "

@@ -33,8 +33,9 @@ BASELINE = RungId.BASELINE.value
 LADDER_COLUMNS = (
     "l2_state", "profile", "rung", "label", "below", "pins",
     "consumer_us", "consumer_ci_lo_us", "consumer_ci_hi_us", "consumer_n",
-    "artifact_us", "host_overhead_us",
-    "pin_us", "kernels_us", "kernels_basis", "wall_us", "wall_ci_lo_us", "wall_ci_hi_us",
+    "artifact_us", "artifact_ci_lo_us", "artifact_ci_hi_us", "artifact_run", "host_overhead_us",
+    "pin_us", "kernels_us", "kernels_basis", "kernels_ci_lo_us", "kernels_ci_hi_us",
+    "wall_us", "wall_ci_lo_us", "wall_ci_hi_us", "consumer_run", "kernels_run", "wall_run",
     "delta_consumer_us", "delta_consumer_pct", "delta_kernels_us",
     "speedup_consumer", "speedup_artifact", "speedup_kernels", "speedup_wall",
     "source", "missing",
@@ -78,6 +79,8 @@ def _ladder_row(index: CellIndex, state: str, profile: str, rung: str) -> dict[s
     below = decl.below if decl else None
     cons = index.get(state, profile, rung, Quantity.CONSUMER)
     wall = index.get(state, profile, rung, Quantity.CALL)
+    kern = index.get(state, profile, rung, Quantity.KERNELS)
+    art = index.get(state, profile, rung, Quantity.CONSUMER, Timer.ARTIFACT)
     artifact_us = index.median(state, profile, rung, Quantity.CONSUMER, Timer.ARTIFACT)
     if is_missing(artifact_us):
         missing["artifact_us"] = f"no artifact-timer consumer cell for {rung}/{profile}/{state} (no host repeats?)"
@@ -153,16 +156,32 @@ def _ladder_row(index: CellIndex, state: str, profile: str, rung: str) -> dict[s
         "consumer_ci_lo_us": NA if cons is None else number(cons.get("ci95_lo_us")),
         "consumer_ci_hi_us": NA if cons is None else number(cons.get("ci95_hi_us")),
         "consumer_n": NA if cons is None else number(cons.get("n_samples")),
-        "artifact_us": artifact_us, "host_overhead_us": host_overhead,
+        "artifact_us": artifact_us, "artifact_ci_lo_us": _field(art, "ci95_lo_us"),
+        "artifact_ci_hi_us": _field(art, "ci95_hi_us"), "artifact_run": _run(art), "host_overhead_us": host_overhead,
         "pin_us": pin_us, "kernels_us": kernels_us, "kernels_basis": basis,
+        "kernels_ci_lo_us": _field(kern, "ci95_lo_us") if kern is not None else _field(cons, "ci95_lo_us", rung),
+        "kernels_ci_hi_us": _field(kern, "ci95_hi_us") if kern is not None else _field(cons, "ci95_hi_us", rung),
         "wall_us": wall_us,
         "wall_ci_lo_us": NA if wall is None else number(wall.get("ci95_lo_us")),
         "wall_ci_hi_us": NA if wall is None else number(wall.get("ci95_hi_us")),
         "delta_consumer_us": delta_c, "delta_consumer_pct": delta_pct, "delta_kernels_us": delta_k,
         "speedup_consumer": speedup_c, "speedup_artifact": speedup_a, "speedup_kernels": speedup_k,
         "speedup_wall": speedup_w,
+        "consumer_run": _run(cons), "kernels_run": _run(kern if kern is not None else cons), "wall_run": _run(wall),
         "source": join_sources(sources), "missing": missing,
     }
+
+
+def _field(rec: dict[str, Any] | None, field: str, rung: str | None = None) -> float:
+    """A number of a cells.csv row; with `rung`, only where that rung has no pin (its consumer
+    interval is then its kernels' interval)."""
+    if rec is None or (rung is not None and rung_pins(rung)):
+        return NA
+    return number(rec.get(field))
+
+
+def _run(rec: dict[str, Any] | None) -> str:
+    return "" if rec is None else str(rec.get("run", ""))
 
 
 def ladder_row(ladder: pd.DataFrame, state: str, profile: str, rung: str) -> pd.Series | None:

@@ -9,6 +9,7 @@ import pandas as pd
 
 from l2attr.analysis import attribution, calls
 from l2attr.analysis.amortisation import amortisation_curve, amortisation_table
+from l2attr.analysis.charges import host_charges, with_charges
 from l2attr.analysis.caveats import (
     Caveat, analysis_caveats, ncu_setting_caveats, run_warning_caveats, sort_caveats, validity_caveats,
 )
@@ -18,6 +19,7 @@ from l2attr.analysis.families import family_table
 from l2attr.analysis.gpus import consumer_gpus, gpu_spread
 from l2attr.analysis.ladder import latency_ladder
 from l2attr.analysis.load import Study
+from l2attr.analysis.noise import CrossProcess, cross_process
 from l2attr.analysis.roofline import measured_roofline, roofline_fractions
 from l2attr.analysis.share import l2_share_of_step
 from l2attr.analysis.spread import spread_summary
@@ -65,6 +67,10 @@ class Analysis:
     families: pd.DataFrame = field(default_factory=pd.DataFrame)
     # cells that several GPUs measured, each GPU's median and their spread (analysis.gpus)
     gpu_spread: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # host costs per charged rung (analysis.charges): the pin step's launch + sync, the window's call
+    charges: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # the noise of a comparison across two runs (analysis.noise), from the compare section's cells
+    cross_process: CrossProcess = field(default_factory=lambda: CrossProcess({}))
 
     def state_rows(self, df: pd.DataFrame) -> pd.DataFrame:
         """The rows of a layer-A table for the primary l2_state."""
@@ -124,15 +130,20 @@ def analyse(study: Study, l2_state: str | None = None, sweeps: list[Any] | None 
     ceilings = " + ".join(src for v, src in ((hbm_read, read_src), (l2_read, l2_src)) if v is not None)
     parts: dict[str, list[pd.DataFrame]] = {}
     ladders = []
+    compare = compare_cells(study)
+    summary = compare_summary(compare)
+    xp = cross_process(summary)
     for s in series:
         cells, metrics = series_frame(study.cells, s), series_frame(study.metrics, s)
-        ladder = latency_ladder(cells)
-        ladders.append((s, ladder, cells, metrics))
-    all_ladder = _concat([tag(lad, s) for s, lad, _, _ in ladders])
+        bare = latency_ladder(cells)
+        charges = host_charges(series_frame(study.samples, s), bare)
+        ladder = with_charges(bare, charges)
+        ladders.append((s, ladder, cells, metrics, charges))
+    all_ladder = _concat([tag(lad, s) for s, lad, _, _, _ in ladders])
     state = primary_state(all_ladder, l2_state)
     gradient_all: list[pd.DataFrame] = []
     mixed: list[Caveat] = []
-    for s, ladder, cells, metrics in ladders:
+    for s, ladder, cells, metrics, charges in ladders:
         own = cells[cells["family"] == s.family] if not cells.empty else cells
         runs = sorted(set(own["run"])) if "run" in own else []
         if len(runs) > 1:
@@ -140,7 +151,7 @@ def analyse(study: Study, l2_state: str | None = None, sweeps: list[Any] | None 
                                         f"({', '.join(runs)}). Kernel-timer figures compare across "
                                         "processes; the artifact's timer and the wall clock carry each "
                                         "process's own host noise (see the spread tables).", "cells.csv"))
-        amort = amortisation_table(ladder)
+        amort = amortisation_table(ladder, xp=xp)
         share = l2_share_of_step(ladder)
         l2 = calls.l2_cells(metrics)
         pin_effect = attribution.pin_effect(l2)
@@ -154,7 +165,8 @@ def analyse(study: Study, l2_state: str | None = None, sweeps: list[Any] | None 
             "pin_traffic": attribution.pin_traffic(l2, study.config),
             "validity": attribution.validity_from_metrics(l2),
             "verdict": verdict_table(ladder, amort, share, pin_effect, state, s.title,
-                                     measured=_measured_of(measured, s)),
+                                     measured=_measured_of(measured, s), xp=xp),
+            "charges": charges,
             "spread": spread_summary(series_frame(study.samples, s)),
         }
         for name, df in frames.items():
@@ -170,8 +182,6 @@ def analyse(study: Study, l2_state: str | None = None, sweeps: list[Any] | None 
                                   warnings, state))
     caveats += [Caveat("error", f"Partial data (read with --allow-partial): {m}; the figures use the rows "
                                 f"that were intact", "load") for m in study.damage]
-    compare = compare_cells(study)
-    summary = compare_summary(compare)
     caveats += [Caveat("info", f"run {run} measured {n} cells that run {used} measured too; the analysis uses "
                                f"{used}'s (ladder runs first, then the newest) and the compare section sets "
                                "both side by side", f"{run}/cells.csv + {used}/cells.csv")
@@ -182,11 +192,11 @@ def analyse(study: Study, l2_state: str | None = None, sweeps: list[Any] | None 
                     caveats=sort_caveats(caveats), controls=controls, compare=compare, compare_summary=summary,
                     compare_settings=compare_settings(study, compare),
                     compare_identity=pair_identity(study, compare), families=families,
-                    gpu_spread=gpu_spread(study), **out)
+                    gpu_spread=gpu_spread(study), cross_process=xp, **out)
 
 
 SERIES_FRAMES = ("ladder", "amortisation", "curve", "share", "roofline", "l2", "pin_effect", "rpf_vs_l2p",
-                 "gradient", "pin_traffic", "validity", "verdict", "spread", "dram", "measured_roofline")
+                 "gradient", "pin_traffic", "validity", "verdict", "spread", "dram", "measured_roofline", "charges")
 
 
 def series_view(an: Analysis, s: Series) -> Analysis:

@@ -285,7 +285,7 @@ def run(args: argparse.Namespace) -> int:
     from l2attr.distribute.options import from_args as distribute_from_args
 
     dist = distribute_from_args(args)     # --workers / --scheduler: refused before any GPU is looked for
-    from l2attr.commands.show import ladder_tables
+    from l2attr.commands.show import break_even_lines, ladder_tables
     from l2attr.analysis.spread import describe_launch_lag, launch_lag_effect, repeat_spread
     from l2attr.rundir import command_line
     from l2attr.schema import CELLS, SAMPLES
@@ -305,11 +305,13 @@ def run(args: argparse.Namespace) -> int:
     samples = run_dir.read(SAMPLES)
     wall = time.perf_counter() - t0
     run_dir.update_manifest(process_wall_s=wall)
+    for line in break_even_lines(cells, samples):
+        console.print(line, markup=False, highlight=False)
     for what, column in ((Quantity.CONSUMER, "consumer_time_us"), (Quantity.PIN, "pin_time_us")):
         spread = repeat_spread(samples, column)
         if len(spread):
             worst = spread.loc[spread.spread_pct.idxmax()]
-            console.print(f"run-to-run spread of {what} medians over {int(worst.repeats)} repeats: "
+            console.print(f"spread of {what} medians between {int(worst.repeats)} repeats (this process): "
                           f"median {spread.spread_pct.median():.2f} %, worst {worst.spread_pct:.2f} % "
                           f"({worst.family} {worst.rung} / {worst.profile})")
     lag = launch_lag_effect(samples, opts.spin_us, opts.timer)

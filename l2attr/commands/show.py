@@ -57,6 +57,29 @@ def ladder_table(cells: pd.DataFrame, title: str = "l2attr ladder") -> Table:
     return table
 
 
+def break_even_lines(cells: pd.DataFrame, samples: pd.DataFrame) -> list[str]:
+    """Per series and profile: the calls one pin must serve against OptMT, kernel-charged and
+    wall-charged (the pin step's host launch + sync, per call), with that charge (analysis)."""
+    from l2attr.analysis.amortisation import amortisation_table
+    from l2attr.analysis.charges import host_charges, with_charges
+
+    lines = []
+    for s in find_series(cells):
+        bare = latency_ladder(series_frame(cells, s))
+        ladder = with_charges(bare, host_charges(series_frame(samples, s), bare))
+        am = amortisation_table(ladder)
+        if am.empty:
+            continue
+        mine = am[(am["rung"] == RungId.L2P_OPTMT) & (am["comparand"] == RungId.OPTMT)]
+        said = [f"{r['profile']} {r['break_even']} / {r['break_even_wall']}"
+                + (f" ({r['pin_host_us']:.1f} µs)" if not math.isnan(r["pin_host_us"]) else "")
+                for r in mine.to_dict("records")]
+        if said:
+            lines.append(f"{s.title}: calls per pin to break even vs OptMT, kernel-charged / wall-charged "
+                         f"(the pin step's host launch + sync per call): " + "; ".join(said))
+    return lines
+
+
 class ConsoleLog:
     """A profile run's progress on a rich console: lines, a rule per child tool, its raw output."""
 

@@ -17,6 +17,7 @@ from l2attr.analysis.series import Series
 from l2attr.analysis.study import Analysis
 from l2attr.analysis.verdict import HONEST_COMPARAND
 from l2attr.ladder.declare import FAMILY_ORDER
+from l2attr.vocab import Judgement
 
 TITLE = "The three kernel families"
 FAMILY_NAMES = tuple(f.value for f in FAMILY_ORDER)
@@ -128,10 +129,14 @@ def summary(an: Analysis) -> str:
     names = ", ".join(families(an))
     if charged.empty:
         return f"Across the kernel families ({names}): no pin rung was measured."
-    pays = int((charged > 1.0).sum())
+    words = fam.loc[charged.index, "pin_judgement_charged"] if "pin_judgement_charged" in fam else \
+        pd.Series(Judgement.WITHIN_NOISE.value, index=charged.index)
+    pays = int((words == Judgement.FASTER.value).sum())
+    noise = int((~words.isin([Judgement.FASTER.value, Judgement.SLOWER.value])).sum())
     best = fam.loc[charged.idxmax()]
-    text = (f"Across the kernel families ({names}), with the pin kernel charged the pin pays in {pays} of "
-            f"{len(charged)} (profile, family and pin) cases; the best is {charged.max():.2f}× "
+    text = (f"Across the kernel families ({names}), with the pin kernel charged the pin pays (faster beyond "
+            f"noise) in {pays} of {len(charged)} (profile, family and pin) cases"
+            + (f", within noise in {noise}" if noise else "") + f"; the best is {charged.max():.2f}× "
             f"({best['profile']}, {best['family']}, {best['pin']} pin).")
     return text
 

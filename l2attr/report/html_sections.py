@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from l2attr.analysis.calls import headline_rate, label as metric_label
+from l2attr.analysis.charges import NOTHING
 from l2attr.analysis.amortisation import AMORTISATION_PAIRS
 from l2attr.analysis.answer import QUESTION, answer_line, overall, pin_answer, scope
 from l2attr.analysis.common import is_missing, ordered_profiles, rung_label, why
@@ -23,10 +24,9 @@ from l2attr.report import families as fam
 from l2attr.report import fmt
 from l2attr.report.compare import pairs as compare_pairs, quantity_label
 from l2attr.report.html_rows import (
-    Cell, Column, calls, dash, grouped_table, key, missing, num, number, plain, rung, sources_of,
-    table, text,
+    Cell, Column, dash, grouped_table, key, missing, num, number, plain, rung, sources_of, table, text,
 )
-from l2attr.vocab import Role
+from l2attr.vocab import Judgement, Role
 
 Section = dict[str, Any]
 EMPTY: Section = {"empty": True}
@@ -49,7 +49,8 @@ def answer(an: Analysis) -> Section:
         "line": answer_line(answers),
         "question": QUESTION,
         "overall": overall(answers) if answers else "",
-        "families": [(a.text, a.pays) for a in answers],
+        "overall_css": overall(answers).lower().replace(" ", "-") if answers else "",
+        "families": [(a.text, a.css) for a in answers],
         "scope": scope(answers, an.verdict),
         "state": an.state,
         "chart": "fig-answer",
@@ -60,22 +61,54 @@ def answer(an: Analysis) -> Section:
 
 # -- per series ---------------------------------------------------------------------------------
 
+WORD_CLASS = {Judgement.FASTER.value: " better", Judgement.SLOWER.value: " worse"}
+
+
+def judged(header: str, name: str, judgement: str) -> Column:
+    """A speedup coloured by the significance rule's word (never by its ratio alone); 'within
+    noise' said in the cell and the noise it was judged against in its tooltip."""
+    def cell(r: dict[str, Any]) -> Cell:
+        c = num(r, name, fmt.times)
+        if c.missing is not None:
+            return c
+        word = r.get(judgement)
+        noise = r.get(judgement.replace("judgement", "noise"), "")
+        if word == Judgement.WITHIN_NOISE:
+            return c.but(text=f"{c.text} (within noise)", title=f"within noise: {noise}" if noise else "")
+        return c.but(cls=c.cls + WORD_CLASS.get(str(word), ""), title=f"{word}, judged against {noise}" if noise else "")
+    return Column(header, cell, "num")
+
+
+def break_even(header: str, name: str, calls_field: str) -> Column:
+    """A break-even text ('9 calls', 'never', 'within noise'), n/a with the row's reason."""
+    def cell(r: dict[str, Any]) -> Cell:
+        said = r.get(name)
+        if said in (None, "n/a") or is_missing(said):
+            return missing(why(r, calls_field), "num")
+        return Cell(f"{said} calls" if str(said).isdigit() else str(said), "num")
+    return Column(header, cell, "num")
+
+
 VERDICT_COLUMNS = (
     key("Profile"),
-    number("pin + consumer kernels", "speedup_kernels", fmt.times, 1.0),
-    number("whole call, wall clock", "speedup_wall", fmt.times, 1.0),
-    number("artifact's timer, consumer only", "speedup_artifact", fmt.times, 1.0),
-    number("consumer kernel only", "speedup_consumer", fmt.times, 1.0),
-    number("consumer-only", "pin_speedup_consumer", fmt.times, 1.0),
-    number("pin-charged", "pin_speedup_charged", fmt.times, 1.0),
-    number("consumer-only", "share_consumer_pct", fmt.pct, 0.0),
-    number("pin-charged", "share_charged_pct", fmt.pct, 0.0),
-    number("break-even (vs OptMT)", "break_even_calls", lambda x: calls(x, " calls")),
+    judged("pin + consumer kernels", "speedup_kernels", "judgement_kernels"),
+    judged("+ the pin step's launch + sync", "speedup_host", "judgement_host"),
+    judged("whole call, wall clock", "speedup_wall", "judgement_wall"),
+    judged("artifact's timer, consumer only", "speedup_artifact", "judgement_artifact"),
+    judged("consumer kernel only", "speedup_consumer", "judgement_consumer"),
+    judged("consumer-only", "pin_speedup_consumer", "pin_judgement_consumer"),
+    judged("pin-charged", "pin_speedup_charged", "pin_judgement_charged"),
+    judged("+ launch + sync", "pin_speedup_host", "pin_judgement_host"),
+    number("pin step's launch + sync", "pin_host_us", fmt.us),
+    number("consumer-only", "share_consumer_pct", fmt.pct),
+    number("pin-charged", "share_charged_pct", fmt.pct),
+    break_even("kernel-charged", "break_even", "break_even_calls"),
+    break_even("wall-charged (pin step)", "break_even_wall", "break_even_calls_wall"),
     number("L2 hit-rate gain", "hit_gain_pp", fmt.pp),
 )
-VERDICT_GROUPS = (("", 1), ("L2P+OptMT vs baseline, pin charged", 2), ("... pin not charged", 2),
-                  ("What the pin adds (vs OptMT)", 2), ("L2 share of step time", 2), ("Pin amortisation", 1),
-                  ("Layer B", 1))
+VERDICT_GROUPS = (("", 1), ("L2P+OptMT vs baseline, pin charged", 3), ("... pin not charged", 2),
+                  ("What the pin adds (vs OptMT)", 4), ("L2 share of step time", 2),
+                  ("Break-even calls per pin (vs OptMT)", 2), ("Layer B", 1))
 
 
 def verdict(an: Analysis) -> Section:
@@ -111,10 +144,13 @@ LADDER_COLUMNS = (
     Column("Δ consumer vs below", _delta, "num"),
     number("artifact's timer", "artifact_us", fmt.us), number("host overhead", "host_overhead_us", fmt.us_signed),
     number("Pin", "pin_us", fmt.us), number("Pin + consumer", "kernels_us", fmt.us),
+    Column("host charge", lambda r: dash(NOTHING, "num") if r.get("host_charge_name") == NOTHING
+           else num(r, "host_charge_us", fmt.us).but(title=str(r.get("host_charge_name") or "")), "num"),
     number("Call wall", "wall_us", fmt.us),
-    number(Role.CONSUMER.value, "speedup_consumer", fmt.times, 1.0),
-    number("artifact's timer", "speedup_artifact", fmt.times, 1.0),
-    number("pin + consumer", "speedup_kernels", fmt.times, 1.0), number("wall clock", "speedup_wall", fmt.times, 1.0),
+    number(Role.CONSUMER.value, "speedup_consumer", fmt.times),
+    number("artifact's timer", "speedup_artifact", fmt.times),
+    number("pin + consumer", "speedup_kernels", fmt.times),
+    number("+ host charge", "speedup_host", fmt.times), number("wall clock", "speedup_wall", fmt.times),
 )
 SPREAD_COLUMNS = (
     key("Timer", "timer"), number("cells", "cells", fmt.count), number("repeats", "repeats", fmt.count),
@@ -125,7 +161,7 @@ SPREAD_COLUMNS = (
 
 def _ladder_table(lad: pd.DataFrame) -> Any:
     return grouped_table(LADDER_COLUMNS, lad, "profile", ordered_profiles(lad["profile"]),
-                         groups=(("", 10), ("Speedup over baseline", 4)))
+                         groups=(("", 11), ("Speedup over baseline", 5)))
 
 
 def ladder(an: Analysis) -> Section:
@@ -137,6 +173,8 @@ def ladder(an: Analysis) -> Section:
     return {
         "empty": False, "sources": sources_of(lad, "cells.csv"), "table": _ladder_table(lad),
         "bases": "; ".join(sorted({b for b in an.ladder["kernels_basis"] if b})),
+        "charges": "; ".join(sorted({str(b) for b in an.ladder.get("pin_step_basis", pd.Series(dtype=str))
+                                     if isinstance(b, str) and b})),
         "other_states": [(s, _ladder_table(others[others["l2_state"] == s])) for s in sorted(set(others["l2_state"]))],
         "spread": None if an.spread.empty else table(SPREAD_COLUMNS, an.spread.assign(source="samples.csv")),
         "overhead": None if overhead.empty else {
@@ -154,9 +192,13 @@ AMORTISATION_COLUMNS = (
                                        strong="(honest)" if r["honest"] else "")),
     number("T_ref", "t_ref_us", fmt.us), number("T_pin", "t_pin_us", fmt.us), number("T_cons", "t_cons_us", fmt.us),
     number("Gain per call", "gain_per_call_us", fmt.us),
+    Column("gain (the rule)", lambda r: text(r.get("gain_judgement", ""), title=str(r.get("gain_noise", "")))),
     number("k* = T_pin / gain", "break_even_point", lambda x: "∞" if math.isinf(x) else f"{x:.2f}"),
-    number("Break-even calls", "break_even_calls", calls),
-    number("Speedup at k = 1", "speedup_k1", fmt.times, 1.0), number("Limit k → ∞", "speedup_limit", fmt.times, 1.0),
+    break_even("Break-even calls", "break_even", "break_even_calls"),
+    number("T_pin step (wall)", "t_pin_step_us", fmt.us),
+    number("k* wall = T_pin step / gain", "break_even_point_wall", lambda x: "∞" if math.isinf(x) else f"{x:.2f}"),
+    break_even("Break-even calls, wall-charged", "break_even_wall", "break_even_calls_wall"),
+    number("Speedup at k = 1", "speedup_k1", fmt.times), number("Limit k → ∞", "speedup_limit", fmt.times),
 )
 
 
@@ -233,8 +275,9 @@ def family_columns(an: Analysis) -> tuple[Column, ...]:
         Column("consumer, µs",
                lambda r: _family_num(an, "pinned_consumer_us", us)(r).but(title=r["pinned"]), "num"),
         Column("pin kernel, µs", _family_num(an, "pin_us", us), "num"),
-        Column("pin charged", _family_num(an, "pin_speedup_charged", fmt.times, 1.0), "num"),
-        Column("pin free", _family_num(an, "pin_speedup_consumer", fmt.times, 1.0), "num"),
+        Column("pin charged", lambda r: _family_num(an, "pin_speedup_charged", fmt.times)(r) if is_missing(
+            r.get("pin_speedup_charged")) else judged("", "pin_speedup_charged", "pin_judgement_charged").cell(r), "num"),
+        Column("pin free", _family_num(an, "pin_speedup_consumer", fmt.times), "num"),
     )
 
 

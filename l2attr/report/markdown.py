@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any, Callable, Sequence
 
 
 from l2attr.analysis.answer import answer_line, pin_answer
+from l2attr.analysis.charges import NOTHING
 from l2attr.analysis.common import is_missing, ordered_profiles, rung_label, why
 from l2attr.analysis.load import manifest_value
 from l2attr.analysis.share import T_STEP_DEFINITION
@@ -17,7 +17,7 @@ from l2attr.analysis.control import describe_control
 from l2attr.report.titles import series_title
 from l2attr.report.compare import pairs as compare_pairs, quantity_label
 from l2attr.report.layer_b import consumer_grid, dram_lines, grid_title
-from l2attr.vocab import RungId, Verdict
+from l2attr.vocab import Judgement, RungId, Verdict
 
 
 def _cell(row: dict[str, Any], field: str, formatter: Callable[[Any], str]) -> str:
@@ -39,22 +39,42 @@ def md_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Seque
     return "\n".join(lines)
 
 
+def _judged(row: dict[str, Any], field: str, judgement: str) -> str:
+    """'0.98×', or '0.98× (within noise)' where the significance rule says so."""
+    text = _cell(row, field, fmt.times)
+    return text + " (within noise)" if row.get(judgement) == Judgement.WITHIN_NOISE and \
+        not is_missing(row.get(field)) else text
+
+
+def _break_even(row: dict[str, Any], field: str) -> str:
+    """The break-even text of a verdict row ('9', 'never', 'within noise'), n/a with its reason."""
+    text = row.get(field)
+    if text in (None, "n/a"):
+        reason = why(row, "break_even_calls_wall" if field == "break_even_wall" else "break_even_calls")
+        return f"n/a ({reason})" if reason and len(reason) <= 60 else "n/a"
+    return str(text)
+
+
 def verdict_markdown(an: Analysis) -> str:
     v = an.verdict
     if v.empty:
         return "_Verdict: not measured (no ladder run and no profile run)._"
-    be = lambda x: "never" if math.isinf(x) else f"{x:.0f}"  # noqa: E731
-    rows = [[r["profile"], _cell(r, "speedup_kernels", fmt.times), _cell(r, "speedup_wall", fmt.times),
-             _cell(r, "speedup_artifact", fmt.times), _cell(r, "speedup_consumer", fmt.times),
-             _cell(r, "pin_speedup_consumer", fmt.times),
-             _cell(r, "pin_speedup_charged", fmt.times), _cell(r, "share_consumer_pct", fmt.pct),
-             _cell(r, "share_charged_pct", fmt.pct), _cell(r, "break_even_calls", be),
+    rows = [[r["profile"], _judged(r, "speedup_kernels", "judgement_kernels"),
+             _judged(r, "speedup_host", "judgement_host"), _judged(r, "speedup_wall", "judgement_wall"),
+             _judged(r, "speedup_artifact", "judgement_artifact"), _judged(r, "speedup_consumer", "judgement_consumer"),
+             _judged(r, "pin_speedup_consumer", "pin_judgement_consumer"),
+             _judged(r, "pin_speedup_charged", "pin_judgement_charged"),
+             _judged(r, "pin_speedup_host", "pin_judgement_host"), _cell(r, "pin_host_us", fmt.us),
+             _cell(r, "share_consumer_pct", fmt.pct),
+             _cell(r, "share_charged_pct", fmt.pct), _break_even(r, "break_even"), _break_even(r, "break_even_wall"),
              _cell(r, "hit_gain_pp", fmt.pp)] for r in v.to_dict("records")]
-    return md_table(["profile", "L2P+OptMT vs baseline, pin + consumer kernels", "whole call (wall)",
-                     "pin free, artifact's timer", "pin free, consumer kernel",
-                     "vs OptMT, consumer-only", "vs OptMT, pin-charged", "L2 share of step", "L2 share, pin-charged",
-                     "break-even calls per pin (vs OptMT)", "consumer L2 hit-rate gain"],
-                    rows, [False] + [True] * 10)
+    return md_table(["profile", "L2P+OptMT vs baseline, pin + consumer kernels", "… + the pin step's launch + sync",
+                     "whole call (wall)", "pin free, artifact's timer", "pin free, consumer kernel",
+                     "vs OptMT, consumer-only", "vs OptMT, pin-charged", "vs OptMT, + launch + sync",
+                     "pin step's launch + sync", "L2 share of step", "L2 share, pin-charged",
+                     "break-even calls per pin (vs OptMT), kernel-charged", "… wall-charged (pin step)",
+                     "consumer L2 hit-rate gain"],
+                    rows, [False] + [True] * 14)
 
 
 def ladder_markdown(an: Analysis) -> str:
@@ -69,13 +89,22 @@ def ladder_markdown(an: Analysis) -> str:
                          _cell(r, "delta_consumer_us", fmt.us_signed) if isinstance(r["below"], str) else "—",
                          _cell(r, "artifact_us", fmt.us),
                          _cell(r, "pin_us", fmt.us) if r["pins"] else "—",
-                         _cell(r, "kernels_us", fmt.us), _cell(r, "wall_us", fmt.us),
+                         _cell(r, "kernels_us", fmt.us), _host_charge(r), _cell(r, "wall_us", fmt.us),
                          _cell(r, "speedup_consumer", fmt.times), _cell(r, "speedup_artifact", fmt.times),
-                         _cell(r, "speedup_kernels", fmt.times), _cell(r, "speedup_wall", fmt.times)])
+                         _cell(r, "speedup_kernels", fmt.times), _cell(r, "speedup_host", fmt.times),
+                         _cell(r, "speedup_wall", fmt.times)])
     return md_table(["profile", "rung", "consumer median [95% CI]", "Δ vs rung below", "artifact's timer",
-                     "pin", "pin + consumer", "call wall", "speedup consumer", "speedup artifact's timer",
-                     "speedup pin + consumer", "speedup wall"],
-                    rows, [False, False] + [True] * 10)
+                     "pin", "pin + consumer", "host charge (pin step's launch + sync / window call)", "call wall",
+                     "speedup consumer", "speedup artifact's timer", "speedup pin + consumer",
+                     "speedup + host charge", "speedup wall"],
+                    rows, [False, False] + [True] * 12)
+
+
+def _host_charge(r: dict[str, Any]) -> str:
+    """A rung's named host charge ('—' for a rung that launches nothing beyond its consumer)."""
+    if r.get("host_charge_name") == NOTHING:
+        return "—"
+    return _cell(r, "host_charge_us", fmt.us)
 
 
 def _family_cell(an: Analysis, r: dict[str, Any], field: str, formatter: Callable[[Any], str],
@@ -204,7 +233,8 @@ def render_markdown(an: Analysis) -> str:
         if not view.spread.empty:
             rows = [[r["timer"], str(r["repeats"]), fmt.pct(r["median_spread_pct"]), fmt.pct(r["worst_spread_pct"]),
                      r["worst_cell"]] for r in view.spread.to_dict("records")]
-            parts += [md_table(["run-to-run spread of medians", "repeats", "median", "worst", "worst cell"],
+            parts += [md_table(["spread of medians between repeats (one process)", "repeats", "median", "worst",
+                                "worst cell"],
                                rows, [False, True, True, True, False]), ""]
     control = control_markdown(an)
     if control:
@@ -236,29 +266,36 @@ def _pin_only_results(an: Analysis, view: Analysis, s: Any) -> list[str]:
 
     fam = an.families[an.families["series"] == s.name] if not an.families.empty else an.families
     unpinned, pinned = rung_name(s.family, RungId.OPTMT), rung_name(s.family, RungId.L2P_OPTMT)
-    amort = view.state_rows(view.amortisation) if not view.amortisation.empty else view.amortisation
+    verdict = view.verdict.set_index("profile") if not view.verdict.empty else None
     rows = []
     for r in fam.to_dict("records"):
-        be = (amort[(amort["profile"] == r["profile"]) & (amort["rung"] == RungId.L2P_OPTMT)]
-              if not amort.empty else amort)
-        calls = be["break_even_calls"].iloc[0] if len(be) else float("nan")
+        v = verdict.loc[r["profile"]].to_dict() if verdict is not None and r["profile"] in verdict.index else {}
         rows.append([r["profile"], _cell(r, "consumer_us", fmt.us), _cell(r, "pinned_consumer_us", fmt.us),
-                     _cell(r, "pin_us", fmt.us), _cell(r, "vs_tuned", fmt.times),
+                     _cell(r, "pin_us", fmt.us), _cell(v, "pin_host_us", fmt.us), _cell(r, "vs_tuned", fmt.times),
                      _cell(r, "dram_fraction", lambda x: fmt.pct(100 * x)),
-                     _cell(r, "pin_speedup_consumer", fmt.times), _cell(r, "pin_speedup_charged", fmt.times),
-                     "n/a" if calls != calls else ("never" if math.isinf(calls) else f"{calls:.0f}")])
+                     _judged(v, "pin_speedup_consumer", "pin_judgement_consumer"),
+                     _judged(v, "pin_speedup_charged", "pin_judgement_charged"),
+                     _judged(v, "pin_speedup_host", "pin_judgement_host"),
+                     _break_even(v, "break_even"), _break_even(v, "break_even_wall")])
     out = [f"**{s.title}** (L2 state {an.state})", "",
-           md_table(["profile", unpinned, pinned, f"pin ({s.pin})", "× tuned OptMT consumer",
-                     "DRAM, % of read-only HBM", f"{pinned} vs {unpinned}, pin free",
-                     "… pin charged", f"calls per pin to break even vs {unpinned}"],
-                    rows, [False] + [True] * 8), ""]
+           md_table(["profile", unpinned, pinned, f"pin ({s.pin})", "pin step's launch + sync",
+                     "× tuned OptMT consumer", "DRAM, % of read-only HBM", f"{pinned} vs {unpinned}, pin free",
+                     "… pin kernel charged", "… + launch + sync", f"break-even vs {unpinned}, kernel-charged",
+                     "… wall-charged"],
+                    rows, [False] + [True] * 11), ""]
     if not view.spread.empty:
-        out += ["Run-to-run spread of the medians (median / worst over cells): " + "; ".join(
-            f"{r['timer']} {fmt.pct(r['median_spread_pct'])} / {fmt.pct(r['worst_spread_pct'])}"
-            for r in view.spread.to_dict("records")) + ".", ""]
+        out += [_spread_line(view), ""]
     if consumer_grid(view.l2)[1]:
         out += [f"Layer B, {s.title} ({grid_title()}):", "", layer_b_markdown(view), ""]
     return out
+
+
+SPREAD_LEAD = "Spread of the medians between the repeats of one process (median / worst over cells): "
+
+
+def _spread_line(view: Analysis) -> str:
+    return SPREAD_LEAD + "; ".join(f"{r['timer']} {fmt.pct(r['median_spread_pct'])} / {fmt.pct(r['worst_spread_pct'])}"
+                                   for r in view.spread.to_dict("records")) + "."
 
 
 # the rungs whose consumer medians the results table shows, in its column order
@@ -290,21 +327,21 @@ def results_markdown(an: Analysis) -> str:
                 return _cell(med[rung], field, fmt.us) if rung in med else "—"
 
             v = verdict.loc[profile].to_dict() if verdict is not None and profile in verdict.index else {}
-            be = (lambda x: "never" if math.isinf(x) else f"{x:.0f}")  # noqa: E731
             rows.append([profile, *(us(r) for r in LADDER_COLUMNS),
-                         us(RungId.L2P_OPTMT, "pin_us"), _cell(v, "speedup_artifact", fmt.times),
-                         _cell(v, "speedup_consumer", fmt.times), _cell(v, "speedup_kernels", fmt.times),
-                         _cell(v, "speedup_wall", fmt.times), _cell(v, "break_even_calls", be)])
+                         us(RungId.L2P_OPTMT, "pin_us"), _cell(v, "pin_host_us", fmt.us),
+                         _judged(v, "speedup_artifact", "judgement_artifact"),
+                         _judged(v, "speedup_consumer", "judgement_consumer"),
+                         _judged(v, "speedup_kernels", "judgement_kernels"),
+                         _judged(v, "speedup_host", "judgement_host"), _judged(v, "speedup_wall", "judgement_wall"),
+                         _break_even(v, "break_even"), _break_even(v, "break_even_wall")])
         out += [f"**{s.title}** (L2 state {an.state})", "",
                 md_table(["profile", *(rung_label(r) for r in LADDER_COLUMNS), f"pin ({s.pin})",
-                          "L2P vs base, artifact's timer", "… consumer kernel", "… pin + consumer",
-                          "… whole call (wall)", "calls per pin to break even vs OptMT"],
-                         rows, [False] + [True] * 10), ""]
+                          "pin step's launch + sync", "L2P vs base, artifact's timer", "… consumer kernel",
+                          "… pin + consumer", "… + launch + sync", "… whole call (wall)",
+                          "break-even vs OptMT, kernel-charged", "… wall-charged"],
+                         rows, [False] + [True] * 13), ""]
         if not view.spread.empty:
-            out.append("Run-to-run spread of the medians (median / worst over cells): " + "; ".join(
-                f"{r['timer']} {fmt.pct(r['median_spread_pct'])} / {fmt.pct(r['worst_spread_pct'])}"
-                for r in view.spread.to_dict("records")) + ".")
-            out.append("")
+            out += [_spread_line(view), ""]
         if consumer_grid(view.l2)[1]:
             out += [f"Layer B, {s.title} ({grid_title()}):", "", layer_b_markdown(view), ""]
     control = control_markdown(an)

@@ -11,6 +11,7 @@ stream the kernels run on (hitProp persisting, missProp streaming), before every
 
 from __future__ import annotations
 
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterator
@@ -56,6 +57,7 @@ class StreamWindow:
         self.setaside = min(self.nbytes, int(persisting_max_bytes))
         self.bases = [int(w[t].data_ptr()) for t in range(w.shape[0])]
         self.granted = 0
+        self.setaside_us = self.reset_us = float("nan")   # host clock, per active(): charged by name
 
     @contextmanager
     def on_stream(self) -> Iterator[None]:
@@ -69,14 +71,18 @@ class StreamWindow:
         """On the stream with the persisting set-aside; afterwards the window is cleared, the
         persisting lines reset and the set-aside put back as it was (the next cell starts clean)."""
         with self.on_stream():
+            t0 = time.perf_counter()
             before = self.driver.persisting_limit()
             self.granted = self.driver.set_persisting_limit(self.setaside)
+            self.setaside_us = (time.perf_counter() - t0) * 1e6
             try:
                 yield
             finally:
+                t0 = time.perf_counter()
                 self.driver.clear_window(self.stream.ptr)
                 self.driver.reset_persisting()
                 self.driver.set_persisting_limit(before)   # what the other rungs ran with
+                self.reset_us = (time.perf_counter() - t0) * 1e6
 
     def set(self, table: int) -> None:
         """The host call before a consumer of `table`: its hot region becomes the window."""
