@@ -107,7 +107,7 @@ def sweep_manifest(cfg, opts) -> dict:
     """What `l2attr sweep` writes when it starts (commands/sweep.py), with the fake GPU's facts."""
     from l2attr import __version__
 
-    return {"kind": "sweep", "command": f"l2attr sweep {opts.axis.value}", "config": cfg.to_dict(),
+    return {"kind": "sweep", "command": f"l2attr sweep {opts.axis}", "config": cfg.to_dict(),
             "sweep": opts.manifest(), "versions": {"l2attr": __version__}, "gpu": {"name": "Fake GPU"}}
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers_sweep import LIMITS, FakeSweepDevice
+from helpers_sweep import LIMITS, FakeSweepDevice, sweep_manifest
 
 from l2attr.cli import main
 from l2attr.ladder.sweep import axes
@@ -75,8 +75,7 @@ def test_plan_measure_analyse_chart_report(toy, tmp_path: Path, capsys):
     opts = SweepOptions("toy", families=[Family.ARTIFACT], profiles=["random"], repeats=2, toy_mib=[60, 0, 30])
     validate(cfg, opts)
     assert [p.point for p in points(cfg, opts)] == ["toy0", "toy30", "toy60"]                 # the plan
-    run = RunDir.create(tmp_path, "toy", {"kind": "sweep", "command": "l2attr sweep toy", "config": cfg.to_dict(),
-                                          "sweep": opts.manifest(), "gpu": {"name": "Fake GPU"}})
+    run = RunDir.create(tmp_path, "toy", sweep_manifest(cfg, opts))     # what `l2attr sweep toy` writes first
     FakeSweepDevice.made.clear()
     run_sweep(cfg, opts, run, LIMITS, device_factory=FakeSweepDevice, log=lambda s: None)      # fake measure
     assert FakeSweepDevice.made[-1].units == 3 * 2 * 2 * 2       # points x arms x repeats x modes

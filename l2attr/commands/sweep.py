@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
         from l2attr.rundir import command_line
 
         run_dir = sweep_on_workers(cfg, opts, run_dir if args.resume else None, dist, args.out,
-                                   args.name or opts.axis.value, command_line(), log=console.print)
+                                   args.name or str(opts.axis), command_line(), log=console.print)
         return _finish(run_dir, opts, time.perf_counter() - t0, console)
     from l2attr.gpu.runtime import require_gpu
 

@@ -7,6 +7,7 @@ The axis-specific parts (options, bounds, points, device checks) are each axis' 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from l2attr.errors import UserError
@@ -21,15 +22,30 @@ COMMON = ("axis", "families", "profiles", "repeats", "host_repeat", "spin_us", "
           "nvtx_ranges", "profile")
 
 
+@dataclass(init=False)
 class SweepOptions:
     """The settings of one sweep: the shared ones as attributes, each registered axis option's
     values by its key (`opts.ks`, `opts.hot_rows`, ...; defaults where not given). The manifest
-    stores them flat, as the committed runs have them."""
+    stores them flat, as the committed runs have them. A dataclass, so `dataclasses.replace`
+    makes the per-unit copies the distributed runner needs."""
+
+    axis: Any
+    families: list[Family]
+    profiles: list[str]
+    repeats: int
+    host_repeat: bool
+    spin_us: float
+    pin_granularity: str | None
+    cache_dir: str | None
+    nvtx_ranges: bool
+    profile: bool
+    values: dict[str, list[Any]]
 
     def __init__(self, axis: Any, families: list[Family] | None = None, profiles: list[str] | None = None,
                  repeats: int = 3, host_repeat: bool = True, spin_us: float = 50.0,
                  pin_granularity: str | None = None, cache_dir: str | None = None, nvtx_ranges: bool = False,
-                 profile: bool = False, **values: Any) -> None:
+                 profile: bool = False, values: dict[str, Any] | None = None, **more: Any) -> None:
+        values = {**(values or {}), **more}
         self.axis = axis                     # a SweepAxis, or the name of an axis registered otherwise
         self.families = list(families) if families is not None else [Family.ARTIFACT, Family.TUNED]
         self.profiles = list(profiles) if profiles is not None else list(Profile.values())
@@ -48,9 +64,6 @@ class SweepOptions:
         if values is not None and name in values:
             return values[name]
         raise AttributeError(name)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, SweepOptions) and self.manifest() == other.manifest()
 
     @property
     def spec(self) -> axes.AxisSpec:
