@@ -77,7 +77,13 @@ def main(argv: list[str]) -> int:
     wall = time.perf_counter() - t0
     if rc != 0:
         return rc
-    (run,) = [p for p in set(out.glob("*-bench")) - before]
+    name = argv[argv.index("--name") + 1] if "--name" in argv else "bench"   # a later --name wins
+    runs = [p for p in set(out.glob(f"*-{name}")) - before if (p / "manifest.json").is_file()]
+    if len(runs) != 1:
+        print(f"bench_ladder: expected one new run dir named *-{name} under {out}, found {len(runs)}",
+              file=sys.stderr)
+        return 2
+    (run,) = runs
     manifest = json.loads((run / "manifest.json").read_text())
     samples = pd.read_csv(run / "samples.csv")
     cells = pd.read_csv(run / "cells.csv")
