@@ -104,8 +104,8 @@ CELLS = Table(
 UNITS = Table(
     "units",
     {
-        "unit": "unit id: what one worker measured in one go (e.g. ladder:artifact:reuse_high, "
-                "sweep:tuned:random, ncu:sweep-fast-random, tune:random:3)",
+        "unit": "unit id: what one worker measured in one go (ladder:artifact:reuse_high, "
+                "sweep:tuned:random, ncu:sweep-fast-random)",
         **GPU_COLUMNS,
         "worker": "Dask worker address that ran it",
         "started_utc": "when the worker started the unit (ISO time, UTC)",

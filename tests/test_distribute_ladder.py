@@ -145,7 +145,7 @@ def test_killed_worker_then_missing_unit_then_resume(client, tmp_path):
     run = on_workers(client, tmp_path / "once", measure=partial(fake_measure, marker=str(tmp_path / "m1")))
     assert (tmp_path / "m1").exists() and len(run.read(UNITS)) == len(unit_options(OPTS))
     _check_cells_name_their_gpu(run)
-    client.wait_for_workers(2, timeout=120)
+    client.wait_for_workers(1, timeout=300)
     with pytest.raises(UserError, match=r"1 units missing.*ladder:tuned:random"):
         on_workers(client, tmp_path / "always", measure=partial(fake_measure, marker=str(tmp_path / "m2"), always=True))
     (path,) = (tmp_path / "always").iterdir()
@@ -153,7 +153,7 @@ def test_killed_worker_then_missing_unit_then_resume(client, tmp_path):
     assert not ((cut.read(SAMPLES).family == "tuned") & (cut.read(SAMPLES).profile == "random")).any()
     with pytest.raises(UserError, match="cells manifest.json declares are missing"):
         load_runs([path])                          # said, never read as whole
-    client.wait_for_workers(2, timeout=120)
+    client.wait_for_workers(1, timeout=300)
     said: list[str] = []
     on_workers(client, tmp_path, run=cut, log=said.append)
     assert any(f"{len(unit_options(OPTS)) - 1} finished unit(s) kept" in s for s in said)

@@ -101,6 +101,12 @@ def write_unit(run_dir: Path, job: NcuJob, a: Arrived, chip: str | None) -> None
     check_job(JobResult(job.name, v["returncode"], v["wall_s"], v["tail"]), job.report, chip)
 
 
+def _jobs(plan: Plan, ran: dict[str, list[str]]) -> list[dict[str, Any]]:
+    """Each ncu unit as planned here, with the command line its worker ran once it has come back."""
+    return [{"name": j.name, "condition": j.condition, "report": str(j.report),
+             "argv": ran.get(j.name, plan.argv[j.name])} for j in plan.jobs]
+
+
 def profile_on_workers(s: ProfileSettings, families: list[Family], dist: Distribute, log: Any,
                        tools: Any = None, client: Any = None,
                        unit_fn: Callable[..., dict[str, Any]] = profile_unit,
@@ -145,6 +151,7 @@ def profile_on_workers(s: ProfileSettings, families: list[Family], dist: Distrib
         log.line(f"run dir {run.path}  (chip {chip}, ncu {version or '?'}, {note}; {len(plan.jobs)} ncu units)")
         for w in warnings:
             log.line(f"warning: {w}")
+        run.update_manifest(jobs=_jobs(plan, {}))
         by_name = {j.name: j for j in plan.jobs}
         walls: dict[str, float] = {}
         argvs: dict[str, list[str]] = {}
@@ -165,9 +172,7 @@ def profile_on_workers(s: ProfileSettings, families: list[Family], dist: Distrib
         units = [Unit(f"ncu:{j.name}", unit_fn, (s, families, j.name, list(mset.metrics), s.opts, ncu), ncu=True)
                  for j in plan.jobs]
         outcome = run_units(c, units, arrived, log.line)
-    run.update_manifest(jobs=[{"name": j.name, "condition": j.condition, "report": str(j.report),
-                               "argv": argvs.get(j.name, plan.argv[j.name])} for j in plan.jobs],
-                        missing_units=outcome.missing or None)
+    run.update_manifest(jobs=_jobs(plan, argvs), missing_units=outcome.missing or None)
     if outcome.missing:
         run.update_manifest(status="failed", error=outcome.describe_missing())
         raise missing_error(outcome, run.path, "ncu units")
