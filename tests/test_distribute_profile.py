@@ -1,5 +1,5 @@
-"""`l2attr profile --workers`: the plan split into one ncu child per family x profile (plus the
-control), the units on a real LocalCluster with a fake ncu unit that hands back a recorded
+"""`l2attr profile --workers`: the plan split into one ncu child per family x profile (the
+validity control's arms folded into its family x profile child), the units on a real LocalCluster with a fake ncu unit that hands back a recorded
 report, the lead laying them out as one-process runs do and importing them. Skips without Dask."""
 
 from __future__ import annotations
@@ -36,11 +36,22 @@ def settings(tmp_path: Path, **kw) -> ProfileSettings:
 def test_the_plan_is_one_ncu_child_per_family_and_profile(tmp_path):
     jobs = {j.name: j for j in unit_jobs(tmp_path, settings(tmp_path), parse_families("all"))}
     assert sorted(jobs) == sorted([f"sweep-{f}-{p}" for f in ("artifact", "tuned", "fast")
-                                   for p in ("reuse_high", "random")] + ["control"])
+                                   for p in ("reuse_high", "random")])
+    # the control (the headline family's l2p_optmt on the hottest profile) runs in that unit's child
+    control = list(jobs["sweep-artifact-reuse_high"].child)
+    assert control.count("--extra-cell") == 2 and "artifact:l2p_optmt:reuse_high:flush_after_pin" in control
+    assert "--extra-cell" not in jobs["sweep-tuned-reuse_high"].child
     fast = list(jobs["sweep-fast-random"].child)
     assert fast[fast.index("--rungs") + 1] == "optmt,l2p_optmt"       # the rungs the fast family has
     assert fast[fast.index("--profiles") + 1] == "random" and fast[-2:] == ["--family", "fast"]
     assert jobs["sweep-tuned-random"].output == tmp_path / "ncu" / "sweep-tuned-random"
+
+
+def test_a_control_without_its_unit_is_refused(tmp_path):
+    from l2attr.errors import UserError
+
+    with pytest.raises(UserError, match="validity control .* has no unit"):
+        unit_jobs(tmp_path, settings(tmp_path), parse_families("tuned"))      # control family: artifact
 
 
 def test_dry_run_prints_the_units(monkeypatch, capsys):
@@ -48,7 +59,8 @@ def test_dry_run_prints_the_units(monkeypatch, capsys):
     assert main(["profile", "--workers", "2", "--dry-run", "--chip", "gh100", "--no-validate-metrics",
                  "--preset", "small", "--ncu", "/bin/true"]) == 0
     out = capsys.readouterr().out
-    assert "[sweep-artifact-reuse_high]" in out and "[sweep-fast-random]" in out and "[control]" in out
+    assert "[sweep-artifact-reuse_high]" in out and "[sweep-fast-random]" in out
+    assert out.count("\n[") + out.startswith("[") == 12          # 3 families x 4 profiles, one ncu child each
 
 
 def fake_ncu_unit(s, families, name, metrics, opts, ncu):
@@ -80,13 +92,13 @@ def fake_probe(check, args):
 
 
 def test_profile_units_on_two_workers_land_as_one_process_lays_them_out(tmp_path):
-    s = settings(tmp_path, metrics="duration")
+    s = settings(tmp_path, metrics="duration", control_family="tuned")
     with open_cluster(Distribute(workers=2, slots=SLOTS), log=lambda x: None, prefer_cuda=False) as c:
         out = profile_on_workers(s, parse_families("tuned"), Distribute(workers=2, slots=SLOTS), Log(), client=c,
                                  unit_fn=fake_ncu_unit, probe_fn=fake_probe)
     run = RunDir(out.run)
     names = [j.name for j in out.plan.jobs]
-    assert names == ["sweep-tuned-reuse_high", "sweep-tuned-random", "control"]
+    assert names == ["sweep-tuned-reuse_high", "sweep-tuned-random"]
     for n in names:
         assert (out.run / "ncu" / f"{n}.ncu-rep").read_bytes() == REPORT.read_bytes()
         assert (out.run / "child" / f"20261201T000000Z-{n}" / "manifest.json").is_file()

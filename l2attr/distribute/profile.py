@@ -1,4 +1,4 @@
-"""`l2attr profile --workers N`: one Nsight Compute child per family x profile, plus the control.
+"""`l2attr profile --workers N`: one Nsight Compute child per family x profile (the control folded in).
 
 Application replay reruns a whole child process once per pass, and ncu takes a per-device lock,
 so each unit is one ncu child on one GPU, holding that GPU's profiling lock (units.py); GPUs
@@ -21,16 +21,18 @@ from l2attr.distribute.record import probe_workers, record_unit, run_gpu
 from l2attr.distribute.units import Arrived, Counter, Unit, missing_error, run_units
 from l2attr.errors import UserError
 from l2attr.ladder.declare import FAMILIES, rung
-from l2attr.ladder.profile.plan import NcuJob, Plan, ProfileSettings, child_command, job_argv, job_condition, plan_jobs
+from l2attr.ladder.profile.plan import (CONTROL_RUNG, NcuJob, Plan, ProfileSettings, child_command, control_cell,
+                                        job_argv, job_condition, label_rows)
 from l2attr.profile.ncu_cmd import NcuOptions
 from l2attr.vocab import Condition, ConsumerCode, Family, Job, L2State
 
 def unit_jobs(run_dir: Path, s: ProfileSettings, families: Sequence[Family], python: str = sys.executable) -> list[NcuJob]:
-    """The profile's ncu jobs, one per family x profile (and the control): each family's child runs
-    the rungs it implements (the torch reference with the first family only)."""
+    """The profile's ncu jobs, one per family x profile: each family's child runs the rungs it
+    implements (the torch reference with the first family only); the validity control's arms are
+    folded into its family x profile child as extra cells, as the one-process plan folds them."""
     calls = s.calls_per_cell if s.calls_per_cell is not None else s.cfg.tables
-    jobs = []
-    first = True
+    cell = control_cell(s.rungs, s.profiles, s.control_profile, s.control_family) if s.control else None
+    jobs, folded, first = [], False, True
     for fam in families:
         rungs = [r for r in s.rungs if rung(r).consumer == ConsumerCode.TORCH and first
                  or rung(r).consumer != ConsumerCode.TORCH and FAMILIES[fam].implements(rung(r))]
@@ -39,17 +41,19 @@ def unit_jobs(run_dir: Path, s: ProfileSettings, families: Sequence[Family], pyt
         first = False
         for profile in s.profiles:
             name = f"{Job.SWEEP.value}-{fam.value}-{profile}"
+            extra = [*s.extra, "--family", fam.value]
+            if cell is not None and (fam.value, profile) == (cell.family, cell.profile):
+                extra += cell.extra_cell_flags()
+                folded = True
             jobs.append(NcuJob(name, Condition.LADDER.value,
                                tuple(child_command(s.cfg, rungs, [profile], L2State.NATURAL.value, calls,
-                                                   run_dir / "child", name, [*s.extra, "--family", fam.value],
-                                                   python)),
+                                                   run_dir / "child", name, extra, python)),
                                run_dir / "ncu" / name))
-    if s.control:
-        control = plan_jobs(run_dir, s.cfg, s.rungs, s.profiles, calls, True, s.control_profile, s.extra, python,
-                            s.control_family)[-1]
-        jobs.append(control)
     if not jobs:
         raise UserError(f"--rungs {','.join(s.rungs)}: none of the families implements them")
+    if cell is not None and not folded:
+        raise UserError(f"the validity control ({cell.family} {CONTROL_RUNG} on {cell.profile}) has no unit to run "
+                        "in: profile that family and profile, or pass --no-control")
     return jobs
 
 
@@ -117,7 +121,7 @@ def profile_on_workers(s: ProfileSettings, families: list[Family], dist: Distrib
     from l2attr.ladder.profile.orchestrate import ProfileOutcome
     from l2attr.profile.metricsets import resolve_metrics
     from l2attr.profile.ncu_cmd import check_options
-    from l2attr.profile.ncu_import import import_reports
+    from l2attr.profile.ncu_import import ImportResult, import_reports
     from l2attr.profile.tools import Tools, ncu_version, validate_metric_names
     from l2attr.rundir import RunDir
     from l2attr.schema import METRICS
@@ -180,6 +184,8 @@ def profile_on_workers(s: ProfileSettings, families: list[Family], dist: Distrib
     run.update_manifest(**{k: v for k, v in child_facts(run.path / "child").items() if k != "gpu"})
     imported = import_reports([(j.report, job_condition(j)) for j in plan.jobs], expected=mset.metrics,
                               keep_all=s.keep_all)
+    cell = control_cell(s.rungs, s.profiles, s.control_profile, s.control_family) if s.control else None
+    imported = ImportResult(label_rows(imported.table, cell), imported.warnings, imported.chip)
     run.write(METRICS, imported.table)
     run.update_manifest(**profile_finished(imported.table, imported.warnings, walls, mset.metrics))
     return ProfileOutcome(chip, mset, note, plan, run.path, imported, warnings)
