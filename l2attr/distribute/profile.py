@@ -22,7 +22,7 @@ from l2attr.distribute.units import Arrived, Counter, Unit, missing_error, run_u
 from l2attr.errors import UserError
 from l2attr.ladder.declare import FAMILIES, rung
 from l2attr.ladder.profile.plan import (CONTROL_RUNG, NcuJob, Plan, ProfileSettings, child_command, control_cell,
-                                        job_argv, job_condition, label_rows)
+                                        job_argv)
 from l2attr.profile.ncu_cmd import NcuOptions
 from l2attr.vocab import Condition, ConsumerCode, Family, Job, L2State
 
@@ -117,14 +117,12 @@ def profile_on_workers(s: ProfileSettings, families: list[Family], dist: Distrib
                        probe_fn: Callable[..., dict[str, Any]] | None = None) -> Any:
     """The whole `l2attr profile` on workers; returns orchestrate's ProfileOutcome."""
     from l2attr.distribute.record import probe
-    from l2attr.ladder.profile.manifest import child_facts, profile_finished, profile_manifest
-    from l2attr.ladder.profile.orchestrate import ProfileOutcome
+    from l2attr.ladder.profile.manifest import child_facts, profile_manifest
+    from l2attr.ladder.profile.orchestrate import ProfileOutcome, finish
     from l2attr.profile.metricsets import resolve_metrics
     from l2attr.profile.ncu_cmd import check_options
-    from l2attr.profile.ncu_import import ImportResult, import_reports
     from l2attr.profile.tools import Tools, ncu_version, validate_metric_names
     from l2attr.rundir import RunDir
-    from l2attr.schema import METRICS
 
     tools = tools or Tools()
     ncu = s.ncu or tools.which("ncu")
@@ -182,13 +180,7 @@ def profile_on_workers(s: ProfileSettings, families: list[Family], dist: Distrib
         raise missing_error(outcome, run.path, "ncu units")
     # the children's versions and variants; `gpu` stays the workers' (several GPUs: what they share)
     run.update_manifest(**{k: v for k, v in child_facts(run.path / "child").items() if k != "gpu"})
-    imported = import_reports([(j.report, job_condition(j)) for j in plan.jobs], expected=mset.metrics,
-                              keep_all=s.keep_all)
-    cell = control_cell(s.rungs, s.profiles, s.control_profile, s.control_family) if s.control else None
-    imported = ImportResult(label_rows(imported.table, cell), imported.warnings, imported.chip)
-    run.write(METRICS, imported.table)
-    run.update_manifest(**profile_finished(imported.table, imported.warnings, walls, mset.metrics))
-    return ProfileOutcome(chip, mset, note, plan, run.path, imported, warnings)
+    return finish(run, s, plan, mset, walls, ProfileOutcome(chip, mset, note, plan, run.path, None, warnings))
 
 
 __all__ = ["profile_on_workers", "unit_jobs", "unit_plan", "profile_unit"]

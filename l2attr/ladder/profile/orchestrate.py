@@ -37,9 +37,7 @@ def run_profile(s: ProfileSettings, log: Log, tools: Tools | None = None) -> Pro
     """The whole `l2attr profile` run; a UserError for anything that stops it."""
     from l2attr.profile.metricsets import resolve_metrics
     from l2attr.profile.ncu_cmd import check_options
-    from l2attr.profile.ncu_import import import_reports
     from l2attr.rundir import RunDir
-    from l2attr.schema import METRICS
 
     tools = tools or Tools()
     chip = s.chip or detect_chip(tools.run, tools.which)
@@ -81,10 +79,20 @@ def run_profile(s: ProfileSettings, log: Log, tools: Tools | None = None) -> Pro
             raise
 
     run.update_manifest(**child_facts(run.path / "child"))
+    return finish(run, s, plan, mset, walls, ProfileOutcome(chip, mset, note, plan, run.path, None, warnings))
+
+
+def finish(run, s: ProfileSettings, plan: Plan, mset: MetricSet, walls, outcome: "ProfileOutcome") -> "ProfileOutcome":
+    """After the children: import every report, label the control's rows, write metrics.csv and
+    the manifest's finish (one path for the one-process and the workers' profile)."""
+    from l2attr.profile.ncu_import import import_reports
+    from l2attr.schema import METRICS
+
     imported = import_reports([(j.report, job_condition(j)) for j in plan.jobs], expected=mset.metrics,
                               keep_all=s.keep_all)
     cell = control_cell(s.rungs, s.profiles, s.control_profile, s.control_family) if s.control else None
     imported = ImportResult(label_rows(imported.table, cell), imported.warnings, imported.chip)
     run.write(METRICS, imported.table)
     run.update_manifest(**profile_finished(imported.table, imported.warnings, walls, mset.metrics))
-    return ProfileOutcome(chip, mset, note, plan, run.path, imported, warnings)
+    outcome.imported = imported
+    return outcome
