@@ -71,6 +71,8 @@ def run_once(command: str) -> dict[str, Any]:
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if done.returncode != 0:      # say what failed: the tail of pytest's own output
+        print("\n".join((done.stdout + done.stderr).splitlines()[-40:]), file=sys.stderr)
     return {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "load_before": round(load, 2),
             "exit": done.returncode, "summary": _summary(done.stdout + done.stderr)}
 

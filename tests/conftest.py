@@ -54,14 +54,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 item.add_marker(skip)
 
 
-# --- pytest-xdist (the README's test command runs `-n auto`) ---------------------------------
+# --- pytest-xdist (the README's test command runs `-n auto`; optional hooks: without xdist, as
+# on a GPU machine with only pytest, they are never called) ------------------------------------
 
+@pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """One worker where a GPU is usable: the GPU tests time kernels and must not share the GPU
     (or the host's cores) with another worker. Elsewhere xdist's own count (the cores)."""
     return 1 if _gpu_available() else None
 
 
+@pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """`-n` alone means `--dist load`, which sends the tests of one file to every worker, so each
     worker builds the file's module-scoped fixtures (committed runs analysed, reports rendered)
