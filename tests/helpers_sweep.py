@@ -85,6 +85,8 @@ class FakeSweepDevice:
                     return g.run(f"pin t{t}", 30.0)
                 return launch
             ops.pin = pin
+        if arm == Arm.WINDOW:      # the window's set-up before each call (host-timed; free here)
+            ops.prepare = lambda t: None
         if p.pollute_bytes:
             mib = p.pollute_bytes / MiB
 

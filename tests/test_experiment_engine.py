@@ -58,7 +58,7 @@ class FakeGpu:
         return self.clock
 
     def facts(self) -> dict:
-        return {"gpu": {"name": "Fake GPU", "uuid": "GPU-fake-0", "host": "cpu"}, "software": {}}
+        return {"gpu": {"name": "Fake GPU", "uuid": "GPU-fake-0", "host": "cpu"}, "software": {"l2attr": "test"}}
 
     def close(self) -> None:
         pass

@@ -96,7 +96,8 @@ def test_a_points_row_deleted_is_refused(run):
     points = pd.read_csv(run / "sweep_points.csv")
     row = _row(points, "charged")
     edit_table(run, "sweep_points", lambda df: df.drop(index=row))
-    with pytest.raises(UserError, match=r"1 rows that the samples of its arms give are missing, first .*/charged/kernel"):
+    with pytest.raises(UserError, match=r"sweep_points.csv: 1 summaries of point arms it holds are missing, "
+                                        r"first .*/charged/kernel"):
         load_sweep(run)
 
 

@@ -164,7 +164,7 @@ def sim(monkeypatch):
             pass
 
         def facts(self) -> dict:
-            return {"gpu": {"name": "simulated", "uuid": "none"}, "software": {}}
+            return {"gpu": {"name": "simulated", "uuid": "none"}, "software": {"l2attr": "test"}}
 
         def close(self) -> None:
             pass

@@ -78,7 +78,7 @@ def make_run(root: Path, name: str, natural: dict[str, float], cold: dict[str, f
     step = {"name": name, "repeats": steps, "warmup": 0, "mode": "graph" if graph else "eager", "edges": 1,
             "facts": facts or {}}
     manifest = {"kind": "step", "step": step, "command": command,
-                "gpu": {"name": "synthetic", "uuid": "none"}, "cold": "synthetic"}
+                "gpu": {"name": "synthetic", "uuid": "none"}, "software": {"l2attr": "synthetic"}, "cold": "synthetic"}
     if graph:
         manifest["graph"] = {"natural": "graph replays (synthetic)", "cold": "eager (synthetic)", **counts}
     if edge_arms:

@@ -42,7 +42,7 @@ def test_child_repeats_the_sweep_with_the_same_workload(tmp_path: Path):
 
 
 def test_ncu_rows_become_dram_mib_per_call_in_the_hotset_table(tmp_path: Path):
-    run = write_sweep_run(tmp_path, "hotset", hot_rows=[0, 5])
+    run = write_sweep_run(tmp_path, "hotset", profiles=("random",), hot_rows=[0, 5])   # the rows below: all it profiles
     rows = []
     for t in range(2):
         for role, point, arm, mb in (("consumer", "hot0", "optmt", 30), ("consumer", "hot5", "l2p_optmt", 8),

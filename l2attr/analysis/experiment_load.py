@@ -15,7 +15,9 @@ from typing import Any
 
 import pandas as pd
 
-from l2attr.errors import UserError
+from l2attr.errors import STRICT, UserError
+from l2attr.integrity.engine import check_cells_complete
+from l2attr.integrity.manifest import check_manifest
 from l2attr.measure.summary import summarize_pairs
 from l2attr.rundir import RunDir
 from l2attr.schema import EXP_CELLS, EXP_METRICS, EXP_SAMPLES, Table
@@ -52,7 +54,9 @@ def check_cells(cells: pd.DataFrame, where: Path) -> None:
 
 def check_consistent(samples: pd.DataFrame, cells: pd.DataFrame, where: Path) -> None:
     """Every cell's median as recomputed from the samples (to 1e-6 relative)."""
-    again = summarize_pairs(samples).set_index(["experiment", "condition", "quantity", "timer"])["median_us"]
+    recomputed = summarize_pairs(samples)
+    check_cells_complete(cells, recomputed, where)     # a cut cells table keeps every condition
+    again = recomputed.set_index(["experiment", "condition", "quantity", "timer"])["median_us"]
     have = cells.set_index(["experiment", "condition", "quantity", "timer"])["median_us"]
     for key, value in have.items():
         ref = again.get(key)
@@ -75,6 +79,7 @@ def load_experiment(path: Path) -> ExperimentRun:
     m = run.manifest()
     if m.get("kind") != KIND:
         raise UserError(f"{path} is a {m.get('kind')!r} run, not an experiment run")
+    check_manifest(m, run.path, STRICT)          # the fields every experiment writer records
     decl = m.get("experiment")
     if decl is not None and not (isinstance(decl, dict) and isinstance(decl.get("conditions"), list)):
         raise UserError(f"{run.path / 'manifest.json'}: 'experiment' must record the declaration")

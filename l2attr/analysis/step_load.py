@@ -8,9 +8,11 @@ from typing import Any
 
 import pandas as pd
 
-from l2attr.errors import UserError
+from l2attr.errors import STRICT, UserError
+from l2attr.integrity.engine import check_step_dram
+from l2attr.integrity.manifest import check_manifest
 from l2attr.rundir import RunDir
-from l2attr.schema import STEP_EDGES, STEP_KERNELS, STEP_OPS, STEP_TIMES
+from l2attr.schema import STEP_DRAM, STEP_EDGES, STEP_KERNELS, STEP_OPS, STEP_TIMES
 from l2attr.vocab import EdgeArm, RunKind, StepMode
 
 KIND = RunKind.STEP.value
@@ -49,6 +51,7 @@ def load_step(path: Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, p
     m = run.manifest()
     if m.get("kind") != KIND:
         raise UserError(f"{path} is a {m.get('kind')!r} run, not a step run")
+    check_manifest(m, run.path, STRICT)          # the fields every step writer records
     if m.get("status") != COMPLETE:
         raise UserError(f"{path}: the step run did not finish (manifest status {m.get('status')!r}): partial data")
     k, ops = run.read(STEP_KERNELS), run.read(STEP_OPS)
@@ -63,6 +66,8 @@ def load_step(path: Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, p
                             f"({counts.min()}-{counts.max()}): cut or mixed data")
     if not is_graph(m) and k.groupby("condition").size().nunique() > 1:
         raise UserError(f"{where}: natural and cold steps hold different numbers of kernels: cut or mixed data")
+    if run.has(STEP_DRAM):          # read by `step show` and the step pages: whole, or the run is refused
+        check_step_dram(run.read(STEP_DRAM), run.path)
     times = run.read(STEP_TIMES) if run.has(STEP_TIMES) else pd.DataFrame(columns=list(STEP_TIMES.columns))
     _finite(times, "step_us", run.path / STEP_TIMES.filename, positive=True)
     return m, k, ops, times

@@ -64,9 +64,20 @@ REQUIRED_WHY = {"name": "the run's name", "created_utc": "when it was made: runs
                 "ranges": "the call ranges its timeline must hold"}
 
 
+# The engine's kinds (experiment, step; experiment/run.py, steps/run.py) record no workload
+# config; their software facts are under `software`, their declaration under their kind's name.
+REQUIRED_ENGINE = ("name", "created_utc", "kind", "command", "software.l2attr", "gpu.name")
+ENGINE_KINDS = (RunKind.EXPERIMENT.value, RunKind.STEP.value)
+REQUIRED_WHY.update({"software.l2attr": REQUIRED_WHY["versions.l2attr"],
+                     RunKind.EXPERIMENT.value: "the experiment's declaration (conditions, baseline)",
+                     RunKind.STEP.value: "the step's settings (name, repeats, mode)"})
+
+
 def required_fields(manifest: dict[str, Any]) -> tuple[str, ...]:
     """The dotted fields a run of this manifest's kind and schema version always records."""
     kind = manifest.get("kind")
+    if kind in ENGINE_KINDS:
+        return REQUIRED_ENGINE + (str(kind),)
     if kind == RunKind.TIMELINE and manifest.get("method") == "nsys":
         return REQUIRED_BASE
     out = REQUIRED_BASE + REQUIRED_BY_KIND.get(str(kind), ())

@@ -130,6 +130,7 @@ def check_timeline(timeline: pd.DataFrame | None, phases: pd.DataFrame | None, m
         if r not in have:
             damage.found(f"{path / TIMELINE.filename}: no samples for range {r}, which manifest.json lists "
                          "(truncated?)")
+    check_sample_counts_per_range(timeline, manifest, path, damage)
     if phases is None or phases.empty:
         damage.found(f"{path / PHASES.filename}: {'missing' if phases is None else 'no phases'}; a timeline "
                      "run cuts every range into phases (was the run interrupted?)")
@@ -143,3 +144,28 @@ def check_timeline(timeline: pd.DataFrame | None, phases: pd.DataFrame | None, m
         row = int(np.asarray(off).argmax())
         damage.found(f"{path / PHASES.filename}:{row + 2}: duration_us {phases['duration_us'].iloc[row]:g} "
                      f"is not end_us - start_us ({length.iloc[row]:g})")
+
+
+def check_sample_counts_per_range(timeline: pd.DataFrame, manifest: dict[str, Any], path: Path,
+                                  damage: Damage) -> None:
+    """Each range's quantities hold the samples the reader counted (manifest `ranges`: instances,
+    of which `untimed` had no timestamp and were dropped; profile/pmsampling.py). With one pass
+    group every quantity was sampled together, so each has exactly instances - untimed rows: a
+    timeline.csv cut at a row boundary loses rows of its last quantity. Quantities of several
+    pass groups may be sampled a different number of times: there, more than `instances` is
+    refused and fewer is not checked."""
+    counts = timeline.groupby([timeline["range"].astype(str), timeline["quantity"].astype(str)]).size()
+    for r in manifest.get("ranges") or []:
+        if not isinstance(r, dict) or not all(isinstance(r.get(k), (int, float)) for k in ("instances", "untimed")):
+            continue
+        name, instances, untimed = str(r.get("range")), int(r["instances"]), int(r["untimed"])
+        one_pass = r.get("pass_groups") in (None, 1, 1.0)
+        want = instances - untimed
+        for (rng, quantity), n in counts.items():
+            if rng != name:
+                continue
+            if (one_pass and n != want) or n > instances:
+                damage.found(f"{path / TIMELINE.filename}: {n} samples of {quantity} in range {name}, but "
+                             f"manifest.json[ranges] counts {want} ({instances} instances, {untimed} untimed): "
+                             f"{'cut or rows deleted' if n < want else 'rows added'}")
+                return

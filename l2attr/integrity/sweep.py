@@ -110,12 +110,14 @@ def check_sweep_tables(run: Any, manifest: dict[str, Any], points_df: pd.DataFra
     """The sweep's points after their row contract and the manifest's declaration, and its DRAM
     table (or None) after its own; sweep_units.csv is checked on the way. `run`: its RunDir."""
     from l2attr.integrity.manifest import check_manifest
+    from l2attr.integrity.sweep_declared import check_dram_rows, check_quantities
     from l2attr.integrity.tables import check_table
     from l2attr.ladder.sweep.dram import SWEEP_DRAM
 
     check_manifest(manifest, path, damage)
     points_df = check_table(points_df, SWEEP_POINTS.name, f"{path}/{SWEEP_POINTS.filename}", damage)
     points_df = check_points(points_df, manifest, path, damage)
+    check_quantities(points_df, manifest, path, damage)
     units = None
     if run.has(SWEEP_UNITS):
         source = f"{path}/{SWEEP_UNITS.filename}"
@@ -133,6 +135,7 @@ def check_sweep_tables(run: Any, manifest: dict[str, Any], points_df: pd.DataFra
             dram[c] = dram[c].astype(str)
         dram = _numbers(dram, ("table", "group", "position", "dram_read_bytes"), source, damage)
         dram = check_table(dram, SWEEP_DRAM.name, source, damage)
+        check_dram_rows(dram, manifest, path, damage)
     return points_df, dram
 
 

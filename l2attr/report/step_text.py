@@ -87,13 +87,14 @@ def step_markdown(ans: Any, path: Path, root: Path | None = None) -> str:
 def dram_lines(path: Path) -> list[str]:
     """The step's DRAM bytes under Nsight Compute, where `l2attr step --ncu` measured them."""
     from l2attr.analysis.step import dram_totals
+    from l2attr.integrity.engine import check_step_dram
     from l2attr.rundir import RunDir
     from l2attr.schema import STEP_DRAM
 
     run = RunDir.open(path)
     if not run.has(STEP_DRAM):
         return []
-    t = dram_totals(run.read(STEP_DRAM))
+    t = dram_totals(check_step_dram(run.read(STEP_DRAM), run.path))
     return ["", f"DRAM read + write per step under Nsight Compute (application replay): "
                 f"{t['none'] / 1e6:.2f} MB with cache control none, {t['all'] / 1e6:.2f} MB with cache control all "
                 f"(flushed before every kernel): {(t['all'] - t['none']) / 1e6:+.2f} MB kept off DRAM by reuse."]
