@@ -46,7 +46,57 @@ def _gpu_available() -> bool:
         return False
 
 
+# --- what the README's test command leaves to `-m slow` (.ci/run runs it right after) ------------
+# Besides the files that mark themselves (wheel, browser, nvcc, bash rows): the checks of the
+# committed examples and the README against them (each analyses every committed H200 run), the
+# tests that start a real Dask cluster, and the damage batteries over every case (every table x
+# rule, every manifest field, every flag; test_readme_reliability's in-process rows and the
+# integrity tests left here keep one case per mechanism fast). Each entry is a test file or a node
+# id prefix; an entry that matches nothing is an error.
+SLOW = (
+    "tests/test_analysis_examples.py",
+    "tests/test_report_families.py::test_report_on_examples_still_renders",
+    "tests/test_readme_prose.py::test_prose_blocks_are_the_filled_templates",
+    "tests/test_readme_results.py",
+    "tests/test_readme_experiments.py",
+    "tests/test_example_pages.py",
+    "tests/test_reproduction.py",
+    "tests/test_step_recorded.py",
+    "tests/test_distribute_example.py",
+    "tests/test_sweep_report.py",
+    "tests/test_distribute_sweep.py",
+    "tests/test_distribute_ladder.py",
+    "tests/test_distribute_units.py",
+    "tests/test_distribute_profile.py",
+    "tests/test_distribute_tuning.py",
+    "tests/test_integrity_runs.py::test_a_damaged_table_is_one_line_naming_file_row_and_rule",
+    "tests/test_integrity_runs.py::test_allow_partial_keeps_the_same_line_and_reads_on",
+    "tests/test_integrity_runs.py::test_a_mistyped_manifest_is_refused_in_every_kind",
+    "tests/test_integrity_manifest_required.py::test_a_missing_required_field_is_refused",
+    "tests/test_integrity_sweep_samples.py",
+    "tests/test_integrity_partial.py",
+    "tests/test_readme_reliability.py::test_row",
+    "tests/test_cli_report.py::test_format_follows_the_extension",
+    "tests/test_cli_inputs.py::test_every_flag_with_an_empty_or_negative_value",
+)
+
+
+def _mark_slow(items: list[pytest.Item]) -> None:
+    used = set()
+    for item in items:
+        for entry in SLOW:
+            if item.nodeid == entry or item.nodeid.startswith(entry + "::") or item.nodeid.startswith(entry + "["):
+                item.add_marker(pytest.mark.slow)
+                used.add(entry)
+    # only when the whole suite was collected: a run of one file must not trip on the others
+    collected = {item.nodeid.split("::")[0] for item in items}
+    stale = [e for e in SLOW if e.split("::")[0] in collected and e not in used]
+    if stale:
+        raise pytest.UsageError(f"tests/conftest.py SLOW names tests that do not exist: {', '.join(stale)}")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    _mark_slow(items)
     if any(item.get_closest_marker("gpu") for item in items) and not _gpu_available():
         skip = pytest.mark.skip(reason="needs a CUDA GPU with torch and cupy")
         for item in items:

@@ -76,7 +76,7 @@ def test_what_does_not_run_on_workers_is_refused(flags, said, capsys, monkeypatc
 def test_address_forms():
     assert options.check_address("10.0.0.5") == "tcp://10.0.0.5:8786"
     assert options.check_address("tls://head:9000") == "tls://head:9000"
-    for bad in ("tcp://", "host:99999", "a b:1", "http://x:1"):
+    for bad in ("tcp://", "host:99999", "a b:1", "http://x:1", "-1", "-host:1"):
         with pytest.raises(Exception, match="not a scheduler address"):
             options.check_address(bad)
 

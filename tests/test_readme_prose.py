@@ -138,7 +138,7 @@ ALLOWED = [
     Allowed("500 ms timeout", "the blocking timer's default timeout", "l2attr/measure/timer.py",
             ("timeout_ms: float = 500.0",)),
     Allowed("under a 300 µs spin", "the setting of the timer comparison's second run (its manifest)",
-            "examples/timer/20261201T163632Z-fast-spin300/manifest.json", ('"spin_us": 300',)),
+            "examples/timer/20261201T205159Z-fast-spin300/manifest.json", ('"spin_us": 300',)),
     Allowed("bootstrap 95 % interval", "the method's interval level"),
     Allowed("(3 GB, generated on the GPU", "the preset's tables: tables x rows x dim x 4 bytes",
             check=lambda: round(_preset_bytes() / 1e9) == 3),

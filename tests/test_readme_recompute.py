@@ -44,7 +44,9 @@ def cells() -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def samples() -> pd.DataFrame:
-    return pd.read_csv(RUN / "samples.csv")
+    # large tables are committed gzipped (pandas reads either)
+    path = RUN / "samples.csv"
+    return pd.read_csv(path if path.is_file() else RUN / "samples.csv.gz")
 
 
 def cell(cells: pd.DataFrame, family: str, rung: str, profile: str, quantity: str, timer: str) -> pd.Series:

@@ -7,9 +7,9 @@ the ones the table shows. In the table, `…` stands for a part that depends on 
 
 A row that is one plain `l2attr ARGS` (no pipe, redirection or Ctrl-C) runs in this process as
 well, through `l2attr.cli.main` (the entry point's one call), with the same checks: that is the
-README's test command (the start of ~40 interpreters took a minute of its two). Through bash, such
-a row carries the `slow` mark (.ci/run runs it); the rows about pipes, devices and signals run
-through bash in both.
+README's test command (the start of ~40 interpreters took a minute of its two). Through bash,
+every row carries the `slow` mark (tests/conftest.py SLOW; .ci/run runs them right after the
+README's command): the rows about pipes, devices and signals run there only.
 """
 
 from __future__ import annotations

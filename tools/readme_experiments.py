@@ -5,7 +5,8 @@
 
 The block sits between `<!-- experiments:begin -->` and `<!-- experiments:end -->`; it is made by
 l2attr.report.experiment_text from every run dir under examples/experiments/, the timer
-comparison from examples/timer/, and the steps block (between `<!-- steps:begin -->` and
+comparison from the two runs of TIMER_RUNS (the blocking one is the
+reproduction's, not copied), and the steps block (between `<!-- steps:begin -->` and
 `<!-- steps:end -->`) by l2attr.report.step_text from examples/steps/runs/. tests/test_readme_experiments.py fails when they disagree.
 """
 
@@ -37,8 +38,12 @@ def block() -> str:
     return experiments_markdown(analyses, ROOT)
 
 
+# One device call, one GPU: the default ladder (blocking timer) and the fast family under a spin.
+TIMER_RUNS = ("examples/reproduction/20261201T205108Z-blocking", "examples/timer/20261201T205159Z-fast-spin300")
+
+
 def timer_block() -> str:
-    return timer_table(compare_timers(runs(ROOT / "examples" / "timer")), ROOT)
+    return timer_table(compare_timers([ROOT / r for r in TIMER_RUNS]), ROOT)
 
 
 def steps_block(folder: Path | None = None) -> str:

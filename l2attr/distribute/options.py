@@ -20,7 +20,7 @@ from l2attr.errors import UserError
 
 INSTALL_HINT = "pip install -e '.[gpu,cluster]' (dask, distributed, dask-cuda)"
 # tcp://host:port, tls://host:port, or host:port; ucx too where distributed-ucxx is installed
-ADDRESS = re.compile(r"^(?:(tcp|tls|ucx|inproc)://)?(\[[0-9a-fA-F:]+\]|[A-Za-z0-9_.-]+)(?::(\d{1,5}))?/?$")
+ADDRESS = re.compile(r"^(?:(tcp|tls|ucx|inproc)://)?(\[[0-9a-fA-F:]+\]|[A-Za-z0-9_][A-Za-z0-9_.-]*)(?::(\d{1,5}))?/?$")
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,6 @@ import json
 import math
 from typing import Any
 
-import jinja2
 import plotly.graph_objects as go
 from markupsafe import Markup
 
@@ -21,7 +20,7 @@ from l2attr.analysis.experiment_dram import describe
 from l2attr.analysis.experiment_load import ExperimentAnalysis
 from l2attr.report import fmt
 from l2attr.report.charts import figure_json
-from l2attr.resources import REPORTS_DIR, data_dir
+from l2attr.report.pages_env import page_environment
 from l2attr.vocab import Quantity, Timer
 
 TEMPLATE = "experiment.html.j2"
@@ -110,8 +109,7 @@ def gpu_caveat(analyses: list[ExperimentAnalysis]) -> str:
 def render(analyses: list[ExperimentAnalysis]) -> str:
     from plotly.offline import get_plotlyjs
 
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(data_dir(REPORTS_DIR))),
-                             autoescape=jinja2.select_autoescape(["html", "j2"]), undefined=jinja2.StrictUndefined)
+    env = page_environment()
     cards = [card(a, i) for i, a in enumerate(analyses)]
     figures = {c["chart"]: spec for a, c in zip(analyses, cards) if (spec := chart(a, c["chart"])) is not None}
     for c in cards:

@@ -16,6 +16,7 @@ page with the plotly.js embedded once, inline. Nothing is fetched: the file open
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,7 +80,10 @@ def _own_labels(html: str, family: str) -> Markup:
     return Markup(relabel(str(html), family)) if family else Markup(html)
 
 
+@functools.lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
+    """One environment per process: jinja2 caches compiled templates per environment (compiling
+    them is a third of a small report's render), and still re-reads a template file that changed."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(data_dir(REPORTS_DIR))), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["own_labels"] = _own_labels

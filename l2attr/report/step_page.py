@@ -10,14 +10,13 @@ import datetime as dt
 import json
 from typing import Any
 
-import jinja2
 import plotly.graph_objects as go
 from markupsafe import Markup
 
 from l2attr import __version__
 from l2attr.analysis.step import describe_kernel, top_edges, top_kernels
 from l2attr.report.charts import figure_json
-from l2attr.resources import REPORTS_DIR, data_dir
+from l2attr.report.pages_env import page_environment
 from l2attr.analysis.step_load import step_name
 from l2attr.report.step_text import EDGE_HEADERS, edge_rows, graph_line, grids
 
@@ -55,8 +54,7 @@ def card(ans: Any, i: int) -> dict[str, Any]:
 def render(answers: list[Any], paths: list[Any] | None = None) -> str:
     from plotly.offline import get_plotlyjs
 
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(data_dir(REPORTS_DIR))),
-                             autoescape=jinja2.select_autoescape(["html", "j2"]), undefined=jinja2.StrictUndefined)
+    env = page_environment()
     cards = [card(a, i) for i, a in enumerate(answers)]
     figures = {c["chart"]: f for a, c in zip(answers, cards) if (f := waterfall(a)) is not None}
     for c in cards:
