@@ -134,7 +134,7 @@ def test_kernel_charged_speedup_is_over_per_call_sums_from_the_writer() -> None:
 
 def test_verdict_sets_the_measured_break_even_beside_the_formula():
     """A sweep's break-even rows (hand-made) reach the verdict row and its sentence: k = 8 back to
-    back, none within 32 interleaved; another profile's rows do not."""
+    back (within noise from 4), none within 32 interleaved; another profile's rows do not."""
     import math
 
     import pandas as pd
@@ -143,16 +143,17 @@ def test_verdict_sets_the_measured_break_even_beside_the_formula():
 
     measured = pd.DataFrame([
         {"family": "tuned", "pin": "line", "profile": "reuse_high", "order": "back_to_back",
-         "measured_kernel": 8.0, "max_k": 32, "run": "r"},
+         "measured_kernel": 8.0, "even_kernel": 4.0, "max_k": 32, "run": "r"},
         {"family": "tuned", "pin": "line", "profile": "reuse_high", "order": "interleaved",
-         "measured_kernel": math.inf, "max_k": 32, "run": "r"},
+         "measured_kernel": math.inf, "even_kernel": math.inf, "max_k": 32, "run": "r"},
         {"family": "tuned", "pin": "line", "profile": "random", "order": "interleaved",
          "measured_kernel": 4.0, "max_k": 32, "run": "r"}])
     row = {"profile": "reuse_high"}
     _add_measured(row, measured)
     assert row["measured_back_to_back"] == 8.0 and math.isinf(row["measured_interleaved"])
-    assert measured_text(row) == ("measured break-even (l2attr sweep amortisation): none within 32 "
-                                  "calls with the other tables in between, 8 calls back to back")
+    assert measured_text(row) == ("faster by the rule, kernel-charged (l2attr sweep amortisation): none within "
+                                  "32 calls with the other tables in between, from 8 calls back to back "
+                                  "(within noise from 4)")
     empty = {"profile": "reuse_low"}
     _add_measured(empty, measured)
     assert measured_text(empty) == ""

@@ -38,7 +38,7 @@ def test_a_ladder_of_another_shape_beside_a_sweep(first: str, second: str, tmp_p
     text = capsys.readouterr().out
     head = text[:text.index("**Verdict")]
     assert "differ in workload or GPU" in head and "rows: " in head
-    assert "measured break-even (l2attr sweep amortisation)" not in text
+    assert "(l2attr sweep amortisation)" not in text
 
 
 def test_the_same_shape_sweep_is_quoted_by_the_verdict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

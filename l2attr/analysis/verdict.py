@@ -46,9 +46,11 @@ MEASURED_ORDERS = (Order.INTERLEAVED.value, Order.BACK_TO_BACK.value)
 
 
 def _add_measured(row: dict[str, Any], measured: pd.DataFrame | None) -> None:
-    """`measured_<order>`: the sweep's kernel-charged break-even k (inf: none within `measured_max_k`)."""
+    """`measured_<order>`: the smallest k the sweep found the pinned arm faster by the rule, kernel-
+    charged (inf: none within `measured_max_k`); `measured_even_<order>`: where it first stopped
+    being slower (within noise), NA when the sweep has no such column."""
     for order in MEASURED_ORDERS:
-        row[f"measured_{order}"] = NA
+        row[f"measured_{order}"] = row[f"measured_even_{order}"] = NA
     row["measured_max_k"], row["measured_run"] = NA, ""
     if measured is None or measured.empty:
         return
@@ -56,6 +58,8 @@ def _add_measured(row: dict[str, Any], measured: pd.DataFrame | None) -> None:
     for rec in mine.to_dict("records"):
         if rec["order"] in MEASURED_ORDERS:
             row[f"measured_{rec['order']}"] = float(rec["measured_kernel"])
+            even = rec.get("even_kernel", NA)
+            row[f"measured_even_{rec['order']}"] = NA if is_missing(even) else float(even)
             row["measured_max_k"] = int(rec["max_k"])
             row["measured_run"] = str(rec.get("run", ""))
 
@@ -183,20 +187,31 @@ def _verdict_row(ladder: pd.DataFrame, amortisation: pd.DataFrame, share: pd.Dat
 
 
 def _calls(k: float, max_k: Any) -> str:
-    return f"none within {max_k} calls" if math.isinf(k) else f"{int(k)} calls"
+    return f"none within {max_k} calls" if math.isinf(k) else f"from {int(k)} calls"
+
+
+def _order_said(row: dict[str, Any], order: str, where: str) -> str:
+    """'from 8 calls back to back (within noise from 4)': the rule's first faster k, and where the
+    pinned arm first stopped being slower when that is earlier."""
+    k, even = row[f"measured_{order}"], row.get(f"measured_even_{order}", NA)
+    said = f"{_calls(k, row['measured_max_k'])} {where}"
+    if not is_missing(even) and not math.isinf(even) and (math.isinf(k) or even < k):
+        said += f" (within noise from {int(even)})"
+    return said
 
 
 def measured_text(row: dict[str, Any]) -> str:
-    """The amortisation sweep's break-even, kernel-charged: '' when no sweep measured this profile."""
+    """The amortisation sweep's kernel-charged reading: the smallest k at which the pinned arm was
+    faster by the significance rule, per order; '' when no sweep measured this profile."""
     inter, b2b = row.get("measured_interleaved", NA), row.get("measured_back_to_back", NA)
     if is_missing(inter) and is_missing(b2b):
         return ""
     said = []
     if not is_missing(inter):
-        said.append(f"{_calls(inter, row['measured_max_k'])} with the other tables in between")
+        said.append(_order_said(row, Order.INTERLEAVED.value, "with the other tables in between"))
     if not is_missing(b2b):
-        said.append(f"{_calls(b2b, row['measured_max_k'])} back to back")
-    return "measured break-even (l2attr sweep amortisation): " + ", ".join(said)
+        said.append(_order_said(row, Order.BACK_TO_BACK.value, "back to back"))
+    return "faster by the rule, kernel-charged (l2attr sweep amortisation): " + ", ".join(said)
 
 
 def _x(value: float) -> str:

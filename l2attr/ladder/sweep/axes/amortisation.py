@@ -1,5 +1,6 @@
 """Amortisation: pin once, then k consumer calls of the table, back to back and interleaved with
-the other tables' pins and calls; the measured break-even k against the formula's from k = 1."""
+the other tables' pins and calls; the smallest k at which the pinned arm is faster by the
+significance rule, against the formula's break-even from k = 1."""
 
 from __future__ import annotations
 
@@ -56,7 +57,7 @@ TABLE = TableSpec(
 SPEC = AxisSpec(
     axis=SweepAxis.AMORTISATION,
     summary="pin once, then k consumer calls of the table (--k 1,2,4,8,16,32), back to back and "
-            "interleaved with the other tables' pins and calls; measured break-even k",
+            "interleaved with the other tables' pins and calls; the smallest k faster by the rule",
     title="Sweep: consumer calls per pin (measured amortisation)",
     note="One pin, then k consumer calls of its table. Kernel-charged: (pin + the k consumer kernels) / k "
          "against OptMT's consumer, both on CUDA events; wall: the same on the host clock, launches and syncs "
