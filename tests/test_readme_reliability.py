@@ -14,6 +14,7 @@ README's command): the rows about pipes, devices and signals run there only.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -28,9 +29,11 @@ import pandas as pd
 import pytest
 from conftest import FIXTURES, MEDIUM_CUT, REPO
 from helpers_rundirs import ladder_cells, write_ladder_run, write_profile_run
+from helpers_sweep import write_sweep_run
 
 README = REPO / "README.md"
 APP_REPORT = FIXTURES / "ncu" / "pin_consume_app_replay_h200.ncu-rep"
+TUNING = REPO / "examples" / "tuning" / "fast_tuning.csv"
 CTRL_C = " + Ctrl-C"        # a row whose command is interrupted once it has said what it writes
 
 
@@ -86,6 +89,21 @@ def make_inputs(root: Path) -> None:
     write_ladder_run(root, "dup-cells", cells=pd.concat([ladder_cells(), ladder_cells().iloc[[3]]], ignore_index=True))
     _cut(write_profile_run(root, "cut-metrics"), "metrics.csv", drop_bytes=7)
     _cut(write_profile_run(root, "lost-kernel"), "metrics.csv", keep=slice(0, -9))
+    damaged = bytearray(APP_REPORT.read_bytes())
+    damaged[400_000:402_000] = b"\xab" * 2_000                   # inside the 4th kernel's result
+    (root / "mid2k.ncu-rep").write_bytes(bytes(damaged))
+    lines = TUNING.read_text().splitlines(keepends=True)
+    (root / "cut_tuning.csv").write_text("".join(lines[:-150]))  # head -n -150
+    no_gpu = write_ladder_run(root, "no-gpu")
+    manifest = json.loads((no_gpu / "manifest.json").read_text())
+    del manifest["gpu"]
+    (no_gpu / "manifest.json").write_text(json.dumps(manifest))
+    sweep = write_sweep_run(root / "sweeps", "pollution", profiles=("random",), pollution_mib=[0.0, 30.0])
+    sweep = sweep.rename(root / "sweep-doubled")
+    points = pd.read_csv(sweep / "sweep_points.csv")
+    spread = ["median_us", "p10_us", "p90_us", "ci95_lo_us", "ci95_hi_us"]
+    points.loc[3, spread] = points.loc[3, spread] * 2                 # still ordered: only the samples tell
+    points.to_csv(sweep / "sweep_points.csv", index=False)
 
 
 @pytest.fixture(scope="module")

@@ -132,6 +132,8 @@ def run(args: argparse.Namespace) -> int:
 def _run_import(args: argparse.Namespace) -> int:
     path: Path = args.import_path
     if path.suffix == ".sqlite":
+        if args.allow_partial:
+            raise UserError(f"--allow-partial applies to .ncu-rep reports, not to {path.name}")
         from l2attr.profile.nsys import read_timeline
 
         df = read_timeline(path)
@@ -147,9 +149,9 @@ def _run_import(args: argparse.Namespace) -> int:
                       allow_partial=args.allow_partial)
     if res.table.empty:  # a header-only CSV or an empty table with exit 0 would pass for data
         raise UserError(f"{path}: no profiled kernel metrics in it (empty or truncated report?)")
-    for note in res.partial:   # before any data, on stderr: stdout may be the CSV a script reads
-        print(f"l2attr profile: partial data (--allow-partial): {note}", file=sys.stderr)
     if args.csv:
+        for note in res.partial:   # before any data, on stderr: stdout is the CSV a script reads
+            print(f"l2attr profile: partial data (--allow-partial): {note}", file=sys.stderr)
         csv_order(res.table).to_csv(sys.stdout, index=False)
         for w in res.warnings:
             print(f"l2attr profile: warning: {w}", file=sys.stderr)
@@ -174,7 +176,7 @@ def render_import(console, res, path: Path) -> None:
     rate = headline_rate()
     for note in res.partial:
         console.print(f"PARTIAL (--allow-partial): {note}; the table below leaves those kernels out",
-                      markup=False, highlight=False)
+                      markup=False, highlight=False, soft_wrap=True)   # one line, whatever the width
     table = Table(title=f"{path.name}: {df['launch'].nunique()} kernels in {len(calls)} calls, {len(df)} rows")
     for col in ("role", "NVTX range", "kernels"):
         table.add_column(col, overflow="fold")

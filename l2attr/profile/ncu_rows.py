@@ -171,7 +171,7 @@ def open_report(path: Path | str, partial: list[str] | None = None) -> tuple[Any
         raise UserError(f"{path}: ncu_report could not read it ({first})") from None
     problem = check_results(ctx, path)
     if problem and partial is None:
-        raise UserError(problem + f" (`l2attr profile --import {path} --allow-partial` reads the intact ones)")
+        raise UserError(problem + " (profile --import --allow-partial reads the intact kernels)")
     if problem and partial is not None:
         partial.append(problem)
     return ncu_report, ctx, path
