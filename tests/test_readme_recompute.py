@@ -44,7 +44,8 @@ def cells() -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def samples() -> pd.DataFrame:
-    return pd.read_csv(RUN / "samples.csv")
+    plain = RUN / "samples.csv"
+    return pd.read_csv(plain if plain.is_file() else RUN / "samples.csv.gz")   # large tables are stored gzipped
 
 
 def cell(cells: pd.DataFrame, family: str, rung: str, profile: str, quantity: str, timer: str) -> pd.Series:
