@@ -128,3 +128,20 @@ def test_window_setaside_and_reset_say_not_measured_when_not_recorded() -> None:
     s2 = s.assign(window_setaside_us=[float("nan")] * 5 + [7.0] * 5, window_reset_us=[float("nan")] * 5 + [9.0] * 5)
     ch2 = host_charges(s2, lad).set_index("rung")
     assert ch2.loc["apw_optmt", "window_setaside_us"] == 7.0 and ch2.loc["apw_optmt", "window_reset_us"] == 9.0
+
+
+def test_the_report_says_not_measured_for_the_windows_setaside_and_reset() -> None:
+    """Markdown's window line and the caveat name the unmeasured costs; a measured one is printed."""
+    from l2attr.analysis.caveats import charge_caveats
+    from l2attr.report.markdown import window_lines
+
+    lad = pd.DataFrame([row("optmt", 10.0, 9.9, 10.1), row("apw_optmt", 9.9, 9.8, 10.0)])
+    s = pd.DataFrame(samples("optmt", None, 20.0, 30.0) + samples("apw_optmt", None, 19.9, 33.0))
+    full = with_charges(lad, host_charges(s, lad))
+    assert window_lines(full) == ["APW+OptMT on random: window host call 3.1 µs per call; persisting set-aside: "
+                                  "not measured; reset: not measured"]
+    assert any(c.level == "warn" and "not measured" in c.text for c in charge_caveats(full))
+    s2 = s.assign(window_setaside_us=7.0, window_reset_us=9.0)
+    full2 = with_charges(lad, host_charges(s2, lad))
+    assert window_lines(full2)[0].endswith("persisting set-aside 7.0 µs per repeat; reset 9.0 µs per repeat")
+    assert not any("not measured" in c.text for c in charge_caveats(full2))

@@ -52,8 +52,8 @@ def test_a_wide_label_pushes_down_a_far_one_it_would_cover() -> None:
 
 def test_figure_spec_of_a_run_with_equal_and_close_break_evens(tmp_path: Path) -> None:
     # break-even k = ceil(T_pin / (T_optmt - T_l2p)): reuse_high 15/4.5 -> 4, reuse_medium
-    # 16.2/2.2 -> 8, reuse_low 18.6/2.5 -> 8 (equal); random saves 0.4 us, inside the samples'
-    # offsets (the two medians' intervals overlap), so it is within noise and gets no diamond
+    # 16.2/2.2 -> 8, reuse_low 18.6/2.5 -> 8 (equal); random saves 0.4 µs, inside its samples' own
+    # +-0.4 µs spread (overlapping intervals): within noise by the one rule, so no break-even and no diamond
     timings = copy.deepcopy(TIMINGS)
     timings["reuse_low"]["l2p_optmt"] = (56.4, 18.6)
     run = write_ladder_run(tmp_path, samples=ladder_samples(timings))   # cells summarised from them
@@ -61,6 +61,9 @@ def test_figure_spec_of_a_run_with_equal_and_close_break_evens(tmp_path: Path) -
     spec = figure_json(amortisation_figure(series_view(an, an.series[0])))
     labels = [n for n in spec["layout"]["annotations"] if n.get("showarrow")]
     assert sorted(n["text"] for n in labels) == ["4", "8: reuse_medium, reuse_low"]
+    am = an.amortisation
+    random = am[(am["profile"] == "random") & (am["rung"] == "l2p_optmt") & (am["comparand"] == "optmt")].iloc[0]
+    assert random["break_even"] == "within noise"
     assert_apart(labels)
     diamonds = [t for t in spec["data"] if t.get("mode") == "markers"]
     assert sorted(t["x"][0] for t in diamonds) == [4, 8, 8]

@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from l2attr.analysis.load import Study, manifest_first, manifest_value
+from l2attr.ladder.declare import RUNG_BY_NAME
 from l2attr.rundir import MANIFEST
 from l2attr.schema import METRICS
 from l2attr.vocab import CacheControl, ClockControl, L2State, Profile, ReplayMode, RunKind, TimerKind, Verdict
@@ -195,6 +196,34 @@ def launch_lag_caveats(study: Study) -> list[Caveat]:
         level = "warn" if float(lag["max_shift_pct"]) > LAG_SHIFT_WARN_PCT else "info"
         out.append(Caveat(level, f"run {run.name}: {describe_launch_lag(lag, float(spin), timer)}",
                           f"{run.name}/samples.csv[launch_lag_us]"))
+    return out
+
+
+def charge_caveats(ladder: pd.DataFrame) -> list[Caveat]:
+    """How each named host charge was obtained (measured per call, or derived from the host repeats),
+    and the window's costs that no run measured: said, never shown as a zero."""
+    if ladder is None or ladder.empty or "host_charge_name" not in ladder:
+        return []
+    out = []
+    pins = ladder[ladder["pin_step_basis"].astype(str).str.len() > 0] if "pin_step_basis" in ladder else ladder.iloc[0:0]
+    for basis, g in pins.groupby("pin_step_basis", sort=False):
+        series = ", ".join(sorted(set(g.get("series", pd.Series(["this series"])).astype(str))))
+        out.append(Caveat("info", f"The pin step's host launch + sync ({series}): {basis}. It is charged by name in "
+                                  "the '+ launch + sync' speedups and in the wall-charged break-even.", "analysis"))
+    untimed = pins[pins["pin_step_us"].isna()] if "pin_step_us" in pins else pins.iloc[0:0]
+    two = ladder[ladder["missing"].map(lambda m: "two runs" in str((m or {}).get("pin_step_us", "")))]
+    if len(two) and untimed.empty:
+        series = ", ".join(sorted(set(two.get("series", pd.Series(["this series"])).astype(str))))
+        out.append(Caveat("info", f"The pin step's host launch + sync is not derived for {series}: the pinning rung and "
+                                  "its comparand come from two runs, whose host clocks differ.", "analysis"))
+    windows = ladder[ladder["rung"].map(lambda r: bool(getattr(RUNG_BY_NAME.get(r), "window", False)))]
+    if len(windows):
+        gone = [f for f in ("window_setaside_us", "window_reset_us") if windows[f].isna().all()]
+        if gone:
+            out.append(Caveat("warn", "APW+OptMT: the window's persisting-L2 set-aside and reset (once per repeat, host "
+                                      "clock) were not measured by these runs and are not charged: "
+                                      f"{', '.join(gone)} not measured (tools/device_charges.sh records them); its host "
+                                      "call before every consumer is charged as its host charge.", "samples.csv"))
     return out
 
 

@@ -11,7 +11,8 @@ from l2attr.analysis import attribution, calls
 from l2attr.analysis.amortisation import amortisation_curve, amortisation_table
 from l2attr.analysis.charges import host_charges, with_charges
 from l2attr.analysis.caveats import (
-    Caveat, analysis_caveats, ncu_setting_caveats, run_warning_caveats, sort_caveats, validity_caveats,
+    Caveat, analysis_caveats, charge_caveats, ncu_setting_caveats, run_warning_caveats, sort_caveats,
+    validity_caveats,
 )
 from l2attr.analysis.compare import compare_cells, compare_settings, compare_summary, pair_identity
 from l2attr.analysis.control import study_controls
@@ -179,7 +180,7 @@ def analyse(study: Study, l2_state: str | None = None, sweeps: list[Any] | None 
     controls = study_controls(study)
     caveats = (validity_caveats(study, controls) + ncu_setting_caveats(study) + run_warning_caveats(study) + mixed
                + analysis_caveats(study, out["ladder"], out["roofline"], _concat(gradient_all),
-                                  warnings, state))
+                                  warnings, state) + charge_caveats(out["ladder"]))
     caveats += [Caveat("error", f"Partial data (read with --allow-partial): {m}; the figures use the rows "
                                 f"that were intact", "load") for m in study.damage]
     caveats += [Caveat("info", f"run {run} measured {n} cells that run {used} measured too; the analysis uses "

@@ -16,12 +16,13 @@ def quantity_label(quantity: str, timer: str) -> str:
 
 def summary_sentence(rec: dict[str, Any]) -> str:
     """'consumer (kernel timer): 44 cells, |difference| median 0.13 %, at most 0.51 % (cell); 9 of
-    44 exceed the larger of the two runs' run-to-run spreads'."""
+    44 exceed the larger of the two runs' repeat spreads (within each process)'."""
     text = (f"{quantity_label(rec['quantity'], rec['timer'])}: {rec['cells']} cells, |difference| median "
             f"{rec['median_abs_diff_pct']:.2f} %, at most {rec['max_abs_diff_pct']:.2f} % ({rec['worst_cell']})")
     if rec["with_spread"]:
         text += (f"; {rec['exceeding']} of {rec['with_spread']} exceed the larger of the two runs' "
-                 "run-to-run spreads")
+                 "repeat spreads (within each process): the difference between processes is the cross-process "
+                 "spread")
     else:
         text += "; no repeat spread for this quantity"
     return text

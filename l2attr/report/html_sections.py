@@ -23,6 +23,7 @@ from l2attr.analysis.study import Analysis
 from l2attr.report import families as fam
 from l2attr.report import fmt
 from l2attr.report.compare import pairs as compare_pairs, quantity_label
+from l2attr.report.markdown import window_lines
 from l2attr.report.html_rows import (
     Cell, Column, dash, grouped_table, key, missing, num, number, plain, rung, sources_of, table, text,
 )
@@ -173,6 +174,7 @@ def ladder(an: Analysis) -> Section:
     return {
         "empty": False, "sources": sources_of(lad, "cells.csv"), "table": _ladder_table(lad),
         "bases": "; ".join(sorted({b for b in an.ladder["kernels_basis"] if b})),
+        "windows": window_lines(lad),
         "charges": "; ".join(sorted({str(b) for b in an.ladder.get("pin_step_basis", pd.Series(dtype=str))
                                      if isinstance(b, str) and b})),
         "other_states": [(s, _ladder_table(others[others["l2_state"] == s])) for s in sorted(set(others["l2_state"]))],

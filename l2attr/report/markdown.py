@@ -11,6 +11,7 @@ from l2attr.analysis.common import is_missing, ordered_profiles, rung_label, why
 from l2attr.analysis.load import manifest_value
 from l2attr.analysis.share import T_STEP_DEFINITION
 from l2attr.analysis.study import Analysis, series_view
+from l2attr.ladder.declare import RUNG_BY_NAME
 from l2attr.report import families as fam
 from l2attr.report import fmt
 from l2attr.analysis.control import describe_control
@@ -98,6 +99,24 @@ def ladder_markdown(an: Analysis) -> str:
                      "speedup consumer", "speedup artifact's timer", "speedup pin + consumer",
                      "speedup + host charge", "speedup wall"],
                     rows, [False, False] + [True] * 12)
+
+
+def window_lines(lad: Any) -> list[str]:
+    """Per APW+OptMT row: its window's host call per call and its set-aside and reset per repeat,
+    each measured or 'not measured' with the reason (never a zero)."""
+    if lad is None or lad.empty or "window_call_us" not in lad:
+        return []
+    out = []
+    for r in lad.to_dict("records"):
+        decl = RUNG_BY_NAME.get(r["rung"])
+        if not (decl and decl.window):
+            continue
+        parts = [f"window host call {_cell(r, 'window_call_us', fmt.us)} per call"]
+        for f, what in (("window_setaside_us", "persisting set-aside"), ("window_reset_us", "reset")):
+            value = r.get(f)
+            parts.append(f"{what} {fmt.us(value)} per repeat" if not is_missing(value) else f"{what}: not measured")
+        out.append(f"{rung_label(r['rung'])} on {r['profile']}: " + "; ".join(parts))
+    return out
 
 
 def _host_charge(r: dict[str, Any]) -> str:
@@ -228,6 +247,8 @@ def render_markdown(an: Analysis) -> str:
     for view in views:
         title = f" — {series_title(view)}" if view.series else ""
         parts += [f"**Latency ladder{title}**", "", ladder_markdown(view), ""]
+        parts += [f"- {x}" for x in window_lines(view.state_rows(view.ladder))] + (
+            [""] if window_lines(view.state_rows(view.ladder)) else [])
         if consumer_grid(view.l2)[1]:
             parts += [f"**Layer B{title}** ({grid_title()})", "", layer_b_markdown(view), ""]
         if not view.spread.empty:
