@@ -216,7 +216,7 @@ def charge_caveats(ladder: pd.DataFrame) -> list[Caveat]:
         series = ", ".join(sorted(set(two.get("series", pd.Series(["this series"])).astype(str))))
         out.append(Caveat("info", f"The pin step's host launch + sync is not derived for {series}: the pinning rung and "
                                   "its comparand come from two runs, whose host clocks differ.", "analysis"))
-    windows = ladder[ladder["rung"].map(lambda r: bool(getattr(RUNG_BY_NAME.get(r), "window", False)))]
+    windows = ladder[ladder["rung"].map(lambda r: bool(RUNG_BY_NAME[r].window) if r in RUNG_BY_NAME else False)]
     if len(windows):
         gone = [f for f in ("window_setaside_us", "window_reset_us") if windows[f].isna().all()]
         if gone:
