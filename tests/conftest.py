@@ -81,22 +81,24 @@ SLOW = (
 )
 
 
-def _mark_slow(items: list[pytest.Item]) -> None:
+def _mark_slow(config: pytest.Config, items: list[pytest.Item]) -> None:
     used = set()
     for item in items:
         for entry in SLOW:
             if item.nodeid == entry or item.nodeid.startswith(entry + "::") or item.nodeid.startswith(entry + "["):
                 item.add_marker(pytest.mark.slow)
                 used.add(entry)
-    # only when the whole suite was collected: a run of one file must not trip on the others
-    collected = {item.nodeid.split("::")[0] for item in items}
-    stale = [e for e in SLOW if e.split("::")[0] in collected and e not in used]
+    # only when the whole suite was collected (no paths or node ids given): a run of a few tests
+    # must not trip on the others
+    if config.option.file_or_dir:
+        return
+    stale = [e for e in SLOW if e not in used]
     if stale:
         raise pytest.UsageError(f"tests/conftest.py SLOW names tests that do not exist: {', '.join(stale)}")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    _mark_slow(items)
+    _mark_slow(config, items)
     if any(item.get_closest_marker("gpu") for item in items) and not _gpu_available():
         skip = pytest.mark.skip(reason="needs a CUDA GPU with torch and cupy")
         for item in items:
