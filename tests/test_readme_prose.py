@@ -139,6 +139,8 @@ ALLOWED = [
             ("timeout_ms: float = 500.0",)),
     Allowed("under a 300 µs spin", "the setting of the timer comparison's second run (its manifest)",
             "examples/timer/20261201T205159Z-fast-spin300/manifest.json", ('"spin_us": 300',)),
+    Allowed("(119 passed, `examples/logs/final/gpu_tests.log`)", "the last whole GPU test run on the H200",
+            "examples/logs/final/gpu_tests.log", ("119 passed",)),
     Allowed("bootstrap 95 % interval", "the method's interval level"),
     Allowed("(3 GB, generated on the GPU", "the preset's tables: tables x rows x dim x 4 bytes",
             check=lambda: round(_preset_bytes() / 1e9) == 3),
@@ -273,3 +275,12 @@ def test_filters_by_hand() -> None:
     assert render.counted(["slower", "slower", "within noise"]) == "by the rule slower in 2, within noise in 1"
     assert render.zip_gt([3, 1, 5], [2, 2, 2]) == "on 2 of 3 profiles"
     assert render.median([3, 1, 2, 10]) == 2.5
+
+
+def test_test_counts_in_command_comments_are_their_logs() -> None:
+    """`# N passed (examples/logs/...)` after a command in a code block: the log says N passed."""
+    text = (ROOT / "README.md").read_text()
+    said = re.findall(r"# (\d+) passed \((examples/logs/[^)\s]+)\)", text)
+    assert said, "no '# N passed (log)' comment left: drop this test with the last of them"
+    for n, log in said:
+        assert re.search(rf"\b{n} passed\b", (ROOT / log).read_text()), f"{log} does not say {n} passed"
