@@ -9,15 +9,7 @@
 # Then commit $OUT/runs/*-charges as examples/charges/<name> (samples.csv gzipped, as
 # examples/reproduction/ does) and its log as examples/logs/charges.log.
 set -uo pipefail
-OUT=${OUT:-out}
-mkdir -p "$OUT/runs" "$OUT/logs"
-export PYTHONUNBUFFERED=1
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-  export PYTHONPATH=/tmp/site:$PWD
-else
-  export PYTHONPATH=$PWD
-fi
+. "$(dirname "$0")/device_env.sh"     # OUT, wheels, PYTHONPATH
 echo "=== ladder with the window rung ($(date -u +%T))"
 timeout 240 python3 -m l2attr ladder --rungs baseline,optmt,rpf_optmt,l2p_optmt,combined,apw_optmt \
   --out "$OUT/runs" --name charges 2>&1 | tee "$OUT/logs/charges.log" | tail -30

@@ -14,15 +14,7 @@
 # packaging, urllib3, nvidia-ml-py and cuda-core; dask-cuda's rapids-dask-dependency is a pin only.)
 # Run as:  bash tools/device_dask.sh      (carry: .whl, with nvtx's wheel beside these)
 set -uo pipefail
-OUT=${OUT:-out}
-mkdir -p "$OUT/runs" "$OUT/logs"
-export PYTHONUNBUFFERED=1
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-  export PYTHONPATH=/tmp/site:$PWD
-else
-  export PYTHONPATH=$PWD
-fi
+. "$(dirname "$0")/device_env.sh"     # OUT, wheels, PYTHONPATH
 L="$OUT/logs"
 step() { echo; echo "=== $* ($(date -u +%T))"; }
 

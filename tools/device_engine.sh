@@ -4,15 +4,7 @@
 # ladder of the fast family in the same call. Results under ${OUT:-out}/ (packed: 8 files max).
 # On the H200 it ran as:  bash tools/device_engine.sh   (nvtx carried as a wheel in .whl/)
 set -uo pipefail
-OUT=${OUT:-out}
-mkdir -p "$OUT/runs" "$OUT/logs"
-export PYTHONUNBUFFERED=1
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-  export PYTHONPATH=/tmp/site:$PWD
-else
-  export PYTHONPATH=$PWD
-fi
+. "$(dirname "$0")/device_env.sh"     # OUT, wheels, PYTHONPATH
 step() { echo; echo "=== $* ($(date -u +%T))"; }
 L="$OUT/logs"
 

@@ -7,15 +7,7 @@
 # Results under ${OUT:-out}/: runs.tgz, logs.tgz, compare.md.
 #   bash tools/device_final.sh        (wheels carried in .whl/: nvtx; plotly for the report)
 set -uo pipefail
-OUT=${OUT:-out}
-mkdir -p "$OUT/runs" "$OUT/logs"
-export PYTHONUNBUFFERED=1
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-  export PYTHONPATH=/tmp/site:$PWD
-else
-  export PYTHONPATH=$PWD
-fi
+. "$(dirname "$0")/device_env.sh"     # OUT, wheels, PYTHONPATH
 step() { echo; echo "=== $* ($(date -u +%T))"; }
 L="$OUT/logs"
 nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader | tee "$L/machine.log"

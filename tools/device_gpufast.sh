@@ -7,15 +7,7 @@
 # Results under ${OUT:-out}/: logs.tgz (one log per step) and runs.tgz (the run dirs, big files left out).
 #   bash tools/device_gpufast.sh          (nvtx carried as a wheel in .whl/, as for device_engine.sh)
 set -uo pipefail
-OUT=${OUT:-out}
-mkdir -p "$OUT/runs" "$OUT/logs"
-export PYTHONUNBUFFERED=1
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-  export PYTHONPATH=/tmp/site:$PWD
-else
-  export PYTHONPATH=$PWD
-fi
+. "$(dirname "$0")/device_env.sh"     # OUT, wheels, PYTHONPATH
 step() { echo; echo "=== $* ($(date -u +%T))"; }
 L="$OUT/logs"
 

@@ -23,7 +23,7 @@ from l2attr.analysis.study import Analysis
 from l2attr.report import families as fam
 from l2attr.report import fmt
 from l2attr.report.compare import pairs as compare_pairs, quantity_label
-from l2attr.report.markdown import window_lines
+from l2attr.report.charges_text import window_lines
 from l2attr.report.html_rows import (
     Cell, Column, dash, grouped_table, key, missing, num, number, plain, rung, sources_of, table, text,
 )

@@ -11,22 +11,14 @@ from l2attr.analysis.common import is_missing, ordered_profiles, rung_label, why
 from l2attr.analysis.load import manifest_value
 from l2attr.analysis.share import T_STEP_DEFINITION
 from l2attr.analysis.study import Analysis, series_view
-from l2attr.ladder.declare import RUNG_BY_NAME
 from l2attr.report import families as fam
 from l2attr.report import fmt
+from l2attr.report.charges_text import measured as _cell, window_lines
 from l2attr.analysis.control import describe_control
 from l2attr.report.titles import series_title
 from l2attr.report.compare import pairs as compare_pairs, quantity_label
 from l2attr.report.layer_b import consumer_grid, dram_lines, grid_title
 from l2attr.vocab import Judgement, RungId, Verdict
-
-
-def _cell(row: dict[str, Any], field: str, formatter: Callable[[Any], str]) -> str:
-    value = row.get(field)
-    if is_missing(value):
-        reason = why(row, field)
-        return f"n/a ({reason})" if reason and len(reason) <= 60 else "n/a"
-    return formatter(value)
 
 
 def _escape(text: str) -> str:
@@ -99,24 +91,6 @@ def ladder_markdown(an: Analysis) -> str:
                      "speedup consumer", "speedup artifact's timer", "speedup pin + consumer",
                      "speedup + host charge", "speedup wall"],
                     rows, [False, False] + [True] * 12)
-
-
-def window_lines(lad: Any) -> list[str]:
-    """Per APW+OptMT row: its window's host call per call and its set-aside and reset per repeat,
-    each measured or 'not measured' with the reason (never a zero)."""
-    if lad is None or lad.empty or "window_call_us" not in lad:
-        return []
-    out = []
-    for r in lad.to_dict("records"):
-        decl = RUNG_BY_NAME.get(r["rung"])
-        if not (decl and decl.window):
-            continue
-        parts = [f"window host call {_cell(r, 'window_call_us', fmt.us)} per call"]
-        for f, what in (("window_setaside_us", "persisting set-aside"), ("window_reset_us", "reset")):
-            value = r.get(f)
-            parts.append(f"{what} {fmt.us(value)} per repeat" if not is_missing(value) else f"{what}: not measured")
-        out.append(f"{rung_label(r['rung'])} on {r['profile']}: " + "; ".join(parts))
-    return out
 
 
 def _host_charge(r: dict[str, Any]) -> str:
@@ -247,8 +221,8 @@ def render_markdown(an: Analysis) -> str:
     for view in views:
         title = f" — {series_title(view)}" if view.series else ""
         parts += [f"**Latency ladder{title}**", "", ladder_markdown(view), ""]
-        parts += [f"- {x}" for x in window_lines(view.state_rows(view.ladder))] + (
-            [""] if window_lines(view.state_rows(view.ladder)) else [])
+        windows = window_lines(view.state_rows(view.ladder))
+        parts += [f"- {x}" for x in windows] + ([""] if windows else [])
         if consumer_grid(view.l2)[1]:
             parts += [f"**Layer B{title}** ({grid_title()})", "", layer_b_markdown(view), ""]
         if not view.spread.empty:

@@ -1,0 +1,13 @@
+# Sourced by the tools/device_*.sh scripts: the setting every device call needs, in one place.
+# OUT (default out/) with runs/ and logs/ under it; unbuffered Python (a killed call keeps its
+# log); the wheels carried in .whl/ installed into /tmp/site (nothing downloads on the device)
+# and put on PYTHONPATH before the repository, or the repository alone when none was carried.
+OUT=${OUT:-out}
+mkdir -p "$OUT/runs" "$OUT/logs"
+export PYTHONUNBUFFERED=1
+if ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+  export PYTHONPATH=/tmp/site:$PWD
+else
+  export PYTHONPATH=$PWD
+fi
