@@ -225,18 +225,22 @@ EXP_METRICS = Table(
 STEP_KERNELS = Table(
     "step_kernels",
     {
-        "condition": "natural (L2 as the program leaves it; a graph step's: replays of its CUDA graph) or cold "
-                     "(read-flushed before every op)",
+        "condition": "natural (L2 as the program leaves it), cold (clean-flushed before every kernel: graph "
+                     "surgery; before every op: the eager per-op method) or cold_dirty (flushed, then one L2 of "
+                     "useless dirty lines before every kernel: the write-back-paying cold arm)",
         "step": "step index within the run (natural and cold steps alternate)",
         "op_index": "the aten op that launched the kernel (step_ops.csv; -1: outside any recorded op; -2: a "
                     "CUDA graph's replayed kernel that the eager step does not have)",
-        "kernel_index": "order of the kernel among its op's kernels (only index 0 meets the flush)",
+        "kernel_index": "order of the kernel among its op's kernels (eager per-op method: only index 0 meets "
+                        "the flush; graph surgery: every kernel does)",
         "kernel": "kernel function name (CUPTI)",
         "duration_us": "kernel duration (CUPTI activity record, no events)",
         "start_us": "kernel start on the trace clock",
         "stream": "CUDA stream",
     },
     ("condition", "step", "op_index", "kernel_index"),
+    optional={"node": "graph surgery: the kernel node's position among the captured graph's kernel nodes "
+                      "(creation order: the order the cold arms run them in)"},
 )
 
 STEP_OPS = Table(
