@@ -7,11 +7,13 @@ the layer, the case a per-op cold method cannot see into; with it off, the same 
 aten op per projection, attention, norm and activation.
 
 The fast path's conditions (TransformerEncoderLayer.forward, torch >= 2.3) and how they hold here:
-a batched 3-D input; `self.training` False (eval()); `self_attn.batch_first`; q, k, v of one
-embedding size; activation "gelu" (F.gelu, so `activation_relu_or_gelu` is 2); both norms' eps
-equal; an even head count (12); autocast off; `torch.backends.mha.get_fastpath_enabled()`; every
-tensor argument on CUDA, no __torch_function__; and no grad needed (the parameters are frozen, and
-the steps run under torch.inference_mode()). The no-fast-path step turns only the global MHA flag
+`torch.backends.mha.get_fastpath_enabled()`; a batched 3-D input; `self.training` False (eval());
+`self_attn.batch_first`; biases on (in_proj_bias not None); q, k, v of one embedding size;
+activation "gelu" (F.gelu, so `activation_relu_or_gelu` is 2); both norms' eps equal; an even head
+count (12); autocast off; no forward (pre-)hooks on any submodule (newer torch checks it: a tool
+that hooks modules to attribute kernels turns the fast path off); every tensor argument on CUDA,
+no __torch_function__; and no grad needed (the parameters are frozen, and the steps run under
+torch.inference_mode()). The no-fast-path step turns only the global MHA flag
 off around its call (a host-side switch, nothing launched), so the layer, weights and input are the
 very same; `check()` holds the two outputs to each other and to an fp32 run, and proves from the
 profiler's op records that only the first step calls the fused op.
@@ -34,6 +36,15 @@ TOLERANCE = 1e-2   # relative L2 error between fp16 runs of one layer (fp16 eps 
 
 @lru_cache(maxsize=None)
 def _state() -> tuple[Any, Any]:
+    """Made once, as plain tensors even when the caller is in inference mode (inference tensors
+    could not be changed in place, copied or cast outside it later)."""
+    import torch
+
+    with torch.inference_mode(False):
+        return _make()
+
+
+def _make() -> tuple[Any, Any]:
     import torch
 
     torch.manual_seed(0)

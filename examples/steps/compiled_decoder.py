@@ -43,6 +43,15 @@ TOLERANCE = 2e-2   # relative L2 error, compiled vs eager in bf16 (bf16 eps 7.8e
 
 @lru_cache(maxsize=None)
 def _state() -> dict[str, Any]:
+    """Made once, as plain tensors even when the caller is in inference mode (inference tensors
+    could not be changed in place, copied or cast outside it later)."""
+    import torch
+
+    with torch.inference_mode(False):
+        return _make()
+
+
+def _make() -> dict[str, Any]:
     """The eager layer, its compiled twin (the same module: the same weights) and the inputs."""
     import torch
     from llama_layer import DIM, HIDDEN, KV_HEADS, layer

@@ -22,6 +22,15 @@ STEPS = {"llama-decode-32l-b8-kv4k": {"series": "llama-32l", "phase": "decode", 
 
 @lru_cache(maxsize=None)
 def _state() -> dict[str, Any]:
+    """Made once, as plain tensors even when the caller is in inference mode (inference tensors
+    could not be changed in place, copied or cast outside it later)."""
+    import torch
+
+    with torch.inference_mode(False):
+        return _make()
+
+
+def _make() -> dict[str, Any]:
     import copy
 
     import torch

@@ -30,8 +30,9 @@ from typing import Any, Callable
 
 from dlrm_step import BATCH, DIM, HOT, POOLING, ROWS, TABLES
 from l2attr.ladder.declare import RUNGS, TORCH
+from l2attr.vocab import Family
 
-FAMILY = "artifact"
+FAMILY = Family.ARTIFACT
 DTYPE = "fp32"
 SERIES = "dlrm-rungs"
 
@@ -47,6 +48,15 @@ TOLERANCE_STEP = 1e-4   # relative error of a rung's step output against the tor
 
 @lru_cache(maxsize=None)
 def _state() -> dict[str, Any]:
+    """Made once, as plain tensors even when the caller is in inference mode (inference tensors
+    could not be changed in place, copied or cast outside it later)."""
+    import torch
+
+    with torch.inference_mode(False):
+        return _make()
+
+
+def _make() -> dict[str, Any]:
     import numpy as np
     import torch
 
