@@ -113,7 +113,8 @@ def _embed(rung: str, outs: Any) -> list[Any]:
     import cupy
 
     k = _kernels(rung)
-    with cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
+    stream = torch.cuda.current_stream()        # the capture's stream while a capture runs
+    with cupy.cuda.ExternalStream(stream.cuda_stream, stream.device_index):
         for t in range(TABLES):
             if k.pin is not None:
                 k.launch_pin(w[t], s["hot"])
