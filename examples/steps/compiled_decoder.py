@@ -8,20 +8,20 @@ proves the compiled step launches Triton kernels, and holds its output to the ea
 
 Compiling and autotuning happen in `build()` (two calls under torch.inference_mode()), never inside
 a capture; the steps must then be called under inference_mode too (Dynamo guards on the grad mode,
-and a call outside it would compile again). Capturing a default-mode compiled function into a
-torch.cuda.CUDAGraph is the pattern torch's own issue tracker gives as the equivalent of
-mode="reduce-overhead" (pytorch/pytorch#120733).
+and a call outside it would compile again). Inductor's default-mode program launches its Triton
+kernels and library calls on torch's current stream, so a torch.cuda.CUDAGraph capture of a call
+records every one of them as a kernel node.
 
-Why no mode="reduce-overhead" steps: that mode wraps the program in CUDA-graph trees, which record
-their own graph on their second or third call (a `torch.cuda.synchronize()` and a capture of their
-own on a side stream: neither is allowed while an outer capture runs, and CUDA refuses to begin a
-capture on a stream already capturing) and afterwards replay it with `cudaGraphLaunch` onto the
-caller's stream plus input copies into their static buffers and host-side generation bookkeeping
-that an outer graph's replay would skip. And the decode step writes its KV cache, an input: the
-trees skip graphs with mutated non-static inputs and run the program without them, silently. An
-outer capture of it would at best record a graph launch inside a graph; l2attr's surgery needs
-the kernels themselves as nodes. The default mode captured by the caller is the same program
-without that layer.
+Why no mode="reduce-overhead" steps: that mode wraps the program in CUDA-graph trees, which run
+it plainly on a first call and record a graph of their own on a later one (with device
+synchronizations and a capture on their own stream; a device sync is not allowed while an outer
+capture runs, so the recording cannot happen inside it). Once recorded, each call copies its
+inputs into the trees' static buffers, launches their graph and keeps host-side books of which
+outputs are still alive: an outer capture of that call would hold at best one graph launch, not
+the kernels l2attr's surgery needs as nodes, and its replays would skip the books. And the decode
+step writes its KV cache, an input: the trees skip graphs for a program that mutates inputs that
+are not static (parameters, buffers, marked addresses) and then run it without them, silently.
+The default mode captured by the caller is the same program without that layer.
 """
 
 from __future__ import annotations
