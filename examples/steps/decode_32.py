@@ -1,9 +1,9 @@
 """A 32-layer Llama-shaped decode step, eager: batch 8, one new token per sequence over a 4K KV cache.
 
 The layer of llama_layer.py stacked 32 times, each with its own weights (about 0.44 GB of bf16
-per layer, 14 GB in all) and its own KV cache (2 x 64 MiB per layer): some thirty kernels a layer,
-about a thousand a step. Why: the size of a real model's decode step, for the issue's bound on
-how long `l2attr step` may take on one (benchmarks/bench_steps.py, <= 2 min on the H200).
+per layer, 14 GB in all) and its own KV cache (2 x 64 MiB per layer); tools/check_shipped_steps.py
+prints how many kernels a step launches. Why: the depth of a real model's decode step, for the
+bound on how long `l2attr step` may take on one (benchmarks/bench_steps.py, <= 2 min on the H200).
 
 llama_layer.layer() seeds torch before it builds, so its layers all come out alike; each copy
 here is drawn again from its own generator (seed = layer index), in the distribution
