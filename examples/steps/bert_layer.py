@@ -112,13 +112,15 @@ def check() -> list[tuple[bool, str]]:
     import torch
 
     layer, x = _state()
+    built = build(list(STEPS))
+    fast_fn, slow_fn = built["bert-layer-fastpath"][0], built["bert-layer-no-fastpath"][0]
     out: list[tuple[bool, str]] = []
     ref_layer = copy.deepcopy(layer).float()
     with torch.inference_mode():
-        fast, slow = _run(layer, x, True), _run(layer, x, False)
+        fast, slow = fast_fn(), slow_fn()
         ref = _run(ref_layer, x.float(), False)
-        fused_on = FUSED_OP in _ops_called(lambda: _run(layer, x, True))
-        fused_off = FUSED_OP in _ops_called(lambda: _run(layer, x, False))
+        fused_on = FUSED_OP in _ops_called(fast_fn)
+        fused_off = FUSED_OP in _ops_called(slow_fn)
     del ref_layer
     torch.cuda.synchronize()
     for what, a, b in (("fast path vs no fast path", fast, slow), ("fast path vs fp32", fast, ref),
