@@ -113,3 +113,17 @@ def test_the_tool_lists_without_torch_and_refuses_an_unknown_name():
     r = subprocess.run([sys.executable, str(TOOL), "--only", "no-such-step"], capture_output=True, text=True, cwd=REPO)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.strip().splitlines() == [r.stderr.strip()] and "unknown shipped step 'no-such-step'" in r.stderr
+
+
+def test_the_tool_without_a_gpu_is_one_line():
+    """No torch or no device: one line and exit 2 (on a GPU machine the tool itself runs instead)."""
+    try:
+        import torch
+        if torch.cuda.is_available():
+            pytest.skip("a GPU is here")
+    except ImportError:
+        pass
+    r = subprocess.run([sys.executable, str(TOOL), "--only", "bert-layer-fastpath"], capture_output=True, text=True,
+                       cwd=REPO)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and r.stderr.startswith("error: ")

@@ -5,7 +5,7 @@ count the kernels it launches (torch.profiler's CUDA records); warm it up on a s
 capture it into a torch.cuda.CUDAGraph, replay the graph and count the replay's kernels; hold the
 replay's output to the eager one. Then every model file's reference check (shipped.checks). A
 failure is one line `FAIL <step>: <why>` and the script goes on to the next step; the exit status
-is 1 when anything failed, 0 when all passed, 2 on bad input (an unknown step name).
+is 1 when anything failed, 0 when all passed, 2 on bad input (an unknown step name, no GPU).
 
     python tools/check_shipped_steps.py                       # all steps, then all checks
     python tools/check_shipped_steps.py --only bert-layer-fastpath dlrm-rung-baseline
@@ -115,16 +115,18 @@ def main() -> int:
     import shipped
     from l2attr.errors import UserError
 
+    from l2attr.gpu.runtime import require_gpu
+
     try:
-        table = shipped._select(a.only)
+        table = shipped.select(a.only)
+        if a.list:
+            for name, (module, facts) in table.items():
+                print(f"{name}  [{module}]  {facts}")
+            return 0
+        torch, _ = require_gpu()
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    if a.list:
-        for name, (module, facts) in table.items():
-            print(f"{name}  [{module}]  {facts}")
-        return 0
-    import torch
 
     say = lambda s: print(s, flush=True)   # noqa: E731
     failed: list[str] = []

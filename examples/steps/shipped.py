@@ -46,7 +46,7 @@ def declared() -> dict[str, tuple[str, dict[str, Any]]]:
     return out
 
 
-def _select(only: list[str] | None) -> dict[str, tuple[str, dict[str, Any]]]:
+def select(only: list[str] | None) -> dict[str, tuple[str, dict[str, Any]]]:
     table = declared()
     if only is None:
         return table
@@ -61,7 +61,7 @@ def _select(only: list[str] | None) -> dict[str, tuple[str, dict[str, Any]]]:
 def steps(only: list[str] | None = None) -> dict[str, tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]]:
     """name -> (fn, args, facts): call `fn(*args)` under torch.inference_mode(). Builds only the
     model files of the steps asked for (each file caches its model, so asking twice is cheap)."""
-    chosen = _select(only)
+    chosen = select(only)
     by_module: dict[str, list[str]] = {}
     for name, (m, _) in chosen.items():
         by_module.setdefault(m, []).append(name)
@@ -78,5 +78,5 @@ def steps(only: list[str] | None = None) -> dict[str, tuple[Callable[..., Any], 
 def checks(only: list[str] | None = None) -> dict[str, Callable[[], list[tuple[bool, str]]]]:
     """model file -> its reference check (on the GPU) for the steps asked for; a check returns
     (passed, line) pairs: what it compared and by how much."""
-    mods = dict.fromkeys(m for m, _ in _select(only).values())
+    mods = dict.fromkeys(m for m, _ in select(only).values())
     return {m: _module(m).check for m in mods}
