@@ -6,6 +6,7 @@ import argparse
 import errno
 import importlib
 import os
+import signal
 import sys
 from typing import NoReturn
 
@@ -112,6 +113,34 @@ def os_error_text(exc: OSError) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command. Without `argv` this is the process's own command line (the console script,
+    `python -m l2attr`): once the command has ended, Ctrl-C is ignored for the rest of the exit."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:   # in the few instructions between the command's handlers and here
+        return EXIT_INTERRUPTED
+    finally:
+        if argv is None:
+            hold_interrupts_for_exit()
+
+
+def hold_interrupts_for_exit() -> None:
+    """Ignore SIGINT from here to the process's end.
+
+    After main returns, the interpreter tears down its modules (pandas, numpy: tens of ms, more on
+    a loaded machine) and then puts SIGINT back to the system default, so a Ctrl-C in that window
+    killed the process by the signal (exit -2 to its parent) or printed a traceback from the
+    teardown, after the command had already finished and said so. Ignoring it loses nothing: the
+    command's work and its one line are done. Only for the process's own command line: a caller
+    of main(argv) in its own process keeps its handler.
+    """
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:      # not the main thread: the interpreter delivers SIGINT elsewhere
+        pass
+
+
+def _main(argv: list[str] | None) -> int:
     try:   # building the parser imports every command (pandas, numpy): Ctrl-C lands here often
         parser = build_parser()
         args = parser.parse_args(argv)
