@@ -26,6 +26,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     Command.TRACES: (Command.TRACES, "inspect, generate and calibrate index traces (CPU)"),
     Command.TUNING: (Command.TUNING, "the fast family's launch point a tuning table chooses (CPU)"),
     Command.DOCTOR: (Command.DOCTOR, "check GPU, CUDA, ncu counters, nvtx, ncu_report: can ladder/profile run?"),
+    Command.CACHE: (Command.CACHE, "the generated-workload cache shared by every --out: info, clear (CPU)"),
 }
 
 # What Ctrl-C leaves behind differs per command: only the ladder can resume; the others write
@@ -42,6 +43,7 @@ INTERRUPTED: dict[str, str] = {
     Command.TRACES: "interrupted; files it had not yet reported as written were not written",
     Command.TUNING: "interrupted; nothing was written",
     Command.DOCTOR: "interrupted",
+    Command.CACHE: "interrupted; a workload being deleted reads as absent and is rebuilt on next use",
 }
 EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 128 + 13  # what a shell reports for a Unix tool ended by SIGPIPE

@@ -70,6 +70,15 @@ def summarize_cells(samples: pd.DataFrame, order: list[CellKey], bytes_per_call:
     return pd.concat(parts, ignore_index=True)
 
 
+def with_stops(summary: pd.DataFrame, stops: dict[tuple[str, ...], object]) -> pd.DataFrame:
+    """cells.csv's `stopped` column of an adaptive run (measure/adaptive.py: `target` or `limit`
+    per cell); a fixed run's cells (every stop None) have no such column."""
+    if summary.empty or all(v is None for v in stops.values()):
+        return summary
+    keys = summary[list(CELL_KEYS)].astype(str).apply(tuple, axis=1)
+    return summary.assign(stopped=[str(getattr(stops.get(k), "value", "") or "") for k in keys])
+
+
 def write_cells(run: RunDir, summary: pd.DataFrame) -> None:
     """cells.csv: the cells summarised now replace theirs; cells of earlier runs into this dir stay first."""
     keys = list(CELL_KEYS)
@@ -81,4 +90,4 @@ def write_cells(run: RunDir, summary: pd.DataFrame) -> None:
     run.write(CELLS, summary)
 
 
-__all__ = ["SampleJournal", "summarize_cells", "write_cells"]
+__all__ = ["SampleJournal", "summarize_cells", "with_stops", "write_cells"]
