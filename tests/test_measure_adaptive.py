@@ -134,3 +134,10 @@ def test_the_report_says_which_cells_stopped_at_the_limit(tmp_path) -> None:
     (caveat,) = noisy_cell_caveats(load_runs([path]))
     assert "noisy: stopped at the limit" in caveat.text and "±0.5%" in caveat.text
     assert caveat.text.endswith("artifact/optmt/random/natural") and caveat.level == "warn"
+
+
+def test_the_report_states_the_stopping_rule() -> None:
+    from l2attr.report.provenance import adaptive_text
+
+    text = adaptive_text(AdaptiveRule(0.005, 2, 12, 3.0).manifest())
+    assert "≤ 0.5% of its median" in text and "2–12 repeats" in text and "3.0 s" in text
