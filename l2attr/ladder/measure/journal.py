@@ -51,6 +51,15 @@ class SampleJournal:
     def samples(self) -> pd.DataFrame:
         return pd.concat(self.frames, ignore_index=True) if self.frames else pd.DataFrame(columns=list(SAMPLES.columns))
 
+    def repeat_rows(self, cell: tuple[str, ...], repeat: int) -> pd.DataFrame:
+        """The rows of one repeat of one cell (CELL_KEYS order): a resumed adaptive run's rule
+        counts the repeats already on disk."""
+        s = self.samples()
+        mask = s["repeat"] == repeat
+        for k, v in zip(CELL_KEYS, cell):
+            mask &= s[k].astype(str) == str(v)
+        return s[mask]
+
 
 def cell_key(samples: pd.DataFrame) -> CellKey:
     return tuple(str(samples[k].iloc[0]) for k in CELL_KEYS)  # type: ignore[return-value]

@@ -30,6 +30,7 @@ from l2attr.ladder.measure.gpu import Gpu
 from l2attr.ladder.measure.gpu import describe as describe_gpu
 from l2attr.ladder.measure.kernels import LaunchShape, VariantKernels
 from l2attr.ladder.measure.protocol import CellRunner, samples_per_repeat
+from l2attr.ladder.measure.extra import parse_extra_cell
 from l2attr.ladder.measure.rounds import measure_rounds
 from l2attr.ladder.measure.realdata import (check_real_data, check_window_data, real_data_reference,  # noqa: F401
                                              window_for)
@@ -105,24 +106,6 @@ class LadderOptions:
         d["hot"] = str(self.hot) if self.hot else None
         d["cache_dir"] = str(self.cache_dir) if self.cache_dir else None
         return d
-
-
-def parse_extra_cell(text: str, pin_granularity: str | None = None) -> tuple[Variant, str, str]:
-    """"family:rung:profile:l2_state" -> (variant, profile, state); a UserError names what is wrong."""
-    parts = str(text).split(":")
-    if len(parts) < 4 or not all(parts):
-        raise UserError(f"--extra-cell {text!r}: write FAMILY:RUNG:PROFILE:L2_STATE")
-    family, rung_name, state = parts[0], parts[1], parts[-1]
-    try:
-        fam, st = Family(family), L2State(state)
-    except ValueError as exc:
-        raise UserError(f"--extra-cell {text!r}: {exc}") from None
-    from l2attr.ladder.declare import rung as rung_named
-
-    chosen = plan_variants([fam], [rung_named(rung_name)], Pin(pin_granularity) if pin_granularity else None)
-    if not chosen:
-        raise UserError(f"--extra-cell {text!r}: the {family} family has no {rung_name} rung")
-    return chosen[0], ":".join(parts[2:-1]), st.value
 
 
 def ladder_manifest(cfg: WorkloadConfig, opts: LadderOptions, command: str, versions: dict[str, Any],
@@ -352,12 +335,8 @@ def run_ladder(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir,
                 t_round[0] = time.perf_counter()
                 clock.add("journal_s", t_round[0] - t_write)
 
-            def on_disk(vid: str, repeat: int) -> pd.DataFrame | None:
-                s = journal.samples()
-                v = runners[vid].variant
-                return s[(s["family"].astype(str) == v.family.value) & (s["rung"].astype(str) == v.rung.name)
-                         & (s["pin"].astype(str) == v.pin.value) & (s["profile"].astype(str) == profile)
-                         & (s["l2_state"].astype(str) == state) & (s["repeat"] == repeat)]
+            def on_disk(vid: str, repeat: int) -> pd.DataFrame:
+                return journal.repeat_rows((*runners[vid].variant.key, profile, state), repeat)
 
             got = measure_rounds(list(runners), plan, run_one, write_round, opts.rule, on_disk,
                                  advance=(lambda n: progress.advance(task, n)) if progress is not None else (lambda n: None))
