@@ -97,3 +97,14 @@ def test_info_lists_and_clear_empties(tmp_path: Path, capsys: pytest.CaptureFixt
     assert main(["cache", "clear", "--cache-dir", str(tmp_path)]) == 0
     assert capsys.readouterr().out.startswith(f"{tmp_path}: deleted 3 workload(s)")
     assert cache.entries(tmp_path) == [] and not any(tmp_path.iterdir())
+
+
+def test_without_platformdirs_it_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from l2attr.errors import UserError
+
+    monkeypatch.delenv(cache.ENV_DIR)
+    monkeypatch.setitem(sys.modules, "platformdirs", None)      # import platformdirs -> ImportError
+    with pytest.raises(UserError, match="L2ATTR_CACHE_DIR"):
+        cache.default_cache_dir()

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 27 on the H200, self-contained, everything under ${OUT:-out}/ (about 4-5 minutes):
 #  1. the default ladder with fixed repeats (--repeats 3, the reproduction's call), cold process:
-#     it also fills the workload cache (L2ATTR_CACHE_DIR=$OUT/cache, outside every runs folder);
+#     it also fills the workload cache ($L2ATTR_CACHE_DIR, /tmp/l2attr-cache: outside every runs folder);
 #  2. the default ladder with adaptive repeats (no --repeats) into a NEW --out, cold process:
 #     its wall time (target <= 15 s), its phase line (workload build ~0: the cache is reused);
 #  3. `l2attr report` of the two (its compare section) and tools/compare_runs.py: every consumer
@@ -13,8 +13,8 @@ set -uo pipefail
 . "$(dirname "$0")/device_env.sh"     # OUT, wheels, PYTHONPATH
 step() { echo; echo "=== $* ($(date -u +%T))"; }
 L="$OUT/logs"
-export L2ATTR_CACHE_DIR="$OUT/cache"
-rm -rf "$OUT/cache" "$OUT/runs-fixed" "$OUT/runs-adaptive"
+case "$L2ATTR_CACHE_DIR" in /tmp/*) rm -rf "$L2ATTR_CACHE_DIR";; esac   # device_env.sh: outside $OUT; cold for step 1
+rm -rf "$OUT/runs-fixed" "$OUT/runs-adaptive"
 
 step "1. default ladder, fixed repeats (--repeats 3), cold process, cache cold"
 /usr/bin/time -f "ladder wall %e s" timeout 150 python3 -m l2attr ladder --repeats 3 --out "$OUT/runs-fixed" \
@@ -72,6 +72,6 @@ EOF
 
 step "pack"
 tar czf "$OUT/runs.tgz" --exclude='*.npy' -C "$OUT" runs-fixed runs-adaptive && rm -rf "$OUT/runs-fixed" "$OUT/runs-adaptive"
-rm -rf "$OUT/cache" "$OUT/runs"
+rm -rf "$OUT/runs"
 tar czf "$OUT/logs.tgz" -C "$OUT" logs && rm -rf "$OUT/logs"
 ls -la "$OUT"

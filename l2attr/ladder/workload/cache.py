@@ -28,8 +28,11 @@ def default_cache_dir() -> Path:
     """L2ATTR_CACHE_DIR, else the user's cache dir for l2attr (its `workloads` folder)."""
     if os.environ.get(ENV_DIR):
         return Path(os.environ[ENV_DIR]).expanduser()
-    import platformdirs
-
+    try:
+        import platformdirs
+    except ImportError:     # a checkout on PYTHONPATH without l2attr's dependencies installed
+        raise UserError(f"the workload cache needs platformdirs (pip install platformdirs), or set "
+                        f"{ENV_DIR} to a folder, or give --cache-dir") from None
     return platformdirs.user_cache_path("l2attr") / "workloads"
 
 
