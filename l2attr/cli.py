@@ -6,6 +6,7 @@ import argparse
 import errno
 import importlib
 import os
+import signal
 import sys
 from typing import NoReturn
 
@@ -25,6 +26,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     Command.TRACES: (Command.TRACES, "inspect, generate and calibrate index traces (CPU)"),
     Command.TUNING: (Command.TUNING, "the fast family's launch point a tuning table chooses (CPU)"),
     Command.DOCTOR: (Command.DOCTOR, "check GPU, CUDA, ncu counters, nvtx, ncu_report: can ladder/profile run?"),
+    Command.CACHE: (Command.CACHE, "the generated-workload cache shared by every --out: info, clear (CPU)"),
 }
 
 # What Ctrl-C leaves behind differs per command: only the ladder can resume; the others write
@@ -41,6 +43,7 @@ INTERRUPTED: dict[str, str] = {
     Command.TRACES: "interrupted; files it had not yet reported as written were not written",
     Command.TUNING: "interrupted; nothing was written",
     Command.DOCTOR: "interrupted",
+    Command.CACHE: "interrupted; a workload being deleted reads as absent and is rebuilt on next use",
 }
 EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 128 + 13  # what a shell reports for a Unix tool ended by SIGPIPE
@@ -112,6 +115,34 @@ def os_error_text(exc: OSError) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command. Without `argv` this is the process's own command line (the console script,
+    `python -m l2attr`): once the command has ended, Ctrl-C is ignored for the rest of the exit."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:   # in the few instructions between the command's handlers and here
+        return EXIT_INTERRUPTED
+    finally:
+        if argv is None:
+            hold_interrupts_for_exit()
+
+
+def hold_interrupts_for_exit() -> None:
+    """Ignore SIGINT from here to the process's end.
+
+    After main returns, the interpreter tears down its modules (pandas, numpy: tens of ms, more on
+    a loaded machine) and then puts SIGINT back to the system default, so a Ctrl-C in that window
+    killed the process by the signal (exit -2 to its parent) or printed a traceback from the
+    teardown, after the command had already finished and said so. Ignoring it loses nothing: the
+    command's work and its one line are done. Only for the process's own command line: a caller
+    of main(argv) in its own process keeps its handler.
+    """
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:      # not the main thread: the interpreter delivers SIGINT elsewhere
+        pass
+
+
+def _main(argv: list[str] | None) -> int:
     try:   # building the parser imports every command (pandas, numpy): Ctrl-C lands here often
         parser = build_parser()
         args = parser.parse_args(argv)

@@ -98,7 +98,9 @@ CELLS = Table(
         "achieved_GBps": "bytes_per_call / median (consumer, kernel timer only)",
     },
     ("family", "rung", "pin", "profile", "l2_state", "quantity", "timer"),
-    optional=dict(GPU_COLUMNS),
+    optional={**GPU_COLUMNS,
+              "stopped": "adaptive repeats (measure/adaptive.py): target (its 95% interval closed) or limit "
+                         "(max repeats or seconds first: noisy, stopped at the limit); absent in a fixed run"},
 )
 
 UNITS = Table(

@@ -181,3 +181,10 @@ def _install_read_cache() -> None:
 
 
 _install_read_cache()
+
+
+@pytest.fixture(autouse=True)
+def _workload_cache_in_tmp(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Generated workloads go to this session's tmp dir, never the user's cache dir
+    (l2attr/ladder/workload/cache.py reads L2ATTR_CACHE_DIR first)."""
+    monkeypatch.setenv("L2ATTR_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "workload-cache"))

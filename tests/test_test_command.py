@@ -61,3 +61,15 @@ def test_summary_line_parsing() -> None:
         "7 passed, 2 skipped, 3 deselected"
     assert bench_tests._summary("1 failed, 3 passed in 2.0s\n") == "1 failed, 3 passed"
     assert bench_tests._summary("collected nothing\n") == "no pytest summary line"
+
+
+def test_the_block_keeps_quiet_and_loaded_runs_apart() -> None:
+    run = {"wall_s": 50.0, "cpu_s": 90.0, "load_before": 0.5, "exit": 0, "summary": "9 passed"}
+    record = {"command": "python -m pytest", "cores": 2, "date": "2026-12-02",
+              "runs": [run, {**run, "wall_s": 60.0}, {**run, "load": 2, "wall_s": 200.0, "load_before": 2.4},
+                       {**run, "load": 2, "wall_s": 210.0, "exit": 1, "summary": "1 failed, 8 passed"}]}
+    block = bench_tests.readme_block(record)
+    assert "`--repeat 2`, no added load: **50.0, 60.0 s** wall" in block
+    assert "0 failed runs of 2" in block
+    assert "`--repeat 2 --load 2`, 2 busy processes competing: **200.0, 210.0 s** wall" in block
+    assert "load average 0.5–2.4 before each run), 1 failed run of 2, the last: 1 failed, 8 passed" in block

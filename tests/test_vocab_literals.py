@@ -47,6 +47,8 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("integrity/identity.py", "name"): "the manifest field gpu.name",
     ("integrity/manifest.py", "name"): "the manifest field name (the run's name)",
     ("integrity/tuning.py", "profile"): "the tuning table's profile column",
+    ("analysis/caveats.py", "info"): "a caveat's level (LEVELS: error, warn, info), not `l2attr cache info`",
+    ("analysis/study.py", "info"): "a caveat's level (LEVELS: error, warn, info), not `l2attr cache info`",
     # other tools' words
     ("gpu/runtime.py", "torch"): "the Python module torch",
     ("gpu/device.py", "torch"): "the Python module torch (and its distribution name)",

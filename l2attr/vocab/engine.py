@@ -35,6 +35,14 @@ class RepeatMode(Vocab):
     PROFILE = "profiled"  # no timers, NVTX ranges: the Nsight Compute child
 
 
+class RepeatStop(Vocab):
+    """Why a cell of an adaptive run stopped repeating (measure/adaptive.py; cells.csv `stopped`,
+    empty in a fixed-repeat run)."""
+
+    TARGET = "target"    # its 95 % interval of the median closed to the target
+    LIMIT = "limit"      # max repeats or max seconds first: noisy, stopped at the limit
+
+
 # A kept sample's discard reason: empty (no enum value: the empty string is no word).
 KEPT = ""
 
