@@ -69,5 +69,5 @@ def test_every_docs_page_is_in_the_nav_and_back() -> None:
 
 def test_ci_builds_the_site_strictly() -> None:
     lines = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
-    assert any(line.startswith("mkdocs build --strict") for line in lines)
+    assert any("mkdocs build --strict" in line and not line.startswith("#") for line in lines)
     assert "strict: true" in (ROOT / "mkdocs.yml").read_text()
