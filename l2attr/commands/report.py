@@ -5,8 +5,8 @@ the same workload config; runs of different configs are refused. The HTML embeds
 and opens without a network. Sections without data say "not measured" instead of drawing empty
 charts.
 
-The format follows the -o extension (.md/.markdown: Markdown, .html/.htm: HTML) unless --format
-says otherwise; a --format that contradicts the extension is refused. -o never writes over a
+The format follows the -o extension (.md/.markdown: Markdown, .html/.htm: HTML; any other is refused)
+unless --format says otherwise; a --format that contradicts the extension is refused. -o never writes over a
 file of the run dirs it reads, and only into an existing folder.
 
 examples:
@@ -64,6 +64,14 @@ def output_format(fmt: str | None, output: Path | None) -> str:
     return fmt or implied or "html"
 
 
+def check_extension(output: Path) -> None:
+    """An -o extension that is no report format is refused (`-o x.pdf` would be HTML in a file
+    that says PDF); a name without one (a device such as /dev/null, a FIFO) takes --format or HTML."""
+    if output.suffix and output.suffix.lower() not in EXTENSION_FORMATS:
+        raise UserError(f"-o {output}: l2attr report writes HTML or Markdown, not {output.suffix}; "
+                        "give a .html or .md file name")
+
+
 def expand_run_dirs(paths: list[Path]) -> list[Path]:
     """The run dirs the arguments name: a run dir itself, or a folder of run dirs (its direct
     subfolders with a manifest, e.g. `examples/`). Among several arguments, an existing file or
@@ -112,6 +120,7 @@ def _run(args: argparse.Namespace, progress: "Progress") -> int:
     run_dirs = expand_run_dirs(args.run_dirs)
     if output is not None:
         check_output(output, "-o", inputs=run_inputs(run_dirs))
+        check_extension(output)
     from l2attr.commands.report_pages import page_kind, report_page
 
     kind = page_kind(run_dirs)
