@@ -53,7 +53,7 @@ def test_report_refuses_an_output_that_is_no_report_format(tmp_path: Path, capsy
     out = tmp_path / "x.pdf"
     assert main(["report", str(KV_RUN), "-o", str(out)]) == 2
     err = capsys.readouterr().err
-    assert "writes HTML or Markdown, not .pdf; give a .html or .md file name" in err
+    assert "writes HTML or Markdown, not .pdf; give a .html or .md file name (or say --format html|md)" in err
     assert not out.exists()
 
 

@@ -73,16 +73,14 @@ def results_runs(readme: str) -> list[str]:
 
 
 def headline_block(runs: list[str], an=None) -> str:
-    """The study's answer in one line: analysis.answer's line over `runs`, its comparand and scope named."""
-    from l2attr.analysis.answer import answer_line, pin_answer, scope
+    """The study's answer in one line: analysis.answer.headline over `runs` (the string the report's
+    banner and the console print for them), then the GPU and the runs it comes from."""
+    from l2attr.analysis.answer import headline, pin_answer
 
     an = an or analyse(load_runs([EX / r for r in runs]))
-    answers = pin_answer(an.verdict)
     gpus = sorted({str((r.manifest.get("gpu") or {}).get("name", "?")) for r in an.study.runs})
     names = ", ".join(f"`{r}`" for r in runs)
-    return (f"{answer_line(answers)} (pin-charged speedup: OptMT's consumer against pin + L2P+OptMT's consumer, "
-            f"kernel timer, same family and pin; {scope(answers, an.verdict)}; {' and '.join(gpus)}, runs {names} "
-            "under `examples/`)\n")
+    return f"{headline(pin_answer(an.verdict), an.verdict)} — {' and '.join(gpus)}, runs {names} under `examples/`\n"
 
 
 def prose_context(runs: list[str]) -> dict:
