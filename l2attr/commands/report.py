@@ -243,5 +243,4 @@ def _sweeps_only(sweeps: list, fmt: str, output: Path | None, first: Path, mixed
     html = render_page(sweeps, notes=top)
     _write(output, html)
     print(f"wrote {output} ({len(html.encode()) / 1e6:.1f} MB)")
-    _say_headline(analysis)
     return 0
