@@ -1,4 +1,4 @@
-"""The README's headline ladder numbers, recomputed from the committed CSVs by code that shares
+"""The headline ladder numbers of the results page (docs/study.md), recomputed from the committed CSVs by code that shares
 nothing with l2attr: plain pandas and the definitions in the README's own words, no import of
 l2attr. A wrong join, basis, charge or rounding in the analysis or the renderer fails here.
 
