@@ -154,8 +154,12 @@ def main(argv: list[str]) -> int:
     text = README.read_text(encoding="utf-8")
     if args.readme:
         body = readme_block(json.loads((args.record or RECORD).read_text()))
-        if args.write:
-            README.write_text(replace_block(text, body), encoding="utf-8")
+        if args.write:        # the block lives on a docs page (tools/doc_pages.py), the command in the README
+            sys.path.insert(0, str(ROOT / "tools"))
+            from doc_pages import page_with
+
+            page = page_with(BEGIN)
+            page.write_text(replace_block(page.read_text(encoding="utf-8"), body), encoding="utf-8")
         print(body, end="")
         return 0
     if args.repeat < 1:

@@ -49,8 +49,9 @@ SAMPLES = Table(
     },
     ("family", "rung", "pin", "profile", "l2_state", "repeat", "batch", "table"),
     optional={
-        "launch_lag_us": "host time from the spin head start's launch to the timed kernel's launch "
-                         "(worst of pin and consumer); >= the spin means the event may hold host time",
+        "launch_lag_us": "host time to enqueue the timed kernel and its events (worst of pin and consumer); "
+                         "the blocking timer's GPU waits for it; under the spin timer, >= the spin means the "
+                         "event may hold host time",
         "timer_discard": "kernel timer's flag for the sample: '' clean, timeout (blocking timer gave up "
                          "waiting), late (spin timer: launch after the spin ended), throttled",
         "sm_clock_mhz": "NVML SM clock at the end of the repeat (same for all its rows)",
@@ -87,7 +88,7 @@ CELLS = Table(
         "profile": "reuse profile or trace name",
         "l2_state": "natural, flush or flush_after_pin",
         "quantity": "pin, consumer, kernels (pin + consumer of one call) or call (the whole call)",
-        "timer": "kernel (events + spin), artifact (the artifact's event/sync timer) or wall (host clock)",
+        "timer": "kernel (CUDA events, blocking or spin timer), artifact (the artifact's event/sync timer) or wall (host clock)",
         "n_samples": "samples kept (cold first sample dropped)",
         "median_us": "median time",
         "p10_us": "10th percentile",

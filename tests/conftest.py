@@ -60,6 +60,7 @@ SLOW = (
     "tests/test_readme_results.py",
     "tests/test_readme_experiments.py",
     "tests/test_example_pages.py",
+    "tests/test_report_subtitle.py::test_experiment_and_step_pages_do_not_say_the_study",
     "tests/test_reproduction.py",
     "tests/test_step_recorded.py",
     "tests/test_distribute_example.py",

@@ -1,7 +1,8 @@
-"""Regenerate the README's experiments block from the committed experiment runs.
+"""Regenerate the experiments, timer and steps blocks (docs/experiment.md, docs/layer-a.md,
+docs/steps.md: each in the page that holds it, tools/doc_pages.py) from the committed runs.
 
-    python tools/readme_experiments.py            # print the block
-    python tools/readme_experiments.py --write    # replace it in README.md
+    python tools/readme_experiments.py            # print the blocks
+    python tools/readme_experiments.py --write    # replace them in their pages
 
 The block sits between `<!-- experiments:begin -->` and `<!-- experiments:end -->`; it is made by
 l2attr.report.experiment_text from every run dir under examples/experiments/, the timer
@@ -18,6 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools"))
 
 from l2attr.analysis.experiment_load import analyse_experiment, load_experiment  # noqa: E402
 from l2attr.analysis.timer_compare import compare_timers  # noqa: E402
@@ -70,9 +72,10 @@ if __name__ == "__main__":
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
     if args.write:
-        readme = ROOT / "README.md"
-        text = replace(readme.read_text(), BEGIN, END, block())
-        text = replace(text, TIMER_BEGIN, TIMER_END, timer_block())
-        readme.write_text(replace(text, STEPS_BEGIN, STEPS_END, steps_block()))
+        from doc_pages import write_block
+
+        write_block(BEGIN, END, block())
+        write_block(TIMER_BEGIN, TIMER_END, timer_block())
+        write_block(STEPS_BEGIN, STEPS_END, steps_block())
     else:
         print(block() + "\n" + timer_block() + "\n" + steps_block())
