@@ -59,7 +59,7 @@ def main() -> None:
             call = sf.get("call_us") or []
             print(f"{name}: wall {wall:.1f} s | {ans.headline(name)}", flush=True)
             print(f"   natural replay {ans.step_time.median:.1f} us; called on its own {np.median(call) if call else float('nan'):.1f} us; "
-                  f"kernels {sf.get('graph_kernels')} matched {sf.get('matched_kernels')} overlap {sf.get('overlapping_kernels')} "
+                  f"torch's own replay {np.median(sf.get('torch_graph_us') or [float('nan')]):.1f} us; kernels {sf.get('graph_kernels')} matched {sf.get('matched_kernels')} overlap {sf.get('overlapping_kernels')} "
                   f"timings {sf.get('timings')}", flush=True)
             k = ans.kernels
             for r in k.sort_values("node" if "node" in k else "op_index").head(40).to_dict("records"):
@@ -83,7 +83,7 @@ def bad(torch, l2attr, out) -> None:
         calls["n"] += 1
         return x * 2 if calls["n"] % 2 else (x * 2).sum()
 
-    for label, fn, a in (("host sync in capture", syncs, ()), ("sequence changes", changes, ()),
+    for label, fn, a in (("sequence changes", changes, ()), ("host sync in capture", syncs, ()),
                          ("cpu tensor", lambda t: t * 2, (torch.randn(4),))):
         try:
             ans = l2attr.step(fn, *a, name="bad", repeats=2, out=out, edges=0, log=lambda s: print("  ", s))
