@@ -47,3 +47,10 @@ def test_the_experiment_page_shows_the_readme_snippet_unchanged():
     spec2.loader.exec_module(mod)
     page = (ROOT / "docs" / "experiment.md").read_text()
     assert mod.snippet(page) == mod.snippet((ROOT / "README.md").read_text())
+
+
+def test_pipeline_line_is_current():
+    """The README's one line on the paper's pipeline figure is generated from the rung step runs."""
+    text = text_with(readme_experiments.PIPELINE_BEGIN)
+    assert between(text, readme_experiments.PIPELINE_BEGIN, readme_experiments.PIPELINE_END).strip() == \
+        readme_experiments.pipeline_block().strip()

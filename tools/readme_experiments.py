@@ -8,7 +8,7 @@ The block sits between `<!-- experiments:begin -->` and `<!-- experiments:end --
 l2attr.report.experiment_text from every run dir under examples/experiments/, the timer
 comparison from the two runs of TIMER_RUNS (the blocking one is the
 reproduction's, not copied), and the steps block (between `<!-- steps:begin -->` and
-`<!-- steps:end -->`) by l2attr.report.step_text from examples/steps/runs/. tests/test_readme_experiments.py fails when they disagree.
+`<!-- steps:end -->`) by l2attr.report.step_text from examples/steps/surgery/ (graph surgery; examples/steps/runs/ holds the per-op method's older runs). tests/test_readme_experiments.py fails when they disagree.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from l2attr.report.experiment_text import experiments_markdown  # noqa: E402
 BEGIN, END = "<!-- experiments:begin -->\n", "<!-- experiments:end -->"
 TIMER_BEGIN, TIMER_END = "<!-- timer:begin -->\n", "<!-- timer:end -->"
 STEPS_BEGIN, STEPS_END = "<!-- steps:begin -->\n", "<!-- steps:end -->"
+PIPELINE_BEGIN, PIPELINE_END = "<!-- pipeline:begin -->", "<!-- pipeline:end -->"
 
 
 def runs(folder: Path) -> list[Path]:
@@ -48,14 +49,24 @@ def timer_block() -> str:
     return timer_table(compare_timers([ROOT / r for r in TIMER_RUNS]), ROOT)
 
 
+def pipeline_block(folder: Path | None = None) -> str:
+    """The README's one line on the paper's pipeline figure (analysis/step_pipeline.py)."""
+    from l2attr.analysis.step_load import analyse_step
+    from l2attr.analysis.step_pipeline import pipeline_sentence
+
+    runs = runs_in(folder or ROOT / "examples" / "steps" / "surgery")
+    return pipeline_sentence([analyse_step(p) for p in runs]) + (
+        " (`examples/steps/surgery/`, `python tools/device_surgery.py`)")
+
+
 def steps_block(folder: Path | None = None) -> str:
     """Every step run of `folder` (default examples/steps/runs): per run its answer, measured edges,
     graph method and DRAM bytes; then the DLRM step times against no pin, and the sweep grids."""
     from l2attr.analysis.step_load import analyse_step
     from l2attr.report.step_text import steps_markdown
 
-    runs = [(p, analyse_step(p)) for p in runs_in(folder or ROOT / "examples" / "steps" / "runs")]
-    return steps_markdown(runs, ROOT if folder is None else folder, base="dlrm-step-no-pin")
+    runs = [(p, analyse_step(p)) for p in runs_in(folder or ROOT / "examples" / "steps" / "surgery")]
+    return steps_markdown(runs, ROOT if folder is None else folder, base="dlrm-rung-baseline")
 
 
 def runs_in(folder: Path) -> list[Path]:
@@ -77,5 +88,6 @@ if __name__ == "__main__":
         write_block(BEGIN, END, block())
         write_block(TIMER_BEGIN, TIMER_END, timer_block())
         write_block(STEPS_BEGIN, STEPS_END, steps_block())
+        write_block(PIPELINE_BEGIN, PIPELINE_END, pipeline_block())
     else:
         print(block() + "\n" + timer_block() + "\n" + steps_block())

@@ -150,10 +150,11 @@ class StepAnswer:
         first = f"{self.note}\n" if self.note else ""
         if self.judgement in (Judgement.WRITE_BACK.value, Judgement.DEPENDS.value):
             dlo, dhi = self.share_dirty_ci
-            what = (f"{self.judgement}: against a clean-cold arm the kernels are {100 * self.share:+.2f} % "
+            verb = "the difference is" if self.judgement == Judgement.WRITE_BACK.value else "its sign"
+            what = (f"{verb} {self.judgement}: against a clean-cold arm the kernels are {100 * self.share:+.2f} % "
                     f"{span} of the step's kernel time, against a cold arm that pays a full L2 of write-back "
                     f"{100 * self.share_dirty:+.2f} % [{100 * dlo:.2f}, {100 * dhi:.2f}]")
-            return first + (f"{name}: inter-kernel L2 reuse is {what} (saving = cold - natural; "
+            return first + (f"{name}: for inter-kernel L2 reuse {what} (saving = cold - natural; "
                             f"{self.kernel_time_us:.1f} µs of kernels per step).")
         if self.judgement == Judgement.WITHIN_NOISE.value:
             what = f"within noise: {100 * self.share:+.2f} % of the step's kernel time {span}"

@@ -172,13 +172,13 @@ class Exec:
 
 
 def capture(torch: Any, fn: Callable[[], Any], warmup: int, pool: Any = None) -> Any:
-    """Warm `fn` up on a side stream (torch's graph docs ask for it: allocator, autotuning, compiles)
+    """Warm `fn` up `warmup` times on a side stream (torch's graph docs ask for it: allocator, autotuning, compiles)
     and capture it into a torch.cuda.CUDAGraph that keeps its cudaGraph_t. One clear line when the
     step cannot be captured (a host sync, a CPU tensor read, dynamic shapes)."""
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
-        for _ in range(max(1, warmup)):
+        for _ in range(warmup):
             fn()
     torch.cuda.current_stream().wait_stream(side)
     torch.cuda.synchronize()

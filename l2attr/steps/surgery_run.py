@@ -61,8 +61,8 @@ def measure(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, repeats
     call = (lambda: fn(*args, **kwargs))
     keep: list[Any] = []
     if own is None:
-        g1 = surgery.capture(torch, call, warmup)
-        g2 = surgery.capture(torch, call, 0)
+        g1 = surgery.capture(torch, call, max(1, warmup))
+        g2 = surgery.capture(torch, call, 0)      # the very next call: must capture the same nodes
         keep += [g1, g2]
         raw = surgery.raw_graph(g1)
         s, again = surgery.shape(raw), surgery.shape(surgery.raw_graph(g2))
