@@ -94,5 +94,5 @@ def test_step_times_compared_only_within_one_process(tmp_path):
              make_run(tmp_path, "dlrm-step-inline", NAT, COLD, step_us=120.0, command="bench"),
              make_run(tmp_path, "dlrm-step-inline-marked", NAT, COLD, step_us=120.0, command="other process")]
     text = steps_markdown([(p, analyse_step(p)) for p in paths], tmp_path, base="dlrm-step-no-pin")
-    tail = text[text.index("Untraced step time against `dlrm-step-no-pin` (same process):"):]
+    tail = text[text.index("Untraced step time against `dlrm-step-no-pin` (same process; a pin inside the step is charged):"):]
     assert "- `dlrm-step-inline`: 120.0 µs against 100.0 µs: slower" in tail and "inline-marked" not in tail

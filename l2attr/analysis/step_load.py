@@ -109,7 +109,7 @@ def first_line(manifest: dict[str, Any], ans: Any) -> str:
                     "(a compiled step's own kernels), attributed by kernel name.")
         return ""
     k = ans.kernels
-    if not len(k):
+    if not len(k) or not manifest.get("fallback"):      # an eager run asked for is the per-op method by name
         return ""
     warm = k[~k["met_flush"].astype(bool)]
     share = float(warm["natural_us"].sum() / k["natural_us"].sum()) if k["natural_us"].sum() else math.nan

@@ -9,10 +9,10 @@ from typing import Any
 
 from l2attr.analysis.significance import compare
 from l2attr.analysis.step_load import step_name
-from l2attr.vocab import Judgement
+from l2attr.vocab import Judgement, RungId
 
 SERIES = "dlrm-rungs"          # the facts' series of the shipped rung steps (examples/steps/dlrm_rungs.py)
-BASE_RUNG = "baseline"
+BASE_RUNG = RungId.BASELINE.value
 
 
 def rung_speedups(answers: list[Any]) -> list[tuple[str, str, Any]]:
@@ -25,7 +25,7 @@ def rung_speedups(answers: list[Any]) -> list[tuple[str, str, Any]]:
     ref = base[0]
     return [(facts[id(a)]["rung"], str(facts[id(a)].get("label", facts[id(a)]["rung"])), compare(ref.step_time, a.step_time))
             for a in rungs if a is not ref and a.manifest.get("command") == ref.manifest.get("command")
-            and facts[id(a)].get("rung") not in (BASE_RUNG, "torch")]
+            and facts[id(a)].get("rung") not in (BASE_RUNG, RungId.TORCH.value)]
 
 
 def pipeline_sentence(answers: list[Any], claim: str = "up to 1.77x on A100") -> str:
@@ -36,7 +36,7 @@ def pipeline_sentence(answers: list[Any], claim: str = "up to 1.77x on A100") ->
     gpu = ((answers[0].manifest.get("gpu") or {}).get("name")) or "this GPU"
     parts = []
     for rung, label, j in got:
-        word = "within noise" if j.judgement == Judgement.WITHIN_NOISE else j.judgement.value
+        word = j.judgement.value
         parts.append(f"{label} {j.speedup:.3f}x [{j.lo:.3f}, {j.hi:.3f}] ({word})")
     best = max(got, key=lambda x: x[2].speedup)
     return (f"Whole DLRM inference step on {gpu}, each rung's artifact consumer in place of EmbeddingBag, pins "

@@ -6,7 +6,7 @@ before each op; then the top edges by selective eviction), then the script ends.
 run dir.
 
   l2attr step --out runs -- python my_step.py
-  l2attr step --graph --out runs -- python my_step.py     # natural steps: CUDA-graph replays of it
+  l2attr step --eager --out runs -- python my_step.py     # the per-op method (no graph capture)
   l2attr step --ncu --ncu-metrics dram --out runs -- python my_step.py
   l2attr step --show runs/<...>-decode
 """
@@ -39,7 +39,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--edges", type=int, default=None, metavar="N",
                    help="measure the top N edges by selective eviction (default: the step_range's, 5; 0: none)")
     p.add_argument("--graph", action="store_true",
-                   help="natural steps replay a CUDA graph captured from the marked function")
+                   help="(kept for old scripts: graph surgery is the default method now)")
+    p.add_argument("--eager", action="store_true",
+                   help="the per-op eager method (a flush before each op) instead of graph surgery (a flush "
+                        "before every kernel of the captured step)")
 
 
 def summary(path: Path) -> str:
@@ -81,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
     before = set(args.out.iterdir())
     env = dict(os.environ)
     env[ENV] = json.dumps({"out": str(args.out.resolve()), "repeats": args.repeats, "warmup": args.warmup,
-                           "name": args.name, "edges": args.edges, "graph": args.graph})
+                           "name": args.name, "edges": args.edges, "graph": args.graph,
+                           "eager": args.eager})
     t0 = time.perf_counter()
     try:
         rc = subprocess.run(command, env=env, check=False).returncode

@@ -21,15 +21,16 @@ from l2attr.vocab import RunKind
 
 def step(fn: Callable[..., Any], *args: Any, name: str = RunKind.STEP.value, repeats: int = 10, warmup: int = 3,
          out: Path | str = "runs", log: Callable[[str], None] = print, edges: int = 5, graph: bool = False,
-         facts: dict[str, Any] | None = None, **kwargs: Any) -> Any:
-    """Measure one step of `fn` (natural vs cold before each op; the top `edges` edges by selective
-    eviction; `graph`: natural steps replay a CUDA graph l2attr captures from `fn`); its
+         facts: dict[str, Any] | None = None, eager: bool = False, **kwargs: Any) -> Any:
+    """Measure one step of `fn` (or a torch.cuda.CUDAGraph captured with keep_graph=True): captured
+    into a CUDA graph, every kernel natural against cold on its own (clean and write-back-paying
+    cold arms); `eager`: the per-op method; the top `edges` edges by selective eviction. Its
     StepAnswer, with .run_dir."""
     from l2attr.analysis.step_load import analyse_step
     from l2attr.steps.run import run_step
 
     path = run_step(fn, *args, name=name, repeats=repeats, warmup=warmup, out=out, log=log, edges=edges,
-                    graph=graph, facts=facts, **kwargs)
+                    graph=graph, facts=facts, eager=eager, **kwargs)
     ans = analyse_step(path)
     ans.run_dir = path
     return ans
@@ -57,7 +58,7 @@ def step_range(name: str = RunKind.STEP.value, repeats: int = 10, warmup: int = 
                 run_step(fn, *args, name=s.get("name") or name, repeats=int(s.get("repeats", repeats)),
                          warmup=int(s.get("warmup", warmup)), out=s["out"],
                          edges=int(s["edges"]) if s.get("edges") is not None else edges,
-                         graph=bool(s.get("graph")) or graph, **kwargs)
+                         graph=bool(s.get("graph")) or graph, eager=bool(s.get("eager")), **kwargs)
                 raise SystemExit(0)
             try:
                 import nvtx

@@ -28,6 +28,7 @@ from l2attr.rundir import RunDir, command_line
 from l2attr.schema import STEP_EDGES, STEP_KERNELS, STEP_OPS, STEP_TIMES
 from l2attr.steps.record import OpRecord, make_recorder
 from l2attr.steps.trace import kernels
+from l2attr.steps.timing import time_steps  # noqa: F401  (re-exported: older callers import it here)
 from l2attr.vocab import RunKind, StepCondition, StepMode, TimerKind
 from l2attr.names import LEGACY_PREFIX, STEP_TRACE, check_label
 from l2attr.analysis.step_load import COMPLETE
@@ -44,22 +45,6 @@ def ops_frame(ops: list[OpRecord]) -> pd.DataFrame:
     return pd.DataFrame([{"op_index": o.index, "op": o.op, "module": o.module, "flushed_in_cold": o.flushed,
                           "inputs": json.dumps(o.inputs), "outputs": json.dumps(o.outputs), "view": o.view}
                          for o in ops], columns=[*STEP_OPS.columns, *STEP_OPS.optional])
-
-
-def time_steps(dev: Any, step: Callable[[], Any], repeats: int) -> pd.DataFrame:
-    """The whole step on the GPU clock, untraced and unrecorded: blocking-timer events around the
-    step's launches (no launch lag before the first kernel; the host gaps between its kernels are
-    part of an eager step and stay in). What a pin on a side stream must shorten to pay."""
-    from l2attr.measure.timer import BlockingTimer
-
-    timer = BlockingTimer(dev.torch, dev.cupy, timeout_ms=2000.0)
-    rows = []
-    for i in range(2 * repeats + 2):
-        s = timer.time(step)
-        if i >= 2:                                       # two more warm-ups
-            rows.append({"repeat": i - 2, "step_us": s.time_us, "discard": s.discard})
-    timer.close()
-    return pd.DataFrame(rows, columns=list(STEP_TIMES.columns))
 
 
 def _traced(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, repeats: int, name: str,
@@ -149,7 +134,7 @@ def run_step(fn: Callable[..., Any], *args: Any, name: str = RunKind.STEP.value,
             return _write_surgery(dev, fn, args, kwargs, got, name, repeats, warmup, out, log, edges, facts, t0)
     if callable(fn) is False:
         raise UserError("step: the step must be a function (or a torch.cuda.CUDAGraph)")
-    return _run_eager(dev, fn, args, kwargs, name, repeats, warmup, out, log, keep_trace, edges, graph and not fallback,
+    return _run_eager(dev, fn, args, kwargs, name, repeats, warmup, out, log, keep_trace, edges, graph,
                       facts, fallback)
 
 

@@ -36,7 +36,8 @@ METHOD = {
 
 def user_graph(torch: Any, fn: Any) -> Any:
     """A torch.cuda.CUDAGraph the user captured (keep_graph=True), or None when `fn` is a function."""
-    if isinstance(fn, torch.cuda.CUDAGraph):
+    graph_type = getattr(getattr(torch, "cuda", None), "CUDAGraph", None)
+    if isinstance(graph_type, type) and isinstance(fn, graph_type):
         from l2attr.errors import UserError
 
         try:
@@ -52,10 +53,14 @@ def measure(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, repeats
     """Everything the surgery run writes: kernels, ops, step times and the manifest's facts."""
     from l2attr.steps import attribute, replay, surgery
     from l2attr.steps.flushes import Flushes
-    from l2attr.steps.run import time_steps
+    from l2attr.steps.timing import time_steps
 
     torch = dev.torch
     t0 = time.perf_counter()
+    try:
+        import cuda.bindings.runtime  # noqa: F401
+    except ImportError:
+        raise surgery.UncapturableStep("the cuda-bindings package is not installed: pip install cuda-bindings") from None
     own = user_graph(torch, fn)
     flushes = Flushes(torch, dev.cupy, dev.l2_bytes)   # before the user's capture: a failed one can leave torch's RNG mid-capture
     call = (lambda: fn(*args, **kwargs))

@@ -1,0 +1,108 @@
+"""Graph surgery's CPU side on data whose answer is known by hand: the bracketed judgement, the
+arm plan, node keying of replays (and its refusals), attribution by name, the refusal of a graph
+with host nodes, and the committed H200 surgery runs read back through the same analysis."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from l2attr.analysis.step import answer, bracket, name_op
+from l2attr.errors import UserError
+from l2attr.steps.attribute import assign
+from l2attr.steps.replay import _keys, plan
+from l2attr.steps.surgery import Shape, refuse_shape
+from l2attr.vocab import Judgement
+
+F, S, W = Judgement.FASTER, Judgement.SLOWER, Judgement.WITHIN_NOISE
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("clean,dirty,want", [
+    (F, F, F), (S, S, S), (W, W, W), (S, F, Judgement.WRITE_BACK), (S, W, Judgement.WRITE_BACK),
+    (W, F, Judgement.DEPENDS), (F, W, Judgement.DEPENDS), (F, None, F)])
+def test_a_word_only_where_both_readings_agree(clean, dirty, want):
+    assert bracket(clean, dirty) == want
+
+
+def test_the_arms_rotate_each_repeat():
+    assert plan(["natural", "cold", "cold_dirty"], 3) == [
+        (0, "natural"), (0, "cold"), (0, "cold_dirty"), (1, "cold"), (1, "cold_dirty"), (1, "natural"),
+        (2, "cold_dirty"), (2, "natural"), (2, "cold")]
+
+
+def test_same_named_kernels_are_keyed_by_occurrence():
+    assert _keys(["a", "b", "a"]) == [("a", 0), ("b", 0), ("a", 1)]
+
+
+def _rows(cond: str, step: int, names: list[str], durs: list[float]) -> list[dict]:
+    return [{"condition": cond, "step": step, "kernel": n, "duration_us": d, "start_us": 100.0 * step + i,
+             "stream": 7, "graph": True, "op_index": -1} for i, (n, d) in enumerate(zip(names, durs))]
+
+
+def _trace_of(rows: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame(rows)
+
+
+def test_node_kernels_pairs_natural_by_name_and_refuses_a_changed_replay(monkeypatch):
+    from l2attr.steps import replay
+
+    rows = _rows("cold", 0, ["a", "b"], [2.0, 3.0]) + _rows("natural", 1, ["b", "a"], [1.0, 1.5])
+    monkeypatch.setattr("l2attr.steps.trace._events", lambda t: t)
+    monkeypatch.setattr("l2attr.steps.trace._launched", lambda ev, prefix, parse: ev)
+    k = replay.node_kernels(rows)
+    nat = k[k["condition"] == "natural"].set_index("kernel")["node"].to_dict()
+    assert nat == {"a": 0, "b": 1}           # natural ran b first (overlap): matched by name, not position
+    bad = rows + _rows("natural", 2, ["a"], [1.0])
+    with pytest.raises(UserError, match="changes between replays"):
+        replay.node_kernels(bad)
+
+
+def test_graph_kernels_take_their_eager_op_or_a_name():
+    k = pd.DataFrame({"node": [0, 1, 2], "kernel": ["gemm", "triton_poi_fused_gelu_0", "gemm"]})
+    eager = pd.DataFrame({"op_index": [0, 1, 2], "kernel_index": [0, 0, 0], "kernel": ["gemm", "gelu_ew", "gemm"],
+                          "start_us": [0, 1, 2]})
+    out, counts = assign(k, list(k["kernel"]), eager)
+    assert list(out["op_index"]) == [0, -2, 2] and counts["matched_kernels"] == 2
+    assert name_op("triton_poi_fused_gelu_0") == "triton:fused_gelu"
+
+
+def test_host_and_conditional_nodes_and_changing_steps_are_one_line():
+    with pytest.raises(UserError, match="Host"):
+        refuse_shape(Shape(["Kernel", "Host"], [object()], 0, ["Host"]), None)
+    with pytest.raises(UserError, match="no GPU kernel"):
+        refuse_shape(Shape([], [], 0, []), None)
+    with pytest.raises(UserError, match="changes between calls"):
+        refuse_shape(Shape(["Kernel"], [object()]), Shape(["Kernel", "Kernel"], [object(), object()]))
+
+
+def _kern(cond: str, step: int, times: list[float]) -> list[dict]:
+    return [{"condition": cond, "step": step, "op_index": i, "kernel_index": 0, "kernel": f"k{i}", "duration_us": t,
+             "start_us": float(i), "stream": 7, "node": i} for i, t in enumerate(times)]
+
+
+def test_write_back_is_not_called_a_cost():
+    """A kernel slower in natural than after a clean flush, faster than after a dirty one: write-back."""
+    rows = []
+    for s in range(8):
+        j = 0.01 * (s % 3)
+        rows += _kern("natural", s, [10.0 + j, 5.0 + j]) + _kern("cold", s, [9.0 + j, 6.0 + j])
+        rows += _kern("cold_dirty", s, [11.0 + j, 7.0 + j])
+    ops = pd.DataFrame({"op_index": [0, 1], "op": ["mm", "gelu"], "module": ["", ""], "flushed_in_cold": [True, True],
+                        "inputs": ["[]", "[]"], "outputs": ["[]", "[]"]})
+    ans = answer(pd.DataFrame(rows), ops, every_kernel=True)
+    got = ans.kernels.set_index("op")["judgement"].to_dict()
+    assert got == {"mm": Judgement.WRITE_BACK.value, "gelu": Judgement.FASTER.value}
+    assert ans.kernels.set_index("op")["write_back_bound_us"].round(6).to_dict() == {"mm": 2.0, "gelu": 1.0}
+
+
+def test_committed_surgery_runs_have_every_kernel_cold():
+    from l2attr.analysis.step_load import analyse_step
+
+    runs = sorted((ROOT / "examples" / "steps" / "surgery").glob("*-bert-layer-fastpath"))
+    assert runs, "the BERT fast-path surgery run is committed"
+    ans = analyse_step(runs[-1])
+    assert len(ans.kernels) == (ans.manifest["surgery"]["graph_kernels"]) and bool(ans.kernels["met_flush"].all())
+    assert ans.kernels["cold_us"].notna().all() and ans.kernels["dirty_us"].notna().all()
