@@ -41,7 +41,7 @@ def check(result: Any, what: str) -> Any:
     rt = _rt()
     err, *rest = result if isinstance(result, tuple) else (result,)
     if err != rt.cudaError_t.cudaSuccess:
-        raise UserError(f"graph surgery: {what} failed ({str(err).rsplit('.', 1)[-1]})")
+        raise UserError(f"graph surgery: {what} failed ({err.name})")
     return rest[0] if len(rest) == 1 else tuple(rest)
 
 
@@ -60,7 +60,7 @@ def nodes(graph: Any) -> list[Any]:
 
 def node_type(node: Any) -> str:
     t = check(_rt().cudaGraphNodeGetType(node), "cudaGraphNodeGetType")
-    return str(t).rsplit(".", 1)[-1].replace("cudaGraphNodeType", "")
+    return str(t.name).replace("cudaGraphNodeType", "")
 
 
 def edges(graph: Any) -> list[tuple[int, int]]:
