@@ -1,17 +1,14 @@
-"""Wall time of each shipped step attribution (target: <= 2 min each at the shipped sizes).
+"""The graph-surgery step cycle on the H200: every shipped step measured by `l2attr.step` (graph
+surgery, clean and write-back-paying cold arms), each attribution's wall time, the natural replay
+against the function timed on its own, and the bad-input cases. Runs land in --out.
 
-Every shipped step, each measured as `l2attr.step` does (natural vs cold per kernel, then the top
-edges by selective eviction): the self-check (and its CUDA-graph twin), the Llama-shaped decoder
-layer's grid (examples/steps/llama_layer.py: decode batch {1, 16} x KV {2K, 8K} and 8 x 4K,
-prefill {512, 2K}, the batch-8 decode as a CUDA graph) and the three DLRM steps.
-
-    python benchmarks/bench_steps.py --out runs
-    python benchmarks/bench_steps.py --out runs --only selfcheck llama-decode-b1-kv2k
+    python benchmarks/bench_steps.py --out runs [--only NAME ...]   # target: each attribution <= 2 min
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -22,56 +19,79 @@ sys.path.insert(0, str(ROOT))
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser()
     ap.add_argument("--out", default="runs")
     ap.add_argument("--repeats", type=int, default=10)
-    ap.add_argument("--edges", type=int, default=5)
-    ap.add_argument("--only", nargs="*", help="run names (or prefixes) to run; default all")
+    ap.add_argument("--only", nargs="*")
+    ap.add_argument("--bad", action="store_true", help="the bad-input cases too")
     args = ap.parse_args()
+    import numpy as np
     import torch
 
     import l2attr
-    from dlrm_step import build
-    from llama_layer import grid, layer
+    from l2attr.analysis.step import per_kernel  # noqa: F401
     from selfcheck import make
+    from shipped import steps as shipped
 
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
-    steps = {   # name -> (fn, args, facts, graph, edges)
-        "selfcheck-quarter-l2": (make(l2 // 4), (), {}, False, 1),
-        "selfcheck-4x-l2": (make(4 * l2), (), {}, False, 1),
-        "selfcheck-quarter-l2-graph": (make(l2 // 4), (), {}, True, 1),
-    }
-    for name, (fn, facts, graph) in grid(layer()).items():
-        steps[name] = (fn, (), facts, graph, args.edges)
-    dlrm = build()
-    for variant in ("no-pin", "inline", "side-stream"):
-        steps[f"dlrm-step-{variant}"] = (dlrm, (variant,), {"series": "dlrm", "pins": variant}, False, args.edges)
-    walls = {}
+    todo = {"selfcheck-quarter-l2": (make(l2 // 4), (), {}), "selfcheck-4x-l2": (make(4 * l2), (), {})}
+    names = [n for n in ["bert-layer-fastpath", "bert-layer-no-fastpath", "llama-compiled-decode-b8-kv4k",
+                         "llama-compiled-prefill-512", "dlrm-rung-torch", "dlrm-rung-baseline", "dlrm-rung-optmt",
+                         "dlrm-rung-rpf-optmt", "dlrm-rung-l2p-optmt", "dlrm-rung-combined",
+                         "llama-decode-32l-b8-kv4k"] if not args.only or any(n.startswith(o) for o in args.only)]
+    todo = {k: v for k, v in todo.items() if not args.only or any(k.startswith(o) for o in args.only)}
     with torch.inference_mode():
-        for name, (fn, a, facts, graph, edges) in steps.items():
-            if args.only and not any(name.startswith(o) for o in args.only):
-                continue
+        for name in names:
+            try:
+                todo.update(shipped([name]))
+            except Exception as exc:
+                print(f"{name}: BUILD FAILED {type(exc).__name__}: {exc}", flush=True)
+        for name, (fn, a, facts) in todo.items():
             t0 = time.perf_counter()
             try:
-                ans = l2attr.step(fn, *a, name=name, repeats=args.repeats, out=args.out, edges=edges, graph=graph,
-                                  facts=facts, keep_trace=name.startswith("selfcheck"), log=lambda s: None)
-            except Exception as exc:       # one step's failure must not lose the others' runs
+                ans = l2attr.step(fn, *a, name=name, repeats=args.repeats, out=args.out, facts=facts,
+                                  edges=1 if name.startswith("selfcheck") else 0, log=lambda s: print("  ", s))
+            except Exception as exc:
                 print(f"{name}: FAILED after {time.perf_counter() - t0:.1f} s: {type(exc).__name__}: {exc}", flush=True)
                 continue
-            walls[name] = time.perf_counter() - t0
-            print(f"{name}: attribution wall {walls[name]:.1f} s | {ans.headline(name)}", flush=True)
-            for line in _edges(ans):
-                print(f"    {line}", flush=True)
-    if walls:
-        worst = max(walls, key=walls.get)
-        print(f"slowest attribution: {worst} {walls[worst]:.1f} s (target <= 120 s); all {sum(walls.values()):.1f} s")
+            wall = time.perf_counter() - t0
+            sf = ans.manifest.get("surgery") or {}
+            call = sf.get("call_us") or []
+            print(f"{name}: wall {wall:.1f} s | {ans.headline(name)}", flush=True)
+            print(f"   natural replay {ans.step_time.median:.1f} us; called on its own {np.median(call) if call else float('nan'):.1f} us; "
+                  f"torch's own replay {np.median(sf.get('torch_graph_us') or [float('nan')]):.1f} us; kernels {sf.get('graph_kernels')} matched {sf.get('matched_kernels')} overlap {sf.get('overlapping_kernels')} "
+                  f"timings {sf.get('timings')}", flush=True)
+            k = ans.kernels
+            for r in k.sort_values("node" if "node" in k else "op_index").head(40).to_dict("records"):
+                print(f"   {r.get('node', -1):4} {r['natural_us']:9.2f} {r['cold_us']:9.2f} {r.get('dirty_us', float('nan')):9.2f} "
+                      f"{r['judgement']:<22} {r['op'][:28]:<28} {str(r['kernel'])[:70]}", flush=True)
+        if args.bad:
+            bad(torch, l2attr, args.out)
 
 
-def _edges(ans) -> list[str]:
-    from l2attr.report.step_text import graph_line, measured_edge_lines
+def bad(torch, l2attr, out) -> None:
+    from l2attr.errors import UserError
 
-    error = ans.manifest.get("edges_error")
-    return [x for x in [*measured_edge_lines(ans), f"edges not measured: {error}" if error else "", graph_line(ans)] if x]
+    x = torch.randn(1 << 20, device="cuda")
+
+    def syncs():
+        return (x * 2).sum().item()
+
+    calls = {"n": 0}
+
+    def changes():
+        calls["n"] += 1
+        return x * 2 if calls["n"] % 2 else (x * 2).sum()
+
+    for label, fn, a in (("sequence changes", changes, ()), ("host sync in capture", syncs, ()),
+                         ("cpu tensor", lambda t: t * 2, (torch.randn(4),))):
+        try:
+            ans = l2attr.step(fn, *a, name="bad", repeats=2, out=out, edges=0, log=lambda s: print("  ", s))
+            print(f"BAD {label}: accepted: {ans.headline('bad').splitlines()[0]}")
+        except UserError as exc:
+            print(f"BAD {label}: refused: {exc}")
+        except Exception as exc:
+            print(f"BAD {label}: TRACEBACK-CLASS {type(exc).__name__}: {exc}")
 
 
 if __name__ == "__main__":

@@ -56,7 +56,7 @@ def pipeline_block(folder: Path | None = None) -> str:
 
     runs = runs_in(folder or ROOT / "examples" / "steps" / "surgery")
     return pipeline_sentence([analyse_step(p) for p in runs]) + (
-        " (`examples/steps/surgery/`, `python tools/device_surgery.py`)")
+        " (`examples/steps/surgery/`, `python benchmarks/bench_steps.py`)")
 
 
 def steps_block(folder: Path | None = None) -> str:
