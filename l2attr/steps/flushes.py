@@ -34,6 +34,7 @@ class Flushes:
         self.k = {name: get_kernel(spec) for name, spec in
                   (("unpin", UNPIN_SPEC), ("demote", DEMOTE_SPEC), ("read", FLUSH_SPEC), ("dirty", DIRTY_SPEC))}
         self.graphs: dict[str, Any] = {}
+        self._keep: list[Any] = []          # the torch graphs whose cudaGraph_t the cold copies embed
         for cond in (StepCondition.COLD, StepCondition.COLD_DIRTY):
             self.graphs[cond.value] = self._capture(cond == StepCondition.COLD_DIRTY)
 
@@ -53,7 +54,7 @@ class Flushes:
 
         self.launch(dirty)                            # compile + load the kernels outside the capture
         g = capture(self.torch, lambda: self.launch(dirty), warmup=1)
-        self._keep = getattr(self, "_keep", []) + [g]
+        self._keep.append(g)
         return raw_graph(g)
 
     def graph(self, condition: str) -> Any:
