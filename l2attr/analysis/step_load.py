@@ -12,7 +12,7 @@ from l2attr.errors import STRICT, UserError
 from l2attr.integrity.engine import check_step_dram
 from l2attr.integrity.manifest import check_manifest
 from l2attr.rundir import RunDir
-from l2attr.schema import STEP_DRAM, STEP_EDGES, STEP_KERNELS, STEP_OPS, STEP_TIMES
+from l2attr.schema import KERNEL_EDGES, STEP_DRAM, STEP_EDGES, STEP_KERNELS, STEP_OPS, STEP_TIMES
 from l2attr.vocab import EdgeArm, RunKind, StepMode
 
 KIND = RunKind.STEP.value
@@ -88,8 +88,19 @@ def analyse_step(path: Path) -> Any:
     ans.manifest = m
     ans.ops = ops
     raw = load_edges(RunDir.open(Path(path)))
-    ans.measured_edges = edge_results(raw, ops) if len(raw) else pd.DataFrame()
+    ans.measured_edges = edge_results(raw, edge_names(m, k, ops)) if len(raw) else pd.DataFrame()
     return ans
+
+
+def edge_names(m: dict[str, Any], k: pd.DataFrame, ops: pd.DataFrame) -> pd.DataFrame:
+    """What an edge's producer and consumer indices name: ops, or kernel nodes (named by kernel)
+    when the run's edges are kernel-level."""
+    from l2attr.analysis.step import name_op
+
+    if not m.get(KERNEL_EDGES) or "node" not in k.columns:
+        return ops
+    first = k.drop_duplicates("node").sort_values("node")
+    return pd.DataFrame({"op_index": first["node"].astype(int), "op": first["kernel"].map(name_op)})
 
 
 def step_name(ans: Any) -> str:

@@ -39,12 +39,20 @@ def edge_rows(ans: Any, n: int = 5) -> list[list[str]]:
             for r in e.head(n).to_dict("records")]
 
 
+def edges_how(m: dict[str, Any]) -> str:
+    """How a run's edges were measured and at which level (kernel nodes or ops), and why not kernel-level."""
+    why = m.get("kernel_edges_error")
+    parts = [m.get("edges_method", ""), m.get("edges_level", ""),
+             f"kernel-level edges not read: {why}" if why else ""]
+    return "; ".join(str(p) for p in parts if p)
+
+
 def measured_edge_lines(ans: Any, n: int = 5) -> list[str]:
     """The CLI's lines: the measured edges, one sentence each (analysis/step_edges.describe)."""
     e = getattr(ans, "measured_edges", None)
     if e is None or not len(e):
         return []
-    return ["edges measured by selective eviction (consumer op time; control: rewarmed vs natural):",
+    return [f"edges measured by selective eviction ({edges_how(ans.manifest)}):",
             *[describe_edge(r) for r in e.head(n).to_dict("records")]]
 
 
@@ -54,7 +62,7 @@ def _edge_block(ans: Any) -> list[str]:
         return ["", f"Edges measured apart: not measured ({ans.manifest['edges_error']})."]
     if not rows:
         return []
-    method = ans.manifest.get("edges_method", "")
+    method = edges_how(ans.manifest)
     return ["", f"Edges measured apart ({method}; saving = edge_cold - natural, judged only where the control "
                 "holds):", "", md_table(EDGE_HEADERS, rows, [False, True, True, True, True, True, True, False, False])]
 
@@ -207,7 +215,7 @@ def page_markdown(title: str, runs: list[tuple[Path, Any]]) -> str:
     if measured:
         lines += ["## Edges measured by selective eviction", ""]
         for _, a in measured:
-            lines += [f"**{step_name(a)}** ({a.manifest.get('edges_method', '')})", "",
+            lines += [f"**{step_name(a)}** ({edges_how(a.manifest)})", "",
                       md_table(EDGE_HEADERS, edge_rows(a), [False, True, True, True, True, True, True, False, False]), ""]
     graphs = [(p, a) for p, a in runs if graph_line(a)]
     if graphs:
