@@ -108,6 +108,18 @@ def step_name(ans: Any) -> str:
     return str((ans.manifest.get("step") or {}).get("name") or KIND)
 
 
+def overlap_line(kern: pd.DataFrame) -> str:
+    """Kernels that ran beside another in natural are left out of the answer: their natural time is
+    shared with another kernel, their cold time (serialised) is not."""
+    if not len(kern) or "overlapped" not in kern.columns or not kern["overlapped"].any():
+        return ""
+    o = kern[kern["overlapped"].astype(bool)]
+    share = float(o["natural_us"].sum() / kern["natural_us"].sum()) if kern["natural_us"].sum() else math.nan
+    return (f"{len(o)} of {len(kern)} kernels ({100 * share:.1f} % of natural kernel time) ran beside another kernel "
+            "in natural (streams in parallel) and one at a time in the cold arms: not comparable, so left out of "
+            "the answer.")
+
+
 def first_line(manifest: dict[str, Any], ans: Any) -> str:
     """What the answer must say before anything else: a step measured per op (it could not be
     captured, or eager was asked for) leaves kernels warm, and how much kernel time they hold."""
@@ -115,10 +127,12 @@ def first_line(manifest: dict[str, Any], ans: Any) -> str:
     if mode == StepMode.SURGERY.value:
         sf = manifest.get("surgery") or {}
         n, m = sf.get("graph_kernels"), sf.get("matched_kernels")
+        lines = []
         if isinstance(n, int) and isinstance(m, int) and m < n:
-            return (f"Measured as the captured graph runs it: {n - m} of {n} kernels are not the eager ops' "
-                    "(a compiled step's own kernels), attributed by kernel name.")
-        return ""
+            lines.append(f"Measured as the captured graph runs it: {n - m} of {n} kernels are not the eager ops' "
+                         "(a compiled step's own kernels), attributed by kernel name.")
+        lines += [overlap_line(ans.kernels)]
+        return "\n".join(x for x in lines if x)
     k = ans.kernels
     if not len(k) or not manifest.get("fallback"):      # an eager run asked for is the per-op method by name
         return ""

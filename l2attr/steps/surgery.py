@@ -192,7 +192,8 @@ def capture(torch: Any, fn: Callable[[], Any], warmup: int, pool: Any = None) ->
     except Exception as exc:            # torch raises RuntimeError or its AcceleratorError subclass
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         torch.cuda.synchronize()
-        raise UncapturableStep(first) from None
+        raise UncapturableStep(f"{first}; a host sync inside the step (.item(), .cpu(), .tolist(), a "
+                               "data-dependent shape) is the usual cause") from None
     torch.cuda.synchronize()
     return g
 
