@@ -119,11 +119,16 @@ def surgery_lines(ans: Any, every_up_to: int = 12, top: int = 8) -> list[str]:
              f"≤ {wb:.1f} µs ({100 * wb / float(k['natural_us'].sum()):.1f} % of natural kernel time).", "",
              f"{'Every kernel' if len(shown) == len(k) else f'The {len(shown)} kernels of largest |saving|'} "
              "(saving = cold - natural; a judgement word only where both cold readings agree):", ""]
-    rows = [[str(int(r["node"])) if "node" in r else "", describe_kernel(r), f"{r['natural_us']:.2f}", f"{r['cold_us']:.2f}",
-             f"{r['dirty_us']:.2f}", f"{r['saving_us']:+.2f} / {r['saving_dirty_us']:+.2f}",
-             f"{r['write_back_bound_us']:.2f} ({100 * r['write_back_bound_us'] / r['natural_us']:.0f} %)",
-             _words(r["judgement"])] for r in shown.to_dict("records")]
-    return lines + [md_table(SURGERY_HEADERS, rows, [True, False, True, True, True, True, True, False])]
+    return lines + [md_table(SURGERY_HEADERS, [surgery_row(r) for r in shown.to_dict("records")],
+                             [True, False, True, True, True, True, True, False])]
+
+
+def surgery_row(r: dict[str, Any]) -> list[str]:
+    """One kernel of a graph-surgery run under SURGERY_HEADERS (the Markdown table and the HTML page)."""
+    return [str(int(r["node"])) if "node" in r else "", describe_kernel(r), f"{r['natural_us']:.2f}", f"{r['cold_us']:.2f}",
+            f"{r['dirty_us']:.2f}", f"{r['saving_us']:+.2f} / {r['saving_dirty_us']:+.2f}",
+            f"{r['write_back_bound_us']:.2f} ({100 * r['write_back_bound_us'] / r['natural_us']:.0f} %)",
+            _words(r["judgement"])]
 
 
 def dram_lines(path: Path) -> list[str]:
