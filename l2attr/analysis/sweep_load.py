@@ -7,7 +7,6 @@ be present, finite and non-negative.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,9 +60,13 @@ class SweepRun:
 
 def manifest_kind(path: Path) -> str | None:
     """The `kind` of a run dir's manifest, or None when it has none readable."""
+    from l2attr.rundir import read_manifest
+
+    if not (Path(path) / MANIFEST).is_file():
+        return None
     try:
-        m = json.loads((Path(path) / MANIFEST).read_text())
-    except (OSError, ValueError):
+        m = read_manifest(Path(path) / MANIFEST)
+    except UserError:
         return None
     return m.get("kind") if isinstance(m, dict) else None
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from l2attr.ladder.config import WorkloadConfig
 from l2attr.errors import Damage, UserError
+from l2attr.integrity.manifest_fields import check_fields
 from l2attr.vocab import RunKind, Verdict
 
 BANDWIDTHS = ("hbm_copy_GBps", "hbm_read_GBps", "l2_read_GBps")
@@ -103,6 +104,7 @@ def check_manifest(manifest: dict[str, Any], path: Path, damage: Damage) -> None
         said.add(field.split(".")[0])
         damage.found(f"{source}: {field} must be {rule} (found {value!r})")
 
+    check_fields(manifest, bad, required_fields(manifest))
     config = manifest.get("config")
     if isinstance(config, dict):
         known = {f.name for f in fields(WorkloadConfig)}

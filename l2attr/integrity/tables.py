@@ -18,12 +18,12 @@ import pandas as pd
 from l2attr.errors import Damage
 from l2attr.integrity import rules
 from l2attr.ladder.declare import APW, RUNG_BY_NAME
-from l2attr.schema import CELLS, METRICS, PHASES, SAMPLES, TIMELINE, Table
+from l2attr.schema import CELLS, EXP_CELLS, EXP_METRICS, EXP_SAMPLES, METRICS, PHASES, SAMPLES, TIMELINE, Table
 from l2attr.ladder.sweep.axes import REGISTERED as SWEEP_AXES
 from l2attr.ladder.sweep.dram import SWEEP_DRAM
 from l2attr.ladder.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES, SWEEP_UNITS
-from l2attr.vocab import (Arm, Condition, Family, L2State, Order, Phase, Pin, Quantity, Role, SweepMode,
-                          SweepQuantity, SweepRole, Timer)
+from l2attr.vocab import (Arm, CellCondition, Condition, Discard, Family, L2State, Order, Phase, Pin, Quantity,
+                          RepeatMode, Role, SweepMode, SweepQuantity, SweepRole, Timer)
 
 # No kernel call l2attr times lasts 10 s: a larger "time" is a damaged number (1e300 is finite).
 MAX_TIME_US = 1e7
@@ -80,6 +80,17 @@ CONTRACTS: dict[str, Contract] = {c.table.name: c for c in (
     Contract(SWEEP_DRAM, whole=("table", "group", "position", "dram_read_bytes"),
              known={"family": Family.values(), "arm": Arm.values(), "role": SweepRole.values()},
              at_least={"dram_read_bytes": 0.0, "duration_ns": 0.0, "table": 0.0, "group": 0.0, "position": 1.0}),
+    Contract(EXP_SAMPLES, whole=("repeat", "call"),
+             known={"condition": CellCondition.values(), "mode": (RepeatMode.DEVICE.value, RepeatMode.HOST.value),
+                    "discard": Discard.values()}, may_be_empty=("discard",),
+             times=("producer_time_us", "consumer_time_us", "producer_wall_us", "consumer_wall_us",
+                    "call_wall_us", "producer_enqueue_us", "consumer_enqueue_us")),
+    Contract(EXP_CELLS, whole=("n_samples", "n_discarded"), ordered=SPREAD,
+             known={"condition": CellCondition.values(), "quantity": Quantity.values(), "timer": Timer.values()},
+             times=TIMES),
+    Contract(EXP_METRICS, whole=("call", "launch"),
+             known={"condition": (*CellCondition.values(), ""), "role": (Role.PRODUCER.value, Role.CONSUMER.value)},
+             may_be_empty=("condition",)),
 )}
 
 
@@ -98,7 +109,7 @@ def check_table(df: pd.DataFrame, name: str, source: str, damage: Damage) -> pd.
         bad |= rules.at_most(df, column, MAX_TIME_US, MAX_TIME_WHY, source, damage)
     for column, limit in contract.at_least.items():
         bad |= rules.at_least(df, column, limit, source, damage)
-    if name == METRICS.name:
+    if name in (METRICS.name, EXP_METRICS.name):
         bad |= metric_ranges(df, source, damage)
     return df[~bad].reset_index(drop=True) if bad.any() else df
 
