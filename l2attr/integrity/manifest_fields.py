@@ -71,7 +71,37 @@ COMMON: dict[str, Rule] = {
     "persisting_reset": FLAG, "warnings": STRINGS,
 }
 
+def lists(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(x, list) and texts(x) for x in v)
+
+
+LIST_OF_LISTS: Rule = (lists, "a list of lists of strings")
+NUMBER_OR_NULL_NONNEG: Rule = (lambda v: v is None or (_number(v) and v >= 0), "a finite number >= 0 or null")
+
 BY_KIND: dict[str, dict[str, Rule]] = {
+    RunKind.LADDER.value: {
+        "measure.bandwidth": FLAG, "measure.cache_dir": TEXT_OR_NULL, "measure.drop_out_of_range": FLAG,
+        "measure.extra_cells": LIST, "measure.families": STRINGS, "measure.host_repeat": FLAG,
+        "measure.hot": TEXT_OR_NULL, "measure.l2_state": TEXT, "measure.maxrregcount": whole(0),
+        "measure.nvtx_calls": FLAG, "measure.nvtx_last": whole(0), "measure.pin_granularity": TEXT_OR_NULL,
+        "measure.profiles": STRINGS, "measure.repeats": whole(1), "measure.rpf_depth": whole(0),
+        "measure.shape": OBJECT, "measure.spin_us": TOLERANCE, "measure.timer": TEXT_OR_NULL,
+        "measure.trace": TEXT_OR_NULL, "measure.variants": LIST_OF_LISTS,
+        "distribute": OBJECT, "distribute.scheduler": TEXT_OR_NULL, "distribute.slots": STRINGS,
+        "distribute.workers": whole(0), "gpus": OBJECT, "process_wall_s": SECONDS,
+        "workloads_built_ahead": FLAG, "repeat_start_state": TEXT_OR_NULL, "telemetry": TEXT_OR_NULL,
+    },
+    RunKind.PROFILE.value: {
+        "app_replay_match": TEXT_OR_NULL, "app_replay_mode": TEXT_OR_NULL, "cache_control": TEXT_OR_NULL,
+        "calls_per_cell": whole(0), "chip": TEXT_OR_NULL, "clock_control": TEXT_OR_NULL,
+        "metric_set": TEXT_OR_NULL, "metric_validation": TEXT_OR_NULL, "metrics": STRINGS,
+        "metrics_collected": STRINGS, "nvtx_include": STRINGS, "profiles": STRINGS, "rungs": STRINGS,
+        "replay_mode": TEXT_OR_NULL, "settings_warnings": STRINGS, "wall_s_total": SECONDS,
+        "jobs": LIST, "derived_metrics": LIST, "control": OBJECT, "ncu": OBJECT, "wall_s": OBJECT,
+        "validity_control.hit_rate_label": TEXT_OR_NULL, "validity_control.hit_rate_metric": TEXT_OR_NULL,
+        "validity_control.rule": TEXT_OR_NULL, "validity_control.ranges_separated": (
+            lambda v: v is None or isinstance(v, bool), "true, false or null"),
+    },
     RunKind.EXPERIMENT.value: {
         "experiment": OBJECT, "experiment.name": TEXT,
         "experiment.conditions": words(CellCondition.values()),

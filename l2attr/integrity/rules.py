@@ -108,3 +108,30 @@ def at_least(df: pd.DataFrame, column: str, limit: float, source: str, damage: D
         return pd.Series(False, index=df.index)
     v = pd.to_numeric(df[column], errors="coerce")
     return flag(damage, source, v < limit, f"column {column} must be >= {limit:g}", lambda row: f"{v.iloc[row]:g}")
+
+
+def together(df: pd.DataFrame, columns: tuple[str, ...], source: str, damage: Damage) -> pd.Series:
+    """Columns a writer fills or leaves empty as one (a CI's two ends; a kernel's family, rung and
+    pin): one of them empty alone was erased, and the row would be read as another kind of row."""
+    present = [c for c in columns if c in df.columns]
+    if len(present) < 2:
+        return pd.Series(False, index=df.index)
+    empty = pd.DataFrame({c: df[c].isna() | (df[c].astype(str).str.strip().isin(("", "None", "nan")))
+                          for c in present})
+    mixed = empty.any(axis=1) & ~empty.all(axis=1)
+    return flag(damage, source, mixed, f"columns {', '.join(present)} are empty only together",
+                lambda row: ", ".join(f"{c}={df[c].iloc[row]!r}" for c in present))
+
+
+def numbers(df: pd.DataFrame, columns: Iterable[str], source: str, damage: Damage) -> pd.Series:
+    """Columns kept as the writer wrote them (an index other tables match as written) that must
+    still read as numbers where filled."""
+    bad = pd.Series(False, index=df.index)
+    for c in columns:
+        if c not in df.columns:
+            continue
+        filled = df[c].notna() & (df[c].astype(str).str.strip() != "")
+        v = pd.to_numeric(df[c], errors="coerce")
+        bad |= flag(damage, source, filled & (v.isna() | ~np.isfinite(v.fillna(0)) | (v < 0)),
+                    f"column {c} must be a number >= 0", lambda row: repr(df[c].iloc[row]))
+    return bad

@@ -44,6 +44,8 @@ class Contract:
     may_be_empty: tuple[str, ...] = ()                # known-word columns a writer may leave empty
     times: tuple[str, ...] = ()                       # at most MAX_TIME_US
     at_least: dict[str, float] = field(default_factory=dict)
+    together: tuple[tuple[str, ...], ...] = ()        # empty only all at once
+    numbers: tuple[str, ...] = ()                     # left as written, but numbers >= 0
 
 
 SPREAD = (("p10_us", "median_us", "p90_us"), ("ci95_lo_us", "ci95_hi_us"))
@@ -56,7 +58,7 @@ CONTRACTS: dict[str, Contract] = {c.table.name: c for c in (
              known={"family": Family.values(), "rung": RUNGS, "pin": Pin.values(), "l2_state": L2State.values(),
                     "quantity": Quantity.values(), "timer": Timer.values()},
              times=TIMES),
-    Contract(METRICS, whole=("table", "batch"),
+    Contract(METRICS, whole=("table", "batch", "launch"), together=(("family", "rung", "pin"),), numbers=("launch",),
              known={"condition": Condition.values(), "role": Role.values(), "family": Family.values(),
                     "rung": RUNGS, "pin": (*Pin.values(), "")},
              may_be_empty=("family", "rung", "pin")),
@@ -64,6 +66,7 @@ CONTRACTS: dict[str, Contract] = {c.table.name: c for c in (
     Contract(PHASES, whole=("samples",), ordered=(("start_us", "end_us"),), known={"phase": PHASE_NAMES},
              at_least={"start_us": 0.0}),
     Contract(SWEEP_POINTS, whole=("n_samples", "k", "hot_rows", "occupy_bytes", "pollute_bytes"), ordered=SPREAD,
+             together=(("ci95_lo_us", "ci95_hi_us"),),
              known={"axis": SWEEP_AXES, "family": Family.values(), "pin": Pin.values(),
                     "order": Order.values(), "arm": Arm.values(), "quantity": SweepQuantity.values(),
                     "timer": Timer.values()},
@@ -109,6 +112,9 @@ def check_table(df: pd.DataFrame, name: str, source: str, damage: Damage) -> pd.
         bad |= rules.at_most(df, column, MAX_TIME_US, MAX_TIME_WHY, source, damage)
     for column, limit in contract.at_least.items():
         bad |= rules.at_least(df, column, limit, source, damage)
+    bad |= rules.numbers(df, contract.numbers, source, damage)
+    for columns in contract.together:
+        bad |= rules.together(df, columns, source, damage)
     if name in (METRICS.name, EXP_METRICS.name):
         bad |= metric_ranges(df, source, damage)
     return df[~bad].reset_index(drop=True) if bad.any() else df
