@@ -63,8 +63,8 @@ class RunDir:
         run = cls(path)
         version = run.manifest().get("schema_version")
         if version not in READABLE_VERSIONS or isinstance(version, bool):
-            raise UserError(f"{path / MANIFEST}: schema_version must be one of "
-                            f"{', '.join(map(str, READABLE_VERSIONS))} (found {version!r}); this l2attr reads those")
+            raise UserError(f"{path / MANIFEST}: schema version {version!r}, this l2attr reads "
+                            f"{', '.join(map(str, READABLE_VERSIONS))}")
         return run
 
     # -- manifest -----------------------------------------------------------------------------

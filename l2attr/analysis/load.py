@@ -27,6 +27,7 @@ from l2attr.integrity.columns import typed_columns
 from l2attr.integrity.identity import combine
 from l2attr.integrity.counts import (PASSES_METRIC, SAMPLE_COLUMNS, check_declared_cells,  # noqa: F401
                                       check_profiled_kernels, check_sample_counts)
+from l2attr.integrity.manifest import check_manifest
 from l2attr.integrity.runs import check_run
 from l2attr.rundir import MANIFEST, RunDir
 from l2attr.schema import CELLS, METRICS, PHASES, SAMPLES, TIMELINE, Table, empty
@@ -211,6 +212,7 @@ def read_run(path: Path, damage: Damage = STRICT) -> Run | None:
         raise UserError(f"{manifest_path}: kind {kind!r}, expected one of {', '.join(RUN_KINDS)}")
     if not isinstance(manifest.get("config"), dict):
         raise UserError(f"{manifest_path}: no workload 'config' object")
+    check_manifest(manifest, path, damage)       # typed before any table rule reads a declaration
     tables = {t.name: (_read_table(run_dir, t, damage) if run_dir.has(t) else None)
               for t in (SAMPLES, CELLS, METRICS, TIMELINE, PHASES)}
     main = {RunKind.LADDER: (CELLS, "cells"), RunKind.PROFILE: (METRICS, "metrics"),

@@ -71,6 +71,12 @@ COMMON: dict[str, Rule] = {
     "persisting_reset": FLAG, "warnings": STRINGS,
 }
 
+def nullable(rules: dict[str, Rule]) -> dict[str, Rule]:
+    """The same rules, null allowed (fields a writer records as null when not applicable)."""
+    return {k: ((lambda v, ok=ok: v is None or ok(v)), rule if rule.endswith("null") else f"{rule} or null")
+            for k, (ok, rule) in rules.items()}
+
+
 def lists(v: Any) -> bool:
     return isinstance(v, list) and all(isinstance(x, list) and texts(x) for x in v)
 
@@ -91,7 +97,7 @@ BY_KIND: dict[str, dict[str, Rule]] = {
         "distribute.workers": whole(0), "gpus": OBJECT, "process_wall_s": SECONDS,
         "workloads_built_ahead": FLAG, "repeat_start_state": TEXT_OR_NULL, "telemetry": TEXT_OR_NULL,
     },
-    RunKind.PROFILE.value: {
+    RunKind.PROFILE.value: nullable({
         "app_replay_match": TEXT_OR_NULL, "app_replay_mode": TEXT_OR_NULL, "cache_control": TEXT_OR_NULL,
         "calls_per_cell": whole(0), "chip": TEXT_OR_NULL, "clock_control": TEXT_OR_NULL,
         "metric_set": TEXT_OR_NULL, "metric_validation": TEXT_OR_NULL, "metrics": STRINGS,
@@ -101,7 +107,7 @@ BY_KIND: dict[str, dict[str, Rule]] = {
         "validity_control.hit_rate_label": TEXT_OR_NULL, "validity_control.hit_rate_metric": TEXT_OR_NULL,
         "validity_control.rule": TEXT_OR_NULL, "validity_control.ranges_separated": (
             lambda v: v is None or isinstance(v, bool), "true, false or null"),
-    },
+    }),
     RunKind.EXPERIMENT.value: {
         "experiment": OBJECT, "experiment.name": TEXT,
         "experiment.conditions": words(CellCondition.values()),

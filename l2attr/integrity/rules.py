@@ -135,3 +135,13 @@ def numbers(df: pd.DataFrame, columns: Iterable[str], source: str, damage: Damag
         bad |= flag(damage, source, filled & (v.isna() | ~np.isfinite(v.fillna(0)) | (v < 0)),
                     f"column {c} must be a number >= 0", lambda row: repr(df[c].iloc[row]))
     return bad
+
+
+def filled(df: pd.DataFrame, columns: Iterable[str], source: str, damage: Damage) -> pd.Series:
+    """A word every row names (a metric's name): an empty one cannot be matched to anything."""
+    bad = pd.Series(False, index=df.index)
+    for c in columns:
+        if c in df.columns:
+            empty = df[c].isna() | df[c].astype(str).str.strip().isin(("", "None", "nan"))
+            bad |= flag(damage, source, empty, f"column {c} must not be empty")
+    return bad

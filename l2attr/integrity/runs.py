@@ -12,10 +12,10 @@ from typing import Any
 
 
 from l2attr.errors import Damage
-from l2attr.integrity.manifest import check_manifest
+from l2attr.integrity import rules
 from l2attr.integrity.summaries import (check_cells_against_samples, check_derived_metrics,
                                         check_profile_manifest, check_timeline)
-from l2attr.schema import CELLS, SAMPLES
+from l2attr.schema import CELLS, METRICS, SAMPLES
 from l2attr.vocab import RunKind
 
 Tables = dict[str, "pd.DataFrame | None"]
@@ -23,8 +23,7 @@ Tables = dict[str, "pd.DataFrame | None"]
 
 def check_run(kind: str, tables: Tables, manifest: dict[str, Any], path: Path, damage: Damage) -> Tables:
     """The run's tables after the whole-run rules (rows that break them dropped in the partial mode)."""
-    check_manifest(manifest, path, damage)
-    tables = dict(tables)
+    tables = dict(tables)      # (the manifest was checked first: analysis/load.py read_run)
     if kind == RunKind.LADDER and tables.get("cells") is not None:
         if tables.get("samples") is None:
             damage.found(f"{path / SAMPLES.filename}: missing; a ladder run keeps the samples its "
@@ -33,7 +32,22 @@ def check_run(kind: str, tables: Tables, manifest: dict[str, Any], path: Path, d
             tables["cells"] = check_cells_against_samples(tables["samples"], tables["cells"], path, damage)
     if kind == RunKind.PROFILE and tables.get("metrics") is not None:
         check_profile_manifest(tables["metrics"], manifest, path, damage)
+        tables["metrics"] = check_declared_profiles(tables["metrics"], manifest, path, damage)
         tables["metrics"] = check_derived_metrics(tables["metrics"], path, damage)
     if kind == RunKind.TIMELINE and manifest.get("method") != "nsys":
         check_timeline(tables.get("timeline"), tables.get("phases"), manifest, path, damage)
     return tables
+
+
+def check_declared_profiles(metrics: "pd.DataFrame", manifest: dict[str, Any], path: Path,
+                            damage: Damage) -> "pd.DataFrame":
+    """A profile run's metric rows name the reuse profiles its manifest lists (`profiles`): a
+    row of another profile is a key that resolves to nothing the run measured."""
+    declared = manifest.get("profiles")
+    if not isinstance(declared, list) or "profile" not in metrics.columns:
+        return metrics
+    named = metrics["profile"].notna() & ~metrics["profile"].astype(str).isin(("", "None"))
+    bad = rules.flag(damage, str(path / METRICS.filename), named & ~metrics["profile"].astype(str).isin(
+        list(map(str, declared))), f"column profile must be one the manifest lists ({', '.join(map(str, declared))})",
+        lambda row: repr(metrics["profile"].iloc[row]))
+    return metrics[~bad].reset_index(drop=True) if bad.any() else metrics

@@ -46,6 +46,7 @@ class Contract:
     at_least: dict[str, float] = field(default_factory=dict)
     together: tuple[tuple[str, ...], ...] = ()        # empty only all at once
     numbers: tuple[str, ...] = ()                     # left as written, but numbers >= 0
+    filled: tuple[str, ...] = ()                      # words no row leaves empty (a key's name)
 
 
 SPREAD = (("p10_us", "median_us", "p90_us"), ("ci95_lo_us", "ci95_hi_us"))
@@ -58,7 +59,8 @@ CONTRACTS: dict[str, Contract] = {c.table.name: c for c in (
              known={"family": Family.values(), "rung": RUNGS, "pin": Pin.values(), "l2_state": L2State.values(),
                     "quantity": Quantity.values(), "timer": Timer.values()},
              times=TIMES),
-    Contract(METRICS, whole=("table", "batch", "launch"), together=(("family", "rung", "pin"),), numbers=("launch",),
+    Contract(METRICS, whole=("table", "batch", "launch"), together=(("family", "rung"),), numbers=("launch",),
+             filled=("metric",),
              known={"condition": Condition.values(), "role": Role.values(), "family": Family.values(),
                     "rung": RUNGS, "pin": (*Pin.values(), "")},
              may_be_empty=("family", "rung", "pin")),
@@ -91,7 +93,7 @@ CONTRACTS: dict[str, Contract] = {c.table.name: c for c in (
     Contract(EXP_CELLS, whole=("n_samples", "n_discarded"), ordered=SPREAD,
              known={"condition": CellCondition.values(), "quantity": Quantity.values(), "timer": Timer.values()},
              times=TIMES),
-    Contract(EXP_METRICS, whole=("call", "launch"),
+    Contract(EXP_METRICS, whole=("call", "launch"), filled=("metric", "experiment"),
              known={"condition": (*CellCondition.values(), ""), "role": (Role.PRODUCER.value, Role.CONSUMER.value)},
              may_be_empty=("condition",)),
 )}
@@ -113,10 +115,13 @@ def check_table(df: pd.DataFrame, name: str, source: str, damage: Damage) -> pd.
     for column, limit in contract.at_least.items():
         bad |= rules.at_least(df, column, limit, source, damage)
     bad |= rules.numbers(df, contract.numbers, source, damage)
+    bad |= rules.filled(df, contract.filled, source, damage)
     for columns in contract.together:
         bad |= rules.together(df, columns, source, damage)
     if name in (METRICS.name, EXP_METRICS.name):
         bad |= metric_ranges(df, source, damage)
+    if name == METRICS.name:
+        bad |= range_identity(df, source, damage)
     return df[~bad].reset_index(drop=True) if bad.any() else df
 
 
@@ -131,3 +136,35 @@ def metric_ranges(df: pd.DataFrame, source: str, damage: Damage) -> pd.Series:
     bad = rules.flag(damage, source, count & (value < 0), "a count must not be negative", shown)
     return bad | rules.flag(damage, source, pct & ((value < 0) | (value > 100.0 + 1e-9)),
                             "a percentage must lie in [0, 100]", shown)
+
+
+IDENTITY = ("role", "family", "rung", "pin", "profile", "l2_state", "cell", "table", "batch")
+
+
+def range_identity(df: pd.DataFrame, source: str, damage: Damage) -> pd.Series:
+    """A kernel's identity columns are what its NVTX range name says (the importer split them from
+    it, names.parse_range_name): a family, pin or profile edited apart from its range names a cell
+    the kernel never ran in."""
+    from l2attr.names import parse_range_name
+
+    none = pd.Series(False, index=df.index)
+    if "nvtx_range" not in df.columns or df.empty:
+        return none
+    parsed = {r: parse_range_name(r) for r in df["nvtx_range"].dropna().astype(str).unique()}
+    columns = [c for c in IDENTITY if c in df.columns]
+
+    def said(value: object) -> str:
+        if value is None or (isinstance(value, float) and value != value):
+            return ""
+        return f"{float(value):g}" if isinstance(value, (int, float)) else str(value)
+
+    wrong = []
+    for i, (rng, *values) in enumerate(df[["nvtx_range", *columns]].itertuples(index=False, name=None)):
+        ident = parsed.get(str(rng)) if isinstance(rng, str) else None
+        if not ident or not ident["family"]:
+            wrong.append(False)
+            continue
+        wrong.append(any(said(v) != said(ident[c]) for c, v in zip(columns, values)))
+    mask = pd.Series(wrong, index=df.index)
+    return rules.flag(damage, source, mask, "the kernel's identity columns (" + ", ".join(columns)
+                      + ") must be what its nvtx_range names", lambda row: df["nvtx_range"].iloc[row])
