@@ -29,8 +29,9 @@ from l2attr.integrity.counts import (PASSES_METRIC, SAMPLE_COLUMNS, check_declar
                                       check_profiled_kernels, check_sample_counts)
 from l2attr.integrity.manifest import check_manifest
 from l2attr.integrity.runs import check_run
+from l2attr.integrity.units import check_units
 from l2attr.rundir import MANIFEST, RunDir
-from l2attr.schema import CELLS, METRICS, PHASES, SAMPLES, TIMELINE, Table, empty
+from l2attr.schema import CELLS, METRICS, PHASES, SAMPLES, TIMELINE, UNITS, Table, empty
 from l2attr.vocab import Quantity, RunKind
 
 RUN_KINDS = (RunKind.LADDER.value, RunKind.PROFILE.value, RunKind.TIMELINE.value)
@@ -231,6 +232,9 @@ def read_run(path: Path, damage: Damage = STRICT) -> Run | None:
     if tables["metrics"] is not None:
         tables["metrics"] = check_profiled_kernels(tables["metrics"], manifest, path, damage)
     tables = check_run(kind, tables, manifest, path, damage)
+    if run_dir.has(UNITS):          # a distributed run's record of who measured what
+        check_units(run_dir.read(UNITS, damage), tables["cells"], manifest, str(run_dir.table_file(UNITS)),
+                    path, damage)
     return Run(name=path.resolve().name, path=path, manifest=manifest, **tables)
 
 

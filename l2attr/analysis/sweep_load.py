@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from l2attr.errors import STRICT, Damage, UserError
+from l2attr.integrity.manifest import check_manifest
 from l2attr.integrity.sweep import check_sweep_tables
 from l2attr.rundir import MANIFEST, RunDir
 from l2attr.ladder.sweep import axes
@@ -80,6 +81,7 @@ def load_sweep(path: Path, damage: Damage = STRICT) -> SweepRun:
     m = run.manifest()
     if m.get("kind") != RunKind.SWEEP or not isinstance(m.get("sweep"), dict):
         raise UserError(f"{path}: not a sweep run dir (manifest kind {m.get('kind')!r})")
+    check_manifest(m, run.path, damage)      # typed before the declaration is read
     if m["sweep"].get("axis") not in axes.REGISTERED:
         raise UserError(f"{path}/{MANIFEST}: unknown sweep axis {m['sweep'].get('axis')!r}")
     if not run.has(SWEEP_POINTS):

@@ -27,7 +27,7 @@ def check_cells_complete(cells: pd.DataFrame, recomputed: pd.DataFrame, path: Pa
     missing = [k for k in map(tuple, recomputed[CELL_ID].astype(str).to_numpy().tolist()) if k not in have]
     if missing:
         damage.found(f"{path / EXP_CELLS.filename}: {len(missing)} cells that {EXP_SAMPLES.filename} gives are "
-                     f"missing, first {'/'.join(missing[0])} (the file was cut, or rows were deleted)")
+                     f"missing, first {'/'.join(map(str, missing[0]))} (the file was cut, or rows were deleted)")
 
 
 def check_step_dram(dram: pd.DataFrame, path: Path, damage: Damage = STRICT) -> pd.DataFrame:

@@ -49,6 +49,9 @@ def read_table(run: RunDir, table: Table, damage: Damage = STRICT) -> pd.DataFra
     df = typed_columns(run.read(table, damage), NUMERIC[table.name], TEXT[table.name], source, damage)
     if table is EXP_SAMPLES:
         df["discard"] = df["discard"].map(lambda x: "" if x is None else str(x))
+        odd = rules.one_pattern(df, ("experiment", "condition", "repeat"), SAMPLE_TIMES, source, damage,
+                                "a repeat is timed by one timer (device or host)")
+        df = df[~odd].reset_index(drop=True)
     return check_table(df, table.name, source, damage)
 
 
@@ -64,7 +67,7 @@ def check_cells_recomputed(samples: pd.DataFrame, cells: pd.DataFrame, recompute
     extra = ~index.isin(want.index)
     rules.flag(damage, source, pd.Series(extra, index=cells.index),
                f"a cell that {EXP_SAMPLES.filename} does not give (no kept samples for it)",
-               lambda row: "/".join(have[CELL_ID].iloc[row]))
+               lambda row: "/".join(map(str, have[CELL_ID].iloc[row])))
     aligned = want.reindex(index)
     for column in RECOMPUTED:
         got = pd.to_numeric(have[column], errors="coerce").to_numpy(dtype=float)
@@ -87,6 +90,6 @@ def check_metric_sets(metrics: pd.DataFrame, path: Path, damage: Damage = STRICT
     for key, names in held.items():
         lacking = sorted(every - names)
         if lacking:
-            damage.found(f"{path / EXP_METRICS.filename}: kernel {'/'.join(key)} lacks {len(lacking)} of the "
+            damage.found(f"{path / EXP_METRICS.filename}: kernel {'/'.join(map(str, key))} lacks {len(lacking)} of the "
                          f"{len(every)} metrics the other kernels hold, first {lacking[0]} (cut, or rows deleted)")
             return

@@ -49,7 +49,7 @@ def unique_keys(df: pd.DataFrame, key: Iterable[str], source: str, damage: Damag
     variants = pair.groupby("k")["r"].transform("nunique")
     conflicting = pair["k"].duplicated(keep=False) & (variants > 1)
     repeated = pair.duplicated(keep="first") & (variants == 1)
-    label = lambda row: "/".join(ident.iloc[row])  # noqa: E731
+    label = lambda row: "/".join(map(str, ident.iloc[row]))  # noqa: E731
     bad = flag(damage, source, conflicting, f"two different rows for one key ({', '.join(key)})", label)
     return bad | flag(damage, source, repeated, f"a repeated row (key {', '.join(key)})", label)
 
@@ -145,3 +145,21 @@ def filled(df: pd.DataFrame, columns: Iterable[str], source: str, damage: Damage
             empty = df[c].isna() | df[c].astype(str).str.strip().isin(("", "None", "nan"))
             bad |= flag(damage, source, empty, f"column {c} must not be empty")
     return bad
+
+
+def one_pattern(df: pd.DataFrame, group: Iterable[str], columns: Iterable[str], source: str,
+                damage: Damage, why: str) -> pd.Series:
+    """Rows of one group fill the same of `columns` (a repeat is timed by one timer, so its
+    samples leave the other timer's columns empty): a row that fills others was edited."""
+    group = [c for c in group if c in df.columns]
+    columns = [c for c in columns if c in df.columns]
+    none = pd.Series(False, index=df.index)
+    if not group or not columns or df.empty:
+        return none
+    pattern = df[columns].notna().astype(int).astype(str).agg("".join, axis=1)
+    keys = [df[c].astype(str) for c in group]
+    usual = pattern.groupby(keys).transform(lambda p: p.mode().iloc[0])
+    odd = pattern != usual
+    return flag(damage, source, odd, f"{why}: this row fills other columns of "
+                f"{', '.join(columns)} than the rest of its {', '.join(group)}",
+                lambda row: ", ".join(f"{c}={df[c].iloc[row]!r}" for c in columns))

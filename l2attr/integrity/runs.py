@@ -16,6 +16,8 @@ from l2attr.integrity import rules
 from l2attr.integrity.summaries import (check_cells_against_samples, check_derived_metrics,
                                         check_profile_manifest, check_timeline)
 from l2attr.schema import CELLS, METRICS, SAMPLES
+
+SAMPLE_TIMES = ("pin_time_us", "consumer_time_us", "consumer_artifact_time_us", "call_wall_time_us")
 from l2attr.vocab import RunKind
 
 Tables = dict[str, "pd.DataFrame | None"]
@@ -30,6 +32,10 @@ def check_run(kind: str, tables: Tables, manifest: dict[str, Any], path: Path, d
                          f"{CELLS.filename} summarises (the spread tables and this check need them)")
         else:
             tables["cells"] = check_cells_against_samples(tables["samples"], tables["cells"], path, damage)
+            samples = tables["samples"]
+            odd = rules.one_pattern(samples, ("family", "rung", "pin", "profile", "l2_state", "repeat"), SAMPLE_TIMES,
+                                    str(path / SAMPLES.filename), damage, "a repeat is timed by one timer")
+            tables["samples"] = samples[~odd].reset_index(drop=True) if odd.any() else samples
     if kind == RunKind.PROFILE and tables.get("metrics") is not None:
         check_profile_manifest(tables["metrics"], manifest, path, damage)
         tables["metrics"] = check_declared_profiles(tables["metrics"], manifest, path, damage)

@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from l2attr.ladder.config import WorkloadConfig
+from l2attr.integrity import rules
 from l2attr.errors import Damage, UserError
 from l2attr.ladder.sweep.spec import SweepOptions, points
 from l2attr.ladder.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES, SWEEP_UNITS
@@ -61,7 +62,7 @@ def check_points(points_df: pd.DataFrame, manifest: dict[str, Any], path: Path, 
     stray = ~ident.isin(declared)
     if stray.any():
         row = int(stray.to_numpy().argmax())
-        damage.found(f"{source}:{row + 2}: {'/'.join(ident.iloc[row])} is not a point arm manifest.json "
+        damage.found(f"{source}:{row + 2}: {'/'.join(map(str, ident.iloc[row]))} is not a point arm manifest.json "
                      "declares (family, profile, point and arm must be the sweep's)")
         points_df = points_df[~stray].reset_index(drop=True)
     consumer = points_df[(points_df["quantity"] == SweepQuantity.CONSUMER) & (points_df["timer"] == Timer.KERNEL)]
@@ -69,7 +70,7 @@ def check_points(points_df: pd.DataFrame, manifest: dict[str, Any], path: Path, 
     missing = [a for a in arms if a not in have]
     if missing:
         damage.found(f"{source}: {len(missing)} of the {len(arms)} point arms manifest.json declares have "
-                     f"no consumer median, first {'/'.join(missing[0])} (the file was cut, or the sweep "
+                     f"no consumer median, first {'/'.join(map(str, missing[0]))} (the file was cut, or the sweep "
                      "stopped early: `l2attr sweep --resume` completes it)")
     return points_df
 
@@ -88,7 +89,7 @@ def check_units(units: pd.DataFrame | None, manifest: dict[str, Any], path: Path
     missing = [u for u in declared if u not in have]
     if missing:
         damage.found(f"{source}: {len(missing)} of the {len(declared)} units manifest.json declares are "
-                     f"missing, first {'/'.join(missing[0])} (cut, or the sweep stopped early)")
+                     f"missing, first {'/'.join(map(str, missing[0]))} (cut, or the sweep stopped early)")
 
 
 def _numbers(df: pd.DataFrame, columns: tuple[str, ...], source: str, damage: Damage) -> pd.DataFrame:
@@ -109,13 +110,12 @@ def check_sweep_tables(run: Any, manifest: dict[str, Any], points_df: pd.DataFra
                        damage: Damage) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """The sweep's points after their row contract and the manifest's declaration, and its DRAM
     table (or None) after its own; sweep_units.csv is checked on the way. `run`: its RunDir."""
-    from l2attr.integrity.manifest import check_manifest
     from l2attr.integrity.sweep_declared import check_dram_rows, check_quantities
     from l2attr.integrity.tables import check_table
     from l2attr.ladder.sweep.dram import SWEEP_DRAM
 
-    check_manifest(manifest, path, damage)
     points_df = check_table(points_df, SWEEP_POINTS.name, f"{path}/{SWEEP_POINTS.filename}", damage)
+    points_df = check_point_ranges(points_df, manifest, path, damage)
     points_df = check_points(points_df, manifest, path, damage)
     check_quantities(points_df, manifest, path, damage)
     units = None
@@ -156,3 +156,20 @@ def _check_samples(run: Any, units: pd.DataFrame | None, points_df: pd.DataFrame
         samples[c] = samples[c].astype(int)
     check_samples_against_units(samples, units, path, damage)
     return check_points_against_samples(points_df, samples, path, damage)
+
+
+def check_point_ranges(points: pd.DataFrame, manifest: dict[str, Any], path: Path, damage: Damage) -> pd.DataFrame:
+    """Values a point can take: a hit ratio is a share (0..1), a hot set is at most the table's
+    rows (config.rows) and 0 at least."""
+    source = f"{path}/{SWEEP_POINTS.filename}"
+    bad = pd.Series(False, index=points.index)
+    if "hit_ratio" in points.columns:
+        ratio = pd.to_numeric(points["hit_ratio"], errors="coerce")
+        bad |= rules.flag(damage, source, (ratio < 0) | (ratio > 1), "column hit_ratio must lie in [0, 1]",
+                          lambda row: f"{ratio.iloc[row]:g}")
+    rows = (manifest.get("config") or {}).get("rows")
+    if "hot_rows" in points.columns and isinstance(rows, int) and not isinstance(rows, bool):
+        hot = pd.to_numeric(points["hot_rows"], errors="coerce")
+        bad |= rules.flag(damage, source, hot > rows, f"column hot_rows must not exceed the table's {rows} rows "
+                          "(config.rows)", lambda row: f"{hot.iloc[row]:g}")
+    return points[~bad].reset_index(drop=True) if bad.any() else points

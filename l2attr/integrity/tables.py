@@ -52,10 +52,10 @@ class Contract:
 SPREAD = (("p10_us", "median_us", "p90_us"), ("ci95_lo_us", "ci95_hi_us"))
 
 CONTRACTS: dict[str, Contract] = {c.table.name: c for c in (
-    Contract(SAMPLES, whole=("repeat", "batch", "table"),
+    Contract(SAMPLES, whole=("repeat", "batch", "table"), filled=("profile",),
              known={"family": Family.values(), "rung": RUNGS, "pin": Pin.values(), "l2_state": L2State.values()},
              times=("pin_time_us", "consumer_time_us", "consumer_artifact_time_us", "call_wall_time_us")),
-    Contract(CELLS, whole=("n_samples", "bytes_per_call"), ordered=SPREAD,
+    Contract(CELLS, whole=("n_samples", "bytes_per_call"), ordered=SPREAD, filled=("profile",),
              known={"family": Family.values(), "rung": RUNGS, "pin": Pin.values(), "l2_state": L2State.values(),
                     "quantity": Quantity.values(), "timer": Timer.values()},
              times=TIMES),
@@ -68,7 +68,7 @@ CONTRACTS: dict[str, Contract] = {c.table.name: c for c in (
     Contract(PHASES, whole=("samples",), ordered=(("start_us", "end_us"),), known={"phase": PHASE_NAMES},
              at_least={"start_us": 0.0}),
     Contract(SWEEP_POINTS, whole=("n_samples", "k", "hot_rows", "occupy_bytes", "pollute_bytes"), ordered=SPREAD,
-             together=(("ci95_lo_us", "ci95_hi_us"),),
+             together=(("ci95_lo_us", "ci95_hi_us"),), filled=("profile", "point"),
              known={"axis": SWEEP_AXES, "family": Family.values(), "pin": Pin.values(),
                     "order": Order.values(), "arm": Arm.values(), "quantity": SweepQuantity.values(),
                     "timer": Timer.values()},
