@@ -133,6 +133,10 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--calls must be at least 1")
     if args.action == "show":
         return _show(Path(_need_target(args)))
+    if args.out is not None:
+        from l2attr.outputs import check_out_folder
+
+        check_out_folder(args.out)
     if args.action in (Command.PROFILE, "child"):
         from l2attr.catalog.chips import check_chip
         from l2attr.profile.metricsets import check_metrics_text

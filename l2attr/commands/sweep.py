@@ -74,6 +74,9 @@ def options_from_args(args: argparse.Namespace) -> tuple[WorkloadConfig, spec.Sw
     from l2attr.commands.ladder_inputs import check_list_flags
 
     check_list_flags(args)          # `--profiles ''` is refused as the ladder refuses it, never "all"
+    from l2attr.outputs import check_out_folder
+
+    check_out_folder(args.out)
     axis = spec.parse_axis(args.axis)
     cfg = config_from_args(args)
     values = {o.key: o.parse(text) for o in axes.options()
