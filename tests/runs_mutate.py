@@ -39,6 +39,9 @@ RUNS: dict[str, Path] = {
     "distributed": EX / "distribute" / "20261201T205742Z-workers1",
 }
 
+# further runs the kept regression cases damage (not drawn from by the property test)
+EXTRA: dict[str, Path] = {"step-edges": EX / "steps" / "runs" / "20261201T201821Z-selfcheck-quarter-l2"}
+
 # what `show` each kind has (argv before the run dir)
 SHOW: dict[str, list[str]] = {"experiment": ["experiment", "show"], "step": ["step", "--show"]}
 
@@ -79,8 +82,9 @@ def digest(run: Path) -> dict[str, str]:
 
 
 def copy_run(kind: str, into: Path) -> Path:
-    run = into / RUNS[kind].name
-    shutil.copytree(RUNS[kind], run)
+    src = RUNS.get(kind) or EXTRA[kind]
+    run = into / src.name
+    shutil.copytree(src, run)
     return run
 
 
@@ -120,8 +124,8 @@ def read(argv: list[str]) -> Outcome:
 
 def readers(kind: str, run: Path, output: Path) -> list[list[str]]:
     argv = [["report", str(run), "--format", "md", "-o", str(output)]]
-    if kind in SHOW:
-        argv.append([*SHOW[kind], str(run)])
+    if kind.split("-")[0] in SHOW:
+        argv.append([*SHOW[kind.split("-")[0]], str(run)])
     return argv
 
 

@@ -75,3 +75,19 @@ def test_a_factory_that_exits_is_one_line(tmp_path: Path, capsys: pytest.Capture
     f = _script(tmp_path, "import sys\ndef make():\n    sys.exit(4)\n")
     line = _line(["experiment", "time", f"{f}:make"], capsys)
     assert "make() called sys.exit(4)" in line
+
+
+@pytest.mark.parametrize("flags,says", [
+    (["--ncu", "--ncu-metrics", "bogus"], "unknown metric set 'bogus'"),
+    (["--ncu", "--chip", "bogus"], "unknown chip 'bogus'"),
+    (["--chip", "gh100"], "only apply with --ncu"),
+])
+def test_step_flags_are_checked_before_the_users_command(flags: list[str], says: str, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture) -> None:
+    ran = tmp_path / "ran"
+    script = tmp_path / "step.py"
+    script.write_text(f"open({str(ran)!r}, 'w').write('x')\n")
+    import sys
+
+    line = _line(["step", *flags, "--out", str(tmp_path / "runs"), "--", sys.executable, str(script)], capsys)
+    assert says in line and not ran.exists()

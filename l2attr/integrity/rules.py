@@ -156,9 +156,13 @@ def one_pattern(df: pd.DataFrame, group: Iterable[str], columns: Iterable[str], 
     none = pd.Series(False, index=df.index)
     if not group or not columns or df.empty:
         return none
-    pattern = df[columns].notna().astype(int).astype(str).agg("".join, axis=1)
-    keys = [df[c].astype(str) for c in group]
-    usual = pattern.groupby(keys).transform(lambda p: p.mode().iloc[0])
+    filled = df[columns].notna().to_numpy()
+    pattern = pd.Series((filled * (1 << np.arange(len(columns)))).sum(axis=1), index=df.index)
+    gid = df.groupby([df[c].astype(str) for c in group], sort=False).ngroup()
+    pairs = pd.DataFrame({"g": gid.to_numpy(), "p": pattern.to_numpy()})
+    counts = pairs.value_counts().reset_index(name="n").sort_values(["g", "n"], ascending=[True, False])
+    mode = counts.drop_duplicates("g").set_index("g")["p"]
+    usual = pd.Series(gid.map(mode).to_numpy(), index=df.index)
     odd = pattern != usual
     return flag(damage, source, odd, f"{why}: this row fills other columns of "
                 f"{', '.join(columns)} than the rest of its {', '.join(group)}",
