@@ -41,6 +41,12 @@ def enclosing_run_dir(path: Path) -> Path | None:
     return None
 
 
+def shown(folder: Path) -> str:
+    """A folder as the user would name it from here: relative when below the current folder."""
+    rel = os.path.relpath(folder)
+    return str(folder) if rel.startswith("..") else rel
+
+
 def run_files(run_dirs: Iterable[Path]) -> list[Path]:
     """Every file under the run dirs (what a hard link to any of them would share)."""
     out: list[Path] = []
@@ -71,7 +77,7 @@ def check_output(path: Path, flag: str, inputs: Iterable[Path | None] = ()) -> P
             raise UserError(f"{flag} {path} is an input of this command{alias}; write to another file")
     run = enclosing_run_dir(path)
     if run is not None:
-        raise UserError(f"{flag} {path} is inside run dir {run}: every file there is the run's data; "
+        raise UserError(f"{flag} {path} is inside run dir {shown(run)}: every file there is the run's data; "
                         "write outside it")
     if not Path(os.path.abspath(path)).parent.is_dir():
         raise UserError(f"{flag} {path}: folder {path.parent} does not exist (create it first)")

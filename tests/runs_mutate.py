@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from hypothesis import strategies as st
 
 from l2attr.cli import main
 
@@ -177,3 +178,77 @@ def is_number_text(s: str) -> bool:
 
 def dump(manifest: dict) -> str:
     return json.dumps(manifest, indent=2)
+
+
+# -- the property (tests/test_properties_runs*.py) ------------------------------------------------
+
+INTACT: dict[str, tuple[Path, list]] = {}
+
+
+def intact(kind: str, root: Path) -> tuple[Path, list]:
+    """The kind's run copied once, with its readers' intact answers (paths made relative)."""
+    if kind not in INTACT:
+        run = copy_run(kind, root)
+        got = run_readers(kind, run)
+        assert all(o.code == 0 for o, _ in got), [o.err for o, _ in got]
+        INTACT[kind] = (run, got)
+    return INTACT[kind]
+
+
+@st.composite
+def damage(draw: st.DrawFn, kind: str) -> tuple[str, object]:
+    """(what, how): a description and the change, drawn against the committed run's files."""
+    run = RUNS[kind]
+    what = draw(st.sampled_from(["cell", "key", "manifest"]), label="what")
+    if what == "manifest":
+        manifest = json.loads((run / "manifest.json").read_text())
+        path = draw(st.sampled_from(fields(manifest)), label="field")
+        node = manifest
+        for part in path:
+            node = node[part]
+        if draw(st.booleans(), label="remove"):
+            return f"manifest {path} removed", ("manifest", path, None, True)
+        value = draw(st.sampled_from([v for v in JSON_VALUES if not same_type(v, node)]), label="value")
+        return f"manifest {path} {node!r:.40} -> {value!r}", ("manifest", path, value, False)
+    table = draw(st.sampled_from(tables(run)), label="table")
+    df = read_table(table)
+    row = draw(st.integers(0, len(df) - 1), label="row")
+    if what == "key" and draw(st.booleans(), label="repeat"):
+        return f"{table.name}:{row + 2} repeated", ("repeat", table.name, row, None)
+    column = draw(st.sampled_from(list(df.columns)), label="column")
+    pool = HOSTILE if what == "cell" else ("zzz", "999", "-1", *df[column].sample(3, random_state=row, replace=True))
+    value = draw(st.sampled_from(list(pool)), label="value")
+    return f"{table.name}:{row + 2}:{column} {df.at[row, column]!r} -> {value!r}", ("cell", table.name, row, (column, value))
+
+
+def apply(run: Path, how: tuple) -> None:
+    kind, where, row, change = how
+    if kind == "manifest":
+        manifest = json.loads((run / "manifest.json").read_text())
+        set_field(manifest, where, row, delete=change)
+        (run / "manifest.json").write_text(dump(manifest))
+        return
+    table = run / where
+    df = read_table(table)
+    if kind == "repeat":
+        df = pd.concat([df, df.iloc[[row]]], ignore_index=True)
+    else:
+        df.at[row, change[0]] = change[1]
+    write_table(table, df)
+
+
+def check(kind: str, tmp: Path, data: st.DataObject) -> None:
+    base, want = intact(kind, tmp / "intact")
+    what, how = data.draw(damage(kind), label="damage")
+    run = tmp / "damaged" / base.name
+    shutil.rmtree(run.parent, ignore_errors=True)
+    run.parent.mkdir(parents=True)
+    shutil.copytree(RUNS[kind], run)
+    apply(run, how)
+    before = digest(run)
+    # the intact answers name the intact copy's folder; the damaged copy's is normalised the same way
+    got = run_readers(kind, run)
+    judge(kind, run, want, got, what)
+    assert digest(run) == before, f"{what}: a reader changed a file of the run"
+
+
