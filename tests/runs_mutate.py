@@ -47,8 +47,10 @@ EXTRA: dict[str, Path] = {"step-edges": EX / "steps" / "runs" / "20261201T201821
 SHOW: dict[str, list[str]] = {"experiment": ["experiment", "show"], "step": ["step", "--show"]}
 
 # cell values no writer writes: other types, signs, magnitudes, NaN
-HOSTILE = ("", "nan", "NaN", "inf", "-inf", "-5", "-1", "1e300", "-1e300", "1e18", "abc", "True",
-           '{"a": 1}', "[1, 2]", "1.5", "0x10", " ", "9" * 400)
+# (no plausible value: a finite positive number in range is a measurement no contract can tell
+# from the one it replaced; 1.5 only where a whole number is due)
+HOSTILE = ("", "nan", "NaN", "inf", "-inf", "-5", "-1", "1e300", "-1e300", "1e19", "abc", "True",
+           '{"a": 1}', "[1, 2]", "0x10", " ", "9" * 400)
 # JSON values of every type, for manifest fields
 JSON_VALUES: tuple[Any, ...] = (None, True, False, 0, -1, 1.5, -1e300, 1e308, 10 ** 30, "", "x", "-5",
                                 [], [1, "a"], {}, {"a": 1}, [[[]]])
@@ -195,6 +197,19 @@ def intact(kind: str, root: Path) -> tuple[Path, list]:
     return INTACT[kind]
 
 
+def key_columns(table: Path) -> list[str]:
+    """The key columns of a table file (schema.TABLES and the sweep tables)."""
+    from l2attr.ladder.sweep.dram import SWEEP_DRAM
+    from l2attr.ladder.sweep.tables import SWEEP_TABLES
+    from l2attr.schema import TABLES
+
+    name = table.name.split(".")[0]
+    for t in (*TABLES.values(), *SWEEP_TABLES, SWEEP_DRAM):
+        if t.name == name:
+            return list(t.key)
+    return []
+
+
 @st.composite
 def damage(draw: st.DrawFn, kind: str) -> tuple[str, object]:
     """(what, how): a description and the change, drawn against the committed run's files."""
@@ -215,8 +230,10 @@ def damage(draw: st.DrawFn, kind: str) -> tuple[str, object]:
     row = draw(st.integers(0, len(df) - 1), label="row")
     if what == "key" and draw(st.booleans(), label="repeat"):
         return f"{table.name}:{row + 2} repeated", ("repeat", table.name, row, None)
-    column = draw(st.sampled_from(list(df.columns)), label="column")
-    pool = HOSTILE if what == "cell" else ("zzz", "999", "-1", *df[column].sample(3, random_state=row, replace=True))
+    key = key_columns(table) if what == "key" else []
+    column = draw(st.sampled_from(key or list(df.columns)), label="column")
+    others = df[column].sample(3, random_state=row, replace=True)       # a key made another row's
+    pool = HOSTILE if what == "cell" or not key else ("zzz", "999", "-1", *others)
     value = draw(st.sampled_from(list(pool)), label="value")
     return f"{table.name}:{row + 2}:{column} {df.at[row, column]!r} -> {value!r}", ("cell", table.name, row, (column, value))
 

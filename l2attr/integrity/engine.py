@@ -55,5 +55,5 @@ def check_step_dram(dram: pd.DataFrame, path: Path, damage: Damage = STRICT) -> 
     if len(short):
         (control, (op, k)) = short.index[0]
         damage.found(f"{source}: op {op} kernel {k} under cache control {control} has {int(short.iloc[0])} of the "
-                     f"{len(keys)} keys ({', '.join(sorted(keys))}) (cut, or rows deleted)")
+                     f"{len(keys)} keys ({', '.join(sorted(map(str, keys)))}) (cut, or rows deleted)")
     return dram

@@ -51,6 +51,7 @@ KNOWN = {STEP_KERNELS.name: {"condition": StepCondition.values()},
          STEP_TIMES.name: {"discard": Discard.values()},
          STEP_DRAM.name: {"cache_control": CACHE_CONTROLS},
          STEP_EDGES.name: {"arm": EdgeArm.values()}}
+FILLED = {STEP_KERNELS.name: ("kernel",), STEP_OPS.name: ("op",), STEP_DRAM.name: ("kernel", "key", "metric")}
 MAY_BE_EMPTY = {STEP_TIMES.name: ("discard",)}
 TIMES = {STEP_KERNELS.name: ("duration_us",), STEP_TIMES.name: ("step_us",), STEP_EDGES.name: ("consumer_us",)}
 TEXT = {STEP_KERNELS.name: ("condition", "kernel", "stream"), STEP_OPS.name: ("op", "module", "flushed_in_cold"),
@@ -65,6 +66,7 @@ def typed(df: pd.DataFrame, table: Table, source: str, damage: Damage = STRICT) 
     df = df.reset_index(drop=True)
     bad = rules.unique_keys(df, table.key, source, damage)
     bad |= rules.whole_numbers(df, WHOLE.get(name, ()), source, damage)
+    bad |= rules.filled(df, FILLED.get(name, ()), source, damage)
     for column, words in KNOWN.get(name, {}).items():
         bad |= rules.known_words(df, column, words, source, damage, may_be_empty=column in MAY_BE_EMPTY.get(name, ()))
     for column in TIMES.get(name, ()):
@@ -121,6 +123,7 @@ def check_step_tables(tables: dict[str, pd.DataFrame | None], graph: bool, path:
         damage.found(f"{source}: no natural rows (the step as the program runs it is what every share is of)")
     if not graph and not (~natural).any():
         damage.found(f"{source}: no cold rows (an eager step is measured natural and cold)")
+    _same_kernels_per_step(kernels, source, damage)
     known_ops = set(ops["op_index"].astype(int))
     op = kernels["op_index"]
     rules.flag(damage, source, (op >= 0) & ~op.isin(known_ops), f"op_index must name an op of {STEP_OPS.filename}",
@@ -142,3 +145,18 @@ def check_step_tables(tables: dict[str, pd.DataFrame | None], graph: bool, path:
                        lambda row, c=column: f"{edges[c].iloc[row]:g}")
         rules.flag(damage, e_source, edges["producer"] >= edges["consumer"], "the producer must come before its "
                    "consumer (op order)", lambda row: f"{edges['producer'].iloc[row]:g} -> {edges['consumer'].iloc[row]:g}")
+
+
+def _same_kernels_per_step(kernels: pd.DataFrame, source: str, damage: Damage) -> None:
+    """Every step of one condition launched the same kernels (op, kernel index): the steps are
+    repeats of one function. A kernel moved to another op in one step was edited."""
+    ident = kernels["op_index"].astype(str) + "/" + kernels["kernel_index"].astype(str)
+    for condition, g in kernels.groupby("condition"):
+        sets = ident[g.index].groupby(g["step"]).agg(frozenset)
+        usual = sets.mode().iloc[0]
+        odd = sets[sets != usual]
+        if len(odd):
+            extra = sorted(odd.iloc[0] ^ usual)
+            damage.found(f"{source}: {condition} step {odd.index[0]:g} holds other kernels than its other steps "
+                         f"(op/kernel {extra[0]}): the steps of one condition repeat one function")
+            return

@@ -28,6 +28,7 @@ from l2attr.vocab import (Arm, CellCondition, Condition, Discard, Family, L2Stat
 # No kernel call l2attr times lasts 10 s: a larger "time" is a damaged number (1e300 is finite).
 MAX_TIME_US = 1e7
 MAX_TIME_WHY = "10 s per call: not a kernel time"
+MAX_COUNT = 1e18           # bytes, sectors, requests, cycles or ns of one kernel: beyond any GPU's
 RUNGS = (*RUNG_BY_NAME, APW.name)
 PHASE_NAMES = Phase.values()
 TIMES = ("median_us", "p10_us", "p90_us", "ci95_lo_us", "ci95_hi_us")
@@ -134,6 +135,8 @@ def metric_ranges(df: pd.DataFrame, source: str, damage: Damage) -> pd.Series:
                     | df["metric"].astype(str).str.endswith(".sum"))
     shown = lambda row: f"{df['metric'].iloc[row]} = {value.iloc[row]:g}"  # noqa: E731
     bad = rules.flag(damage, source, count & (value < 0), "a count must not be negative", shown)
+    bad |= rules.flag(damage, source, count & (value > MAX_COUNT), f"a count above {MAX_COUNT:g} (no kernel moves "
+                      "or counts that much)", shown)
     return bad | rules.flag(damage, source, pct & ((value < 0) | (value > 100.0 + 1e-9)),
                             "a percentage must lie in [0, 100]", shown)
 
