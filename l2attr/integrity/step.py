@@ -25,10 +25,10 @@ from l2attr.integrity import rules
 from l2attr.integrity.columns import Numeric, typed_columns
 from l2attr.integrity.tables import MAX_TIME_US, MAX_TIME_WHY
 from l2attr.schema import STEP_DRAM, STEP_EDGES, STEP_KERNELS, STEP_OPS, STEP_TIMES, Table
-from l2attr.vocab import Discard, EdgeArm, StepCondition
+from l2attr.vocab import CacheControl, Discard, EdgeArm, StepCondition
 
 OUTSIDE_OP, GRAPH_ONLY = -1, -2      # op_index of a kernel outside any recorded op / a graph's own kernel
-CACHE_CONTROLS = ("none", "all")     # Nsight Compute --cache-control values steps/ncu.py runs
+CACHE_CONTROLS = CacheControl.values()     # Nsight Compute --cache-control values steps/ncu.py runs
 FLAGS = ("True", "False", "true", "false", "1", "0")
 MAX_BYTES = 1e18
 
@@ -148,9 +148,10 @@ def check_step_tables(tables: dict[str, pd.DataFrame | None], graph: bool, path:
 
 
 def _same_kernels_per_step(kernels: pd.DataFrame, source: str, damage: Damage) -> None:
-    """Every step of one condition launched the same kernels (op, kernel index): the steps are
-    repeats of one function. A kernel moved to another op in one step was edited."""
-    ident = kernels["op_index"].astype(str) + "/" + kernels["kernel_index"].astype(str)
+    """Every step of one condition launched the same kernels (op, kernel index, name): the steps
+    are repeats of one function. A kernel moved to another op, or renamed, in one step was edited."""
+    ident = (kernels["op_index"].astype(str) + "/" + kernels["kernel_index"].astype(str) + " "
+             + kernels["kernel"].astype(str))
     for condition, g in kernels.groupby("condition"):
         sets = ident[g.index].groupby(g["step"]).agg(frozenset)
         usual = sets.mode().iloc[0]
@@ -158,5 +159,5 @@ def _same_kernels_per_step(kernels: pd.DataFrame, source: str, damage: Damage) -
         if len(odd):
             extra = sorted(odd.iloc[0] ^ usual)
             damage.found(f"{source}: {condition} step {odd.index[0]:g} holds other kernels than its other steps "
-                         f"(op/kernel {extra[0]}): the steps of one condition repeat one function")
+                         f"(op/kernel {extra[0][:80]}): the steps of one condition repeat one function")
             return
