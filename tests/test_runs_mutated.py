@@ -167,3 +167,18 @@ def test_resume_reads_the_manifest_the_same_way(kind: str, tmp_path: Path, capsy
     argv = ["ladder", "--resume", str(run)] if kind == L else ["sweep", "--resume", str(run)]
     assert main(argv) == 2
     assert "nested more than" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", [None, "x", 5.0, [1]])
+def test_a_damaged_retention_check_is_said_in_the_report(value: object, tmp_path: Path) -> None:
+    """occupy_ncu.json beside an occupy sweep: a retained share that is not a share is printed
+    as an unreadable check (the report's caveat), never a traceback."""
+    import shutil
+
+    run = tmp_path / "occupy"
+    shutil.copytree(rm.EX / "20261201T210348Z-bench-occupy", run)
+    check = json.loads((run / "occupy_ncu.json").read_text())
+    check["results"][0]["retained_share"] = value
+    (run / "occupy_ncu.json").write_text(json.dumps(check))
+    assert main(["report", str(run), "--format", "md", "-o", str(tmp_path / "o.md")]) == 0
+    assert "unreadable (result 0: retained_share must be a finite share" in (tmp_path / "o.md").read_text()
