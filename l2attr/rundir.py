@@ -61,7 +61,11 @@ class RunDir:
         if not (path / MANIFEST).is_file():
             raise UserError(f"{path} is not an l2attr run dir (no {MANIFEST})")
         run = cls(path)
-        version = run.manifest().get("schema_version")
+        manifest = run.manifest()
+        kind = manifest.get("kind")
+        if kind is not None and not isinstance(kind, str):
+            raise UserError(f"{path / MANIFEST}: kind must be a string (found {kind!r})")
+        version = manifest.get("schema_version")
         if version not in READABLE_VERSIONS or isinstance(version, bool):
             raise UserError(f"{path / MANIFEST}: schema version {version!r}, this l2attr reads "
                             f"{', '.join(map(str, READABLE_VERSIONS))}")

@@ -41,7 +41,8 @@ RUNS: dict[str, Path] = {
 }
 
 # further runs the kept regression cases damage (not drawn from by the property test)
-EXTRA: dict[str, Path] = {"step-edges": EX / "steps" / "runs" / "20261201T201821Z-selfcheck-quarter-l2"}
+EXTRA: dict[str, Path] = {"step-edges": EX / "steps" / "runs" / "20261201T201821Z-selfcheck-quarter-l2",
+                          "step-graph": EX / "steps" / "runs" / "20261201T201822Z-selfcheck-quarter-l2-graph"}
 
 # what `show` each kind has (argv before the run dir)
 SHOW: dict[str, list[str]] = {"experiment": ["experiment", "show"], "step": ["step", "--show"]}

@@ -37,6 +37,14 @@ def field(path: tuple, value: object) -> Callable[[Path], None]:
     return change
 
 
+def removed(path: tuple) -> Callable[[Path], None]:
+    def change(run: Path) -> None:
+        m = json.loads((run / "manifest.json").read_text())
+        rm.set_field(m, path, None, delete=True)
+        (run / "manifest.json").write_text(json.dumps(m))
+    return change
+
+
 def raw(data: bytes) -> Callable[[Path], None]:
     return lambda run: (run / "manifest.json").write_bytes(data)
 
@@ -81,6 +89,8 @@ CASES = [
     (E, field(("experiment", "baseline"), None), "experiment.baseline"),
     (E, field(("experiment", "baseline"), "no_producer"), "one of the declared conditions"),
     (E, field(("experiment", "repeats"), "3"), "experiment.repeats"),
+    (E, removed(("experiment", "name")), "experiment.name is missing"),
+    (E, field(("kind",), []), "kind must be a string"),
     # ladder and its distributed form
     (L, field(("measure", "profiles", 2), []), "measure.profiles"),
     (L, cell("cells.csv", 13, "n_samples", "9" * 400), "number of 400 characters"),
@@ -123,6 +133,7 @@ CASES = [
     ("step", cell("step_dram.csv", 0, "key", ""), "column key must not be empty"),
     ("step", field(("step", "repeats"), "10"), "step.repeats"),
     ("step", field(("step", "mode"), "warp"), "step.mode"),
+    ("step-graph", removed(("step", "mode")), "step.mode must be graph exactly when"),
     ("step-edges", cell("step_edges.csv", 0, "producer", "99"), "column producer must name an op"),
     ("step-edges", rows("step_edges.csv", lambda df: df.assign(producer=df["consumer"], consumer=df["producer"])),
      "the producer must come before its consumer"),

@@ -74,11 +74,17 @@ REQUIRED_WHY.update({"software.l2attr": REQUIRED_WHY["versions.l2attr"],
                      RunKind.STEP.value: "the step's settings (name, repeats, mode)"})
 
 
+# what the engine's readers take from the declaration (the verdict's comparand, the step's name)
+REQUIRED_DECLARATION = {RunKind.EXPERIMENT.value: ("experiment.name", "experiment.conditions", "experiment.baseline"),
+                        RunKind.STEP.value: ("step.name", "step.repeats", "step.warmup")}
+REQUIRED_WHY.update({f: "the declaration the report reads" for fs in REQUIRED_DECLARATION.values() for f in fs})
+
+
 def required_fields(manifest: dict[str, Any]) -> tuple[str, ...]:
     """The dotted fields a run of this manifest's kind and schema version always records."""
     kind = manifest.get("kind")
     if kind in ENGINE_KINDS:
-        return REQUIRED_ENGINE + (str(kind),)
+        return REQUIRED_ENGINE + (str(kind),) + REQUIRED_DECLARATION.get(str(kind), ())
     if kind == RunKind.TIMELINE and manifest.get("method") == "nsys":
         return REQUIRED_BASE
     out = REQUIRED_BASE + REQUIRED_BY_KIND.get(str(kind), ())

@@ -180,6 +180,11 @@ def check_fields(manifest: dict[str, Any], bad: Bad, required: tuple[str, ...] =
             if not ok(value):
                 wrong.add(name)
                 bad(name, rule, value)
+    step = manifest.get("step")
+    if kind == RunKind.STEP.value and isinstance(step, dict) and "step.mode" not in wrong:
+        graph = isinstance(manifest.get("graph"), dict)
+        if graph != (step.get("mode") == StepMode.GRAPH.value) and (graph or "mode" in step):
+            bad("step.mode", "graph exactly when the manifest records the graph's facts (graph)", step.get("mode"))
     decl = manifest.get("experiment")
     if kind == RunKind.EXPERIMENT.value and isinstance(decl, dict) and "experiment.conditions" not in wrong:
         conditions, baseline = decl.get("conditions"), decl.get("baseline")
