@@ -10,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 
 from l2attr.errors import Damage
 from l2attr.integrity import rules
@@ -35,6 +37,7 @@ def check_run(kind: str, tables: Tables, manifest: dict[str, Any], path: Path, d
             samples = tables["samples"]
             odd = rules.one_pattern(samples, ("family", "rung", "pin", "profile", "l2_state", "repeat"), SAMPLE_TIMES,
                                     str(path / SAMPLES.filename), damage, "a repeat is timed by one timer")
+            odd |= check_repeats_contiguous(samples, str(path / SAMPLES.filename), damage)
             tables["samples"] = samples[~odd].reset_index(drop=True) if odd.any() else samples
     if kind == RunKind.PROFILE and tables.get("metrics") is not None:
         check_profile_manifest(tables["metrics"], manifest, path, damage)
@@ -45,8 +48,8 @@ def check_run(kind: str, tables: Tables, manifest: dict[str, Any], path: Path, d
     return tables
 
 
-def check_declared_profiles(metrics: "pd.DataFrame", manifest: dict[str, Any], path: Path,
-                            damage: Damage) -> "pd.DataFrame":
+def check_declared_profiles(metrics: pd.DataFrame, manifest: dict[str, Any], path: Path,
+                            damage: Damage) -> pd.DataFrame:
     """A profile run's metric rows name the reuse profiles its manifest lists (`profiles`): a
     row of another profile is a key that resolves to nothing the run measured."""
     declared = manifest.get("profiles")
@@ -57,3 +60,15 @@ def check_declared_profiles(metrics: "pd.DataFrame", manifest: dict[str, Any], p
         list(map(str, declared))), f"column profile must be one the manifest lists ({', '.join(map(str, declared))})",
         lambda row: repr(metrics["profile"].iloc[row]))
     return metrics[~bad].reset_index(drop=True) if bad.any() else metrics
+
+
+def check_repeats_contiguous(samples: pd.DataFrame, source: str, damage: Damage) -> pd.Series:
+    """A cell's repeats are numbered 0, 1, ... without a gap (measure/run.py counts them): a
+    repeat index beyond the cell's count names a repeat that never ran."""
+    cell = [samples[c].astype(str) for c in ("family", "rung", "pin", "profile", "l2_state") if c in samples]
+    if not cell or "repeat" not in samples or samples.empty:
+        return pd.Series(False, index=samples.index)
+    repeat = pd.to_numeric(samples["repeat"], errors="coerce")
+    count = repeat.groupby(cell).transform("nunique")
+    return rules.flag(damage, source, (repeat < 0) | (repeat >= count), "a repeat index beyond its cell's repeats "
+                      "(they are numbered 0, 1, ... without a gap)", lambda row: f"{repeat.iloc[row]:g}")

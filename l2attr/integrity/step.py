@@ -85,8 +85,8 @@ def typed(df: pd.DataFrame, table: Table, source: str, damage: Damage = STRICT) 
 
 
 def _tensor_list(text: Any) -> bool:
-    if text is None or (isinstance(text, float) and np.isnan(text)) or text == "":
-        return True                              # an op with no CUDA tensors
+    if not isinstance(text, str):
+        return False                             # an op with no CUDA tensors is written `[]`
     try:
         value = json.loads(str(text))
     except (ValueError, RecursionError):

@@ -19,7 +19,7 @@ from l2attr.integrity import rules
 from l2attr.errors import Damage, UserError
 from l2attr.ladder.sweep.spec import SweepOptions, points
 from l2attr.ladder.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES, SWEEP_UNITS
-from l2attr.vocab import SweepMode, SweepQuantity, Timer
+from l2attr.vocab import SweepAxis, SweepMode, SweepQuantity, Timer
 
 ARM_KEY = ("family", "profile", "point", "arm")
 
@@ -159,17 +159,21 @@ def _check_samples(run: Any, units: pd.DataFrame | None, points_df: pd.DataFrame
 
 
 def check_point_ranges(points: pd.DataFrame, manifest: dict[str, Any], path: Path, damage: Damage) -> pd.DataFrame:
-    """Values a point can take: a hit ratio is a share (0..1), a hot set is at most the table's
-    rows (config.rows) and 0 at least."""
+    """Values a point can take: a hit ratio is a share (0..1); a hotset point's hot set is one of
+    the sizes the manifest declares (a size edited to another, e.g. more hot rows than the table
+    has, names a point that was never measured)."""
     source = f"{path}/{SWEEP_POINTS.filename}"
     bad = pd.Series(False, index=points.index)
     if "hit_ratio" in points.columns:
         ratio = pd.to_numeric(points["hit_ratio"], errors="coerce")
         bad |= rules.flag(damage, source, (ratio < 0) | (ratio > 1), "column hit_ratio must lie in [0, 1]",
                           lambda row: f"{ratio.iloc[row]:g}")
-    rows = (manifest.get("config") or {}).get("rows")
-    if "hot_rows" in points.columns and isinstance(rows, int) and not isinstance(rows, bool):
+    declared = (manifest.get("sweep") or {}).get("hot_rows")
+    default = (manifest.get("config") or {}).get("hot_rows")
+    on_axis = points["axis"].astype(str) == SweepAxis.HOTSET.value if "axis" in points.columns else None
+    if "hot_rows" in points.columns and isinstance(declared, list) and on_axis is not None and on_axis.any():
+        allowed = {float(v) for v in [*declared, default] if isinstance(v, (int, float)) and not isinstance(v, bool)}
         hot = pd.to_numeric(points["hot_rows"], errors="coerce")
-        bad |= rules.flag(damage, source, hot > rows, f"column hot_rows must not exceed the table's {rows} rows "
-                          "(config.rows)", lambda row: f"{hot.iloc[row]:g}")
+        bad |= rules.flag(damage, source, on_axis & ~hot.isin(allowed), "column hot_rows must be a hot-set size the "
+                          "manifest declares (sweep.hot_rows, or config.hot_rows)", lambda row: f"{hot.iloc[row]:g}")
     return points[~bad].reset_index(drop=True) if bad.any() else points
