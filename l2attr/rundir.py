@@ -180,7 +180,7 @@ def read_manifest(file: Path) -> dict[str, Any]:
         raise UserError(f"{file}: holds a number too long to read (more than {sys.get_int_max_str_digits()} "
                         "digits; no l2attr writer records one)") from None
     if not isinstance(value, dict):
-        raise UserError(f"{file}: must be a JSON object (found {type(value).__name__})")
+        raise UserError(f"{file}: expected a JSON object, found {type(value).__name__}")
     return value
 
 

@@ -64,7 +64,7 @@ def metric(name: str, value: str, column: str = "value") -> Callable[[Path], Non
 
 E, L, P, S, T, D = "experiment", "ladder", "profile", "sweep", "timeline", "distributed"
 MANIFEST_CASES = [
-    ("not an object", raw(b"[1, 2]"), "must be a JSON object"),
+    ("not an object", raw(b"[1, 2]"), "expected a JSON object"),
     ("not UTF-8", raw(b'{"name": "\xe9"}'), "must be UTF-8"),
     ("nested deep", raw(b"[" * 100000 + b"]" * 100000), "nested more than"),
     ("huge integer", raw(b'{"schema_version": ' + b"9" * 5000 + b"}"), "number too long"),
@@ -100,7 +100,7 @@ CASES = [
     (D, cell("units.csv", 0, "gpu_uuid", "GPU-0000"), "a GPU the manifest lists"),
     (D, cell("units.csv", 0, "unit", "ladder:tuned:nowhere"), "resolves to nothing"),
     (D, cell("units.csv", 1, "started_utc", "yesterday"), "ISO 8601"),
-    (L, cell("samples.csv.gz", 0, "repeat", "999"), "a repeat index beyond its cell's repeats"),
+    (L, cell("samples.csv.gz", 0, "repeat", "999"), "a repeat index beyond the"),
     (L, removed(("config", "hot_rows")), "config.hot_rows must be present"),
     (P, removed(("config", "seed")), "config.seed must be present"),
     (D, first_where("consumer_artifact_time_us", "", "consumer_artifact_time_us", "1.5", "samples.csv.gz"),

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from typing import Any
 
 from l2attr.vocab import CellCondition, RunKind, StepMode, TimerKind
-from l2attr.vocab.sweep import SweepAxis
 
 Rule = tuple[Callable[[Any], bool], str]
 Bad = Callable[[str, str, Any], None]
@@ -133,7 +132,7 @@ BY_KIND: dict[str, dict[str, Rule]] = {
         "step_ncu.chip": TEXT_OR_NULL, "step_ncu.metrics": TEXT_OR_NULL,
     },
     RunKind.SWEEP.value: {
-        "sweep.axis": word(SweepAxis.values()), "sweep.families": STRINGS, "sweep.profiles": STRINGS,
+        "sweep.axis": TEXT, "sweep.families": STRINGS, "sweep.profiles": STRINGS,
         "sweep.repeats": whole(1), "sweep.host_repeat": FLAG, "sweep.spin_us": TOLERANCE,
         "sweep.orders": STRINGS, "sweep.nvtx_ranges": FLAG, "sweep.profile": FLAG,
         "sweep.cache_dir": TEXT_OR_NULL, "sweep.pin_granularity": TEXT_OR_NULL,

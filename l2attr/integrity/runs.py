@@ -37,7 +37,7 @@ def check_run(kind: str, tables: Tables, manifest: dict[str, Any], path: Path, d
             samples = tables["samples"]
             odd = rules.one_pattern(samples, ("family", "rung", "pin", "profile", "l2_state", "repeat"), SAMPLE_TIMES,
                                     str(path / SAMPLES.filename), damage, "a repeat is timed by one timer")
-            odd |= check_repeats_contiguous(samples, str(path / SAMPLES.filename), damage)
+            odd |= check_repeats_declared(samples, manifest, str(path / SAMPLES.filename), damage)
             tables["samples"] = samples[~odd].reset_index(drop=True) if odd.any() else samples
     if kind == RunKind.PROFILE and tables.get("metrics") is not None:
         check_profile_manifest(tables["metrics"], manifest, path, damage)
@@ -62,13 +62,13 @@ def check_declared_profiles(metrics: pd.DataFrame, manifest: dict[str, Any], pat
     return metrics[~bad].reset_index(drop=True) if bad.any() else metrics
 
 
-def check_repeats_contiguous(samples: pd.DataFrame, source: str, damage: Damage) -> pd.Series:
-    """A cell's repeats are numbered 0, 1, ... without a gap (measure/run.py counts them): a
-    repeat index beyond the cell's count names a repeat that never ran."""
-    cell = [samples[c].astype(str) for c in ("family", "rung", "pin", "profile", "l2_state") if c in samples]
-    if not cell or "repeat" not in samples or samples.empty:
+def check_repeats_declared(samples: pd.DataFrame, manifest: dict[str, Any], source: str, damage: Damage) -> pd.Series:
+    """A sample's repeat index is one the run made: below measure.repeats device repeats plus as many
+    host repeats (measure/run.py alternates them); a larger index names a repeat that never ran."""
+    declared = (manifest.get("measure") or {}).get("repeats")
+    if not isinstance(declared, int) or isinstance(declared, bool) or "repeat" not in samples or samples.empty:
         return pd.Series(False, index=samples.index)
     repeat = pd.to_numeric(samples["repeat"], errors="coerce")
-    count = repeat.groupby(cell).transform("nunique")
-    return rules.flag(damage, source, (repeat < 0) | (repeat >= count), "a repeat index beyond its cell's repeats "
-                      "(they are numbered 0, 1, ... without a gap)", lambda row: f"{repeat.iloc[row]:g}")
+    return rules.flag(damage, source, (repeat < 0) | (repeat >= 2 * declared), f"a repeat index beyond the "
+                      f"{2 * declared} repeats (device and host) the manifest declares (measure.repeats {declared})",
+                      lambda row: f"{repeat.iloc[row]:g}")
