@@ -41,3 +41,31 @@ extern "C" __global__ void spin_ns(long long ns) {
         asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
     }
 }
+
+// In-graph flush, step 1 of 3 (l2attr/steps/surgery.py): nothing on the host can run inside a CUDA
+// graph replay, so cudaCtxResetPersistingL2Cache cannot un-pin evict_last lines there. Instead the
+// flush buffer itself is prefetched with evict_last priority, line by line: its lines compete with
+// (and displace) any evict_last lines a pin left. Step 2 demotes them, step 3 is flush_l2 above.
+extern "C" __global__ void flush_l2_unpin(const char* __restrict__ buf, long long lines) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < lines;
+         i += (long long)gridDim.x * blockDim.x)
+        asm volatile("prefetch.global.L2::evict_last [%0];" :: "l"(buf + i * 128));
+}
+
+// In-graph flush, step 2 of 3: give the flush buffer's resident lines normal priority again, so that
+// the plain read of step 3 replaces them with clean, normal lines (applypriority needs 128-byte
+// aligned addresses and a size of 128).
+extern "C" __global__ void flush_l2_demote(const char* __restrict__ buf, long long lines) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < lines;
+         i += (long long)gridDim.x * blockDim.x)
+        asm volatile("applypriority.global.L2::evict_normal [%0], 128;" :: "l"(buf + i * 128));
+}
+
+// Dirty flush (the write-back-paying cold arm): after the clean flush, write a buffer of the L2's size,
+// so the next kernel meets an L2 full of dirty lines of no use to it and pays their write-back for
+// every line it brings in — at least as much write-back as the program's own state leaves it.
+extern "C" __global__ void flush_l2_dirty(unsigned int* __restrict__ buf, long long words, unsigned int v) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < words;
+         i += (long long)gridDim.x * blockDim.x)
+        buf[i] = v ^ (unsigned int)i;
+}

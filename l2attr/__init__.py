@@ -15,5 +15,8 @@ def __getattr__(name: str) -> Any:
     if name in _API:
         import importlib
 
+        from l2attr.errors import install_script_hook
+
+        install_script_hook()      # a UserError that ends the user's script is one line, not a traceback
         return getattr(importlib.import_module(_API[name]), name)
     raise AttributeError(f"module 'l2attr' has no attribute {name!r}")

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import errno
 import importlib
 import os
+import signal
 import sys
-from typing import NoReturn
+from typing import Any, Iterable, NoReturn, Sequence
 
 from l2attr import __version__
 from l2attr.errors import UserError
@@ -25,6 +27,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     Command.TRACES: (Command.TRACES, "inspect, generate and calibrate index traces (CPU)"),
     Command.TUNING: (Command.TUNING, "the fast family's launch point a tuning table chooses (CPU)"),
     Command.DOCTOR: (Command.DOCTOR, "check GPU, CUDA, ncu counters, nvtx, ncu_report: can ladder/profile run?"),
+    Command.CACHE: (Command.CACHE, "the generated-workload cache shared by every --out: info, clear (CPU)"),
 }
 
 # What Ctrl-C leaves behind differs per command: only the ladder can resume; the others write
@@ -41,17 +44,52 @@ INTERRUPTED: dict[str, str] = {
     Command.TRACES: "interrupted; files it had not yet reported as written were not written",
     Command.TUNING: "interrupted; nothing was written",
     Command.DOCTOR: "interrupted",
+    Command.CACHE: "interrupted; a workload being deleted reads as absent and is rebuilt on next use",
 }
 EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 128 + 13  # what a shell reports for a Unix tool ended by SIGPIPE
 
 
+def did_you_mean(word: str, options: Iterable[str]) -> str:
+    """'; did you mean --family?' for the closest option to a mistyped one, else ''."""
+    close = difflib.get_close_matches(word, sorted(set(options)), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
+def _chosen(parser: argparse.ArgumentParser, ns: argparse.Namespace) -> argparse.ArgumentParser:
+    """The innermost (sub)command parser the arguments chose: the one whose flags a mistyped
+    flag was meant for (argparse reports it against the top-level parser)."""
+    while True:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        name = getattr(ns, subs[0].dest, None) if subs and subs[0].dest != argparse.SUPPRESS else None
+        if name is None or name not in subs[0].choices:
+            return parser
+        parser = subs[0].choices[name]
+
+
 class Parser(argparse.ArgumentParser):
-    """argparse, but a usage mistake is one line (the rule for every bad input), not usage + error."""
+    """argparse, but a usage mistake is one line (the rule for every bad input), not usage + error,
+    said by the command it concerns, with the nearest flag or command for a mistyped one."""
 
     def error(self, message: str) -> NoReturn:
+        if "invalid choice: '" in message and "(choose from" in message:
+            word = message.split("invalid choice: '", 1)[1].split("'", 1)[0]
+            choices = [c.strip(" '") for c in message.split("(choose from", 1)[1].rstrip(")").split(",")]
+            message = message.split(" (choose from", 1)[0] + did_you_mean(word, choices) + \
+                f" (valid: {', '.join(choices)})"
         _say(f"{self.prog}: error: {message} (see {self.prog} --help)")
         raise SystemExit(2)
+
+    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                   namespace: Any = None) -> argparse.Namespace:
+        ns, extras = self.parse_known_args(args, namespace)
+        if extras:
+            target = _chosen(self, ns)
+            flags = [a.split("=", 1)[0] for a in extras if a.startswith("-")]
+            options = [o for a in target._actions for o in a.option_strings]
+            hint = did_you_mean(flags[0], options) if flags else ""
+            target.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
+        return ns
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -112,6 +150,34 @@ def os_error_text(exc: OSError) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command. Without `argv` this is the process's own command line (the console script,
+    `python -m l2attr`): once the command has ended, Ctrl-C is ignored for the rest of the exit."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:   # in the few instructions between the command's handlers and here
+        return EXIT_INTERRUPTED
+    finally:
+        if argv is None:
+            hold_interrupts_for_exit()
+
+
+def hold_interrupts_for_exit() -> None:
+    """Ignore SIGINT from here to the process's end.
+
+    After main returns, the interpreter tears down its modules (pandas, numpy: tens of ms, more on
+    a loaded machine) and then puts SIGINT back to the system default, so a Ctrl-C in that window
+    killed the process by the signal (exit -2 to its parent) or printed a traceback from the
+    teardown, after the command had already finished and said so. Ignoring it loses nothing: the
+    command's work and its one line are done. Only for the process's own command line: a caller
+    of main(argv) in its own process keeps its handler.
+    """
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:      # not the main thread: the interpreter delivers SIGINT elsewhere
+        pass
+
+
+def _main(argv: list[str] | None) -> int:
     try:   # building the parser imports every command (pandas, numpy): Ctrl-C lands here often
         parser = build_parser()
         args = parser.parse_args(argv)

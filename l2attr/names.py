@@ -17,7 +17,7 @@ from l2attr.vocab import Arm, CellCondition, EdgeArm, Family, L2State, Pin, Role
 
 # -- NVTX range names -------------------------------------------------------------------------
 # Ranges live in l2attr's own NVTX domain; ':' separates fields, never '/' (ncu's --nvtx-include
-# splits the range stack on '/', NOTES trap 2). Seen on the H200 with ncu 2025.3.1
+# splits the range stack on '/': docs/facts.md#nvtx-filter). Seen on the H200 with ncu 2025.3.1
 # (examples/logs/probe_nvtx_evict_last.log): `regex:l2attr@(pin|consumer):.*/` selects the pin and
 # consumer ranges of the domain, nested in a call range or not, while `l2attr@regex:...` and an
 # include without the trailing '/' select nothing.

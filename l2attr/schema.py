@@ -49,8 +49,9 @@ SAMPLES = Table(
     },
     ("family", "rung", "pin", "profile", "l2_state", "repeat", "batch", "table"),
     optional={
-        "launch_lag_us": "host time from the spin head start's launch to the timed kernel's launch "
-                         "(worst of pin and consumer); >= the spin means the event may hold host time",
+        "launch_lag_us": "host time to enqueue the timed kernel and its events (worst of pin and consumer); "
+                         "the blocking timer's GPU waits for it; under the spin timer, >= the spin means the "
+                         "event may hold host time",
         "timer_discard": "kernel timer's flag for the sample: '' clean, timeout (blocking timer gave up "
                          "waiting), late (spin timer: launch after the spin ended), throttled",
         "sm_clock_mhz": "NVML SM clock at the end of the repeat (same for all its rows)",
@@ -87,7 +88,7 @@ CELLS = Table(
         "profile": "reuse profile or trace name",
         "l2_state": "natural, flush or flush_after_pin",
         "quantity": "pin, consumer, kernels (pin + consumer of one call) or call (the whole call)",
-        "timer": "kernel (events + spin), artifact (the artifact's event/sync timer) or wall (host clock)",
+        "timer": "kernel (CUDA events, blocking or spin timer), artifact (the artifact's event/sync timer) or wall (host clock)",
         "n_samples": "samples kept (cold first sample dropped)",
         "median_us": "median time",
         "p10_us": "10th percentile",
@@ -98,7 +99,9 @@ CELLS = Table(
         "achieved_GBps": "bytes_per_call / median (consumer, kernel timer only)",
     },
     ("family", "rung", "pin", "profile", "l2_state", "quantity", "timer"),
-    optional=dict(GPU_COLUMNS),
+    optional={**GPU_COLUMNS,
+              "stopped": "adaptive repeats (measure/adaptive.py): target (its 95% interval closed) or limit "
+                         "(max repeats or seconds first: noisy, stopped at the limit); absent in a fixed run"},
 )
 
 UNITS = Table(
@@ -225,18 +228,22 @@ EXP_METRICS = Table(
 STEP_KERNELS = Table(
     "step_kernels",
     {
-        "condition": "natural (L2 as the program leaves it; a graph step's: replays of its CUDA graph) or cold "
-                     "(read-flushed before every op)",
+        "condition": "natural (L2 as the program leaves it), cold (clean-flushed before every kernel: graph "
+                     "surgery; before every op: the eager per-op method) or cold_dirty (flushed, then one L2 of "
+                     "useless dirty lines before every kernel: the write-back-paying cold arm)",
         "step": "step index within the run (natural and cold steps alternate)",
         "op_index": "the aten op that launched the kernel (step_ops.csv; -1: outside any recorded op; -2: a "
                     "CUDA graph's replayed kernel that the eager step does not have)",
-        "kernel_index": "order of the kernel among its op's kernels (only index 0 meets the flush)",
+        "kernel_index": "order of the kernel among its op's kernels (eager per-op method: only index 0 meets "
+                        "the flush; graph surgery: every kernel does)",
         "kernel": "kernel function name (CUPTI)",
         "duration_us": "kernel duration (CUPTI activity record, no events)",
         "start_us": "kernel start on the trace clock",
         "stream": "CUDA stream",
     },
     ("condition", "step", "op_index", "kernel_index"),
+    optional={"node": "graph surgery: the kernel node's position among the captured graph's kernel nodes "
+                      "(creation order: the order the cold arms run them in)"},
 )
 
 STEP_OPS = Table(

@@ -60,6 +60,7 @@ SLOW = (
     "tests/test_readme_results.py",
     "tests/test_readme_experiments.py",
     "tests/test_example_pages.py",
+    "tests/test_report_subtitle.py::test_experiment_and_step_pages_do_not_say_the_study",
     "tests/test_reproduction.py",
     "tests/test_step_recorded.py",
     "tests/test_distribute_example.py",
@@ -181,3 +182,10 @@ def _install_read_cache() -> None:
 
 
 _install_read_cache()
+
+
+@pytest.fixture(autouse=True)
+def _workload_cache_in_tmp(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Generated workloads go to this session's tmp dir, never the user's cache dir
+    (l2attr/ladder/workload/cache.py reads L2ATTR_CACHE_DIR first)."""
+    monkeypatch.setenv("L2ATTR_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "workload-cache"))

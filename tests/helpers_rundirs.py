@@ -5,7 +5,7 @@ Made the way the tools make them: cells are summarize_cell over the samples, tab
 RunDir, and every manifest comes from the writer of its run kind (ladder.measure.run.ladder_manifest,
 profile.manifest's functions, rundir.run_manifest), so it has the shape a real run has; only the
 facts a GPU would give (versions, GPU, compiled variants) are made up here. Numbers follow the
-magnitudes in shared/NOTES-measurement.md (one table-batch ~50 us, pin ~17 us) so the report looks
+magnitudes of the H200 runs under examples/ (one table-batch ~50 us, pin ~17 us) so the report looks
 like a real one; tests that check formulas build their own tiny tables.
 """
 

@@ -15,7 +15,7 @@ from l2attr.analysis.ladder import latency_ladder
 
 
 def test_speedup_formula_by_hand() -> None:
-    # T_ref 46.7, pin 16.2, consumer 44.5 (NOTES reuse_medium): k = 1 -> 46.7 / 60.7
+    # T_ref 46.7, pin 16.2, consumer 44.5 (H200-like magnitudes, reuse_medium): k = 1 -> 46.7 / 60.7
     assert amortised_speedup(46.7, 16.2, 44.5, 1) == pytest.approx(46.7 / 60.7)
     # k = 8 -> 373.6 / (16.2 + 356.0) = 373.6 / 372.2
     assert amortised_speedup(46.7, 16.2, 44.5, 8) == pytest.approx(373.6 / 372.2)

@@ -48,21 +48,27 @@ def test_an_interrupt_while_the_parser_is_built_is_one_line(monkeypatch: pytest.
     assert one_line(capsys) == "l2attr: interrupted before the command started; nothing was done"
 
 
-# The child is the console script (`from l2attr.cli import main; sys.exit(main())`), saying "up"
-# once l2attr.cli is imported: before that only the interpreter and argparse load, in a few ms,
-# and an interrupt there is the interpreter's to report. From then on (the parser imports every
-# command, pandas and numpy among them: the ~0.5 s the issue found) it is l2attr's.
+# The child is the console script (`from l2attr.cli import main; sys.exit(main())`, its arguments
+# in sys.argv), saying "up" once l2attr.cli is imported: before that only the interpreter and
+# argparse load, in a few ms, and an interrupt there is the interpreter's to report. From then on
+# (the parser imports every command, pandas and numpy among them: the ~0.5 s the issue found) it
+# is l2attr's, up to the process's end: a Ctrl-C after main has returned, while the interpreter
+# tears its modules down, must not kill the process by the signal (exit -2, as under load).
 CHILD = ("import sys; from l2attr.cli import main; print('up', file=sys.stderr, flush=True); "
-         "sys.exit(main(sys.argv[1:]))")
+         "sys.exit(main())")
+
+
+def _child(tmp_path: Path, code: str) -> subprocess.Popen[bytes]:
+    run = write_ladder_run(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, "-c", code, "report", str(run), "--format", "md"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=tmp_path)
 
 
 @pytest.mark.parametrize("delay", [0.0, 0.15, 0.5])
 def test_ctrl_c_at_start_up_of_the_real_process(delay: float, tmp_path: Path) -> None:
     """SIGINT a few moments into `l2attr report`: one line, exit 130, never a traceback."""
-    run = write_ladder_run(tmp_path)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, "report", str(run), "--format", "md"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=tmp_path)
+    proc = _child(tmp_path, CHILD)
     assert proc.stderr is not None and proc.stderr.readline() == b"up\n"
     time.sleep(delay)
     proc.send_signal(signal.SIGINT)
@@ -70,6 +76,20 @@ def test_ctrl_c_at_start_up_of_the_real_process(delay: float, tmp_path: Path) ->
     text = err.decode()
     assert "Traceback" not in text and len(text.strip().splitlines()) <= 1, text
     assert proc.returncode in (130, 0), (proc.returncode, text)
+
+
+def test_ctrl_c_after_the_command_ended_is_no_death_by_signal(tmp_path: Path) -> None:
+    """The window the load found, held open on purpose: the command has finished, the interpreter
+    is exiting (an atexit hook says so, then waits), and SIGINT arrives. Exit 0, nothing on
+    stderr: before the fix the hook's wait died of a KeyboardInterrupt with a traceback."""
+    code = ("import atexit, sys, time; from l2attr.cli import main\n"
+            "atexit.register(lambda: (print('exiting', file=sys.stderr, flush=True), time.sleep(2)))\n"
+            "sys.exit(main())")
+    proc = _child(tmp_path, code)
+    assert proc.stderr is not None and proc.stderr.readline() == b"exiting\n"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert (proc.returncode, err.decode()) == (0, "")
 
 
 def _value_flags(parser: argparse.ArgumentParser) -> list[str]:

@@ -101,7 +101,7 @@ def test_output_is_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str
 @pytest.mark.parametrize("name, fmt, marker", [
     ("r.md", None, "**Verdict — "), ("r.markdown", None, "**Verdict — "),
     ("r.html", None, "<!DOCTYPE html>"), ("r.HTM", None, "<!DOCTYPE html>"),
-    ("r.txt", None, "<!DOCTYPE html>"), ("r.txt", "md", "**Verdict — "),
+    ("r.txt", "html", "<!DOCTYPE html>"), ("r.txt", "md", "**Verdict — "),
     ("r.md", "md", "**Verdict — "),
 ])
 def test_format_follows_the_extension(tmp_path: Path, name: str, fmt: str | None, marker: str) -> None:

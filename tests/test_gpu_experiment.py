@@ -39,9 +39,26 @@ def test_blocking_timer_matches_a_300us_spin_and_never_times_out():
         assert sb.discard in ("", "throttled")
         b.append(sb.time_us)
         s.append(ss.time_us)
-    assert abs(_median(b) / _median(s) - 1) < 0.01
+    ratio = _median(b) / _median(s)
+    _record_ratio(ratio, _median(b), _median(s))
+    assert abs(ratio - 1) < 0.01, f"blocking / spin-300 median ratio {ratio:.4f}"
     assert np.isfinite(sb.sm_clock_mhz) and sb.sm_clock_mhz > 0
     blocking.close()
+
+
+RATIO_LOG = "L2ATTR_TIMER_RATIO_LOG"
+
+
+def _record_ratio(ratio: float, blocking_us: float, spin_us: float) -> None:
+    """One JSON line per run into $L2ATTR_TIMER_RATIO_LOG, before the bound is checked, so the
+    bound can be set from the distribution of many fresh processes (tools/device_adaptive.sh)."""
+    import json
+    import os
+
+    path = os.environ.get(RATIO_LOG)
+    if path:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"ratio": ratio, "blocking_us": blocking_us, "spin_us": spin_us}) + "\n")
 
 
 def test_blocking_timer_holds_no_host_time():

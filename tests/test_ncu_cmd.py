@@ -27,7 +27,7 @@ def test_default_argv_is_exactly_this():
 
 
 def test_nvtx_include_selects_l2attrs_domain_with_trailing_slash():
-    # NOTES trap 2 and the H200 probe (examples/logs/probe_nvtx_evict_last.log): push/pop ranges of
+    # docs/facts.md#nvtx-filter and the H200 probe (examples/logs/probe_nvtx_evict_last.log): push/pop ranges of
     # the l2attr domain, a regex over `domain@range` and a trailing '/'
     import re
 

@@ -1,10 +1,11 @@
-"""Every figure in the README's prose comes from the run it names.
+"""Every figure in the prose of the README and the docs pages (docs/*.md) comes from the run it names.
 
 Two checks. (1) Each `<!-- prose:NAME:begin -->` block is its template (tools/readme_prose/NAME.md.j2)
 filled from l2attr.analysis.findings of the committed runs: re-rendered here, compared byte for
 byte. (2) Outside every generated block, a number followed by a unit (µs, %, GB/s, MiB, ×, s, ...)
 is refused unless an entry of ALLOWED covers it, with its reason; an entry that names a log or
-file must find its figures there, and every entry must still be in the README (a stale entry fails).
+file must find its figures there, and every entry must still be in a page (a stale entry fails). The
+pages are read as one text (tools/doc_pages.all_text), so a block or phrase may live on any page.
 The scanner and the filters are tested on hand-made text whose answer is known.
 """
 
@@ -20,8 +21,8 @@ from typing import Callable
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
 sys.path.insert(0, str(ROOT / "tools"))
+from doc_pages import all_text  # noqa: E402
 
 
 def _tool(name: str):
@@ -62,11 +63,12 @@ def figures(text: str) -> list[tuple[int, int, str]]:
     return [(m.start(), m.end(), m.group(0)) for m in FIGURE.finditer(text)]
 
 
-# Regions another check holds, or another helper's section: (start, end marker, why).
+# Pages another owner holds, left out of the scan: (page, why).
+SKIPPED_PAGES = [
+    ("docs/sweeps.md", "the design-space sweeps' page and findings (another owner, its generated blocks)"),
+]
+# Regions another check holds: (start, end marker, why).
 SKIPPED = [
-    ("**The sweeps (`l2attr sweep`", "<!-- prose:timers:begin -->",
-     "the design-space sweeps' findings: the sweeps' own section (another owner, its generated blocks)"),
-    ("## Sweeps (`l2attr sweep AXIS`)", "## Tests", "the design-space sweeps' section (another owner)"),
     ("| input | command | exit | message (first line) |", "What the rows rely on:",
      "the reliability table: tests/test_readme_reliability.py re-runs every row"),
 ]
@@ -197,7 +199,7 @@ def _preset_bytes() -> int:
 
 @pytest.fixture(scope="module")
 def readme() -> str:
-    return README.read_text()
+    return all_text(skip=tuple(page for page, _why in SKIPPED_PAGES))
 
 
 # -- (1) the generated prose is what the runs give ------------------------------------------------
@@ -248,6 +250,8 @@ def test_skipped_regions_exist(readme: str) -> None:
     for start, end, why in SKIPPED:
         a = readme.index(start)
         assert readme.index(end, a) > a and why
+    for page, why in SKIPPED_PAGES:
+        assert (ROOT / page).is_file() and why
 
 
 # -- the scanner and the filters, on text whose answer is known ----------------------------------
@@ -279,7 +283,7 @@ def test_filters_by_hand() -> None:
 
 def test_test_counts_in_command_comments_are_their_logs() -> None:
     """`# N passed (examples/logs/...)` after a command in a code block: the log says N passed."""
-    text = (ROOT / "README.md").read_text()
+    text = all_text()
     said = re.findall(r"# (\d+) passed \((examples/logs/[^)\s]+)\)", text)
     assert said, "no '# N passed (log)' comment left: drop this test with the last of them"
     for n, log in said:

@@ -1,4 +1,4 @@
-"""The README's reliability table, row by row: each command runs here as a user would run it.
+"""The reliability table (docs/reliability.md), row by row: each command runs here as a user would run it.
 
 make_inputs() builds the files the rows name (in a scratch folder that is the working
 directory); every row's command runs through bash with the real `l2attr` entry point, and its
@@ -31,7 +31,7 @@ from conftest import FIXTURES, MEDIUM_CUT, REPO
 from helpers_rundirs import ladder_cells, write_ladder_run, write_profile_run
 from helpers_sweep import write_sweep_run
 
-README = REPO / "README.md"
+README = REPO / "docs" / "reliability.md"      # the reliability page: the table and its rows
 APP_REPORT = FIXTURES / "ncu" / "pin_consume_app_replay_h200.ncu-rep"
 TUNING = REPO / "examples" / "tuning" / "fast_tuning.csv"
 CTRL_C = " + Ctrl-C"        # a row whose command is interrupted once it has said what it writes
@@ -46,9 +46,9 @@ class Row:
 
 
 def table_rows(text: str) -> list[Row]:
-    if "\n## Reliability\n" not in text:
+    if not text.startswith("# Reliability\n"):
         return []
-    section = text.split("\n## Reliability\n", 1)[1].split("\n## ", 1)[0]
+    section = text.split("\n## ", 1)[0]
     rows = []
     for line in section.splitlines():
         cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]

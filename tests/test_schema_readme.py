@@ -1,13 +1,14 @@
-"""The README documents the run-dir schema exactly as l2attr/schema.py defines it."""
+"""The run-directory page (docs/run-dirs.md) documents the run-dir schema exactly as l2attr/schema.py defines it."""
 
+import sys
 from pathlib import Path
 
 from l2attr.schema import markdown_doc
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+from doc_pages import between, text_with  # noqa: E402
 
 
 def test_readme_schema_section_is_current():
-    text = README.read_text()
-    section = text.split("<!-- schema:begin -->\n")[1].split("<!-- schema:end -->")[0]
-    assert section == markdown_doc()
+    begin = "<!-- schema:begin -->\n"
+    assert between(text_with(begin), begin, "<!-- schema:end -->") == markdown_doc()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,9 @@ ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("bench_tests", ROOT / "benchmarks" / "bench_tests.py")
 bench_tests = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(bench_tests)
+
+sys.path.insert(0, str(ROOT / "tools"))
+from doc_pages import between, text_with  # noqa: E402
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 CI = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
@@ -52,7 +56,8 @@ def test_benchmark_block_is_the_recorded_run_of_this_command() -> None:
         pytest.skip("inside benchmarks/bench_tests.py: the record is the one this run makes")
     record = json.loads(bench_tests.RECORD.read_text())
     assert record["command"] == bench_tests.test_command(README), "re-run benchmarks/bench_tests.py --record"
-    body = README[README.index(bench_tests.BEGIN) + len(bench_tests.BEGIN):README.index(bench_tests.END)]
+    page = text_with(bench_tests.BEGIN)       # the study page's benchmark list (tools/doc_pages.py)
+    body = between(page, bench_tests.BEGIN, bench_tests.END)
     assert body == bench_tests.readme_block(record), "python benchmarks/bench_tests.py --readme --write"
 
 
@@ -61,3 +66,15 @@ def test_summary_line_parsing() -> None:
         "7 passed, 2 skipped, 3 deselected"
     assert bench_tests._summary("1 failed, 3 passed in 2.0s\n") == "1 failed, 3 passed"
     assert bench_tests._summary("collected nothing\n") == "no pytest summary line"
+
+
+def test_the_block_keeps_quiet_and_loaded_runs_apart() -> None:
+    run = {"wall_s": 50.0, "cpu_s": 90.0, "load_before": 0.5, "exit": 0, "summary": "9 passed"}
+    record = {"command": "python -m pytest", "cores": 2, "date": "2026-12-02",
+              "runs": [run, {**run, "wall_s": 60.0}, {**run, "load": 2, "wall_s": 200.0, "load_before": 2.4},
+                       {**run, "load": 2, "wall_s": 210.0, "exit": 1, "summary": "1 failed, 8 passed"}]}
+    block = bench_tests.readme_block(record)
+    assert "`--repeat 2`, no added load: **50.0, 60.0 s** wall" in block
+    assert "0 failed runs of 2" in block
+    assert "`--repeat 2 --load 2`, 2 busy processes competing: **200.0, 210.0 s** wall" in block
+    assert "load average 0.5–2.4 before each run), 1 failed run of 2, the last: 1 failed, 8 passed" in block

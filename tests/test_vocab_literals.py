@@ -52,6 +52,8 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("integrity/step.py", "producer"): "step_edges' producer column (an op index)",
     ("integrity/step.py", "consumer"): "step_edges' consumer column (an op index)",
     ("integrity/units.py", "ladder"): "the first word of a ladder unit's id in units.csv (distribute/units.py)",
+    ("analysis/caveats.py", "info"): "a caveat's level (LEVELS: error, warn, info), not `l2attr cache info`",
+    ("analysis/study.py", "info"): "a caveat's level (LEVELS: error, warn, info), not `l2attr cache info`",
     # other tools' words
     ("gpu/runtime.py", "torch"): "the Python module torch",
     ("gpu/device.py", "torch"): "the Python module torch (and its distribution name)",

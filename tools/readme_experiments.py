@@ -1,13 +1,14 @@
-"""Regenerate the README's experiments block from the committed experiment runs.
+"""Regenerate the experiments, timer and steps blocks (docs/experiment.md, docs/layer-a.md,
+docs/steps.md: each in the page that holds it, tools/doc_pages.py) from the committed runs.
 
-    python tools/readme_experiments.py            # print the block
-    python tools/readme_experiments.py --write    # replace it in README.md
+    python tools/readme_experiments.py            # print the blocks
+    python tools/readme_experiments.py --write    # replace them in their pages
 
 The block sits between `<!-- experiments:begin -->` and `<!-- experiments:end -->`; it is made by
 l2attr.report.experiment_text from every run dir under examples/experiments/, the timer
 comparison from the two runs of TIMER_RUNS (the blocking one is the
 reproduction's, not copied), and the steps block (between `<!-- steps:begin -->` and
-`<!-- steps:end -->`) by l2attr.report.step_text from examples/steps/runs/. tests/test_readme_experiments.py fails when they disagree.
+`<!-- steps:end -->`) by l2attr.report.step_text from examples/steps/surgery/ (graph surgery; examples/steps/runs/ holds the per-op method's older runs). tests/test_readme_experiments.py fails when they disagree.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools"))
 
 from l2attr.analysis.experiment_load import analyse_experiment, load_experiment  # noqa: E402
 from l2attr.analysis.timer_compare import compare_timers  # noqa: E402
@@ -27,6 +29,7 @@ from l2attr.report.experiment_text import experiments_markdown  # noqa: E402
 BEGIN, END = "<!-- experiments:begin -->\n", "<!-- experiments:end -->"
 TIMER_BEGIN, TIMER_END = "<!-- timer:begin -->\n", "<!-- timer:end -->"
 STEPS_BEGIN, STEPS_END = "<!-- steps:begin -->\n", "<!-- steps:end -->"
+PIPELINE_BEGIN, PIPELINE_END = "<!-- pipeline:begin -->", "<!-- pipeline:end -->"
 
 
 def runs(folder: Path) -> list[Path]:
@@ -46,14 +49,24 @@ def timer_block() -> str:
     return timer_table(compare_timers([ROOT / r for r in TIMER_RUNS]), ROOT)
 
 
+def pipeline_block(folder: Path | None = None) -> str:
+    """The README's one line on the paper's pipeline figure (analysis/step_pipeline.py)."""
+    from l2attr.analysis.step_load import analyse_step
+    from l2attr.analysis.step_pipeline import pipeline_sentence
+
+    runs = runs_in(folder or ROOT / "examples" / "steps" / "surgery")
+    return pipeline_sentence([analyse_step(p) for p in runs]) + (
+        " (`examples/steps/surgery/`, `python tools/device_surgery.py`)")
+
+
 def steps_block(folder: Path | None = None) -> str:
     """Every step run of `folder` (default examples/steps/runs): per run its answer, measured edges,
     graph method and DRAM bytes; then the DLRM step times against no pin, and the sweep grids."""
     from l2attr.analysis.step_load import analyse_step
     from l2attr.report.step_text import steps_markdown
 
-    runs = [(p, analyse_step(p)) for p in runs_in(folder or ROOT / "examples" / "steps" / "runs")]
-    return steps_markdown(runs, ROOT if folder is None else folder, base="dlrm-step-no-pin")
+    runs = [(p, analyse_step(p)) for p in runs_in(folder or ROOT / "examples" / "steps" / "surgery")]
+    return steps_markdown(runs, ROOT if folder is None else folder, base="dlrm-rung-baseline")
 
 
 def runs_in(folder: Path) -> list[Path]:
@@ -70,9 +83,11 @@ if __name__ == "__main__":
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
     if args.write:
-        readme = ROOT / "README.md"
-        text = replace(readme.read_text(), BEGIN, END, block())
-        text = replace(text, TIMER_BEGIN, TIMER_END, timer_block())
-        readme.write_text(replace(text, STEPS_BEGIN, STEPS_END, steps_block()))
+        from doc_pages import write_block
+
+        write_block(BEGIN, END, block())
+        write_block(TIMER_BEGIN, TIMER_END, timer_block())
+        write_block(STEPS_BEGIN, STEPS_END, steps_block())
+        write_block(PIPELINE_BEGIN, PIPELINE_END, pipeline_block())
     else:
         print(block() + "\n" + timer_block() + "\n" + steps_block())

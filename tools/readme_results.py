@@ -1,7 +1,9 @@
-"""Regenerate the README's measured-results block and its prose from the committed run dirs.
+"""Regenerate the study's measured-results block, its prose and the README's headline from the committed run dirs.
 
     python tools/readme_results.py            # print the block
-    python tools/readme_results.py --write    # replace it, the fidelity table and the prose in README.md
+    python tools/readme_results.py --write    # replace it, the fidelity table, the prose and the headline
+
+The blocks live in README.md and docs/*.md, each in the one page that holds it (tools/doc_pages.py).
 
 The block sits between `<!-- results:begin ... -->` and `<!-- results:end -->`; the begin marker
 names the run dirs (under examples/) it was made from. Tables come from l2attr.analysis and
@@ -9,7 +11,9 @@ l2attr.report.markdown, the code the report uses; the fidelity table from
 examples/fidelity/fidelity.json (tools/artifact_fidelity.py). The prose around them sits between
 `<!-- prose:<name>:begin -->` and `<!-- prose:<name>:end -->`, filled from tools/readme_prose/<name>.md.j2
 with l2attr.analysis.findings of the runs named below (tools/readme_prose_render.py).
-tests/test_readme_results.py and tests/test_readme_prose.py fail when the README and the runs disagree.
+The README's headline (`<!-- headline:begin -->`) is l2attr.analysis.answer's one line over the
+results block's runs, with its comparand named. tests/test_readme_results.py and
+tests/test_readme_prose.py fail when a page and the runs disagree.
 """
 
 from __future__ import annotations
@@ -24,11 +28,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
+from doc_pages import all_text, page_with, pages, replace, write_block  # noqa: E402
 from l2attr.analysis import analyse, load_runs  # noqa: E402
 from l2attr.report.markdown import md_table, results_markdown  # noqa: E402
 
 BEGIN = re.compile(r"<!-- results:begin runs=(?P<runs>[^ ]+) -->\n")
 END = "<!-- results:end -->"
+FID_BEGIN, FID_END = "<!-- fidelity:begin -->\n", "<!-- fidelity:end -->"
+HEAD_BEGIN, HEAD_END = "<!-- headline:begin -->\n", "<!-- headline:end -->"
 PROSE = re.compile(r"<!-- prose:(?P<name>[\w-]+):begin -->\n")
 EX = ROOT / "examples"
 # the runs the prose names beyond the results block's (each template says which it reads)
@@ -61,8 +68,19 @@ def block(runs: list[str]) -> str:
 def results_runs(readme: str) -> list[str]:
     m = BEGIN.search(readme)
     if not m:
-        raise SystemExit("README.md has no results:begin marker")
+        raise SystemExit("no page has a results:begin marker")
     return m["runs"].split(",")
+
+
+def headline_block(runs: list[str], an=None) -> str:
+    """The study's answer in one line: analysis.answer.headline over `runs` (the string the report's
+    banner and the console print for them), then the GPU and the runs it comes from."""
+    from l2attr.analysis.answer import headline, pin_answer
+
+    an = an or analyse(load_runs([EX / r for r in runs]))
+    gpus = sorted({str((r.manifest.get("gpu") or {}).get("name", "?")) for r in an.study.runs})
+    names = ", ".join(f"`{r}`" for r in runs)
+    return f"{headline(pin_answer(an.verdict), an.verdict)} — {' and '.join(gpus)}, runs {names} under `examples/`\n"
 
 
 def prose_context(runs: list[str]) -> dict:
@@ -103,10 +121,11 @@ def prose_blocks(readme: str, context: dict | None = None) -> dict[str, str]:
 
 
 def replace_prose(readme: str, blocks: dict[str, str]) -> str:
+    """The page's text with every prose block it holds replaced (blocks it does not hold are left)."""
     for name, text in blocks.items():
         begin, end = f"<!-- prose:{name}:begin -->\n", f"<!-- prose:{name}:end -->"
-        a = readme.index(begin) + len(begin)
-        readme = readme[:a] + text + readme[readme.index(end):]
+        if begin in readme:
+            readme = replace(readme, begin, end, text)
     return readme
 
 
@@ -114,23 +133,30 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args(argv)
-    readme = (ROOT / "README.md").read_text()
-    runs = results_runs(readme)
-    text = block(runs)
+    text = all_text()
+    runs = results_runs(text)
+    body = block(runs)
+    headline = headline_block(runs)
+    prose = prose_blocks(text)
     fid = ROOT / "examples" / "fidelity" / "fidelity.json"
-    if "<!-- fidelity:begin -->" in readme and fid.is_file():
-        f_text = fidelity_markdown(fid)
-        a = readme.index("<!-- fidelity:begin -->\n") + len("<!-- fidelity:begin -->\n")
-        readme = readme[:a] + f_text + readme[readme.index("<!-- fidelity:end -->"):]
-    prose = prose_blocks(readme)
     if args.write:
-        m = BEGIN.search(readme)
-        readme = readme[:m.end()] + text + readme[readme.index(END):]
-        (ROOT / "README.md").write_text(replace_prose(readme, prose))
+        page = page_with(BEGIN)
+        page_text = page.read_text()
+        m = BEGIN.search(page_text)
+        page.write_text(page_text[:m.end()] + body + page_text[page_text.index(END):])
+        if FID_BEGIN in text and fid.is_file():
+            write_block(FID_BEGIN, FID_END, fidelity_markdown(fid))
+        write_block(HEAD_BEGIN, HEAD_END, headline)
+        for p in pages():
+            old = p.read_text()
+            new = replace_prose(old, prose)
+            if new != old:
+                p.write_text(new)
     else:
-        print(text)
-        for name, body in prose.items():
-            print(f"<!-- prose:{name} -->\n{body}")
+        print(headline)
+        print(body)
+        for name, text_ in prose.items():
+            print(f"<!-- prose:{name} -->\n{text_}")
     return 0
 
 

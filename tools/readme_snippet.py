@@ -1,4 +1,4 @@
-"""Write the README's "your own kernels" snippet, exactly as written, to a file (device cycle).
+"""Write the README's "your own pair" snippet, exactly as written, to a file (device cycle).
 
     python tools/readme_snippet.py OUT.py
 """

@@ -1,7 +1,7 @@
-"""Regenerate the README's sweep blocks from the axis declarations and the committed sweep runs.
+"""Regenerate the sweep blocks (docs/sweeps.md) from the axis declarations and the committed sweep runs.
 
     python tools/readme_sweeps.py            # print both blocks
-    python tools/readme_sweeps.py --write    # replace them in README.md
+    python tools/readme_sweeps.py --write    # replace them in the page that holds them (tools/doc_pages.py)
 
 `<!-- sweep-axes:begin -->`: the axes table of the "Sweeps" section, from the registry
 (l2attr/ladder/sweep/axes/): a new axis appears there by its declaration.
@@ -20,6 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools"))
 
 from l2attr.analysis.significance import Interval, compare  # noqa: E402
 from l2attr.analysis.sweep import SweepAnalysis, analyse_sweep  # noqa: E402
@@ -128,7 +129,7 @@ def replace(readme: str) -> str:
     readme = readme[:a] + axes_block() + readme[readme.index(AXES_END, a):]
     m = BEGIN.search(readme)
     if not m:
-        raise SystemExit("README.md has no sweeps:begin marker")
+        raise SystemExit("the sweeps page has no sweeps:begin marker")
     end = readme.index(END, m.end())
     return readme[:m.end()] + block(m.group("runs").split(",")) + readme[end:]
 
@@ -137,7 +138,9 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args(argv)
-    path = ROOT / "README.md"
+    from doc_pages import page_with
+
+    path = page_with(AXES_BEGIN)
     readme = path.read_text()
     new = replace(readme)
     if args.write:

@@ -121,3 +121,20 @@ def scope(answers: list[FamilyAnswer], verdict: pd.DataFrame) -> str:
     pins = list(dict.fromkeys(p for a in answers for p in a.pins))
     return (f"{len(profiles)} reuse profile{'s' if len(profiles) != 1 else ''} × "
             f"{' and '.join(pins)} pin{'s' if len(pins) != 1 else ''}")
+
+
+# What the charged number compares, said beside it wherever the answer is printed.
+COMPARAND = ("pin charged: each pin rung's consumer without the pin (L2P+OptMT: OptMT) against pin + pinned "
+             "consumer, kernel timer, same family and pin granularity")
+
+
+def comparand(answers: list[FamilyAnswer], verdict: pd.DataFrame) -> str:
+    """The comparand and what the numbers are taken over: the parenthesis of the headline."""
+    return f"{COMPARAND}; {scope(answers, verdict)}" if answers else ""
+
+
+def headline(answers: list[FamilyAnswer], verdict: pd.DataFrame) -> str:
+    """The study's answer in one sentence with its comparand named: the one string the README,
+    the report's banner and the console print ('' when no family has a charged number)."""
+    line = answer_line(answers)
+    return f"{line} ({comparand(answers, verdict)})" if line else ""

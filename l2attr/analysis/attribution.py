@@ -1,7 +1,7 @@
 """Layer B: what the L2 did for the pin, judged from the layer-B cells (analysis.calls).
 
-On top of the per-call table sit the study's judgements, DRAM first (NOTES 2026-11-30 item 2: on
-GH100 an L2 miss is not a DRAM read, so bytes compare across profiles where hit rates do not):
+On top of the per-call table sit the study's judgements, DRAM first (on GH100 an L2 miss is not a DRAM
+read, so bytes compare across profiles where hit rates do not: docs/facts.md#miss-is-not-dram):
 - what pin + consumer read from DRAM per call against the unpinned consumer;
 - the share of the consumer's L2 hits that landed on evict_last lines;
 - the validity control (after pin / after pin + flush / after pin + persisting-L2 reset);

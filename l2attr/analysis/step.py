@@ -29,11 +29,40 @@ from l2attr.measure.stats import bootstrap_median_ci
 from l2attr.vocab import Judgement, StepCondition
 
 OUTSIDE = -1   # producer index of bytes no op of the step wrote
+UNMATCHED = -2  # op_index of a graph kernel no eager op launched (attributed by its name, name_op)
 EDGE_COLUMNS = ["producer", "consumer", "bytes", "attributed_saving_us"]   # op indices, bytes, µs
 
 
-def per_kernel(k: pd.DataFrame, ops: pd.DataFrame) -> pd.DataFrame:
-    """One row per (op_index, kernel_index): medians, intervals, saving, judgement."""
+def name_op(kernel: str) -> str:
+    """An op name from a kernel's own name, for kernels no eager op launched: Inductor's
+    `triton_<kind>_fused_<ops>_<n>` says what it fused; any other, its function's identifier."""
+    s = str(kernel)
+    if s.startswith("triton_"):
+        parts = s.split("_")
+        body = parts[2:-1] if parts[-1].isdigit() else parts[2:]
+        return "triton:" + "_".join(body)
+    s = s.removeprefix("void ")
+    head = s.split("(")[0].split("<")[0]
+    return head.rsplit("::", 1)[-1] or s[:40]
+
+
+def bracket(clean: Judgement, dirty: Judgement | None) -> Judgement:
+    """One judgement from the two cold readings. The program leaves at most one L2 of dirty lines, so
+    the cold arm that pays natural's write-back lies between clean-cold and dirty-cold: a word holds
+    only where both readings say it; slower than clean-cold alone is the predecessors' write-back."""
+    if dirty is None or dirty == Judgement.NOT_MEASURED:
+        return clean
+    if clean == dirty:
+        return clean
+    if clean == Judgement.SLOWER:
+        return Judgement.WRITE_BACK
+    return Judgement.DEPENDS
+
+
+def per_kernel(k: pd.DataFrame, ops: pd.DataFrame, every_kernel: bool = False) -> pd.DataFrame:
+    """One row per (op_index, kernel_index): medians, intervals, saving, judgement. `every_kernel`:
+    graph surgery flushed before each kernel (else only an op's first kernel met the flush). With a
+    cold_dirty arm, both savings and the bracketed judgement."""
     rows = []
     flushed = dict(zip(ops["op_index"], ops["flushed_in_cold"].astype(str).str.lower() == "true")) if len(ops) else {}
     names = dict(zip(ops["op_index"], ops["op"])) if len(ops) else {}
@@ -45,10 +74,22 @@ def per_kernel(k: pd.DataFrame, ops: pd.DataFrame) -> pd.DataFrame:
             continue
         ni, ci = Interval(float(np.median(nat)), *bootstrap_median_ci(nat)), Interval(float(np.median(cold)), *bootstrap_median_ci(cold))
         j = compare(ci, ni)
-        rows.append({"op_index": int(op), "kernel_index": int(ki), "op": names.get(op, "?"), "module": modules.get(op, ""),
-                     "kernel": g["kernel"].iloc[0], "natural_us": ni.median, "natural_lo": ni.lo, "natural_hi": ni.hi,
-                     "cold_us": ci.median, "cold_lo": ci.lo, "cold_hi": ci.hi, "saving_us": ci.median - ni.median,
-                     "judgement": j.judgement.value, "met_flush": bool(flushed.get(op, False)) and int(ki) == 0})
+        dirty = g.loc[g["condition"] == StepCondition.COLD_DIRTY.value, "duration_us"].to_numpy(float)
+        di = Interval(float(np.median(dirty)), *bootstrap_median_ci(dirty)) if len(dirty) else None
+        jd = compare(di, ni).judgement if di is not None else None
+        op_name = names.get(op, name_op(g["kernel"].iloc[0]) if int(op) == UNMATCHED else "?")
+        row = {"op_index": int(op), "kernel_index": int(ki), "op": op_name, "module": modules.get(op, ""),
+               "kernel": g["kernel"].iloc[0], "natural_us": ni.median, "natural_lo": ni.lo, "natural_hi": ni.hi,
+               "cold_us": ci.median, "cold_lo": ci.lo, "cold_hi": ci.hi, "saving_us": ci.median - ni.median,
+               "judgement": bracket(j.judgement, jd).value, "clean_judgement": j.judgement.value,
+               "met_flush": every_kernel or (bool(flushed.get(op, False)) and int(ki) == 0)}
+        if "node" in g.columns:
+            row["node"] = int(g["node"].iloc[0])
+        if di is not None:
+            row.update({"dirty_us": di.median, "dirty_lo": di.lo, "dirty_hi": di.hi,
+                        "saving_dirty_us": di.median - ni.median, "dirty_judgement": jd.value,
+                        "write_back_bound_us": max(0.0, di.median - ci.median)})
+        rows.append(row)
     return pd.DataFrame(rows)
 
 
@@ -63,7 +104,11 @@ def _pairs(k: pd.DataFrame, met: set[tuple[int, int]]) -> pd.DataFrame:
         key = ["op_index", "kernel_index"]
         both = n.merge(c, on=key, suffixes=("_n", "_c"))
         mine = both[[(a, b) in met for a, b in zip(both["op_index"], both["kernel_index"])]]
+        d = g[g["condition"] == StepCondition.COLD_DIRTY.value]
+        dmine = n.merge(d, on=key, suffixes=("_n", "_d"))
+        dmine = dmine[[(a, b) in met for a, b in zip(dmine["op_index"], dmine["kernel_index"])]]
         out.append({"step": int(i), "saving_us": float((mine["duration_us_c"] - mine["duration_us_n"]).sum()),
+                    "saving_dirty_us": float((dmine["duration_us_d"] - dmine["duration_us_n"]).sum()) if len(d) else math.nan,
                     "kernel_time_us": float(n["duration_us"].sum()),
                     "span_us": float((n["start_us"] + n["duration_us"]).max() - n["start_us"].min())})
     return pd.DataFrame(out)
@@ -82,6 +127,11 @@ class StepAnswer:
     share_ci: tuple[float, float]
     judgement: str
     step_time: Interval = Interval(math.nan, math.nan, math.nan)
+    share_dirty: float = math.nan                       # the write-back-paying cold arm's reading
+    share_dirty_ci: tuple[float, float] = (math.nan, math.nan)
+    clean_judgement: str = ""
+    note: str = ""                                      # a first line the answer must open with
+    every_kernel: bool = False                          # graph surgery: every kernel met its own flush
 
     @property
     def step_share(self) -> tuple[float, float, float]:
@@ -93,9 +143,19 @@ class StepAnswer:
         return (self.saving_us / t.median, lo / t.hi if lo >= 0 else lo / t.lo, hi / t.lo if hi >= 0 else hi / t.hi)
 
     def headline(self, name: str) -> str:
-        """One sentence; 'worth' / 'costs' only beyond noise (the share's interval excludes 0)."""
+        """One sentence; 'worth' / 'costs' only beyond noise (the share's interval excludes 0) and, with
+        a write-back-paying cold arm, only where both cold readings agree (analysis.step.bracket)."""
         lo, hi = self.share_ci
         span = f"[{100 * lo:.2f}, {100 * hi:.2f}]"
+        first = f"{self.note}\n" if self.note else ""
+        if self.judgement in (Judgement.WRITE_BACK.value, Judgement.DEPENDS.value):
+            dlo, dhi = self.share_dirty_ci
+            verb = "the difference is" if self.judgement == Judgement.WRITE_BACK.value else "its sign"
+            what = (f"{verb} {self.judgement}: against a clean-cold arm the kernels are {100 * self.share:+.2f} % "
+                    f"{span} of the step's kernel time, against a cold arm that pays a full L2 of write-back "
+                    f"{100 * self.share_dirty:+.2f} % [{100 * dlo:.2f}, {100 * dhi:.2f}]")
+            return first + (f"{name}: for inter-kernel L2 reuse {what} (saving = cold - natural; "
+                            f"{self.kernel_time_us:.1f} µs of kernels per step).")
         if self.judgement == Judgement.WITHIN_NOISE.value:
             what = f"within noise: {100 * self.share:+.2f} % of the step's kernel time {span}"
         elif self.judgement == Judgement.FASTER.value:
@@ -107,7 +167,8 @@ class StepAnswer:
         if self.step_time.valid:
             m, a, b = self.step_share
             step = f", {100 * m:+.2f} % [{100 * a:+.2f}, {100 * b:+.2f}] of the {self.step_time.median:.1f} µs step"
-        return (f"{name}: inter-kernel L2 reuse is {what}; cold before each op, the kernels take "
+        where = "kernel" if self.every_kernel else "op"
+        return first + (f"{name}: inter-kernel L2 reuse is {what}; cold before each {where}, the kernels take "
                 f"{self.saving_us:+.1f} µs [{self.saving_ci[0]:+.1f}, {self.saving_ci[1]:+.1f}]{step} "
                 f"({self.kernel_time_us:.1f} µs of kernels per step).")
 
@@ -145,15 +206,25 @@ def edges(ops: pd.DataFrame, kern: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=EDGE_COLUMNS)
 
 
-def answer(k: pd.DataFrame, ops: pd.DataFrame, times: pd.DataFrame | None = None) -> StepAnswer:
-    kern = per_kernel(k, ops)
+def _judge(lo: float, hi: float) -> Judgement:
+    return Judgement.WITHIN_NOISE if lo <= 0 <= hi else (Judgement.FASTER if lo > 0 else Judgement.SLOWER)
+
+
+def answer(k: pd.DataFrame, ops: pd.DataFrame, times: pd.DataFrame | None = None,
+           every_kernel: bool = False) -> StepAnswer:
+    kern = per_kernel(k, ops, every_kernel)
     met = {(int(r.op_index), int(r.kernel_index)) for r in kern.itertuples() if r.met_flush}
     pairs = _pairs(k, met)
     shares = (pairs["saving_us"] / pairs["kernel_time_us"]).to_numpy(float)
     s_lo, s_hi = bootstrap_median_ci(pairs["saving_us"].to_numpy(float))
     lo, hi = bootstrap_median_ci(shares)
-    judgement = Judgement.WITHIN_NOISE.value if lo <= 0 <= hi else (
-        Judgement.FASTER.value if lo > 0 else Judgement.SLOWER.value)
+    clean = _judge(lo, hi)
+    d_share, d_ci, dirty = math.nan, (math.nan, math.nan), None
+    if "saving_dirty_us" in pairs and pairs["saving_dirty_us"].notna().all() and len(pairs):
+        d = (pairs["saving_dirty_us"] / pairs["kernel_time_us"]).to_numpy(float)
+        d_share, d_ci = float(np.median(d)), bootstrap_median_ci(d)
+        dirty = _judge(*d_ci)
+    judgement = bracket(clean, dirty).value
     step = Interval(math.nan, math.nan, math.nan)
     if times is not None and len(times):
         kept = times[times["discard"].map(lambda x: "" if pd.isna(x) else str(x)) == ""]["step_us"].to_numpy(float)
@@ -161,7 +232,8 @@ def answer(k: pd.DataFrame, ops: pd.DataFrame, times: pd.DataFrame | None = None
             step = Interval(float(np.median(kept)), *bootstrap_median_ci(kept))
     return StepAnswer(kern, pairs, edges(ops, kern), float(pairs["kernel_time_us"].median()),
                       float(pairs["span_us"].median()), float(pairs["saving_us"].median()), (s_lo, s_hi),
-                      float(np.median(shares)), (lo, hi), judgement, step)
+                      float(np.median(shares)), (lo, hi), judgement, step, d_share, d_ci, clean.value,
+                      every_kernel=every_kernel)
 
 
 def top_kernels(ans: StepAnswer, n: int = 10) -> pd.DataFrame:

@@ -87,7 +87,9 @@ def analyse_step(path: Path) -> Any:
     from l2attr.analysis.step_edges import edge_results
 
     m, k, ops, times = load_step(path)
-    ans = answer(k, ops, times)
+    surgery = (m.get("step") or {}).get("mode") == StepMode.SURGERY.value
+    ans = answer(k, ops, times, every_kernel=surgery)
+    ans.note = first_line(m, ans)
     ans.manifest = m
     ans.ops = ops
     raw = load_edges(RunDir.open(Path(path)))
@@ -98,3 +100,25 @@ def analyse_step(path: Path) -> Any:
 def step_name(ans: Any) -> str:
     """The name a step run was given (the kind's name when none was recorded)."""
     return str((ans.manifest.get("step") or {}).get("name") or KIND)
+
+
+def first_line(manifest: dict[str, Any], ans: Any) -> str:
+    """What the answer must say before anything else: a step measured per op (it could not be
+    captured, or eager was asked for) leaves kernels warm, and how much kernel time they hold."""
+    mode = (manifest.get("step") or {}).get("mode")
+    if mode == StepMode.SURGERY.value:
+        sf = manifest.get("surgery") or {}
+        n, m = sf.get("graph_kernels"), sf.get("matched_kernels")
+        if isinstance(n, int) and isinstance(m, int) and m < n:
+            return (f"Measured as the captured graph runs it: {n - m} of {n} kernels are not the eager ops' "
+                    "(a compiled step's own kernels), attributed by kernel name.")
+        return ""
+    k = ans.kernels
+    if not len(k):
+        return ""
+    warm = k[~k["met_flush"].astype(bool)]
+    share = float(warm["natural_us"].sum() / k["natural_us"].sum()) if k["natural_us"].sum() else math.nan
+    why = manifest.get("fallback")
+    how = f"could not be captured into a CUDA graph ({why})" if why else "was measured per op (eager)"
+    return (f"Per-op method: the step {how}; {len(warm)} of {len(k)} kernels ({100 * share:.1f} % of kernel "
+            "time) ran after their op's first kernel and were never made cold.")

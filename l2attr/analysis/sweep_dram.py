@@ -1,8 +1,8 @@
 """DRAM bytes per point (sweep_dram.csv, written by `l2attr sweep --profile`): medians per
 (family, profile, point, arm, role), added to a sweep's table as MiB per kernel call.
 
-DRAM bytes, not hit rates, are the comparison that holds across profiles on the H200 (NOTES
-2026-11-30 item 2): the pin's own DRAM read belongs beside the consumer's.
+DRAM bytes, not hit rates, are the comparison that holds across profiles on the H200 (an L2 miss is
+not a DRAM read: docs/facts.md#miss-is-not-dram): the pin's own DRAM read belongs beside the consumer's.
 """
 
 from __future__ import annotations

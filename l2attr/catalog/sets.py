@@ -5,7 +5,7 @@ quantity once and gives its ncu name per chip. Sets are data (TOML) so that addi
 needs no code change.
 
 Hit *rates* that ncu computes from inputs collected in different replay passes can leave
-[0, 100] (NOTES trap 4), so l2attr also derives a rate from every hit/miss count pair collected
+[0, 100] (docs/facts.md#rates-across-passes), so l2attr also derives a rate from every hit/miss count pair collected
 in the same pass: `<base>_lookup_hit.sum` + `<base>_lookup_miss.sum` ->
 `derived:<base>_hit_rate.pct`.
 """

@@ -178,6 +178,26 @@ def _profile_command(args: argparse.Namespace, command: list[str]) -> int:
     return 0
 
 
+# exp DRAM table column -> (header, formatter): bytes per call in decimal units, the hit rate in %
+DRAM_COLUMNS = {"condition": ("condition", str), "role": ("role", str), "calls": ("calls profiled", str),
+                "dram_read": ("DRAM read / call (median)", "nbytes"),
+                "dram_write": ("DRAM write / call (median)", "nbytes"),
+                "read_hit_rate": ("L2 read hit rate", "pct")}
+
+
+def dram_text(dram: Any) -> str:
+    """The DRAM table as a person reads it: MB per call and hit rates in %, not raw byte counts."""
+    from l2attr.report import fmt
+
+    cols = [c for c in DRAM_COLUMNS if c in dram]
+    shown = dram[cols].copy()
+    for c in cols:
+        header, how = DRAM_COLUMNS[c]
+        f = getattr(fmt, how) if isinstance(how, str) else how
+        shown[c] = [f(v) for v in dram[c]]
+    return shown.rename(columns={c: DRAM_COLUMNS[c][0] for c in cols}).to_string(index=False)
+
+
 def _show(path: Path) -> int:
     from l2attr.analysis.experiment_dram import describe
     from l2attr.analysis.experiment_load import analyse_experiment, load_experiment
@@ -186,8 +206,7 @@ def _show(path: Path) -> int:
     for line in an.verdict.get("headline", []):
         print(line)
     if not an.dram.empty:
-        cols = [c for c in ("condition", "role", "calls", "dram_read", "dram_write", "read_hit_rate") if c in an.dram]
-        print(an.dram[cols].to_string(index=False))
+        print(dram_text(an.dram))
     if an.control is not None:
         print(describe(an.control))
     return 0

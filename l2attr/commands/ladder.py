@@ -24,11 +24,13 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from l2attr.commands.ladder_inputs import check_ladder_inputs, check_resume_flags, parser_defaults
 from l2attr.commands.tuning import apply_tuning
 from l2attr.ladder.config import WorkloadConfig, add_workload_args, config_from_args
+from l2attr.ladder.workload.cache import default_cache_dir
+from l2attr.measure.adaptive import LADDER_DEFAULT as ADAPTIVE
 from l2attr.errors import UserError
 from l2attr.ladder.declare import (
     ALL_FAMILIES, DEFAULT_MAXRREGCOUNT, FAMILIES, PROFILES, parse_families, parse_profiles, parse_rungs,
@@ -59,8 +61,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "before every table call), flush_after_pin (control: flush between pin "
                         "and consumer), reset_after_pin (control: cudaCtxResetPersistingL2Cache "
                         "between pin and consumer)")
-    g.add_argument("--repeats", type=int, default=3,
-                   help="device-timed repeats per cell, each followed by a host-timed one (default 3)")
+    g.add_argument("--repeats", type=int, default=None,
+                   help="a fixed run: this many device-timed repeats per cell, each followed by a "
+                        "host-timed one (default: adaptive repeats, below)")
+    g.add_argument("--target-rel", type=float, default=ADAPTIVE.target_rel,
+                   help="adaptive repeats: a cell stops once its 95%% interval of the median (kernel "
+                        "timer: consumer, and pin) has a half-width <= this share of its median "
+                        f"(default {ADAPTIVE.target_rel})")
+    g.add_argument("--min-repeats", type=int, default=ADAPTIVE.min_repeats,
+                   help=f"adaptive repeats: at least this many per cell (default {ADAPTIVE.min_repeats})")
+    g.add_argument("--max-repeats", type=int, default=ADAPTIVE.max_repeats,
+                   help=f"adaptive repeats: at most this many; a cell stopped here is marked noisy in "
+                        f"cells.csv (stopped = limit) (default {ADAPTIVE.max_repeats})")
+    g.add_argument("--max-seconds", type=float, default=ADAPTIVE.max_seconds,
+                   help="adaptive repeats: at most this many seconds of repeats per cell, then marked "
+                        f"noisy as at --max-repeats (default {ADAPTIVE.max_seconds:g})")
     g.add_argument("--no-host-repeat", action="store_true",
                    help="skip the host-timed repeats (no artifact-timer or wall-charged figures)")
     g.add_argument("--maxrregcount", type=int, default=DEFAULT_MAXRREGCOUNT,
@@ -112,7 +127,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     o.add_argument("--name", default=Command.LADDER.value, help="run name suffix (default ladder)")
     o.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue an interrupted run")
     o.add_argument("--cache-dir", type=Path, default=None,
-                   help="cache generated workloads here (default: <out>/.cache)")
+                   help="cache generated workloads here (default: the user's cache dir, or $L2ATTR_CACHE_DIR; see `l2attr cache info`)")
     o.add_argument("--quiet", action="store_true", help="no progress bar")
     from l2attr.distribute.options import add_arguments as add_distribute_arguments
 
@@ -132,12 +147,29 @@ def _positive(name: str, value: int) -> None:
         raise UserError(f"--{name} must be positive, got {value}")
 
 
+def adaptive_from_args(args: argparse.Namespace) -> dict[str, Any]:
+    """LadderOptions' repeat fields: `--repeats N` is a fixed run (the reproduction's, the
+    profiler child's), else adaptive repeats within the limits given."""
+    if args.repeats is not None:
+        _positive("repeats", args.repeats)
+        return {"target_rel": None}
+    if not 0 < args.target_rel < 1:
+        raise UserError(f"--target-rel must be between 0 and 1 (a share of the median), got {args.target_rel}")
+    _positive("min-repeats", args.min_repeats)
+    if args.max_repeats < args.min_repeats:
+        raise UserError(f"--max-repeats {args.max_repeats} is below --min-repeats {args.min_repeats}")
+    if not args.max_seconds > 0 or args.max_seconds == float("inf"):
+        raise UserError(f"--max-seconds must be a positive number of seconds, got {args.max_seconds}")
+    return {"target_rel": args.target_rel, "min_repeats": args.min_repeats, "max_repeats": args.max_repeats,
+            "max_seconds": args.max_seconds}
+
+
 def options_from_args(args: argparse.Namespace) -> "LadderOptions":
     from l2attr.ladder.measure.run import LadderOptions
 
-    for name in ("repeats", "maxrregcount", "rpf_depth", "grid", "fast_warps_per_bag",
-                 "fast_bags_per_block"):
+    for name in ("maxrregcount", "rpf_depth", "grid", "fast_warps_per_bag", "fast_bags_per_block"):
         _positive(name.replace("_", "-"), getattr(args, name))
+    adaptive = adaptive_from_args(args)
     if args.fast_maxrregcount < 0 or 0 < args.fast_maxrregcount < 16:
         raise UserError(f"--fast-maxrregcount must be 0 (no cap) or >= 16, got {args.fast_maxrregcount}")
     if 32 * args.fast_warps_per_bag * args.fast_bags_per_block > 1024:
@@ -174,14 +206,15 @@ def options_from_args(args: argparse.Namespace) -> "LadderOptions":
             parse_profiles(",".join(sorted(extra_profiles)))     # an unknown profile: one line
     return LadderOptions(
         rungs=rungs, profiles=profiles, families=families, trace=args.trace, hot=args.hot,
-        drop_out_of_range=args.drop_out_of_range, l2_state=_l2_states(args.l2_state), repeats=args.repeats,
+        drop_out_of_range=args.drop_out_of_range, l2_state=_l2_states(args.l2_state),
+        repeats=args.repeats if args.repeats is not None else ADAPTIVE.min_repeats, **adaptive,
         maxrregcount=args.maxrregcount, pin_granularity=args.pin_granularity,
         rpf_depth=args.rpf_depth, shape=LaunchShape(grid=args.grid, block=(bx, by), fast_warps_per_bag=args.fast_warps_per_bag,
                           fast_bags_per_block=args.fast_bags_per_block, fast_unroll=args.fast_unroll,
                           fast_load=args.fast_load, fast_maxrregcount=args.fast_maxrregcount),
         nvtx_last=args.nvtx_last, nvtx_calls=args.nvtx_calls, bandwidth=not args.no_bandwidth,
         spin_us=args.spin_us, timer=args.timer, host_repeat=not args.no_host_repeat,
-        cache_dir=args.cache_dir or (args.out / ".cache"), extra_cells=list(args.extra_cells))
+        cache_dir=args.cache_dir or default_cache_dir(), extra_cells=list(args.extra_cells))
 
 
 def _families_with_rungs(families: list[Family], rungs: list, args: argparse.Namespace) -> list[Family]:

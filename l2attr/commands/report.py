@@ -5,8 +5,8 @@ the same workload config; runs of different configs are refused. The HTML embeds
 and opens without a network. Sections without data say "not measured" instead of drawing empty
 charts.
 
-The format follows the -o extension (.md/.markdown: Markdown, .html/.htm: HTML) unless --format
-says otherwise; a --format that contradicts the extension is refused. -o never writes over a
+The format follows the -o extension (.md/.markdown: Markdown, .html/.htm: HTML; any other only with
+--format); a --format that contradicts the extension is refused. -o never writes over a
 file of the run dirs it reads, and only into an existing folder.
 
 examples:
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from pathlib import Path
 
 from l2attr import atomic
@@ -61,6 +61,15 @@ def output_format(fmt: str | None, output: Path | None) -> str:
         raise UserError(f"--format {fmt} contradicts -o {output} ({output.suffix} means {implied}); "
                         "drop --format or change the extension")
     return fmt or implied or "html"
+
+
+def check_extension(output: Path, fmt: str | None) -> None:
+    """An -o extension that is no report format is refused unless --format says which to write
+    (`-o x.pdf` alone would be HTML in a file that says PDF); a name without one (a device such as
+    /dev/null, a FIFO) takes --format or HTML."""
+    if fmt is None and output.suffix and output.suffix.lower() not in EXTENSION_FORMATS:
+        raise UserError(f"-o {output}: l2attr report writes HTML or Markdown, not {output.suffix}; "
+                        "give a .html or .md file name (or say --format html|md)")
 
 
 def expand_run_dirs(paths: list[Path]) -> list[Path]:
@@ -109,6 +118,7 @@ def _run(args: argparse.Namespace, progress: "Progress") -> int:
     run_dirs = expand_run_dirs(args.run_dirs)
     if output is not None:
         check_output(output, "-o", inputs=run_inputs(run_dirs))
+        check_extension(output, args.format)
     from l2attr.commands.report_pages import page_kind, report_page
 
     kind = page_kind(run_dirs)
@@ -136,14 +146,27 @@ def _run(args: argparse.Namespace, progress: "Progress") -> int:
         from l2attr.report.markdown import render_markdown
         from l2attr.report.sweep_text import markdown_chapter
         text = render_markdown(analysis) + "".join("\n" + markdown_chapter(an) for an in sweeps)
-        return _emit(output, text)
+        code = _emit(output, text)
+        if output is not None:          # on stdout the page itself carries it
+            _say_headline(analysis)
+        return code
     from l2attr.report.html import render_html
     from l2attr.report.sweep_html import sections as sweep_sections
     html = render_html(analysis, extra=sweep_sections(sweeps) if sweeps else None)
     progress.step(f"writing {output}")
     _write(output, html)
     print(f"wrote {output} ({len(html.encode()) / 1e6:.1f} MB)")
+    _say_headline(analysis)
     return 0
+
+
+def _say_headline(analysis: Any) -> None:
+    """The study's answer on the console: the string the page's banner shows (analysis.answer.headline)."""
+    from l2attr.analysis.answer import headline, pin_answer
+
+    line = headline(pin_answer(analysis.verdict), analysis.verdict)
+    if line:
+        print(line)
 
 
 def default_output(run_dirs: list[Path]) -> Path:

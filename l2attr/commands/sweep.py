@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from l2attr.ladder.config import WorkloadConfig, add_workload_args, config_from_args
+from l2attr.ladder.workload.cache import default_cache_dir
 from l2attr.errors import UserError
 from l2attr.ladder.declare import PROFILES, parse_families, parse_profiles
 from l2attr.ladder.sweep import spec
@@ -59,7 +60,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     o.add_argument("--name", default=None, help="run name suffix (default: the axis)")
     o.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue an interrupted sweep")
     o.add_argument("--cache-dir", type=Path, default=None,
-                   help="cache generated workloads here (default: <out>/.cache)")
+                   help="cache generated workloads here (default: the user's cache dir, or $L2ATTR_CACHE_DIR; see `l2attr cache info`)")
     o.add_argument("--quiet", action="store_true", help="no progress bar")
     from l2attr.distribute.options import add_arguments as add_distribute_arguments
 
@@ -84,7 +85,7 @@ def options_from_args(args: argparse.Namespace) -> tuple[WorkloadConfig, spec.Sw
     opts = spec.SweepOptions(
         axis=axis, families=parse_families(args.family), profiles=parse_profiles(args.profiles),
         repeats=args.repeats, host_repeat=not args.no_host_repeat, spin_us=args.spin_us,
-        pin_granularity=args.pin_granularity, cache_dir=str(args.cache_dir or (args.out / ".cache")),
+        pin_granularity=args.pin_granularity, cache_dir=str(args.cache_dir or default_cache_dir()),
         nvtx_ranges=args.nvtx_ranges, profile=args.profile, **values)
     spec.validate(cfg, opts)
     return cfg, opts

@@ -78,8 +78,10 @@ class Declaration:
                 raise UserError(f"experiment {self.name}: {what} must be callable or None")
         try:
             conds = tuple(CellCondition(c) for c in self.conditions) or default_conditions(self.producer is not None)
-        except ValueError as exc:
-            raise UserError(f"experiment {self.name}: {exc}; valid: {', '.join(CellCondition.values())}") from None
+        except ValueError:
+            bad = next(c for c in self.conditions if c not in CellCondition.values())
+            raise UserError(f"experiment {self.name}: unknown condition {bad!r}; "
+                            f"valid: {', '.join(CellCondition.values())}") from None
         if len(set(conds)) != len(conds):
             raise UserError(f"experiment {self.name}: a condition is listed twice")
         needs_producer = {CellCondition.NO_PRODUCER, CellCondition.FLUSH_AFTER_PRODUCER,
@@ -90,14 +92,23 @@ class Declaration:
         if CellCondition.NATURAL not in conds:
             raise UserError(f"experiment {self.name}: the conditions must include 'natural'")
         self.conditions = conds
-        self.baseline = CellCondition(self.baseline) if self.baseline else default_baseline(conds)
+        try:
+            self.baseline = CellCondition(self.baseline) if self.baseline else default_baseline(conds)
+        except ValueError:
+            raise UserError(f"experiment {self.name}: unknown baseline {self.baseline!r}; valid: "
+                            f"{', '.join(c.value for c in conds if c != CellCondition.NATURAL)} "
+                            "(the declared conditions other than natural)") from None
         if self.baseline not in conds or self.baseline == CellCondition.NATURAL:
             raise UserError(f"experiment {self.name}: baseline {self.baseline.value!r} must be one of "
                             "the other declared conditions")
         for what, n, low in (("calls", self.calls, 2), ("warmup", self.warmup, 0), ("repeats", self.repeats, 1)):
             if not isinstance(n, int) or n < low:
                 raise UserError(f"experiment {self.name}: {what} must be a whole number >= {low}")
-        self.timer = TimerKind(self.timer).value
+        try:
+            self.timer = TimerKind(self.timer).value
+        except ValueError:
+            raise UserError(f"experiment {self.name}: unknown timer {self.timer!r}; "
+                            f"valid: {', '.join(TimerKind.values())}") from None
 
     # -- the callables, bound to the inputs ----------------------------------------------------
     def prepare(self) -> None:

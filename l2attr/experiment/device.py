@@ -1,7 +1,7 @@
 """The GPU verbs the cell protocol needs for any pair: flush, persisting reset, sync, clocks, timer.
 
 Nothing here knows a workload: the flush is a read of twice the L2 (clean lines, no write-back
-for the next kernel to pay, NOTES 2026-11-30), preceded by cudaCtxResetPersistingL2Cache so that
+for the next kernel to pay: docs/facts.md#read-flush), preceded by cudaCtxResetPersistingL2Cache so that
 evict_last lines cannot survive it.
 """
 

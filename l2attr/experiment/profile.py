@@ -1,7 +1,7 @@
 """Profile an experiment under Nsight Compute without erasing the L2 state it measures.
 
-Application replay with cache control none (ENGINE-NOTES: the only setup under which a consumer
-still sees the producer's lines; kernel replay and `--cache-control all` erase them). Application
+Application replay with cache control none (the only setup under which a consumer still sees
+the producer's lines; kernel replay and `--cache-control all` erase them: docs/facts.md#ncu-replay). Application
 replay re-runs the whole process per pass, so the child is a process: the user's script re-entered
 (the default: `sys.argv`), `python -m l2attr experiment child MODULE:ATTR`, or any command that
 marks its kernels with `l2attr.annotate`. Every condition of the experiment runs in the one child,

@@ -50,6 +50,9 @@ def get_kernel(spec: KernelSpec) -> Any:
 
 
 FLUSH_SPEC = KernelSpec("flush_l2.cu", "flush_l2", ())
+UNPIN_SPEC = KernelSpec("flush_l2.cu", "flush_l2_unpin", ())
+DEMOTE_SPEC = KernelSpec("flush_l2.cu", "flush_l2_demote", ())
+DIRTY_SPEC = KernelSpec("flush_l2.cu", "flush_l2_dirty", ())
 SPIN_SPEC = KernelSpec("flush_l2.cu", "spin_ns", ())
 READ_SPEC = KernelSpec("flush_l2.cu", "read_stream", ())
 BLOCK_SPEC = KernelSpec("block_timer.cu", "block_on_flag", ())

@@ -35,8 +35,8 @@ def require_gpu() -> tuple[Any, Any]:
 def reset_persisting_l2() -> bool:
     """cudaCtxResetPersistingL2Cache: evict-last / persisting lines back to normal priority.
 
-    Without it a plain flush cannot displace lines a pin left at evict-last priority (NOTES
-    2026-11-30 item 6). Returns whether the reset ran (it needs cuda-python's bindings, which
+    Without it a plain flush cannot displace lines a pin left at evict-last priority
+    (docs/facts.md#persisting-reset). Returns whether the reset ran (it needs cuda-python's bindings, which
     come with the GPU extras).
     """
     try:

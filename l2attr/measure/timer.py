@@ -2,7 +2,7 @@
 
 An event pair measures the GPU's time from the start event to the stop event. If the GPU reaches
 the start event before the host has enqueued the timed kernel, the interval holds host time too
-(NOTES 2026-12-01 item 1: a 50 us spin head start let 12-60 % of samples launch late). Two ways:
+(a fixed spin head start leaves a share of samples launched late: docs/facts.md#launch-lag). Two ways:
 
 * `BlockingTimer` (default): a one-thread kernel waits on a flag in host-mapped memory; the host
   enqueues the start event, the launch and the stop event, then sets the flag. Late samples are

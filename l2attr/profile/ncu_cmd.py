@@ -1,7 +1,7 @@
 """The Nsight Compute command line, built in one place and refused when it would erase L2.
 
 Cross-kernel L2 residency is the very thing layer B measures, and three ncu defaults destroy it
-or distort it (NOTES trap 1):
+or distort it (docs/facts.md#ncu-replay):
 
 * `--replay-mode kernel` (the default) saves device memory before a kernel's first pass and
   restores it before later ones; caches are never kept. The L2 lines the pin kernel left behind
@@ -13,7 +13,7 @@ or distort it (NOTES trap 1):
 * `--clock-control base` (the default) locks clocks to base. Sector counts are unaffected but
   durations are not comparable with layer A's CUDA-event times: allowed with a warning.
 
-NVTX filter (NOTES trap 2): a plain `--nvtx-include` matches only push/pop ranges and splits on
+NVTX filter (docs/facts.md#nvtx-filter): a plain `--nvtx-include` matches only push/pop ranges and splits on
 `/`. l2attr's ranges live in its own NVTX domain with `:` separators; the include is
 `regex:l2attr@(pin|consumer):.*/` (l2attr.names.NVTX_INCLUDE), which is what worked on the H200.
 """

@@ -167,7 +167,7 @@ def recorded_warnings(settings: dict[str, Any], df: "pd.DataFrame") -> list[str]
     if replay in (ReplayMode.KERNEL, ReplayMode.RANGE) or backed_up:
         out.append(f"recorded with --replay-mode {replay or 'kernel (device memory was backed up between passes)'}: "
                    "memory is saved and restored between replay passes, so this report cannot show L2 state "
-                   "left by an earlier kernel (NOTES trap 1)")
+                   "left by an earlier kernel")
     if cache == CacheControl.ALL:
         out.append("recorded with --cache-control all (ncu's default): caches are flushed before every "
                    "profiled kernel, so this report cannot show L2 state left by an earlier kernel")

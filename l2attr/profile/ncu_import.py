@@ -119,7 +119,7 @@ def quality_warnings(df: "pd.DataFrame", expected: Iterable[str] = ()) -> list[s
     """What a reader must know before trusting the numbers (never a silent zero).
 
     * an expected metric missing from every kernel, or zero on every kernel;
-    * a percentage outside [0, 100] (inputs from different passes, NOTES trap 4);
+    * a percentage outside [0, 100] (inputs from different passes: docs/facts.md#rates-across-passes);
     * a hit/miss pair that is zero on every kernel, so no rate could be derived.
     """
     warnings: list[str] = []

@@ -1,7 +1,7 @@
 """The child side of the import: an `.ncu-rep` through NVIDIA's `ncu_report` into plain rows.
 
 Values come from `ncu_report` in base units (`as_double()`, `unit()`): ncu's CSV export rescales
-and formats numbers (NOTES trap 3). A kernel's identity comes from its innermost l2attr NVTX
+and formats numbers (docs/facts.md#ncu-units). A kernel's identity comes from its innermost l2attr NVTX
 push/pop range, never from kernel order, which replay and filters change.
 
 The `ncu_report` that ships in Nsight Compute 2025.3.1's extras/python crashed (SIGSEGV in

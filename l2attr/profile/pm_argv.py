@@ -2,7 +2,7 @@
 with PM sampling at the chip's shortest interval, or with the range's totals of some metrics.
 
 ncu's *app-range* replay profiles one range as one result, and its PmSampling section samples
-hardware counters at a fixed interval while the range runs (NOTES, 2026-11-30, items 5 and 7).
+hardware counters at a fixed interval while the range runs (docs/facts.md#pm-sampling).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from l2attr.vocab import CacheControl, ClockControl, ReplayMode
 
 PM_SECTION = "PmSampling"
 
-# Shortest PM-sampling interval per chip, in ns. GH100: NOTES 2026-11-30 item 5 ("PM sampling
-# (>= 1 us interval on GH100)"); the recorded fixture ran at 1,500 ns. GA100 is left out on
+# Shortest PM-sampling interval per chip, in ns. GH100: one microsecond, the shortest time-based
+# interval seen on the H200 (docs/facts.md#pm-sampling); the recorded fixture ran at 1,500 ns. GA100 is left out on
 # purpose: CUPTI's CUpti_PmSampling_SetConfig_Params (docs.nvidia.com/cupti/api/
 # structCUpti__PmSampling__SetConfig__Params.html) says the time-interval trigger is "not
 # supported in Turing and GA100", so there the interval counts cycles, not ns.
@@ -45,10 +45,10 @@ def shortest_interval_ns(chip: str) -> int:
 
 
 def _range_replay_argv(ncu: str, nvtx_include: str) -> list[str]:
-    """App-range replay of one push/pop range, leaving caches and clocks alone (NOTES trap 1)."""
+    """App-range replay of one push/pop range, leaving caches and clocks alone (docs/facts.md#ncu-replay)."""
     if not nvtx_include or "/" not in nvtx_include:
         raise UserError(f"--nvtx-include {nvtx_include!r} matches only start/end ranges; a push/pop "
-                        "range needs a trailing '/', e.g. 'step1/' or 'regex:^l2attr:.*/' (NOTES trap 2)")
+                        "range needs a trailing '/', e.g. 'step1/' or 'regex:^l2attr:.*/'")
     return [ncu, "--config-file", "off", "--replay-mode", ReplayMode.APP_RANGE.value,
             "--cache-control", CacheControl.NONE.value, "--clock-control", ClockControl.NONE.value,
             "--nvtx", "--nvtx-include", nvtx_include]

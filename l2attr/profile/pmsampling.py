@@ -1,8 +1,8 @@
 """A pin -> sync -> consumer timeline from Nsight Compute alone (no nsys on the H200).
 
 ncu's *app-range* replay profiles one NVTX push/pop range as one result, and its PmSampling
-section samples hardware counters at a fixed interval while the range runs (NOTES, 2026-11-30,
-items 5 and 7). pm_argv builds that ncu command (and its twin for range totals such as the
+section samples hardware counters at a fixed interval while the range runs
+(docs/facts.md#pm-sampling). pm_argv builds that ncu command (and its twin for range totals such as the
 evict-last lookup counters), pm_child reads the report, this module turns what it read into tidy
 tables, and pm_phases finds the pin burst, the sync gap and the consumer burst in them.
 

@@ -129,14 +129,9 @@ def _sections(an: Analysis, views: list[tuple[str, Analysis]]) -> tuple[list[dic
 
 
 def _subtitle(study: Study) -> str:
-    c = study.config
+    from l2attr.report.titles import workload_line
 
-    def g(k: str) -> str:
-        v = c.get(k, "?")
-        return f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v)
-
-    return (f"DLRM EmbeddingBag · {g('tables')} tables × {g('rows')} rows × {g('dim')} {g('dtype')} · "
-            f"batch {g('batch_size')} · pooling {g('pooling')} · {g('hot_rows')} hot rows pinned")
+    return workload_line(study.config)
 
 
 def render_html(an: Analysis, now: dt.datetime | None = None, plotly_js: str | None = None,

@@ -16,7 +16,7 @@ import pandas as pd
 from l2attr.analysis.calls import headline_rate, label as metric_label
 from l2attr.analysis.charges import NOTHING
 from l2attr.analysis.amortisation import AMORTISATION_PAIRS
-from l2attr.analysis.answer import QUESTION, answer_line, overall, pin_answer, scope
+from l2attr.analysis.answer import QUESTION, comparand, headline, overall, pin_answer, scope
 from l2attr.analysis.common import is_missing, ordered_profiles, rung_label, why
 from l2attr.analysis.share import T_STEP_DEFINITION
 from l2attr.analysis.study import Analysis
@@ -47,7 +47,8 @@ def answer(an: Analysis) -> Section:
     numbers are taken over, links to the detail, and the error caveats that say whether to trust it."""
     answers = pin_answer(an.verdict)
     return {
-        "line": answer_line(answers),
+        "line": headline(answers, an.verdict),
+        "comparand": comparand(answers, an.verdict),
         "question": QUESTION,
         "overall": overall(answers) if answers else "",
         "overall_css": overall(answers).lower().replace(" ", "-") if answers else "",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 
-from l2attr.analysis.answer import answer_line, pin_answer
+from l2attr.analysis.answer import headline, pin_answer
 from l2attr.analysis.charges import NOTHING
 from l2attr.analysis.common import is_missing, ordered_profiles, rung_label, why
 from l2attr.analysis.load import manifest_value
@@ -199,7 +199,7 @@ def render_markdown(an: Analysis) -> str:
         f"L2 state: {an.state}. Runs: {', '.join(f'`{r.name}` ({r.kind})' for r in study.runs)}.",
         "",
     ]
-    line = answer_line(pin_answer(an.verdict))      # the one-line answer (analysis.answer)
+    line = headline(pin_answer(an.verdict), an.verdict)   # the one-line answer (analysis.answer.headline)
     parts += [f"**{line}**", ""] if line else []
     errors = [cv for cv in an.caveats if cv.level == "error"]
     parts += [f"> **Warning:** {cv.text}" for cv in errors] + ([""] if errors else [])

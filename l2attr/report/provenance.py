@@ -114,6 +114,15 @@ def validity(v: Any) -> str | tuple[str, str]:
     return plain_text(v)
 
 
+def adaptive_text(v: Any) -> str:
+    """An adaptive run's stopping rule (manifest `adaptive`, measure/adaptive.py)."""
+    if not isinstance(v, dict):
+        return plain_text(v)
+    return (f"each cell until its 95 % interval half-width ≤ {float(v.get('target_rel', float('nan'))):.1%} of its "
+            f"median (kernel timer), {v.get('min_repeats', '?')}–{v.get('max_repeats', '?')} repeats, at most "
+            f"{v.get('max_seconds', '?')} s of repeats per cell (cells.csv `stopped`)")
+
+
 def launch_shape(v: Any) -> str:
     """The ladder's launch shapes: consumer grid x block, and the pin's per granularity."""
     if not isinstance(v, dict):
@@ -182,6 +191,7 @@ GROUPS: tuple[tuple[str, tuple[Spec, ...]], ...] = (
         Spec("rungs", ("measure.rungs", "rungs"), plain_text),
         Spec("profiles", ("measure.profiles", "profiles"), plain_text),
         Spec("L2 state", ("measure.l2_state",), plain_text), Spec("repeats", ("measure.repeats",), plain_text),
+        Spec("adaptive repeats", ("adaptive",), adaptive_text, null="no: a fixed-repeat run"),
         Spec("maxrregcount (OptMT)", ("measure.maxrregcount",), plain_text),
         Spec("pin granularity", ("measure.pin_granularity",), null="each family's own"),
         Spec("RPF depth", ("measure.rpf_depth",), plain_text),

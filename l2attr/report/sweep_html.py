@@ -77,12 +77,9 @@ def render_page(analyses: list[SweepAnalysis], now: dt.datetime | None = None, p
 
 
 def _subtitle(analyses: list[SweepAnalysis]) -> str:
-    shapes = []
-    for a in analyses:
-        c = a.run.config
-        shapes.append(f"{c.get('tables')} tables × {c.get('rows', 0):,} rows × {c.get('dim')} {c.get('dtype')} · "
-                      f"batch {c.get('batch_size')} · pooling {c.get('pooling')}")
-    return "DLRM EmbeddingBag · " + " | ".join(dict.fromkeys(shapes))
+    from l2attr.report.titles import workload_line
+
+    return " | ".join(dict.fromkeys(workload_line(a.run.config, hot=False) for a in analyses))
 
 
 __all__ = ["section", "sections", "render_page"]

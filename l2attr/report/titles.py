@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any, Mapping
+
 from l2attr.analysis.study import Analysis
+
+# The config keys of an EmbeddingBag workload (ladder/config.WorkloadConfig): a run whose config
+# has them measured the DLRM EmbeddingBag tables; any other run is named by what it is, not by the study.
+EMBEDDING_KEYS = ("tables", "rows", "dim", "dtype")
 
 
 def series_title(an: Analysis) -> str:
@@ -11,3 +17,19 @@ def series_title(an: Analysis) -> str:
         return ""
     head = an.series[0].is_headline_family
     return an.series[0].title + (" · the headline" if head else " · for comparison")
+
+
+def workload_line(config: Mapping[str, Any], sep: str = " · ", hot: bool = True) -> str:
+    """The page's subtitle, from the run's own config: 'DLRM EmbeddingBag · 12 tables × ...' for an
+    EmbeddingBag workload, else 'workload: <name>' (never the study's name on a page of another run)."""
+    def g(k: str) -> str:
+        v = config.get(k, "?")
+        return f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v)
+
+    if not all(k in config for k in EMBEDDING_KEYS):
+        return f"workload: {config.get('name') or config.get('preset') or 'not an EmbeddingBag ladder'}"
+    parts = [f"DLRM EmbeddingBag{sep}{g('tables')} tables × {g('rows')} rows × {g('dim')} {g('dtype')}",
+             f"batch {g('batch_size')}", f"pooling {g('pooling')}"]
+    if hot:
+        parts.append(f"{g('hot_rows')} hot rows pinned")
+    return sep.join(parts)

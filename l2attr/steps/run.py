@@ -33,6 +33,8 @@ from l2attr.names import LEGACY_PREFIX, STEP_TRACE, check_label
 from l2attr.analysis.step_load import COMPLETE
 
 KIND = RunKind.STEP.value
+SURGERY_COLD = ("every kernel node of the captured graph after its own flush node (clean: un-pin, demote, "
+                "read of 2x L2; dirty: then one L2 written)")
 COLD_METHOD = "L2 read-flushed (2x L2) after cudaCtxResetPersistingL2Cache before every op that is not a view"
 NO_OPS = ("the step dispatched no aten op (does it replay a CUDA graph? pass the function the graph "
           "captures with graph=True: l2attr captures it and replays it)")
@@ -118,16 +120,102 @@ def _edges(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, k: pd.Da
 
 def run_step(fn: Callable[..., Any], *args: Any, name: str = RunKind.STEP.value, repeats: int = 10, warmup: int = 3,
              out: Path | str = "runs", log: Callable[[str], None] = print, keep_trace: bool = False,
-             edges: int = 5, graph: bool = False, facts: dict[str, Any] | None = None, **kwargs: Any) -> Path:
-    """Measure `fn(*args, **kwargs)` as one step; the run dir's path. `edges`: how many of the top
-    edges to measure apart (0: none); `graph`: natural steps replay a CUDA graph of `fn`; `facts`:
-    what the step is (shape, phase), recorded in the manifest for reports to group by."""
+             edges: int = 5, graph: bool = False, facts: dict[str, Any] | None = None, eager: bool = False,
+             **kwargs: Any) -> Path:
+    """Measure `fn(*args, **kwargs)` as one step; the run dir's path. By default the step is captured
+    into a CUDA graph and every kernel is made cold on its own (steps/surgery_run.py); a step that
+    cannot be captured falls back to the per-op eager method, and its run says why. `eager`: the
+    per-op method on purpose; `graph`: kept for old callers (surgery is the graph method now);
+    `edges`: how many of the top edges to measure apart (0: none); `facts`: what the step is."""
     from l2attr.experiment.device import Device
 
     check_label(name, "step name")
     if repeats < 2 or warmup < 0 or edges < 0:
         raise UserError("step: repeats must be >= 2, warmup >= 0 and edges >= 0")
+    check_inputs(args, kwargs)
     dev = Device(TimerKind.SPIN.value, spin_us=0.0)
+    fallback = ""
+    if not eager:
+        from l2attr.steps.surgery import UncapturableStep
+        from l2attr.steps.surgery_run import measure
+
+        t0 = time.perf_counter()
+        try:
+            got = measure(dev, fn, args, kwargs, repeats, warmup, log)
+        except UncapturableStep as exc:
+            fallback = str(exc)
+            log(f"step {name}: cannot be captured into a CUDA graph ({fallback}): per-op eager method")
+        else:
+            return _write_surgery(dev, fn, args, kwargs, got, name, repeats, warmup, out, log, edges, facts, t0)
+    if callable(fn) is False:
+        raise UserError("step: the step must be a function (or a torch.cuda.CUDAGraph)")
+    return _run_eager(dev, fn, args, kwargs, name, repeats, warmup, out, log, keep_trace, edges, graph and not fallback,
+                      facts, fallback)
+
+
+def check_inputs(args: tuple, kwargs: dict) -> None:
+    """A CPU tensor among the step's inputs: one clear line before anything runs."""
+    try:
+        import torch
+    except ImportError:
+        return
+    for i, a in enumerate([*args, *kwargs.values()]):
+        if isinstance(a, torch.Tensor) and not a.is_cuda:
+            raise UserError(f"step: input {i} is a {a.device} tensor: a step's tensors must be on the GPU "
+                            "(move it with .cuda())")
+
+
+def _write_surgery(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, got: dict[str, Any], name: str,
+                   repeats: int, warmup: int, out: Path | str, log: Callable[[str], None], edges: int,
+                   facts: dict[str, Any] | None, t0: float) -> Path:
+    k = got["kernels"]
+    run = RunDir.create(Path(out), name, {
+        "kind": KIND, "step": {"name": name, "repeats": repeats, "warmup": warmup, "mode": StepMode.SURGERY.value,
+                               "edges": edges, "facts": facts or {},
+                               "function": f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', '?')}"},
+        "command": command_line(), **dev.facts(), "cold": SURGERY_COLD, "surgery": got["facts"]})
+    run.write(STEP_OPS, ops_frame(got["ops"]))
+    run.write(STEP_TIMES, got["times"])
+    run.write(STEP_KERNELS, k[[*STEP_KERNELS.columns, "node"]])
+    t_main = time.perf_counter() - t0
+    edge_note = _edges_into(run, dev, fn, args, kwargs, k, got["ops"], edges, repeats, name, log,
+                            op_level=True) if edges and got["ops"] else (
+        {"edges_error": "no eager op was recorded: the step has no op-level edges"} if edges else {})
+    total = time.perf_counter() - t0
+    run.update_manifest(status=COMPLETE, timings={"total_s": round(total, 2), "main_s": round(t_main, 2),
+                                                    "edges_s": round(total - t_main, 2)},
+                        persisting_reset=False, **edge_note)
+    dev.close()
+    log(f"step {name} (graph surgery): {repeats} replays of each of {', '.join(sorted(k['condition'].unique()))}, "
+        f"{k['node'].nunique()} kernels each -> {run.path}")
+    return run.path
+
+
+def _edges_into(run: RunDir, dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, k: pd.DataFrame,
+                ops: list[OpRecord], edges: int, repeats: int, name: str, log: Callable[[str], None],
+                op_level: bool = False) -> dict[str, Any]:
+    """Measure the top edges apart into step_edges.csv; the manifest note (method, or why not)."""
+    from l2attr.steps.edges import METHOD as EDGE_METHOD
+
+    cols = [c for c in STEP_KERNELS.columns]
+    kk = k[k["op_index"] >= -1][cols] if op_level else k
+    try:         # the step's own answer is written: an edge that cannot be measured says so, and loses nothing
+        rows = _edges(dev, fn, args, kwargs, kk, ops, edges, repeats)
+    except (UserError, RuntimeError) as exc:
+        note = {"edges_error": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}
+        log(f"step {name}: edges not measured: {note['edges_error']}")
+        return note
+    if rows is None:
+        return {}
+    run.write(STEP_EDGES, rows)
+    return {"edges_method": EDGE_METHOD, **({"edges_level": "op-level: measured on eager re-execution of the "
+                                                            "step's ops"} if op_level else {})}
+
+
+def _run_eager(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, name: str, repeats: int, warmup: int,
+               out: Path | str, log: Callable[[str], None], keep_trace: bool, edges: int, graph: bool,
+               facts: dict[str, Any] | None, fallback: str) -> Path:
+    """The per-op eager method: a read flush before every op (its later kernels stay warm)."""
     torch = dev.torch
     t0 = time.perf_counter()
     replay, capture_ops, counts = None, None, {}
@@ -159,7 +247,8 @@ def run_step(fn: Callable[..., Any], *args: Any, name: str = RunKind.STEP.value,
                                "edges": edges, "facts": facts or {},
                                "function": f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', '?')}"},
         "command": command_line(), **dev.facts(), "cold": COLD_METHOD,
-        **({"graph": {**GRAPH_METHOD, **counts}} if graph else {})})
+        **({"graph": {**GRAPH_METHOD, **counts}} if graph else {}),
+        **({"fallback": fallback} if fallback else {})})
     if keep_trace:
         import gzip
 
@@ -167,25 +256,14 @@ def run_step(fn: Callable[..., Any], *args: Any, name: str = RunKind.STEP.value,
     run.write(STEP_OPS, ops_frame(cold_ops))
     run.write(STEP_TIMES, step_times)
     run.write(STEP_KERNELS, k)
-    edge_rows, edge_note = None, {}
-    if edges:
-        from l2attr.steps.edges import METHOD as EDGE_METHOD
-
-        try:         # the step's own answer is written: an edge that cannot be measured says so, and loses nothing
-            edge_rows = _edges(dev, fn, args, kwargs, k, cold_ops, edges, repeats)
-        except (UserError, RuntimeError) as exc:
-            edge_note = {"edges_error": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}
-            log(f"step {name}: edges not measured: {edge_note['edges_error']}")
-        if edge_rows is not None:
-            run.write(STEP_EDGES, edge_rows)
-            edge_note = {"edges_method": EDGE_METHOD}
+    edge_note = _edges_into(run, dev, fn, args, kwargs, k, cold_ops, edges, repeats, name, log) if edges else {}
     total = time.perf_counter() - t0
     run.update_manifest(status=COMPLETE, timings={"total_s": round(total, 2), "main_s": round(t_main, 2),
                                                     "edges_s": round(total - t_main, 2)},
                         persisting_reset=bool(dev.reset_ok), **edge_note)
     dev.close()
     n_nat = int(k[k["condition"] == StepCondition.NATURAL.value].groupby("step").size().median())
-    measured = f", {edge_rows['edge'].nunique()} edges measured" if edge_rows is not None else ""
+    measured = f", edges: {edge_note.get('edges_error', 'measured')}" if edges else ""
     log(f"step {name} ({mode.value}): {repeats} natural + {repeats} cold steps, {n_nat} kernels each{measured}"
         f" -> {run.path}")
     return run.path

@@ -16,13 +16,13 @@ from l2attr.vocab.core import (
     Family, Role, L2State, Pin, Timer, Quantity, Condition, Verdict, RungId, ConsumerCode, Abi, Profile, Phase, WorkloadSource,
 )
 from l2attr.vocab.runs import (
-    RunKind, Command, Job, ReplayMode, AppReplayMode, AppReplayMatch, CacheControl, ClockControl, ResultKind,
+    RunKind, Command, CacheAction, Job, ReplayMode, AppReplayMode, AppReplayMatch, CacheControl, ClockControl, ResultKind,
 )
 from l2attr.vocab.sweep import (
     SweepAxis, SweepJudgement, OptionKind, RefPoint, LineStyle, DeviceLimit, Order, Arm, SweepRole, SweepMode, SweepQuantity,
 )
 from l2attr.vocab.engine import (
-    CellCondition, TimerKind, RepeatMode, Discard, StepCondition, StepMode, EdgeArm, EdgeControl, Judgement, KEPT,
+    CellCondition, TimerKind, RepeatMode, RepeatStop, Discard, StepCondition, StepMode, EdgeArm, EdgeControl, Judgement, KEPT,
 )
 
 __all__ = [
@@ -43,6 +43,7 @@ __all__ = [
     "WorkloadSource",
     "RunKind",
     "Command",
+    "CacheAction",
     "Job",
     "ReplayMode",
     "AppReplayMode",
@@ -64,6 +65,7 @@ __all__ = [
     "CellCondition",
     "TimerKind",
     "RepeatMode",
+    "RepeatStop",
     "Discard",
     "StepCondition",
     "StepMode",

@@ -43,7 +43,7 @@ class Pin(Vocab):
 class Timer(Vocab):
     """Which clock a time came from."""
 
-    KERNEL = "kernel"      # CUDA events around the kernel alone, with a GPU spin head start
+    KERNEL = "kernel"      # CUDA events around the kernel alone, behind the blocking timer (or a spin)
     ARTIFACT = "artifact"  # the artifact's: event -> launch -> stream sync -> event, per call
     WALL = "wall"          # host perf_counter around the whole call sequence
 

@@ -35,6 +35,14 @@ class RepeatMode(Vocab):
     PROFILE = "profiled"  # no timers, NVTX ranges: the Nsight Compute child
 
 
+class RepeatStop(Vocab):
+    """Why a cell of an adaptive run stopped repeating (measure/adaptive.py; cells.csv `stopped`,
+    empty in a fixed-repeat run)."""
+
+    TARGET = "target"    # its 95 % interval of the median closed to the target
+    LIMIT = "limit"      # max repeats or max seconds first: noisy, stopped at the limit
+
+
 # A kept sample's discard reason: empty (no enum value: the empty string is no word).
 KEPT = ""
 
@@ -51,14 +59,16 @@ class StepCondition(Vocab):
     """How the L2 stands before each kernel of a whole step (l2attr.step)."""
 
     NATURAL = "natural"    # as the program leaves it (the step after another step)
-    COLD = "cold"          # read-flushed right before every op that is not a view
+    COLD = "cold"          # clean-flushed right before every kernel (graph surgery) or every op (eager)
+    COLD_DIRTY = "cold_dirty"  # flushed, then one L2 of useless dirty lines: pays a full L2's write-back
 
 
 class StepMode(Vocab):
     """How a step's natural arm ran (l2attr.step's `graph`)."""
 
     EAGER = "eager"        # the function itself, op by op
-    GRAPH = "graph"        # replays of a torch.cuda.CUDAGraph that l2attr captured from the function
+    GRAPH = "graph"        # natural: graph replays; cold: eager re-execution, flushed per op (before 2026-12-02)
+    SURGERY = "surgery"    # both arms replays of the captured graph; cold: a flush node before every kernel
 
 
 class EdgeArm(Vocab):
@@ -85,3 +95,5 @@ class Judgement(Vocab):
     SLOWER = "slower"              # beyond noise, the new arm is slower
     WITHIN_NOISE = "within noise"  # intervals overlap (or the gap is inside the cross-process spread)
     NOT_MEASURED = "not_measured"  # an arm has no samples
+    WRITE_BACK = "write-back, not reuse"     # slower than clean-cold only: the predecessors' dirty lines
+    DEPENDS = "depends on write-back"        # the clean-cold and write-back-cold readings disagree otherwise

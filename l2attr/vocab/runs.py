@@ -28,6 +28,14 @@ class Command(Vocab):
     TRACES = "traces"
     TUNING = "tuning"
     DOCTOR = "doctor"
+    CACHE = "cache"
+
+
+class CacheAction(Vocab):
+    """What `l2attr cache` does."""
+
+    INFO = "info"
+    CLEAR = "clear"
 
 
 class Job(Vocab):

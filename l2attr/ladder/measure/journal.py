@@ -51,6 +51,15 @@ class SampleJournal:
     def samples(self) -> pd.DataFrame:
         return pd.concat(self.frames, ignore_index=True) if self.frames else pd.DataFrame(columns=list(SAMPLES.columns))
 
+    def repeat_rows(self, cell: tuple[str, ...], repeat: int) -> pd.DataFrame:
+        """The rows of one repeat of one cell (CELL_KEYS order): a resumed adaptive run's rule
+        counts the repeats already on disk."""
+        s = self.samples()
+        mask = s["repeat"] == repeat
+        for k, v in zip(CELL_KEYS, cell):
+            mask &= s[k].astype(str) == str(v)
+        return s[mask]
+
 
 def cell_key(samples: pd.DataFrame) -> CellKey:
     return tuple(str(samples[k].iloc[0]) for k in CELL_KEYS)  # type: ignore[return-value]
@@ -70,6 +79,15 @@ def summarize_cells(samples: pd.DataFrame, order: list[CellKey], bytes_per_call:
     return pd.concat(parts, ignore_index=True)
 
 
+def with_stops(summary: pd.DataFrame, stops: dict[tuple[str, ...], object]) -> pd.DataFrame:
+    """cells.csv's `stopped` column of an adaptive run (measure/adaptive.py: `target` or `limit`
+    per cell); a fixed run's cells (every stop None) have no such column."""
+    if summary.empty or all(v is None for v in stops.values()):
+        return summary
+    keys = summary[list(CELL_KEYS)].astype(str).apply(tuple, axis=1)
+    return summary.assign(stopped=[str(getattr(stops.get(k), "value", "") or "") for k in keys])
+
+
 def write_cells(run: RunDir, summary: pd.DataFrame) -> None:
     """cells.csv: the cells summarised now replace theirs; cells of earlier runs into this dir stay first."""
     keys = list(CELL_KEYS)
@@ -81,4 +99,4 @@ def write_cells(run: RunDir, summary: pd.DataFrame) -> None:
     run.write(CELLS, summary)
 
 
-__all__ = ["SampleJournal", "summarize_cells", "write_cells"]
+__all__ = ["SampleJournal", "summarize_cells", "with_stops", "write_cells"]

@@ -30,8 +30,11 @@ from l2attr.ladder.measure.gpu import Gpu
 from l2attr.ladder.measure.gpu import describe as describe_gpu
 from l2attr.ladder.measure.kernels import LaunchShape, VariantKernels
 from l2attr.ladder.measure.protocol import CellRunner, samples_per_repeat
+from l2attr.ladder.measure.extra import parse_extra_cell
+from l2attr.ladder.measure.rounds import measure_rounds
 from l2attr.ladder.measure.realdata import (check_real_data, check_window_data, real_data_reference,  # noqa: F401
                                              window_for)
+from l2attr.measure.adaptive import AdaptiveRule
 from l2attr.measure.stats import CELL_KEYS
 from l2attr.rundir import RunDir
 from l2attr.schema import CELLS, SAMPLES
@@ -47,7 +50,13 @@ class LadderOptions:
     hot: Path | None = None
     drop_out_of_range: bool = False
     l2_state: str = L2State.NATURAL.value    # one state, or several comma-separated (run in turn)
-    repeats: int = 3
+    repeats: int = 3                       # a fixed run's repeats (target_rel None)
+    # adaptive repeats (measure/adaptive.py): None = fixed; else each cell stops once its 95 %
+    # interval half-width is <= target_rel x its median, within min/max repeats and max seconds
+    target_rel: float | None = None
+    min_repeats: int = 2
+    max_repeats: int = 12
+    max_seconds: float = 10.0
     maxrregcount: int = DEFAULT_MAXRREGCOUNT
     pin_granularity: str | None = None     # None: each family's default (artifact element, tuned line)
     rpf_depth: int = 2
@@ -62,6 +71,12 @@ class LadderOptions:
     # cells beyond variants x profiles x states, "family:rung:profile:l2_state" (`l2attr profile`
     # runs its validity control's arms in the sweep's child this way)
     extra_cells: list[str] = field(default_factory=list)
+
+    @property
+    def rule(self) -> AdaptiveRule | None:
+        if self.target_rel is None:
+            return None
+        return AdaptiveRule(self.target_rel, self.min_repeats, self.max_repeats, self.max_seconds)
 
     @property
     def states(self) -> list[str]:
@@ -93,24 +108,6 @@ class LadderOptions:
         return d
 
 
-def parse_extra_cell(text: str, pin_granularity: str | None = None) -> tuple[Variant, str, str]:
-    """"family:rung:profile:l2_state" -> (variant, profile, state); a UserError names what is wrong."""
-    parts = str(text).split(":")
-    if len(parts) < 4 or not all(parts):
-        raise UserError(f"--extra-cell {text!r}: write FAMILY:RUNG:PROFILE:L2_STATE")
-    family, rung_name, state = parts[0], parts[1], parts[-1]
-    try:
-        fam, st = Family(family), L2State(state)
-    except ValueError as exc:
-        raise UserError(f"--extra-cell {text!r}: {exc}") from None
-    from l2attr.ladder.declare import rung as rung_named
-
-    chosen = plan_variants([fam], [rung_named(rung_name)], Pin(pin_granularity) if pin_granularity else None)
-    if not chosen:
-        raise UserError(f"--extra-cell {text!r}: the {family} family has no {rung_name} rung")
-    return chosen[0], ":".join(parts[2:-1]), st.value
-
-
 def ladder_manifest(cfg: WorkloadConfig, opts: LadderOptions, command: str, versions: dict[str, Any],
                     gpu: dict[str, Any]) -> dict[str, Any]:
     """A ladder run's manifest as it starts: what was asked, of which code, on which GPU (run_ladder
@@ -126,9 +123,10 @@ def consumer_bytes_per_call(cfg: WorkloadConfig) -> int:
 
 def repeat_plan(opts: LadderOptions) -> list[tuple[int, bool]]:
     """(repeat index, device_timed) in run order: device and host repeats alternate, so the
-    wall-charged figures come from as many repeats as the kernel ones, spread through the run."""
+    wall-charged figures come from as many repeats as the kernel ones, spread through the run
+    (an adaptive run: the most it may take; rounds.py stops each cell earlier)."""
     plan: list[tuple[int, bool]] = []
-    for r in range(opts.repeats):
+    for r in range(opts.rule.max_repeats if opts.rule else opts.repeats):
         plan.append((len(plan), True))
         if opts.host_repeat:
             plan.append((len(plan), False))
@@ -207,7 +205,7 @@ def _workload_bytes(cfg: WorkloadConfig) -> int:
 def run_ladder(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir,
                log: Callable[[str], None] = print, progress: Any = None) -> pd.DataFrame:
     """Measure every (profile, variant) cell into `run`; complete repeats are skipped."""
-    from l2attr.ladder.measure.journal import SampleJournal, summarize_cells, write_cells
+    from l2attr.ladder.measure.journal import SampleJournal, summarize_cells, with_stops, write_cells
     from l2attr.ladder.measure.phases import Phases, describe, process_age_s
     from l2attr.ladder.measure.prefetch import WorkloadPrefetch
     from l2attr.ladder.workload import build_workload
@@ -281,6 +279,7 @@ def run_ladder(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir,
     n_cells = sum(len(cells_of(p)) for p in profiles)
     task = progress.add_task(Command.LADDER.value, total=n_cells * len(plan)) if progress is not None else None
     timings["measure_s"] = 0.0
+    stops: dict[tuple[str, ...], Any] = {}
 
     for profile in profiles:
         cells = cells_of(profile)
@@ -322,19 +321,26 @@ def run_ladder(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir,
             mine = [v for v, st in cells if st == state]
             runners = {variant_id(v): CellRunner(gpu, compiled[variant_id(v)], v, profile, state, indices, hot,
                                                  opts.nvtx_last, opts.nvtx_calls, window=window) for v in mine}
-            for repeat, device_timed in plan:
-                round_rows = []
-                t_round = time.perf_counter()
-                for v in mine:
-                    if key(v, profile, state, repeat) in done:
-                        continue
-                    round_rows.append(runners[variant_id(v)].run_repeat(repeat, device_timed))
-                    if progress is not None:
-                        progress.advance(task)
+            t_round = [time.perf_counter()]
+
+            def run_one(vid: str, repeat: int, device_timed: bool) -> pd.DataFrame | None:
+                if key(runners[vid].variant, profile, state, repeat) in done:
+                    return None
+                return runners[vid].run_repeat(repeat, device_timed)
+
+            def write_round(frames: list[pd.DataFrame]) -> None:
                 t_write = time.perf_counter()
-                clock.add("repeats_s", t_write - t_round)
-                journal.append(round_rows)
-                clock.add("journal_s", time.perf_counter() - t_write)
+                clock.add("repeats_s", t_write - t_round[0])
+                journal.append(frames)
+                t_round[0] = time.perf_counter()
+                clock.add("journal_s", t_round[0] - t_write)
+
+            def on_disk(vid: str, repeat: int) -> pd.DataFrame:
+                return journal.repeat_rows((*runners[vid].variant.key, profile, state), repeat)
+
+            got = measure_rounds(list(runners), plan, run_one, write_round, opts.rule, on_disk,
+                                 advance=(lambda n: progress.advance(task, n)) if progress is not None else (lambda n: None))
+            stops.update({(*runners[vid].variant.key, profile, state): stop for vid, stop in got.items()})
         gpu_busy_until = time.perf_counter()
         timings["measure_s"] += gpu_busy_until - t0
         del indices, hot, window
@@ -343,10 +349,11 @@ def run_ladder(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir,
     with clock.phase("summaries_s"):
         order = [(*v.key, p, st) for p in profiles for v, st in cells_of(p)]
         summary = summarize_cells(journal.samples(), order, consumer_bytes_per_call(cfg))
-        write_cells(run, summary)
+        write_cells(run, with_stops(summary, stops))
     timings["workload_s"] = prefetch.build_s
     timings.update(clock.seconds)
     timings["total_s"] = time.perf_counter() - t_start
-    run.update_manifest(timings=timings, workloads_built_ahead=prefetch.ahead)
+    run.update_manifest(timings=timings, workloads_built_ahead=prefetch.ahead,
+                        **({"adaptive": opts.rule.manifest()} if opts.rule else {}))
     log(describe(timings))
     return run.read(CELLS)

@@ -1,7 +1,7 @@
 """`l2attr sweep ... --profile`: DRAM bytes per point under Nsight Compute, after the timing.
 
 The sweep runs again as a child under ncu (application replay, caches and clocks untouched, as
-`l2attr profile` does: kernel replay would erase the pin's L2 state, NOTES 2026-11-30 item 1), one
+`l2attr profile` does: kernel replay would erase the pin's L2 state, docs/facts.md#ncu-replay), one
 device repeat, NVTX ranges only around the pin and consumer kernels of the first 4 tables of each
 unit's last pin group (so a few calls per point are profiled, not all). Each range names what it holds
 (l2attr.names.SWEEP: `l2attr@sweep:<role>:<family>:<profile>:<arm>:t<table>:g<group>:p<position>:<point>`,

@@ -24,7 +24,7 @@ from l2attr.atomic import write_json
 from l2attr.ladder.config import WorkloadConfig
 from l2attr.errors import UserError
 from l2attr.vocab import WorkloadSource
-from l2attr.ladder.workload import profiles
+from l2attr.ladder.workload import cache, profiles
 from l2attr.ladder.workload.hotset import coverage, hot_from_bytes, id_counts, top_k
 from l2attr.ladder.workload.traces import (atomic_write, circular, read_bytes, sha256_hex,
                                     trace_from_bytes)
@@ -76,8 +76,12 @@ def _cache_key(cfg: WorkloadConfig, profile: str | None, trace: _Input | None,
     return hashlib.sha256(blob).hexdigest()[:20]
 
 
+def _cache_stem(name: str, key: str) -> str:
+    return f"{re.sub(r'[^A-Za-z0-9_.-]', '_', name)[:60]}-{key}"
+
+
 def _cache_paths(cache_dir: Path, name: str, key: str) -> tuple[Path, Path, Path]:
-    stem = f"{re.sub(r'[^A-Za-z0-9_.-]', '_', name)[:60]}-{key}"
+    stem = _cache_stem(name, key)
     return (cache_dir / f"{stem}.indices.npy", cache_dir / f"{stem}.hot.npy",
             cache_dir / f"{stem}.json")
 
@@ -161,7 +165,8 @@ def build_workload(cfg: WorkloadConfig, profile: str | None = None, trace: Path 
     Exactly one of `profile` / `trace`. The hot set comes from `hot` (an artifact hot-index file
     with exactly cfg.hot_rows unique ids) or else is the top cfg.hot_rows ids of the source (the
     trace file, or one period of the profile). With `cache_dir`, the result is loaded from / saved
-    to .npy files keyed by a hash of every input that determines it.
+    to .npy files keyed by a hash of every input that determines it (cache.py: the default dir,
+    its size cap and LRU eviction); source["cache"] names the entry for the run manifest.
     """
     if (profile is None) == (trace is None):
         raise UserError("give exactly one of a profile or a trace file")
@@ -172,6 +177,8 @@ def build_workload(cfg: WorkloadConfig, profile: str | None = None, trace: Path 
                      drop_out_of_range)
     paths = _cache_paths(Path(cache_dir), name, key) if cache_dir is not None else None
     if paths is not None and (cached := _load_cached(paths, cfg)) is not None:
+        cache.touch(Path(cache_dir), _cache_stem(name, key))
+        cached.source["cache"].update(dir=str(Path(cache_dir).resolve()), key=key, entry=_cache_stem(name, key))
         return cached
 
     indices = np.empty(workload_shape(cfg), dtype=np.int64)
@@ -186,9 +193,11 @@ def build_workload(cfg: WorkloadConfig, profile: str | None = None, trace: Path 
         "name": name, **info, "rows": cfg.rows, "shape": list(indices.shape),
         "lookups": int(flat.size), "unique_ids": int(np.count_nonzero(counts)),
         "hot": hot_info, "hot_coverage": coverage(counts, hot_ids),
-        "cache": {"dir": str(Path(cache_dir).resolve()), "key": key, "hit": False} if paths else None,
+        "cache": {"dir": str(Path(cache_dir).resolve()), "key": key, "entry": _cache_stem(name, key),
+                  "hit": False} if paths else None,
     }
     workload = Workload(name, indices, hot_ids, source)
     if paths is not None:
         _save_cached(paths, workload)
+        cache.evict(Path(cache_dir), cache.max_bytes(), keep=_cache_stem(name, key))
     return workload

@@ -1,4 +1,4 @@
-"""docs/reliability.md lists each integrity rule with its test: every test it names exists (the
+"""docs/integrity.md lists each integrity rule with its test: every test it names exists (the
 file, and the test function where it names one), and every run kind has its section."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import re
 
 from conftest import REPO
 
-PAGE = REPO / "docs" / "reliability.md"
+PAGE = REPO / "docs" / "integrity.md"
 
 
 def test_every_test_the_page_names_exists() -> None:

@@ -1,0 +1,72 @@
+"""Which op and module launched each kernel node of a captured step.
+
+The graph knows kernels, not ops. One eager call of the step under l2attr's recorder (a dispatch
+mode: ops, modules, tensors) and torch.profiler gives the eager kernel sequence with each kernel's
+op; the graph's kernel names (node order) are aligned with it by name and order (difflib, exact
+names). A node that the eager call does not launch (a Triton kernel of a compiled step, whose
+eager call runs ATen kernels instead) keeps op_index UNMATCHED and is attributed by its name: it is
+measured as the graph runs it, and the run says how many kernels were attributed which way.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from typing import Any, Callable
+
+import pandas as pd
+
+from l2attr.names import LEGACY_PREFIX, STEP_TRACE
+from l2attr.vocab import StepCondition
+
+from l2attr.analysis.step import UNMATCHED, name_op  # noqa: F401  (name_op: re-exported for callers)
+
+
+def eager_record(torch: Any, fn: Callable[..., Any], args: tuple, kwargs: dict) -> tuple[pd.DataFrame, list[Any], str]:
+    """One eager call under the recorder: (its kernels with op_index, kernel_index; its ops; why
+    not, when it could not be recorded)."""
+    from l2attr.steps.record import make_recorder
+    from l2attr.steps.trace import kernels
+
+    acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    rec = make_recorder(None)
+    label = LEGACY_PREFIX + STEP_TRACE.build(condition=StepCondition.NATURAL.value, step=0)
+    try:
+        with torch.profiler.profile(activities=acts) as prof:
+            with torch.profiler.record_function(label), rec.modules, rec:
+                fn(*args, **kwargs)
+            torch.cuda.synchronize()
+        import os
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "trace.json")
+            prof.export_chrome_trace(path)
+            with open(path) as fh:
+                k = kernels(json.load(fh))
+    except Exception as exc:          # a compiled or exotic step may refuse the dispatch mode
+        return pd.DataFrame(), [], f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"
+    return k, rec.ops, ""
+
+
+def assign(k: pd.DataFrame, node_names: list[str], eager: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
+    """Give every node-keyed kernel row its op_index and kernel_index (UNMATCHED: by name)."""
+    ref: list[tuple[int, int, str]] = []
+    if len(eager):
+        first = eager.sort_values("start_us")
+        ref = [(int(a), int(b), str(c)) for a, b, c in zip(first["op_index"], first["kernel_index"], first["kernel"])]
+    ops, idx = [UNMATCHED] * len(node_names), [0] * len(node_names)
+    hit = [False] * len(node_names)
+    sm = difflib.SequenceMatcher(None, [r[2] for r in ref], node_names, autojunk=False)
+    for a, b, size in sm.get_matching_blocks():
+        for i in range(size):
+            ops[b + i], idx[b + i], hit[b + i] = ref[a + i][0], ref[a + i][1], True
+    extra = 0
+    for j in range(len(node_names)):
+        if not hit[j]:
+            idx[j] = extra
+            extra += 1
+    by_node = pd.DataFrame({"node": range(len(node_names)), "op_index": ops, "kernel_index": idx})
+    out = k.merge(by_node, on="node", how="left")
+    counts = {"graph_kernels": len(node_names), "eager_kernels": len(ref), "matched_kernels": int(sum(hit))}
+    return out, counts

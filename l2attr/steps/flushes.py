@@ -1,0 +1,60 @@
+"""The flushes a cold graph puts in front of every kernel, each captured once into its own graph.
+
+Clean (the `cold` arm): un-pin (evict_last prefetch of the flush buffer), demote (applypriority
+evict_normal), then a read of twice the L2: the kernel meets only clean, normal lines of a buffer it
+never touches, and pays no one's write-back. Dirty (the `cold_dirty` arm): the same, then a write
+of one L2 of useless data: the kernel pays the write-back of a full L2 of dirty lines, at least what
+the program's own state could leave it. A kernel's matched cold time lies between the two (the
+program leaves at most an L2 of dirty lines), which is why both readings are kept.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from l2attr.vocab import StepCondition
+
+LINE = 128
+
+
+class Flushes:
+    """The flush graphs of one run, built on the current device (buffers live as long as this)."""
+
+    def __init__(self, torch: Any, cupy: Any, l2_bytes: int) -> None:
+        import numpy as np
+
+        from l2attr.gpu.nvrtc import DEMOTE_SPEC, DIRTY_SPEC, FLUSH_SPEC, UNPIN_SPEC, get_kernel
+        from l2attr.measure.timer import torch_stream
+
+        self.torch, self.cupy, self.np = torch, cupy, np
+        self._stream = lambda: torch_stream(torch, cupy)
+        self.read = torch.randint(0, 2**31 - 1, (2 * l2_bytes // 4,), dtype=torch.int32, device="cuda")
+        self.dirty = torch.empty(l2_bytes // 4, dtype=torch.int32, device="cuda")
+        self.sink = torch.zeros(1, dtype=torch.int32, device="cuda")
+        self.k = {name: get_kernel(spec) for name, spec in
+                  (("unpin", UNPIN_SPEC), ("demote", DEMOTE_SPEC), ("read", FLUSH_SPEC), ("dirty", DIRTY_SPEC))}
+        self.graphs: dict[str, Any] = {}
+        for cond in (StepCondition.COLD, StepCondition.COLD_DIRTY):
+            self.graphs[cond.value] = self._capture(cond == StepCondition.COLD_DIRTY)
+
+    def launch(self, dirty: bool) -> None:
+        """The flush itself, on torch's current stream (captured by `_capture`, or run eagerly)."""
+        np, s = self.np, self._stream()
+        ptr, lines = np.uint64(self.read.data_ptr()), np.int64(self.read.numel() * 4 // LINE)
+        self.k["unpin"]((1024,), (256,), (ptr, lines), stream=s)
+        self.k["demote"]((1024,), (256,), (ptr, lines), stream=s)
+        self.k["read"]((1024,), (256,), (ptr, np.int64(self.read.numel()), np.uint64(self.sink.data_ptr())), stream=s)
+        if dirty:
+            self.k["dirty"]((1024,), (256,), (np.uint64(self.dirty.data_ptr()), np.int64(self.dirty.numel()),
+                                              np.uint32(0x5bd1e995)), stream=s)
+
+    def _capture(self, dirty: bool) -> Any:
+        from l2attr.steps.surgery import capture, raw_graph
+
+        self.launch(dirty)                            # compile + load the kernels outside the capture
+        g = capture(self.torch, lambda: self.launch(dirty), warmup=1)
+        self._keep = getattr(self, "_keep", []) + [g]
+        return raw_graph(g)
+
+    def graph(self, condition: str) -> Any:
+        return self.graphs[condition]

@@ -1,0 +1,98 @@
+"""Time every kernel of a captured step in each arm: replays of the natural graph and of its cold
+copies, interleaved, inside one torch.profiler session (CUPTI durations: no events, no launch lag).
+
+Per repeat the arms run in a rotating order, so drift touches each alike. A natural replay follows
+one untraced natural replay (the L2 as the step leaves it for the next step); a cold replay needs
+none (every kernel is flushed first). Kernels are keyed by their node: the cold copies run the
+kernels one at a time in creation order, so a cold replay's j-th kernel is kernel node j; a natural
+replay's kernels (which may overlap) are matched to nodes by (name, occurrence).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Callable
+
+import pandas as pd
+
+from l2attr.errors import UserError
+from l2attr.names import LEGACY_PREFIX, STEP_TRACE
+from l2attr.vocab import StepCondition
+
+NATURAL = StepCondition.NATURAL.value
+NODE_COLUMNS = ["condition", "step", "node", "kernel", "duration_us", "start_us", "stream"]
+
+
+def plan(conditions: list[str], repeats: int) -> list[tuple[int, str]]:
+    """(repeat, condition) in the order they run: each repeat rotates the arms by one."""
+    out = []
+    for i in range(repeats):
+        r = i % len(conditions)
+        out += [(i, c) for c in conditions[r:] + conditions[:r]]
+    return out
+
+
+def trace_arms(torch: Any, arms: dict[str, Callable[[], None]], repeats: int) -> dict[str, Any]:
+    """Replay each arm `repeats` times under the profiler; the kineto trace as a dict."""
+    acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    natural = arms[NATURAL]
+    with torch.profiler.profile(activities=acts) as prof:
+        for i, cond in plan(list(arms), repeats):
+            if cond == NATURAL:
+                natural()                               # the state one step leaves the next, untraced
+            with torch.profiler.record_function(LEGACY_PREFIX + STEP_TRACE.build(condition=cond, step=i)):
+                arms[cond]()
+            if cond == list(arms)[-1]:
+                torch.cuda.synchronize()
+        torch.cuda.synchronize()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "trace.json")
+        prof.export_chrome_trace(path)
+        return json.loads(Path(path).read_text())
+
+
+def node_kernels(trace: dict[str, Any]) -> pd.DataFrame:
+    """One row per kernel of every traced replay, with its node index; refused when replays differ."""
+    from l2attr.steps.trace import _events, _launched
+    from l2attr.steps.record import STEP_RANGE
+
+    rows = [r for r in _launched(_events(trace), STEP_RANGE, STEP_TRACE.parse) if r["graph"]]
+    if not rows:
+        raise UserError("no kernel of the step's graph replays was traced (kineto recorded none)")
+    df = pd.DataFrame(rows).sort_values(["condition", "step", "start_us"]).reset_index(drop=True)
+    cold = df[df["condition"] != NATURAL]
+    if cold.empty:
+        raise UserError("no cold replay was traced")
+    ref = cold[(cold["condition"] == cold["condition"].iloc[0]) & (cold["step"] == cold["step"].iloc[0])]
+    names = list(ref["kernel"])
+    key_to_node = {k: j for j, k in enumerate(_keys(names))}
+    parts = []
+    for (cond, step), g in df.groupby(["condition", "step"], sort=True):
+        got = list(g["kernel"])
+        if sorted(got) != sorted(names):
+            raise UserError(f"the step's kernel sequence changes between replays ({cond} replay {step}: "
+                            f"{len(got)} kernels against {len(names)}): kernels cannot be paired")
+        if cond != NATURAL and got != names:
+            raise UserError(f"a cold replay ran its kernels in another order ({cond} replay {step}): "
+                            "the serialised copy should not allow that")
+        parts.append(g.assign(node=[key_to_node[k] for k in _keys(got)]))
+    out = pd.concat(parts, ignore_index=True)
+    return out[NODE_COLUMNS]
+
+
+def _keys(names: list[str]) -> list[tuple[str, int]]:
+    seen: dict[str, int] = {}
+    out = []
+    for n in names:
+        out.append((n, seen.get(n, 0)))
+        seen[n] = seen.get(n, 0) + 1
+    return out
+
+
+def cold_names(k: pd.DataFrame) -> list[str]:
+    """Kernel names in node order (from the node-keyed table)."""
+    first = k.drop_duplicates("node").sort_values("node")
+    return list(first["kernel"])

@@ -1,0 +1,117 @@
+"""`l2attr.step` by graph surgery (the default for any step that can be captured).
+
+1. Capture the step twice (the two must hold the same nodes) into CUDA graphs; refuse host and
+   conditional nodes (steps/surgery.py).
+2. Build the cold copies: a clean flush before every kernel node (`cold`) and a flush that leaves
+   one L2 of dirty lines (`cold_dirty`): steps/flushes.py.
+3. Replay natural, cold and cold_dirty graphs interleaved under torch.profiler; every kernel's
+   duration per arm, keyed by its node (steps/replay.py).
+4. Attribute nodes to ops from one eager recorded call, by name where it launches other kernels
+   (steps/attribute.py).
+5. Time the natural graph's replays untraced (blocking timer), and the function called on its own,
+   so a reader can see that the graph is the program the user runs.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+import pandas as pd
+
+from l2attr.vocab import StepCondition
+
+ARMS = (StepCondition.NATURAL.value, StepCondition.COLD.value, StepCondition.COLD_DIRTY.value)
+METHOD = {
+    "natural": "replays of the CUDA graph captured from the step (kineto kernel records)",
+    "cold": "replays of a copy of that graph with a flush node before every kernel node: un-pin "
+            "(evict_last prefetch of the flush buffer), demote (applypriority evict_normal), read of 2x L2; "
+            "kernels serialised in creation order",
+    "cold_dirty": "the same copy whose flush also writes one L2 of useless data: every kernel meets an L2 "
+                  "full of dirty lines (at least the write-back the program's own state can leave it)",
+    "ops": "one eager call under the dispatch-mode recorder, its kernels aligned with the graph's by name "
+           "and order; kernels it does not launch attributed by name",
+}
+
+
+def user_graph(torch: Any, fn: Any) -> Any:
+    """A torch.cuda.CUDAGraph the user captured (keep_graph=True), or None when `fn` is a function."""
+    if isinstance(fn, torch.cuda.CUDAGraph):
+        from l2attr.errors import UserError
+
+        try:
+            return fn.raw_cuda_graph()
+        except Exception:
+            raise UserError("the CUDA graph given as the step was not captured with keep_graph=True: "
+                            "l2attr needs its cudaGraph_t to copy it") from None
+    return None
+
+
+def measure(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, repeats: int, warmup: int,
+            log: Callable[[str], None]) -> dict[str, Any]:
+    """Everything the surgery run writes: kernels, ops, step times and the manifest's facts."""
+    from l2attr.steps import attribute, replay, surgery
+    from l2attr.steps.flushes import Flushes
+    from l2attr.steps.run import time_steps
+
+    torch = dev.torch
+    t0 = time.perf_counter()
+    own = user_graph(torch, fn)
+    flushes = Flushes(torch, dev.cupy, dev.l2_bytes)   # before the user's capture: a failed one can leave torch's RNG mid-capture
+    call = (lambda: fn(*args, **kwargs))
+    keep: list[Any] = []
+    if own is None:
+        g1 = surgery.capture(torch, call, max(1, warmup))
+        g2 = surgery.capture(torch, call, 0)      # the very next call: must capture the same nodes
+        keep += [g1, g2]
+        raw = surgery.raw_graph(g1)
+        s, again = surgery.shape(raw), surgery.shape(surgery.raw_graph(g2))
+    else:
+        raw = surgery.as_graph(own)
+        s, again = surgery.shape(raw), None
+    surgery.refuse_shape(s, again)
+    t_capture = time.perf_counter() - t0
+    arms = {ARMS[0]: surgery.Exec(torch, raw)}
+    for cond in ARMS[1:]:
+        arms[cond] = surgery.Exec(torch, surgery.with_flushes(raw, s, flushes.graph(cond)))
+    for a in arms.values():         # one replay each before tracing: upload, first-launch costs
+        a()
+    torch.cuda.synchronize()
+    t1 = time.perf_counter()
+    trace = replay.trace_arms(torch, arms, repeats)
+    k = replay.node_kernels(trace)
+    t_trace = time.perf_counter() - t1
+    names = replay.cold_names(k)
+    if own is None:
+        eager, ops, why = attribute.eager_record(torch, fn, args, kwargs)
+    else:
+        eager, ops, why = pd.DataFrame(), [], "the step is the user's own CUDA graph: no eager call to record"
+    k, counts = attribute.assign(k, names, eager)
+    step_times = time_steps(dev, arms[ARMS[0]], repeats)
+    call_us = [] if own is not None else _time_call(dev, call, repeats)
+    torch_graph_us = [] if own is not None else _time_call(dev, keep[0].replay, repeats)   # torch's own replay
+    for a in arms.values():
+        a.close()
+    facts = {**METHOD, **counts, "overlapping_kernels": s.overlapping, "nodes": len(s.types),
+             "node_types": {t: s.types.count(t) for t in sorted(set(s.types))},
+             "call_us": call_us, "torch_graph_us": torch_graph_us, "timings": {"capture_s": round(t_capture, 2), "trace_s": round(t_trace, 2)}}
+    if why:
+        facts["eager_record"] = why
+    log(f"step graph: {len(names)} kernel nodes, {counts['matched_kernels']} attributed to eager ops"
+        f"{f', {s.overlapping} may overlap in natural' if s.overlapping else ''}")
+    del keep
+    return {"kernels": k, "ops": ops, "times": step_times, "facts": facts}
+
+
+def _time_call(dev: Any, call: Callable[[], Any], repeats: int) -> list[float]:
+    """The step function called on its own (not replayed): what the user's program runs."""
+    from l2attr.measure.timer import BlockingTimer
+
+    timer = BlockingTimer(dev.torch, dev.cupy, timeout_ms=2000.0)
+    out = []
+    for i in range(repeats + 2):
+        r = timer.time(call)
+        if i >= 2 and not r.discard:
+            out.append(round(float(r.time_us), 3))
+    timer.close()
+    return out

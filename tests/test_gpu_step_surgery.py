@@ -1,0 +1,89 @@
+"""Graph surgery on the GPU: the self-check's signs, the second reader (Nsight Compute, cache
+control all against none) agreeing with the surgery's per-kernel deltas, and bad steps refused.
+
+With L2ATTR_FIXTURE_DIR set, the comparison tables are written there (tests/fixtures/steps/)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.gpu
+ROOT = Path(__file__).resolve().parents[1]
+PAIRS = ROOT / "examples" / "steps" / "ncu_pairs.py"
+SLACK_US = 0.25         # both readers' clock resolution and per-launch jitter, added to each interval
+
+
+@pytest.fixture(scope="module")
+def gpu():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("cupy")
+    pytest.importorskip("cuda.bindings")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA GPU")
+    sys.path.insert(0, str(ROOT / "examples" / "steps"))
+    return torch
+
+
+def _step(gpu, factory: str, tmp_path: Path):
+    import l2attr
+    from l2attr.steps.ncu_graph import load_factory
+
+    fn, args = load_factory(f"{PAIRS}:{factory}")()
+    with gpu.inference_mode():
+        return l2attr.step(fn, *args, name=f"surgery-{factory}", repeats=12, out=tmp_path, edges=0, log=lambda s: None)
+
+
+def test_selfcheck_signs(gpu, tmp_path):
+    ans = _step(gpu, "selfcheck", tmp_path)
+    k = ans.kernels.sort_values("node")
+    assert len(k) == 2 and bool(k["met_flush"].all())
+    consumer = k.iloc[1]
+    assert consumer["cold_lo"] > consumer["natural_hi"], "the quarter-L2 consumer must be faster warm"
+    assert ans.judgement == "faster"
+
+
+@pytest.mark.parametrize("factory", ["selfcheck", "bert"])
+def test_ncu_reader_agrees_with_surgery(gpu, tmp_path, factory):
+    if shutil.which("ncu") is None:
+        pytest.skip("ncu not on PATH")
+    from l2attr.steps.ncu_graph import deltas, profile
+
+    ans = _step(gpu, factory, tmp_path)
+    k = ans.kernels.sort_values("node").reset_index(drop=True)
+    d = deltas(profile(f"{PAIRS}:{factory}", tmp_path / "ncu", replays=7, log=lambda s: None))
+    assert list(d["node"]) == list(k["node"]), "ncu profiled other kernels than the graph's"
+    both = k.merge(d, on="node", suffixes=("", "_ncu"))
+    both["surgery_delta_us"] = both["cold_us"] - both["natural_us"]
+    both["surgery_lo"] = both["cold_lo"] - both["natural_hi"]
+    both["surgery_hi"] = both["cold_hi"] - both["natural_lo"]
+    both["agree"] = ((both["surgery_lo"] - SLACK_US <= both["delta_hi"] + SLACK_US)
+                     & (both["delta_lo"] - SLACK_US <= both["surgery_hi"] + SLACK_US))
+    out = os.environ.get("L2ATTR_FIXTURE_DIR")
+    if out:
+        Path(out).mkdir(parents=True, exist_ok=True)
+        both.drop(columns=[c for c in both.columns if c.startswith("kernel_")], errors="ignore").to_csv(
+            Path(out) / f"ncu_vs_surgery_{factory}.csv", index=False)
+    bad = both[~both["agree"]]
+    assert bad.empty, f"ncu and surgery disagree on {len(bad)} kernels:\n{bad[['node', 'surgery_delta_us', 'surgery_lo', 'surgery_hi', 'delta_us', 'delta_lo', 'delta_hi']]}"
+
+
+def test_bad_steps_are_one_line(gpu, tmp_path):
+    import l2attr
+    from l2attr.errors import UserError
+
+    x = gpu.randn(1 << 20, device="cuda")
+    calls = {"n": 0}
+
+    def changes():
+        calls["n"] += 1
+        return x * 2 if calls["n"] % 2 else (x * 2).sum()
+
+    with pytest.raises(UserError, match="changes between calls"):
+        l2attr.step(changes, repeats=2, out=tmp_path, edges=0, log=lambda s: None)
+    with pytest.raises(UserError, match="cpu tensor"):
+        l2attr.step(lambda t: t * 2, gpu.randn(4), repeats=2, out=tmp_path, edges=0, log=lambda s: None)

@@ -1,0 +1,98 @@
+"""The graph-surgery step cycle on the H200: every shipped step measured by `l2attr.step` (graph
+surgery, clean and write-back-paying cold arms), each attribution's wall time, the natural replay
+against the function timed on its own, and the bad-input cases. Runs land in --out.
+
+    python tools/device_surgery.py --out runs [--only NAME ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "examples" / "steps"))
+sys.path.insert(0, str(ROOT))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default="runs")
+    ap.add_argument("--repeats", type=int, default=10)
+    ap.add_argument("--only", nargs="*")
+    ap.add_argument("--bad", action="store_true", help="the bad-input cases too")
+    args = ap.parse_args()
+    import numpy as np
+    import torch
+
+    import l2attr
+    from l2attr.analysis.step import per_kernel  # noqa: F401
+    from selfcheck import make
+    from shipped import steps as shipped
+
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    todo = {"selfcheck-quarter-l2": (make(l2 // 4), (), {}), "selfcheck-4x-l2": (make(4 * l2), (), {})}
+    names = [n for n in ["bert-layer-fastpath", "bert-layer-no-fastpath", "llama-compiled-decode-b8-kv4k",
+                         "llama-compiled-prefill-512", "dlrm-rung-torch", "dlrm-rung-baseline", "dlrm-rung-optmt",
+                         "dlrm-rung-rpf-optmt", "dlrm-rung-l2p-optmt", "dlrm-rung-combined",
+                         "llama-decode-32l-b8-kv4k"] if not args.only or any(n.startswith(o) for o in args.only)]
+    todo = {k: v for k, v in todo.items() if not args.only or any(k.startswith(o) for o in args.only)}
+    with torch.inference_mode():
+        for name in names:
+            try:
+                todo.update(shipped([name]))
+            except Exception as exc:
+                print(f"{name}: BUILD FAILED {type(exc).__name__}: {exc}", flush=True)
+        for name, (fn, a, facts) in todo.items():
+            t0 = time.perf_counter()
+            try:
+                ans = l2attr.step(fn, *a, name=name, repeats=args.repeats, out=args.out, facts=facts,
+                                  edges=1 if name.startswith("selfcheck") else 0, log=lambda s: print("  ", s))
+            except Exception as exc:
+                print(f"{name}: FAILED after {time.perf_counter() - t0:.1f} s: {type(exc).__name__}: {exc}", flush=True)
+                continue
+            wall = time.perf_counter() - t0
+            sf = ans.manifest.get("surgery") or {}
+            call = sf.get("call_us") or []
+            print(f"{name}: wall {wall:.1f} s | {ans.headline(name)}", flush=True)
+            print(f"   natural replay {ans.step_time.median:.1f} us; called on its own {np.median(call) if call else float('nan'):.1f} us; "
+                  f"torch's own replay {np.median(sf.get('torch_graph_us') or [float('nan')]):.1f} us; kernels {sf.get('graph_kernels')} matched {sf.get('matched_kernels')} overlap {sf.get('overlapping_kernels')} "
+                  f"timings {sf.get('timings')}", flush=True)
+            k = ans.kernels
+            for r in k.sort_values("node" if "node" in k else "op_index").head(40).to_dict("records"):
+                print(f"   {r.get('node', -1):4} {r['natural_us']:9.2f} {r['cold_us']:9.2f} {r.get('dirty_us', float('nan')):9.2f} "
+                      f"{r['judgement']:<22} {r['op'][:28]:<28} {str(r['kernel'])[:70]}", flush=True)
+        if args.bad:
+            bad(torch, l2attr, args.out)
+
+
+def bad(torch, l2attr, out) -> None:
+    from l2attr.errors import UserError
+
+    x = torch.randn(1 << 20, device="cuda")
+
+    def syncs():
+        return (x * 2).sum().item()
+
+    calls = {"n": 0}
+
+    def changes():
+        calls["n"] += 1
+        return x * 2 if calls["n"] % 2 else (x * 2).sum()
+
+    for label, fn, a in (("sequence changes", changes, ()), ("host sync in capture", syncs, ()),
+                         ("cpu tensor", lambda t: t * 2, (torch.randn(4),))):
+        try:
+            ans = l2attr.step(fn, *a, name="bad", repeats=2, out=out, edges=0, log=lambda s: print("  ", s))
+            print(f"BAD {label}: accepted: {ans.headline('bad').splitlines()[0]}")
+        except UserError as exc:
+            print(f"BAD {label}: refused: {exc}")
+        except Exception as exc:
+            print(f"BAD {label}: TRACEBACK-CLASS {type(exc).__name__}: {exc}")
+
+
+if __name__ == "__main__":
+    main()
