@@ -11,7 +11,7 @@ import pandas as pd
 from l2attr.errors import STRICT, UserError
 from l2attr.integrity.engine import check_step_dram
 from l2attr.integrity.manifest import check_manifest
-from l2attr.integrity.step import check_step_tables
+from l2attr.integrity.step import check_step_tables, replays_a_graph
 from l2attr.rundir import RunDir
 from l2attr.schema import STEP_DRAM, STEP_EDGES, STEP_KERNELS, STEP_OPS, STEP_TIMES
 from l2attr.vocab import EdgeArm, RunKind, StepMode
@@ -61,7 +61,7 @@ def load_step(path: Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, p
     times = run.read(STEP_TIMES) if run.has(STEP_TIMES) else pd.DataFrame(columns=list(STEP_TIMES.columns))
     edges = run.read(STEP_EDGES) if run.has(STEP_EDGES) else None
     check_step_tables({STEP_KERNELS.name: k, STEP_OPS.name: ops, STEP_TIMES.name: times, STEP_DRAM.name: dram,
-                       STEP_EDGES.name: edges}, is_graph(m), run.path)      # integrity/step.py
+                       STEP_EDGES.name: edges}, replays_a_graph(m), run.path)      # integrity/step.py
     _unique(k, STEP_KERNELS.key, where)
     _finite(k, "duration_us", where)
     # every step of one condition holds the same kernels (a graph's replay may hold others than the eager step)

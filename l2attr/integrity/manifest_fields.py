@@ -128,7 +128,7 @@ BY_KIND: dict[str, dict[str, Rule]] = {
         "step": OBJECT, "step.name": TEXT, "step.repeats": whole(2), "step.warmup": whole(0),
         "step.function": TEXT_OR_NULL, "step.mode": word(StepMode.values()), "step.edges": whole(0),
         "step.facts": OBJECT, "cold": ANY_TEXT, "edges_method": ANY_TEXT,
-        "graph": OBJECT, "graph.*": SCALAR, "step_ncu": OBJECT, "step_ncu.argv": OBJECT,
+        "graph": OBJECT, "graph.*": SCALAR, "surgery": OBJECT, "step_ncu": OBJECT, "step_ncu.argv": OBJECT,
         "step_ncu.chip": TEXT_OR_NULL, "step_ncu.metrics": TEXT_OR_NULL,
     },
     RunKind.SWEEP.value: {
@@ -182,8 +182,12 @@ def check_fields(manifest: dict[str, Any], bad: Bad, required: tuple[str, ...] =
     step = manifest.get("step")
     if kind == RunKind.STEP.value and isinstance(step, dict) and "step.mode" not in wrong:
         graph = isinstance(manifest.get("graph"), dict)
-        if graph != (step.get("mode") == StepMode.GRAPH.value) and (graph or "mode" in step):
-            bad("step.mode", "graph exactly when the manifest records the graph's facts (graph)", step.get("mode"))
+        mode = step.get("mode")
+        for facts in (StepMode.GRAPH.value, StepMode.SURGERY.value):     # each mode's facts: a field of its name
+            recorded = isinstance(manifest.get(facts), dict)
+            if recorded != (mode == facts) and (recorded or "mode" in step):
+                bad("step.mode", f"{facts} exactly when the manifest records the {facts} facts ({facts})", mode)
+                break
     decl = manifest.get("experiment")
     if kind == RunKind.EXPERIMENT.value and isinstance(decl, dict) and "experiment.conditions" not in wrong:
         conditions, baseline = decl.get("conditions"), decl.get("baseline")

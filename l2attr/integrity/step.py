@@ -25,7 +25,7 @@ from l2attr.integrity import rules
 from l2attr.integrity.columns import Numeric, typed_columns
 from l2attr.integrity.tables import MAX_TIME_US, MAX_TIME_WHY
 from l2attr.schema import STEP_DRAM, STEP_EDGES, STEP_KERNELS, STEP_OPS, STEP_TIMES, Table
-from l2attr.vocab import CacheControl, Discard, EdgeArm, StepCondition
+from l2attr.vocab import CacheControl, Discard, EdgeArm, StepCondition, StepMode
 
 OUTSIDE_OP, GRAPH_ONLY = -1, -2      # op_index of a kernel outside any recorded op / a graph's own kernel
 CACHE_CONTROLS = CacheControl.values()     # Nsight Compute --cache-control values steps/ncu.py runs
@@ -104,6 +104,12 @@ def _tensor_lists(ops: pd.DataFrame, source: str, damage: Damage) -> pd.Series:
             bad |= rules.flag(damage, source, wrong, f"column {column} must be a JSON list of [pointer, bytes] "
                               "pairs of whole numbers >= 0", lambda row, c=column: repr(str(ops[c].iloc[row])[:60]))
     return bad
+
+
+def replays_a_graph(manifest: dict[str, Any]) -> bool:
+    """Whether a step run's natural arm replays a captured CUDA graph (graph and surgery modes):
+    its kernels may then include the graph's own (op_index -2), and no eager cold arm is owed."""
+    return (manifest.get("step") or {}).get("mode") in (StepMode.GRAPH.value, StepMode.SURGERY.value)
 
 
 def check_step_tables(tables: dict[str, pd.DataFrame | None], graph: bool, path: Path,
