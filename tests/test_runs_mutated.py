@@ -96,6 +96,8 @@ CASES = [
     (L, cell("cells.csv", 13, "n_samples", "9" * 400), "number of 400 characters"),
     (D, field(("measure", "variants", 7), 1.5), "measure.variants"),
     (D, cell("cells.csv", 123, "profile", " "), "column profile must not be empty"),
+    (L, cell("cells.csv", 1, "profile", "zzz"), "column profile must be one the manifest lists"),
+    (P, cell("metrics.csv.gz", 0, "launch", " "), "column launch must be a number"),
     (D, rows("units.csv", lambda df: pd.concat([df, df.iloc[[0]]], ignore_index=True)), "repeated row"),
     (D, cell("units.csv", 0, "gpu_uuid", "GPU-0000"), "a GPU the manifest lists"),
     (D, cell("units.csv", 0, "unit", "ladder:tuned:nowhere"), "resolves to nothing"),

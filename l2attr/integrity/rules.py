@@ -130,7 +130,7 @@ def numbers(df: pd.DataFrame, columns: Iterable[str], source: str, damage: Damag
     for c in columns:
         if c not in df.columns:
             continue
-        filled = df[c].notna() & (df[c].astype(str).str.strip() != "")
+        filled = df[c].notna() & (df[c].astype(str) != "")      # whitespace is no number either
         v = pd.to_numeric(df[c], errors="coerce")
         bad |= flag(damage, source, filled & (v.isna() | ~np.isfinite(v.fillna(0)) | (v < 0)),
                     f"column {c} must be a number >= 0", lambda row: repr(df[c].iloc[row]))

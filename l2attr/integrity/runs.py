@@ -39,6 +39,12 @@ def check_run(kind: str, tables: Tables, manifest: dict[str, Any], path: Path, d
                                     str(path / SAMPLES.filename), damage, "a repeat is timed by one timer")
             odd |= check_repeats_declared(samples, manifest, str(path / SAMPLES.filename), damage)
             tables["samples"] = samples[~odd].reset_index(drop=True) if odd.any() else samples
+        measure = manifest.get("measure") or {}
+        if isinstance(measure, dict) and not measure.get("trace") and measure.get("profiles"):
+            for name, table in (("cells", CELLS), ("samples", SAMPLES)):
+                if tables.get(name) is not None:
+                    tables[name] = check_declared_profiles(tables[name], manifest, path, damage, table,
+                                                           measure["profiles"])
     if kind == RunKind.PROFILE and tables.get("metrics") is not None:
         check_profile_manifest(tables["metrics"], manifest, path, damage)
         tables["metrics"] = check_declared_profiles(tables["metrics"], manifest, path, damage)
@@ -49,14 +55,15 @@ def check_run(kind: str, tables: Tables, manifest: dict[str, Any], path: Path, d
 
 
 def check_declared_profiles(metrics: pd.DataFrame, manifest: dict[str, Any], path: Path,
-                            damage: Damage) -> pd.DataFrame:
-    """A profile run's metric rows name the reuse profiles its manifest lists (`profiles`): a
-    row of another profile is a key that resolves to nothing the run measured."""
-    declared = manifest.get("profiles")
+                            damage: Damage, table: Any = METRICS, declared: Any = None) -> pd.DataFrame:
+    """A run's rows name the reuse profiles its manifest lists (a profile run's `profiles`, a
+    ladder's `measure.profiles`): a row of another profile is a key that resolves to nothing the
+    run measured."""
+    declared = manifest.get("profiles") if declared is None else declared
     if not isinstance(declared, list) or "profile" not in metrics.columns:
         return metrics
     named = metrics["profile"].notna() & ~metrics["profile"].astype(str).isin(("", "None"))
-    bad = rules.flag(damage, str(path / METRICS.filename), named & ~metrics["profile"].astype(str).isin(
+    bad = rules.flag(damage, str(path / table.filename), named & ~metrics["profile"].astype(str).isin(
         list(map(str, declared))), f"column profile must be one the manifest lists ({', '.join(map(str, declared))})",
         lambda row: repr(metrics["profile"].iloc[row]))
     return metrics[~bad].reset_index(drop=True) if bad.any() else metrics
