@@ -26,7 +26,7 @@ class Experiment(Declaration):
         return time_experiment(self, repeats=repeats, out=out, resume=resume, log=log, device=device)
 
     def profile(self, metrics: str = "l2", command: Sequence[str] | None = None,
-                calls: int = 4, log: Callable[[str], None] = print) -> Any:
+                calls: int = 4, log: Callable[[str], None] = print, chip: str | None = None) -> Any:
         """Profile under Nsight Compute (application replay, cache control none): this script is
         re-entered as the child unless `command` names another; a tidy exp_metrics DataFrame."""
-        return profile_experiment(self, metrics=metrics, command=command, calls=calls, log=log)
+        return profile_experiment(self, metrics=metrics, command=command, calls=calls, log=log, chip=chip)
