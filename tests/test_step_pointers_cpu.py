@@ -110,3 +110,30 @@ def test_no_driver_is_one_clear_reason(monkeypatch):
     monkeypatch.setattr(pointers.ctypes, "CDLL", lambda name: (_ for _ in ()).throw(OSError("not found")))
     with pytest.raises(pointers.PointersUnavailable, match="libcuda.so.1 could not be loaded"):
         pointers.node_words(0)
+
+
+def _copy_kernel_edge_run(tmp_path):
+    import shutil
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "examples" / "steps" / "surgery"
+    src = next(p for p in sorted(root.glob("*-selfcheck-quarter-l2")))
+    dst = tmp_path / src.name
+    shutil.copytree(src, dst)
+    return dst
+
+
+def test_a_kernel_level_edge_must_name_kernel_nodes_in_order(tmp_path):
+    from l2attr.analysis.step_load import analyse_step
+
+    run = _copy_kernel_edge_run(tmp_path)
+    assert analyse_step(run).measured_edges["consumer"].tolist() == [1]
+    e = pd.read_csv(run / "step_edges.csv")
+    e.loc[0, "consumer"] = 7                                # the self-check has kernel nodes 0 and 1
+    e.to_csv(run / "step_edges.csv", index=False)
+    with pytest.raises(UserError, match="must name a kernel node of step_kernels.csv"):
+        analyse_step(run)
+    e["consumer"], e["producer"] = 0, 1
+    e.to_csv(run / "step_edges.csv", index=False)
+    with pytest.raises(UserError, match="kernel node order"):
+        analyse_step(run)

@@ -61,7 +61,8 @@ def load_step(path: Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, p
     times = run.read(STEP_TIMES) if run.has(STEP_TIMES) else pd.DataFrame(columns=list(STEP_TIMES.columns))
     edges = run.read(STEP_EDGES) if run.has(STEP_EDGES) else None
     check_step_tables({STEP_KERNELS.name: k, STEP_OPS.name: ops, STEP_TIMES.name: times, STEP_DRAM.name: dram,
-                       STEP_EDGES.name: edges}, replays_a_graph(m), run.path)      # integrity/step.py
+                       STEP_EDGES.name: edges}, replays_a_graph(m), run.path,      # integrity/step.py
+                      kernel_edges=bool(m.get(KERNEL_EDGES)))
     _unique(k, STEP_KERNELS.key, where)
     _finite(k, "duration_us", where)
     # every step of one condition holds the same kernels (a graph's replay may hold others than the eager step)
@@ -93,8 +94,24 @@ def analyse_step(path: Path) -> Any:
     ans.manifest = m
     ans.ops = ops
     raw = load_edges(RunDir.open(Path(path)))
+    if len(raw):
+        _edge_fields(m, Path(path))
     ans.measured_edges = edge_results(raw, edge_names(m, k, ops)) if len(raw) else pd.DataFrame()
     return ans
+
+
+def _edge_fields(m: dict[str, Any], path: Path) -> None:
+    """The manifest fields that say how measured edges were made (every page prints them)."""
+    need = ["edges_method", *(["edges_level"] if m.get(KERNEL_EDGES) else [])]
+    for f in need:
+        if not isinstance(m.get(f), str) or not m.get(f):
+            raise UserError(f"{path / 'manifest.json'}: {f} must be a non-empty string when "
+                            f"{STEP_EDGES.filename} holds edges (the step writer records how they were measured)")
+    if KERNEL_EDGES in m and not isinstance(m[KERNEL_EDGES], bool):
+        raise UserError(f"{path / 'manifest.json'}: {KERNEL_EDGES} must be true or false")
+    why = m.get("kernel_edges_error")
+    if why is not None and not isinstance(why, str):
+        raise UserError(f"{path / 'manifest.json'}: kernel_edges_error must be a string")
 
 
 def edge_names(m: dict[str, Any], k: pd.DataFrame, ops: pd.DataFrame) -> pd.DataFrame:

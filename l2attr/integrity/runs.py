@@ -29,6 +29,12 @@ def check_run(kind: str, tables: Tables, manifest: dict[str, Any], path: Path, d
     """The run's tables after the whole-run rules (rows that break them dropped in the partial mode)."""
     tables = dict(tables)      # (the manifest was checked first: analysis/load.py read_run)
     if kind == RunKind.LADDER and tables.get("cells") is not None:
+        measure = manifest.get("measure") or {}
+        if isinstance(measure, dict) and not measure.get("trace") and measure.get("profiles"):
+            for name, table in (("cells", CELLS), ("samples", SAMPLES)):   # the more telling line first
+                if tables.get(name) is not None:
+                    tables[name] = check_declared_profiles(tables[name], manifest, path, damage, table,
+                                                           measure["profiles"])
         if tables.get("samples") is None:
             damage.found(f"{path / SAMPLES.filename}: missing; a ladder run keeps the samples its "
                          f"{CELLS.filename} summarises (the spread tables and this check need them)")
@@ -39,12 +45,6 @@ def check_run(kind: str, tables: Tables, manifest: dict[str, Any], path: Path, d
                                     str(path / SAMPLES.filename), damage, "a repeat is timed by one timer")
             odd |= check_repeats_declared(samples, manifest, str(path / SAMPLES.filename), damage)
             tables["samples"] = samples[~odd].reset_index(drop=True) if odd.any() else samples
-        measure = manifest.get("measure") or {}
-        if isinstance(measure, dict) and not measure.get("trace") and measure.get("profiles"):
-            for name, table in (("cells", CELLS), ("samples", SAMPLES)):
-                if tables.get(name) is not None:
-                    tables[name] = check_declared_profiles(tables[name], manifest, path, damage, table,
-                                                           measure["profiles"])
     if kind == RunKind.PROFILE and tables.get("metrics") is not None:
         check_profile_manifest(tables["metrics"], manifest, path, damage)
         tables["metrics"] = check_declared_profiles(tables["metrics"], manifest, path, damage)

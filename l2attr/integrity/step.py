@@ -113,8 +113,9 @@ def replays_a_graph(manifest: dict[str, Any]) -> bool:
 
 
 def check_step_tables(tables: dict[str, pd.DataFrame | None], graph: bool, path: Path,
-                      damage: Damage = STRICT) -> None:
-    """Every rule of the step kind over the tables a step run holds (None: not in this run)."""
+                      damage: Damage = STRICT, kernel_edges: bool = False) -> None:
+    """Every rule of the step kind over the tables a step run holds (None: not in this run).
+    `kernel_edges`: the edges join kernel nodes of step_kernels.csv (the manifest says so), not ops."""
     typed_tables: dict[str, pd.DataFrame] = {}
     for table in (STEP_KERNELS, STEP_OPS, STEP_TIMES, STEP_DRAM, STEP_EDGES):
         df = tables.get(table.name)
@@ -145,12 +146,16 @@ def check_step_tables(tables: dict[str, pd.DataFrame | None], graph: bool, path:
     edges = typed_tables.get(STEP_EDGES.name)
     if edges is not None and not edges.empty:
         e_source = str(path / STEP_EDGES.filename)
+        if kernel_edges:
+            known = set(kernels["node"].dropna().astype(int)) if "node" in kernels.columns else set()
+            what, order = f"a kernel node of {STEP_KERNELS.filename}", "kernel node order"
+        else:
+            known, what, order = known_ops, f"an op of {STEP_OPS.filename}", "op order"
         for column in ("producer", "consumer"):
-            rules.flag(damage, e_source, ~edges[column].isin(known_ops),
-                       f"column {column} must name an op of {STEP_OPS.filename}",
+            rules.flag(damage, e_source, ~edges[column].isin(known), f"column {column} must name {what}",
                        lambda row, c=column: f"{edges[c].iloc[row]:g}")
         rules.flag(damage, e_source, edges["producer"] >= edges["consumer"], "the producer must come before its "
-                   "consumer (op order)", lambda row: f"{edges['producer'].iloc[row]:g} -> {edges['consumer'].iloc[row]:g}")
+                   f"consumer ({order})", lambda row: f"{edges['producer'].iloc[row]:g} -> {edges['consumer'].iloc[row]:g}")
 
 
 def _same_kernels_per_step(kernels: pd.DataFrame, source: str, damage: Damage) -> None:

@@ -54,6 +54,14 @@ def check_cells_against_samples(samples: pd.DataFrame, cells: pd.DataFrame, path
             continue
         index = pd.MultiIndex.from_frame(mine[keys].astype(str))
         want = held.reindex(index)
+        absent = want["n"].isna().to_numpy()
+        if absent.any():                     # a cell no sample row has: its key was changed or the cell made up
+            at = int(absent.argmax())
+            row = int(cells.index.get_loc(mine.index[at]))
+            damage.found(f"{source}:{row + 2}: the cell {'/'.join(mine[keys].astype(str).iloc[at])} ({quantity}, "
+                         f"{timer}) has no samples in {SAMPLES.filename} (a key edited or the cell made up)"
+                         + (f" (and {int(absent.sum()) - 1} more rows)" if absent.sum() > 1 else ""))
+            bad.loc[mine.index[absent]] = True
         same_n = want["n"].to_numpy() == mine["n_samples"].to_numpy()
         for column in ("median_us", "p10_us", "p90_us"):
             have, expect = mine[column].to_numpy(dtype=float), want[column].to_numpy(dtype=float)

@@ -22,7 +22,7 @@ from l2attr.report.step_text import (EDGE_HEADERS, SURGERY_HEADERS, edge_rows, e
                                      surgery_row)
 
 TEMPLATE = "step.html.j2"
-KERNEL_HEADERS = ["kernel", "natural", "cold", "saving", "judgement"]     # a per-op run's kernel table
+KERNEL_HEADERS = ["kernel (op#index)", "natural µs", "cold µs", "saving µs", "judgement"]     # a per-op run's kernel table
 
 
 def waterfall(ans: Any, n: int = 15) -> dict[str, Any] | None:
