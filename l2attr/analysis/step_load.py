@@ -12,7 +12,7 @@ from l2attr.errors import STRICT, UserError
 from l2attr.integrity.engine import check_step_dram
 from l2attr.integrity.manifest import check_manifest
 from l2attr.rundir import RunDir
-from l2attr.schema import STEP_DRAM, STEP_EDGES, STEP_KERNELS, STEP_OPS, STEP_TIMES
+from l2attr.schema import KERNEL_EDGES, STEP_DRAM, STEP_EDGES, STEP_KERNELS, STEP_OPS, STEP_TIMES
 from l2attr.vocab import EdgeArm, RunKind, StepMode
 
 KIND = RunKind.STEP.value
@@ -88,13 +88,36 @@ def analyse_step(path: Path) -> Any:
     ans.manifest = m
     ans.ops = ops
     raw = load_edges(RunDir.open(Path(path)))
-    ans.measured_edges = edge_results(raw, ops) if len(raw) else pd.DataFrame()
+    ans.measured_edges = edge_results(raw, edge_names(m, k, ops)) if len(raw) else pd.DataFrame()
     return ans
+
+
+def edge_names(m: dict[str, Any], k: pd.DataFrame, ops: pd.DataFrame) -> pd.DataFrame:
+    """What an edge's producer and consumer indices name: ops, or kernel nodes (named by kernel)
+    when the run's edges are kernel-level."""
+    from l2attr.analysis.step import name_op
+
+    if not m.get(KERNEL_EDGES) or "node" not in k.columns:
+        return ops
+    first = k.drop_duplicates("node").sort_values("node")
+    return pd.DataFrame({"op_index": first["node"].astype(int), "op": first["kernel"].map(name_op)})
 
 
 def step_name(ans: Any) -> str:
     """The name a step run was given (the kind's name when none was recorded)."""
     return str((ans.manifest.get("step") or {}).get("name") or KIND)
+
+
+def overlap_line(kern: pd.DataFrame) -> str:
+    """Kernels that ran beside another in natural are left out of the answer: their natural time is
+    shared with another kernel, their cold time (serialised) is not."""
+    if not len(kern) or "overlapped" not in kern.columns or not kern["overlapped"].any():
+        return ""
+    o = kern[kern["overlapped"].astype(bool)]
+    share = float(o["natural_us"].sum() / kern["natural_us"].sum()) if kern["natural_us"].sum() else math.nan
+    return (f"{len(o)} of {len(kern)} kernels ({100 * share:.1f} % of natural kernel time) ran beside another kernel "
+            "in natural (streams in parallel) and one at a time in the cold arms: not comparable, so left out of "
+            "the answer.")
 
 
 def first_line(manifest: dict[str, Any], ans: Any) -> str:
@@ -104,10 +127,12 @@ def first_line(manifest: dict[str, Any], ans: Any) -> str:
     if mode == StepMode.SURGERY.value:
         sf = manifest.get("surgery") or {}
         n, m = sf.get("graph_kernels"), sf.get("matched_kernels")
+        lines = []
         if isinstance(n, int) and isinstance(m, int) and m < n:
-            return (f"Measured as the captured graph runs it: {n - m} of {n} kernels are not the eager ops' "
-                    "(a compiled step's own kernels), attributed by kernel name.")
-        return ""
+            lines.append(f"Measured as the captured graph runs it: {n - m} of {n} kernels are not the eager ops' "
+                         "(a compiled step's own kernels), attributed by kernel name.")
+        lines += [overlap_line(ans.kernels)]
+        return "\n".join(x for x in lines if x)
     k = ans.kernels
     if not len(k) or not manifest.get("fallback"):      # an eager run asked for is the per-op method by name
         return ""
