@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from l2attr.analysis.result import ExperimentResult
+from l2attr.analysis.result import ExperimentResult, LadderResult
 from l2attr.experiment.declare import Declaration
 from l2attr.experiment.profile import profile_experiment
 from l2attr.experiment.run import time_experiment
@@ -39,3 +39,32 @@ class Experiment(Declaration):
         where = run.run_dir if isinstance(run, ExperimentResult) else run
         return profile_experiment(self, metrics=metrics, command=command, calls=calls, log=log,
                                   run_dir=Path(where) if where is not None else None)
+
+
+def ladder_study(*flags: str, out: Path | str = "runs") -> LadderResult:
+    """Run `l2attr ladder FLAGS` (the same parser, checks and run) and judge its run dir. Not
+    named `l2attr.ladder`: that is the ladder's package, and importing it would shadow the verb.
+
+    Why through the command: the ladder's options are its command line (README, `l2attr ladder
+    -h`); one parser keeps the two spellings from drifting. The new run dir is the one folder under
+    `out` that the command added (`--resume DIR` judges DIR)."""
+    from l2attr.cli import main
+    from l2attr.errors import UserError
+    from l2attr.vocab import Command
+
+    args = list(flags)
+    if "--resume" in args:
+        target = Path(args[args.index("--resume") + 1])
+    else:
+        root = Path(out)
+        before = set(root.iterdir()) if root.is_dir() else set()
+        args += ["--out", str(root)]
+    code = main([Command.LADDER.value, *args])
+    if code != 0:
+        raise UserError(f"l2attr ladder {' '.join(flags)} ended with exit status {code}")
+    if "--resume" not in args:
+        new = sorted(p for p in root.iterdir() if p.is_dir() and p not in before)
+        if len(new) != 1:
+            raise UserError(f"{root}: expected one new run dir from the ladder, found {len(new)}")
+        target = new[0]
+    return LadderResult.from_run(target)
