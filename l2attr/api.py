@@ -31,13 +31,13 @@ class Experiment(Declaration):
         return ExperimentResult.from_run(path) if path is not None else ExperimentResult.empty(list(EXP_CELLS.columns))
 
     def profile(self, metrics: str = "l2", command: Sequence[str] | None = None,
-                calls: int = 4, log: Callable[[str], None] = print,
+                calls: int = 4, log: Callable[[str], None] = print, chip: str | None = None,
                 run: ExperimentResult | Path | str | None = None) -> Any:
         """Profile under Nsight Compute (application replay, cache control none): this script is
         re-entered as the child unless `command` names another; a tidy exp_metrics DataFrame.
         `run`: a timing result (or its run dir) to add the metrics to, else a new run dir."""
         where = run.run_dir if isinstance(run, ExperimentResult) else run
-        return profile_experiment(self, metrics=metrics, command=command, calls=calls, log=log,
+        return profile_experiment(self, metrics=metrics, command=command, calls=calls, log=log, chip=chip,
                                   run_dir=Path(where) if where is not None else None)
 
 

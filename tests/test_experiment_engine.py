@@ -205,7 +205,7 @@ def test_damaged_cells_are_refused(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="recomputed"):
         load_experiment(res.run_dir)
     pd.concat([df, df.iloc[:1]]).to_csv(f, index=False)
-    with pytest.raises(UserError, match="not unique"):
+    with pytest.raises(UserError, match="repeated row|two different rows"):
         load_experiment(res.run_dir)
 
 

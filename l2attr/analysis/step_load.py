@@ -11,6 +11,7 @@ import pandas as pd
 from l2attr.errors import STRICT, UserError
 from l2attr.integrity.engine import check_step_dram
 from l2attr.integrity.manifest import check_manifest
+from l2attr.integrity.step import check_step_tables, replays_a_graph
 from l2attr.rundir import RunDir
 from l2attr.schema import KERNEL_EDGES, STEP_DRAM, STEP_EDGES, STEP_KERNELS, STEP_OPS, STEP_TIMES
 from l2attr.vocab import EdgeArm, RunKind, StepMode
@@ -56,6 +57,11 @@ def load_step(path: Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, p
         raise UserError(f"{path}: the step run did not finish (manifest status {m.get('status')!r}): partial data")
     k, ops = run.read(STEP_KERNELS), run.read(STEP_OPS)
     where = run.path / STEP_KERNELS.filename
+    dram = run.read(STEP_DRAM) if run.has(STEP_DRAM) else None
+    times = run.read(STEP_TIMES) if run.has(STEP_TIMES) else pd.DataFrame(columns=list(STEP_TIMES.columns))
+    edges = run.read(STEP_EDGES) if run.has(STEP_EDGES) else None
+    check_step_tables({STEP_KERNELS.name: k, STEP_OPS.name: ops, STEP_TIMES.name: times, STEP_DRAM.name: dram,
+                       STEP_EDGES.name: edges}, replays_a_graph(m), run.path)      # integrity/step.py
     _unique(k, STEP_KERNELS.key, where)
     _finite(k, "duration_us", where)
     # every step of one condition holds the same kernels (a graph's replay may hold others than the eager step)
@@ -66,9 +72,8 @@ def load_step(path: Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, p
                             f"({counts.min()}-{counts.max()}): cut or mixed data")
     if not is_graph(m) and k.groupby("condition").size().nunique() > 1:
         raise UserError(f"{where}: natural and cold steps hold different numbers of kernels: cut or mixed data")
-    if run.has(STEP_DRAM):          # read by `step show` and the step pages: whole, or the run is refused
-        check_step_dram(run.read(STEP_DRAM), run.path)
-    times = run.read(STEP_TIMES) if run.has(STEP_TIMES) else pd.DataFrame(columns=list(STEP_TIMES.columns))
+    if dram is not None:            # read by `step show` and the step pages: whole, or the run is refused
+        check_step_dram(dram, run.path)
     _finite(times, "step_us", run.path / STEP_TIMES.filename, positive=True)
     return m, k, ops, times
 

@@ -138,6 +138,19 @@ def check_timeline(timeline: pd.DataFrame | None, phases: pd.DataFrame | None, m
     cut = set(phases["range"].astype(str))
     for r in sorted(have - cut):
         damage.found(f"{path / PHASES.filename}: no phases for range {r} of {TIMELINE.filename} (truncated?)")
+    for r in sorted(cut - have):
+        damage.found(f"{path / PHASES.filename}: phases for range {r}, which {TIMELINE.filename} has no samples of "
+                     "(a phase outside its timeline)")
+    span = timeline.groupby(timeline["range"].astype(str))["t_us"].agg(["min", "max"])
+    lo = phases["range"].astype(str).map(span["min"])
+    hi = phases["range"].astype(str).map(span["max"])
+    tol = 1e-6 * np.maximum(hi.abs().fillna(0), 1.0)
+    outside = lo.notna() & ((phases["start_us"] < lo - tol) | (phases["end_us"] > hi + tol))
+    if outside.any():
+        row = int(np.asarray(outside).argmax())
+        damage.found(f"{path / PHASES.filename}:{row + 2}: phase {phases['phase'].iloc[row]} "
+                     f"[{phases['start_us'].iloc[row]:g}, {phases['end_us'].iloc[row]:g}] us lies outside its "
+                     f"timeline's samples [{lo.iloc[row]:g}, {hi.iloc[row]:g}] us")
     length = phases["end_us"] - phases["start_us"]
     off = ~np.isclose(phases["duration_us"], length, rtol=REL, atol=1e-6)
     if off.any():
