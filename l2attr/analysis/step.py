@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,7 @@ import pandas as pd
 
 from l2attr.analysis.significance import Interval, compare
 from l2attr.measure.stats import bootstrap_median_ci
-from l2attr.vocab import Judgement, StepCondition
+from l2attr.vocab import Judgement, RunKind, StepCondition
 
 OUTSIDE = -1   # producer index of bytes no op of the step wrote
 UNMATCHED = -2  # op_index of a graph kernel no eager op launched (attributed by its name, name_op)
@@ -155,6 +156,25 @@ class StepAnswer:
     clean_judgement: str = ""
     note: str = ""                                      # a first line the answer must open with
     every_kernel: bool = False                          # graph surgery: every kernel met its own flush
+    name: str = ""                                      # the step's name (l2attr.step sets it)
+    run_dir: Path | None = None                         # where it was written (l2attr.step sets it)
+
+    # -- the result-object shape every front-door verb shares (.cells, .verdict, .run_dir, repr) --
+    @property
+    def cells(self) -> pd.DataFrame:
+        """The tidy per-kernel table the answer was judged from."""
+        return self.kernels
+
+    @property
+    def verdict(self) -> pd.DataFrame:
+        """One row: the judgement and the share of kernel time with its interval."""
+        return pd.DataFrame([{"name": self.name, "judgement": self.judgement, "share": self.share,
+                              "share_lo": self.share_ci[0], "share_hi": self.share_ci[1],
+                              "saving_us": self.saving_us, "headline": self.headline(self.name or RunKind.STEP.value)}])
+
+    def __repr__(self) -> str:
+        where = f"\n  run dir: {self.run_dir}" if self.run_dir is not None else ""
+        return f"<StepAnswer: {len(self.kernels)} kernels>\n{self.headline(self.name or RunKind.STEP.value)}{where}"
 
     @property
     def step_share(self) -> tuple[float, float, float]:

@@ -12,6 +12,7 @@ l2attr.Experiment or a function of no arguments that returns one.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import importlib.util
 import sys
@@ -44,7 +45,7 @@ def _options(p: argparse.ArgumentParser) -> None:
 
 def load_target(target: str) -> Any:
     """The Experiment a TARGET names (see the module docstring); one line for every mistake."""
-    from l2attr.experiment.api import Experiment
+    from l2attr.api import Experiment
 
     where, sep, name = target.rpartition(":")
     if not sep or not where or not name:
@@ -150,19 +151,17 @@ def run(args: argparse.Namespace) -> int:
         return _profile_command(args, args.cmd)
     exp = load_target(_need_target(args))
     if args.out is not None:
-        exp.out = args.out
+        exp = dataclasses.replace(exp, out=args.out)     # the declaration is frozen: a copy
     if args.action == "time":
         exp.time(repeats=args.repeats)
         return 0
     if args.action == "child":
         exp.profile(metrics=args.metrics, calls=args.calls)   # exits inside the child
         return 0
-    if args.run is not None:
-        exp.run_dir = args.run
     me = [sys.executable, "-m", "l2attr", Command.EXPERIMENT.value, "child", args.target, "--calls", str(args.calls)]
     if args.chip is not None:
         me += ["--chip", args.chip]
-    exp.profile(metrics=args.metrics, command=me, calls=args.calls, chip=args.chip)
+    exp.profile(metrics=args.metrics, command=me, calls=args.calls, chip=args.chip, run=args.run)
     return 0
 
 
