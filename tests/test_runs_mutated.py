@@ -147,6 +147,7 @@ CASES = [
     ("step-surgery", cell("step_edges.csv", 0, "consumer", "9"), "must name a kernel node of step_kernels.csv"),
     ("step-surgery", removed(("edges_method",)), "edges_method must be a non-empty string"),
     ("step-surgery", field(("edges_kernel_level",), "yes"), "must be true or false"),
+    ("step-surgery", removed(("edges_kernel_level",)), "must be true or false"),
     ("ladder", cell("cells.csv", 1, "rung", "l2p_optmt"), "has no samples in samples.csv"),
     ("step-edges", cell("step_edges.csv", 0, "producer", "99"), "column producer must name an op"),
     ("step-edges", rows("step_edges.csv", lambda df: df.assign(producer=df["consumer"], consumer=df["producer"])),

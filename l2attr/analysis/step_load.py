@@ -107,8 +107,10 @@ def _edge_fields(m: dict[str, Any], path: Path) -> None:
         if not isinstance(m.get(f), str) or not m.get(f):
             raise UserError(f"{path / 'manifest.json'}: {f} must be a non-empty string when "
                             f"{STEP_EDGES.filename} holds edges (the step writer records how they were measured)")
-    if KERNEL_EDGES in m and not isinstance(m[KERNEL_EDGES], bool):
-        raise UserError(f"{path / 'manifest.json'}: {KERNEL_EDGES} must be true or false")
+    surgery = (m.get("step") or {}).get("mode") == StepMode.SURGERY.value
+    if (KERNEL_EDGES in m or surgery) and not isinstance(m.get(KERNEL_EDGES), bool):
+        raise UserError(f"{path / 'manifest.json'}: {KERNEL_EDGES} must be true or false (a graph-surgery run's "
+                        "edges join kernel nodes or ops, and its writer says which)")
     why = m.get("kernel_edges_error")
     if why is not None and not isinstance(why, str):
         raise UserError(f"{path / 'manifest.json'}: kernel_edges_error must be a string")

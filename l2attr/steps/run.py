@@ -175,6 +175,10 @@ def _write_surgery(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, 
             {"edges_error": "no eager op was recorded: the step has no op-level edges"} if edges else {})
         if edges and got.get("edges_why"):
             edge_note["kernel_edges_error"] = got["edges_why"]
+        if edges:
+            from l2attr.schema import KERNEL_EDGES
+
+            edge_note[KERNEL_EDGES] = False
     total = time.perf_counter() - t0
     run.update_manifest(status=COMPLETE, timings={"total_s": round(total, 2), "main_s": round(t_main, 2),
                                                     "edges_s": round(total - t_main, 2)},
