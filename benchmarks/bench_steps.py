@@ -24,6 +24,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=10)
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--bad", action="store_true", help="the bad-input cases too")
+    ap.add_argument("--edges", type=int, default=2, help="top edges measured apart per step (the self-checks: 1)")
     args = ap.parse_args()
     import numpy as np
     import torch
@@ -50,7 +51,7 @@ def main() -> None:
             t0 = time.perf_counter()
             try:
                 ans = l2attr.step(fn, *a, name=name, repeats=args.repeats, out=args.out, facts=facts,
-                                  edges=1 if name.startswith("selfcheck") else 0, log=lambda s: print("  ", s))
+                                  edges=1 if name.startswith("selfcheck") else args.edges, log=lambda s: print("  ", s))
             except Exception as exc:
                 print(f"{name}: FAILED after {time.perf_counter() - t0:.1f} s: {type(exc).__name__}: {exc}", flush=True)
                 continue
@@ -61,6 +62,10 @@ def main() -> None:
             print(f"   natural replay {ans.step_time.median:.1f} us; called on its own {np.median(call) if call else float('nan'):.1f} us; "
                   f"torch's own replay {np.median(sf.get('torch_graph_us') or [float('nan')]):.1f} us; kernels {sf.get('graph_kernels')} matched {sf.get('matched_kernels')} overlap {sf.get('overlapping_kernels')} "
                   f"timings {sf.get('timings')}", flush=True)
+            from l2attr.report.step_text import measured_edge_lines
+
+            for line in measured_edge_lines(ans, args.edges or 1):
+                print("   " + line, flush=True)
             k = ans.kernels
             for r in k.sort_values("node" if "node" in k else "op_index").head(40).to_dict("records"):
                 print(f"   {r.get('node', -1):4} {r['natural_us']:9.2f} {r['cold_us']:9.2f} {r.get('dirty_us', float('nan')):9.2f} "

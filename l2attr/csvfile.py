@@ -69,6 +69,27 @@ def read_complete_csv(path: Path, damage: Damage = STRICT) -> pd.DataFrame:
             raise UserError(f"{path}: not a whole gzip file ({exc})") from None
     data = check_complete(data, str(path), damage)
     try:
-        return pd.read_csv(io.BytesIO(data))
+        df = pd.read_csv(io.BytesIO(data))
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise UserError(f"{path}: unreadable CSV ({str(exc).splitlines()[0]})") from None
+    return _without_long_numbers(df, str(path), damage)
+
+
+# No writer writes a number of more digits than a float's repr (about 25 characters); pandas
+# keeps a longer one as text, and its own number parser then fails with OverflowError.
+MAX_NUMBER_CHARS = 64
+
+
+def _without_long_numbers(df: pd.DataFrame, source: str, damage: Damage) -> pd.DataFrame:
+    """Refuse (or, partial, drop the rows of) a number too long to be one any writer wrote."""
+    for column in df.columns:
+        if df[column].dtype.kind in "biufc":
+            continue
+        text = df[column].astype(str)
+        long = (text.str.len() > MAX_NUMBER_CHARS) & text.str.fullmatch(r"\s*[-+]?[0-9][0-9.eE+-]*\s*")
+        if long.any():
+            row = int(long.to_numpy().argmax())
+            damage.found(f"{source}:{row + 2}: column {column} holds a number of {len(text.iloc[row].strip())} "
+                         f"characters (no l2attr writer writes one longer than {MAX_NUMBER_CHARS})")
+            df = df[~long].reset_index(drop=True)
+    return df

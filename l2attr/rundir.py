@@ -40,6 +40,9 @@ class RunDir:
     def create(cls, root: Path, name: str, manifest: dict[str, Any]) -> "RunDir":
         if not re.fullmatch(r"[A-Za-z0-9._-]+", name):
             raise UserError(f"run name {name!r}: use letters, digits, '.', '_' and '-' only")
+        from l2attr.outputs import check_out_folder
+
+        check_out_folder(Path(root))
         now = dt.datetime.now(dt.timezone.utc)
         path = Path(root) / f"{utc_stamp(now)}-{name}"
         path.mkdir(parents=True, exist_ok=False)
@@ -49,24 +52,30 @@ class RunDir:
 
     @classmethod
     def open(cls, path: Path) -> "RunDir":
+        """The run dir at `path`, its manifest readable as a JSON object of a readable schema: the
+        one opening path of every reader (report, show, --resume), so a damaged manifest is one line
+        naming the file and the rule whichever command meets it."""
         path = Path(path)
         if not path.is_dir():
             raise UserError(f"run dir not found: {path}")
         if not (path / MANIFEST).is_file():
             raise UserError(f"{path} is not an l2attr run dir (no {MANIFEST})")
         run = cls(path)
-        version = run.manifest().get("schema_version")
-        if version not in READABLE_VERSIONS:
-            raise UserError(f"{path}: schema version {version!r}, this l2attr reads "
+        manifest = run.manifest()
+        kind = manifest.get("kind")
+        if kind is not None and not isinstance(kind, str):
+            raise UserError(f"{path / MANIFEST}: kind must be a string (found {kind!r})")
+        version = manifest.get("schema_version")
+        if version not in READABLE_VERSIONS or isinstance(version, bool):
+            raise UserError(f"{path / MANIFEST}: schema version {version!r}, this l2attr reads "
                             f"{', '.join(map(str, READABLE_VERSIONS))}")
         return run
 
     # -- manifest -----------------------------------------------------------------------------
     def manifest(self) -> dict[str, Any]:
-        try:
-            return json.loads((self.path / MANIFEST).read_text())
-        except json.JSONDecodeError as exc:
-            raise UserError(f"{self.path / MANIFEST}: not valid JSON ({exc.msg})") from None
+        """manifest.json as a dict; anything else (not UTF-8, not JSON, not an object, nested past
+        what a writer nests, a number too long to read) is one UserError naming the file."""
+        return read_manifest(self.path / MANIFEST)
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         atomic.write_json(self.path / MANIFEST, manifest)
@@ -122,6 +131,57 @@ class RunDir:
                 return
             rows = pd.concat([self.read(table), rows], ignore_index=True)
         self.write(table, rows)
+
+
+# l2attr's writers nest a manifest a few levels deep; deeper is damage, and Python's parser
+# would meet its recursion limit (a traceback) long before it reached anything meaningful.
+MAX_MANIFEST_DEPTH = 64
+
+
+def _depth(text: str) -> int:
+    """How deep `[`/`{` nest outside strings (so the parser's recursion never decides)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def read_manifest(file: Path) -> dict[str, Any]:
+    """A manifest file's JSON object, or one UserError naming the file and the rule it breaks."""
+    try:
+        raw = Path(file).read_bytes()
+    except OSError as exc:
+        raise UserError(f"{file}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{file}: must be UTF-8 text (byte {exc.start} is not)") from None
+    if _depth(text) > MAX_MANIFEST_DEPTH:
+        raise UserError(f"{file}: nested more than {MAX_MANIFEST_DEPTH} levels deep (no l2attr writer nests so)")
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{file}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
+    except (ValueError, RecursionError):   # an integer past Python's digit limit (int_max_str_digits)
+        raise UserError(f"{file}: holds a number too long to read (more than {sys.get_int_max_str_digits()} "
+                        "digits; no l2attr writer records one)") from None
+    if not isinstance(value, dict):
+        raise UserError(f"{file}: expected a JSON object, found {type(value).__name__}")
+    return value
 
 
 def command_line() -> str:

@@ -287,18 +287,22 @@ STEP_DRAM = Table(
     ("cache_control", "op_index", "kernel_index", "key"),
 )
 
+KERNEL_EDGES = "edges_kernel_level"   # manifest key: true when step_edges.csv joins kernel nodes, not ops
+
 STEP_EDGES = Table(
     "step_edges",
     {
         "edge": "edge index in the run (0: the edge measured first, the top one)",
-        "producer": "op index of the producer (step_ops.csv)",
-        "consumer": "op index of the consumer",
-        "bytes": "bytes of the consumer's inputs that the producer wrote: what edge_cold leaves cold",
+        "producer": "op index of the producer (step_ops.csv); the kernel node (step_kernels.csv `node`) when "
+                    "the manifest's edges_kernel_level is true",
+        "consumer": "op index of the consumer, or its kernel node likewise",
+        "bytes": "bytes of the consumer's inputs that the producer wrote (op-level), or of the allocator blocks "
+                 "both kernels' pointer arguments name (kernel-level): what edge_cold leaves cold",
         "arm": "natural (L2 as the step leaves it), cold (read-flushed before the consumer), rewarmed "
                "(flushed, then every input of the consumer read back: the control) or edge_cold (flushed, "
                "every input read back except the producer's bytes)",
         "repeat": "repeat index (the arms of one repeat run back to back, their order rotating)",
-        "consumer_us": "the consumer op's kernels, summed (CUPTI activity durations)",
+        "consumer_us": "the consumer op's kernels, summed, or the consumer kernel (CUPTI activity durations)",
         "n_kernels": "number of kernels the consumer op launched in that step",
         "warmed_bytes": "bytes read back into L2 right before the consumer (0 for natural and cold)",
     },

@@ -12,7 +12,7 @@ import pytest
 
 from l2attr.cli import did_you_mean, main
 from l2attr.errors import UserError
-from l2attr.experiment.api import Experiment
+from l2attr.api import Experiment
 
 ROOT = Path(__file__).resolve().parents[1]
 KV_RUN = ROOT / "examples" / "experiments" / "20261201T163508Z-kv-pin-sdpa"

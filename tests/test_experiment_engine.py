@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 import l2attr
+from l2attr.analysis.result import ExperimentResult
 from l2attr.analysis.experiment_load import analyse_experiment, load_experiment
 from l2attr.errors import UserError
 from l2attr.measure.cell import CallOps, device_call, host_call, run_repeat
@@ -140,25 +141,25 @@ def test_declaration_is_checked() -> None:
     assert e.baseline == CellCondition.NO_PRODUCER
 
 
-def _time(tmp_path: Path, **kw) -> tuple[l2attr.Experiment, pd.DataFrame]:
+def _time(tmp_path: Path, **kw) -> tuple[l2attr.Experiment, ExperimentResult]:
     g = FakeGpu()
     exp = l2attr.Experiment("never-seen", consumer=g.consumer, producer=g.producer,
                             calls=6, warmup=2, repeats=2, out=tmp_path, **kw)
-    cells = exp.time(device=g, log=lambda s: None)
-    return exp, cells
+    return exp, exp.time(device=g, log=lambda s: None)
 
 
 def test_timing_path_writes_a_run_that_loads_and_judges(tmp_path: Path) -> None:
-    exp, cells = _time(tmp_path)
-    assert exp.run_dir is not None and (exp.run_dir / "exp_samples.csv").is_file()
-    c = cells.set_index(["condition", "quantity", "timer"])["median_us"]
+    exp, res = _time(tmp_path)
+    assert res.run_dir is not None and (res.run_dir / "exp_samples.csv").is_file()
+    c = res.cells.set_index(["condition", "quantity", "timer"])["median_us"]
     assert c[("natural", "consumer", "kernel")] == 10.0
     assert c[("no_producer", "consumer", "kernel")] == 14.0
     assert c[("flush_after_producer", "consumer", "kernel")] == 14.0
     assert c[("natural", "kernels", "kernel")] == 12.0
     assert c[("natural", "call", "wall")] == 15.0        # 5 us producer step + 10 us consumer
-    an = analyse_experiment(load_experiment(exp.run_dir))
+    an = analyse_experiment(load_experiment(res.run_dir))
     row = an.verdict.iloc[0]
+    assert res.verdict.equals(an.verdict)              # the result is judged as the report judges
     assert row["baseline"] == "no_producer"
     assert row["consumer_speedup"] == pytest.approx(1.4)
     assert row["kernel_charged_speedup"] == pytest.approx(14 / 12)
@@ -170,8 +171,8 @@ def test_timing_path_writes_a_run_that_loads_and_judges(tmp_path: Path) -> None:
 
 
 def test_activation_style_baseline_is_the_cold_consumer(tmp_path: Path) -> None:
-    exp, _ = _time(tmp_path, conditions=["natural", "flush_after_producer"])
-    an = analyse_experiment(load_experiment(exp.run_dir))
+    exp, res = _time(tmp_path, conditions=["natural", "flush_after_producer"])
+    an = analyse_experiment(load_experiment(res.run_dir))
     row = an.verdict.iloc[0]
     assert row["baseline"] == "flush_after_producer"
     assert row["consumer_saving_share"] == pytest.approx(4 / 14)
@@ -180,32 +181,32 @@ def test_activation_style_baseline_is_the_cold_consumer(tmp_path: Path) -> None:
 
 
 def test_resume_skips_complete_units_and_refuses_other_settings(tmp_path: Path) -> None:
-    exp, _ = _time(tmp_path)
-    before = pd.read_csv(exp.run_dir / "exp_samples.csv")
+    exp, res = _time(tmp_path)
+    before = pd.read_csv(res.run_dir / "exp_samples.csv")
     g = FakeGpu()
     again = l2attr.Experiment("never-seen", consumer=g.consumer, producer=g.producer,
                               calls=6, warmup=2, repeats=2, out=tmp_path)
-    again.time(device=g, resume=exp.run_dir, log=lambda s: None)
-    after = pd.read_csv(exp.run_dir / "exp_samples.csv")
+    again.time(device=g, resume=res.run_dir, log=lambda s: None)
+    after = pd.read_csv(res.run_dir / "exp_samples.csv")
     assert len(after) == len(before)
     other = l2attr.Experiment("never-seen", consumer=g.consumer, producer=g.producer,
                               calls=8, warmup=2, repeats=2, out=tmp_path)
     with pytest.raises(UserError, match="other settings"):
-        other.time(device=g, resume=exp.run_dir, log=lambda s: None)
+        other.time(device=g, resume=res.run_dir, log=lambda s: None)
 
 
 def test_damaged_cells_are_refused(tmp_path: Path) -> None:
-    exp, _ = _time(tmp_path)
-    f = exp.run_dir / "exp_cells.csv"
+    exp, res = _time(tmp_path)
+    f = res.run_dir / "exp_cells.csv"
     df = pd.read_csv(f)
     for c in ("median_us", "p10_us", "p90_us", "ci95_lo_us", "ci95_hi_us"):
         df.loc[0, c] = df.loc[0, c] * 2                 # still ordered, no longer its samples'
     df.to_csv(f, index=False)
     with pytest.raises(UserError, match="recomputed"):
-        load_experiment(exp.run_dir)
+        load_experiment(res.run_dir)
     pd.concat([df, df.iloc[:1]]).to_csv(f, index=False)
-    with pytest.raises(UserError, match="not unique"):
-        load_experiment(exp.run_dir)
+    with pytest.raises(UserError, match="repeated row|two different rows"):
+        load_experiment(res.run_dir)
 
 
 def test_stopping_rule_stops_once_intervals_are_narrow(tmp_path: Path) -> None:
@@ -213,8 +214,8 @@ def test_stopping_rule_stops_once_intervals_are_narrow(tmp_path: Path) -> None:
     exp = l2attr.Experiment("stops", consumer=g.consumer, producer=g.producer, calls=6, warmup=2,
                             repeats=2, until_rel_ci=0.01, max_repeats=6, out=tmp_path)
     said: list[str] = []
-    exp.time(device=g, log=said.append)
-    samples = pd.read_csv(exp.run_dir / "exp_samples.csv")
+    res = exp.time(device=g, log=said.append)
+    samples = pd.read_csv(res.run_dir / "exp_samples.csv")
     assert samples["repeat"].max() == 3               # 2 device + 2 host repeats: constant times are narrow
     assert any("stopped" in s for s in said)
 
@@ -231,3 +232,24 @@ def test_engine_names_are_declared_in_the_one_grammar():
     assert STEP_TRACE.parse("step:warm:4") is None            # only the declared conditions
     assert STEP_MARK.parse(STEP_MARK.build(name="decode")) == {"name": "decode"}
     assert LEGACY_PREFIX == "l2attr:"
+
+
+def test_time_returns_a_result_and_leaves_the_declaration_unchanged(tmp_path: Path) -> None:
+    """The declaration is frozen; a repeats override times a copy; the repr is the headline."""
+    import dataclasses
+
+    g = FakeGpu()
+    exp = l2attr.Experiment("frozen-pair", consumer=g.consumer, producer=g.producer,
+                            calls=6, warmup=2, repeats=2, out=tmp_path)
+    before = exp.declaration()
+    res = exp.time(device=g, repeats=1, log=lambda s: None)
+    assert exp.declaration() == before and exp.repeats == 2
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        exp.repeats = 5                                  # type: ignore[misc]
+    samples = pd.read_csv(res.run_dir / "exp_samples.csv")
+    assert samples["repeat"].max() == 1                  # 1 device + 1 host repeat: the override ran
+    text = repr(res)
+    assert res.verdict.iloc[0]["headline"] in text and str(res.run_dir) in text
+    assert "[" in text and "]" in text                   # the headline's interval is printed
+    second = exp.time(device=g, out=tmp_path / "again", log=lambda s: None)
+    assert second.run_dir != res.run_dir                 # two runs, two results, one declaration

@@ -83,7 +83,7 @@ def test_a_pair_declared_here_is_profiled_analysed_and_reported(tmp_path: Path) 
     g = FakeGpu()
     exp = l2attr.Experiment("kv-pin-sdpa", consumer=g.consumer, producer=g.producer, calls=6, warmup=2,
                             repeats=2, out=tmp_path)
-    exp.time(device=g, log=lambda s: None)
+    res = exp.time(device=g, log=lambda s: None)
     recorded = _report(tmp_path)
     seen: list[list[str]] = []
 
@@ -93,7 +93,7 @@ def test_a_pair_declared_here_is_profiled_analysed_and_reported(tmp_path: Path) 
         shutil.copy(recorded, out)
         return 0
 
-    frame = profile_command(["python", "my_pair.py"], RunDir.open(exp.run_dir), "l2",
+    frame = profile_command(["python", "my_pair.py"], RunDir.open(res.run_dir), "l2",
                             {"L2ATTR_EXPERIMENT_CHILD": "{}"}, "kv-pin-sdpa", chip="gh100",
                             runner=fake_ncu, log=lambda s: None)
     argv = seen[0]
@@ -101,11 +101,11 @@ def test_a_pair_declared_here_is_profiled_analysed_and_reported(tmp_path: Path) 
     assert argv[argv.index("--cache-control") + 1] == "none"
     assert EXPERIMENT_INCLUDE in argv and argv[-2:] == ["python", "my_pair.py"]
     assert not frame.empty
-    an = analyse_experiment(load_experiment(exp.run_dir))
+    an = analyse_experiment(load_experiment(res.run_dir))
     assert an.control["verdict"] == Verdict.CLEAR.value
     assert {"natural", "flush_after_producer"} <= set(an.dram["condition"])
     out = tmp_path / "report.html"
-    assert main(["report", str(exp.run_dir), "-o", str(out)]) == 0
+    assert main(["report", str(res.run_dir), "-o", str(out)]) == 0
     html = out.read_text()
     assert "kv-pin-sdpa" in html and "validity control" in html and an.verdict.iloc[0]["headline"][:40] in html
 

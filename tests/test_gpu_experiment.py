@@ -101,10 +101,10 @@ def test_self_check_quarter_l2_reuses_four_l2_does_not(tmp_path):
     from l2attr.gpu.device import gpu_facts
 
     l2 = int(gpu_facts()["l2_bytes"])
-    small, _ = _pair(l2 // 4, tmp_path, "selfcheck-quarter-l2")
-    big, _ = _pair(4 * l2, tmp_path, "selfcheck-4x-l2")
-    vs = analyse_experiment(load_experiment(small.run_dir)).verdict.iloc[0]
-    vb = analyse_experiment(load_experiment(big.run_dir)).verdict.iloc[0]
+    small, rs = _pair(l2 // 4, tmp_path, "selfcheck-quarter-l2")
+    big, rb = _pair(4 * l2, tmp_path, "selfcheck-4x-l2")
+    vs = analyse_experiment(load_experiment(rs.run_dir)).verdict.iloc[0]
+    vb = analyse_experiment(load_experiment(rb.run_dir)).verdict.iloc[0]
     assert vs["consumer_judgement"] == "faster" and vs["consumer_speedup"] > 1.1
     assert vb["consumer_judgement"] != "faster"     # no saving beyond noise at 4x the L2
 

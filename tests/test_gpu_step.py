@@ -97,7 +97,10 @@ def test_edge_measured_apart_quarter_l2_saves_four_l2_does_not(tmp_path):
     small = l2attr.step(make(l2 // 4), name="quarter", repeats=8, warmup=2, out=tmp_path, edges=1, log=lambda s: None)
     big = l2attr.step(make(4 * l2), name="four", repeats=8, warmup=2, out=tmp_path, edges=1, log=lambda s: None)
     e_small, e_big = small.measured_edges.iloc[0], big.measured_edges.iloc[0]
-    assert (e_small["producer_op"], e_small["consumer_op"]) == ("mul", "sum")
+    # graph surgery: the edge joins kernel nodes 0 -> 1 (the mul's kernel, the sum's), named by kernel
+    assert small.manifest["edges_kernel_level"] is True
+    assert (e_small["producer"], e_small["consumer"]) == (0, 1)
+    assert ("elementwise" in e_small["producer_op"], "reduce" in e_small["consumer_op"]) == (True, True)
     assert e_small["control"] == "holds", e_small.to_dict()       # the re-warm reproduces natural
     assert e_small["judgement"] == "faster" and e_small["saving_us"] > 0
     assert e_big["judgement"] != "faster"

@@ -87,3 +87,61 @@ def test_bad_steps_are_one_line(gpu, tmp_path):
         l2attr.step(changes, repeats=2, out=tmp_path, edges=0, log=lambda s: None)
     with pytest.raises(UserError, match="cpu tensor"):
         l2attr.step(lambda t: t * 2, gpu.randn(4), repeats=2, out=tmp_path, edges=0, log=lambda s: None)
+
+
+def _host_node_graph(gpu):
+    """A user's own graph (keep_graph=True) with a host callback node added after capture."""
+    import ctypes
+
+    from cuda.bindings import runtime as rt
+
+    x = gpu.randn(1 << 20, device="cuda")
+    g = gpu.cuda.CUDAGraph(keep_graph=True)
+    side = gpu.cuda.Stream()
+    side.wait_stream(gpu.cuda.current_stream())
+    with gpu.cuda.stream(side):
+        (x * 2).sum()
+    gpu.cuda.current_stream().wait_stream(side)
+    with gpu.cuda.graph(g):
+        (x * 2).sum()
+    callback = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(lambda _: None)
+    params = rt.cudaHostNodeParams()
+    params.fn = rt.cudaHostFn_t(init_value=ctypes.cast(callback, ctypes.c_void_p).value)
+    err, _ = rt.cudaGraphAddHostNode(rt.cudaGraph_t(init_value=int(g.raw_cuda_graph())), None, 0, params)
+    assert err == rt.cudaError_t.cudaSuccess, f"cudaGraphAddHostNode: {err}"
+    return g, callback, x
+
+
+def test_a_graph_with_a_host_node_is_one_line(gpu, tmp_path):
+    import l2attr
+    from l2attr.errors import UserError
+
+    g, _keep, _x = _host_node_graph(gpu)
+    with pytest.raises(UserError, match="holds Host node"):
+        l2attr.step(g, repeats=2, out=tmp_path, edges=0, log=lambda s: None)
+
+
+def test_kernel_level_edges_from_pointer_arguments(gpu, tmp_path):
+    """A 16 MB producer -> reduction consumer, an unrelated small kernel between them: the pointer
+    arguments join node 0 to node 2 over the 16 MB block, and the consumer is faster with it resident."""
+    import l2attr
+    from l2attr.schema import KERNEL_EDGES
+
+    x = gpu.randn(4 << 20, device="cuda")
+    y = gpu.randn(1 << 10, device="cuda")
+
+    def step():
+        a = x * 2
+        b = y + 1
+        return a.sum(), b.sum()
+
+    with gpu.inference_mode():
+        ans = l2attr.step(step, name="kernel-edges", repeats=12, out=tmp_path, edges=3, log=print)
+    assert ans.manifest.get(KERNEL_EDGES) is True, ans.manifest.get("kernel_edges_error")
+    e = ans.measured_edges
+    top = e[(e["producer"] == 0) & (e["consumer"] == 2)]
+    assert len(top) == 1, e[["producer", "consumer", "bytes"]].to_string()
+    r = top.iloc[0]
+    assert r["bytes"] >= 16 << 20
+    assert r["control"] == "holds", r.to_dict()
+    assert r["judgement"] == "faster", r.to_dict()

@@ -34,7 +34,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("analysis", "doctor"),
     ("steps",),
     ("report",),
-    ("commands", "cli", "__main__"),
+    ("api", "commands", "cli", "__main__"),
 )
 FLOOR = {part: i for i, parts in enumerate(FLOORS) for part in parts}
 

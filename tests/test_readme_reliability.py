@@ -104,6 +104,8 @@ def make_inputs(root: Path) -> None:
     spread = ["median_us", "p10_us", "p90_us", "ci95_lo_us", "ci95_hi_us"]
     points.loc[3, spread] = points.loc[3, spread] * 2                 # still ordered: only the samples tell
     points.to_csv(sweep / "sweep_points.csv", index=False)
+    (write_ladder_run(root, "list-manifest") / "manifest.json").write_text("[1, 2]\n")
+    (root / "dangling.md").symlink_to(Path("nowhere") / "x.md")
 
 
 @pytest.fixture(scope="module")

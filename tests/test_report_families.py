@@ -73,7 +73,9 @@ def write_fast_profile(root: Path) -> Path:
     key = ("optmt", "reuse_high", "consumer")
     counters = {**profile_values()[key], "dram__bytes_read.sum": 1.6e8, "gpu__time_duration.sum": 50_000.0}
     metrics = metric_rows({key: counters}, spread=(1.0,))
-    metrics["family"] = "fast"
+    metrics["family"] = "fast"                 # the range names and cell ids say so too, as ncu_import writes them
+    metrics["nvtx_range"] = metrics["nvtx_range"].str.replace(":artifact:", ":fast:", regex=False)
+    metrics["cell"] = metrics["cell"].str.replace("artifact:", "fast:", n=1, regex=False)
     return write_profile_run(root, metrics=metrics, control=None)
 
 

@@ -228,6 +228,17 @@ def test_eager_step_and_its_edge_by_hand(sim, tmp_path):
     assert ans.step_time.valid
 
 
+def test_step_answer_has_the_result_shape(sim, tmp_path):
+    """l2attr.step's answer reads like Experiment.time()'s result: .cells, .verdict, .run_dir, repr."""
+    import l2attr
+
+    ans = l2attr.step(_step(sim), name="simr", repeats=4, warmup=1, out=tmp_path, edges=0, log=lambda s: None)
+    assert ans.cells is ans.kernels and ans.run_dir is not None and ans.run_dir.is_dir()
+    v = ans.verdict.iloc[0]
+    assert v["name"] == "simr" and v["judgement"] == ans.judgement and v["share_lo"] <= v["share"] <= v["share_hi"]
+    assert ans.headline("simr") in repr(ans) and str(ans.run_dir) in repr(ans)
+
+
 def test_graph_step_by_hand(sim, tmp_path):
     import l2attr
 

@@ -80,7 +80,7 @@ def test_host_and_conditional_nodes_and_changing_steps_are_one_line():
 
 def _kern(cond: str, step: int, times: list[float]) -> list[dict]:
     return [{"condition": cond, "step": step, "op_index": i, "kernel_index": 0, "kernel": f"k{i}", "duration_us": t,
-             "start_us": float(i), "stream": 7, "node": i} for i, t in enumerate(times)]
+             "start_us": 100.0 * i, "stream": 7, "node": i} for i, t in enumerate(times)]
 
 
 def test_write_back_is_not_called_a_cost():

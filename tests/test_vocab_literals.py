@@ -47,6 +47,11 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("integrity/identity.py", "name"): "the manifest field gpu.name",
     ("integrity/manifest.py", "name"): "the manifest field name (the run's name)",
     ("integrity/tuning.py", "profile"): "the tuning table's profile column",
+    ("integrity/tables.py", "profile"): "the samples' and cells' profile column (filled)",
+    ("integrity/step.py", "kernel"): "step_kernels' and step_dram's kernel-name column (filled)",
+    ("integrity/step.py", "producer"): "step_edges' producer column (an op index)",
+    ("integrity/step.py", "consumer"): "step_edges' consumer column (an op index)",
+    ("integrity/units.py", "ladder"): "the first word of a ladder unit's id in units.csv (distribute/units.py)",
     ("analysis/caveats.py", "info"): "a caveat's level (LEVELS: error, warn, info), not `l2attr cache info`",
     ("analysis/study.py", "info"): "a caveat's level (LEVELS: error, warn, info), not `l2attr cache info`",
     # other tools' words

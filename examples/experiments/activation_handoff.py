@@ -54,12 +54,14 @@ def main() -> None:
     args = ap.parse_args()
     for name, (tokens, hidden) in SIZES.items():
         exp = make(name, tokens, hidden, args.out)
-        cells = exp.time()
+        result = exp.time()
+        cells = result.cells
         if not cells.empty:
+            print(result)
             print(cells[["condition", "quantity", "timer", "median_us", "ci95_lo_us", "ci95_hi_us"]]
                   .to_string(index=False))
         if not args.no_profile:
-            exp.profile(metrics="l2")
+            exp.profile(metrics="l2", run=result)
 
 
 if __name__ == "__main__":

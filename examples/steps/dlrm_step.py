@@ -67,6 +67,7 @@ def build():
     def step(variant: str):
         done = None
         if variant == "side-stream":
+            side.wait_stream(torch.cuda.current_stream())       # forked from the step's stream (capturable)
             with torch.cuda.stream(side):
                 for t in range(TABLES):
                     pin(t, side)

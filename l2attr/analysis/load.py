@@ -14,8 +14,6 @@ metrics its report's other kernels have: the signs of a file cut at a row bounda
 
 from __future__ import annotations
 
-import json
-import math
 from datetime import datetime, timezone
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,12 +23,15 @@ import pandas as pd
 
 from l2attr.errors import STRICT, Damage, UserError
 from l2attr.integrity import check_table
+from l2attr.integrity.columns import typed_columns
 from l2attr.integrity.identity import combine
 from l2attr.integrity.counts import (PASSES_METRIC, SAMPLE_COLUMNS, check_declared_cells,  # noqa: F401
                                       check_profiled_kernels, check_sample_counts)
+from l2attr.integrity.manifest import check_manifest
 from l2attr.integrity.runs import check_run
+from l2attr.integrity.units import check_units
 from l2attr.rundir import MANIFEST, RunDir
-from l2attr.schema import CELLS, METRICS, PHASES, SAMPLES, TIMELINE, Table, empty
+from l2attr.schema import CELLS, METRICS, PHASES, SAMPLES, TIMELINE, UNITS, Table, empty
 from l2attr.vocab import Quantity, RunKind
 
 RUN_KINDS = (RunKind.LADDER.value, RunKind.PROFILE.value, RunKind.TIMELINE.value)
@@ -205,14 +206,6 @@ def read_run(path: Path, damage: Damage = STRICT) -> Run | None:
     A damaged table goes through `damage`: strict, it is the one-line error; partial, its intact
     rows are kept, and a run with nothing left is None."""
     manifest_path = path / MANIFEST
-    if path.is_dir() and manifest_path.is_file():
-        # RunDir.open assumes a JSON object; say so plainly when it is something else.
-        try:
-            raw = json.loads(manifest_path.read_text())
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise UserError(f"{manifest_path}: not valid JSON ({getattr(exc, 'msg', exc)})") from None
-        if not isinstance(raw, dict):
-            raise UserError(f"{manifest_path}: expected a JSON object, found {type(raw).__name__}")
     run_dir = RunDir.open(path)
     manifest = run_dir.manifest()
     kind = manifest.get("kind")
@@ -220,6 +213,7 @@ def read_run(path: Path, damage: Damage = STRICT) -> Run | None:
         raise UserError(f"{manifest_path}: kind {kind!r}, expected one of {', '.join(RUN_KINDS)}")
     if not isinstance(manifest.get("config"), dict):
         raise UserError(f"{manifest_path}: no workload 'config' object")
+    check_manifest(manifest, path, damage)       # typed before any table rule reads a declaration
     tables = {t.name: (_read_table(run_dir, t, damage) if run_dir.has(t) else None)
               for t in (SAMPLES, CELLS, METRICS, TIMELINE, PHASES)}
     main = {RunKind.LADDER: (CELLS, "cells"), RunKind.PROFILE: (METRICS, "metrics"),
@@ -238,6 +232,9 @@ def read_run(path: Path, damage: Damage = STRICT) -> Run | None:
     if tables["metrics"] is not None:
         tables["metrics"] = check_profiled_kernels(tables["metrics"], manifest, path, damage)
     tables = check_run(kind, tables, manifest, path, damage)
+    if run_dir.has(UNITS):          # a distributed run's record of who measured what
+        check_units(run_dir.read(UNITS, damage), tables["cells"], manifest, str(run_dir.table_file(UNITS)),
+                    path, damage)
     return Run(name=path.resolve().name, path=path, manifest=manifest, **tables)
 
 
@@ -272,42 +269,9 @@ def manifest_first(manifest: dict[str, Any], *dotted: str, default: str = "unkno
 
 def _read_table(run_dir: RunDir, table: Table, damage: Damage = STRICT) -> pd.DataFrame:
     df = run_dir.read(table, damage)
-    source = str(run_dir.path / table.filename)
-    for column in TEXT_COLUMNS[table.name]:
-        df[column] = df[column].astype(object).where(df[column].notna(), None)
-        df[column] = df[column].map(lambda v: None if v is None else str(v))
-    for column, (may_be_empty, non_negative) in NUMERIC_COLUMNS[table.name].items():
-        numeric = pd.to_numeric(df[column], errors="coerce")
-        bad = numeric.isna() & df[column].notna()
-        if bad.any():
-            damage.found(f"{source}:{int(bad.to_numpy().argmax()) + 2}: column {column} must be numeric "
-                         f"(found {str(df[column][bad].iloc[0])!r})")
-            df = df[~bad].copy()
-            numeric = numeric[~bad]
-        df[column] = numeric.astype(float)
-        out_of_range = check_range(df[column], source, may_be_empty, non_negative, damage)
-        if out_of_range is not None:
-            df = df[~out_of_range].copy()
+    source = str(run_dir.table_file(table))
+    df = typed_columns(df, NUMERIC_COLUMNS[table.name], TEXT_COLUMNS[table.name], source, damage)
     return check_table(df, table.name, source, damage)
-
-
-def check_range(values: pd.Series, source: str, may_be_empty: bool, non_negative: bool,
-                damage: Damage = STRICT) -> pd.Series | None:
-    """Report (through `damage`) the file, column and line of the first empty (if not allowed),
-    infinite or negative (if not allowed) value; lines count the header as line 1. Returns the
-    mask of bad rows (partial mode) or None when all are good."""
-    problems = (("an empty value", values.isna()) if not may_be_empty else None,
-                ("a value that is not finite", values.isin([math.inf, -math.inf])),
-                ("a negative value", values < 0) if non_negative else None)
-    bad = pd.Series(False, index=values.index)
-    for what, mask in (p for p in problems if p is not None):
-        if mask.any():
-            row = int(mask.to_numpy().argmax())
-            shown = "" if what == "an empty value" else f" ({values.iloc[row]:g})"
-            more = f" (and {int(mask.sum()) - 1} more rows)" if mask.sum() > 1 else ""
-            damage.found(f"{source}:{row + 2}: column {values.name} has {what}{shown}{more}")
-            bad |= mask
-    return bad if bad.any() else None
 
 
 # tables whose overlapping rows analysis.compare sets side by side (the others get a note)

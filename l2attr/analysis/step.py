@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,7 @@ import pandas as pd
 
 from l2attr.analysis.significance import Interval, compare
 from l2attr.measure.stats import bootstrap_median_ci
-from l2attr.vocab import Judgement, StepCondition
+from l2attr.vocab import Judgement, RunKind, StepCondition
 
 OUTSIDE = -1   # producer index of bytes no op of the step wrote
 UNMATCHED = -2  # op_index of a graph kernel no eager op launched (attributed by its name, name_op)
@@ -59,6 +60,22 @@ def bracket(clean: Judgement, dirty: Judgement | None) -> Judgement:
     return Judgement.DEPENDS
 
 
+def overlapped(k: pd.DataFrame) -> pd.Series:
+    """Per row of `k`: did this natural kernel run at the same time as another kernel of its replay?
+    (Sorted by start, kernel i overlaps an earlier one when the latest end before it passes its
+    start, and a later one when the next start comes before its end.) Cold rows: False."""
+    out = pd.Series(False, index=k.index)
+    nat = k[k["condition"] == StepCondition.NATURAL.value]
+    for _, g in nat.groupby("step"):
+        g = g.sort_values("start_us")
+        s = g["start_us"].to_numpy(float)
+        e = s + g["duration_us"].to_numpy(float)
+        before = np.concatenate([[-np.inf], np.maximum.accumulate(e)[:-1]]) > s
+        after = np.concatenate([s[1:] < e[:-1], [False]])
+        out.loc[g.index] = before | after
+    return out
+
+
 def per_kernel(k: pd.DataFrame, ops: pd.DataFrame, every_kernel: bool = False) -> pd.DataFrame:
     """One row per (op_index, kernel_index): medians, intervals, saving, judgement. `every_kernel`:
     graph surgery flushed before each kernel (else only an op's first kernel met the flush). With a
@@ -67,6 +84,7 @@ def per_kernel(k: pd.DataFrame, ops: pd.DataFrame, every_kernel: bool = False) -
     flushed = dict(zip(ops["op_index"], ops["flushed_in_cold"].astype(str).str.lower() == "true")) if len(ops) else {}
     names = dict(zip(ops["op_index"], ops["op"])) if len(ops) else {}
     modules = dict(zip(ops["op_index"], ops["module"].map(lambda x: "" if pd.isna(x) else str(x)))) if len(ops) else {}
+    beside = overlapped(k) if every_kernel else pd.Series(False, index=k.index)
     for (op, ki), g in k.groupby(["op_index", "kernel_index"], sort=True):
         nat = g.loc[g["condition"] == StepCondition.NATURAL.value, "duration_us"].to_numpy(float)
         cold = g.loc[g["condition"] == StepCondition.COLD.value, "duration_us"].to_numpy(float)
@@ -82,9 +100,12 @@ def per_kernel(k: pd.DataFrame, ops: pd.DataFrame, every_kernel: bool = False) -
                "kernel": g["kernel"].iloc[0], "natural_us": ni.median, "natural_lo": ni.lo, "natural_hi": ni.hi,
                "cold_us": ci.median, "cold_lo": ci.lo, "cold_hi": ci.hi, "saving_us": ci.median - ni.median,
                "judgement": bracket(j.judgement, jd).value, "clean_judgement": j.judgement.value,
+               "overlapped": bool(beside.loc[g[g["condition"] == StepCondition.NATURAL.value].index].mean() > 0.5),
                "met_flush": every_kernel or (bool(flushed.get(op, False)) and int(ki) == 0)}
         if "node" in g.columns:
             row["node"] = int(g["node"].iloc[0])
+        if row["overlapped"]:
+            row["judgement"] = Judgement.OVERLAPPED.value
         if di is not None:
             row.update({"dirty_us": di.median, "dirty_lo": di.lo, "dirty_hi": di.hi,
                         "saving_dirty_us": di.median - ni.median, "dirty_judgement": jd.value,
@@ -93,9 +114,11 @@ def per_kernel(k: pd.DataFrame, ops: pd.DataFrame, every_kernel: bool = False) -
     return pd.DataFrame(rows)
 
 
-def _pairs(k: pd.DataFrame, met: set[tuple[int, int]]) -> pd.DataFrame:
-    """Per step index: saving S_i over kernels that met a flush, natural kernel time T_i, span."""
+def _pairs(k: pd.DataFrame, met: set[tuple[int, int]], skip: set[tuple[int, int]] | None = None) -> pd.DataFrame:
+    """Per step index: saving S_i over kernels that met a flush, natural kernel time T_i, span;
+    the `skip` kernels (ran beside another in natural) left out of S_i and T_i, not of the span."""
     out = []
+    skip = skip or set()
     for i, g in k.groupby("step"):
         n = g[g["condition"] == StepCondition.NATURAL.value]
         c = g[g["condition"] == StepCondition.COLD.value]
@@ -109,7 +132,8 @@ def _pairs(k: pd.DataFrame, met: set[tuple[int, int]]) -> pd.DataFrame:
         dmine = dmine[[(a, b) in met for a, b in zip(dmine["op_index"], dmine["kernel_index"])]]
         out.append({"step": int(i), "saving_us": float((mine["duration_us_c"] - mine["duration_us_n"]).sum()),
                     "saving_dirty_us": float((dmine["duration_us_d"] - dmine["duration_us_n"]).sum()) if len(d) else math.nan,
-                    "kernel_time_us": float(n["duration_us"].sum()),
+                    "kernel_time_us": float(n.loc[[(a, b) not in skip for a, b in zip(n["op_index"], n["kernel_index"])],
+                                                  "duration_us"].sum()),
                     "span_us": float((n["start_us"] + n["duration_us"]).max() - n["start_us"].min())})
     return pd.DataFrame(out)
 
@@ -132,6 +156,25 @@ class StepAnswer:
     clean_judgement: str = ""
     note: str = ""                                      # a first line the answer must open with
     every_kernel: bool = False                          # graph surgery: every kernel met its own flush
+    name: str = ""                                      # the step's name (l2attr.step sets it)
+    run_dir: Path | None = None                         # where it was written (l2attr.step sets it)
+
+    # -- the result-object shape every front-door verb shares (.cells, .verdict, .run_dir, repr) --
+    @property
+    def cells(self) -> pd.DataFrame:
+        """The tidy per-kernel table the answer was judged from."""
+        return self.kernels
+
+    @property
+    def verdict(self) -> pd.DataFrame:
+        """One row: the judgement and the share of kernel time with its interval."""
+        return pd.DataFrame([{"name": self.name, "judgement": self.judgement, "share": self.share,
+                              "share_lo": self.share_ci[0], "share_hi": self.share_ci[1],
+                              "saving_us": self.saving_us, "headline": self.headline(self.name or RunKind.STEP.value)}])
+
+    def __repr__(self) -> str:
+        where = f"\n  run dir: {self.run_dir}" if self.run_dir is not None else ""
+        return f"<StepAnswer: {len(self.kernels)} kernels>\n{self.headline(self.name or RunKind.STEP.value)}{where}"
 
     @property
     def step_share(self) -> tuple[float, float, float]:
@@ -213,8 +256,9 @@ def _judge(lo: float, hi: float) -> Judgement:
 def answer(k: pd.DataFrame, ops: pd.DataFrame, times: pd.DataFrame | None = None,
            every_kernel: bool = False) -> StepAnswer:
     kern = per_kernel(k, ops, every_kernel)
-    met = {(int(r.op_index), int(r.kernel_index)) for r in kern.itertuples() if r.met_flush}
-    pairs = _pairs(k, met)
+    skip = {(int(r.op_index), int(r.kernel_index)) for r in kern.itertuples() if r.overlapped}
+    met = {(int(r.op_index), int(r.kernel_index)) for r in kern.itertuples() if r.met_flush} - skip
+    pairs = _pairs(k, met, skip)
     shares = (pairs["saving_us"] / pairs["kernel_time_us"]).to_numpy(float)
     s_lo, s_hi = bootstrap_median_ci(pairs["saving_us"].to_numpy(float))
     lo, hi = bootstrap_median_ci(shares)

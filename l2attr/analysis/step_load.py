@@ -11,8 +11,9 @@ import pandas as pd
 from l2attr.errors import STRICT, UserError
 from l2attr.integrity.engine import check_step_dram
 from l2attr.integrity.manifest import check_manifest
+from l2attr.integrity.step import check_step_tables, replays_a_graph
 from l2attr.rundir import RunDir
-from l2attr.schema import STEP_DRAM, STEP_EDGES, STEP_KERNELS, STEP_OPS, STEP_TIMES
+from l2attr.schema import KERNEL_EDGES, STEP_DRAM, STEP_EDGES, STEP_KERNELS, STEP_OPS, STEP_TIMES
 from l2attr.vocab import EdgeArm, RunKind, StepMode
 
 KIND = RunKind.STEP.value
@@ -56,6 +57,12 @@ def load_step(path: Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, p
         raise UserError(f"{path}: the step run did not finish (manifest status {m.get('status')!r}): partial data")
     k, ops = run.read(STEP_KERNELS), run.read(STEP_OPS)
     where = run.path / STEP_KERNELS.filename
+    dram = run.read(STEP_DRAM) if run.has(STEP_DRAM) else None
+    times = run.read(STEP_TIMES) if run.has(STEP_TIMES) else pd.DataFrame(columns=list(STEP_TIMES.columns))
+    edges = run.read(STEP_EDGES) if run.has(STEP_EDGES) else None
+    check_step_tables({STEP_KERNELS.name: k, STEP_OPS.name: ops, STEP_TIMES.name: times, STEP_DRAM.name: dram,
+                       STEP_EDGES.name: edges}, replays_a_graph(m), run.path,      # integrity/step.py
+                      kernel_edges=bool(m.get(KERNEL_EDGES)))
     _unique(k, STEP_KERNELS.key, where)
     _finite(k, "duration_us", where)
     # every step of one condition holds the same kernels (a graph's replay may hold others than the eager step)
@@ -66,9 +73,8 @@ def load_step(path: Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, p
                             f"({counts.min()}-{counts.max()}): cut or mixed data")
     if not is_graph(m) and k.groupby("condition").size().nunique() > 1:
         raise UserError(f"{where}: natural and cold steps hold different numbers of kernels: cut or mixed data")
-    if run.has(STEP_DRAM):          # read by `step show` and the step pages: whole, or the run is refused
-        check_step_dram(run.read(STEP_DRAM), run.path)
-    times = run.read(STEP_TIMES) if run.has(STEP_TIMES) else pd.DataFrame(columns=list(STEP_TIMES.columns))
+    if dram is not None:            # read by `step show` and the step pages: whole, or the run is refused
+        check_step_dram(dram, run.path)
     _finite(times, "step_us", run.path / STEP_TIMES.filename, positive=True)
     return m, k, ops, times
 
@@ -88,13 +94,54 @@ def analyse_step(path: Path) -> Any:
     ans.manifest = m
     ans.ops = ops
     raw = load_edges(RunDir.open(Path(path)))
-    ans.measured_edges = edge_results(raw, ops) if len(raw) else pd.DataFrame()
+    if len(raw):
+        _edge_fields(m, Path(path))
+    ans.measured_edges = edge_results(raw, edge_names(m, k, ops)) if len(raw) else pd.DataFrame()
     return ans
+
+
+def _edge_fields(m: dict[str, Any], path: Path) -> None:
+    """The manifest fields that say how measured edges were made (every page prints them)."""
+    need = ["edges_method", *(["edges_level"] if m.get(KERNEL_EDGES) else [])]
+    for f in need:
+        if not isinstance(m.get(f), str) or not m.get(f):
+            raise UserError(f"{path / 'manifest.json'}: {f} must be a non-empty string when "
+                            f"{STEP_EDGES.filename} holds edges (the step writer records how they were measured)")
+    surgery = (m.get("step") or {}).get("mode") == StepMode.SURGERY.value
+    if (KERNEL_EDGES in m or surgery) and not isinstance(m.get(KERNEL_EDGES), bool):
+        raise UserError(f"{path / 'manifest.json'}: {KERNEL_EDGES} must be true or false (a graph-surgery run's "
+                        "edges join kernel nodes or ops, and its writer says which)")
+    why = m.get("kernel_edges_error")
+    if why is not None and not isinstance(why, str):
+        raise UserError(f"{path / 'manifest.json'}: kernel_edges_error must be a string")
+
+
+def edge_names(m: dict[str, Any], k: pd.DataFrame, ops: pd.DataFrame) -> pd.DataFrame:
+    """What an edge's producer and consumer indices name: ops, or kernel nodes (named by kernel)
+    when the run's edges are kernel-level."""
+    from l2attr.analysis.step import name_op
+
+    if not m.get(KERNEL_EDGES) or "node" not in k.columns:
+        return ops
+    first = k.drop_duplicates("node").sort_values("node")
+    return pd.DataFrame({"op_index": first["node"].astype(int), "op": first["kernel"].map(name_op)})
 
 
 def step_name(ans: Any) -> str:
     """The name a step run was given (the kind's name when none was recorded)."""
     return str((ans.manifest.get("step") or {}).get("name") or KIND)
+
+
+def overlap_line(kern: pd.DataFrame) -> str:
+    """Kernels that ran beside another in natural are left out of the answer: their natural time is
+    shared with another kernel, their cold time (serialised) is not."""
+    if not len(kern) or "overlapped" not in kern.columns or not kern["overlapped"].any():
+        return ""
+    o = kern[kern["overlapped"].astype(bool)]
+    share = float(o["natural_us"].sum() / kern["natural_us"].sum()) if kern["natural_us"].sum() else math.nan
+    return (f"{len(o)} of {len(kern)} kernels ({100 * share:.1f} % of natural kernel time) ran beside another kernel "
+            "in natural (streams in parallel) and one at a time in the cold arms: not comparable, so left out of "
+            "the answer.")
 
 
 def first_line(manifest: dict[str, Any], ans: Any) -> str:
@@ -104,10 +151,12 @@ def first_line(manifest: dict[str, Any], ans: Any) -> str:
     if mode == StepMode.SURGERY.value:
         sf = manifest.get("surgery") or {}
         n, m = sf.get("graph_kernels"), sf.get("matched_kernels")
+        lines = []
         if isinstance(n, int) and isinstance(m, int) and m < n:
-            return (f"Measured as the captured graph runs it: {n - m} of {n} kernels are not the eager ops' "
-                    "(a compiled step's own kernels), attributed by kernel name.")
-        return ""
+            lines.append(f"Measured as the captured graph runs it: {n - m} of {n} kernels are not the eager ops' "
+                         "(a compiled step's own kernels), attributed by kernel name.")
+        lines += [overlap_line(ans.kernels)]
+        return "\n".join(x for x in lines if x)
     k = ans.kernels
     if not len(k) or not manifest.get("fallback"):      # an eager run asked for is the per-op method by name
         return ""

@@ -59,6 +59,25 @@ def read_check(path: Path) -> RetentionCheck | None:
     try:
         d = json.loads(path.read_text())
         rows = [r for r in d["results"] if isinstance(r, dict) and {"occupy_mib", "arm", "retained_share"} <= set(r)]
+        for i, r in enumerate(rows):
+            wrong = _row_problem(r)
+            if wrong:
+                return RetentionCheck(path, problem=f"unreadable (result {i}: {wrong})")
         return RetentionCheck(path, float(d.get("traffic_mib", math.nan)), rows)
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        return RetentionCheck(path, problem=f"unreadable ({type(e).__name__}: {e})")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
+        return RetentionCheck(path, problem=f"unreadable ({type(e).__name__}: {str(e)[:120]})")
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _row_problem(r: dict[str, Any]) -> str:
+    """What is wrong with one probe result, or "": the report prints these figures as they stand."""
+    if not (_number(r["occupy_mib"]) and r["occupy_mib"] > 0):
+        return f"occupy_mib must be a finite number > 0 (found {r['occupy_mib']!r})"
+    if r["arm"] not in (EVICT_LAST, NORMAL):
+        return f"arm must be {EVICT_LAST} or {NORMAL} (found {r['arm']!r})"
+    if not (_number(r["retained_share"]) and -1.0 <= r["retained_share"] <= 1.0):
+        return f"retained_share must be a finite share in [-1, 1] (found {r['retained_share']!r})"
+    return ""

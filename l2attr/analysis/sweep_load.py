@@ -7,7 +7,6 @@ be present, finite and non-negative.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from l2attr.errors import STRICT, Damage, UserError
+from l2attr.integrity.manifest import check_manifest
 from l2attr.integrity.sweep import check_sweep_tables
 from l2attr.rundir import MANIFEST, RunDir
 from l2attr.ladder.sweep import axes
@@ -61,9 +61,13 @@ class SweepRun:
 
 def manifest_kind(path: Path) -> str | None:
     """The `kind` of a run dir's manifest, or None when it has none readable."""
+    from l2attr.rundir import read_manifest
+
+    if not (Path(path) / MANIFEST).is_file():
+        return None
     try:
-        m = json.loads((Path(path) / MANIFEST).read_text())
-    except (OSError, ValueError):
+        m = read_manifest(Path(path) / MANIFEST)
+    except UserError:
         return None
     return m.get("kind") if isinstance(m, dict) else None
 
@@ -77,6 +81,7 @@ def load_sweep(path: Path, damage: Damage = STRICT) -> SweepRun:
     m = run.manifest()
     if m.get("kind") != RunKind.SWEEP or not isinstance(m.get("sweep"), dict):
         raise UserError(f"{path}: not a sweep run dir (manifest kind {m.get('kind')!r})")
+    check_manifest(m, run.path, damage)      # typed before the declaration is read
     if m["sweep"].get("axis") not in axes.REGISTERED:
         raise UserError(f"{path}/{MANIFEST}: unknown sweep axis {m['sweep'].get('axis')!r}")
     if not run.has(SWEEP_POINTS):

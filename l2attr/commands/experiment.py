@@ -12,6 +12,7 @@ l2attr.Experiment or a function of no arguments that returns one.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import importlib.util
 import sys
@@ -38,12 +39,13 @@ def _options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--repeats", type=int, help="time: device + host repeats (default: the declaration's)")
     p.add_argument("--metrics", default="l2", help="profile: metric sets or ncu names (default l2)")
     p.add_argument("--calls", type=int, default=4, help="profile: profiled calls per condition (default 4)")
+    p.add_argument("--chip", help="profile: the chip ncu names (ga100, gh100; default: detected from the GPU)")
     p.add_argument("--name", default="annotated", help="profile -- CMD: run name (default annotated)")
 
 
 def load_target(target: str) -> Any:
     """The Experiment a TARGET names (see the module docstring); one line for every mistake."""
-    from l2attr.experiment.api import Experiment
+    from l2attr.api import Experiment
 
     where, sep, name = target.rpartition(":")
     if not sep or not where or not name:
@@ -58,6 +60,9 @@ def load_target(target: str) -> Any:
         sys.path.insert(0, str(path.resolve().parent))
         try:
             spec.loader.exec_module(module)
+        except SystemExit as exc:    # the script ended itself while being loaded: say so, never exit silently
+            raise UserError(f"target {target!r}: {path} called sys.exit({exc.code!r}) while being loaded; "
+                            "keep the exit under `if __name__ == '__main__':`") from None
         except Exception as exc:     # the user's script: say what broke in one line
             raise UserError(f"target {target!r}: running {path} failed: {type(exc).__name__}: {exc}") from None
     else:
@@ -69,10 +74,33 @@ def load_target(target: str) -> Any:
     if obj is None:
         raise UserError(f"target {target!r}: {where} has no {name}")
     if callable(obj) and not isinstance(obj, Experiment):
-        obj = obj()
+        obj = _call_factory(target, name, obj)
     if not isinstance(obj, Experiment):
         raise UserError(f"target {target!r}: {name} is not an l2attr.Experiment")
     return obj
+
+
+def _call_factory(target: str, name: str, factory: Any) -> Any:
+    """NAME() for a NAME that makes the Experiment: it must take no arguments, and what it raises
+    or exits with is one line."""
+    import inspect
+
+    try:
+        needed = [p.name for p in inspect.signature(factory).parameters.values()
+                  if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    except (TypeError, ValueError):
+        needed = []
+    if needed:
+        raise UserError(f"target {target!r}: {name} takes arguments ({', '.join(needed)}); name an Experiment "
+                        "or a function of no arguments that returns one")
+    try:
+        return factory()
+    except SystemExit as exc:
+        raise UserError(f"target {target!r}: {name}() called sys.exit({exc.code!r})") from None
+    except UserError:
+        raise
+    except Exception as exc:
+        raise UserError(f"target {target!r}: {name}() failed: {type(exc).__name__}: {exc}") from None
 
 
 def _need_target(args: argparse.Namespace) -> str:
@@ -106,23 +134,34 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--calls must be at least 1")
     if args.action == "show":
         return _show(Path(_need_target(args)))
+    if args.out is not None:
+        from l2attr.outputs import check_out_folder
+
+        check_out_folder(args.out)
+    if args.action in (Command.PROFILE, "child"):
+        from l2attr.catalog.chips import check_chip
+        from l2attr.profile.metricsets import check_metrics_text
+
+        check_metrics_text(args.metrics)       # before the target runs or the GPU is asked
+        if args.chip is not None:
+            args.chip = check_chip(args.chip)
     if args.action == Command.PROFILE and args.cmd:
         if args.target:
             raise UserError("experiment profile: give a TARGET or `-- CMD`, not both")
         return _profile_command(args, args.cmd)
     exp = load_target(_need_target(args))
     if args.out is not None:
-        exp.out = args.out
+        exp = dataclasses.replace(exp, out=args.out)     # the declaration is frozen: a copy
     if args.action == "time":
         exp.time(repeats=args.repeats)
         return 0
     if args.action == "child":
         exp.profile(metrics=args.metrics, calls=args.calls)   # exits inside the child
         return 0
-    if args.run is not None:
-        exp.run_dir = args.run
     me = [sys.executable, "-m", "l2attr", Command.EXPERIMENT.value, "child", args.target, "--calls", str(args.calls)]
-    exp.profile(metrics=args.metrics, command=me, calls=args.calls)
+    if args.chip is not None:
+        me += ["--chip", args.chip]
+    exp.profile(metrics=args.metrics, command=me, calls=args.calls, chip=args.chip, run=args.run)
     return 0
 
 
@@ -134,7 +173,7 @@ def _profile_command(args: argparse.Namespace, command: list[str]) -> int:
         raise UserError("experiment profile --: name the command to profile after --")
     run = RunDir.create(args.out or Path("runs"), args.name, {"kind": RunKind.EXPERIMENT.value, "experiment": None,
                                                              "annotated": True, "command": command_line()})
-    profile_command(command, run, args.metrics)
+    profile_command(command, run, args.metrics, chip=args.chip)
     return 0
 
 

@@ -37,12 +37,9 @@ def check_numbers(args: argparse.Namespace) -> None:
 
 def check_output(args: argparse.Namespace) -> None:
     """--out is a folder of runs (made if absent); --name a plain word (RunDir.create's rule)."""
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out} is a file; give the folder the run dirs go into")
-    parent = next((p for p in (out, *out.parents) if p.exists()), None)
-    if parent is not None and not parent.is_dir():
-        raise UserError(f"--out {out}: {parent} is a file, not a folder")
+    from l2attr.outputs import check_out_folder
+
+    check_out_folder(Path(args.out))
     if not re.fullmatch(r"[A-Za-z0-9._-]+", args.name or ""):
         raise UserError(f"--name {args.name!r}: use letters, digits, '.', '_' and '-' only")
 

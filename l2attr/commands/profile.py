@@ -109,11 +109,11 @@ def run(args: argparse.Namespace) -> int:
 
     check_profile_flags(args, parser_defaults(add_arguments))   # contradictions: before any work
     from l2attr.distribute.options import from_args as distribute_from_args
+    from l2attr.distribute.options import refuse_with
 
+    refuse_with(args, "--timeline", bool(args.timeline), "workers split a profile run into ncu children per "
+                "family x profile; --timeline profiles one call in this process: drop --workers/--scheduler")
     dist = distribute_from_args(args)     # --workers / --scheduler: refused before any GPU is looked for
-    if dist is not None and args.timeline:      # (--import with them: check_profile_flags refused it)
-        raise UserError("--workers/--scheduler split a profile run into ncu children per family x profile; "
-                        "--timeline profiles one call in this process: drop --workers/--scheduler")
     if dist is not None:
         from l2attr.distribute.profile import profile_on_workers
 

@@ -22,6 +22,22 @@ def _flag(dest: str) -> str:
             "validate_metrics": "--no-validate-metrics"}.get(dest, "--" + dest.replace("_", "-"))
 
 
+def check_nvtx_expression(expr: str) -> None:
+    """An --nvtx-include expression ncu's way: not empty, and a `regex:` part that compiles (an
+    invalid one would otherwise read "no kernel matches", as if the report held none)."""
+    import re
+
+    if not expr.strip():
+        raise UserError("--nvtx-include '': give a range expression (e.g. 'regex:l2attr@consumer:.*/')")
+    if expr.startswith("regex:"):
+        pattern = expr[len("regex:"):]
+        pattern = pattern[:-1] if pattern.endswith("/") else pattern
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise UserError(f"--nvtx-include {expr!r}: not a valid regular expression ({exc})") from None
+
+
 def check_profile_flags(args: argparse.Namespace, defaults: dict[str, Any]) -> None:
     """Refuse a flag that does nothing in the mode asked for (import, profile, timeline)."""
     changed = sorted(k for k, v in vars(args).items() if k in defaults and k not in NOT_FLAGS and v != defaults[k])
@@ -32,6 +48,8 @@ def check_profile_flags(args: argparse.Namespace, defaults: dict[str, Any]) -> N
         if extra:
             raise UserError(f"{', '.join(map(_flag, extra))} {'does' if len(extra) == 1 else 'do'} not apply to "
                             "--import (it reads the report as it is); drop them")
+        for expr in args.import_nvtx:
+            check_nvtx_expression(expr)
         return
     extra = [k for k in changed if k in IMPORT_ONLY]
     if extra:

@@ -26,9 +26,8 @@ from l2attr import atomic
 from l2attr.analysis import analyse, load_runs
 from l2attr.errors import UserError
 from l2attr.integrity.identity import combine
-from l2attr.outputs import check_output
+from l2attr.outputs import check_output, run_files
 from l2attr.rundir import MANIFEST
-from l2attr.schema import TABLES
 
 if TYPE_CHECKING:
     from l2attr.report.progress import Progress
@@ -98,11 +97,9 @@ def expand_run_dirs(paths: list[Path]) -> list[Path]:
 
 
 def run_inputs(run_dirs: list[Path]) -> list[Path]:
-    """The files `report` reads from the run dirs: never a place to write the report."""
-    from l2attr.ladder.sweep.tables import SWEEP_TABLES
-
-    names = (MANIFEST, *(t.filename for t in TABLES.values()), *(t.filename for t in SWEEP_TABLES))
-    return [Path(d) / name for d in run_dirs for name in names]
+    """Every file of the run dirs (tables plain or compressed, sidecars, raw reports, traces):
+    never a place to write the report, nor through a hard link to one (outputs.check_output)."""
+    return run_files(run_dirs)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -67,6 +67,21 @@ def summary(path: Path) -> str:
     return "\n".join(lines + [x for x in [graph_line(ans), *dram_lines(path)] if x])
 
 
+def check_flags(args: argparse.Namespace) -> None:
+    """What the step's own flags must be, by the rules every command shares: a known chip, metric
+    names that resolve, a folder of runs that can hold one (a typo must not cost the user's run)."""
+    from l2attr.catalog.chips import check_chip
+    from l2attr.outputs import check_out_folder
+    from l2attr.profile.metricsets import check_metrics_text
+
+    check_out_folder(args.out)
+    if not args.ncu and (args.chip is not None or args.ncu_metrics != "l2"):
+        raise UserError("--chip and --ncu-metrics only apply with --ncu")
+    if args.chip is not None:
+        args.chip = check_chip(args.chip)
+    check_metrics_text(args.ncu_metrics)
+
+
 def run(args: argparse.Namespace) -> int:
     if args.repeats < 2 or args.warmup < 0 or (args.edges is not None and args.edges < 0):
         raise UserError("--repeats must be >= 2, --warmup >= 0 and --edges >= 0")
@@ -78,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
     command = [c for c in args.cmd if c != "--"]
     if not command:
         raise UserError("name the script to run after --, e.g. l2attr step -- python my_step.py")
+    check_flags(args)               # before the user's command runs
     from l2attr.steps.env import ENV
 
     args.out.mkdir(parents=True, exist_ok=True)

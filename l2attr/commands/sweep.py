@@ -72,6 +72,12 @@ def options_from_args(args: argparse.Namespace) -> tuple[WorkloadConfig, spec.Sw
 
     if not args.axis:
         raise UserError(f"give the AXIS to sweep: one of {', '.join(axes.runnable())}")
+    from l2attr.commands.ladder_inputs import check_list_flags
+
+    check_list_flags(args)          # `--profiles ''` is refused as the ladder refuses it, never "all"
+    from l2attr.outputs import check_out_folder
+
+    check_out_folder(args.out)
     axis = spec.parse_axis(args.axis)
     cfg = config_from_args(args)
     values = {o.key: o.parse(text) for o in axes.options()
@@ -108,11 +114,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         cfg, opts = options_from_args(args)
     from l2attr.distribute.options import from_args as distribute_from_args
+    from l2attr.distribute.options import refuse_with
 
+    refuse_with(args, "--profile", bool(opts.profile), "--profile is not run on workers; measure with --workers, "
+                "then profile the finished sweep on one GPU: l2attr sweep --resume RUN_DIR --profile")
     dist = distribute_from_args(args)     # --workers / --scheduler: refused before any GPU is looked for
-    if dist is not None and opts.profile:
-        raise UserError("--profile is not run on workers; measure with --workers, then profile the finished "
-                        "sweep on one GPU: l2attr sweep --resume RUN_DIR --profile")
     if dist is not None:
         from l2attr.distribute.sweep import sweep_on_workers
         from l2attr.rundir import command_line

@@ -2,11 +2,12 @@
 
     import l2attr
     exp = l2attr.Experiment("my-pair", producer=pin, consumer=attention, reference=ref)
-    cells = exp.time()        # exp_cells.csv as a DataFrame, and exp.run_dir
-    exp.profile()             # this script re-entered as the Nsight Compute child
+    result = exp.time()       # .cells (exp_cells.csv), .verdict, .run_dir
+    exp.profile(run=result)   # this script re-entered as the Nsight Compute child
+
+`l2attr.Experiment` itself is l2attr/api.py (its time() returns a judged result).
 """
 
 from l2attr.experiment.annotate import annotate
-from l2attr.experiment.api import Experiment
 
-__all__ = ["Experiment", "annotate"]
+__all__ = ["annotate"]

@@ -38,10 +38,16 @@ def default_baseline(conditions: Sequence[CellCondition]) -> CellCondition:
                     "(no_producer, flush_after_producer or flush_before_call)")
 
 
-@dataclass
+def _settle(obj: object, **values: Any) -> None:
+    """Set fields of a frozen instance: the normalised declaration and its inputs' cache only."""
+    for key, value in values.items():
+        object.__setattr__(obj, key, value)
+
+
+@dataclass(frozen=True)
 class Declaration:
     """One producer -> consumer pair and the conditions to run it under (l2attr.Experiment adds
-    the verbs: experiment/api.py).
+    the verbs: l2attr/api.py). Frozen: a run's state (run dir, repeats) lives in its result.
 
     `reference` (optional) returns what the consumer must return, checked once before timing
     (`rtol`/`atol`); `calls` measured calls per repeat after `warmup`; `baseline` the condition
@@ -66,7 +72,6 @@ class Declaration:
     labels: dict[str, str] = field(default_factory=dict)   # e.g. {"producer": "pin", "consumer": "sdpa"}
     _state: Any = field(default=None, init=False, repr=False)
     _ready: bool = field(default=False, init=False, repr=False)
-    run_dir: Path | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         check_label(self.name, "experiment name")
@@ -91,9 +96,9 @@ class Declaration:
                             f"{', '.join(sorted(c.value for c in needs_producer & set(conds)))} need a producer")
         if CellCondition.NATURAL not in conds:
             raise UserError(f"experiment {self.name}: the conditions must include 'natural'")
-        self.conditions = conds
+        _settle(self, conditions=conds)   # normalised once, at declaration
         try:
-            self.baseline = CellCondition(self.baseline) if self.baseline else default_baseline(conds)
+            _settle(self, baseline=CellCondition(self.baseline) if self.baseline else default_baseline(conds))
         except ValueError:
             raise UserError(f"experiment {self.name}: unknown baseline {self.baseline!r}; valid: "
                             f"{', '.join(c.value for c in conds if c != CellCondition.NATURAL)} "
@@ -105,7 +110,7 @@ class Declaration:
             if not isinstance(n, int) or n < low:
                 raise UserError(f"experiment {self.name}: {what} must be a whole number >= {low}")
         try:
-            self.timer = TimerKind(self.timer).value
+            _settle(self, timer=TimerKind(self.timer).value)
         except ValueError:
             raise UserError(f"experiment {self.name}: unknown timer {self.timer!r}; "
                             f"valid: {', '.join(TimerKind.values())}") from None
@@ -114,8 +119,8 @@ class Declaration:
     def prepare(self) -> None:
         """Make the inputs once (setup); idempotent."""
         if not self._ready:
-            self._state = self.setup() if self.setup is not None else None
-            self._ready = True
+            _settle(self, _state=self.setup() if self.setup is not None else None)
+            _settle(self, _ready=True)   # the inputs' cache, not the declaration
 
     def _bind(self, fn: Step | None) -> Callable[[], Any] | None:
         if fn is None:

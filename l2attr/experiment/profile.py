@@ -130,7 +130,7 @@ def profile_command(command: Sequence[str], run: RunDir, metrics: str = "l2", en
 
 def profile_experiment(exp: "Experiment", metrics: str = "l2", command: Sequence[str] | None = None,
                        calls: int = 4, log: Callable[[str], None] = print, runner: Runner | None = None,
-                       chip: str | None = None) -> pd.DataFrame:
+                       chip: str | None = None, run_dir: Path | None = None) -> pd.DataFrame:
     """Parent: run the child under ncu and import; child: run the profiled calls and exit."""
     spec = child_spec()
     if spec is not None:
@@ -139,10 +139,9 @@ def profile_experiment(exp: "Experiment", metrics: str = "l2", command: Sequence
             raise SystemExit(0)
         return pd.DataFrame(columns=list(EXP_METRICS.columns))   # another experiment's child
     cmd = list(command) if command is not None else script_command()
-    if exp.run_dir is not None:
-        run = RunDir.open(exp.run_dir)
+    if run_dir is not None:
+        run = RunDir.open(run_dir)
     else:
         run = RunDir.create(Path(exp.out), exp.name, {"kind": RunKind.EXPERIMENT.value, "experiment": exp.declaration(),
                                                       "command": command_line()})
-        exp.run_dir = run.path
     return profile_command(cmd, run, metrics, child_env(exp.name, calls, 2), exp.name, chip, runner, log=log)

@@ -10,6 +10,7 @@ exp_samples.csv at once; exp_cells.csv is rewritten from the samples after every
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from pathlib import Path
@@ -108,15 +109,16 @@ def _open_run(exp: "Experiment", out: Path | str | None, resume: Path | str | No
 
 def time_experiment(exp: "Experiment", repeats: int | None = None, out: Path | str | None = None,
                     resume: Path | str | None = None, log: Callable[[str], None] = print,
-                    device: Any = None) -> pd.DataFrame:
-    """Measure every declared condition of `exp`; the exp_cells table (also on disk).
-    `device`: the verbs of experiment/device.py (a fake in the CPU tests)."""
+                    device: Any = None) -> Path | None:
+    """Measure every declared condition of `exp` (left unchanged: a `repeats` override times a
+    copy); the run dir it wrote (None in the profiling child). `device`: the verbs of experiment/device.py
+    (a fake in the CPU tests)."""
     if child_spec() is not None:       # re-entered as the Nsight Compute child: timing means nothing
-        return pd.DataFrame(columns=list(EXP_CELLS.columns))
+        return None
     from l2attr.experiment.device import Device
 
     if repeats is not None:
-        exp.repeats = int(repeats)
+        exp = dataclasses.replace(exp, repeats=int(repeats))
     t_start = time.perf_counter()
     dev = device if device is not None else Device(exp.timer)
     try:
@@ -127,7 +129,6 @@ def time_experiment(exp: "Experiment", repeats: int | None = None, out: Path | s
                     "reference_check": check, "timer": {"kind": exp.timer, "default_sm_clock_mhz":
                                                         getattr(dev.timer, "default_mhz", None)}}
         run = _open_run(exp, out, resume, manifest)
-        exp.run_dir = run.path
         cut = drop_cut_units(run, exp.calls)
         if cut:
             log(f"resume: dropped {cut} rows of units cut short; they are measured again")
@@ -154,6 +155,6 @@ def time_experiment(exp: "Experiment", repeats: int | None = None, out: Path | s
                             timings={"total_s": round(time.perf_counter() - t_start, 3)})
         log(f"experiment {exp.name}: {exp.repeats} device + {exp.repeats} host repeats x "
             f"{len(exp.conditions)} conditions x {exp.calls - 1} calls -> {run.path}")
-        return run.read(EXP_CELLS)
+        return run.path
     finally:
         dev.close()

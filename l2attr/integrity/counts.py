@@ -40,7 +40,7 @@ def check_declared_cells(cells: pd.DataFrame, manifest: dict[str, Any], path: Pa
     missing = [k for k in declared if k not in have]
     if missing:
         damage.found(f"{path / CELLS.filename}: {len(missing)} of the {len(declared)} cells {MANIFEST} declares "
-                      f"are missing, first {'/'.join(missing[0])} (run stopped early, or the file was cut; "
+                      f"are missing, first {'/'.join(map(str, missing[0]))} (run stopped early, or the file was cut; "
                       "`l2attr ladder --resume` completes a stopped run)")
 
 
@@ -58,7 +58,7 @@ def check_sample_counts(samples: pd.DataFrame, cells: pd.DataFrame, path: Path, 
             have = int(held.get(key, 0))
             if have < n:
                 damage.found(f"{path / SAMPLES.filename}: {have} {column} samples for "
-                                f"{'/'.join(key)}, but {CELLS.filename} counted {int(n)} "
+                                f"{'/'.join(map(str, key))}, but {CELLS.filename} counted {int(n)} "
                                 "(samples.csv lost rows: truncated?)")
 
 

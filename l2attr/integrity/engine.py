@@ -27,7 +27,7 @@ def check_cells_complete(cells: pd.DataFrame, recomputed: pd.DataFrame, path: Pa
     missing = [k for k in map(tuple, recomputed[CELL_ID].astype(str).to_numpy().tolist()) if k not in have]
     if missing:
         damage.found(f"{path / EXP_CELLS.filename}: {len(missing)} cells that {EXP_SAMPLES.filename} gives are "
-                     f"missing, first {'/'.join(missing[0])} (the file was cut, or rows were deleted)")
+                     f"missing, first {'/'.join(map(str, missing[0]))} (the file was cut, or rows were deleted)")
 
 
 def check_step_dram(dram: pd.DataFrame, path: Path, damage: Damage = STRICT) -> pd.DataFrame:
@@ -55,5 +55,5 @@ def check_step_dram(dram: pd.DataFrame, path: Path, damage: Damage = STRICT) -> 
     if len(short):
         (control, (op, k)) = short.index[0]
         damage.found(f"{source}: op {op} kernel {k} under cache control {control} has {int(short.iloc[0])} of the "
-                     f"{len(keys)} keys ({', '.join(sorted(keys))}) (cut, or rows deleted)")
+                     f"{len(keys)} keys ({', '.join(sorted(map(str, keys)))}) (cut, or rows deleted)")
     return dram

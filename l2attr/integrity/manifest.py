@@ -16,6 +16,7 @@ from typing import Any
 
 from l2attr.ladder.config import WorkloadConfig
 from l2attr.errors import Damage, UserError
+from l2attr.integrity.manifest_fields import check_fields
 from l2attr.vocab import RunKind, Verdict
 
 BANDWIDTHS = ("hbm_copy_GBps", "hbm_read_GBps", "l2_read_GBps")
@@ -73,11 +74,17 @@ REQUIRED_WHY.update({"software.l2attr": REQUIRED_WHY["versions.l2attr"],
                      RunKind.STEP.value: "the step's settings (name, repeats, mode)"})
 
 
+# what the engine's readers take from the declaration (the verdict's comparand, the step's name)
+REQUIRED_DECLARATION = {RunKind.EXPERIMENT.value: ("experiment.name", "experiment.conditions", "experiment.baseline"),
+                        RunKind.STEP.value: ("step.name", "step.repeats", "step.warmup")}
+REQUIRED_WHY.update({f: "the declaration the report reads" for fs in REQUIRED_DECLARATION.values() for f in fs})
+
+
 def required_fields(manifest: dict[str, Any]) -> tuple[str, ...]:
     """The dotted fields a run of this manifest's kind and schema version always records."""
     kind = manifest.get("kind")
     if kind in ENGINE_KINDS:
-        return REQUIRED_ENGINE + (str(kind),)
+        return REQUIRED_ENGINE + (str(kind),) + REQUIRED_DECLARATION.get(str(kind), ())
     if kind == RunKind.TIMELINE and manifest.get("method") == "nsys":
         return REQUIRED_BASE
     out = REQUIRED_BASE + REQUIRED_BY_KIND.get(str(kind), ())
@@ -103,10 +110,13 @@ def check_manifest(manifest: dict[str, Any], path: Path, damage: Damage) -> None
         said.add(field.split(".")[0])
         damage.found(f"{source}: {field} must be {rule} (found {value!r})")
 
+    check_fields(manifest, bad, required_fields(manifest))
     config = manifest.get("config")
     if isinstance(config, dict):
         known = {f.name for f in fields(WorkloadConfig)}
-        for name in ("tables", "rows", "dim", "batch_size", "pooling"):
+        shape = ("tables", "rows", "dim", "batch_size", "pooling")
+        # every field of the workload from schema 2 on (each writer records cfg.to_dict())
+        for name in shape if manifest.get("schema_version") == 1 else sorted(known):
             if name not in config:
                 bad(f"config.{name}", "present (the workload's shape)", None)
         try:

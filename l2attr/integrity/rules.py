@@ -49,7 +49,7 @@ def unique_keys(df: pd.DataFrame, key: Iterable[str], source: str, damage: Damag
     variants = pair.groupby("k")["r"].transform("nunique")
     conflicting = pair["k"].duplicated(keep=False) & (variants > 1)
     repeated = pair.duplicated(keep="first") & (variants == 1)
-    label = lambda row: "/".join(ident.iloc[row])  # noqa: E731
+    label = lambda row: "/".join(map(str, ident.iloc[row]))  # noqa: E731
     bad = flag(damage, source, conflicting, f"two different rows for one key ({', '.join(key)})", label)
     return bad | flag(damage, source, repeated, f"a repeated row (key {', '.join(key)})", label)
 
@@ -108,3 +108,62 @@ def at_least(df: pd.DataFrame, column: str, limit: float, source: str, damage: D
         return pd.Series(False, index=df.index)
     v = pd.to_numeric(df[column], errors="coerce")
     return flag(damage, source, v < limit, f"column {column} must be >= {limit:g}", lambda row: f"{v.iloc[row]:g}")
+
+
+def together(df: pd.DataFrame, columns: tuple[str, ...], source: str, damage: Damage) -> pd.Series:
+    """Columns a writer fills or leaves empty as one (a CI's two ends; a kernel's family, rung and
+    pin): one of them empty alone was erased, and the row would be read as another kind of row."""
+    present = [c for c in columns if c in df.columns]
+    if len(present) < 2:
+        return pd.Series(False, index=df.index)
+    empty = pd.DataFrame({c: df[c].isna() | (df[c].astype(str).str.strip().isin(("", "None", "nan")))
+                          for c in present})
+    mixed = empty.any(axis=1) & ~empty.all(axis=1)
+    return flag(damage, source, mixed, f"columns {', '.join(present)} are empty only together",
+                lambda row: ", ".join(f"{c}={df[c].iloc[row]!r}" for c in present))
+
+
+def numbers(df: pd.DataFrame, columns: Iterable[str], source: str, damage: Damage) -> pd.Series:
+    """Columns kept as the writer wrote them (an index other tables match as written) that must
+    still read as numbers where filled."""
+    bad = pd.Series(False, index=df.index)
+    for c in columns:
+        if c not in df.columns:
+            continue
+        filled = df[c].notna() & (df[c].astype(str) != "")      # whitespace is no number either
+        v = pd.to_numeric(df[c], errors="coerce")
+        bad |= flag(damage, source, filled & (v.isna() | ~np.isfinite(v.fillna(0)) | (v < 0)),
+                    f"column {c} must be a number >= 0", lambda row: repr(df[c].iloc[row]))
+    return bad
+
+
+def filled(df: pd.DataFrame, columns: Iterable[str], source: str, damage: Damage) -> pd.Series:
+    """A word every row names (a metric's name): an empty one cannot be matched to anything."""
+    bad = pd.Series(False, index=df.index)
+    for c in columns:
+        if c in df.columns:
+            empty = df[c].isna() | df[c].astype(str).str.strip().isin(("", "None", "nan"))
+            bad |= flag(damage, source, empty, f"column {c} must not be empty")
+    return bad
+
+
+def one_pattern(df: pd.DataFrame, group: Iterable[str], columns: Iterable[str], source: str,
+                damage: Damage, why: str) -> pd.Series:
+    """Rows of one group fill the same of `columns` (a repeat is timed by one timer, so its
+    samples leave the other timer's columns empty): a row that fills others was edited."""
+    group = [c for c in group if c in df.columns]
+    columns = [c for c in columns if c in df.columns]
+    none = pd.Series(False, index=df.index)
+    if not group or not columns or df.empty:
+        return none
+    filled = df[columns].notna().to_numpy()
+    pattern = pd.Series((filled * (1 << np.arange(len(columns)))).sum(axis=1), index=df.index)
+    gid = df.groupby([df[c].astype(str) for c in group], sort=False).ngroup()
+    pairs = pd.DataFrame({"g": gid.to_numpy(), "p": pattern.to_numpy()})
+    counts = pairs.value_counts().reset_index(name="n").sort_values(["g", "n"], ascending=[True, False])
+    mode = counts.drop_duplicates("g").set_index("g")["p"]
+    usual = pd.Series(gid.map(mode).to_numpy(), index=df.index)
+    odd = pattern != usual
+    return flag(damage, source, odd, f"{why}: this row fills other columns of "
+                f"{', '.join(columns)} than the rest of its {', '.join(group)}",
+                lambda row: ", ".join(f"{c}={df[c].iloc[row]!r}" for c in columns))

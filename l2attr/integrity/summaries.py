@@ -54,6 +54,14 @@ def check_cells_against_samples(samples: pd.DataFrame, cells: pd.DataFrame, path
             continue
         index = pd.MultiIndex.from_frame(mine[keys].astype(str))
         want = held.reindex(index)
+        absent = want["n"].isna().to_numpy()
+        if absent.any():                     # a cell no sample row has: its key was changed or the cell made up
+            at = int(absent.argmax())
+            row = int(cells.index.get_loc(mine.index[at]))
+            damage.found(f"{source}:{row + 2}: the cell {'/'.join(mine[keys].astype(str).iloc[at])} ({quantity}, "
+                         f"{timer}) has no samples in {SAMPLES.filename} (a key edited or the cell made up)"
+                         + (f" (and {int(absent.sum()) - 1} more rows)" if absent.sum() > 1 else ""))
+            bad.loc[mine.index[absent]] = True
         same_n = want["n"].to_numpy() == mine["n_samples"].to_numpy()
         for column in ("median_us", "p10_us", "p90_us"):
             have, expect = mine[column].to_numpy(dtype=float), want[column].to_numpy(dtype=float)
@@ -138,6 +146,19 @@ def check_timeline(timeline: pd.DataFrame | None, phases: pd.DataFrame | None, m
     cut = set(phases["range"].astype(str))
     for r in sorted(have - cut):
         damage.found(f"{path / PHASES.filename}: no phases for range {r} of {TIMELINE.filename} (truncated?)")
+    for r in sorted(cut - have):
+        damage.found(f"{path / PHASES.filename}: phases for range {r}, which {TIMELINE.filename} has no samples of "
+                     "(a phase outside its timeline)")
+    span = timeline.groupby(timeline["range"].astype(str))["t_us"].agg(["min", "max"])
+    lo = phases["range"].astype(str).map(span["min"])
+    hi = phases["range"].astype(str).map(span["max"])
+    tol = 1e-6 * np.maximum(hi.abs().fillna(0), 1.0)
+    outside = lo.notna() & ((phases["start_us"] < lo - tol) | (phases["end_us"] > hi + tol))
+    if outside.any():
+        row = int(np.asarray(outside).argmax())
+        damage.found(f"{path / PHASES.filename}:{row + 2}: phase {phases['phase'].iloc[row]} "
+                     f"[{phases['start_us'].iloc[row]:g}, {phases['end_us'].iloc[row]:g}] us lies outside its "
+                     f"timeline's samples [{lo.iloc[row]:g}, {hi.iloc[row]:g}] us")
     length = phases["end_us"] - phases["start_us"]
     off = ~np.isclose(phases["duration_us"], length, rtol=REL, atol=1e-6)
     if off.any():

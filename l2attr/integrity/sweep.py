@@ -15,10 +15,11 @@ from typing import Any
 import pandas as pd
 
 from l2attr.ladder.config import WorkloadConfig
+from l2attr.integrity import rules
 from l2attr.errors import Damage, UserError
 from l2attr.ladder.sweep.spec import SweepOptions, points
 from l2attr.ladder.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES, SWEEP_UNITS
-from l2attr.vocab import SweepMode, SweepQuantity, Timer
+from l2attr.vocab import SweepAxis, SweepMode, SweepQuantity, Timer
 
 ARM_KEY = ("family", "profile", "point", "arm")
 
@@ -61,7 +62,7 @@ def check_points(points_df: pd.DataFrame, manifest: dict[str, Any], path: Path, 
     stray = ~ident.isin(declared)
     if stray.any():
         row = int(stray.to_numpy().argmax())
-        damage.found(f"{source}:{row + 2}: {'/'.join(ident.iloc[row])} is not a point arm manifest.json "
+        damage.found(f"{source}:{row + 2}: {'/'.join(map(str, ident.iloc[row]))} is not a point arm manifest.json "
                      "declares (family, profile, point and arm must be the sweep's)")
         points_df = points_df[~stray].reset_index(drop=True)
     consumer = points_df[(points_df["quantity"] == SweepQuantity.CONSUMER) & (points_df["timer"] == Timer.KERNEL)]
@@ -69,7 +70,7 @@ def check_points(points_df: pd.DataFrame, manifest: dict[str, Any], path: Path, 
     missing = [a for a in arms if a not in have]
     if missing:
         damage.found(f"{source}: {len(missing)} of the {len(arms)} point arms manifest.json declares have "
-                     f"no consumer median, first {'/'.join(missing[0])} (the file was cut, or the sweep "
+                     f"no consumer median, first {'/'.join(map(str, missing[0]))} (the file was cut, or the sweep "
                      "stopped early: `l2attr sweep --resume` completes it)")
     return points_df
 
@@ -88,7 +89,7 @@ def check_units(units: pd.DataFrame | None, manifest: dict[str, Any], path: Path
     missing = [u for u in declared if u not in have]
     if missing:
         damage.found(f"{source}: {len(missing)} of the {len(declared)} units manifest.json declares are "
-                     f"missing, first {'/'.join(missing[0])} (cut, or the sweep stopped early)")
+                     f"missing, first {'/'.join(map(str, missing[0]))} (cut, or the sweep stopped early)")
 
 
 def _numbers(df: pd.DataFrame, columns: tuple[str, ...], source: str, damage: Damage) -> pd.DataFrame:
@@ -109,13 +110,12 @@ def check_sweep_tables(run: Any, manifest: dict[str, Any], points_df: pd.DataFra
                        damage: Damage) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """The sweep's points after their row contract and the manifest's declaration, and its DRAM
     table (or None) after its own; sweep_units.csv is checked on the way. `run`: its RunDir."""
-    from l2attr.integrity.manifest import check_manifest
     from l2attr.integrity.sweep_declared import check_dram_rows, check_quantities
     from l2attr.integrity.tables import check_table
     from l2attr.ladder.sweep.dram import SWEEP_DRAM
 
-    check_manifest(manifest, path, damage)
     points_df = check_table(points_df, SWEEP_POINTS.name, f"{path}/{SWEEP_POINTS.filename}", damage)
+    points_df = check_point_ranges(points_df, manifest, path, damage)
     points_df = check_points(points_df, manifest, path, damage)
     check_quantities(points_df, manifest, path, damage)
     units = None
@@ -156,3 +156,24 @@ def _check_samples(run: Any, units: pd.DataFrame | None, points_df: pd.DataFrame
         samples[c] = samples[c].astype(int)
     check_samples_against_units(samples, units, path, damage)
     return check_points_against_samples(points_df, samples, path, damage)
+
+
+def check_point_ranges(points: pd.DataFrame, manifest: dict[str, Any], path: Path, damage: Damage) -> pd.DataFrame:
+    """Values a point can take: a hit ratio is a share (0..1); a hotset point's hot set is one of
+    the sizes the manifest declares (a size edited to another, e.g. more hot rows than the table
+    has, names a point that was never measured)."""
+    source = f"{path}/{SWEEP_POINTS.filename}"
+    bad = pd.Series(False, index=points.index)
+    if "hit_ratio" in points.columns:
+        ratio = pd.to_numeric(points["hit_ratio"], errors="coerce")
+        bad |= rules.flag(damage, source, (ratio < 0) | (ratio > 1), "column hit_ratio must lie in [0, 1]",
+                          lambda row: f"{ratio.iloc[row]:g}")
+    declared = (manifest.get("sweep") or {}).get("hot_rows")
+    default = (manifest.get("config") or {}).get("hot_rows")
+    on_axis = points["axis"].astype(str) == SweepAxis.HOTSET.value if "axis" in points.columns else None
+    if "hot_rows" in points.columns and isinstance(declared, list) and on_axis is not None and on_axis.any():
+        allowed = {float(v) for v in [*declared, default] if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        hot = pd.to_numeric(points["hot_rows"], errors="coerce")
+        bad |= rules.flag(damage, source, on_axis & ~hot.isin(allowed), "column hot_rows must be a hot-set size the "
+                          "manifest declares (sweep.hot_rows, or config.hot_rows)", lambda row: f"{hot.iloc[row]:g}")
+    return points[~bad].reset_index(drop=True) if bad.any() else points

@@ -68,7 +68,7 @@ def check_quantities(points_df: pd.DataFrame, manifest: dict[str, Any], path: Pa
                for q in arm_quantities(p, a, opts.host_repeat) if (f, pr, p.point, a.value, *q) not in have]
     if missing:
         damage.found(f"{path}/{SWEEP_POINTS.filename}: {len(missing)} summaries of point arms it holds are missing, "
-                     f"first {'/'.join(missing[0])} (the file was cut, or rows were deleted)")
+                     f"first {'/'.join(map(str, missing[0]))} (the file was cut, or rows were deleted)")
 
 
 def dram_keys(manifest: dict[str, Any]) -> list[tuple[str, ...]] | None:
@@ -102,5 +102,5 @@ def check_dram_rows(dram: pd.DataFrame, manifest: dict[str, Any], path: Path, da
     missing = [k for k in declared if k not in have]
     if missing:
         damage.found(f"{path}/{SWEEP_DRAM.filename}: {len(missing)} of the {len(declared)} kernels the DRAM profile "
-                     f"of this sweep measures are missing, first {'/'.join(missing[0])} (the file was cut, or "
+                     f"of this sweep measures are missing, first {'/'.join(map(str, missing[0]))} (the file was cut, or "
                      "rows were deleted)")

@@ -102,7 +102,7 @@ def check_points_against_samples(points: pd.DataFrame, samples: pd.DataFrame, pa
     missing = [k for k in want.index if k[:len(POINT_KEYS)] in arms and k not in held]
     if missing:
         damage.found(f"{source}: {len(missing)} rows that the samples of its arms give are missing, first "
-                     f"{'/'.join(missing[0])} (the file was cut or rows were deleted)")
+                     f"{'/'.join(map(str, missing[0]))} (the file was cut or rows were deleted)")
     return points[~bad].reset_index(drop=True) if bad.any() else points
 
 
@@ -126,6 +126,6 @@ def check_samples_against_units(samples: pd.DataFrame, units: pd.DataFrame | Non
         key = tuple(str(getattr(unit, k)) for k in UNIT_KEYS)
         have, rows = int(held.get(key, 0)), int(unit.rows)
         if have < rows:
-            damage.found(f"{source}: {have} rows of unit {'/'.join(key)}, but {SWEEP_UNITS.filename}:{row + 2} "
+            damage.found(f"{source}: {have} rows of unit {'/'.join(map(str, key))}, but {SWEEP_UNITS.filename}:{row + 2} "
                          f"records {rows} (the file was cut or rows were deleted)")
             return

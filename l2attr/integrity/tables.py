@@ -18,16 +18,17 @@ import pandas as pd
 from l2attr.errors import Damage
 from l2attr.integrity import rules
 from l2attr.ladder.declare import APW, RUNG_BY_NAME
-from l2attr.schema import CELLS, METRICS, PHASES, SAMPLES, TIMELINE, Table
+from l2attr.schema import CELLS, EXP_CELLS, EXP_METRICS, EXP_SAMPLES, METRICS, PHASES, SAMPLES, TIMELINE, Table
 from l2attr.ladder.sweep.axes import REGISTERED as SWEEP_AXES
 from l2attr.ladder.sweep.dram import SWEEP_DRAM
 from l2attr.ladder.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES, SWEEP_UNITS
-from l2attr.vocab import (Arm, Condition, Family, L2State, Order, Phase, Pin, Quantity, Role, SweepMode,
-                          SweepQuantity, SweepRole, Timer)
+from l2attr.vocab import (Arm, CellCondition, Condition, Discard, Family, L2State, Order, Phase, Pin, Quantity,
+                          RepeatMode, Role, SweepMode, SweepQuantity, SweepRole, Timer)
 
 # No kernel call l2attr times lasts 10 s: a larger "time" is a damaged number (1e300 is finite).
 MAX_TIME_US = 1e7
 MAX_TIME_WHY = "10 s per call: not a kernel time"
+MAX_COUNT = 1e18           # bytes, sectors, requests, cycles or ns of one kernel: beyond any GPU's
 RUNGS = (*RUNG_BY_NAME, APW.name)
 PHASE_NAMES = Phase.values()
 TIMES = ("median_us", "p10_us", "p90_us", "ci95_lo_us", "ci95_hi_us")
@@ -44,19 +45,23 @@ class Contract:
     may_be_empty: tuple[str, ...] = ()                # known-word columns a writer may leave empty
     times: tuple[str, ...] = ()                       # at most MAX_TIME_US
     at_least: dict[str, float] = field(default_factory=dict)
+    together: tuple[tuple[str, ...], ...] = ()        # empty only all at once
+    numbers: tuple[str, ...] = ()                     # left as written, but numbers >= 0
+    filled: tuple[str, ...] = ()                      # words no row leaves empty (a key's name)
 
 
 SPREAD = (("p10_us", "median_us", "p90_us"), ("ci95_lo_us", "ci95_hi_us"))
 
 CONTRACTS: dict[str, Contract] = {c.table.name: c for c in (
-    Contract(SAMPLES, whole=("repeat", "batch", "table"),
+    Contract(SAMPLES, whole=("repeat", "batch", "table"), filled=("profile",),
              known={"family": Family.values(), "rung": RUNGS, "pin": Pin.values(), "l2_state": L2State.values()},
              times=("pin_time_us", "consumer_time_us", "consumer_artifact_time_us", "call_wall_time_us")),
-    Contract(CELLS, whole=("n_samples", "bytes_per_call"), ordered=SPREAD,
+    Contract(CELLS, whole=("n_samples", "bytes_per_call"), ordered=SPREAD, filled=("profile",),
              known={"family": Family.values(), "rung": RUNGS, "pin": Pin.values(), "l2_state": L2State.values(),
                     "quantity": Quantity.values(), "timer": Timer.values()},
              times=TIMES),
-    Contract(METRICS, whole=("table", "batch"),
+    Contract(METRICS, whole=("table", "batch", "launch"), together=(("family", "rung"),), numbers=("launch",),
+             filled=("metric",),
              known={"condition": Condition.values(), "role": Role.values(), "family": Family.values(),
                     "rung": RUNGS, "pin": (*Pin.values(), "")},
              may_be_empty=("family", "rung", "pin")),
@@ -64,6 +69,7 @@ CONTRACTS: dict[str, Contract] = {c.table.name: c for c in (
     Contract(PHASES, whole=("samples",), ordered=(("start_us", "end_us"),), known={"phase": PHASE_NAMES},
              at_least={"start_us": 0.0}),
     Contract(SWEEP_POINTS, whole=("n_samples", "k", "hot_rows", "occupy_bytes", "pollute_bytes"), ordered=SPREAD,
+             together=(("ci95_lo_us", "ci95_hi_us"),), filled=("profile", "point"),
              known={"axis": SWEEP_AXES, "family": Family.values(), "pin": Pin.values(),
                     "order": Order.values(), "arm": Arm.values(), "quantity": SweepQuantity.values(),
                     "timer": Timer.values()},
@@ -80,6 +86,17 @@ CONTRACTS: dict[str, Contract] = {c.table.name: c for c in (
     Contract(SWEEP_DRAM, whole=("table", "group", "position", "dram_read_bytes"),
              known={"family": Family.values(), "arm": Arm.values(), "role": SweepRole.values()},
              at_least={"dram_read_bytes": 0.0, "duration_ns": 0.0, "table": 0.0, "group": 0.0, "position": 1.0}),
+    Contract(EXP_SAMPLES, whole=("repeat", "call"),
+             known={"condition": CellCondition.values(), "mode": (RepeatMode.DEVICE.value, RepeatMode.HOST.value),
+                    "discard": Discard.values()}, may_be_empty=("discard",),
+             times=("producer_time_us", "consumer_time_us", "producer_wall_us", "consumer_wall_us",
+                    "call_wall_us", "producer_enqueue_us", "consumer_enqueue_us")),
+    Contract(EXP_CELLS, whole=("n_samples", "n_discarded"), ordered=SPREAD,
+             known={"condition": CellCondition.values(), "quantity": Quantity.values(), "timer": Timer.values()},
+             times=TIMES),
+    Contract(EXP_METRICS, whole=("call", "launch"), filled=("metric", "experiment"),
+             known={"condition": (*CellCondition.values(), ""), "role": (Role.PRODUCER.value, Role.CONSUMER.value)},
+             may_be_empty=("condition",)),
 )}
 
 
@@ -98,8 +115,14 @@ def check_table(df: pd.DataFrame, name: str, source: str, damage: Damage) -> pd.
         bad |= rules.at_most(df, column, MAX_TIME_US, MAX_TIME_WHY, source, damage)
     for column, limit in contract.at_least.items():
         bad |= rules.at_least(df, column, limit, source, damage)
-    if name == METRICS.name:
+    bad |= rules.numbers(df, contract.numbers, source, damage)
+    bad |= rules.filled(df, contract.filled, source, damage)
+    for columns in contract.together:
+        bad |= rules.together(df, columns, source, damage)
+    if name in (METRICS.name, EXP_METRICS.name):
         bad |= metric_ranges(df, source, damage)
+    if name == METRICS.name:
+        bad |= range_identity(df, source, damage)
     return df[~bad].reset_index(drop=True) if bad.any() else df
 
 
@@ -112,5 +135,39 @@ def metric_ranges(df: pd.DataFrame, source: str, damage: Damage) -> pd.Series:
                     | df["metric"].astype(str).str.endswith(".sum"))
     shown = lambda row: f"{df['metric'].iloc[row]} = {value.iloc[row]:g}"  # noqa: E731
     bad = rules.flag(damage, source, count & (value < 0), "a count must not be negative", shown)
+    bad |= rules.flag(damage, source, count & (value > MAX_COUNT), f"a count above {MAX_COUNT:g} (no kernel moves "
+                      "or counts that much)", shown)
     return bad | rules.flag(damage, source, pct & ((value < 0) | (value > 100.0 + 1e-9)),
                             "a percentage must lie in [0, 100]", shown)
+
+
+IDENTITY = ("role", "family", "rung", "pin", "profile", "l2_state", "cell", "table", "batch")
+
+
+def range_identity(df: pd.DataFrame, source: str, damage: Damage) -> pd.Series:
+    """A kernel's identity columns are what its NVTX range name says (the importer split them from
+    it, names.parse_range_name): a family, pin or profile edited apart from its range names a cell
+    the kernel never ran in."""
+    from l2attr.names import parse_range_name
+
+    none = pd.Series(False, index=df.index)
+    if "nvtx_range" not in df.columns or df.empty:
+        return none
+    parsed = {r: parse_range_name(r) for r in df["nvtx_range"].dropna().astype(str).unique()}
+    columns = [c for c in IDENTITY if c in df.columns]
+
+    def said(value: object) -> str:
+        if value is None or (isinstance(value, float) and value != value):
+            return ""
+        return f"{float(value):g}" if isinstance(value, (int, float)) else str(value)
+
+    wrong = []
+    for i, (rng, *values) in enumerate(df[["nvtx_range", *columns]].itertuples(index=False, name=None)):
+        ident = parsed.get(str(rng)) if isinstance(rng, str) else None
+        if not ident or not ident["family"]:
+            wrong.append(False)
+            continue
+        wrong.append(any(said(v) != said(ident[c]) for c, v in zip(columns, values)))
+    mask = pd.Series(wrong, index=df.index)
+    return rules.flag(damage, source, mask, "the kernel's identity columns (" + ", ".join(columns)
+                      + ") must be what its nvtx_range names", lambda row: df["nvtx_range"].iloc[row])

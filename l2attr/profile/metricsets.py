@@ -43,6 +43,23 @@ def resolve_metrics(text: str, chip: str, folder: Path | None = None) -> MetricS
     return result
 
 
+def check_metrics_text(text: str, folder: Path | None = None) -> None:
+    """`--metrics` names known sets or well-formed ncu names for some chip l2attr knows: checked
+    before the chip is detected, the user's command runs or the GPU is touched (a typo must not
+    cost a run, nor be reported as a missing GPU)."""
+    from l2attr.catalog.chips import KNOWN_CHIPS
+
+    first: UserError | None = None
+    for chip in KNOWN_CHIPS:
+        try:
+            resolve_metrics(text, chip, folder)
+            return
+        except UserError as exc:
+            first = first or exc
+    assert first is not None
+    raise first
+
+
 # -- checking names against ncu ------------------------------------------------------------------
 
 def parse_query_metrics(text: str) -> set[str]:

@@ -39,12 +39,20 @@ def edge_rows(ans: Any, n: int = 5) -> list[list[str]]:
             for r in e.head(n).to_dict("records")]
 
 
+def edges_how(m: dict[str, Any]) -> str:
+    """How a run's edges were measured and at which level (kernel nodes or ops), and why not kernel-level."""
+    why = m.get("kernel_edges_error")
+    parts = [m.get("edges_method", ""), m.get("edges_level", ""),
+             f"kernel-level edges not read: {why}" if why else ""]
+    return "; ".join(str(p) for p in parts if p)
+
+
 def measured_edge_lines(ans: Any, n: int = 5) -> list[str]:
     """The CLI's lines: the measured edges, one sentence each (analysis/step_edges.describe)."""
     e = getattr(ans, "measured_edges", None)
     if e is None or not len(e):
         return []
-    return ["edges measured by selective eviction (consumer op time; control: rewarmed vs natural):",
+    return [f"edges measured by selective eviction ({edges_how(ans.manifest)}):",
             *[describe_edge(r) for r in e.head(n).to_dict("records")]]
 
 
@@ -54,7 +62,7 @@ def _edge_block(ans: Any) -> list[str]:
         return ["", f"Edges measured apart: not measured ({ans.manifest['edges_error']})."]
     if not rows:
         return []
-    method = ans.manifest.get("edges_method", "")
+    method = edges_how(ans.manifest)
     return ["", f"Edges measured apart ({method}; saving = edge_cold - natural, judged only where the control "
                 "holds):", "", md_table(EDGE_HEADERS, rows, [False, True, True, True, True, True, True, False, False])]
 
@@ -111,11 +119,16 @@ def surgery_lines(ans: Any, every_up_to: int = 12, top: int = 8) -> list[str]:
              f"≤ {wb:.1f} µs ({100 * wb / float(k['natural_us'].sum()):.1f} % of natural kernel time).", "",
              f"{'Every kernel' if len(shown) == len(k) else f'The {len(shown)} kernels of largest |saving|'} "
              "(saving = cold - natural; a judgement word only where both cold readings agree):", ""]
-    rows = [[str(int(r["node"])) if "node" in r else "", describe_kernel(r), f"{r['natural_us']:.2f}", f"{r['cold_us']:.2f}",
-             f"{r['dirty_us']:.2f}", f"{r['saving_us']:+.2f} / {r['saving_dirty_us']:+.2f}",
-             f"{r['write_back_bound_us']:.2f} ({100 * r['write_back_bound_us'] / r['natural_us']:.0f} %)",
-             _words(r["judgement"])] for r in shown.to_dict("records")]
-    return lines + [md_table(SURGERY_HEADERS, rows, [True, False, True, True, True, True, True, False])]
+    return lines + [md_table(SURGERY_HEADERS, [surgery_row(r) for r in shown.to_dict("records")],
+                             [True, False, True, True, True, True, True, False])]
+
+
+def surgery_row(r: dict[str, Any]) -> list[str]:
+    """One kernel of a graph-surgery run under SURGERY_HEADERS (the Markdown table and the HTML page)."""
+    return [str(int(r["node"])) if "node" in r else "", describe_kernel(r), f"{r['natural_us']:.2f}", f"{r['cold_us']:.2f}",
+            f"{r['dirty_us']:.2f}", f"{r['saving_us']:+.2f} / {r['saving_dirty_us']:+.2f}",
+            f"{r['write_back_bound_us']:.2f} ({100 * r['write_back_bound_us'] / r['natural_us']:.0f} %)",
+            _words(r["judgement"])]
 
 
 def dram_lines(path: Path) -> list[str]:
@@ -207,7 +220,7 @@ def page_markdown(title: str, runs: list[tuple[Path, Any]]) -> str:
     if measured:
         lines += ["## Edges measured by selective eviction", ""]
         for _, a in measured:
-            lines += [f"**{step_name(a)}** ({a.manifest.get('edges_method', '')})", "",
+            lines += [f"**{step_name(a)}** ({edges_how(a.manifest)})", "",
                       md_table(EDGE_HEADERS, edge_rows(a), [False, True, True, True, True, True, True, False, False]), ""]
     graphs = [(p, a) for p, a in runs if graph_line(a)]
     if graphs:

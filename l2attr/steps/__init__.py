@@ -25,14 +25,14 @@ def step(fn: Callable[..., Any], *args: Any, name: str = RunKind.STEP.value, rep
     """Measure one step of `fn` (or a torch.cuda.CUDAGraph captured with keep_graph=True): captured
     into a CUDA graph, every kernel natural against cold on its own (clean and write-back-paying
     cold arms); `eager`: the per-op method; the top `edges` edges by selective eviction. Its
-    StepAnswer, with .run_dir."""
+    StepAnswer: .cells, .verdict, .run_dir, repr = headline."""
     from l2attr.analysis.step_load import analyse_step
     from l2attr.steps.run import run_step
 
     path = run_step(fn, *args, name=name, repeats=repeats, warmup=warmup, out=out, log=log, edges=edges,
                     graph=graph, facts=facts, eager=eager, **kwargs)
     ans = analyse_step(path)
-    ans.run_dir = path
+    ans.run_dir, ans.name = path, name
     return ans
 
 

@@ -140,7 +140,8 @@ class Warmer:
         self.kernel = get_kernel(KernelSpec("warm_l2.cu", "warm_l2", ()))
         self.sink = dev.torch.zeros(1, dtype=dev.torch.int32, device="cuda")
 
-    def __call__(self, ranges: list[tuple[int, int]]) -> int:
+    def launch(self, ranges: list[tuple[int, int]]) -> int:
+        """The reads, queued on torch's current stream (no sync: a graph capture may hold them)."""
         from l2attr.measure.timer import torch_stream
 
         np = self.dev.np
@@ -152,6 +153,10 @@ class Warmer:
             self.kernel((blocks,), (256,), (np.uint64(first), np.int64(count), np.uint64(self.sink.data_ptr())),
                         stream=stream)
             total += n
+        return total
+
+    def __call__(self, ranges: list[tuple[int, int]]) -> int:
+        total = self.launch(ranges)
         self.dev.sync()
         return total
 

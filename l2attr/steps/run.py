@@ -126,7 +126,7 @@ def run_step(fn: Callable[..., Any], *args: Any, name: str = RunKind.STEP.value,
 
         t0 = time.perf_counter()
         try:
-            got = measure(dev, fn, args, kwargs, repeats, warmup, log)
+            got = measure(dev, fn, args, kwargs, repeats, warmup, log, edges)
         except UncapturableStep as exc:
             fallback = str(exc)
             log(f"step {name}: cannot be captured into a CUDA graph ({fallback}): per-op eager method")
@@ -163,9 +163,22 @@ def _write_surgery(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, 
     run.write(STEP_TIMES, got["times"])
     run.write(STEP_KERNELS, k[[*STEP_KERNELS.columns, "node"]])
     t_main = time.perf_counter() - t0
-    edge_note = _edges_into(run, dev, fn, args, kwargs, k, got["ops"], edges, repeats, name, log,
-                            op_level=True) if edges and got["ops"] else (
-        {"edges_error": "no eager op was recorded: the step has no op-level edges"} if edges else {})
+    if edges and got.get("edges") is not None:
+        from l2attr.steps import graph_edges
+        from l2attr.schema import KERNEL_EDGES
+
+        run.write(STEP_EDGES, got["edges"])
+        edge_note = {"edges_method": graph_edges.METHOD, "edges_level": graph_edges.LEVEL, KERNEL_EDGES: True}
+    else:
+        edge_note = _edges_into(run, dev, fn, args, kwargs, k, got["ops"], edges, repeats, name, log,
+                                op_level=True) if edges and got["ops"] else (
+            {"edges_error": "no eager op was recorded: the step has no op-level edges"} if edges else {})
+        if edges and got.get("edges_why"):
+            edge_note["kernel_edges_error"] = got["edges_why"]
+        if edges:
+            from l2attr.schema import KERNEL_EDGES
+
+            edge_note[KERNEL_EDGES] = False
     total = time.perf_counter() - t0
     run.update_manifest(status=COMPLETE, timings={"total_s": round(total, 2), "main_s": round(t_main, 2),
                                                     "edges_s": round(total - t_main, 2)},

@@ -127,21 +127,24 @@ def refuse_shape(s: Shape, again: Shape | None) -> None:
                         "time to be paired kernel by kernel")
 
 
-def with_flushes(graph: Any, s: Shape, flush: Any) -> Any:
+def with_flushes(graph: Any, s: Shape, flush: Any, only: dict[int, Any] | None = None) -> Any:
     """A copy of `graph` with a child-graph node (`flush`) in front of every kernel node, the kernels
-    serialised in creation order. The original is not changed."""
+    serialised in creation order; with `only` (kernel position -> child graph), a node in front of
+    those kernels alone, each after the kernel before it. The original is not changed."""
     rt = _rt()
     clone = check(rt.cudaGraphClone(graph), "cudaGraphClone")
     prev = None
-    for k in s.kernels:
+    for j, k in enumerate(s.kernels):
         kc = check(rt.cudaGraphNodeFindInClone(k, clone), "cudaGraphNodeFindInClone")
-        got = check(rt.cudaGraphNodeGetDependencies(kc, 0), "cudaGraphNodeGetDependencies")
-        n = got[-1]
-        deps = list(check(rt.cudaGraphNodeGetDependencies(kc, n), "cudaGraphNodeGetDependencies")[0]) if n else []
-        if prev is not None and int(prev) not in {int(d) for d in deps}:
-            deps.append(prev)
-        f = check(rt.cudaGraphAddChildGraphNode(clone, deps, len(deps), flush), "cudaGraphAddChildGraphNode")
-        _add_edge(clone, f, kc)
+        child = flush if only is None else only.get(j)
+        if child is not None:
+            got = check(rt.cudaGraphNodeGetDependencies(kc, 0), "cudaGraphNodeGetDependencies")
+            n = got[-1]
+            deps = list(check(rt.cudaGraphNodeGetDependencies(kc, n), "cudaGraphNodeGetDependencies")[0]) if n else []
+            if prev is not None and int(prev) not in {int(d) for d in deps}:
+                deps.append(prev)
+            f = check(rt.cudaGraphAddChildGraphNode(clone, deps, len(deps), child), "cudaGraphAddChildGraphNode")
+            _add_edge(clone, f, kc)
         prev = kc
     return clone
 
@@ -189,7 +192,8 @@ def capture(torch: Any, fn: Callable[[], Any], warmup: int, pool: Any = None) ->
     except Exception as exc:            # torch raises RuntimeError or its AcceleratorError subclass
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         torch.cuda.synchronize()
-        raise UncapturableStep(first) from None
+        raise UncapturableStep(f"{first}; a host sync inside the step (.item(), .cpu(), .tolist(), a "
+                               "data-dependent shape) is the usual cause") from None
     torch.cuda.synchronize()
     return g
 

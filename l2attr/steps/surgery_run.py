@@ -49,8 +49,9 @@ def user_graph(torch: Any, fn: Any) -> Any:
 
 
 def measure(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, repeats: int, warmup: int,
-            log: Callable[[str], None]) -> dict[str, Any]:
-    """Everything the surgery run writes: kernels, ops, step times and the manifest's facts."""
+            log: Callable[[str], None], edges: int = 0) -> dict[str, Any]:
+    """Everything the surgery run writes: kernels, ops, step times, the manifest's facts, and the
+    top `edges` kernel-level edges (None with a reason where the driver gives no arguments)."""
     from l2attr.steps import attribute, replay, surgery
     from l2attr.steps.flushes import Flushes
     from l2attr.steps.timing import time_steps
@@ -97,6 +98,7 @@ def measure(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, repeats
     torch_graph_us = [] if own is not None else _time_call(dev, keep[0].replay, repeats)   # torch's own replay
     for a in arms.values():
         a.close()
+    edge_rows, edge_why = _kernel_edges(dev, raw, s, k, flushes, edges, repeats, log) if edges else (None, "")
     facts = {**METHOD, **counts, "overlapping_kernels": s.overlapping, "nodes": len(s.types),
              "node_types": {t: s.types.count(t) for t in sorted(set(s.types))},
              "call_us": call_us, "torch_graph_us": torch_graph_us, "timings": {"capture_s": round(t_capture, 2), "trace_s": round(t_trace, 2)}}
@@ -105,7 +107,26 @@ def measure(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, repeats
     log(f"step graph: {len(names)} kernel nodes, {counts['matched_kernels']} attributed to eager ops"
         f"{f', {s.overlapping} may overlap in natural' if s.overlapping else ''}")
     del keep
-    return {"kernels": k, "ops": ops, "times": step_times, "facts": facts}
+    return {"kernels": k, "ops": ops, "times": step_times, "facts": facts, "edges": edge_rows, "edges_why": edge_why}
+
+
+def _kernel_edges(dev: Any, raw: Any, s: Any, k: pd.DataFrame, flushes: Any, n: int, repeats: int,
+                  log: Callable[[str], None]) -> tuple[pd.DataFrame | None, str]:
+    """The kernel-level edges, or (None, why) when the driver does not give the nodes' arguments or
+    an edge cannot be measured (the caller then measures op-level edges, and says so)."""
+    from l2attr.errors import UserError
+    from l2attr.steps import graph_edges
+    from l2attr.steps.pointers import PointersUnavailable
+
+    try:
+        rows = graph_edges.measure(dev, raw, s, k, flushes, n, repeats)
+    except (PointersUnavailable, UserError, RuntimeError) as exc:
+        why = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        log(f"step graph: kernel-level edges not measured: {why}")
+        return None, why
+    if rows is None:
+        return None, "no two kernel nodes' pointer arguments share an allocator block"
+    return rows, ""
 
 
 def _time_call(dev: Any, call: Callable[[], Any], repeats: int) -> list[float]:

@@ -97,3 +97,4 @@ class Judgement(Vocab):
     NOT_MEASURED = "not_measured"  # an arm has no samples
     WRITE_BACK = "write-back, not reuse"     # slower than clean-cold only: the predecessors' dirty lines
     DEPENDS = "depends on write-back"        # the clean-cold and write-back-cold readings disagree otherwise
+    OVERLAPPED = "ran beside another kernel"  # natural ran it concurrently with another: not comparable with serialised cold

@@ -1,0 +1,95 @@
+"""The experiment run's contract: typed columns, row rules, cells recomputed from their samples,
+and every profiled kernel holding every measured metric.
+
+Why: only the cells' medians used to be compared with the samples, so a sample of -5, inf or
+1e300 outside the kept cells passed, and exp_metrics.csv was checked for unique keys only (a
+negative or NaN DRAM count, an unknown role or condition, a kernel missing a metric all reached
+the DRAM table). The rules are the ladder's (columns.py, tables.py, rules.py), stated for the
+experiment's tables; analysis/experiment_load.py calls them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from l2attr.errors import STRICT, Damage
+from l2attr.integrity import rules
+from l2attr.integrity.columns import Numeric, typed_columns
+from l2attr.integrity.engine import CELL_ID, check_cells_complete
+from l2attr.integrity.tables import check_table
+from l2attr.rundir import RunDir
+from l2attr.schema import EXP_CELLS, EXP_METRICS, EXP_SAMPLES, Table
+
+TIMES = ("median_us", "p10_us", "p90_us", "ci95_lo_us", "ci95_hi_us")
+SAMPLE_TIMES = ("producer_time_us", "consumer_time_us", "producer_wall_us", "consumer_wall_us", "call_wall_us",
+                "producer_enqueue_us", "consumer_enqueue_us")
+NUMERIC: dict[str, Numeric] = {
+    # a device repeat leaves the wall columns empty, a host repeat the kernel ones; no producer: empty
+    EXP_SAMPLES.name: {"repeat": (False, True), "call": (False, True), **{c: (True, True) for c in SAMPLE_TIMES},
+                       "sm_clock_mhz": (True, True)},
+    EXP_CELLS.name: {"n_samples": (False, True), "n_discarded": (False, True), **{c: (False, True) for c in TIMES}},
+    EXP_METRICS.name: {"call": (False, True), "launch": (False, True), "value": (False, False)},
+}
+TEXT: dict[str, tuple[str, ...]] = {
+    EXP_SAMPLES.name: ("experiment", "condition", "mode", "discard"),
+    EXP_CELLS.name: ("experiment", "condition", "quantity", "timer"),
+    EXP_METRICS.name: ("experiment", "condition", "role", "kernel", "nvtx_range", "metric", "unit"),
+}
+# what summarize_pairs recomputes exactly from the samples (the CI is a bootstrap: not compared)
+RECOMPUTED = ("n_samples", "n_discarded", "median_us", "p10_us", "p90_us")
+REL = 1e-6
+
+
+def read_table(run: RunDir, table: Table, damage: Damage = STRICT) -> pd.DataFrame:
+    """One experiment table, its numbers parsed and its row rules (tables.py) applied."""
+    source = str(run.table_file(table))
+    df = typed_columns(run.read(table, damage), NUMERIC[table.name], TEXT[table.name], source, damage)
+    if table is EXP_SAMPLES:
+        df["discard"] = df["discard"].map(lambda x: "" if x is None else str(x))
+        odd = rules.one_pattern(df, ("experiment", "condition", "repeat"), SAMPLE_TIMES, source, damage,
+                                "a repeat is timed by one timer (device or host)")
+        df = df[~odd].reset_index(drop=True)
+    return check_table(df, table.name, source, damage)
+
+
+def check_cells_recomputed(samples: pd.DataFrame, cells: pd.DataFrame, recomputed: pd.DataFrame, path: Path,
+                           damage: Damage = STRICT) -> None:
+    """exp_cells.csv is what its samples give: the same cells (none missing, none extra) with the
+    same counts, median and percentiles."""
+    check_cells_complete(cells, recomputed, path, damage)
+    source = str(path / EXP_CELLS.filename)
+    want = recomputed.assign(**{k: recomputed[k].astype(str) for k in CELL_ID}).set_index(CELL_ID)
+    have = cells.assign(**{k: cells[k].astype(str) for k in CELL_ID})
+    index = pd.MultiIndex.from_frame(have[CELL_ID])
+    extra = ~index.isin(want.index)
+    rules.flag(damage, source, pd.Series(extra, index=cells.index),
+               f"a cell that {EXP_SAMPLES.filename} does not give (no kept samples for it)",
+               lambda row: "/".join(map(str, have[CELL_ID].iloc[row])))
+    aligned = want.reindex(index)
+    for column in RECOMPUTED:
+        got = pd.to_numeric(have[column], errors="coerce").to_numpy(dtype=float)
+        expect = pd.to_numeric(aligned[column], errors="coerce").to_numpy(dtype=float)
+        off = ~extra & ~np.isclose(got, expect, rtol=REL, atol=1e-9, equal_nan=True)
+        rules.flag(damage, source, pd.Series(off, index=cells.index),
+                   f"{column} disagrees with the one {EXP_SAMPLES.filename} gives (edited or damaged)",
+                   lambda row, got=got, expect=expect: f"{got[row]:g}, recomputed {expect[row]:g}")
+
+
+def check_metric_sets(metrics: pd.DataFrame, path: Path, damage: Damage = STRICT) -> None:
+    """Every profiled kernel holds every measured metric the others hold (a derived rate may be
+    absent where its denominator was 0): a kernel short of one was cut or edited."""
+    if metrics.empty:
+        return
+    kernel = ["experiment", "condition", "role", "call", "launch"]
+    measured = metrics[~metrics["metric"].astype(str).str.startswith("derived:")]
+    every = set(measured["metric"].astype(str))
+    held = measured.groupby([measured[k].astype(str) for k in kernel])["metric"].agg(lambda s: set(s.astype(str)))
+    for key, names in held.items():
+        lacking = sorted(every - names)
+        if lacking:
+            damage.found(f"{path / EXP_METRICS.filename}: kernel {'/'.join(map(str, key))} lacks {len(lacking)} of the "
+                         f"{len(every)} metrics the other kernels hold, first {lacking[0]} (cut, or rows deleted)")
+            return

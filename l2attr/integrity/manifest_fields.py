@@ -1,0 +1,196 @@
+"""The manifest's fields by type, per run kind: what each writer records, in which JSON form.
+
+Why a table: a report prints manifest facts as they stand and the analysis takes settings from
+them (an experiment's baseline, a step's repeats, a sweep's declared points); a field of another
+JSON type was edited or damaged, and used to surface as a pandas TypeError, a KeyError or a
+quietly different page. Each row is (dotted field, rule); `*` stands for every key of an object.
+A field left out is the required-fields check's business (manifest.py); a present one must obey.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from l2attr.vocab import CellCondition, RunKind, StepMode, TimerKind
+
+Rule = tuple[Callable[[Any], bool], str]
+Bad = Callable[[str, str, Any], None]
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _whole(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+TEXT: Rule = (lambda v: isinstance(v, str) and v.strip() != "", "a non-empty string")
+ANY_TEXT: Rule = (lambda v: isinstance(v, str), "a string")
+TEXT_OR_NULL: Rule = (lambda v: v is None or isinstance(v, str), "a string or null")
+FLAG: Rule = (lambda v: isinstance(v, bool), "true or false")
+OBJECT: Rule = (lambda v: isinstance(v, dict), "an object")
+LIST: Rule = (lambda v: isinstance(v, list), "a list")
+SCALAR: Rule = (lambda v: v is None or isinstance(v, (str, bool)) or _number(v),
+                "a string, number, true/false or null")
+SECONDS: Rule = (lambda v: _number(v) and v >= 0, "a finite number of seconds >= 0")
+TOLERANCE: Rule = (lambda v: _number(v) and 0 <= v <= 1e6, "a finite number >= 0")
+BYTES: Rule = (lambda v: _whole(v) and 0 <= v <= 10 ** 18, "a whole number of bytes >= 0")
+NUMBER_OR_NULL: Rule = (lambda v: v is None or _number(v), "a finite number or null")
+
+
+def whole(low: int) -> Rule:
+    return (lambda v: _whole(v) and low <= v <= 10 ** 9, f"a whole number >= {low}")
+
+
+def word(values: tuple[str, ...], null: bool = False) -> Rule:
+    return ((lambda v: (null and v is None) or (isinstance(v, str) and v in values)),
+            f"one of {', '.join(values)}" + (" or null" if null else ""))
+
+
+def words(values: tuple[str, ...]) -> Rule:
+    return ((lambda v: isinstance(v, list) and len(v) > 0 and len(set(map(str, v))) == len(v)
+             and all(isinstance(x, str) and x in values for x in v)),
+            f"a non-empty list of distinct words from {', '.join(values)}")
+
+
+def texts(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+STRINGS: Rule = (texts, "a list of strings")
+
+# every kind
+COMMON: dict[str, Rule] = {
+    "name": TEXT, "kind": TEXT, "command": TEXT, "status": TEXT_OR_NULL, "cwd": ANY_TEXT,
+    "gpu.*": SCALAR, "software": OBJECT, "software.*": TEXT_OR_NULL,
+    "versions": OBJECT, "versions.*": TEXT_OR_NULL, "timings": OBJECT, "timings.*": SECONDS,
+    "persisting_reset": FLAG, "warnings": STRINGS,
+}
+
+def nullable(rules: dict[str, Rule]) -> dict[str, Rule]:
+    """The same rules, null allowed (fields a writer records as null when not applicable)."""
+    return {k: ((lambda v, ok=ok: v is None or ok(v)), rule if rule.endswith("null") else f"{rule} or null")
+            for k, (ok, rule) in rules.items()}
+
+
+def lists(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(x, list) and texts(x) for x in v)
+
+
+LIST_OF_LISTS: Rule = (lists, "a list of lists of strings")
+NUMBER_OR_NULL_NONNEG: Rule = (lambda v: v is None or (_number(v) and v >= 0), "a finite number >= 0 or null")
+
+BY_KIND: dict[str, dict[str, Rule]] = {
+    RunKind.LADDER.value: {
+        "measure.bandwidth": FLAG, "measure.cache_dir": TEXT_OR_NULL, "measure.drop_out_of_range": FLAG,
+        "measure.extra_cells": LIST, "measure.families": STRINGS, "measure.host_repeat": FLAG,
+        "measure.hot": TEXT_OR_NULL, "measure.l2_state": TEXT, "measure.maxrregcount": whole(0),
+        "measure.nvtx_calls": FLAG, "measure.nvtx_last": whole(0), "measure.pin_granularity": TEXT_OR_NULL,
+        "measure.profiles": STRINGS, "measure.repeats": whole(1), "measure.rpf_depth": whole(0),
+        "measure.shape": OBJECT, "measure.spin_us": TOLERANCE, "measure.timer": TEXT_OR_NULL,
+        "measure.trace": TEXT_OR_NULL, "measure.variants": LIST_OF_LISTS,
+        "distribute": OBJECT, "distribute.scheduler": TEXT_OR_NULL, "distribute.slots": STRINGS,
+        "distribute.workers": whole(0), "gpus": OBJECT, "process_wall_s": SECONDS,
+        "workloads_built_ahead": FLAG, "repeat_start_state": TEXT_OR_NULL, "telemetry": TEXT_OR_NULL,
+    },
+    RunKind.PROFILE.value: nullable({
+        "app_replay_match": TEXT_OR_NULL, "app_replay_mode": TEXT_OR_NULL, "cache_control": TEXT_OR_NULL,
+        "calls_per_cell": whole(0), "chip": TEXT_OR_NULL, "clock_control": TEXT_OR_NULL,
+        "metric_set": TEXT_OR_NULL, "metric_validation": TEXT_OR_NULL, "metrics": STRINGS,
+        "metrics_collected": STRINGS, "nvtx_include": STRINGS, "profiles": STRINGS, "rungs": STRINGS,
+        "replay_mode": TEXT_OR_NULL, "settings_warnings": STRINGS, "wall_s_total": SECONDS,
+        "jobs": LIST, "derived_metrics": LIST, "control": OBJECT, "ncu": OBJECT, "wall_s": OBJECT,
+        "validity_control.hit_rate_label": TEXT_OR_NULL, "validity_control.hit_rate_metric": TEXT_OR_NULL,
+        "validity_control.rule": TEXT_OR_NULL, "validity_control.ranges_separated": (
+            lambda v: v is None or isinstance(v, bool), "true, false or null"),
+    }),
+    RunKind.EXPERIMENT.value: {
+        "experiment": OBJECT, "experiment.name": TEXT,
+        "experiment.conditions": words(CellCondition.values()),
+        "experiment.baseline": word(CellCondition.values()),
+        "experiment.calls": whole(1), "experiment.warmup": whole(0), "experiment.repeats": whole(1),
+        "experiment.rtol": TOLERANCE, "experiment.atol": TOLERANCE,
+        "experiment.timer": word(TimerKind.values()), "experiment.labels": OBJECT,
+        "experiment.producer": TEXT_OR_NULL, "experiment.consumer": TEXT_OR_NULL,
+        "experiment.reference": TEXT_OR_NULL, "experiment.setup": TEXT_OR_NULL,
+        "timer": OBJECT, "timer.kind": word(TimerKind.values()),
+        "timer.default_sm_clock_mhz": NUMBER_OR_NULL,
+        "reference_check": OBJECT, "reference_check.reference": TEXT_OR_NULL,
+        "reference_check.max_abs_error": NUMBER_OR_NULL, "reference_check.reference_max_abs": NUMBER_OR_NULL,
+        "profile": OBJECT, "profile.chip": TEXT_OR_NULL, "profile.metrics": TEXT_OR_NULL,
+        "profile.report": TEXT_OR_NULL, "profile.wall_s": SECONDS, "profile.command": STRINGS,
+        "profile.ncu_argv": STRINGS, "profile.warnings": STRINGS,
+    },
+    RunKind.STEP.value: {
+        "step": OBJECT, "step.name": TEXT, "step.repeats": whole(2), "step.warmup": whole(0),
+        "step.function": TEXT_OR_NULL, "step.mode": word(StepMode.values()), "step.edges": whole(0),
+        "step.facts": OBJECT, "cold": ANY_TEXT, "edges_method": ANY_TEXT,
+        "graph": OBJECT, "graph.*": SCALAR, "surgery": OBJECT, "step_ncu": OBJECT, "step_ncu.argv": OBJECT,
+        "step_ncu.chip": TEXT_OR_NULL, "step_ncu.metrics": TEXT_OR_NULL,
+    },
+    RunKind.SWEEP.value: {
+        "sweep.axis": TEXT, "sweep.families": STRINGS, "sweep.profiles": STRINGS,
+        "sweep.repeats": whole(1), "sweep.host_repeat": FLAG, "sweep.spin_us": TOLERANCE,
+        "sweep.orders": STRINGS, "sweep.nvtx_ranges": FLAG, "sweep.profile": FLAG,
+        "sweep.cache_dir": TEXT_OR_NULL, "sweep.pin_granularity": TEXT_OR_NULL,
+        "limits": OBJECT, "limits.*": BYTES, "persisting_setaside_bytes": BYTES,
+        "persisting_limit_before_bytes": BYTES, "sweep_timings": OBJECT, "sweep_timings.*": SECONDS,
+        "process_wall_s": SECONDS, "profile_wall_s": SECONDS,
+    },
+    RunKind.TIMELINE.value: {
+        "ranges": LIST, "jobs": LIST, "method": ANY_TEXT, "chip": TEXT_OR_NULL, "family": TEXT_OR_NULL,
+        "rung": TEXT_OR_NULL, "profile": TEXT_OR_NULL, "nsys": TEXT_OR_NULL, "wall_s": OBJECT,
+        "wall_s.*": SECONDS,
+    },
+}
+
+
+def _values(manifest: dict[str, Any], dotted: str) -> list[tuple[str, Any]]:
+    """(field, value) for each present field the dotted path (with `*`) names."""
+    found: list[tuple[str, Any]] = [("", manifest)]
+    for part in dotted.split("."):
+        nxt = []
+        for name, node in found:
+            if not isinstance(node, dict):
+                continue
+            keys = list(node) if part == "*" else [part] if part in node else []
+            nxt.extend((f"{name}.{k}" if name else str(k), node[k]) for k in keys)
+        found = nxt
+    return found
+
+
+def check_fields(manifest: dict[str, Any], bad: Bad, required: tuple[str, ...] = ()) -> None:
+    """Each present field of the common table and of the manifest's kind obeys its rule; an
+    experiment's baseline is one of its conditions (a declaration without its baseline). A null
+    `required` field is left to the required-fields check (it says "missing")."""
+    kind = manifest.get("kind")
+    table = {**COMMON, **BY_KIND.get(str(kind), {})}
+    wrong: set[str] = set()
+    for dotted, (ok, rule) in table.items():
+        parent = dotted.rsplit(".", 1)[0] if "." in dotted else None
+        if parent is not None and any(parent == w or parent.startswith(w + ".") for w in wrong):
+            continue        # its object is itself of the wrong type: said once
+        for name, value in _values(manifest, dotted):
+            if value is None and (name in required or name.split(".")[0] in required):
+                continue
+            if not ok(value):
+                wrong.add(name)
+                bad(name, rule, value)
+    step = manifest.get("step")
+    if kind == RunKind.STEP.value and isinstance(step, dict) and "step.mode" not in wrong:
+        graph = isinstance(manifest.get("graph"), dict)
+        mode = step.get("mode")
+        for facts in (StepMode.GRAPH.value, StepMode.SURGERY.value):     # each mode's facts: a field of its name
+            recorded = isinstance(manifest.get(facts), dict)
+            if recorded != (mode == facts) and (recorded or "mode" in step):
+                bad("step.mode", f"{facts} exactly when the manifest records the {facts} facts ({facts})", mode)
+                break
+    decl = manifest.get("experiment")
+    if kind == RunKind.EXPERIMENT.value and isinstance(decl, dict) and "experiment.conditions" not in wrong:
+        conditions, baseline = decl.get("conditions"), decl.get("baseline")
+        if isinstance(conditions, list) and "experiment.baseline" not in wrong and baseline not in conditions:
+            bad("experiment.baseline", "one of the declared conditions (the comparand every verdict needs)",
+                baseline)

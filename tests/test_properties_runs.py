@@ -1,0 +1,27 @@
+"""Property: whatever damage a committed run of any kind takes, its readers answer in one of three
+ways: refuse (non-zero exit, one line naming a file of the run and the rule), answer as for the
+intact run, or say what is wrong (a warning line). Never a traceback, never a replaced file.
+
+Hypothesis draws the damage (tests/runs_mutate.py applies it to a fresh copy of the kind's
+smallest committed run): a cell's value to another type, sign, magnitude or NaN; a row repeated
+or a key cell changed to a dangling value; a manifest field to a JSON value of another type, or
+removed. 15 examples a kind in the README's test command, 200 in CI's property run
+(tests/conftest.py profiles). Counterexamples found and fixed are kept in tests/test_runs_mutated.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import runs_mutate as rm
+
+KINDS = sorted(k for k in rm.RUNS if k != "distributed")   # that one: test_properties_runs_distributed.py
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@given(data=st.data())
+def test_any_damage_is_refused_answered_the_same_or_said(kind: str, data: st.DataObject,
+                                                         tmp_path_factory: pytest.TempPathFactory) -> None:
+    rm.check(kind, tmp_path_factory.getbasetemp() / f"prop-{kind}", data)
