@@ -34,7 +34,8 @@ MAX_BYTES = 1e18
 
 NUMERIC: dict[str, Numeric] = {
     STEP_KERNELS.name: {"step": (False, True), "op_index": (False, False), "kernel_index": (False, True),
-                        "duration_us": (False, True), "start_us": (True, False)},
+                        "duration_us": (False, True), "start_us": (True, False),
+                        "node": (False, True)},        # graph surgery's kernel node (absent in a per-op run)
     STEP_OPS.name: {"op_index": (False, True)},
     STEP_TIMES.name: {"repeat": (False, True), "step_us": (False, True)},
     STEP_DRAM.name: {"op_index": (False, False), "kernel_index": (False, True), "launch": (False, True),
@@ -43,7 +44,7 @@ NUMERIC: dict[str, Numeric] = {
                       "bytes": (False, True), "repeat": (False, True), "consumer_us": (False, True),
                       "n_kernels": (False, True), "warmed_bytes": (False, True)},
 }
-WHOLE = {STEP_KERNELS.name: ("step", "op_index", "kernel_index"), STEP_OPS.name: ("op_index",),
+WHOLE = {STEP_KERNELS.name: ("step", "op_index", "kernel_index", "node"), STEP_OPS.name: ("op_index",),
          STEP_TIMES.name: ("repeat",), STEP_DRAM.name: ("op_index", "kernel_index", "launch"),
          STEP_EDGES.name: ("edge", "producer", "consumer", "bytes", "repeat", "n_kernels", "warmed_bytes")}
 KNOWN = {STEP_KERNELS.name: {"condition": StepCondition.values()},

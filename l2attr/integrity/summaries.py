@@ -17,6 +17,7 @@ import pandas as pd
 from l2attr.errors import Damage
 from l2attr.measure.stats import CELL_KEYS
 from l2attr.catalog.sets import derived_specs
+from l2attr.integrity import rules
 from l2attr.schema import CELLS, METRICS, PHASES, SAMPLES, TIMELINE
 from l2attr.vocab import Quantity, Timer
 
@@ -45,7 +46,12 @@ def check_cells_against_samples(samples: pd.DataFrame, cells: pd.DataFrame, path
     groups = [samples[k].astype(str) for k in keys]
     bad = pd.Series(False, index=cells.index)
     source = str(path / CELLS.filename)
-    for (quantity, timer), values in _sample_series(samples).items():
+    series = _sample_series(samples)
+    pairs = {f"{q}/{t}" for q, t in series}
+    pair = cells["quantity"].astype(str) + "/" + cells["timer"].astype(str)
+    bad |= rules.flag(damage, source, ~pair.isin(pairs), "the quantity and timer of a cell must be a pair the ladder "
+                      f"summarises from its samples ({', '.join(sorted(pairs))})", lambda row: pair.iloc[row])
+    for (quantity, timer), values in series.items():
         grouped = values.groupby(groups)
         held = pd.DataFrame({"n": grouped.count(), "median_us": grouped.median(),
                              "p10_us": grouped.quantile(0.1), "p90_us": grouped.quantile(0.9)})
@@ -54,8 +60,9 @@ def check_cells_against_samples(samples: pd.DataFrame, cells: pd.DataFrame, path
             continue
         index = pd.MultiIndex.from_frame(mine[keys].astype(str))
         want = held.reindex(index)
-        absent = want["n"].isna().to_numpy()
-        if absent.any():                     # a cell no sample row has: its key was changed or the cell made up
+        claimed = pd.to_numeric(mine["n_samples"], errors="coerce").fillna(0).to_numpy() > 0
+        absent = (want["n"].isna().to_numpy() | ((want["n"].fillna(0).to_numpy() == 0) & claimed))
+        if absent.any():                     # a cell no sample row (or value) has: a key changed or the cell made up
             at = int(absent.argmax())
             row = int(cells.index.get_loc(mine.index[at]))
             damage.found(f"{source}:{row + 2}: the cell {'/'.join(mine[keys].astype(str).iloc[at])} ({quantity}, "
@@ -113,9 +120,14 @@ def check_derived_metrics(metrics: pd.DataFrame, path: Path, damage: Damage) -> 
 def check_profile_manifest(metrics: pd.DataFrame, manifest: dict[str, Any], path: Path, damage: Damage) -> None:
     """The profile writer records how many kernels each report held (replayer_passes); without it
     a metrics.csv cut at a row boundary cannot be told from a whole one."""
-    if "report" in metrics.columns and not isinstance(manifest.get("replayer_passes"), dict):
+    passes = manifest.get("replayer_passes")
+    if "report" in metrics.columns and not isinstance(passes, dict):
         damage.found(f"{path}/manifest.json: replayer_passes is missing or not an object (the profile "
                      f"writer records it; without it a cut {METRICS.filename} cannot be told from a whole one)")
+    elif "report" in metrics.columns:
+        rules.flag(damage, str(path / METRICS.filename), ~metrics["report"].astype(str).isin(list(map(str, passes))),
+                   f"column report must name a report of the manifest's replayer_passes ({', '.join(map(str, passes))})",
+                   lambda row: repr(metrics["report"].iloc[row]))
     # what the import found (metrics_collected); older runs record only what was asked for
     declared = manifest.get("metrics_collected", manifest.get("metrics"))
     if isinstance(declared, list) and not metrics.empty:

@@ -53,7 +53,7 @@ class Contract:
 SPREAD = (("p10_us", "median_us", "p90_us"), ("ci95_lo_us", "ci95_hi_us"))
 
 CONTRACTS: dict[str, Contract] = {c.table.name: c for c in (
-    Contract(SAMPLES, whole=("repeat", "batch", "table"), filled=("profile",),
+    Contract(SAMPLES, whole=("repeat", "batch", "table"), filled=("profile",), numbers=("launch_lag_us",),
              known={"family": Family.values(), "rung": RUNGS, "pin": Pin.values(), "l2_state": L2State.values()},
              times=("pin_time_us", "consumer_time_us", "consumer_artifact_time_us", "call_wall_time_us")),
     Contract(CELLS, whole=("n_samples", "bytes_per_call"), ordered=SPREAD, filled=("profile",),
@@ -61,7 +61,7 @@ CONTRACTS: dict[str, Contract] = {c.table.name: c for c in (
                     "quantity": Quantity.values(), "timer": Timer.values()},
              times=TIMES),
     Contract(METRICS, whole=("table", "batch", "launch"), together=(("family", "rung"),), numbers=("launch",),
-             filled=("metric",),
+             filled=("metric", "report"),
              known={"condition": Condition.values(), "role": Role.values(), "family": Family.values(),
                     "rung": RUNGS, "pin": (*Pin.values(), "")},
              may_be_empty=("family", "rung", "pin")),
