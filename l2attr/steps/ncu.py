@@ -3,8 +3,8 @@
 Application replay (the process re-run per pass, so the child is the user's script, marked with
 @l2attr.step_range). `--cache-control none` leaves each kernel the L2 its predecessors left;
 `--cache-control all` flushes caches before every profiled kernel, in application replay too
-(ENGINE-NOTES: a consumer of a 16 MB buffer its predecessor wrote read 0.0 MB vs 16.8 MB) — the
-self-check step shows it again on every run. Kernels are matched to ops by their innermost NVTX
+(measured on the H200: a consumer of a buffer its predecessor wrote reads none of it from DRAM
+under none and all of it under all) — the self-check step shows it again on every run. Kernels are matched to ops by their innermost NVTX
 range `op:<index>` and, inside one op, by launch order.
 """
 
