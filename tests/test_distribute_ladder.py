@@ -128,6 +128,9 @@ def test_no_ratio_across_two_gpus_unless_asked(client, tmp_path):
     other = SLOTS[1 - SLOTS.index(tuned)]
     cells.loc[pick, "gpu_uuid"] = other
     run.write(CELLS, cells)
+    units = run.read(UNITS)             # the unit's own record says the same GPU (units.csv's contract)
+    units.loc[units["unit"].astype(str).str.endswith(":fast:reuse_high"), "gpu_uuid"] = other
+    run.write(UNITS, units)
     fam = analyse(load_runs([run.path])).families.set_index(["profile", "family"])
     assert np.isnan(fam.loc[("reuse_high", "fast"), "vs_tuned"])
     assert "two GPUs" in fam.loc[("reuse_high", "fast"), "missing"]["vs_tuned"]
@@ -135,6 +138,8 @@ def test_no_ratio_across_two_gpus_unless_asked(client, tmp_path):
     assert asked.loc[("reuse_high", "fast"), "vs_tuned"] > 0
     cells.loc[pick, "gpu_uuid"] = tuned            # the same GPU: the ratio is formed
     run.write(CELLS, cells)
+    units.loc[units["unit"].astype(str).str.endswith(":fast:reuse_high"), "gpu_uuid"] = tuned
+    run.write(UNITS, units)
     same = analyse(load_runs([run.path])).families.set_index(["profile", "family"])
     assert same.loc[("reuse_high", "fast"), "vs_tuned"] > 0
 
