@@ -12,6 +12,7 @@ from l2attr.errors import STRICT, UserError
 from l2attr.integrity.engine import check_step_dram
 from l2attr.integrity.manifest import check_manifest
 from l2attr.integrity.step import check_step_tables, replays_a_graph
+from l2attr.integrity.step_counts import check_graph_counts
 from l2attr.rundir import RunDir
 from l2attr.schema import KERNEL_EDGES, STEP_DRAM, STEP_EDGES, STEP_KERNELS, STEP_OPS, STEP_TIMES
 from l2attr.vocab import EdgeArm, RunKind, StepMode
@@ -63,6 +64,7 @@ def load_step(path: Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, p
     check_step_tables({STEP_KERNELS.name: k, STEP_OPS.name: ops, STEP_TIMES.name: times, STEP_DRAM.name: dram,
                        STEP_EDGES.name: edges}, replays_a_graph(m), run.path,      # integrity/step.py
                       kernel_edges=bool(m.get(KERNEL_EDGES)))
+    check_graph_counts(m, k, run.path)
     _unique(k, STEP_KERNELS.key, where)
     _finite(k, "duration_us", where)
     # every step of one condition holds the same kernels (a graph's replay may hold others than the eager step)

@@ -1,0 +1,58 @@
+"""The graph kernel counts a step manifest records are held to the kernel table: counts known by
+hand on a three-node table (one node the eager ops did not launch), and each damage refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from l2attr.errors import UserError
+from l2attr.integrity.step_counts import check_graph_counts, expected_counts
+
+
+def _kernels(mode: str) -> pd.DataFrame:
+    rows = []
+    for step in (0, 1):
+        for node, op in ((0, 0), (1, -2), (2, 1)):
+            rows.append({"condition": "natural", "step": step, "op_index": op, "kernel_index": 0,
+                         "kernel": f"k{node}", "node": node})
+        rows.append({"condition": "cold", "step": step, "op_index": 0, "kernel_index": 0, "kernel": "k0", "node": 0})
+    df = pd.DataFrame(rows)
+    return df if mode == "surgery" else df.drop(columns="node")
+
+
+def _manifest(mode: str, **section: object) -> dict:
+    base = ({"graph_kernels": 3, "matched_kernels": 2, "eager_kernels": 2, "call_us": [1.0, 2.0],
+             "torch_graph_us": [1.0, 2.0]} if mode == "surgery"
+            else {"replay_kernels": 3, "matched_kernels": 2, "eager_kernels": 2})
+    return {"step": {"mode": mode, "repeats": 2}, mode: {**base, **section}}
+
+
+@pytest.mark.parametrize("mode", ["surgery", "graph"])
+def test_the_counts_are_the_tables(mode):
+    section, want = expected_counts({"step": {"mode": mode}}, _kernels(mode))
+    assert section == mode
+    assert want == ({"graph_kernels": 3, "matched_kernels": 2} if mode == "surgery"
+                    else {"replay_kernels": 3, "matched_kernels": 2})
+    check_graph_counts(_manifest(mode), _kernels(mode), Path("run"))
+
+
+@pytest.mark.parametrize("mode", ["surgery", "graph"])
+@pytest.mark.parametrize("value", [True, 1, 3, -1, 2.0, "2", None])
+def test_a_matched_count_that_is_not_the_tables_is_refused(mode, value):
+    with pytest.raises(UserError, match="matched_kernels"):
+        check_graph_counts(_manifest(mode, matched_kernels=value), _kernels(mode), Path("run"))
+
+
+@pytest.mark.parametrize("field,value", [("call_us", []), ("torch_graph_us", [1.0]), ("call_us", [1.0, True]),
+                                         ("call_us", {}), ("torch_graph_us", [1.0, -2.0])])
+def test_call_times_one_per_repeat_each_or_none(field, value):
+    with pytest.raises(UserError, match="surgery"):
+        check_graph_counts(_manifest("surgery", **{field: value}), _kernels("surgery"), Path("run"))
+    check_graph_counts(_manifest("surgery", call_us=[], torch_graph_us=[]), _kernels("surgery"), Path("run"))
+
+
+def test_a_per_op_step_has_no_graph_counts():
+    assert expected_counts({"step": {"mode": "eager"}}, _kernels("graph")) == ("", {})
