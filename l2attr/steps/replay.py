@@ -35,13 +35,21 @@ def plan(conditions: list[str], repeats: int) -> list[tuple[int, str]]:
     return out
 
 
-def trace_arms(torch: Any, arms: dict[str, Callable[[], None]], repeats: int) -> dict[str, Any]:
-    """Replay each arm `repeats` times under the profiler; the kineto trace as a dict."""
+def trace_arms(torch: Any, arms: dict[str, Callable[[], None]], repeats: int,
+               settle: Callable[[], None] | None = None) -> dict[str, Any]:
+    """Replay each arm `repeats` times under the profiler; the kineto trace as a dict. `settle`
+    runs before a natural replay's untraced predecessor: a clean flush, so the dirty lines a
+    cold_dirty arm left (a full L2 of them) are written back first and not charged to natural.
+    One untraced replay alone leaves most of them for a step smaller than L2: on the H200 the
+    self-check's natural kernels then read slower than the function called on its own (the program
+    check of analysis/step_program.py caught it)."""
     acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
     natural = arms[NATURAL]
     with torch.profiler.profile(activities=acts) as prof:
         for i, cond in plan(list(arms), repeats):
             if cond == NATURAL:
+                if settle is not None:
+                    settle()
                 natural()                               # the state one step leaves the next, untraced
             with torch.profiler.record_function(LEGACY_PREFIX + STEP_TRACE.build(condition=cond, step=i)):
                 arms[cond]()
