@@ -79,3 +79,13 @@ def test_compiled_callables_are_recognised_and_recorded_forced_eager():
     assert seen == ["force_eager"]
     with eager_stance(types.SimpleNamespace()):      # a torch without compiler stances
         pass
+
+
+def test_the_kernels_only_one_side_launched_are_named():
+    from l2attr.steps.replay import kernel_difference
+
+    d = kernel_difference(["gemm", "norm", "norm"], ["norm", "copy", "copy"])
+    assert d == {"only_in_graph": ["gemm", "norm"], "only_in_call": ["copy", "copy"]}
+    c = program_check(_manifest([100.0], [3]), _kern(120.0))
+    line = program_caveat(c, d)
+    assert line.endswith("only in the graph: gemm, norm; only in the call: copy, copy.")

@@ -158,7 +158,8 @@ def first_line(manifest: dict[str, Any], ans: Any) -> str:
         if isinstance(n, int) and isinstance(m, int) and m < n:
             lines.append(f"Measured as the captured graph runs it: {n - m} of {n} kernels are not the eager ops' "
                          "(a compiled step's own kernels), attributed by kernel name.")
-        lines += [compiled_caveat(manifest, ans.kernels), program_caveat(program_check(manifest, ans.kernels)),
+        check = program_check(manifest, ans.kernels)
+        lines += [compiled_caveat(manifest, ans.kernels), program_caveat(check, sf.get("call_kernel_difference")),
                   overlap_line(ans.kernels)]
         return "\n".join(x for x in lines if x)
     k = ans.kernels

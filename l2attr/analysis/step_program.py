@@ -57,13 +57,18 @@ def program_line(c: ProgramCheck) -> str:
             f"the same program within {100 * PROGRAM_TOLERANCE:.0f} % and the same kernel count: {same}).")
 
 
-def program_caveat(c: ProgramCheck | None) -> str:
-    """A first line when the graph may not be the program the user runs."""
+def program_caveat(c: ProgramCheck | None, difference: dict[str, Any] | None = None) -> str:
+    """A first line when the graph may not be the program the user runs (with the kernels only one
+    side launched, where the run recorded them)."""
     if c is None or c.holds:
         return ""
+    d = difference if isinstance(difference, dict) else {}
+    extra = "".join(f"; only {side.replace('only_in_', 'in the ')}: {', '.join(map(str, d[side][:3]))}"
+                    f"{' ...' if len(d[side]) > 3 else ''}" for side in ("only_in_graph", "only_in_call")
+                    if isinstance(d.get(side), list) and d[side])
     return (f"Caveat: the captured graph may not be the program the function runs: its natural replay's "
             f"{c.graph_kernels} kernels take {c.natural_kernel_us:.1f} µs, the function called on its own "
-            f"launches {c.call_kernels} taking {c.call_kernel_us:.1f} µs ({100 * c.ratio:+.2f} %).")
+            f"launches {c.call_kernels} taking {c.call_kernel_us:.1f} µs ({100 * c.ratio:+.2f} %){extra}.")
 
 
 INDUCTOR_MARK = "triton"     # Inductor's GPU kernels are Triton kernels named triton_*

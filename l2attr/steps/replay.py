@@ -130,7 +130,17 @@ def trace_calls(torch: Any, call: Callable[[], Any], repeats: int) -> pd.DataFra
         trace = json.loads(Path(path).read_text())
     rows = [r for r in _launched(_events(trace), STEP_RANGE, STEP_TRACE.parse) if not r["graph"]]
     if not rows:
-        return pd.DataFrame(columns=["step", "kernel_us", "kernels"])
-    df = pd.DataFrame(rows)
-    return (df.groupby("step").agg(kernel_us=("duration_us", "sum"), kernels=("kernel", "size"))
-            .reset_index())
+        return pd.DataFrame(columns=["step", "kernel_us", "kernels", "names"])
+    df = pd.DataFrame(rows).sort_values(["step", "start_us"])
+    return (df.groupby("step").agg(kernel_us=("duration_us", "sum"), kernels=("kernel", "size"),
+                                   names=("kernel", list)).reset_index())
+
+
+def kernel_difference(graph: list[str], call: list[str]) -> dict[str, list[str]]:
+    """The kernels one side launches that the other does not (names with multiplicity, short):
+    what a reader needs when the graph and the function called on its own disagree."""
+    from collections import Counter
+
+    g, c = Counter(graph), Counter(call)
+    return {"only_in_graph": sorted(n[:120] for n in (g - c).elements()),
+            "only_in_call": sorted(n[:120] for n in (c - g).elements())}

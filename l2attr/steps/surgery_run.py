@@ -112,6 +112,10 @@ def measure(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, repeats
              "call_kernels": [] if calls is None else [int(x) for x in calls["kernels"]],
              "timings": {"capture_s": round(t_capture, 2), "trace_s": round(t_trace, 2)}}
     facts["compiled"] = attribute.is_compiled(torch, fn)
+    if calls is not None and len(calls):
+        diff = replay.kernel_difference(names, list(calls["names"].iloc[0]))
+        if diff["only_in_graph"] or diff["only_in_call"]:
+            facts["call_kernel_difference"] = diff
     if why:
         facts["eager_record"] = why
     log(f"step graph: {len(names)} kernel nodes, {counts['matched_kernels']} attributed to eager ops"
