@@ -23,7 +23,7 @@ def test_the_replays_kernels_against_the_median_call():
     assert c.natural_kernel_us == 101.0 and c.call_kernel_us == 100.0
     assert c.ratio == pytest.approx(0.01) and c.holds
     assert program_caveat(c) == ""
-    assert "+1.00 %" in program_line(c) and ": holds" in program_line(c)
+    assert "+1.00 %" in program_line(c) and "count: yes" in program_line(c)
 
 
 @pytest.mark.parametrize("natural,counts,holds", [

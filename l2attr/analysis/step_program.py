@@ -54,7 +54,7 @@ def program_check(manifest: dict[str, Any], kern: pd.DataFrame) -> ProgramCheck 
 
 def program_line(c: ProgramCheck) -> str:
     """The comparison, said on the surgery section of every page."""
-    same = "holds" if c.holds else "does not hold"
+    same = "yes" if c.holds else "no"
     return (f"The function called on its own: its {c.call_kernels} kernels take {c.call_kernel_us:.1f} µs a call; "
             f"the natural replay's {c.graph_kernels} kernels {c.natural_kernel_us:.1f} µs ({100 * c.ratio:+.2f} %; "
             f"the same program within {100 * PROGRAM_TOLERANCE:.0f} % and the same kernel count: {same}).")

@@ -130,10 +130,11 @@ def trace_calls(torch: Any, call: Callable[[], Any], repeats: int) -> pd.DataFra
         trace = json.loads(Path(path).read_text())
     rows = [r for r in _launched(_events(trace), STEP_RANGE, STEP_TRACE.parse) if not r["graph"]]
     if not rows:
-        return pd.DataFrame(columns=["step", "kernel_us", "kernels", "names"])
+        return pd.DataFrame({"kernel_us": [], "kernels": [], "names": []})
     df = pd.DataFrame(rows).sort_values(["step", "start_us"])
-    return (df.groupby("step").agg(kernel_us=("duration_us", "sum"), kernels=("kernel", "size"),
-                                   names=("kernel", list)).reset_index())
+    by = df.groupby("step")
+    return pd.DataFrame({"kernel_us": by["duration_us"].sum(), "kernels": by.size(),
+                         "names": by["kernel"].agg(list)}).reset_index()
 
 
 def kernel_difference(graph: list[str], call: list[str]) -> dict[str, list[str]]:
