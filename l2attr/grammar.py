@@ -10,12 +10,12 @@ import functools
 import re
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import Any, Iterable
 
 
-def alternatives(enum: type[Enum]) -> str:
-    """A regex matching exactly one of an enum's values."""
-    return "|".join(re.escape(m.value) for m in enum)
+def alternatives(enum: type[Enum] | Iterable[str]) -> str:
+    """A regex matching exactly one of an enum's values (or of some of its words: a part of a set)."""
+    return "|".join(re.escape(m.value if isinstance(m, Enum) else str(m)) for m in enum)
 
 
 @dataclass(frozen=True)
@@ -28,8 +28,8 @@ class Field:
     number: bool = False       # parsed back as an int
 
 
-def word(name: str, enum: type[Enum] | None = None) -> Field:
-    """A field holding one word: any word, or one of an enum's values."""
+def word(name: str, enum: type[Enum] | Iterable[str] | None = None) -> Field:
+    """A field holding one word: any word, or one of an enum's values (or of the words given)."""
     return Field(name, alternatives(enum) if enum else "[^:]+")
 
 

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from l2attr.grammar import Field, Grammar, alternatives, count, rest, word
-from l2attr.vocab import Arm, CellCondition, EdgeArm, Family, L2State, Pin, Role, StepCondition, SweepRole
+from l2attr.vocab import (Arm, CELL_CONDITIONS, EDGE_ARMS, LADDER_STATES, RANGE_ROLES, STEP_CONDITIONS, SWEEP_ROLES,
+                          Family, Pin, Role, cell_condition)
 
 # -- NVTX range names -------------------------------------------------------------------------
 # Ranges live in l2attr's own NVTX domain; ':' separates fields, never '/' (ncu's --nvtx-include
@@ -31,11 +32,11 @@ LEGACY_PREFIX = f"{NVTX_DOMAIN}:"   # before the domain: names in the default do
 
 # Kernel launches of the ladder: one role of one call. Before kernel families existed (every run
 # used today's `tuned` kernels) names had no family and no pin: LADDER_V1, read as family `tuned`.
-LADDER = Grammar((), (word("role", Role), word("family", Family), word("rung"), word("pin", Pin), word("profile"),
-                      word("l2_state", L2State), count("table", "t"), count("batch", "b")))
-LADDER_V1 = Grammar((), (word("role", Role), word("rung"), word("profile"), word("l2_state", L2State),
+LADDER = Grammar((), (word("role", RANGE_ROLES), word("family", Family), word("rung"), word("pin", Pin), word("profile"),
+                      word("l2_state", LADDER_STATES), count("table", "t"), count("batch", "b")))
+LADDER_V1 = Grammar((), (word("role", RANGE_ROLES), word("rung"), word("profile"), word("l2_state", LADDER_STATES),
                          count("table", "t"), count("batch", "b")))
-_ROLE_ONLY_RE = re.compile(rf"^(?P<role>{alternatives(Role)})(?::.*)?$")
+_ROLE_ONLY_RE = re.compile(rf"^(?P<role>{alternatives(RANGE_ROLES)})(?::.*)?$")
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,7 @@ def parse_range_name(name: str | None) -> dict[str, Any]:
 
 # Kernel launches of a sweep under ncu (`l2attr sweep ... --profile`): the point id last, as it
 # may hold ':'.
-SWEEP = Grammar(("sweep",), (word("role", SweepRole), word("family", Family), word("profile"), word("arm", Arm),
+SWEEP = Grammar(("sweep",), (word("role", SWEEP_ROLES), word("family", Family), word("profile"), word("arm", Arm),
                              count("table", "t"), count("group", "g"), count("position", "p"), rest("point")))
 
 
@@ -142,16 +143,16 @@ def check_label(label: str, what: str = "label") -> str:
 # (`<role>:<experiment>`), in the one grammar of range names; a step's op ranges likewise.
 _EXP_ROLE = Field("role", "|".join(EXPERIMENT_ROLES))
 _LABEL = Field("experiment", "[A-Za-z0-9._-]+")
-EXPERIMENT = Grammar((), (_EXP_ROLE, _LABEL, word("condition", CellCondition), count("call", "c")))
+EXPERIMENT = Grammar((), (_EXP_ROLE, _LABEL, word("condition", CELL_CONDITIONS), count("call", "c")))
 EXPERIMENT_BARE = Grammar((), (_EXP_ROLE, _LABEL))
 STEP_OP = Grammar(("op",), (Field("op_index", r"\d+", number=True),))
 # One traced step of `l2attr.step` (a torch.profiler range, under LEGACY_PREFIX like every
 # l2attr range outside its NVTX domain) and a marked step function's NVTX range.
-STEP_TRACE = Grammar(("step",), (word("condition", StepCondition), Field("step", r"\d+", number=True)))
+STEP_TRACE = Grammar(("step",), (word("condition", STEP_CONDITIONS), Field("step", r"\d+", number=True)))
 STEP_MARK = Grammar(("step",), (Field("name", "[A-Za-z0-9._-]+"),))
 # One traced step of an edge's selective-eviction measurement (steps/edges.py): which edge, which
 # arm, which repeat (a torch.profiler range under LEGACY_PREFIX).
-STEP_EDGE = Grammar(("edge",), (Field("edge", r"\d+", number=True), word("arm", EdgeArm),
+STEP_EDGE = Grammar(("edge",), (Field("edge", r"\d+", number=True), word("arm", EDGE_ARMS),
                                 Field("repeat", r"\d+", number=True)))
 
 
@@ -161,7 +162,7 @@ def experiment_range_name(role: str, experiment: str, condition: str | None = No
     role, experiment = Role(role).value, check_label(experiment, "experiment name")
     if condition is None:
         return EXPERIMENT_BARE.build(role=role, experiment=experiment)
-    return EXPERIMENT.build(role=role, experiment=experiment, condition=CellCondition(condition).value,
+    return EXPERIMENT.build(role=role, experiment=experiment, condition=cell_condition(condition).value,
                             call=int(call or 0))
 
 

@@ -27,7 +27,7 @@ from l2attr.analysis.spread import spread_summary
 from l2attr.analysis.series import Series, find_series, series_frame, tag
 from l2attr.analysis.verdict import verdict_table
 from l2attr.errors import UserError
-from l2attr.vocab import L2State, RunKind
+from l2attr.vocab import L2Condition, Command
 
 
 @dataclass
@@ -95,8 +95,8 @@ def primary_state(ladder: pd.DataFrame, requested: str | None = None) -> str:
         if states and requested not in states:
             raise UserError(f"--l2-state {requested!r} was not measured; measured: {', '.join(states)}")
         return requested
-    if L2State.NATURAL in states or not states:
-        return L2State.NATURAL.value
+    if L2Condition.NATURAL in states or not states:
+        return L2Condition.NATURAL.value
     return states[0]
 
 
@@ -125,7 +125,7 @@ def analyse(study: Study, l2_state: str | None = None, sweeps: list[Any] | None 
     measured = measured_break_even(sweeps)
     hbm, hbm_source = study.hbm_copy_GBps()
     # The read bandwidths divide the profile's bytes: take them from the ladder run made nearest it.
-    near = study.newest_time(RunKind.PROFILE)
+    near = study.newest_time(Command.PROFILE)
     hbm_read, read_src = study.measured("hbm_read_GBps", near=near)
     l2_read, l2_src = study.measured("l2_read_GBps", near=near)
     ceilings = " + ".join(src for v, src in ((hbm_read, read_src), (l2_read, l2_src)) if v is not None)

@@ -19,9 +19,9 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from l2attr.vocab import StepCondition
+from l2attr.vocab import L2Condition
 
-ARMS = (StepCondition.NATURAL.value, StepCondition.COLD.value, StepCondition.COLD_DIRTY.value)
+ARMS = (L2Condition.NATURAL.value, L2Condition.COLD.value, L2Condition.COLD_DIRTY.value)
 METHOD = {
     "natural": "replays of the CUDA graph captured from the step (kineto kernel records)",
     "cold": "replays of a copy of that graph with a flush node before every kernel node: un-pin "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from l2attr.errors import UserError
 from l2attr.ladder.declare import Variant, plan_variants
-from l2attr.vocab import Family, L2State, Pin
+from l2attr.vocab import Family, Pin, ladder_state
 
 
 def parse_extra_cell(text: str, pin_granularity: str | None = None) -> tuple[Variant, str, str]:
@@ -15,7 +15,7 @@ def parse_extra_cell(text: str, pin_granularity: str | None = None) -> tuple[Var
         raise UserError(f"--extra-cell {text!r}: write FAMILY:RUNG:PROFILE:L2_STATE")
     family, rung_name, state = parts[0], parts[1], parts[-1]
     try:
-        fam, st = Family(family), L2State(state)
+        fam, st = Family(family), ladder_state(state)
     except ValueError as exc:
         raise UserError(f"--extra-cell {text!r}: {exc}") from None
     from l2attr.ladder.declare import rung as rung_named
