@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from l2attr.vocab import Family, L2Condition, Pin, Role, Timer, LADDER_STATES, RANGE_ROLES, condition_words
+from l2attr.vocab import (CELL_CONDITIONS, EDGE_ARMS, LADDER_STATES, RANGE_ROLES, STEP_CONDITIONS, Family, L2Condition, Pin,
+                          Role, Timer, cell_condition, condition_words, ladder_state)
 from l2attr.names import NVTX_DOMAIN, parse_range_name, range_name
 
 names = st.text(alphabet=st.characters(blacklist_characters=":\n", blacklist_categories=("Cs",)),
@@ -57,3 +58,51 @@ def test_role_only_names_give_the_role():
 def test_enums_are_their_plain_words():
     assert str(Timer.ARTIFACT) == "artifact" and f"{Family.TUNED}" == "tuned"
     assert Family("artifact") is Family.ARTIFACT and condition_words(LADDER_STATES)[0] == "natural"
+
+
+# -- the one condition registry (vocab/conditions.py) and the size of the vocabulary ----------------
+
+def test_the_written_words_of_every_engine_are_unchanged():
+    """Committed run dirs are read back: each engine's column keeps the words it always wrote."""
+    assert condition_words(LADDER_STATES) == ("natural", "flush", "flush_after_pin", "reset_after_pin")
+    assert condition_words(CELL_CONDITIONS) == ("natural", "no_producer", "flush_before_call",
+                                                "flush_after_producer", "reset_after_producer")
+    assert condition_words(STEP_CONDITIONS) == ("natural", "cold", "cold_dirty")
+    assert condition_words(EDGE_ARMS) == ("natural", "cold", "rewarmed", "edge_cold")
+
+
+def test_every_condition_runs_device_verbs_the_protocol_has():
+    """`before` / `between` name methods of the cell protocol's device (measure/verbs.py)."""
+    from l2attr.measure.verbs import GpuVerbs
+
+    for c in L2Condition:
+        for verb in (c.before, c.between):
+            assert not verb or callable(getattr(GpuVerbs, verb, None)), (c, verb)
+
+
+def test_a_ladder_word_runs_what_its_generic_condition_runs():
+    for state in LADDER_STATES:
+        g = state.generic
+        assert g.ladder == state.value and "experiment" in g.engines
+        assert (state.before, state.between, state.producer) == (g.before, g.between, g.producer), state
+    assert L2Condition.FLUSH_AFTER_PIN.generic is L2Condition.FLUSH_AFTER_PRODUCER
+    assert L2Condition.COLD.generic is L2Condition.COLD           # no ladder word: itself
+
+
+def test_a_word_outside_an_engine_is_refused_with_the_valid_ones():
+    with pytest.raises(ValueError, match="flush_before_call"):
+        cell_condition("flush")                # the ladder's word, not an experiment's
+    with pytest.raises(ValueError, match="flush_after_pin"):
+        ladder_state("cold")
+
+
+def test_the_vocabulary_has_at_most_thirty_classes():
+    """Parallel sets stay merged: a part of a set is a tuple of words beside it, not a new class."""
+    import re
+    from pathlib import Path
+
+    import l2attr.vocab
+
+    folder = Path(l2attr.vocab.__file__).parent
+    count = sum(len(re.findall(r"^class ", p.read_text(), re.M)) for p in folder.glob("*.py"))
+    assert count <= 30, count
