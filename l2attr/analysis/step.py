@@ -90,10 +90,10 @@ def per_kernel(k: pd.DataFrame, ops: pd.DataFrame, every_kernel: bool = False) -
         cold = g.loc[g["condition"] == L2Condition.COLD.value, "duration_us"].to_numpy(float)
         if not len(nat) or not len(cold):
             continue
-        ni, ci = Interval(float(np.median(nat)), *bootstrap_median_ci(nat)), Interval(float(np.median(cold)), *bootstrap_median_ci(cold))
+        ni, ci = Interval.of(nat), Interval.of(cold)
         j = compare(ci, ni)
         dirty = g.loc[g["condition"] == L2Condition.COLD_DIRTY.value, "duration_us"].to_numpy(float)
-        di = Interval(float(np.median(dirty)), *bootstrap_median_ci(dirty)) if len(dirty) else None
+        di = Interval.of(dirty) if len(dirty) else None
         jd = compare(di, ni).judgement if di is not None else None
         op_name = names.get(op, name_op(g["kernel"].iloc[0]) if int(op) == UNMATCHED else "?")
         row = {"op_index": int(op), "kernel_index": int(ki), "op": op_name, "module": modules.get(op, ""),
@@ -273,7 +273,7 @@ def answer(k: pd.DataFrame, ops: pd.DataFrame, times: pd.DataFrame | None = None
     if times is not None and len(times):
         kept = times[times["discard"].map(lambda x: "" if pd.isna(x) else str(x)) == ""]["step_us"].to_numpy(float)
         if len(kept):
-            step = Interval(float(np.median(kept)), *bootstrap_median_ci(kept))
+            step = Interval.of(kept)
     return StepAnswer(kern, pairs, edges(ops, kern), float(pairs["kernel_time_us"].median()),
                       float(pairs["span_us"].median()), float(pairs["saving_us"].median()), (s_lo, s_hi),
                       float(np.median(shares)), (lo, hi), judgement, step, d_share, d_ci, clean.value,

@@ -19,11 +19,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from l2attr.analysis.significance import Interval, compare
-from l2attr.measure.stats import bootstrap_median_ci
 from l2attr.vocab import L2Condition, Verdict, Judgement, EDGE_ARMS
 
 OUTSIDE = -1
@@ -50,13 +48,6 @@ def candidates(edges: pd.DataFrame, ops: pd.DataFrame, kern: pd.DataFrame, n: in
     return e.head(n).reset_index(drop=True)
 
 
-def _interval(x: np.ndarray) -> Interval:
-    if not len(x):
-        return Interval(math.nan, math.nan, math.nan)
-    lo, hi = bootstrap_median_ci(x)
-    return Interval(float(np.median(x)), lo, hi)
-
-
 def _word(j: Judgement) -> str:
     return j.value
 
@@ -66,7 +57,7 @@ def edge_results(raw: pd.DataFrame, ops: pd.DataFrame | None = None) -> pd.DataF
     names = dict(zip(ops["op_index"].astype(int), ops["op"])) if ops is not None and len(ops) else {}
     rows = []
     for e, g in raw.groupby("edge", sort=True):
-        arm = {a: _interval(g.loc[g["arm"] == a.value, "consumer_us"].to_numpy(float)) for a in EDGE_ARMS}
+        arm = {a: Interval.of(g.loc[g["arm"] == a.value, "consumer_us"].to_numpy(float)) for a in EDGE_ARMS}
         nat, cold, warm, edge = (arm[L2Condition.NATURAL], arm[L2Condition.COLD], arm[L2Condition.REWARMED],
                                  arm[L2Condition.EDGE_COLD])
         saving = compare(edge, nat)                  # faster: natural beats edge_cold, the edge saves

@@ -21,7 +21,7 @@ import pandas as pd
 from l2attr.errors import UserError
 from l2attr.experiment.child import child_spec
 from l2attr.measure.cell import run_repeat
-from l2attr.measure.summary import summarize_pairs
+from l2attr.measure.stats import summarize_pairs
 from l2attr.rundir import RunDir, command_line, open_for_resume
 from l2attr.schema import EXP_CELLS, EXP_SAMPLES
 from l2attr.vocab import Quantity, RepeatMode, Command, Timer

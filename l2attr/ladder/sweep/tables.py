@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from l2attr.measure.stats import summarize
+from l2attr.measure.stats import summary_rows
 from l2attr.schema import GPU_COLUMNS, Table
 from l2attr.vocab import RepeatMode, Quantity as Q, Role as R, Timer
 
@@ -112,9 +112,4 @@ def point_series(samples: pd.DataFrame) -> dict[tuple[Q, Timer], np.ndarray]:
 
 def summarize_point(samples: pd.DataFrame, facts: dict[str, Any]) -> pd.DataFrame:
     """SWEEP_POINTS rows of one (family, profile, point, arm) from its samples (all repeats)."""
-    rows = []
-    for (quantity, timer), values in point_series(samples).items():
-        s = summarize(values)
-        if s["n_samples"]:
-            rows.append({**facts, "quantity": quantity.value, "timer": timer.value, **s})
-    return pd.DataFrame(rows, columns=list(SWEEP_POINTS.columns))
+    return summary_rows(SWEEP_POINTS, facts, ((qt, values, {}) for qt, values in point_series(samples).items()))
