@@ -1,5 +1,7 @@
-"""A new L2 condition is one line in the registry (l2attr/vocab/conditions.py), and nothing else.
+"""The registries: a new L2 condition is one line in l2attr/vocab/conditions.py, and a new
+per-series analyzer one entry in l2attr/analysis/study.py, and nothing else.
 
+A new condition:
 The test copies the package, adds one line to the registry's class and nothing more, then runs
 the CPU path of an experiment in a child process on that copy: the declaration and its repeat
 plan, the protocol order on the fake GPU of test_experiment_engine.py, the run dir's tables
@@ -107,3 +109,35 @@ def test_without_the_line_the_word_is_refused_with_the_valid_ones() -> None:
 
     with pytest.raises(UserError, match="unknown condition 'cold_alone'; valid: natural, no_producer"):
         l2attr.Experiment("p", consumer=lambda: 0, producer=lambda: 0, conditions=["natural", "cold_alone"])
+
+
+# -- the analyzers ---------------------------------------------------------------------------------
+
+def _pin_over_consumer(i, got):
+    """The pin kernel's median over the consumer's, per profile, for the pinned rung."""
+    import pandas as pd
+
+    k = i.cells[(i.cells["timer"] == "kernel") & (i.cells["rung"] == "l2p_optmt")]
+    med = k.pivot_table(index="profile", columns="quantity", values="median_us")
+    return pd.DataFrame({"profile": med.index, "ratio": med["pin"] / med["consumer"]}).reset_index(drop=True)
+
+
+def test_an_analyzer_registered_by_name_is_run_per_series_and_cut_by_series_view(tmp_path, monkeypatch) -> None:
+    """One entry in SERIES_ANALYZERS: every series computes it, the analysis holds it under its
+    name, a one-series view cuts it. The ratios are the helper's timings, pin over consumer."""
+    import pytest
+    from helpers_rundirs import write_ladder_run
+
+    from l2attr.analysis import analyse, load_runs
+    from l2attr.analysis import study
+
+    monkeypatch.setitem(study.SERIES_ANALYZERS, "pin_over_consumer", _pin_over_consumer)
+    monkeypatch.setattr(study, "SERIES_FRAMES", tuple(study.SERIES_ANALYZERS))
+    an = analyse(load_runs([write_ladder_run(tmp_path)]))
+    got = an.frame("pin_over_consumer").set_index("profile")["ratio"]
+    assert got["reuse_high"] == pytest.approx(15.0 / 33.5)
+    assert got["random"] == pytest.approx(18.6 / 61.1)
+    view = study.series_view(an, an.series[0])
+    assert set(view.pin_over_consumer["series"]) == {an.series[0].name}
+    with pytest.raises(KeyError, match="registered: ladder, charges"):
+        an.frame("no_such_analysis")
