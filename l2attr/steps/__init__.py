@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
-from l2attr.steps.env import ENV
+from l2attr.steps.record import ENV
 from l2attr.vocab import Command
 
 

@@ -105,7 +105,7 @@ def profile_step(command: Sequence[str], run: RunDir, env: dict[str, str], chip:
 
 
 def child_env(warmup: int) -> dict[str, str]:
-    from l2attr.steps.env import ENV
+    from l2attr.steps.record import ENV
 
     return {ENV: json.dumps({"mode": "ncu", "warmup": warmup})}
 

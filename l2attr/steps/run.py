@@ -27,8 +27,8 @@ from l2attr.errors import UserError
 from l2attr.rundir import RunDir, command_line
 from l2attr.schema import STEP_EDGES, STEP_KERNELS, STEP_OPS, STEP_TIMES
 from l2attr.steps.record import OpRecord, make_recorder
+from l2attr.steps.surgery_run import time_steps
 from l2attr.steps.trace import kernels
-from l2attr.steps.timing import time_steps  # noqa: F401  (re-exported: older callers import it here)
 from l2attr.vocab import Command, L2Condition, StepMode, TimerKind
 from l2attr.names import LEGACY_PREFIX, STEP_TRACE, check_label
 from l2attr.analysis.step_load import COMPLETE

@@ -24,13 +24,12 @@ import pandas as pd
 from l2attr.ladder.config import WorkloadConfig
 from l2attr.errors import UserError
 from l2attr.ladder import ptxas
-from l2attr.ladder.declare import DEFAULT_MAXRREGCOUNT, Rung, Variant, plan_variants
+from l2attr.ladder.declare import DEFAULT_MAXRREGCOUNT, Rung, Variant, parse_extra_cell, plan_variants
 from l2attr.ladder.measure.check import check_variant
 from l2attr.ladder.measure.gpu import Gpu
 from l2attr.ladder.measure.gpu import describe as describe_gpu
 from l2attr.ladder.measure.kernels import LaunchShape, VariantKernels
 from l2attr.ladder.measure.protocol import CellRunner, samples_per_repeat
-from l2attr.ladder.measure.extra import parse_extra_cell
 from l2attr.ladder.measure.rounds import measure_rounds
 from l2attr.ladder.measure.realdata import (check_real_data, check_window_data, real_data_reference,  # noqa: F401
                                              window_for)
