@@ -1,0 +1,66 @@
+"""Is the captured graph the program the user runs? The natural replay's kernel time held to the
+step function's own kernels, called on its own.
+
+Why: graph surgery measures the graph a capture recorded. A compiled function called directly
+runs the same kernels, but between them the GPU waits for each launch (a stream launch costs the
+GPU about a microsecond or two even when every launch is queued; a graph replay far less), so its
+wall time is not the replay's; its kernels' summed time must be. A capture that froze another
+branch, or recorded an eager twin of a compiled function, shows here as a kernel time or a kernel
+count that differs. The tolerance is the bar the step issue set for a compiled step's natural arm
+against the program on its own (2 %); a difference within it is within noise of the check, a
+larger one a caveat on the answer's first lines.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+PROGRAM_TOLERANCE = 0.02
+
+
+@dataclass(frozen=True)
+class ProgramCheck:
+    natural_kernel_us: float      # the natural replay's kernels, per-kernel medians summed
+    call_kernel_us: float         # the function called on its own: median over calls of its kernels' sum
+    graph_kernels: int
+    call_kernels: int             # median kernel count of a call
+
+    @property
+    def ratio(self) -> float:
+        return self.natural_kernel_us / self.call_kernel_us - 1.0
+
+    @property
+    def holds(self) -> bool:
+        return abs(self.ratio) <= PROGRAM_TOLERANCE and self.graph_kernels == self.call_kernels
+
+
+def program_check(manifest: dict[str, Any], kern: pd.DataFrame) -> ProgramCheck | None:
+    """The check where the run traced the function's own calls (a surgery run of a function, not of
+    the user's own graph, made since the call's kernels were recorded); None otherwise."""
+    sf = manifest.get("surgery") or {}
+    sums, counts = sf.get("call_kernel_us") or [], sf.get("call_kernels") or []
+    if not sums or not counts or not len(kern) or "natural_us" not in kern:
+        return None
+    return ProgramCheck(float(kern["natural_us"].sum()), float(statistics.median(sums)),
+                        int(sf.get("graph_kernels", len(kern))), int(statistics.median(counts)))
+
+
+def program_line(c: ProgramCheck) -> str:
+    """The comparison, said on the surgery section of every page."""
+    same = "holds" if c.holds else "does not hold"
+    return (f"The function called on its own: its {c.call_kernels} kernels take {c.call_kernel_us:.1f} µs a call; "
+            f"the natural replay's {c.graph_kernels} kernels {c.natural_kernel_us:.1f} µs ({100 * c.ratio:+.2f} %; "
+            f"the same program within {100 * PROGRAM_TOLERANCE:.0f} % and the same kernel count: {same}).")
+
+
+def program_caveat(c: ProgramCheck | None) -> str:
+    """A first line when the graph may not be the program the user runs."""
+    if c is None or c.holds:
+        return ""
+    return (f"Caveat: the captured graph may not be the program the function runs: its natural replay's "
+            f"{c.graph_kernels} kernels take {c.natural_kernel_us:.1f} µs, the function called on its own "
+            f"launches {c.call_kernels} taking {c.call_kernel_us:.1f} µs ({100 * c.ratio:+.2f} %).")

@@ -1,0 +1,45 @@
+"""The program check on numbers known by hand: the natural replay's kernel time against the
+function's own calls (median of the call sums), the kernel counts, the tolerance at its edge,
+and the caveat line said only when the check fails."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from l2attr.analysis.step_program import PROGRAM_TOLERANCE, program_caveat, program_check, program_line
+
+
+def _kern(*us: float) -> pd.DataFrame:
+    return pd.DataFrame({"natural_us": list(us)})
+
+
+def _manifest(sums, counts, graph_kernels=3) -> dict:
+    return {"surgery": {"call_kernel_us": sums, "call_kernels": counts, "graph_kernels": graph_kernels}}
+
+
+def test_the_replays_kernels_against_the_median_call():
+    c = program_check(_manifest([99.0, 100.0, 250.0], [3, 3, 3]), _kern(50.0, 30.0, 21.0))
+    assert c.natural_kernel_us == 101.0 and c.call_kernel_us == 100.0
+    assert c.ratio == pytest.approx(0.01) and c.holds
+    assert program_caveat(c) == ""
+    assert "+1.00 %" in program_line(c) and ": holds" in program_line(c)
+
+
+@pytest.mark.parametrize("natural,counts,holds", [
+    (100.0 * (1 + PROGRAM_TOLERANCE) - 1e-9, [3], True),       # at the edge
+    (100.0 * (1 + PROGRAM_TOLERANCE) + 1e-6, [3], False),       # past it
+    (100.0 * (1 - PROGRAM_TOLERANCE) - 1e-6, [3], False),       # faster by more than it
+    (100.0, [4], False)])                                       # another kernel count
+def test_the_tolerance_and_the_count(natural, counts, holds):
+    c = program_check(_manifest([100.0], counts), _kern(natural))
+    assert c.holds is holds
+    assert bool(program_caveat(c)) is not holds
+    if not holds:
+        assert program_caveat(c).startswith("Caveat: the captured graph may not be the program")
+
+
+def test_no_check_without_the_calls():
+    assert program_check({"surgery": {"call_kernel_us": [], "call_kernels": []}}, _kern(1.0)) is None
+    assert program_check({}, _kern(1.0)) is None
+    assert program_caveat(None) == ""
