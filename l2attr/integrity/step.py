@@ -170,7 +170,7 @@ def _whole_edges(edges: pd.DataFrame, source: str, damage: Damage) -> None:
             damage.found(f"{source}: edge {odd.index[odd > 1][0]:g} holds more than one {column}: one edge is "
                          "one producer -> consumer pair of one size")
             return
-    arms = set(EdgeArm.values())
+    arms = set(condition_words(EDGE_ARMS))
     for e, g in edges.groupby("edge"):
         have = set(g["arm"])
         if have != arms:

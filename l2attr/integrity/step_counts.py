@@ -40,11 +40,11 @@ def expected_counts(manifest: dict[str, Any], kernels: pd.DataFrame) -> tuple[st
     step = pd.to_numeric(nat["step"], errors="coerce")
     if mode == StepMode.SURGERY.value and "node" in nat.columns:
         nodes = pd.to_numeric(nat["node"], errors="coerce")
-        return "surgery", {"graph_kernels": int(nodes.nunique()),
+        return StepMode.SURGERY.value, {"graph_kernels": int(nodes.nunique()),
                            "matched_kernels": int(nodes[op != GRAPH_ONLY].nunique())}
     if mode == StepMode.GRAPH.value:
         matched = (op != GRAPH_ONLY).groupby(step).sum()
-        return "graph", {"replay_kernels": int(step.value_counts().max()), "matched_kernels": int(matched.min())}
+        return StepMode.GRAPH.value, {"replay_kernels": int(step.value_counts().max()), "matched_kernels": int(matched.min())}
     return "", {}
 
 
@@ -62,7 +62,7 @@ def check_graph_counts(manifest: dict[str, Any], kernels: pd.DataFrame, path: Pa
         if not _whole(have) or have != value:
             damage.found(f"{path / 'manifest.json'}: field {section}.{key} is {have!r}, but "
                          f"{STEP_KERNELS.filename} holds {value} (the count it summarises)")
-    if section == "surgery":
+    if section == StepMode.SURGERY:
         _check_call_times(got, manifest, path, damage)
     eager = got.get("eager_kernels")
     if eager is not None and (not _whole(eager) or eager < want["matched_kernels"]):
