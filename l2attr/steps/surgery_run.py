@@ -22,9 +22,9 @@ from typing import Any, Callable
 import pandas as pd
 
 from l2attr.schema import STEP_TIMES
-from l2attr.vocab import L2Condition
+from l2attr.vocab import STEP_CONDITIONS, condition_words
 
-ARMS = (L2Condition.NATURAL.value, L2Condition.COLD.value, L2Condition.COLD_DIRTY.value)
+ARMS = condition_words(STEP_CONDITIONS)      # natural, cold, cold_dirty (vocab/conditions.py)
 METHOD = {
     "natural": "replays of the CUDA graph captured from the step (kineto kernel records)",
     "cold": "replays of a copy of that graph with a flush node before every kernel node: un-pin "

@@ -22,7 +22,7 @@ from l2attr.errors import UserError
 from l2attr.ladder.declare import HEADLINE_FAMILY, PROFILES, RUNGS
 from l2attr.profile.ncu_cmd import NcuOptions, build_ncu_argv, report_path
 from l2attr.profile.ncu_import import control_condition
-from l2attr.vocab import Command, Condition, Job, L2Condition, RungId, TimerKind
+from l2attr.vocab import LADDER_STATES, Command, Condition, Job, L2Condition, RungId, TimerKind
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -30,7 +30,9 @@ if TYPE_CHECKING:
 CONTROL_RUNG = RungId.L2P_OPTMT.value
 # The control's three arms run in one child, state after state (the import labels each row's arm
 # by the L2 state its range names: analysis.control).
-CONTROL_STATES = (L2Condition.NATURAL.value, L2Condition.FLUSH_AFTER_PIN.value, L2Condition.RESET_AFTER_PIN.value)
+# The validity control's arms: natural, and every ladder state that runs something between pin and
+# consumer (vocab/conditions.py: `between`): flush_after_pin, reset_after_pin.
+CONTROL_STATES = (L2Condition.NATURAL.value, *(s.value for s in LADDER_STATES if s.between))
 # What a profiled child runs of the workload: one warm-up and one measured batch. Counters are read
 # for the measured batch's calls (one per table); the L2 state a call meets is set by the calls
 # just before it (each table-batch streams 40-150 MB through the 60 MB L2), which one batch
