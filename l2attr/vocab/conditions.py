@@ -113,12 +113,12 @@ def condition_words(conditions: tuple[L2Condition, ...]) -> tuple[str, ...]:
 def ladder_state(word: str) -> L2Condition:
     """A ladder word -> its member; anything else is a ValueError that lists the valid words."""
     if word not in condition_words(LADDER_STATES):
-        raise ValueError(f"{word!r} is not a ladder L2 state: use {', '.join(condition_words(LADDER_STATES))}")
+        raise ValueError(f"{word!r} is not a valid ladder L2 state; valid: {', '.join(condition_words(LADDER_STATES))}")
     return L2Condition(word)
 
 
 def cell_condition(word: str) -> L2Condition:
     """An experiment's word -> its member; anything else is a ValueError that lists the valid words."""
     if word not in condition_words(CELL_CONDITIONS):
-        raise ValueError(f"{word!r} is not an experiment condition: use {', '.join(condition_words(CELL_CONDITIONS))}")
+        raise ValueError(f"{word!r} is not a valid experiment condition; valid: {', '.join(condition_words(CELL_CONDITIONS))}")
     return L2Condition(word)
