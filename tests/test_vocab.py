@@ -106,3 +106,18 @@ def test_the_vocabulary_has_at_most_thirty_classes():
     folder = Path(l2attr.vocab.__file__).parent
     count = sum(len(re.findall(r"^class ", p.read_text(), re.M)) for p in folder.glob("*.py"))
     assert count <= 30, count
+
+
+@pytest.mark.parametrize("argv", [["cache", "ladder"], ["cache", "timeline"], ["ladder", "--l2", "cold"],
+                                  ["profile", "--cache-control", "base"], ["profile", "--clock-control", "all"]])
+def test_a_flag_takes_only_its_part_of_a_merged_set(argv, capsys):
+    """`l2attr cache` takes info/clear, not every Command; --l2 the ladder's words; each ncu flag its own."""
+    from l2attr.cli import main
+
+    try:
+        rc = main(argv)
+    except SystemExit as stop:          # argparse's refusal of a choice
+        rc = stop.code
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert "error" in err and argv[-1] in err

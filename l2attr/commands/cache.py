@@ -15,11 +15,11 @@ import argparse
 from pathlib import Path
 
 from l2attr.ladder.workload import cache
-from l2attr.vocab import Command
+from l2attr.vocab import CACHE_ACTIONS, Command
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("action", choices=[a.value for a in Command],
+    p.add_argument("action", choices=CACHE_ACTIONS,
                    help="info: the dir, its cap and its entries (least recently used first); "
                         "clear: delete every entry")
     p.add_argument("--cache-dir", type=Path, default=None,
