@@ -43,3 +43,49 @@ def test_no_check_without_the_calls():
     assert program_check({"surgery": {"call_kernel_us": [], "call_kernels": []}}, _kern(1.0)) is None
     assert program_check({}, _kern(1.0)) is None
     assert program_caveat(None) == ""
+
+
+def test_a_compiled_function_with_no_inductor_kernel_is_said():
+    from l2attr.analysis.step_program import compiled_caveat
+
+    eager = pd.DataFrame({"kernel": ["void at::native::elementwise_kernel<128>", "nvjet_sm90_tst_128x128"]})
+    fused = pd.DataFrame({"kernel": ["triton_red_fused_rms_norm_0", "nvjet_sm90_tst_128x128"]})
+    compiled = {"surgery": {"compiled": True}}
+    assert compiled_caveat(compiled, eager).startswith("Caveat: the step function is torch.compile'd")
+    assert "2 kernels" in compiled_caveat(compiled, eager)
+    assert compiled_caveat(compiled, fused) == ""
+    assert compiled_caveat({"surgery": {"compiled": False}}, eager) == ""
+    assert compiled_caveat({"surgery": {}}, eager) == ""          # a run made before the flag was recorded
+
+
+def test_compiled_callables_are_recognised_and_recorded_forced_eager():
+    import types
+
+    from l2attr.steps.attribute import eager_stance, is_compiled
+
+    class OptimizedModule:
+        pass
+
+    seen = []
+    torch = types.SimpleNamespace(_dynamo=types.SimpleNamespace(eval_frame=types.SimpleNamespace(
+        OptimizedModule=OptimizedModule)), compiler=types.SimpleNamespace(set_stance=lambda s: seen.append(s) or
+                                                                           __import__("contextlib").nullcontext()))
+    compiled_fn = lambda x: x          # noqa: E731
+    compiled_fn._torchdynamo_orig_callable = abs
+    assert is_compiled(torch, OptimizedModule()) and is_compiled(torch, compiled_fn)
+    assert not is_compiled(torch, abs)
+    with eager_stance(torch):
+        pass
+    assert seen == ["force_eager"]
+    with eager_stance(types.SimpleNamespace()):      # a torch without compiler stances
+        pass
+
+
+def test_the_kernels_only_one_side_launched_are_named():
+    from l2attr.steps.replay import kernel_difference
+
+    d = kernel_difference(["gemm", "norm", "norm"], ["norm", "copy", "copy"])
+    assert d == {"only_in_graph": ["gemm", "norm"], "only_in_call": ["copy", "copy"]}
+    c = program_check(_manifest([100.0], [3]), _kern(120.0))
+    line = program_caveat(c, d)
+    assert line.endswith("only in the graph: gemm, norm; only in the call: copy, copy.")

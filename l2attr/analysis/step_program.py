@@ -57,10 +57,31 @@ def program_line(c: ProgramCheck) -> str:
             f"the same program within {100 * PROGRAM_TOLERANCE:.0f} % and the same kernel count: {same}).")
 
 
-def program_caveat(c: ProgramCheck | None) -> str:
-    """A first line when the graph may not be the program the user runs."""
+def program_caveat(c: ProgramCheck | None, difference: dict[str, Any] | None = None) -> str:
+    """A first line when the graph may not be the program the user runs (with the kernels only one
+    side launched, where the run recorded them)."""
     if c is None or c.holds:
         return ""
+    d = difference if isinstance(difference, dict) else {}
+    extra = "".join(f"; only {side.replace('only_in_', 'in the ')}: {', '.join(map(str, d[side][:3]))}"
+                    f"{' ...' if len(d[side]) > 3 else ''}" for side in ("only_in_graph", "only_in_call")
+                    if isinstance(d.get(side), list) and d[side])
     return (f"Caveat: the captured graph may not be the program the function runs: its natural replay's "
             f"{c.graph_kernels} kernels take {c.natural_kernel_us:.1f} µs, the function called on its own "
-            f"launches {c.call_kernels} taking {c.call_kernel_us:.1f} µs ({100 * c.ratio:+.2f} %).")
+            f"launches {c.call_kernels} taking {c.call_kernel_us:.1f} µs ({100 * c.ratio:+.2f} %){extra}.")
+
+
+INDUCTOR_MARK = "triton"     # Inductor's GPU kernels are Triton kernels named triton_*
+
+
+def compiled_caveat(manifest: dict[str, Any], kern: pd.DataFrame) -> str:
+    """A torch.compile'd function whose graph holds no Inductor kernel may have run as its eager
+    version (Dynamo runs a frame eagerly for good past its recompile limit): said, never silent.
+    A compiled program can hold library kernels only (a lone GEMM), hence "may"."""
+    if (manifest.get("surgery") or {}).get("compiled") is not True or not len(kern):
+        return ""
+    if kern["kernel"].astype(str).str.contains(INDUCTOR_MARK, regex=False).any():
+        return ""
+    return ("Caveat: the step function is torch.compile'd, but none of its graph's "
+            f"{len(kern)} kernels is Inductor's (Triton): it may have run as its eager version (Dynamo "
+            "falls back to eager past its recompile limit; torch._dynamo.utils.counters says).")

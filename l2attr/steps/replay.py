@@ -35,13 +35,21 @@ def plan(conditions: list[str], repeats: int) -> list[tuple[int, str]]:
     return out
 
 
-def trace_arms(torch: Any, arms: dict[str, Callable[[], None]], repeats: int) -> dict[str, Any]:
-    """Replay each arm `repeats` times under the profiler; the kineto trace as a dict."""
+def trace_arms(torch: Any, arms: dict[str, Callable[[], None]], repeats: int,
+               settle: Callable[[], None] | None = None) -> dict[str, Any]:
+    """Replay each arm `repeats` times under the profiler; the kineto trace as a dict. `settle`
+    runs before a natural replay's untraced predecessor: a clean flush, so the dirty lines a
+    cold_dirty arm left (a full L2 of them) are written back first and not charged to natural.
+    One untraced replay alone leaves most of them for a step smaller than L2: on the H200 the
+    self-check's natural kernels then read slower than the function called on its own (the program
+    check of analysis/step_program.py caught it)."""
     acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
     natural = arms[NATURAL]
     with torch.profiler.profile(activities=acts) as prof:
         for i, cond in plan(list(arms), repeats):
             if cond == NATURAL:
+                if settle is not None:
+                    settle()
                 natural()                               # the state one step leaves the next, untraced
             with torch.profiler.record_function(LEGACY_PREFIX + STEP_TRACE.build(condition=cond, step=i)):
                 arms[cond]()
@@ -122,7 +130,17 @@ def trace_calls(torch: Any, call: Callable[[], Any], repeats: int) -> pd.DataFra
         trace = json.loads(Path(path).read_text())
     rows = [r for r in _launched(_events(trace), STEP_RANGE, STEP_TRACE.parse) if not r["graph"]]
     if not rows:
-        return pd.DataFrame(columns=["step", "kernel_us", "kernels"])
-    df = pd.DataFrame(rows)
-    return (df.groupby("step").agg(kernel_us=("duration_us", "sum"), kernels=("kernel", "size"))
-            .reset_index())
+        return pd.DataFrame(columns=["step", "kernel_us", "kernels", "names"])
+    df = pd.DataFrame(rows).sort_values(["step", "start_us"])
+    return (df.groupby("step").agg(kernel_us=("duration_us", "sum"), kernels=("kernel", "size"),
+                                   names=("kernel", list)).reset_index())
+
+
+def kernel_difference(graph: list[str], call: list[str]) -> dict[str, list[str]]:
+    """The kernels one side launches that the other does not (names with multiplicity, short):
+    what a reader needs when the graph and the function called on its own disagree."""
+    from collections import Counter
+
+    g, c = Counter(graph), Counter(call)
+    return {"only_in_graph": sorted(n[:120] for n in (g - c).elements()),
+            "only_in_call": sorted(n[:120] for n in (c - g).elements())}

@@ -26,7 +26,8 @@ from l2attr.vocab import STEP_CONDITIONS, condition_words
 
 ARMS = condition_words(STEP_CONDITIONS)      # natural, cold, cold_dirty (vocab/conditions.py)
 METHOD = {
-    "natural": "replays of the CUDA graph captured from the step (kineto kernel records)",
+    "natural": "replays of the CUDA graph captured from the step (kineto kernel records), each after a clean "
+               "flush and one untraced replay: the L2 as one step leaves it for the next",
     "cold": "replays of a copy of that graph with a flush node before every kernel node: un-pin "
             "(evict_last prefetch of the flush buffer), demote (applypriority evict_normal), read of 2x L2; "
             "kernels serialised in creation order",
@@ -103,7 +104,7 @@ def measure(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, repeats
         a()
     torch.cuda.synchronize()
     t1 = time.perf_counter()
-    trace = replay.trace_arms(torch, arms, repeats)
+    trace = replay.trace_arms(torch, arms, repeats, settle=lambda: flushes.launch(dirty=False))
     k = replay.node_kernels(trace)
     t_trace = time.perf_counter() - t1
     names = replay.cold_names(k)
@@ -125,6 +126,11 @@ def measure(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, repeats
              "call_kernel_us": [] if calls is None else [round(float(x), 3) for x in calls["kernel_us"]],
              "call_kernels": [] if calls is None else [int(x) for x in calls["kernels"]],
              "timings": {"capture_s": round(t_capture, 2), "trace_s": round(t_trace, 2)}}
+    facts["compiled"] = attribute.is_compiled(torch, fn)
+    if calls is not None and len(calls):
+        diff = replay.kernel_difference(names, list(calls["names"].iloc[0]))
+        if diff["only_in_graph"] or diff["only_in_call"]:
+            facts["call_kernel_difference"] = diff
     if why:
         facts["eager_record"] = why
     log(f"step graph: {len(names)} kernel nodes, {counts['matched_kernels']} attributed to eager ops"
