@@ -60,6 +60,7 @@ def test_call_times_at_most_one_per_repeat_each_or_none(field, value):
     {"call_us": [], "torch_graph_us": []},                                  # the user's own graph
     {"call_us": [], "torch_graph_us": [], "call_kernel_us": [], "call_kernels": []},
     {"torch_graph_us": [1.0]},                                              # a discarded sample left out
+    {"call_us": [], "torch_graph_us": [], "call_kernel_us": [5.0, 6.0], "call_kernels": [3, 3]},   # every sample discarded
     {"call_kernel_us": [5.0, 6.0], "call_kernels": [3, 3]}])
 def test_what_a_writer_records_passes(section):
     check_graph_counts(_manifest("surgery", **section), _kernels("surgery"), Path("run"))

@@ -36,7 +36,7 @@ def test_the_tolerance_and_the_count(natural, counts, holds):
     assert c.holds is holds
     assert bool(program_caveat(c)) is not holds
     if not holds:
-        assert program_caveat(c).startswith("Caveat: the captured graph may not be the program")
+        assert program_caveat(c).startswith("Caveat: the natural arm is not the program as it runs by itself")
 
 
 def test_no_check_without_the_calls():
@@ -88,4 +88,10 @@ def test_the_kernels_only_one_side_launched_are_named():
     assert d == {"only_in_graph": ["gemm", "norm"], "only_in_call": ["copy", "copy"]}
     c = program_check(_manifest([100.0], [3]), _kern(120.0))
     line = program_caveat(c, d)
-    assert line.endswith("only in the graph: gemm, norm; only in the call: copy, copy.")
+    assert "only in the graph: gemm, norm; only in the call: copy, copy; every saving" in line
+
+
+def test_no_check_where_kernels_ran_beside_each_other():
+    kern = pd.DataFrame({"natural_us": [50.0, 50.0], "overlapped": [True, True]})
+    assert program_check(_manifest([60.0], [2], graph_kernels=2), kern) is None
+    assert program_check(_manifest([60.0], [2], graph_kernels=2), kern.assign(overlapped=False)) is not None
