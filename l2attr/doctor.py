@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 from l2attr.catalog.chips import CHIP_BY_CC, KNOWN_CHIPS
 from l2attr.profile import ncu_cmd, ncu_errors
 from l2attr.profile.nsys import probe_nsys
-from l2attr.vocab import CacheControl, ClockControl, Command
+from l2attr.vocab import Ncu, Command
 
 Runner = Callable[[Sequence[str], float], subprocess.CompletedProcess]
 Importer = Callable[[str], Any]
@@ -176,8 +176,8 @@ def check_ncu(p: Probes) -> list[Check]:
     except (OSError, subprocess.TimeoutExpired) as exc:
         return [Check("ncu", False, f"{ncu}: {exc}", "reinstall Nsight Compute", (PROFILE,))]
     found = Check("ncu", True, f"{ncu} (version {version})", "", (PROFILE,))
-    argv = [ncu, "--config-file", "off", "--cache-control", CacheControl.NONE.value,
-            "--clock-control", ClockControl.NONE.value, "--metrics", "gpu__time_duration.sum", p.python, "-c", TINY_KERNEL]
+    argv = [ncu, "--config-file", "off", "--cache-control", Ncu.NONE.value,
+            "--clock-control", Ncu.NONE.value, "--metrics", "gpu__time_duration.sum", p.python, "-c", TINY_KERNEL]
     try:
         res = p.runner(argv, 180)
     except (OSError, subprocess.TimeoutExpired) as exc:

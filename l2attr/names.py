@@ -1,19 +1,83 @@
 """Every l2attr range name, builder and parser side by side: the one NVTX grammar.
 
-The shapes are declared with l2attr.grammar (fixed words, then fields, joined by ':'); each is
-built and parsed by its one declaration, so a name always parses back to what built it. The
+A shape is one `Grammar` (fixed leading words, then fields, all joined by ':'); its builder and
+its parser are that one declaration, so a name always parses back to what built it. The
 ladder's kernel launches, the sweep's, an experiment's calls (and a user's own annotate()
 ranges), a step's ops and steps: all of them live here, over the value sets of l2attr.vocab.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
-from typing import Any
+from enum import Enum
+from typing import Any, Iterable
 
-from l2attr.grammar import Field, Grammar, alternatives, count, rest, word
-from l2attr.vocab import Arm, CellCondition, EdgeArm, Family, L2State, Pin, Role, StepCondition, SweepRole
+from l2attr.vocab import (Arm, CELL_CONDITIONS, EDGE_ARMS, LADDER_STATES, RANGE_ROLES, STEP_CONDITIONS, SWEEP_ROLES,
+                          Family, Pin, Role, cell_condition)
+
+# -- how a range name is put together ----------------------------------------------------------
+
+def alternatives(enum: type[Enum] | Iterable[str]) -> str:
+    """A regex matching exactly one of an enum's values (or of some of its words: a part of a set)."""
+    return "|".join(re.escape(m.value if isinstance(m, Enum) else str(m)) for m in enum)
+
+
+@dataclass(frozen=True)
+class Field:
+    """One ':'-separated field of a range name: its column, the text it may hold, how it is written."""
+
+    name: str
+    pattern: str = "[^:]+"     # a regex for the value (an enum's values, any word, or the rest)
+    prefix: str = ""           # written before the value: `t` in `t11`
+    number: bool = False       # parsed back as an int
+
+
+def word(name: str, enum: type[Enum] | Iterable[str] | None = None) -> Field:
+    """A field holding one word: any word, or one of an enum's values (or of the words given)."""
+    return Field(name, alternatives(enum) if enum else "[^:]+")
+
+
+def count(name: str, prefix: str) -> Field:
+    """A field holding a count after a letter (`t11`, `b3`)."""
+    return Field(name, r"\d+", prefix, number=True)
+
+
+def rest(name: str) -> Field:
+    """The last field, which may itself hold ':' (a sweep point id such as `interleaved:k8`)."""
+    return Field(name, ".+")
+
+
+@dataclass(frozen=True)
+class Grammar:
+    """One shape of range name: fixed leading words, then fields, all joined by ':'.
+
+    The builder and the parser of a shape are this one declaration, so a name always parses back
+    to what built it."""
+
+    head: tuple[str, ...]
+    fields: tuple[Field, ...]
+
+    def build(self, **values: Any) -> str:
+        return ":".join([*self.head, *(f"{f.prefix}{values[f.name]}" for f in self.fields)])
+
+    def parse(self, name: str) -> dict[str, Any] | None:
+        """The fields of `name` (without the domain), or None when it has another shape."""
+        m = self._regex().match(name)
+        if not m:
+            return None
+        return {f.name: int(m[f.name]) if f.number else m[f.name] for f in self.fields}
+
+    def _regex(self) -> re.Pattern[str]:
+        return _compiled(self)
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled(g: Grammar) -> re.Pattern[str]:
+    parts = [re.escape(h) for h in g.head] + [f"{re.escape(f.prefix)}(?P<{f.name}>{f.pattern})" for f in g.fields]
+    return re.compile("^" + ":".join(parts) + "$")
+
 
 # -- NVTX range names -------------------------------------------------------------------------
 # Ranges live in l2attr's own NVTX domain; ':' separates fields, never '/' (ncu's --nvtx-include
@@ -31,11 +95,11 @@ LEGACY_PREFIX = f"{NVTX_DOMAIN}:"   # before the domain: names in the default do
 
 # Kernel launches of the ladder: one role of one call. Before kernel families existed (every run
 # used today's `tuned` kernels) names had no family and no pin: LADDER_V1, read as family `tuned`.
-LADDER = Grammar((), (word("role", Role), word("family", Family), word("rung"), word("pin", Pin), word("profile"),
-                      word("l2_state", L2State), count("table", "t"), count("batch", "b")))
-LADDER_V1 = Grammar((), (word("role", Role), word("rung"), word("profile"), word("l2_state", L2State),
+LADDER = Grammar((), (word("role", RANGE_ROLES), word("family", Family), word("rung"), word("pin", Pin), word("profile"),
+                      word("l2_state", LADDER_STATES), count("table", "t"), count("batch", "b")))
+LADDER_V1 = Grammar((), (word("role", RANGE_ROLES), word("rung"), word("profile"), word("l2_state", LADDER_STATES),
                          count("table", "t"), count("batch", "b")))
-_ROLE_ONLY_RE = re.compile(rf"^(?P<role>{alternatives(Role)})(?::.*)?$")
+_ROLE_ONLY_RE = re.compile(rf"^(?P<role>{alternatives(RANGE_ROLES)})(?::.*)?$")
 
 
 @dataclass(frozen=True)
@@ -103,7 +167,7 @@ def parse_range_name(name: str | None) -> dict[str, Any]:
 
 # Kernel launches of a sweep under ncu (`l2attr sweep ... --profile`): the point id last, as it
 # may hold ':'.
-SWEEP = Grammar(("sweep",), (word("role", SweepRole), word("family", Family), word("profile"), word("arm", Arm),
+SWEEP = Grammar(("sweep",), (word("role", SWEEP_ROLES), word("family", Family), word("profile"), word("arm", Arm),
                              count("table", "t"), count("group", "g"), count("position", "p"), rest("point")))
 
 
@@ -142,16 +206,16 @@ def check_label(label: str, what: str = "label") -> str:
 # (`<role>:<experiment>`), in the one grammar of range names; a step's op ranges likewise.
 _EXP_ROLE = Field("role", "|".join(EXPERIMENT_ROLES))
 _LABEL = Field("experiment", "[A-Za-z0-9._-]+")
-EXPERIMENT = Grammar((), (_EXP_ROLE, _LABEL, word("condition", CellCondition), count("call", "c")))
+EXPERIMENT = Grammar((), (_EXP_ROLE, _LABEL, word("condition", CELL_CONDITIONS), count("call", "c")))
 EXPERIMENT_BARE = Grammar((), (_EXP_ROLE, _LABEL))
 STEP_OP = Grammar(("op",), (Field("op_index", r"\d+", number=True),))
 # One traced step of `l2attr.step` (a torch.profiler range, under LEGACY_PREFIX like every
 # l2attr range outside its NVTX domain) and a marked step function's NVTX range.
-STEP_TRACE = Grammar(("step",), (word("condition", StepCondition), Field("step", r"\d+", number=True)))
+STEP_TRACE = Grammar(("step",), (word("condition", STEP_CONDITIONS), Field("step", r"\d+", number=True)))
 STEP_MARK = Grammar(("step",), (Field("name", "[A-Za-z0-9._-]+"),))
 # One traced step of an edge's selective-eviction measurement (steps/edges.py): which edge, which
 # arm, which repeat (a torch.profiler range under LEGACY_PREFIX).
-STEP_EDGE = Grammar(("edge",), (Field("edge", r"\d+", number=True), word("arm", EdgeArm),
+STEP_EDGE = Grammar(("edge",), (Field("edge", r"\d+", number=True), word("arm", EDGE_ARMS),
                                 Field("repeat", r"\d+", number=True)))
 
 
@@ -161,7 +225,7 @@ def experiment_range_name(role: str, experiment: str, condition: str | None = No
     role, experiment = Role(role).value, check_label(experiment, "experiment name")
     if condition is None:
         return EXPERIMENT_BARE.build(role=role, experiment=experiment)
-    return EXPERIMENT.build(role=role, experiment=experiment, condition=CellCondition(condition).value,
+    return EXPERIMENT.build(role=role, experiment=experiment, condition=cell_condition(condition).value,
                             call=int(call or 0))
 
 

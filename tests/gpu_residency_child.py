@@ -33,16 +33,16 @@ TABLES = 2
 
 
 def clean_conditions() -> tuple[str, ...]:
-    from l2attr.vocab import CellCondition
+    from l2attr.vocab import L2Condition
 
-    return (CellCondition.NATURAL.value, CellCondition.NO_PRODUCER.value,
-            CellCondition.RESET_AFTER_PRODUCER.value, CellCondition.FLUSH_AFTER_PRODUCER.value)
+    return (L2Condition.NATURAL.value, L2Condition.NO_PRODUCER.value,
+            L2Condition.RESET_AFTER_PRODUCER.value, L2Condition.FLUSH_AFTER_PRODUCER.value)
 
 
 def polluted_conditions() -> tuple[str, ...]:
-    from l2attr.vocab import CellCondition
+    from l2attr.vocab import L2Condition
 
-    return (CellCondition.NATURAL.value, CellCondition.RESET_AFTER_PRODUCER.value)
+    return (L2Condition.NATURAL.value, L2Condition.RESET_AFTER_PRODUCER.value)
 
 
 def workload_config() -> Any:

@@ -18,7 +18,7 @@ from l2attr.analysis.experiment_load import analyse_experiment, load_experiment
 from l2attr.errors import UserError
 from l2attr.measure.cell import CallOps, device_call, host_call, run_repeat
 from l2attr.measure.timer import Sample
-from l2attr.vocab import KEPT, CellCondition, Judgement, Role
+from l2attr.vocab import KEPT, L2Condition, Judgement, Role
 from l2attr.names import experiment_range_name, parse_experiment_range
 
 
@@ -83,18 +83,18 @@ def test_protocol_order_per_condition() -> None:
     g = FakeGpu()
     ops = CallOps(consumer=g.consumer, producer=g.producer)
     expected = {
-        CellCondition.NATURAL: ["timer", "producer", "timer", "consumer"],
-        CellCondition.NO_PRODUCER: ["timer", "consumer"],
-        CellCondition.FLUSH_BEFORE_CALL: ["flush", "timer", "producer", "timer", "consumer"],
-        CellCondition.FLUSH_AFTER_PRODUCER: ["timer", "producer", "flush", "timer", "consumer"],
-        CellCondition.RESET_AFTER_PRODUCER: ["timer", "producer", "reset", "timer", "consumer"],
+        L2Condition.NATURAL: ["timer", "producer", "timer", "consumer"],
+        L2Condition.NO_PRODUCER: ["timer", "consumer"],
+        L2Condition.FLUSH_BEFORE_CALL: ["flush", "timer", "producer", "timer", "consumer"],
+        L2Condition.FLUSH_AFTER_PRODUCER: ["timer", "producer", "flush", "timer", "consumer"],
+        L2Condition.RESET_AFTER_PRODUCER: ["timer", "producer", "reset", "timer", "consumer"],
     }
     for cond, order in expected.items():
         g.log.clear()
         device_call(g, ops, cond, 0)
         assert g.log == order, cond
     g.log.clear()
-    row = host_call(g, ops, CellCondition.FLUSH_AFTER_PRODUCER, 0)
+    row = host_call(g, ops, L2Condition.FLUSH_AFTER_PRODUCER, 0)
     assert g.log == ["producer", "sync", "flush", "consumer", "sync"]
     assert row["producer_wall_us"] == 5.0 and row["consumer_wall_us"] == 14.0
     assert row["call_wall_us"] == 19.0      # the control's flush is not in the call
@@ -109,7 +109,7 @@ def test_repeat_drops_warmup_and_cold_call_and_names_ranges() -> None:
         from contextlib import nullcontext
         return nullcontext()
 
-    rows = run_repeat(g, lambda i: CallOps(g.consumer, g.producer), CellCondition.NATURAL, "device",
+    rows = run_repeat(g, lambda i: CallOps(g.consumer, g.producer), L2Condition.NATURAL, "device",
                       calls=4, warmup=2, ranges=ranges, ranges_from=1)
     assert g.log[0] == "flush"                          # a clean start
     assert [r["call"] for r in rows] == [1, 2, 3]       # warm-up and the cold first call dropped
@@ -138,7 +138,7 @@ def test_declaration_is_checked() -> None:
     with pytest.raises(UserError, match="baseline"):
         l2attr.Experiment("p", consumer=lambda: 0, producer=lambda: 0, baseline="natural")
     e = l2attr.Experiment("p", consumer=lambda: 0, producer=lambda: 0)
-    assert e.baseline == CellCondition.NO_PRODUCER
+    assert e.baseline == L2Condition.NO_PRODUCER
 
 
 def _time(tmp_path: Path, **kw) -> tuple[l2attr.Experiment, ExperimentResult]:

@@ -54,10 +54,10 @@ def dram(tmp_path_factory) -> pd.DataFrame:
         pytest.skip("ncu is not on PATH: the DRAM tests need Nsight Compute")
     from l2attr.experiment.profile import profile_command
     from l2attr.rundir import RunDir
-    from l2attr.vocab import RunKind
+    from l2attr.vocab import Command
 
     root = tmp_path_factory.mktemp("residency")
-    run = RunDir.create(root, "residency", {"kind": RunKind.EXPERIMENT.value})
+    run = RunDir.create(root, "residency", {"kind": Command.EXPERIMENT.value})
     frame = profile_command([sys.executable, str(CHILD), str(root / "cache")], run, metrics=DRAM, ncu=ncu,
                             log=lambda s: None)
     from l2attr.vocab import Role
@@ -76,10 +76,10 @@ def _calls(dram: pd.DataFrame, label: str, condition: str) -> np.ndarray:
 
 @pytest.mark.parametrize("family", ["artifact", "tuned"])
 def test_pin_lowers_the_consumers_dram_bytes_on_reuse_high(dram, family):
-    from l2attr.vocab import CellCondition
+    from l2attr.vocab import L2Condition
 
-    pinned = _calls(dram, f"{family}-clean", CellCondition.NATURAL.value)
-    alone = _calls(dram, f"{family}-clean", CellCondition.NO_PRODUCER.value)
+    pinned = _calls(dram, f"{family}-clean", L2Condition.NATURAL.value)
+    alone = _calls(dram, f"{family}-clean", L2Condition.NO_PRODUCER.value)
     assert (alone > 0).all()
     assert (pinned < alone).all()            # call by call: the same table and batch, with and without the pin
     assert _fewer(pinned, alone)             # and beyond the calls' own spread
@@ -87,12 +87,12 @@ def test_pin_lowers_the_consumers_dram_bytes_on_reuse_high(dram, family):
 
 @pytest.mark.parametrize("family", ["artifact", "tuned"])
 def test_persisting_reset_lines_survive_a_quiet_step_but_fall_to_pollution(dram, family):
-    from l2attr.vocab import CellCondition
+    from l2attr.vocab import L2Condition
 
-    nat, reset = CellCondition.NATURAL.value, CellCondition.RESET_AFTER_PRODUCER.value
+    nat, reset = L2Condition.NATURAL.value, L2Condition.RESET_AFTER_PRODUCER.value
     pinned = _calls(dram, f"{family}-clean", nat)
     after_reset = _calls(dram, f"{family}-clean", reset)
-    flushed = _calls(dram, f"{family}-clean", CellCondition.FLUSH_AFTER_PRODUCER.value)
+    flushed = _calls(dram, f"{family}-clean", L2Condition.FLUSH_AFTER_PRODUCER.value)
     polluted = _calls(dram, f"{family}-polluted", nat)
     reset_polluted = _calls(dram, f"{family}-polluted", reset)
     # Nothing between reset and consumer: the lines are still there, only their mark is gone. The
@@ -124,7 +124,7 @@ def test_blocking_timer_matches_a_300us_spin_on_the_fast_random_consumer(tmp_pat
     from l2attr.ladder.measure.protocol import CellRunner
     from l2attr.ladder.workload import build_workload
     from l2attr.measure.timer import SpinTimer
-    from l2attr.vocab import KEPT, Discard, L2State, TimerKind
+    from l2attr.vocab import KEPT, Discard, L2Condition, TimerKind
 
     cfg = PRESETS["artifact"].replace(tables=6)
     gpu = Gpu(cfg, 300.0, lambda s: None, timer=TimerKind.BLOCKING.value)
@@ -134,7 +134,7 @@ def test_blocking_timer_matches_a_300us_spin_on_the_fast_random_consumer(tmp_pat
     w = build_workload(cfg, profile="random", cache_dir=tmp_path)
     indices = gpu.upload_indices(w.indices)
     hot = torch.from_numpy(np.ascontiguousarray(w.hot)).cuda()
-    runner = CellRunner(gpu, kernels, v, "random", L2State.NATURAL.value, indices, hot)
+    runner = CellRunner(gpu, kernels, v, "random", L2Condition.NATURAL.value, indices, hot)
     gpu.warm_up(0.5)
     got: dict[TimerKind, list[pd.DataFrame]] = {k: [] for k in timers}
     for repeat in range(12):

@@ -275,7 +275,7 @@ def test_an_edge_that_cannot_be_measured_keeps_the_step(sim, tmp_path, monkeypat
 def test_marked_step_under_l2attr_step_takes_the_commands_options(sim, tmp_path, monkeypatch):
     import l2attr
     from l2attr.analysis.step_load import analyse_step
-    from l2attr.steps.env import ENV
+    from l2attr.steps import ENV
 
     marked = l2attr.step_range("marked")(_step(sim))
     monkeypatch.setenv(ENV, json.dumps({"out": str(tmp_path), "repeats": 2, "warmup": 0, "name": "",

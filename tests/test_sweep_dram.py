@@ -77,15 +77,15 @@ def test_ranges_only_around_pin_and_consumer_of_the_first_tables_of_the_last_gro
     from l2attr.ladder.sweep.run import nvtx_ranges
     from l2attr.ladder.sweep.schedule import Call
     from l2attr.ladder.sweep.spec import Point
-    from l2attr.vocab import Arm, SweepRole
+    from l2attr.vocab import Arm, Role
 
     p = Point("hot5", 5.0, (Arm.PIN,), hot_rows=5, groups=3)
     ranges = nvtx_ranges(Family.ARTIFACT, "random", p, Arm.PIN)
     on = lambda c, role: not isinstance(ranges(c, role), nullcontext)  # noqa: E731
-    assert on(Call(2, 0, 0, 1, True), SweepRole.CONSUMER) and on(Call(2, 3, 0, 1, True), SweepRole.PIN)
-    assert not on(Call(1, 0, 0, 1, True), SweepRole.CONSUMER)           # not the last group
-    assert not on(Call(2, dram.PROFILED_TABLES, 0, 1, True), SweepRole.CONSUMER)
-    assert not on(Call(2, 0, 0, 1, True), SweepRole.POLLUTE)
+    assert on(Call(2, 0, 0, 1, True), Role.CONSUMER) and on(Call(2, 3, 0, 1, True), Role.PIN)
+    assert not on(Call(1, 0, 0, 1, True), Role.CONSUMER)           # not the last group
+    assert not on(Call(2, dram.PROFILED_TABLES, 0, 1, True), Role.CONSUMER)
+    assert not on(Call(2, 0, 0, 1, True), Role.POLLUTE)
 
 
 def test_the_committed_sweep_rows_round_trip_through_the_grammar():

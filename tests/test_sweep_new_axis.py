@@ -20,7 +20,7 @@ from l2attr.cli import main
 from l2attr.ladder.sweep import axes
 from l2attr.ladder.sweep.axes.declare import (AxisSpec, Bound, ChartSpec, Column, Fact, JudgementSpec, Median, MiB,
                                               Option, Point, Series, Speedup, TableSpec, series_columns)
-from l2attr.vocab import Arm, OptionKind, SweepJudgement, SweepQuantity as Q
+from l2attr.vocab import Arm, SweepJudgement, Quantity as Q
 
 TOY = AxisSpec(
     axis="toy",
@@ -29,7 +29,7 @@ TOY = AxisSpec(
     note="A toy axis declared inside a test.",
     answers="whether the toy traffic takes the pin's gain away",
     arms=(Arm.OPTMT, Arm.PIN),
-    options=(Option("toy_mib", "--toy-mib", OptionKind.INTS, (0, 30, 60), "toy MiB between pin and consumer",
+    options=(Option("toy_mib", "--toy-mib", int, (0, 30, 60), "toy MiB between pin and consumer",
                     (Bound("{flag} {v}: toy MiB cannot be negative", lo=0),)),),
     points=lambda cfg, opts, limits=None: [Point(f"toy{n}", float(n), (Arm.OPTMT, Arm.PIN), pollute_bytes=n * MiB)
                                            for n in sorted(opts.toy_mib)],

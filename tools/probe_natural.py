@@ -53,7 +53,7 @@ def main() -> None:
 
     from l2attr.steps import surgery
     from l2attr.steps.flushes import Flushes
-    from l2attr.vocab import StepCondition
+    from l2attr.vocab import L2Condition
     from llama_layer import grid, layer
     from selfcheck import make
 
@@ -67,8 +67,8 @@ def main() -> None:
             raw = surgery.raw_graph(g)
             s = surgery.shape(raw)
             natural = surgery.Exec(torch, raw)
-            cold = surgery.Exec(torch, surgery.with_flushes(raw, s, flushes.graph(StepCondition.COLD.value)))
-            dirty = surgery.Exec(torch, surgery.with_flushes(raw, s, flushes.graph(StepCondition.COLD_DIRTY.value)))
+            cold = surgery.Exec(torch, surgery.with_flushes(raw, s, flushes.graph(L2Condition.COLD.value)))
+            dirty = surgery.Exec(torch, surgery.with_flushes(raw, s, flushes.graph(L2Condition.COLD_DIRTY.value)))
             clean = lambda: flushes.launch(dirty=False)        # noqa: E731
 
             def seq(*parts):

@@ -16,8 +16,7 @@ from l2attr.analysis.load import Study, manifest_first, manifest_value
 from l2attr.ladder.declare import RUNG_BY_NAME
 from l2attr.rundir import MANIFEST
 from l2attr.schema import METRICS
-from l2attr.vocab import (CacheControl, ClockControl, L2State, Profile, ReplayMode, RepeatStop, RunKind, TimerKind,
-                          Verdict)
+from l2attr.vocab import Ncu, L2Condition, Profile, RepeatStop, Command, TimerKind, Verdict
 
 LEVELS = ("error", "warn", "info")
 
@@ -33,7 +32,7 @@ def validity_caveats(study: Study, controls: dict[str, dict[str, Any] | None]) -
     """The validity control of each profile run (analysis.control's judgement of its metrics.csv):
     clear, not clear, inconclusive, or not run."""
     out = []
-    for run in study.runs_of_kind(RunKind.PROFILE):
+    for run in study.runs_of_kind(Command.PROFILE):
         vc = controls.get(run.name)
         if vc is None:
             out.append(Caveat("warn", f"profile run {run.name} ran without the validity control: nothing shows "
@@ -94,19 +93,19 @@ def _num(value: Any) -> str:
 def ncu_setting_caveats(study: Study) -> list[Caveat]:
     """Nsight Compute settings that are known to erase or distort cross-kernel L2 state."""
     out = []
-    for run in study.runs_of_kind(RunKind.PROFILE):
+    for run in study.runs_of_kind(Command.PROFILE):
         origin = f"{run.name}/manifest.json[ncu]"
         replay = manifest_first(run.manifest, "ncu.replay_mode", "replay_mode")
         cache = manifest_first(run.manifest, "ncu.cache_control", "cache_control")
         clock = manifest_first(run.manifest, "ncu.clock_control", "clock_control")
-        if replay == ReplayMode.KERNEL:
+        if replay == Ncu.KERNEL:
             out.append(Caveat("error", "ncu ran with --replay-mode kernel: kernel replay restores memory "
                                        "between passes and the L2 state left by the pin does not survive "
                                        "(measured: identical consumer hit rate with and without the pin)", origin))
-        if cache not in (CacheControl.NONE, "unknown"):
+        if cache not in (Ncu.NONE, "unknown"):
             out.append(Caveat("error", f"ncu cache control was {cache!r}: caches are flushed before each "
                                        "profiled kernel, so no kernel can see another's L2 state", origin))
-        if clock not in (ClockControl.NONE, "unknown"):
+        if clock not in (Ncu.NONE, "unknown"):
             out.append(Caveat("warn", f"ncu clock control was {clock!r}: clocks locked to base, so ncu "
                                       "durations are not comparable to the layer-A latencies", origin))
         if "unknown" in (replay, cache):
@@ -171,7 +170,7 @@ def analysis_caveats(study: Study, ladder: pd.DataFrame, roofline: pd.DataFrame,
         if len(states) > 1:
             out.append(Caveat("info", f"cells were measured under L2 states {', '.join(states)}; charts and the "
                                       f"verdict use '{state}', the tables list every state", "cells.csv"))
-        elif state != L2State.NATURAL:
+        elif state != L2Condition.NATURAL:
             out.append(Caveat("warn", f"only the '{state}' L2 state was measured: the L2 is flushed, which is "
                                       "not the regime the artifact timed", "cells.csv"))
         out.append(Caveat("info", "Amortisation assumes the pinned rows stay resident while one pin serves k "

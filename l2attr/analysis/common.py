@@ -15,7 +15,7 @@ from typing import Any, Iterable
 import pandas as pd
 
 from l2attr.ladder.declare import LADDER_ORDER, PROFILES, RUNG_BY_NAME
-from l2attr.vocab import L2State, Quantity, RungId, Timer
+from l2attr.vocab import L2Condition, Quantity, RungId, Timer
 
 NA = float("nan")
 
@@ -68,7 +68,7 @@ def sort_rows(df: pd.DataFrame) -> pd.DataFrame:
         return df.reset_index(drop=True)
     keys = []
     if "l2_state" in df:
-        keys.append(df["l2_state"].map(lambda s: (0 if s == L2State.NATURAL else 1, str(s))))
+        keys.append(df["l2_state"].map(lambda s: (0 if s == L2Condition.NATURAL else 1, str(s))))
     if "profile" in df:
         keys.append(df["profile"].map(profile_rank))
     if "rung" in df:

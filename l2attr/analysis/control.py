@@ -16,7 +16,7 @@ import pandas as pd
 
 from l2attr.analysis.calls import EVICT_LAST_SHARE, call_table, headline_rate, label
 from l2attr.analysis.load import Run, Study
-from l2attr.vocab import Condition, Job, Role, RunKind, Verdict
+from l2attr.vocab import Condition, Job, Role, Command, Verdict
 
 MIN_HIT_GAIN_POINTS = 5.0
 MIN_DRAM_REDUCTION = 0.10
@@ -89,7 +89,7 @@ def run_control(run: Run) -> dict[str, Any] | None:
 
 def study_controls(study: Study) -> dict[str, dict[str, Any] | None]:
     """Every profile run's control, by run name, in the study's order."""
-    return {run.name: run_control(run) for run in study.runs_of_kind(RunKind.PROFILE)}
+    return {run.name: run_control(run) for run in study.runs_of_kind(Command.PROFILE)}
 
 
 def describe_control(vc: dict[str, Any]) -> str:

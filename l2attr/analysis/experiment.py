@@ -22,7 +22,7 @@ from typing import Any
 import pandas as pd
 
 from l2attr.analysis.significance import Interval, Judged, compare
-from l2attr.vocab import CellCondition, Judgement, Quantity, Timer
+from l2attr.vocab import L2Condition, Judgement, Quantity, Timer
 
 NAN = float("nan")
 CONSUMER_ONLY = Quantity.CONSUMER.value   # the consumer-only comparison's key in a verdict row
@@ -50,7 +50,7 @@ def break_even(producer_us: float, saving: Judged, base: Interval, new: Interval
 
 
 def experiment_row(cells: pd.DataFrame, experiment: str, baseline: str) -> dict[str, Any]:
-    nat = CellCondition.NATURAL.value
+    nat = L2Condition.NATURAL.value
     row: dict[str, Any] = {"experiment": experiment, "baseline": baseline}
     for name, (q, t) in CHARGES.items():
         j = compare(interval(cells, experiment, baseline, q, t), interval(cells, experiment, nat, q, t))
@@ -65,7 +65,7 @@ def experiment_row(cells: pd.DataFrame, experiment: str, baseline: str) -> dict[
     row["consumer_saving_us"] = base_c.median - nat_c.median
     row["consumer_saving_share"] = (base_c.median - nat_c.median) / base_c.median if base_c.valid else NAN
     row["break_even_kernel"] = row["break_even_wall"] = NAN
-    if baseline == CellCondition.NO_PRODUCER.value:
+    if not L2Condition(baseline).producer:       # the consumer alone: does the producer step pay?
         saving = compare(base_c, nat_c)
         row["break_even_kernel"] = break_even(row[f"{nat}_producer_kernel_us"], saving, base_c, nat_c)
         base_w = interval(cells, experiment, baseline, Quantity.CONSUMER, Timer.WALL)
@@ -97,7 +97,7 @@ def _k(k: float) -> str:
 def headline(row: dict[str, Any]) -> str:
     """One sentence: does the handoff pay once its cost is charged?"""
     name, base = row["experiment"], row["baseline"]
-    if base == CellCondition.NO_PRODUCER.value:
+    if not L2Condition(base).producer:
         j = row["wall_charged_judgement"]
         word = {Judgement.FASTER.value: "pays", Judgement.SLOWER.value: "does not pay",
                 Judgement.WITHIN_NOISE.value: "breaks even within noise"}.get(j, "was not measured")

@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from l2attr.analysis.calls import call_table, headline_rate, label
-from l2attr.vocab import CellCondition, Role, Verdict
+from l2attr.vocab import L2Condition, Role, Verdict
 
 MIN_DRAM_REDUCTION = 0.10   # the consumer must read >= 10 % less DRAM with the producer's lines kept
 KEYS = ("experiment", "condition", "role")
@@ -58,8 +58,8 @@ def control(metrics: pd.DataFrame, min_reduction: float = MIN_DRAM_REDUCTION) ->
     if calls.empty or "dram_read" not in calls:
         return {**result, "verdict": Verdict.INCONCLUSIVE.value, "reason": "no DRAM-read counts"}
     cons = calls[calls["role"] == Role.CONSUMER.value]
-    nat = cons[cons["condition"] == CellCondition.NATURAL.value]["dram_read"].dropna()
-    cold = cons[cons["condition"] == CellCondition.FLUSH_AFTER_PRODUCER.value]["dram_read"].dropna()
+    nat = cons[cons["condition"] == L2Condition.NATURAL.value]["dram_read"].dropna()
+    cold = cons[cons["condition"] == L2Condition.FLUSH_AFTER_PRODUCER.value]["dram_read"].dropna()
     if nat.empty or cold.empty:
         return {**result, "verdict": Verdict.INCONCLUSIVE.value,
                 "reason": "needs consumer calls under natural and flush_after_producer"}

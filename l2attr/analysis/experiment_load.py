@@ -17,12 +17,12 @@ import pandas as pd
 from l2attr.errors import STRICT, UserError
 from l2attr.integrity.experiment import check_cells_recomputed, check_metric_sets, read_table
 from l2attr.integrity.manifest import check_manifest
-from l2attr.measure.summary import summarize_pairs
+from l2attr.measure.stats import summarize_pairs
 from l2attr.rundir import RunDir
 from l2attr.schema import EXP_CELLS, EXP_METRICS, EXP_SAMPLES, empty
-from l2attr.vocab import RunKind
+from l2attr.vocab import Command
 
-KIND = RunKind.EXPERIMENT.value
+KIND = Command.EXPERIMENT.value
 
 
 def check_consistent(samples: pd.DataFrame, cells: pd.DataFrame, where: Path) -> None:

@@ -21,7 +21,7 @@ from l2attr.analysis.significance import Interval
 from l2attr.analysis.spread import launch_lag_effect
 from l2attr.analysis.study import Analysis
 from l2attr.analysis.load import manifest_value
-from l2attr.vocab import Condition, Judgement, L2State, Quantity, Role, RunKind, RungId, Timer, TimerKind
+from l2attr.vocab import Condition, Judgement, L2Condition, Quantity, Role, Command, RungId, Timer, TimerKind
 
 NA = float("nan")
 FASTER, SLOWER, NOISE = Judgement.FASTER.value, Judgement.SLOWER.value, Judgement.WITHIN_NOISE.value
@@ -159,7 +159,7 @@ def launch_lag_facts(an: Analysis) -> list[dict[str, Any]]:
     """Per ladder run of the study: the late share of its kernel-timer samples and what dropping them
     does to the consumer medians (analysis.spread.launch_lag_effect)."""
     out = []
-    for run in an.study.runs_of_kind(RunKind.LADDER):
+    for run in an.study.runs_of_kind(Command.LADDER):
         spin = manifest_value(run.manifest, "measure.spin_us")
         timer = str(manifest_value(run.manifest, "measure.timer") or TimerKind.SPIN.value)
         timer = TimerKind.SPIN.value if timer == "unknown" else timer   # runs before the timer was recorded
@@ -171,7 +171,7 @@ def launch_lag_facts(an: Analysis) -> list[dict[str, Any]]:
     return out
 
 
-def flush_facts(an: Analysis, flush_state: str = L2State.FLUSH.value) -> list[dict[str, Any]]:
+def flush_facts(an: Analysis, flush_state: str = L2Condition.FLUSH.value) -> list[dict[str, Any]]:
     """Per (series, profile, rung) measured under both L2 states: the flushed consumer against the
     natural one (two runs: judged against the cross-process spread)."""
     out = []

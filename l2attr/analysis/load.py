@@ -32,9 +32,9 @@ from l2attr.integrity.runs import check_run
 from l2attr.integrity.units import check_units
 from l2attr.rundir import MANIFEST, RunDir
 from l2attr.schema import CELLS, METRICS, PHASES, SAMPLES, TIMELINE, UNITS, Table, empty
-from l2attr.vocab import Quantity, RunKind
+from l2attr.vocab import Quantity, Command
 
-RUN_KINDS = (RunKind.LADDER.value, RunKind.PROFILE.value, RunKind.TIMELINE.value)
+RUN_KINDS = (Command.LADDER.value, Command.PROFILE.value, Command.TIMELINE.value)
 KNOWN_QUANTITIES = (Quantity.PIN.value, Quantity.CONSUMER.value, Quantity.KERNELS.value, Quantity.CALL.value)
 
 # Columns that must hold numbers: column -> (may be empty, must be >= 0). A stray word there is a
@@ -129,8 +129,8 @@ class Study:
         share its machine."""
         ordered = preference_order(self.runs)
         if near is not None:
-            ladders = sorted((r for r in ordered if r.kind == RunKind.LADDER), key=lambda r: _distance(r, near))
-            ordered = ladders + [r for r in ordered if r.kind != RunKind.LADDER]
+            ladders = sorted((r for r in ordered if r.kind == Command.LADDER), key=lambda r: _distance(r, near))
+            ordered = ladders + [r for r in ordered if r.kind != Command.LADDER]
         for run in ordered:
             value = run.manifest.get(key)
             if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
@@ -197,7 +197,7 @@ def preference_order(runs: list[Run]) -> list[Run]:
     measurement is compared with it instead of hiding it."""
     oldest = datetime.min.replace(tzinfo=timezone.utc)          # undated or unreadable: oldest
     newest_first = sorted(runs, key=lambda r: created_at(r) or oldest, reverse=True)
-    return sorted(newest_first, key=lambda r: 0 if r.kind == RunKind.LADDER else 1)   # stable
+    return sorted(newest_first, key=lambda r: 0 if r.kind == Command.LADDER else 1)   # stable
 
 
 def read_run(path: Path, damage: Damage = STRICT) -> Run | None:
@@ -216,10 +216,10 @@ def read_run(path: Path, damage: Damage = STRICT) -> Run | None:
     check_manifest(manifest, path, damage)       # typed before any table rule reads a declaration
     tables = {t.name: (_read_table(run_dir, t, damage) if run_dir.has(t) else None)
               for t in (SAMPLES, CELLS, METRICS, TIMELINE, PHASES)}
-    main = {RunKind.LADDER: (CELLS, "cells"), RunKind.PROFILE: (METRICS, "metrics"),
-            RunKind.TIMELINE: (TIMELINE, "PM samples")}
+    main = {Command.LADDER: (CELLS, "cells"), Command.PROFILE: (METRICS, "metrics"),
+            Command.TIMELINE: (TIMELINE, "PM samples")}
     table, what = main[kind]
-    if tables[table.name] is None and not (kind == RunKind.TIMELINE and manifest.get("method") == "nsys"):
+    if tables[table.name] is None and not (kind == Command.TIMELINE and manifest.get("method") == "nsys"):
         damage.found(f"{path}: a {kind} run without {table.filename} (was the run interrupted?)")
         return None
     if tables[table.name] is not None and tables[table.name].empty:

@@ -11,7 +11,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
+import numpy as np
+
+from l2attr.measure.stats import bootstrap_median_ci
 from l2attr.vocab import Judgement
 
 
@@ -26,6 +30,15 @@ class Interval:
     @property
     def valid(self) -> bool:
         return all(math.isfinite(x) for x in (self.median, self.lo, self.hi)) and self.median > 0
+
+    @classmethod
+    def of(cls, values: Any) -> "Interval":
+        """The median of some samples and the one summariser's interval of it (measure/stats.py);
+        all NaN for no samples."""
+        x = np.asarray(values, dtype=float)
+        if not len(x):
+            return cls(math.nan, math.nan, math.nan)
+        return cls(float(np.median(x)), *bootstrap_median_ci(x))
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ import pandas as pd
 
 from l2attr.analysis.significance import Interval, compare
 from l2attr.measure.stats import bootstrap_median_ci
-from l2attr.vocab import Judgement, RunKind, StepCondition
+from l2attr.vocab import Judgement, Command, L2Condition
 
 OUTSIDE = -1   # producer index of bytes no op of the step wrote
 UNMATCHED = -2  # op_index of a graph kernel no eager op launched (attributed by its name, name_op)
@@ -65,7 +65,7 @@ def overlapped(k: pd.DataFrame) -> pd.Series:
     (Sorted by start, kernel i overlaps an earlier one when the latest end before it passes its
     start, and a later one when the next start comes before its end.) Cold rows: False."""
     out = pd.Series(False, index=k.index)
-    nat = k[k["condition"] == StepCondition.NATURAL.value]
+    nat = k[k["condition"] == L2Condition.NATURAL.value]
     for _, g in nat.groupby("step"):
         g = g.sort_values("start_us")
         s = g["start_us"].to_numpy(float)
@@ -86,21 +86,21 @@ def per_kernel(k: pd.DataFrame, ops: pd.DataFrame, every_kernel: bool = False) -
     modules = dict(zip(ops["op_index"], ops["module"].map(lambda x: "" if pd.isna(x) else str(x)))) if len(ops) else {}
     beside = overlapped(k) if every_kernel else pd.Series(False, index=k.index)
     for (op, ki), g in k.groupby(["op_index", "kernel_index"], sort=True):
-        nat = g.loc[g["condition"] == StepCondition.NATURAL.value, "duration_us"].to_numpy(float)
-        cold = g.loc[g["condition"] == StepCondition.COLD.value, "duration_us"].to_numpy(float)
+        nat = g.loc[g["condition"] == L2Condition.NATURAL.value, "duration_us"].to_numpy(float)
+        cold = g.loc[g["condition"] == L2Condition.COLD.value, "duration_us"].to_numpy(float)
         if not len(nat) or not len(cold):
             continue
-        ni, ci = Interval(float(np.median(nat)), *bootstrap_median_ci(nat)), Interval(float(np.median(cold)), *bootstrap_median_ci(cold))
+        ni, ci = Interval.of(nat), Interval.of(cold)
         j = compare(ci, ni)
-        dirty = g.loc[g["condition"] == StepCondition.COLD_DIRTY.value, "duration_us"].to_numpy(float)
-        di = Interval(float(np.median(dirty)), *bootstrap_median_ci(dirty)) if len(dirty) else None
+        dirty = g.loc[g["condition"] == L2Condition.COLD_DIRTY.value, "duration_us"].to_numpy(float)
+        di = Interval.of(dirty) if len(dirty) else None
         jd = compare(di, ni).judgement if di is not None else None
         op_name = names.get(op, name_op(g["kernel"].iloc[0]) if int(op) == UNMATCHED else "?")
         row = {"op_index": int(op), "kernel_index": int(ki), "op": op_name, "module": modules.get(op, ""),
                "kernel": g["kernel"].iloc[0], "natural_us": ni.median, "natural_lo": ni.lo, "natural_hi": ni.hi,
                "cold_us": ci.median, "cold_lo": ci.lo, "cold_hi": ci.hi, "saving_us": ci.median - ni.median,
                "judgement": bracket(j.judgement, jd).value, "clean_judgement": j.judgement.value,
-               "overlapped": bool(beside.loc[g[g["condition"] == StepCondition.NATURAL.value].index].mean() > 0.5),
+               "overlapped": bool(beside.loc[g[g["condition"] == L2Condition.NATURAL.value].index].mean() > 0.5),
                "met_flush": every_kernel or (bool(flushed.get(op, False)) and int(ki) == 0)}
         if "node" in g.columns:
             row["node"] = int(g["node"].iloc[0])
@@ -120,14 +120,14 @@ def _pairs(k: pd.DataFrame, met: set[tuple[int, int]], skip: set[tuple[int, int]
     out = []
     skip = skip or set()
     for i, g in k.groupby("step"):
-        n = g[g["condition"] == StepCondition.NATURAL.value]
-        c = g[g["condition"] == StepCondition.COLD.value]
+        n = g[g["condition"] == L2Condition.NATURAL.value]
+        c = g[g["condition"] == L2Condition.COLD.value]
         if n.empty or c.empty:
             continue
         key = ["op_index", "kernel_index"]
         both = n.merge(c, on=key, suffixes=("_n", "_c"))
         mine = both[[(a, b) in met for a, b in zip(both["op_index"], both["kernel_index"])]]
-        d = g[g["condition"] == StepCondition.COLD_DIRTY.value]
+        d = g[g["condition"] == L2Condition.COLD_DIRTY.value]
         dmine = n.merge(d, on=key, suffixes=("_n", "_d"))
         dmine = dmine[[(a, b) in met for a, b in zip(dmine["op_index"], dmine["kernel_index"])]]
         out.append({"step": int(i), "saving_us": float((mine["duration_us_c"] - mine["duration_us_n"]).sum()),
@@ -170,11 +170,11 @@ class StepAnswer:
         """One row: the judgement and the share of kernel time with its interval."""
         return pd.DataFrame([{"name": self.name, "judgement": self.judgement, "share": self.share,
                               "share_lo": self.share_ci[0], "share_hi": self.share_ci[1],
-                              "saving_us": self.saving_us, "headline": self.headline(self.name or RunKind.STEP.value)}])
+                              "saving_us": self.saving_us, "headline": self.headline(self.name or Command.STEP.value)}])
 
     def __repr__(self) -> str:
         where = f"\n  run dir: {self.run_dir}" if self.run_dir is not None else ""
-        return f"<StepAnswer: {len(self.kernels)} kernels>\n{self.headline(self.name or RunKind.STEP.value)}{where}"
+        return f"<StepAnswer: {len(self.kernels)} kernels>\n{self.headline(self.name or Command.STEP.value)}{where}"
 
     @property
     def step_share(self) -> tuple[float, float, float]:
@@ -275,7 +275,7 @@ def answer(k: pd.DataFrame, ops: pd.DataFrame, times: pd.DataFrame | None = None
     if times is not None and len(times):
         kept = times[times["discard"].map(lambda x: "" if pd.isna(x) else str(x)) == ""]["step_us"].to_numpy(float)
         if len(kept):
-            step = Interval(float(np.median(kept)), *bootstrap_median_ci(kept))
+            step = Interval.of(kept)
     return StepAnswer(kern, pairs, edges(ops, kern), float(pairs["kernel_time_us"].median()),
                       float(pairs["span_us"].median()), float(pairs["saving_us"].median()), (s_lo, s_hi),
                       float(np.median(shares)), (lo, hi), judgement, step, d_share, d_ci, clean.value,

@@ -19,12 +19,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from l2attr.analysis.significance import Interval, compare
-from l2attr.measure.stats import bootstrap_median_ci
-from l2attr.vocab import EdgeArm, EdgeControl, Judgement
+from l2attr.vocab import L2Condition, Verdict, Judgement, EDGE_ARMS
 
 OUTSIDE = -1
 
@@ -50,13 +48,6 @@ def candidates(edges: pd.DataFrame, ops: pd.DataFrame, kern: pd.DataFrame, n: in
     return e.head(n).reset_index(drop=True)
 
 
-def _interval(x: np.ndarray) -> Interval:
-    if not len(x):
-        return Interval(math.nan, math.nan, math.nan)
-    lo, hi = bootstrap_median_ci(x)
-    return Interval(float(np.median(x)), lo, hi)
-
-
 def _word(j: Judgement) -> str:
     return j.value
 
@@ -66,30 +57,30 @@ def edge_results(raw: pd.DataFrame, ops: pd.DataFrame | None = None) -> pd.DataF
     names = dict(zip(ops["op_index"].astype(int), ops["op"])) if ops is not None and len(ops) else {}
     rows = []
     for e, g in raw.groupby("edge", sort=True):
-        arm = {a: _interval(g.loc[g["arm"] == a.value, "consumer_us"].to_numpy(float)) for a in EdgeArm}
-        nat, cold, warm, edge = (arm[EdgeArm.NATURAL], arm[EdgeArm.COLD], arm[EdgeArm.REWARMED],
-                                 arm[EdgeArm.EDGE_COLD])
+        arm = {a: Interval.of(g.loc[g["arm"] == a.value, "consumer_us"].to_numpy(float)) for a in EDGE_ARMS}
+        nat, cold, warm, edge = (arm[L2Condition.NATURAL], arm[L2Condition.COLD], arm[L2Condition.REWARMED],
+                                 arm[L2Condition.EDGE_COLD])
         saving = compare(edge, nat)                  # faster: natural beats edge_cold, the edge saves
         vs_warm = compare(edge, warm)
         ctl = compare(nat, warm)
-        control = (EdgeControl.NOT_MEASURED if ctl.judgement == Judgement.NOT_MEASURED else
-                   EdgeControl.HOLDS if ctl.judgement == Judgement.WITHIN_NOISE else EdgeControl.FAILS)
+        control = (Verdict.NOT_MEASURED if ctl.judgement == Judgement.NOT_MEASURED else
+                   Verdict.HOLDS if ctl.judgement == Judgement.WITHIN_NOISE else Verdict.FAILS)
         first = g.iloc[0]
         p, c = int(first["producer"]), int(first["consumer"])
         rows.append({
             "edge": int(e), "producer": p, "consumer": c, "producer_op": names.get(p, "?"),
             "consumer_op": names.get(c, "?"), "bytes": int(first["bytes"]),
-            **{f"{a.value}_us": arm[a].median for a in EdgeArm},
-            **{f"{a.value}_lo": arm[a].lo for a in EdgeArm},
-            **{f"{a.value}_hi": arm[a].hi for a in EdgeArm},
+            **{f"{a.value}_us": arm[a].median for a in EDGE_ARMS},
+            **{f"{a.value}_lo": arm[a].lo for a in EDGE_ARMS},
+            **{f"{a.value}_hi": arm[a].hi for a in EDGE_ARMS},
             "saving_us": edge.median - nat.median, "saving_lo": edge.lo - nat.hi, "saving_hi": edge.hi - nat.lo,
-            "judgement": _word(saving.judgement) if control == EdgeControl.HOLDS else Judgement.NOT_MEASURED.value,
+            "judgement": _word(saving.judgement) if control == Verdict.HOLDS else Judgement.NOT_MEASURED.value,
             "rule_judgement": _word(saving.judgement),
             "vs_rewarmed_us": edge.median - warm.median, "vs_rewarmed_judgement": _word(vs_warm.judgement),
             "all_cold_us": cold.median - nat.median,
             "control": control.value, "control_pct": 100 * (warm.median / nat.median - 1) if nat.valid else math.nan,
-            "warmed_mb": float(g.loc[g["arm"] == EdgeArm.REWARMED.value, "warmed_bytes"].median()) / 1e6
-            if (g["arm"] == EdgeArm.REWARMED.value).any() else math.nan,
+            "warmed_mb": float(g.loc[g["arm"] == L2Condition.REWARMED.value, "warmed_bytes"].median()) / 1e6
+            if (g["arm"] == L2Condition.REWARMED.value).any() else math.nan,
         })
     return pd.DataFrame(rows)
 
@@ -99,7 +90,7 @@ def describe(r: Any) -> str:
     head = (f"{r['producer_op']}#{r['producer']} -> {r['consumer_op']}#{r['consumer']} "
             f"({r['bytes'] / 1e6:.2f} MB): edge_cold - natural {r['saving_us']:+.2f} µs "
             f"[{r['saving_lo']:+.2f}, {r['saving_hi']:+.2f}]")
-    if r["control"] == EdgeControl.HOLDS.value:
+    if r["control"] == Verdict.HOLDS.value:
         word = {Judgement.FASTER.value: "the edge saves", Judgement.SLOWER.value: "the edge costs"}.get(
             r["judgement"], Judgement.WITHIN_NOISE.value)
         return f"{head}, {word} (control holds: rewarmed {r['control_pct']:+.1f} % of natural, within noise)"

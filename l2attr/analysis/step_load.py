@@ -16,9 +16,9 @@ from l2attr.analysis.step_program import compiled_caveat, program_caveat, progra
 from l2attr.integrity.step_counts import check_graph_counts
 from l2attr.rundir import RunDir
 from l2attr.schema import KERNEL_EDGES, STEP_DRAM, STEP_EDGES, STEP_KERNELS, STEP_OPS, STEP_TIMES
-from l2attr.vocab import EdgeArm, RunKind, StepMode
+from l2attr.vocab import Command, StepMode, EDGE_ARMS, condition_words
 
-KIND = RunKind.STEP.value
+KIND = Command.STEP.value
 COMPLETE = "complete"      # the manifest status a finished run writes (steps/run.py)
 
 
@@ -42,10 +42,10 @@ def load_edges(run: RunDir) -> pd.DataFrame:
     where = run.path / STEP_EDGES.filename
     _unique(e, STEP_EDGES.key, where)
     _finite(e, "consumer_us", where)
-    bad = ~e["arm"].isin(EdgeArm.values())
+    bad = ~e["arm"].isin(condition_words(EDGE_ARMS))
     if bad.any():
         raise UserError(f"{where}: row {int(bad.idxmax()) + 2}: arm {e['arm'][bad].iloc[0]!r} is not one of "
-                        f"{', '.join(EdgeArm.values())}")
+                        f"{', '.join(condition_words(EDGE_ARMS))}")
     return e
 
 

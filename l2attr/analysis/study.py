@@ -1,9 +1,15 @@
-"""Run every analysis on a loaded study once; the report renders the result, it computes nothing."""
+"""Run every analysis on a loaded study once; the report renders the result, it computes nothing.
+
+The per-series analyzers are named in one registry (SERIES_ANALYZERS), the way a trace-analysis
+facade names its analyses: a name is the frame `Analysis` holds (`an.frame("verdict")`, or
+`an.verdict`) and what a report section asks for; a new analyzer is one entry, computed for
+every series, concatenated and cut per series by series_view with the others.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Callable
 
 import pandas as pd
 
@@ -27,35 +33,76 @@ from l2attr.analysis.spread import spread_summary
 from l2attr.analysis.series import Series, find_series, series_frame, tag
 from l2attr.analysis.verdict import verdict_table
 from l2attr.errors import UserError
-from l2attr.vocab import L2State, RunKind
+from l2attr.vocab import L2Condition, Command
+
+
+@dataclass(frozen=True)
+class SeriesInput:
+    """What a per-series analyzer reads: one series' ladder (charges in), cells, metrics and host
+    charges, and the study-wide facts every series shares."""
+
+    study: Study
+    series: Series
+    ladder: pd.DataFrame
+    cells: pd.DataFrame
+    metrics: pd.DataFrame
+    charges: pd.DataFrame
+    state: str
+    xp: CrossProcess
+    hbm: tuple[float | None, str]                            # copy bandwidth and its source
+    reads: tuple[float | None, float | None, str]            # HBM and L2 read ceilings, their sources
+    measured: pd.DataFrame                                   # the sweeps' measured break-even
+
+
+# An analyzer: (its series' input, the frames of the analyzers before it, by name) -> its frame.
+Analyzer = Callable[[SeriesInput, dict[str, pd.DataFrame]], pd.DataFrame]
+
+SERIES_ANALYZERS: dict[str, Analyzer] = {
+    "ladder": lambda i, got: i.ladder,                                       # layer A, every state
+    "charges": lambda i, got: i.charges,                                     # host costs per charged rung
+    "amortisation": lambda i, got: amortisation_table(i.ladder, xp=i.xp),
+    "curve": lambda i, got: amortisation_curve(got["amortisation"]),
+    "share": lambda i, got: l2_share_of_step(i.ladder),
+    # logical bytes / CUDA-event time vs copy bandwidth (layer A)
+    "roofline": lambda i, got: roofline_fractions(i.cells, *i.hbm),
+    "l2": lambda i, got: calls.l2_cells(i.metrics),                          # layer B cells
+    "pin_effect": lambda i, got: attribution.pin_effect(got["l2"]),
+    "rpf_vs_l2p": lambda i, got: attribution.rpf_vs_l2p(got["l2"]),
+    "dram": lambda i, got: attribution.dram_attribution(got["l2"]),          # DRAM bytes per call vs unpinned
+    # ncu DRAM bytes and L2 sectors / ncu duration vs read ceilings
+    "measured_roofline": lambda i, got: measured_roofline(got["l2"], *i.reads),
+    "gradient": lambda i, got: attribution.hotness_gradient(got["l2"]),
+    "pin_traffic": lambda i, got: attribution.pin_traffic(got["l2"], i.study.config),
+    "validity": lambda i, got: attribution.validity_from_metrics(got["l2"]),
+    "verdict": lambda i, got: verdict_table(i.ladder, got["amortisation"], got["share"], got["pin_effect"], i.state,
+                                            i.series.title, measured=_measured_of(i.measured, i.series), xp=i.xp),
+    # run-to-run spread of medians per timer (samples.csv)
+    "spread": lambda i, got: spread_summary(series_frame(i.study.samples, i.series)),
+}
+SERIES_FRAMES = tuple(SERIES_ANALYZERS)
+
+
+def run_analyzers(inp: SeriesInput) -> dict[str, pd.DataFrame]:
+    """Every registered analyzer on one series, in registry order."""
+    got: dict[str, pd.DataFrame] = {}
+    for name, analyzer in SERIES_ANALYZERS.items():
+        got[name] = analyzer(inp, got)
+    return got
 
 
 @dataclass
 class Analysis:
     """Every judgement of a study, per series (family x pin granularity), concatenated.
 
-    Each frame below holds the rows of every series, prefixed by `series`, `family` and `pin`
-    columns; `series` lists them in reading order (the artifact family first: the headline)."""
+    `frames` holds one frame per registered analyzer (SERIES_ANALYZERS), each with the rows of
+    every series prefixed by `series`, `family` and `pin` columns, read as `an.frame(name)` or
+    `an.<name>`; `series` lists them in reading order (the artifact family first: the headline)."""
 
     study: Study
     state: str                          # the l2_state the verdict and charts use
     series: list[Series]
-    ladder: pd.DataFrame                # layer A, every state
-    amortisation: pd.DataFrame
-    curve: pd.DataFrame
-    share: pd.DataFrame
-    roofline: pd.DataFrame             # logical bytes / CUDA-event time vs copy bandwidth (layer A)
     hbm_copy_GBps: float | None
-    measured_roofline: pd.DataFrame    # ncu DRAM bytes and L2 sectors / ncu duration vs read ceilings
-    dram: pd.DataFrame                 # DRAM bytes per call: pin, consumer, total vs unpinned
-    l2: pd.DataFrame                    # layer B cells (condition x role x rung x profile)
-    pin_effect: pd.DataFrame
-    rpf_vs_l2p: pd.DataFrame
-    gradient: pd.DataFrame
-    pin_traffic: pd.DataFrame
-    validity: pd.DataFrame
-    verdict: pd.DataFrame
-    spread: pd.DataFrame                # run-to-run spread of medians per timer (samples.csv)
+    frames: dict[str, pd.DataFrame] = field(default_factory=dict)
     caveats: list[Caveat] = field(default_factory=list)
     # each profile run's validity control, judged from its metrics.csv (None: run without one)
     controls: dict[str, dict[str, Any] | None] = field(default_factory=dict)
@@ -72,6 +119,17 @@ class Analysis:
     charges: pd.DataFrame = field(default_factory=pd.DataFrame)
     # the noise of a comparison across two runs (analysis.noise), from the compare section's cells
     cross_process: CrossProcess = field(default_factory=lambda: CrossProcess({}))
+
+    def frame(self, name: str) -> pd.DataFrame:
+        """A registered analyzer's frame by name (empty where the study gave it nothing)."""
+        if name not in SERIES_ANALYZERS:
+            raise KeyError(f"no analyzer {name!r}; registered: {', '.join(SERIES_ANALYZERS)}")
+        return self.frames.get(name, pd.DataFrame())
+
+    def __getattr__(self, name: str) -> Any:
+        if name in SERIES_ANALYZERS:               # only called for names that are no field
+            return self.frame(name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def state_rows(self, df: pd.DataFrame) -> pd.DataFrame:
         """The rows of a layer-A table for the primary l2_state."""
@@ -95,8 +153,8 @@ def primary_state(ladder: pd.DataFrame, requested: str | None = None) -> str:
         if states and requested not in states:
             raise UserError(f"--l2-state {requested!r} was not measured; measured: {', '.join(states)}")
         return requested
-    if L2State.NATURAL in states or not states:
-        return L2State.NATURAL.value
+    if L2Condition.NATURAL in states or not states:
+        return L2Condition.NATURAL.value
     return states[0]
 
 
@@ -125,7 +183,7 @@ def analyse(study: Study, l2_state: str | None = None, sweeps: list[Any] | None 
     measured = measured_break_even(sweeps)
     hbm, hbm_source = study.hbm_copy_GBps()
     # The read bandwidths divide the profile's bytes: take them from the ladder run made nearest it.
-    near = study.newest_time(RunKind.PROFILE)
+    near = study.newest_time(Command.PROFILE)
     hbm_read, read_src = study.measured("hbm_read_GBps", near=near)
     l2_read, l2_src = study.measured("l2_read_GBps", near=near)
     ceilings = " + ".join(src for v, src in ((hbm_read, read_src), (l2_read, l2_src)) if v is not None)
@@ -152,24 +210,8 @@ def analyse(study: Study, l2_state: str | None = None, sweeps: list[Any] | None 
                                         f"({', '.join(runs)}). Kernel-timer figures compare across "
                                         "processes; the artifact's timer and the wall clock carry each "
                                         "process's own host noise (see the spread tables).", "cells.csv"))
-        amort = amortisation_table(ladder, xp=xp)
-        share = l2_share_of_step(ladder)
-        l2 = calls.l2_cells(metrics)
-        pin_effect = attribution.pin_effect(l2)
-        frames = {
-            "ladder": ladder, "amortisation": amort, "curve": amortisation_curve(amort),
-            "share": share, "roofline": roofline_fractions(cells, hbm, hbm_source), "l2": l2,
-            "pin_effect": pin_effect, "rpf_vs_l2p": attribution.rpf_vs_l2p(l2),
-            "dram": attribution.dram_attribution(l2),
-            "measured_roofline": measured_roofline(l2, hbm_read, l2_read, ceilings),
-            "gradient": attribution.hotness_gradient(l2),
-            "pin_traffic": attribution.pin_traffic(l2, study.config),
-            "validity": attribution.validity_from_metrics(l2),
-            "verdict": verdict_table(ladder, amort, share, pin_effect, state, s.title,
-                                     measured=_measured_of(measured, s), xp=xp),
-            "charges": charges,
-            "spread": spread_summary(series_frame(study.samples, s)),
-        }
+        frames = run_analyzers(SeriesInput(study, s, ladder, cells, metrics, charges, state, xp, (hbm, hbm_source),
+                                           (hbm_read, l2_read, ceilings), measured))
         for name, df in frames.items():
             parts.setdefault(name, []).append(tag(df, s))
         gradient_all.append(frames["gradient"])
@@ -193,14 +235,10 @@ def analyse(study: Study, l2_state: str | None = None, sweeps: list[Any] | None 
                     caveats=sort_caveats(caveats), controls=controls, compare=compare, compare_summary=summary,
                     compare_settings=compare_settings(study, compare),
                     compare_identity=pair_identity(study, compare), families=families,
-                    gpu_spread=gpu_spread(study), cross_process=xp, **out)
-
-
-SERIES_FRAMES = ("ladder", "amortisation", "curve", "share", "roofline", "l2", "pin_effect", "rpf_vs_l2p",
-                 "gradient", "pin_traffic", "validity", "verdict", "spread", "dram", "measured_roofline", "charges")
+                    gpu_spread=gpu_spread(study), cross_process=xp, frames=out)
 
 
 def series_view(an: Analysis, s: Series) -> Analysis:
     """The analysis of one series alone: the same object with every frame cut to its rows, so a
     renderer written for one ladder draws each family's in turn."""
-    return replace(an, series=[s], **{name: an.of(getattr(an, name), s) for name in SERIES_FRAMES})
+    return replace(an, series=[s], frames={name: an.of(an.frame(name), s) for name in SERIES_FRAMES})

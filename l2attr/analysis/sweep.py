@@ -2,7 +2,21 @@
 sweep_points.csv on disk (nothing from the GPU), for any registered axis.
 
 The axis' declaration (ladder/sweep/axes/) says which table (analysis/sweep_table.py), which
-judgement (analysis/sweep_judges.py) and which DRAM columns; nothing here knows an axis by name.
+judgement (JUDGES below) and which DRAM columns; nothing here knows an axis by name.
+
+The judgements, one module per kind (vocab.SweepJudgement; the two against the reference arm
+share analysis/sweep_vs_reference.py): an axis names its kind in its declaration (JudgementSpec),
+so a new axis that uses an existing kind needs nothing here. Every word a judgement writes
+("pays", "peaks", "below half", "faster") comes from analysis/significance.py's one rule on the
+intervals behind the table's speedups, and "within noise" where the rule says so. Both arms of a
+sweep are measured in one process, their repeats interleaved, so the rule's cross-process spread
+is 0 here.
+
+DRAM bytes per point (sweep_dram.csv, written by `l2attr sweep --profile`) are added to a
+sweep's table as medians per (family, profile, point, arm, role), in MiB per kernel call. DRAM
+bytes, not hit rates, are the comparison that holds across profiles on the H200 (an L2 miss is
+not a DRAM read: docs/facts.md#miss-is-not-dram): the pin's own DRAM read belongs beside the
+consumer's.
 """
 
 from __future__ import annotations
@@ -12,15 +26,43 @@ from typing import Any
 
 import pandas as pd
 
-from l2attr.analysis import sweep_dram, sweep_table
+from l2attr.analysis import sweep_break_even, sweep_peak, sweep_share_left, sweep_table, sweep_vs_reference
 from l2attr.analysis.sweep_check import RetentionCheck, read_check
-from l2attr.analysis.sweep_judges import JUDGES
 from l2attr.analysis.sweep_load import SweepRun
-from l2attr.analysis.sweep_verdict import Mark
+from l2attr.analysis.sweep_verdict import Judge, Mark
 from l2attr.ladder.sweep.axes.declare import AxisSpec
 from l2attr.ladder.sweep.spec import row_bytes
 from l2attr.ladder.config import WorkloadConfig
 from l2attr.vocab import SweepJudgement, Timer
+
+
+JUDGES: dict[SweepJudgement, Judge] = {
+    SweepJudgement.BREAK_EVEN: sweep_break_even.judge,
+    SweepJudgement.PEAK: sweep_peak.judge,
+    SweepJudgement.SHARE_LEFT: sweep_share_left.judge,
+    SweepJudgement.BEST_VS_REFERENCE: sweep_vs_reference.judge,
+    SweepJudgement.PER_POINT: sweep_vs_reference.judge_per_point,
+}
+MiB = 1 << 20
+
+
+def dram_medians(dram: pd.DataFrame | None) -> dict[tuple[str, str, str, str, str], float]:
+    if dram is None or dram.empty:
+        return {}
+    g = dram.groupby(["family", "profile", "point", "arm", "role"])["dram_read_bytes"].median() / MiB
+    return {tuple(str(x) for x in k): float(v) for k, v in g.items()}
+
+
+def add_dram_columns(table: pd.DataFrame, med: dict, columns: dict[str, tuple[str | None, str]]) -> pd.DataFrame:
+    """columns: new column -> (arm, role); arm None = the row's own `arm`. Rows need family,
+    profile, point (and arm when it is None). Nothing is added without DRAM data."""
+    if not med or table.empty:
+        return table
+    table = table.copy()
+    for column, (arm, role) in columns.items():
+        table[column] = [med.get((r["family"], r["profile"], r["point"], arm or r["arm"], role), float("nan"))
+                         for r in table.to_dict("records")]
+    return table
 
 
 @dataclass
@@ -79,8 +121,7 @@ def analyse_sweep(run: SweepRun) -> SweepAnalysis:
     verdict = JUDGES[spec.judgement.kind](t, run.points, spec)
     table = sweep_table.spread(verdict.table, run.points, spec.table)
     if spec.table.dram and run.dram is not None:
-        table = sweep_dram.add_columns(table, sweep_dram.medians(run.dram),
-                                       {c: (arm, role) for c, arm, role in spec.table.dram})
+        table = add_dram_columns(table, dram_medians(run.dram), {c: (arm, role) for c, arm, role in spec.table.dram})
     if not table.empty:                     # the rule's word on each row's judged speedup
         table = table.assign(judgement=[w.value for w in t.judged(spec.judgement.on)])
     check = read_check(run.path / spec.check_file) if spec.check_file else None

@@ -20,7 +20,7 @@ from l2attr.integrity.sweep import check_sweep_tables
 from l2attr.rundir import MANIFEST, RunDir
 from l2attr.ladder.sweep import axes
 from l2attr.ladder.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES
-from l2attr.vocab import RunKind, Timer
+from l2attr.vocab import Command, Timer
 
 NUMERIC = ("x", "k", "hot_rows", "hit_ratio", "occupy_bytes", "pollute_bytes", "n_samples", "median_us",
            "p10_us", "p90_us", "ci95_lo_us", "ci95_hi_us")
@@ -73,13 +73,13 @@ def manifest_kind(path: Path) -> str | None:
 
 
 def is_sweep_dir(path: Path) -> bool:
-    return manifest_kind(path) == RunKind.SWEEP
+    return manifest_kind(path) == Command.SWEEP
 
 
 def load_sweep(path: Path, damage: Damage = STRICT) -> SweepRun:
     run = RunDir.open(Path(path))
     m = run.manifest()
-    if m.get("kind") != RunKind.SWEEP or not isinstance(m.get("sweep"), dict):
+    if m.get("kind") != Command.SWEEP or not isinstance(m.get("sweep"), dict):
         raise UserError(f"{path}: not a sweep run dir (manifest kind {m.get('kind')!r})")
     check_manifest(m, run.path, damage)      # typed before the declaration is read
     if m["sweep"].get("axis") not in axes.REGISTERED:

@@ -2,7 +2,7 @@
 
 One row per (family, profile, point, arm) the table declares, from sweep_points.csv: facts of the
 point, medians, and speedups of a reference over the row, each speedup with the two intervals
-behind it so that a judgement (analysis/sweep_judges.py) can apply the one significance rule
+behind it so that a judgement (analysis/sweep.py's JUDGES) can apply the one significance rule
 (analysis/significance.py) without going back to the points.
 """
 

@@ -1,4 +1,4 @@
-"""What a sweep judgement returns, and the helpers every kind shares (analysis/sweep_judges.py
+"""What a sweep judgement returns, and the helpers every kind shares (analysis/sweep.py's JUDGES
 lists the kinds)."""
 
 from __future__ import annotations

@@ -15,11 +15,11 @@ import argparse
 from pathlib import Path
 
 from l2attr.ladder.workload import cache
-from l2attr.vocab import CacheAction
+from l2attr.vocab import CACHE_ACTIONS, Command
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("action", choices=[a.value for a in CacheAction],
+    p.add_argument("action", choices=CACHE_ACTIONS,
                    help="info: the dir, its cap and its entries (least recently used first); "
                         "clear: delete every entry")
     p.add_argument("--cache-dir", type=Path, default=None,
@@ -32,7 +32,7 @@ def _mb(n: int) -> str:
 
 def run(args: argparse.Namespace) -> int:
     where = args.cache_dir or cache.default_cache_dir()
-    if args.action == CacheAction.CLEAR:
+    if args.action == Command.CLEAR:
         gone = cache.clear(where)
         print(f"{where}: deleted {len(gone)} workload(s), {_mb(sum(e.bytes for e in gone))}")
         return 0

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from l2attr.errors import UserError
-from l2attr.vocab import Command, RunKind
+from l2attr.vocab import Command
 
 ACTIONS = ("time", Command.PROFILE.value, "show", "child")   # `l2attr experiment ACTION`
 
@@ -171,7 +171,7 @@ def _profile_command(args: argparse.Namespace, command: list[str]) -> int:
 
     if not command:
         raise UserError("experiment profile --: name the command to profile after --")
-    run = RunDir.create(args.out or Path("runs"), args.name, {"kind": RunKind.EXPERIMENT.value, "experiment": None,
+    run = RunDir.create(args.out or Path("runs"), args.name, {"kind": Command.EXPERIMENT.value, "experiment": None,
                                                              "annotated": True, "command": command_line()})
     profile_command(command, run, args.metrics, chip=args.chip)
     return 0

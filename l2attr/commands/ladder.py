@@ -36,7 +36,8 @@ from l2attr.ladder.declare import (
     ALL_FAMILIES, DEFAULT_MAXRREGCOUNT, FAMILIES, PROFILES, parse_families, parse_profiles, parse_rungs,
 )
 from l2attr.ladder.measure.kernels import FAST_UNROLLS, LaunchShape
-from l2attr.vocab import Command, ConsumerCode, Family, L2State, Pin, Quantity, RunKind, TimerKind
+from l2attr.vocab import (Command, ConsumerCode, Family, L2Condition, Pin, Quantity, TimerKind, LADDER_STATES,
+    condition_words)
 
 if TYPE_CHECKING:
     from l2attr.ladder.measure.run import LadderOptions
@@ -55,7 +56,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--hot", type=Path, help="hot-index file (one id per line) for the pin kernel")
     g.add_argument("--drop-out-of-range", action="store_true",
                    help="drop trace ids >= rows as the artifact's loader silently did")
-    g.add_argument("--l2", dest="l2_state", default=L2State.NATURAL.value, metavar="STATE[,STATE...]",
+    g.add_argument("--l2", dest="l2_state", default=L2Condition.NATURAL.value, metavar="STATE[,STATE...]",
                    help="cache state between calls, one or several run in turn: natural (artifact: "
                         "nothing), flush (flush L2 "
                         "before every table call), flush_after_pin (control: flush between pin "
@@ -136,9 +137,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def _l2_states(text: str) -> str:
     states = [t.strip() for t in text.split(",") if t.strip()]
-    bad = [t for t in states if t not in L2State.values()]
+    bad = [t for t in states if t not in condition_words(LADDER_STATES)]
     if bad or not states:
-        raise UserError(f"--l2 {text!r}: use one or more of {', '.join(L2State.values())}, comma-separated")
+        raise UserError(f"--l2 {text!r}: use one or more of {', '.join(condition_words(LADDER_STATES))}, comma-separated")
     return ",".join(dict.fromkeys(states))
 
 
@@ -245,7 +246,7 @@ def _resume(args: argparse.Namespace):
     from l2attr.rundir import open_for_resume
     from l2attr.vocab import Family
 
-    run, m = open_for_resume(args.resume, RunKind.LADDER)
+    run, m = open_for_resume(args.resume, Command.LADDER)
     cfg = WorkloadConfig(**m["config"])
     saved = dict(m["measure"])
     saved.pop("variants", None)

@@ -23,8 +23,7 @@ from l2attr.ladder.declare import ALL_FAMILIES, parse_families, parse_profiles, 
 from l2attr.profile.ncu_cmd import (APP_REPLAY_MATCHES, APP_REPLAY_MODES, CACHE_CONTROLS,
                                     CACHE_FLUSH_ACK, CLOCK_CONTROLS, KERNEL_REPLAY_ACK, REPLAY_MODES,
                                     NcuOptions)
-from l2attr.vocab import (AppReplayMatch, AppReplayMode, CacheControl, ClockControl, Command, Condition,
-                          ReplayMode)
+from l2attr.vocab import (Ncu, Command, Condition)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -80,11 +79,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
     ncu = p.add_argument_group("Nsight Compute settings (defaults keep the pin's L2 state)")
     ncu.add_argument("--ncu", help="ncu executable (default: ncu on PATH)")
-    ncu.add_argument("--replay-mode", choices=REPLAY_MODES, default=ReplayMode.APPLICATION.value)
-    ncu.add_argument("--app-replay-mode", choices=APP_REPLAY_MODES, default=AppReplayMode.STRICT.value)
-    ncu.add_argument("--app-replay-match", choices=APP_REPLAY_MATCHES, default=AppReplayMatch.GRID.value)
-    ncu.add_argument("--cache-control", choices=CACHE_CONTROLS, default=CacheControl.NONE.value)
-    ncu.add_argument("--clock-control", choices=CLOCK_CONTROLS, default=ClockControl.NONE.value)
+    ncu.add_argument("--replay-mode", choices=REPLAY_MODES, default=Ncu.APPLICATION.value)
+    ncu.add_argument("--app-replay-mode", choices=APP_REPLAY_MODES, default=Ncu.STRICT.value)
+    ncu.add_argument("--app-replay-match", choices=APP_REPLAY_MATCHES, default=Ncu.GRID.value)
+    ncu.add_argument("--cache-control", choices=CACHE_CONTROLS, default=Ncu.NONE.value)
+    ncu.add_argument("--clock-control", choices=CLOCK_CONTROLS, default=Ncu.NONE.value)
     ncu.add_argument(KERNEL_REPLAY_ACK, dest="allow_kernel_replay", action="store_true",
                      help="allow kernel replay although it restores memory and loses the pin's L2 state")
     ncu.add_argument(CACHE_FLUSH_ACK, dest="allow_cache_flush", action="store_true",

@@ -12,7 +12,7 @@ from typing import Any, Callable
 from l2attr.errors import UserError
 from l2attr.outputs import check_output
 from l2attr.rundir import RunDir
-from l2attr.vocab import RunKind
+from l2attr.vocab import Command
 
 
 Reader = Callable[[list[Path]], tuple[list[str], Callable[[], str], Callable[[str], str] | None]]
@@ -38,8 +38,8 @@ def _steps(dirs: list[Path]) -> tuple[list[str], Callable[[], str], Callable[[st
 
 # run kind -> (Markdown title, reader: dirs -> (headlines, html renderer, Markdown page or None: the headlines))
 PAGES: dict[str, tuple[str, Reader]] = {
-    RunKind.STEP: ("What is inter-kernel L2 reuse worth in a step? (l2attr step)", _steps),
-    RunKind.EXPERIMENT: ("What is the L2 handoff worth? (l2attr experiments)", _experiments),
+    Command.STEP: ("What is inter-kernel L2 reuse worth in a step? (l2attr step)", _steps),
+    Command.EXPERIMENT: ("What is the L2 handoff worth? (l2attr experiments)", _experiments),
 }
 
 

@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     if not command:
         raise UserError("name the script to run after --, e.g. l2attr step -- python my_step.py")
     check_flags(args)               # before the user's command runs
-    from l2attr.steps.env import ENV
+    from l2attr.steps import ENV
 
     args.out.mkdir(parents=True, exist_ok=True)
     before = set(args.out.iterdir())

@@ -25,7 +25,7 @@ from l2attr.ladder.workload.cache import default_cache_dir
 from l2attr.errors import UserError
 from l2attr.ladder.declare import PROFILES, parse_families, parse_profiles
 from l2attr.ladder.sweep import spec
-from l2attr.vocab import Pin, RunKind
+from l2attr.vocab import Pin, Command
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -94,7 +94,7 @@ def options_from_args(args: argparse.Namespace) -> tuple[WorkloadConfig, spec.Sw
 def _resume(args: argparse.Namespace):
     from l2attr.rundir import open_for_resume
 
-    run, m = open_for_resume(args.resume, RunKind.SWEEP)
+    run, m = open_for_resume(args.resume, Command.SWEEP)
     if args.axis and args.axis != m["sweep"].get("axis"):
         raise UserError(f"{args.resume} is a {m['sweep']['axis']} sweep, not {args.axis}")
     cfg = WorkloadConfig(**m["config"])
@@ -146,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.resume:
         run_dir = RunDir.create(args.out, args.name or str(opts.axis), {
-            "kind": RunKind.SWEEP.value, "command": command_line(), "config": cfg.to_dict(), "sweep": opts.manifest(),
+            "kind": Command.SWEEP.value, "command": command_line(), "config": cfg.to_dict(), "sweep": opts.manifest(),
             "versions": software_versions(), "gpu": gpu_facts()})
     console.print(f"run dir: {run_dir.path}")
     progress = None

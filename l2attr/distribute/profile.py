@@ -24,7 +24,7 @@ from l2attr.ladder.declare import FAMILIES, rung
 from l2attr.ladder.profile.plan import (CONTROL_RUNG, NcuJob, Plan, ProfileSettings, child_command, control_cell,
                                         job_argv)
 from l2attr.profile.ncu_cmd import NcuOptions
-from l2attr.vocab import Condition, ConsumerCode, Family, Job, L2State
+from l2attr.vocab import Condition, ConsumerCode, Family, Job, L2Condition
 
 def unit_jobs(run_dir: Path, s: ProfileSettings, families: Sequence[Family], python: str = sys.executable) -> list[NcuJob]:
     """The profile's ncu jobs, one per family x profile: each family's child runs the rungs it
@@ -46,7 +46,7 @@ def unit_jobs(run_dir: Path, s: ProfileSettings, families: Sequence[Family], pyt
                 extra += cell.extra_cell_flags()
                 folded = True
             jobs.append(NcuJob(name, Condition.LADDER.value,
-                               tuple(child_command(s.cfg, rungs, [profile], L2State.NATURAL.value, calls,
+                               tuple(child_command(s.cfg, rungs, [profile], L2Condition.NATURAL.value, calls,
                                                    run_dir / "child", name, extra, python)),
                                run_dir / "ncu" / name))
     if not jobs:

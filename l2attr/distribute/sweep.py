@@ -28,7 +28,7 @@ from l2attr.ladder.sweep.run import MODES, finished_units
 from l2attr.ladder.sweep.spec import SweepOptions, points
 from l2attr.ladder.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES, SWEEP_UNITS, UNIT_KEYS
 from l2attr.rundir import RunDir
-from l2attr.vocab import RunKind
+from l2attr.vocab import Command
 
 SCRATCH_KEYS = ("workloads", "variants", "checks", "real_data_checks", "limits",
                 "persisting_setaside_bytes", "persisting_limit_before_bytes")
@@ -65,7 +65,7 @@ def measure_unit(cfg: WorkloadConfig, opts: SweepOptions, limits: Any,
 
     lines: list[str] = []
     with tempfile.TemporaryDirectory(prefix="l2attr-unit-") as tmp:
-        scratch = RunDir.create(Path(tmp), "unit", {"kind": RunKind.SWEEP.value, "config": cfg.to_dict(),
+        scratch = RunDir.create(Path(tmp), "unit", {"kind": Command.SWEEP.value, "config": cfg.to_dict(),
                                                     "sweep": opts.manifest()})
         run_sweep(cfg, opts, scratch, limits, device_factory=device_factory, log=lines.append)
         m = scratch.manifest()
@@ -141,7 +141,7 @@ def sweep_on_workers(cfg: WorkloadConfig, opts: SweepOptions, run: RunDir | None
         gpu, gpus = run_gpu(probes)
         if run is None:
             run = RunDir.create(out, name, {
-                "kind": RunKind.SWEEP.value, "command": command, "config": cfg.to_dict(), "sweep": opts.manifest(),
+                "kind": Command.SWEEP.value, "command": command, "config": cfg.to_dict(), "sweep": opts.manifest(),
                 "versions": probes[0]["versions"], "gpu": gpu, "gpus": gpus, "distribute": dist.manifest()})
         else:
             run.update_manifest(gpus={**(run.manifest().get("gpus") or {}), **gpus})

@@ -14,24 +14,24 @@ from typing import Any, Callable, Sequence
 
 from l2attr.errors import UserError
 from l2attr.measure.cell import CallOps
-from l2attr.vocab import CellCondition, TimerKind
+from l2attr.vocab import L2Condition, TimerKind, CELL_CONDITIONS, cell_condition, condition_words
 from l2attr.names import check_label
 
 Step = Callable[..., Any]
 
 
-def default_conditions(has_producer: bool) -> tuple[CellCondition, ...]:
+def default_conditions(has_producer: bool) -> tuple[L2Condition, ...]:
     """With a producer: the pair, the consumer alone (what the producer must beat once charged)
     and the cold-consumer control; without one: natural against a flush before each call."""
     if has_producer:
-        return (CellCondition.NATURAL, CellCondition.NO_PRODUCER, CellCondition.FLUSH_AFTER_PRODUCER)
-    return (CellCondition.NATURAL, CellCondition.FLUSH_BEFORE_CALL)
+        return (L2Condition.NATURAL, L2Condition.NO_PRODUCER, L2Condition.FLUSH_AFTER_PRODUCER)
+    return (L2Condition.NATURAL, L2Condition.FLUSH_BEFORE_CALL)
 
 
-def default_baseline(conditions: Sequence[CellCondition]) -> CellCondition:
+def default_baseline(conditions: Sequence[L2Condition]) -> L2Condition:
     """The condition `natural` is judged against: the consumer alone where declared (a pin must
     pay for itself), else the cold consumer (an activation's reuse), else a flushed call."""
-    for c in (CellCondition.NO_PRODUCER, CellCondition.FLUSH_AFTER_PRODUCER, CellCondition.FLUSH_BEFORE_CALL):
+    for c in (L2Condition.NO_PRODUCER, L2Condition.FLUSH_AFTER_PRODUCER, L2Condition.FLUSH_BEFORE_CALL):
         if c in conditions:
             return c
     raise UserError("an experiment needs a condition to compare 'natural' with "
@@ -82,28 +82,27 @@ class Declaration:
             if value is not None and not callable(value):
                 raise UserError(f"experiment {self.name}: {what} must be callable or None")
         try:
-            conds = tuple(CellCondition(c) for c in self.conditions) or default_conditions(self.producer is not None)
+            conds = tuple(cell_condition(c) for c in self.conditions) or default_conditions(self.producer is not None)
         except ValueError:
-            bad = next(c for c in self.conditions if c not in CellCondition.values())
+            bad = next(c for c in self.conditions if c not in condition_words(CELL_CONDITIONS))
             raise UserError(f"experiment {self.name}: unknown condition {bad!r}; "
-                            f"valid: {', '.join(CellCondition.values())}") from None
+                            f"valid: {', '.join(condition_words(CELL_CONDITIONS))}") from None
         if len(set(conds)) != len(conds):
             raise UserError(f"experiment {self.name}: a condition is listed twice")
-        needs_producer = {CellCondition.NO_PRODUCER, CellCondition.FLUSH_AFTER_PRODUCER,
-                          CellCondition.RESET_AFTER_PRODUCER}
+        needs_producer = {c for c in CELL_CONDITIONS if c.needs_producer}
         if self.producer is None and needs_producer & set(conds):
             raise UserError(f"experiment {self.name}: conditions "
                             f"{', '.join(sorted(c.value for c in needs_producer & set(conds)))} need a producer")
-        if CellCondition.NATURAL not in conds:
+        if L2Condition.NATURAL not in conds:
             raise UserError(f"experiment {self.name}: the conditions must include 'natural'")
         _settle(self, conditions=conds)   # normalised once, at declaration
         try:
-            _settle(self, baseline=CellCondition(self.baseline) if self.baseline else default_baseline(conds))
+            _settle(self, baseline=cell_condition(self.baseline) if self.baseline else default_baseline(conds))
         except ValueError:
             raise UserError(f"experiment {self.name}: unknown baseline {self.baseline!r}; valid: "
-                            f"{', '.join(c.value for c in conds if c != CellCondition.NATURAL)} "
+                            f"{', '.join(c.value for c in conds if c != L2Condition.NATURAL)} "
                             "(the declared conditions other than natural)") from None
-        if self.baseline not in conds or self.baseline == CellCondition.NATURAL:
+        if self.baseline not in conds or self.baseline == L2Condition.NATURAL:
             raise UserError(f"experiment {self.name}: baseline {self.baseline.value!r} must be one of "
                             "the other declared conditions")
         for what, n, low in (("calls", self.calls, 2), ("warmup", self.warmup, 0), ("repeats", self.repeats, 1)):

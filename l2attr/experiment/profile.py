@@ -23,7 +23,7 @@ from l2attr.experiment.child import child_env, child_spec, environment
 from l2attr.measure.cell import run_repeat
 from l2attr.rundir import RunDir, command_line
 from l2attr.schema import EXP_METRICS
-from l2attr.vocab import AppReplayMatch, RepeatMode, RunKind, TimerKind
+from l2attr.vocab import Ncu, RepeatMode, Command, TimerKind
 from l2attr.names import EXPERIMENT_INCLUDE, parse_experiment_range
 
 if TYPE_CHECKING:
@@ -92,7 +92,7 @@ def metrics_frame(raw: pd.DataFrame, experiment: str | None = None) -> pd.DataFr
 def ncu_argv(command: Sequence[str], metrics: Sequence[str], output: Path, ncu: str = "ncu") -> list[str]:
     from l2attr.profile.ncu_cmd import NcuOptions, build_ncu_argv
 
-    opts = NcuOptions(nvtx_include=(EXPERIMENT_INCLUDE,), app_replay_match=AppReplayMatch.ALL.value)
+    opts = NcuOptions(nvtx_include=(EXPERIMENT_INCLUDE,), app_replay_match=Ncu.ALL.value)
     return build_ncu_argv(list(command), metrics, output, opts, ncu)
 
 
@@ -142,6 +142,6 @@ def profile_experiment(exp: "Experiment", metrics: str = "l2", command: Sequence
     if run_dir is not None:
         run = RunDir.open(run_dir)
     else:
-        run = RunDir.create(Path(exp.out), exp.name, {"kind": RunKind.EXPERIMENT.value, "experiment": exp.declaration(),
+        run = RunDir.create(Path(exp.out), exp.name, {"kind": Command.EXPERIMENT.value, "experiment": exp.declaration(),
                                                       "command": command_line()})
     return profile_command(cmd, run, metrics, child_env(exp.name, calls, 2), exp.name, chip, runner, log=log)

@@ -21,15 +21,15 @@ import pandas as pd
 from l2attr.errors import UserError
 from l2attr.experiment.child import child_spec
 from l2attr.measure.cell import run_repeat
-from l2attr.measure.summary import summarize_pairs
+from l2attr.measure.stats import summarize_pairs
 from l2attr.rundir import RunDir, command_line, open_for_resume
 from l2attr.schema import EXP_CELLS, EXP_SAMPLES
-from l2attr.vocab import Quantity, RepeatMode, RunKind, Timer
+from l2attr.vocab import Quantity, RepeatMode, Command, Timer
 
 if TYPE_CHECKING:
     from l2attr.experiment.declare import Declaration as Experiment
 
-KIND = RunKind.EXPERIMENT.value
+KIND = Command.EXPERIMENT.value
 
 
 def repeat_plan(repeats: int) -> list[tuple[int, RepeatMode]]:

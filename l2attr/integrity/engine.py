@@ -21,7 +21,7 @@ CELL_ID = ["experiment", "condition", "quantity", "timer"]
 
 
 def check_cells_complete(cells: pd.DataFrame, recomputed: pd.DataFrame, path: Path, damage: Damage = STRICT) -> None:
-    """Every cell the samples give (`recomputed`: measure.summary.summarize_pairs of them) is in
+    """Every cell the samples give (`recomputed`: measure.stats.summarize_pairs of them) is in
     exp_cells.csv: a cells table cut at a row boundary, or a row deleted, is refused."""
     have = set(map(tuple, cells[CELL_ID].astype(str).to_numpy().tolist()))
     missing = [k for k in map(tuple, recomputed[CELL_ID].astype(str).to_numpy().tolist()) if k not in have]

@@ -17,7 +17,7 @@ from typing import Any
 from l2attr.ladder.config import WorkloadConfig
 from l2attr.errors import Damage, UserError
 from l2attr.integrity.manifest_fields import check_fields
-from l2attr.vocab import RunKind, Verdict
+from l2attr.vocab import Command, VALIDITY_VERDICTS
 
 BANDWIDTHS = ("hbm_copy_GBps", "hbm_read_GBps", "l2_read_GBps")
 # validity_control figures that must be numbers when present (analysis/control.py writes them)
@@ -54,8 +54,8 @@ def is_iso_time(value: Any) -> bool:
 # writer, nsys_timeline_manifest, starts no l2attr child whose facts it could copy).
 REQUIRED_BASE = ("name", "created_utc", "kind", "command", "config")
 REQUIRED_V2 = ("versions.l2attr", "gpu.name")
-REQUIRED_BY_KIND = {RunKind.LADDER.value: ("measure",), RunKind.SWEEP.value: ("sweep",),
-                    RunKind.TIMELINE.value: ("ranges",)}
+REQUIRED_BY_KIND = {Command.LADDER.value: ("measure",), Command.SWEEP.value: ("sweep",),
+                    Command.TIMELINE.value: ("ranges",)}
 REQUIRED_WHY = {"name": "the run's name", "created_utc": "when it was made: runs of the same cells are "
                 "ordered by it", "kind": "what kind of run it is", "command": "the command line that made it",
                 "config": "the workload's shape", "versions.l2attr": "the code that measured",
@@ -68,15 +68,15 @@ REQUIRED_WHY = {"name": "the run's name", "created_utc": "when it was made: runs
 # The engine's kinds (experiment, step; experiment/run.py, steps/run.py) record no workload
 # config; their software facts are under `software`, their declaration under their kind's name.
 REQUIRED_ENGINE = ("name", "created_utc", "kind", "command", "software.l2attr", "gpu.name")
-ENGINE_KINDS = (RunKind.EXPERIMENT.value, RunKind.STEP.value)
+ENGINE_KINDS = (Command.EXPERIMENT.value, Command.STEP.value)
 REQUIRED_WHY.update({"software.l2attr": REQUIRED_WHY["versions.l2attr"],
-                     RunKind.EXPERIMENT.value: "the experiment's declaration (conditions, baseline)",
-                     RunKind.STEP.value: "the step's settings (name, repeats, mode)"})
+                     Command.EXPERIMENT.value: "the experiment's declaration (conditions, baseline)",
+                     Command.STEP.value: "the step's settings (name, repeats, mode)"})
 
 
 # what the engine's readers take from the declaration (the verdict's comparand, the step's name)
-REQUIRED_DECLARATION = {RunKind.EXPERIMENT.value: ("experiment.name", "experiment.conditions", "experiment.baseline"),
-                        RunKind.STEP.value: ("step.name", "step.repeats", "step.warmup")}
+REQUIRED_DECLARATION = {Command.EXPERIMENT.value: ("experiment.name", "experiment.conditions", "experiment.baseline"),
+                        Command.STEP.value: ("step.name", "step.repeats", "step.warmup")}
 REQUIRED_WHY.update({f: "the declaration the report reads" for fs in REQUIRED_DECLARATION.values() for f in fs})
 
 
@@ -85,10 +85,10 @@ def required_fields(manifest: dict[str, Any]) -> tuple[str, ...]:
     kind = manifest.get("kind")
     if kind in ENGINE_KINDS:
         return REQUIRED_ENGINE + (str(kind),) + REQUIRED_DECLARATION.get(str(kind), ())
-    if kind == RunKind.TIMELINE and manifest.get("method") == "nsys":
+    if kind == Command.TIMELINE and manifest.get("method") == "nsys":
         return REQUIRED_BASE
     out = REQUIRED_BASE + REQUIRED_BY_KIND.get(str(kind), ())
-    if not (manifest.get("schema_version") == 1 and kind == RunKind.PROFILE):
+    if not (manifest.get("schema_version") == 1 and kind == Command.PROFILE):
         out += REQUIRED_V2
     return out
 
@@ -160,8 +160,8 @@ def _check_control(vc: Any, bad: Any) -> None:
         bad("validity_control", "an object", vc)
         return
     verdict = vc.get("verdict")
-    if verdict not in (*Verdict.values(), "skipped"):
-        bad("validity_control.verdict", f"one of {', '.join(Verdict.values())}, skipped", verdict)
+    if verdict not in (*VALIDITY_VERDICTS, "skipped"):
+        bad("validity_control.verdict", f"one of {', '.join(VALIDITY_VERDICTS)}, skipped", verdict)
     for key in CONTROL_NUMBERS:
         if key in vc and vc[key] is not None and not is_number(vc[key]):
             bad(f"validity_control.{key}", "a finite number", vc[key])

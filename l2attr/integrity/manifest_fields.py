@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from l2attr.vocab import CellCondition, RunKind, StepMode, TimerKind
+from l2attr.vocab import Command, StepMode, TimerKind, CELL_CONDITIONS, condition_words
 
 Rule = tuple[Callable[[Any], bool], str]
 Bad = Callable[[str, str, Any], None]
@@ -84,7 +84,7 @@ LIST_OF_LISTS: Rule = (lists, "a list of lists of strings")
 NUMBER_OR_NULL_NONNEG: Rule = (lambda v: v is None or (_number(v) and v >= 0), "a finite number >= 0 or null")
 
 BY_KIND: dict[str, dict[str, Rule]] = {
-    RunKind.LADDER.value: {
+    Command.LADDER.value: {
         "measure.bandwidth": FLAG, "measure.cache_dir": TEXT_OR_NULL, "measure.drop_out_of_range": FLAG,
         "measure.extra_cells": LIST, "measure.families": STRINGS, "measure.host_repeat": FLAG,
         "measure.hot": TEXT_OR_NULL, "measure.l2_state": TEXT, "measure.maxrregcount": whole(0),
@@ -96,7 +96,7 @@ BY_KIND: dict[str, dict[str, Rule]] = {
         "distribute.workers": whole(0), "gpus": OBJECT, "process_wall_s": SECONDS,
         "workloads_built_ahead": FLAG, "repeat_start_state": TEXT_OR_NULL, "telemetry": TEXT_OR_NULL,
     },
-    RunKind.PROFILE.value: nullable({
+    Command.PROFILE.value: nullable({
         "app_replay_match": TEXT_OR_NULL, "app_replay_mode": TEXT_OR_NULL, "cache_control": TEXT_OR_NULL,
         "calls_per_cell": whole(0), "chip": TEXT_OR_NULL, "clock_control": TEXT_OR_NULL,
         "metric_set": TEXT_OR_NULL, "metric_validation": TEXT_OR_NULL, "metrics": STRINGS,
@@ -107,10 +107,10 @@ BY_KIND: dict[str, dict[str, Rule]] = {
         "validity_control.rule": TEXT_OR_NULL, "validity_control.ranges_separated": (
             lambda v: v is None or isinstance(v, bool), "true, false or null"),
     }),
-    RunKind.EXPERIMENT.value: {
+    Command.EXPERIMENT.value: {
         "experiment": OBJECT, "experiment.name": TEXT,
-        "experiment.conditions": words(CellCondition.values()),
-        "experiment.baseline": word(CellCondition.values()),
+        "experiment.conditions": words(condition_words(CELL_CONDITIONS)),
+        "experiment.baseline": word(condition_words(CELL_CONDITIONS)),
         "experiment.calls": whole(1), "experiment.warmup": whole(0), "experiment.repeats": whole(1),
         "experiment.rtol": TOLERANCE, "experiment.atol": TOLERANCE,
         "experiment.timer": word(TimerKind.values()), "experiment.labels": OBJECT,
@@ -124,14 +124,14 @@ BY_KIND: dict[str, dict[str, Rule]] = {
         "profile.report": TEXT_OR_NULL, "profile.wall_s": SECONDS, "profile.command": STRINGS,
         "profile.ncu_argv": STRINGS, "profile.warnings": STRINGS,
     },
-    RunKind.STEP.value: {
+    Command.STEP.value: {
         "step": OBJECT, "step.name": TEXT, "step.repeats": whole(2), "step.warmup": whole(0),
         "step.function": TEXT_OR_NULL, "step.mode": word(StepMode.values()), "step.edges": whole(0),
         "step.facts": OBJECT, "cold": ANY_TEXT, "edges_method": ANY_TEXT,
         "graph": OBJECT, "graph.*": SCALAR, "surgery": OBJECT, "surgery.compiled": FLAG, "surgery.call_kernel_difference": OBJECT, "step_ncu": OBJECT, "step_ncu.argv": OBJECT,
         "step_ncu.chip": TEXT_OR_NULL, "step_ncu.metrics": TEXT_OR_NULL,
     },
-    RunKind.SWEEP.value: {
+    Command.SWEEP.value: {
         "sweep.axis": TEXT, "sweep.families": STRINGS, "sweep.profiles": STRINGS,
         "sweep.repeats": whole(1), "sweep.host_repeat": FLAG, "sweep.spin_us": TOLERANCE,
         "sweep.orders": STRINGS, "sweep.nvtx_ranges": FLAG, "sweep.profile": FLAG,
@@ -140,7 +140,7 @@ BY_KIND: dict[str, dict[str, Rule]] = {
         "persisting_limit_before_bytes": BYTES, "sweep_timings": OBJECT, "sweep_timings.*": SECONDS,
         "process_wall_s": SECONDS, "profile_wall_s": SECONDS,
     },
-    RunKind.TIMELINE.value: {
+    Command.TIMELINE.value: {
         "ranges": LIST, "jobs": LIST, "method": ANY_TEXT, "chip": TEXT_OR_NULL, "family": TEXT_OR_NULL,
         "rung": TEXT_OR_NULL, "profile": TEXT_OR_NULL, "nsys": TEXT_OR_NULL, "wall_s": OBJECT,
         "wall_s.*": SECONDS,
@@ -180,7 +180,7 @@ def check_fields(manifest: dict[str, Any], bad: Bad, required: tuple[str, ...] =
                 wrong.add(name)
                 bad(name, rule, value)
     step = manifest.get("step")
-    if kind == RunKind.STEP.value and isinstance(step, dict) and "step.mode" not in wrong:
+    if kind == Command.STEP.value and isinstance(step, dict) and "step.mode" not in wrong:
         graph = isinstance(manifest.get("graph"), dict)
         mode = step.get("mode")
         for facts in (StepMode.GRAPH.value, StepMode.SURGERY.value):     # each mode's facts: a field of its name
@@ -189,7 +189,7 @@ def check_fields(manifest: dict[str, Any], bad: Bad, required: tuple[str, ...] =
                 bad("step.mode", f"{facts} exactly when the manifest records the {facts} facts ({facts})", mode)
                 break
     decl = manifest.get("experiment")
-    if kind == RunKind.EXPERIMENT.value and isinstance(decl, dict) and "experiment.conditions" not in wrong:
+    if kind == Command.EXPERIMENT.value and isinstance(decl, dict) and "experiment.conditions" not in wrong:
         conditions, baseline = decl.get("conditions"), decl.get("baseline")
         if isinstance(conditions, list) and "experiment.baseline" not in wrong and baseline not in conditions:
             bad("experiment.baseline", "one of the declared conditions (the comparand every verdict needs)",

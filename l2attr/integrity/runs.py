@@ -20,7 +20,7 @@ from l2attr.integrity.summaries import (check_cells_against_samples, check_deriv
 from l2attr.schema import CELLS, METRICS, SAMPLES
 
 SAMPLE_TIMES = ("pin_time_us", "consumer_time_us", "consumer_artifact_time_us", "call_wall_time_us")
-from l2attr.vocab import RunKind
+from l2attr.vocab import Command
 
 Tables = dict[str, "pd.DataFrame | None"]
 
@@ -28,7 +28,7 @@ Tables = dict[str, "pd.DataFrame | None"]
 def check_run(kind: str, tables: Tables, manifest: dict[str, Any], path: Path, damage: Damage) -> Tables:
     """The run's tables after the whole-run rules (rows that break them dropped in the partial mode)."""
     tables = dict(tables)      # (the manifest was checked first: analysis/load.py read_run)
-    if kind == RunKind.LADDER and tables.get("cells") is not None:
+    if kind == Command.LADDER and tables.get("cells") is not None:
         measure = manifest.get("measure") or {}
         if isinstance(measure, dict) and not measure.get("trace") and measure.get("profiles"):
             for name, table in (("cells", CELLS), ("samples", SAMPLES)):   # the more telling line first
@@ -45,11 +45,11 @@ def check_run(kind: str, tables: Tables, manifest: dict[str, Any], path: Path, d
                                     str(path / SAMPLES.filename), damage, "a repeat is timed by one timer")
             odd |= check_repeats_declared(samples, manifest, str(path / SAMPLES.filename), damage)
             tables["samples"] = samples[~odd].reset_index(drop=True) if odd.any() else samples
-    if kind == RunKind.PROFILE and tables.get("metrics") is not None:
+    if kind == Command.PROFILE and tables.get("metrics") is not None:
         check_profile_manifest(tables["metrics"], manifest, path, damage)
         tables["metrics"] = check_declared_profiles(tables["metrics"], manifest, path, damage)
         tables["metrics"] = check_derived_metrics(tables["metrics"], path, damage)
-    if kind == RunKind.TIMELINE and manifest.get("method") != "nsys":
+    if kind == Command.TIMELINE and manifest.get("method") != "nsys":
         check_timeline(tables.get("timeline"), tables.get("phases"), manifest, path, damage)
     return tables
 

@@ -25,10 +25,10 @@ from l2attr.integrity import rules
 from l2attr.integrity.columns import Numeric, typed_columns
 from l2attr.integrity.tables import MAX_TIME_US, MAX_TIME_WHY
 from l2attr.schema import STEP_DRAM, STEP_EDGES, STEP_KERNELS, STEP_OPS, STEP_TIMES, Table
-from l2attr.vocab import CacheControl, Discard, EdgeArm, StepCondition, StepMode
+from l2attr.vocab import (Discard, L2Condition, StepMode, CACHE_CONTROLS, EDGE_ARMS, STEP_CONDITIONS,
+    condition_words)
 
 OUTSIDE_OP, GRAPH_ONLY = -1, -2      # op_index of a kernel outside any recorded op / a graph's own kernel
-CACHE_CONTROLS = CacheControl.values()     # Nsight Compute --cache-control values steps/ncu.py runs
 FLAGS = ("True", "False", "true", "false", "1", "0")
 MAX_BYTES = 1e18
 
@@ -47,11 +47,11 @@ NUMERIC: dict[str, Numeric] = {
 WHOLE = {STEP_KERNELS.name: ("step", "op_index", "kernel_index", "node"), STEP_OPS.name: ("op_index",),
          STEP_TIMES.name: ("repeat",), STEP_DRAM.name: ("op_index", "kernel_index", "launch"),
          STEP_EDGES.name: ("edge", "producer", "consumer", "bytes", "repeat", "n_kernels", "warmed_bytes")}
-KNOWN = {STEP_KERNELS.name: {"condition": StepCondition.values()},
+KNOWN = {STEP_KERNELS.name: {"condition": condition_words(STEP_CONDITIONS)},
          STEP_OPS.name: {"flushed_in_cold": FLAGS},
          STEP_TIMES.name: {"discard": Discard.values()},
          STEP_DRAM.name: {"cache_control": CACHE_CONTROLS},
-         STEP_EDGES.name: {"arm": EdgeArm.values()}}
+         STEP_EDGES.name: {"arm": condition_words(EDGE_ARMS)}}
 FILLED = {STEP_KERNELS.name: ("kernel",), STEP_OPS.name: ("op",), STEP_DRAM.name: ("kernel", "key", "metric")}
 MAY_BE_EMPTY = {STEP_TIMES.name: ("discard",)}
 TIMES = {STEP_KERNELS.name: ("duration_us",), STEP_TIMES.name: ("step_us",), STEP_EDGES.name: ("consumer_us",)}
@@ -126,7 +126,7 @@ def check_step_tables(tables: dict[str, pd.DataFrame | None], graph: bool, path:
     if kernels is None or ops is None:
         return
     source = str(path / STEP_KERNELS.filename)
-    natural = kernels["condition"] == StepCondition.NATURAL.value
+    natural = kernels["condition"] == L2Condition.NATURAL.value
     if not natural.any():
         damage.found(f"{source}: no natural rows (the step as the program runs it is what every share is of)")
     if not graph and not (~natural).any():
@@ -170,7 +170,7 @@ def _whole_edges(edges: pd.DataFrame, source: str, damage: Damage) -> None:
             damage.found(f"{source}: edge {odd.index[odd > 1][0]:g} holds more than one {column}: one edge is "
                          "one producer -> consumer pair of one size")
             return
-    arms = set(EdgeArm.values())
+    arms = set(condition_words(EDGE_ARMS))
     for e, g in edges.groupby("edge"):
         have = set(g["arm"])
         if have != arms:

@@ -17,7 +17,7 @@ import pandas as pd
 
 from l2attr.errors import STRICT, Damage
 from l2attr.schema import STEP_KERNELS
-from l2attr.vocab import StepCondition, StepMode
+from l2attr.vocab import L2Condition, StepMode
 
 GRAPH_ONLY = -2       # op_index of a kernel the eager ops did not launch (integrity/step.py)
 
@@ -27,7 +27,7 @@ def _whole(v: Any) -> bool:
 
 
 def _natural(kernels: pd.DataFrame) -> pd.DataFrame:
-    return kernels[kernels["condition"].astype(str) == StepCondition.NATURAL.value]
+    return kernels[kernels["condition"].astype(str) == L2Condition.NATURAL.value]
 
 
 def expected_counts(manifest: dict[str, Any], kernels: pd.DataFrame) -> tuple[str, dict[str, int]]:

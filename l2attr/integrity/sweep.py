@@ -19,7 +19,7 @@ from l2attr.integrity import rules
 from l2attr.errors import Damage, UserError
 from l2attr.ladder.sweep.spec import SweepOptions, points
 from l2attr.ladder.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES, SWEEP_UNITS
-from l2attr.vocab import SweepAxis, SweepMode, SweepQuantity, Timer
+from l2attr.vocab import SweepAxis, RepeatMode, Quantity, Timer
 
 ARM_KEY = ("family", "profile", "point", "arm")
 
@@ -42,7 +42,7 @@ def declared_units(manifest: dict[str, Any]) -> list[tuple[str, ...]] | None:
     if arms is None:
         return None
     s = manifest["sweep"]
-    modes = [SweepMode.DEVICE.value] + ([SweepMode.HOST.value] if s.get("host_repeat", True) else [])
+    modes = [RepeatMode.DEVICE.value] + ([RepeatMode.HOST.value] if s.get("host_repeat", True) else [])
     return [(*a, str(r), m) for a in arms for r in range(int(s.get("repeats", 0))) for m in modes]
 
 
@@ -65,7 +65,7 @@ def check_points(points_df: pd.DataFrame, manifest: dict[str, Any], path: Path, 
         damage.found(f"{source}:{row + 2}: {'/'.join(map(str, ident.iloc[row]))} is not a point arm manifest.json "
                      "declares (family, profile, point and arm must be the sweep's)")
         points_df = points_df[~stray].reset_index(drop=True)
-    consumer = points_df[(points_df["quantity"] == SweepQuantity.CONSUMER) & (points_df["timer"] == Timer.KERNEL)]
+    consumer = points_df[(points_df["quantity"] == Quantity.CONSUMER) & (points_df["timer"] == Timer.KERNEL)]
     have = _keys(consumer, ARM_KEY)
     missing = [a for a in arms if a not in have]
     if missing:

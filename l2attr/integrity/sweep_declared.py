@@ -23,7 +23,7 @@ from l2attr.ladder.sweep.dram import PROFILED_TABLES, SWEEP_DRAM
 from l2attr.ladder.sweep.schedule import schedule
 from l2attr.ladder.sweep.spec import Point, SweepOptions, points
 from l2attr.ladder.sweep.tables import SWEEP_POINTS
-from l2attr.vocab import Arm, SweepQuantity as Q, SweepRole as R, Timer
+from l2attr.vocab import Arm, Quantity as Q, Role as R, Timer
 
 Declared = list[tuple[str, str, Point, Arm]]   # (family, profile, point, arm)
 

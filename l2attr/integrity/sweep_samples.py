@@ -19,7 +19,7 @@ import pandas as pd
 
 from l2attr.errors import Damage
 from l2attr.ladder.sweep.tables import POINT_KEYS, SWEEP_POINTS, SWEEP_SAMPLES, SWEEP_UNITS, UNIT_KEYS
-from l2attr.vocab import SweepMode, SweepQuantity as Q, SweepRole as R, Timer
+from l2attr.vocab import RepeatMode, Quantity as Q, Role as R, Timer
 
 # relative agreement a CSV round trip keeps (pandas writes floats with 17 significant digits)
 REL = 1e-6
@@ -45,7 +45,7 @@ def expected_points(samples: pd.DataFrame) -> pd.DataFrame:
     keys = list(POINT_KEYS)
     s = samples.assign(**{k: samples[k].astype(str) for k in (*keys, "mode", "role")},
                        time_us=pd.to_numeric(samples["time_us"], errors="coerce"))
-    dev, host = s[s["mode"] == SweepMode.DEVICE.value], s[s["mode"] == SweepMode.HOST.value]
+    dev, host = s[s["mode"] == RepeatMode.DEVICE.value], s[s["mode"] == RepeatMode.HOST.value]
     cons = dev[dev["role"] == R.CONSUMER.value]
     role = lambda r: dev.loc[dev["role"] == r.value].set_index(keys)["time_us"]  # noqa: E731
     kernel, wall = Timer.KERNEL.value, Timer.WALL.value

@@ -22,8 +22,9 @@ from l2attr.schema import CELLS, EXP_CELLS, EXP_METRICS, EXP_SAMPLES, METRICS, P
 from l2attr.ladder.sweep.axes import REGISTERED as SWEEP_AXES
 from l2attr.ladder.sweep.dram import SWEEP_DRAM
 from l2attr.ladder.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES, SWEEP_UNITS
-from l2attr.vocab import (Arm, CellCondition, Condition, Discard, Family, L2State, Order, Phase, Pin, Quantity,
-                          RepeatMode, Role, SweepMode, SweepQuantity, SweepRole, Timer)
+from l2attr.vocab import (Arm, Condition, Discard, Family, Order, Phase, Pin, RepeatMode,
+    Role, Timer, CELL_CONDITIONS, CELL_QUANTITIES, LADDER_STATES, RANGE_ROLES, SWEEP_MODES, SWEEP_QUANTITIES,
+    SWEEP_ROLES, condition_words)
 
 # No kernel call l2attr times lasts 10 s: a larger "time" is a damaged number (1e300 is finite).
 MAX_TIME_US = 1e7
@@ -54,15 +55,15 @@ SPREAD = (("p10_us", "median_us", "p90_us"), ("ci95_lo_us", "ci95_hi_us"))
 
 CONTRACTS: dict[str, Contract] = {c.table.name: c for c in (
     Contract(SAMPLES, whole=("repeat", "batch", "table"), filled=("profile",), numbers=("launch_lag_us",),
-             known={"family": Family.values(), "rung": RUNGS, "pin": Pin.values(), "l2_state": L2State.values()},
+             known={"family": Family.values(), "rung": RUNGS, "pin": Pin.values(), "l2_state": condition_words(LADDER_STATES)},
              times=("pin_time_us", "consumer_time_us", "consumer_artifact_time_us", "call_wall_time_us")),
     Contract(CELLS, whole=("n_samples", "bytes_per_call"), ordered=SPREAD, filled=("profile",),
-             known={"family": Family.values(), "rung": RUNGS, "pin": Pin.values(), "l2_state": L2State.values(),
-                    "quantity": Quantity.values(), "timer": Timer.values()},
+             known={"family": Family.values(), "rung": RUNGS, "pin": Pin.values(), "l2_state": condition_words(LADDER_STATES),
+                    "quantity": CELL_QUANTITIES, "timer": Timer.values()},
              times=TIMES),
     Contract(METRICS, whole=("table", "batch", "launch"), together=(("family", "rung"),), numbers=("launch",),
              filled=("metric", "report"),
-             known={"condition": Condition.values(), "role": Role.values(), "family": Family.values(),
+             known={"condition": Condition.values(), "role": RANGE_ROLES, "family": Family.values(),
                     "rung": RUNGS, "pin": (*Pin.values(), "")},
              may_be_empty=("family", "rung", "pin")),
     Contract(TIMELINE, at_least={"t_us": 0.0}),
@@ -71,31 +72,31 @@ CONTRACTS: dict[str, Contract] = {c.table.name: c for c in (
     Contract(SWEEP_POINTS, whole=("n_samples", "k", "hot_rows", "occupy_bytes", "pollute_bytes"), ordered=SPREAD,
              together=(("ci95_lo_us", "ci95_hi_us"),), filled=("profile", "point"),
              known={"axis": SWEEP_AXES, "family": Family.values(), "pin": Pin.values(),
-                    "order": Order.values(), "arm": Arm.values(), "quantity": SweepQuantity.values(),
+                    "order": Order.values(), "arm": Arm.values(), "quantity": SWEEP_QUANTITIES,
                     "timer": Timer.values()},
              times=TIMES),
     Contract(SWEEP_SAMPLES, whole=("repeat", "group", "table", "batch", "position", "k"),
              known={"axis": SWEEP_AXES, "family": Family.values(), "pin": Pin.values(),
-                    "order": Order.values(), "arm": Arm.values(), "mode": SweepMode.values(),
-                    "role": SweepRole.values(), "timer": Timer.values()},
+                    "order": Order.values(), "arm": Arm.values(), "mode": SWEEP_MODES,
+                    "role": SWEEP_ROLES, "timer": Timer.values()},
              times=("time_us",),
              at_least={"time_us": 0.0, "repeat": 0.0, "group": 0.0, "table": 0.0, "batch": 0.0, "position": 0.0}),
     Contract(SWEEP_UNITS, whole=("repeat", "rows"), known={"family": Family.values(), "arm": Arm.values(),
-                                                           "mode": SweepMode.values()},
+                                                           "mode": SWEEP_MODES},
              at_least={"repeat": 0.0, "rows": 1.0}),
     Contract(SWEEP_DRAM, whole=("table", "group", "position", "dram_read_bytes"),
-             known={"family": Family.values(), "arm": Arm.values(), "role": SweepRole.values()},
+             known={"family": Family.values(), "arm": Arm.values(), "role": SWEEP_ROLES},
              at_least={"dram_read_bytes": 0.0, "duration_ns": 0.0, "table": 0.0, "group": 0.0, "position": 1.0}),
     Contract(EXP_SAMPLES, whole=("repeat", "call"),
-             known={"condition": CellCondition.values(), "mode": (RepeatMode.DEVICE.value, RepeatMode.HOST.value),
+             known={"condition": condition_words(CELL_CONDITIONS), "mode": (RepeatMode.DEVICE.value, RepeatMode.HOST.value),
                     "discard": Discard.values()}, may_be_empty=("discard",),
              times=("producer_time_us", "consumer_time_us", "producer_wall_us", "consumer_wall_us",
                     "call_wall_us", "producer_enqueue_us", "consumer_enqueue_us")),
     Contract(EXP_CELLS, whole=("n_samples", "n_discarded"), ordered=SPREAD,
-             known={"condition": CellCondition.values(), "quantity": Quantity.values(), "timer": Timer.values()},
+             known={"condition": condition_words(CELL_CONDITIONS), "quantity": CELL_QUANTITIES, "timer": Timer.values()},
              times=TIMES),
     Contract(EXP_METRICS, whole=("call", "launch"), filled=("metric", "experiment"),
-             known={"condition": (*CellCondition.values(), ""), "role": (Role.PRODUCER.value, Role.CONSUMER.value)},
+             known={"condition": (*condition_words(CELL_CONDITIONS), ""), "role": (Role.PRODUCER.value, Role.CONSUMER.value)},
              may_be_empty=("condition",)),
 )}
 

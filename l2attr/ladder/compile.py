@@ -14,7 +14,7 @@ from l2attr.errors import UserError
 from l2attr.ladder.declare import DEFAULT_MAXRREGCOUNT, FAMILIES, FAST_DEFAULT, PIN_FUNCTIONS, PIN_SOURCE, Variant
 from l2attr.gpu.nvrtc import (BLOCK_SPEC, FLUSH_SPEC, READ_SPEC, SPIN_SPEC, KernelSpec,  # noqa: F401
                               _module, device_arch, get_kernel)
-from l2attr.vocab import Abi, ConsumerCode, Pin
+from l2attr.vocab import ConsumerCode, Pin, Family
 
 SCALAR_CODE = {"fp32": 0, "fp16": 1, "bf16": 2}
 # the engine's kernels and compiler, re-exported: the ladder's code reaches them through this module
@@ -52,9 +52,9 @@ def consumer_spec(v: Variant, dtype: str, maxrregcount: int = DEFAULT_MAXRREGCOU
     opts = [f"-DSCALAR_T={SCALAR_CODE[dtype]}"]
     abi = FAMILIES[v.family].abi
     function = v.consumer_function
-    if abi == Abi.TUNED and v.rung.consumer == ConsumerCode.RPF:
+    if abi == Family.TUNED and v.rung.consumer == ConsumerCode.RPF:
         opts.append(f"-DRPF_DEPTH={rpf_depth}")
-    if abi == Abi.FAST:
+    if abi == Family.FAST:
         opts.extend((fast or FastOptions()).options(dtype, weighted))
         function = function.format(vec=vec or widest_vec(dtype), weighted="_w" if weighted else "")
     opts.extend(v.compile_options(maxrregcount))
@@ -106,7 +106,7 @@ def specs_of(v: Variant, dtype: str, maxrregcount: int = DEFAULT_MAXRREGCOUNT, r
     specs = [consumer_spec(v, dtype, maxrregcount, rpf_depth, fast=fast)]
     if v.rung.pins:
         specs.append(pin_spec(dtype, v.pin))
-    if FAMILIES[v.family].abi == Abi.FAST:
+    if FAMILIES[v.family].abi == Family.FAST:
         specs.append(consumer_spec(v, dtype, maxrregcount, rpf_depth, fast=fast, weighted=True))
     return specs
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from l2attr.errors import UserError
-from l2attr.vocab import Abi, ConsumerCode, Family, Pin, Profile, RungId
+from l2attr.vocab import ConsumerCode, Family, Pin, Profile, RungId, ladder_state
 
 DEFAULT_MAXRREGCOUNT = 42
 PROFILES = Profile.values()
@@ -59,7 +59,7 @@ class KernelFamily:
     title: str
     source: str                     # file under kernels/
     functions: dict[str, str]       # rung.consumer (ConsumerCode) -> kernel function
-    abi: str                        # launch argument layout (an Abi value)
+    abi: str                        # launch argument layout: the Family whose layout it takes
     pins: tuple[Pin, ...]           # pin granularities this family may use; the first is default
     rpf_reads_one_past_end: bool    # the RPF consumer may read one index past its bag's end
     headline: bool                  # the report leads with this family
@@ -82,18 +82,18 @@ FAMILIES: dict[Family, KernelFamily] = {
     Family.ARTIFACT: KernelFamily(
         Family.ARTIFACT, "the artifact's kernels (ATen-structured consumer, per-element pin)",
         "artifact_consumer.cu", {ConsumerCode.PLAIN: "artifact_plain", ConsumerCode.RPF: "artifact_rpf"},
-        Abi.ATEN.value,
+        Family.ARTIFACT.value,
         (Pin.ELEMENT,), True, True),
     Family.TUNED: KernelFamily(
         Family.TUNED, "l2attr's tuned kernels (own consumer, per-line pin by default)",
-        "tuned_consumer.cu", {ConsumerCode.PLAIN: "tuned_plain", ConsumerCode.RPF: "tuned_rpf"}, Abi.TUNED.value,
+        "tuned_consumer.cu", {ConsumerCode.PLAIN: "tuned_plain", ConsumerCode.RPF: "tuned_rpf"}, Family.TUNED.value,
         (Pin.LINE, Pin.ELEMENT), False, False),
     # The consumer at the HBM limit has no register-cap or register-prefetch rungs of its own: it
     # fills the "consumer without pin" slot (OptMT's, the pin rung's comparand) as `fast` and the
     # pin slot as `fast+pin`, compiled without a register cap (its occupancy is its own design).
     Family.FAST: KernelFamily(
         Family.FAST, "l2attr's consumer at the HBM limit (warps per bag, vector row loads, loads in flight)",
-        "fast_consumer.cu", {ConsumerCode.PLAIN: "fast_v{vec}{weighted}"}, Abi.FAST.value, (Pin.LINE, Pin.ELEMENT),
+        "fast_consumer.cu", {ConsumerCode.PLAIN: "fast_v{vec}{weighted}"}, Family.FAST.value, (Pin.LINE, Pin.ELEMENT),
         False, False,
         rungs=(RungId.OPTMT.value, RungId.L2P_OPTMT.value, RungId.APW_OPTMT.value),
         rung_labels=((RungId.OPTMT.value, Family.FAST.value), (RungId.L2P_OPTMT.value, "fast+pin"),
@@ -231,3 +231,21 @@ def parse_profiles(text: str | None) -> list[str]:
         if n not in PROFILES:
             raise UserError(f"unknown profile {n!r}; valid: {', '.join(PROFILES)}")
     return names
+
+
+# `--extra-cell FAMILY:RUNG:PROFILE:L2_STATE`: a cell beyond variants x profiles x states (how
+# `l2attr profile` runs its validity control's arms in the sweep's child), parsed in one place.
+def parse_extra_cell(text: str, pin_granularity: str | None = None) -> tuple[Variant, str, str]:
+    """"family:rung:profile:l2_state" -> (variant, profile, state); a UserError names what is wrong."""
+    parts = str(text).split(":")
+    if len(parts) < 4 or not all(parts):
+        raise UserError(f"--extra-cell {text!r}: write FAMILY:RUNG:PROFILE:L2_STATE")
+    family, rung_name, state = parts[0], parts[1], parts[-1]
+    try:
+        fam, st = Family(family), ladder_state(state)
+    except ValueError as exc:
+        raise UserError(f"--extra-cell {text!r}: {exc}") from None
+    chosen = plan_variants([fam], [rung(rung_name)], Pin(pin_granularity) if pin_granularity else None)
+    if not chosen:
+        raise UserError(f"--extra-cell {text!r}: the {family} family has no {rung_name} rung")
+    return chosen[0], ":".join(parts[2:-1]), st.value

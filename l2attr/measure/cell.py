@@ -1,6 +1,6 @@
 """The cell protocol for any producer -> consumer pair: what runs, in which order, in one call.
 
-One call under a condition (vocab.CellCondition):
+One call under a condition (its line in vocab/conditions.py says what runs before and between):
 
     [flush]                        flush_before_call (outside every timer)
     producer -> stream sync        unless no_producer
@@ -28,7 +28,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Callable, ContextManager
 
-from l2attr.vocab import KEPT, CellCondition, Discard, RepeatMode, Role
+from l2attr.vocab import KEPT, L2Condition, Discard, RepeatMode, Role, cell_condition
 
 Launch = Callable[[], Any]
 Ranges = Callable[[Role, int], ContextManager[Any]]   # (role, call) -> context around a launch
@@ -62,26 +62,26 @@ def _no_range(role: Role, call: int) -> ContextManager[Any]:
     return nullcontext()
 
 
-def runs_producer(ops: CallOps, condition: CellCondition) -> bool:
-    return ops.producer is not None and condition != CellCondition.NO_PRODUCER
+def runs_producer(ops: CallOps, condition: L2Condition) -> bool:
+    return ops.producer is not None and condition.producer
 
 
-def _before(dev: Any, ops: CallOps, condition: CellCondition) -> None:
+def _before(dev: Any, ops: CallOps, condition: L2Condition) -> None:
+    """What the condition's registry line runs before the call (vocab/conditions.py: `before`)."""
     if ops.setup is not None:
         ops.setup()
-    if condition == CellCondition.FLUSH_BEFORE_CALL:
-        dev.flush_l2()
+    if condition.before:
+        getattr(dev, condition.before)()
 
 
-def _between(dev: Any, condition: CellCondition) -> None:
-    """The controls: the producer's lines go (flush), or only their evict_last mark (reset)."""
-    if condition == CellCondition.FLUSH_AFTER_PRODUCER:
-        dev.flush_l2()
-    elif condition == CellCondition.RESET_AFTER_PRODUCER:
-        dev.reset_persisting()
+def _between(dev: Any, condition: L2Condition) -> None:
+    """The controls (the line's `between`): the producer's lines go (flush), or only their
+    evict_last mark (reset)."""
+    if condition.between:
+        getattr(dev, condition.between)()
 
 
-def device_call(dev: Any, ops: CallOps, condition: CellCondition, call: int,
+def device_call(dev: Any, ops: CallOps, condition: L2Condition, call: int,
                 ranges: Ranges = _no_range) -> dict[str, Any]:
     """Each kernel behind the kernel timer; the timer's sync is the producer -> consumer sync."""
     row: dict[str, Any] = {f: NAN for f in SAMPLE_FIELDS}
@@ -110,7 +110,7 @@ def device_call(dev: Any, ops: CallOps, condition: CellCondition, call: int,
     return row
 
 
-def host_call(dev: Any, ops: CallOps, condition: CellCondition, call: int,
+def host_call(dev: Any, ops: CallOps, condition: L2Condition, call: int,
               ranges: Ranges = _no_range) -> dict[str, Any]:
     """The host clock around producer -> sync and around consumer -> sync."""
     row: dict[str, Any] = {f: NAN for f in SAMPLE_FIELDS}
@@ -142,7 +142,7 @@ def host_call(dev: Any, ops: CallOps, condition: CellCondition, call: int,
     return row
 
 
-def profiled_call(dev: Any, ops: CallOps, condition: CellCondition, call: int,
+def profiled_call(dev: Any, ops: CallOps, condition: L2Condition, call: int,
                   ranges: Ranges = _no_range) -> dict[str, Any]:
     """Under Nsight Compute: the same order, no timers (they would be profiled as kernels)."""
     _before(dev, ops, condition)
@@ -166,7 +166,7 @@ def profiled_call(dev: Any, ops: CallOps, condition: CellCondition, call: int,
 CALLS = {RepeatMode.DEVICE: device_call, RepeatMode.HOST: host_call, RepeatMode.PROFILE: profiled_call}
 
 
-def run_repeat(dev: Any, ops_for: Callable[[int], CallOps], condition: CellCondition, mode: str,
+def run_repeat(dev: Any, ops_for: Callable[[int], CallOps], condition: L2Condition, mode: str,
                calls: int, warmup: int, ranges: Ranges | None = None,
                ranges_from: int = 0) -> list[dict[str, Any]]:
     """One repeat: a clean start, `warmup` calls not kept, then `calls` calls of which the first
@@ -178,7 +178,7 @@ def run_repeat(dev: Any, ops_for: Callable[[int], CallOps], condition: CellCondi
     for i in range(warmup + calls):
         measured = i - warmup
         on = ranges is not None and measured >= ranges_from
-        row = fn(dev, ops_for(i), CellCondition(condition), max(measured, 0),
+        row = fn(dev, ops_for(i), cell_condition(condition), max(measured, 0),
                  ranges if on else _no_range)
         if measured <= 0 or mode == RepeatMode.PROFILE:
             continue

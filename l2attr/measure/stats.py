@@ -1,14 +1,33 @@
-"""Summaries of timing samples: median, p10/p90 and a bootstrap 95% CI of the median (CPU only)."""
+"""The one summariser of timing samples: median, p10/p90 and a bootstrap 95% CI of the median,
+one row per (quantity, timer) series of a cell, for the ladder's cells.csv, an experiment's
+exp_cells.csv and a sweep's sweep_points.csv alike (CPU only).
+
+A cell's keys are its table's key without quantity and timer (schema.py declares them once).
+`kernels` is pin (producer) + consumer of the same call, the pin counted 0 where the call runs
+none, so its median is the median of per-call sums, not a sum of medians. Discarded samples
+(timeout, late, throttled) are counted, never summarised.
+"""
 
 from __future__ import annotations
+
+from typing import Any, Callable, Iterable
 
 import numpy as np
 import pandas as pd
 
-from l2attr.schema import CELLS, SAMPLES
-from l2attr.vocab import Quantity, Timer
+from l2attr.schema import CELLS, EXP_CELLS, SAMPLES, Table
+from l2attr.vocab import Quantity, RepeatMode, Timer
 
-CELL_KEYS = ("family", "rung", "pin", "profile", "l2_state")
+SERIES_KEYS = ("quantity", "timer")
+
+
+def cell_keys(table: Table) -> tuple[str, ...]:
+    """The columns that name one cell of a summary table: its key without quantity and timer."""
+    return tuple(k for k in table.key if k not in SERIES_KEYS)
+
+
+CELL_KEYS = cell_keys(CELLS)              # the ladder's: family, rung, pin, profile, l2_state
+PAIR_KEYS = cell_keys(EXP_CELLS)          # an experiment's: experiment, condition
 
 
 def bootstrap_median_ci(values: np.ndarray, resamples: int = 2000, seed: int = 0,
@@ -39,32 +58,69 @@ def summarize(values: np.ndarray) -> dict[str, float]:
             "p90_us": float(p90), "ci95_lo_us": lo, "ci95_hi_us": hi}
 
 
-def summarize_cell(samples: pd.DataFrame, bytes_per_call: int) -> pd.DataFrame:
-    """CELLS rows (one per quantity x timer) for the samples of one cell.
+Series = Iterable[tuple[tuple[Quantity, Timer], Any, dict[str, Any]]]   # (quantity, timer), values, more fields
 
-    `kernels` is pin + consumer of the same call (pin counted as 0 for rungs without a pin), so
-    its median is the median of per-call sums, not a sum of medians.
-    """
-    keys = {k: samples[k].iloc[0] for k in CELL_KEYS}
+
+def summary_rows(table: Table, keys: dict[str, Any], series: Series,
+                 more: Callable[[Quantity, Timer, dict[str, Any]], dict[str, Any]] | None = None) -> pd.DataFrame:
+    """`table`'s rows for one cell: one per series with samples (an empty series leaves no row).
+
+    `more(quantity, timer, summary)` adds fields a row's summary implies (the ladder's rated
+    bandwidth)."""
+    rows = []
+    for (quantity, timer), values, fields in series:
+        s = summarize(np.asarray(values, dtype=float))
+        if s["n_samples"]:
+            rows.append({**keys, "quantity": quantity.value, "timer": timer.value, **fields, **s,
+                         **(more(quantity, timer, s) if more else {})})
+    return pd.DataFrame(rows, columns=list(table.columns))
+
+
+def summarize_cell(samples: pd.DataFrame, bytes_per_call: int) -> pd.DataFrame:
+    """CELLS rows (one per quantity x timer) for the samples of one ladder cell."""
     pin = samples["pin_time_us"].astype(float)
     cons = samples["consumer_time_us"].astype(float)
-    series = {
-        (Quantity.PIN, Timer.KERNEL): pin,
-        (Quantity.CONSUMER, Timer.KERNEL): cons,
-        (Quantity.KERNELS, Timer.KERNEL): cons + pin.fillna(0.0),
-        (Quantity.CONSUMER, Timer.ARTIFACT): samples["consumer_artifact_time_us"].astype(float),
-        (Quantity.CALL, Timer.WALL): samples["call_wall_time_us"].astype(float),
-    }
-    rows = []
-    for (quantity, timer), values in series.items():
-        s = summarize(values.to_numpy())
-        if s["n_samples"] == 0:
-            continue
-        rated = quantity == Quantity.CONSUMER and timer == Timer.KERNEL
-        achieved = (bytes_per_call / (s["median_us"] * 1e-6) / 1e9) if rated else float("nan")
-        rows.append({**keys, "quantity": quantity.value, "timer": timer.value, **s,
-                     "bytes_per_call": bytes_per_call if rated else 0, "achieved_GBps": achieved})
-    return pd.DataFrame(rows, columns=list(CELLS.columns))
+    series = (((Quantity.PIN, Timer.KERNEL), pin, {}),
+              ((Quantity.CONSUMER, Timer.KERNEL), cons, {}),
+              ((Quantity.KERNELS, Timer.KERNEL), cons + pin.fillna(0.0), {}),
+              ((Quantity.CONSUMER, Timer.ARTIFACT), samples["consumer_artifact_time_us"].astype(float), {}),
+              ((Quantity.CALL, Timer.WALL), samples["call_wall_time_us"].astype(float), {}))
+
+    def rated(quantity: Quantity, timer: Timer, s: dict[str, Any]) -> dict[str, Any]:
+        if quantity == Quantity.CONSUMER and timer == Timer.KERNEL:
+            return {"bytes_per_call": bytes_per_call, "achieved_GBps": bytes_per_call / (s["median_us"] * 1e-6) / 1e9}
+        return {"bytes_per_call": 0, "achieved_GBps": float("nan")}
+
+    return summary_rows(CELLS, {k: samples[k].iloc[0] for k in CELL_KEYS}, series, rated)
 
 
-__all__ = ["summarize", "summarize_cell", "bootstrap_median_ci", "SAMPLES"]
+def summarize_pair_cell(samples: pd.DataFrame) -> pd.DataFrame:
+    """EXP_CELLS rows (one per quantity x timer with data) for the samples of one condition."""
+    if samples.empty:
+        return pd.DataFrame(columns=list(EXP_CELLS.columns))
+    discard = samples["discard"].map(lambda x: "" if pd.isna(x) else str(x))
+    device = samples[(samples["mode"] == RepeatMode.DEVICE.value)]
+    host = samples[(samples["mode"] == RepeatMode.HOST.value)]
+    kept = device[discard.loc[device.index] == ""]
+    dropped = {"n_discarded": int((discard.loc[device.index] != "").sum())}
+    producer = kept["producer_time_us"].astype(float)
+    consumer = kept["consumer_time_us"].astype(float)
+    series = (((Quantity.PRODUCER, Timer.KERNEL), producer, dropped),
+              ((Quantity.CONSUMER, Timer.KERNEL), consumer, dropped),
+              ((Quantity.KERNELS, Timer.KERNEL), consumer + producer.fillna(0.0), dropped),
+              ((Quantity.PRODUCER, Timer.WALL), host["producer_wall_us"].astype(float), {"n_discarded": 0}),
+              ((Quantity.CONSUMER, Timer.WALL), host["consumer_wall_us"].astype(float), {"n_discarded": 0}),
+              ((Quantity.CALL, Timer.WALL), host["call_wall_us"].astype(float), {"n_discarded": 0}))
+    return summary_rows(EXP_CELLS, {k: samples[k].iloc[0] for k in PAIR_KEYS}, series)
+
+
+def summarize_pairs(samples: pd.DataFrame) -> pd.DataFrame:
+    """exp_cells.csv for every (experiment, condition) in a samples table."""
+    parts = [summarize_pair_cell(g) for _, g in samples.groupby(list(PAIR_KEYS), sort=False)]
+    if not parts:
+        return pd.DataFrame(columns=list(EXP_CELLS.columns))
+    return pd.concat(parts, ignore_index=True)
+
+
+__all__ = ["summarize", "summary_rows", "summarize_cell", "summarize_pair_cell", "summarize_pairs",
+           "bootstrap_median_ci", "cell_keys", "SAMPLES"]

@@ -26,14 +26,10 @@ from pathlib import Path
 from typing import Sequence
 
 from l2attr.errors import UserError
-from l2attr.vocab import AppReplayMatch, AppReplayMode, CacheControl, ClockControl, ReplayMode
+from l2attr.vocab import Ncu, APP_REPLAY_MATCHES, APP_REPLAY_MODES, CACHE_CONTROLS, CLOCK_CONTROLS
 from l2attr.names import NVTX_INCLUDE
 
-REPLAY_MODES = (ReplayMode.APPLICATION.value, ReplayMode.KERNEL.value)   # the replays l2attr runs
-APP_REPLAY_MODES = AppReplayMode.values()
-APP_REPLAY_MATCHES = AppReplayMatch.values()
-CACHE_CONTROLS = CacheControl.values()
-CLOCK_CONTROLS = ClockControl.values()
+REPLAY_MODES = (Ncu.APPLICATION.value, Ncu.KERNEL.value)   # the replays l2attr runs
 
 KERNEL_REPLAY_ACK = "--i-know-kernel-replay-erases-l2"
 CACHE_FLUSH_ACK = "--i-know-cache-control-erases-l2"
@@ -43,14 +39,14 @@ CACHE_FLUSH_ACK = "--i-know-cache-control-erases-l2"
 class NcuOptions:
     """How ncu replays and what it leaves alone; the defaults keep the pin's L2 state intact."""
 
-    replay_mode: str = ReplayMode.APPLICATION.value
-    cache_control: str = CacheControl.NONE.value
-    clock_control: str = ClockControl.NONE.value
+    replay_mode: str = Ncu.APPLICATION.value
+    cache_control: str = Ncu.NONE.value
+    clock_control: str = Ncu.NONE.value
     # Kernels of all cells share names and grids, so matching falls back to execution order;
     # 'strict' makes ncu fail loudly if that order ever differs between passes, instead of
     # silently pairing counters of different cells.
-    app_replay_match: str = AppReplayMatch.GRID.value
-    app_replay_mode: str = AppReplayMode.STRICT.value
+    app_replay_match: str = Ncu.GRID.value
+    app_replay_mode: str = Ncu.STRICT.value
     nvtx_include: tuple[str, ...] = (NVTX_INCLUDE,)
     allow_kernel_replay: bool = False
     allow_cache_flush: bool = False
@@ -71,7 +67,7 @@ def check_options(opts: NcuOptions) -> list[str]:
     if opts.app_replay_match not in APP_REPLAY_MATCHES:
         raise UserError(f"--app-replay-match {opts.app_replay_match!r}: use one of {', '.join(APP_REPLAY_MATCHES)}")
     warnings = []
-    if opts.replay_mode == ReplayMode.KERNEL:
+    if opts.replay_mode == Ncu.KERNEL:
         if not opts.allow_kernel_replay:
             raise UserError(
                 "kernel replay refused: it saves and restores device memory around every pass and "
@@ -80,14 +76,14 @@ def check_options(opts: NcuOptions) -> list[str]:
                 f"default application replay, or add {KERNEL_REPLAY_ACK} to measure it anyway")
         warnings.append("kernel replay: the consumer's L2 counters do not see the pin's effect "
                         "(memory is restored between passes); compare with application replay")
-    if opts.cache_control == CacheControl.ALL:
+    if opts.cache_control == Ncu.ALL:
         if not opts.allow_cache_flush:
             raise UserError(
                 "--cache-control all refused: ncu would flush every cache before each pass of each "
                 "profiled kernel, so every consumer starts from a cold L2 and the pin can never help. "
                 f"Use the default --cache-control none, or add {CACHE_FLUSH_ACK} to measure it anyway")
         warnings.append("cache control 'all': L2 is flushed before every profiled kernel")
-    if opts.clock_control == ClockControl.BASE:
+    if opts.clock_control == Ncu.BASE:
         warnings.append("clock control 'base': clocks locked to base; sector counts are unaffected "
                         "but kernel durations are not comparable with `l2attr ladder` timings")
     return warnings
@@ -112,7 +108,7 @@ def build_ncu_argv(child: Sequence[str], metrics: Sequence[str], output: Path | 
         "--config-file", "off",   # a user's config.ncu-cfg must not change what we measure
         "--replay-mode", opts.replay_mode,
     ]
-    if opts.replay_mode == ReplayMode.APPLICATION:
+    if opts.replay_mode == Ncu.APPLICATION:
         argv += ["--app-replay-match", opts.app_replay_match, "--app-replay-mode", opts.app_replay_mode]
     argv += ["--cache-control", opts.cache_control, "--clock-control", opts.clock_control]
     if opts.nvtx_include:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from l2attr.errors import UserError
-from l2attr.vocab import CacheControl, ClockControl, ReplayMode
+from l2attr.vocab import Ncu
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -131,8 +131,8 @@ def declared_results(path: Path) -> int | None:
 # -- how the report was recorded ----------------------------------------------------------------
 # An .ncu-rep stores the ncu command line that made it (seen in every report of ncu 2025.3.1 we
 # hold). Options absent from it took ncu's defaults: kernel replay, cache control all, clocks base.
-NCU_DEFAULTS = {"--replay-mode": ReplayMode.KERNEL.value, "--cache-control": CacheControl.ALL.value,
-                "--clock-control": ClockControl.BASE.value}
+NCU_DEFAULTS = {"--replay-mode": Ncu.KERNEL.value, "--cache-control": Ncu.ALL.value,
+                "--clock-control": Ncu.BASE.value}
 _NCU_COMMAND = re.compile(rb"[^\x00-\x1f]*?\bncu(?: [^\x00-\x1f]*)")
 
 
@@ -164,11 +164,11 @@ def recorded_warnings(settings: dict[str, Any], df: "pd.DataFrame") -> list[str]
     replay, cache = settings.get("replay_mode"), settings.get("cache_control")
     backed_up = (not df.empty and (df["metric"] == "profiler__replayer_bytes_mem_backed_up.sum").any()
                  and (df.loc[df["metric"] == "profiler__replayer_bytes_mem_backed_up.sum", "value"] > 0).any())
-    if replay in (ReplayMode.KERNEL, ReplayMode.RANGE) or backed_up:
+    if replay in (Ncu.KERNEL, Ncu.RANGE) or backed_up:
         out.append(f"recorded with --replay-mode {replay or 'kernel (device memory was backed up between passes)'}: "
                    "memory is saved and restored between replay passes, so this report cannot show L2 state "
                    "left by an earlier kernel")
-    if cache == CacheControl.ALL:
+    if cache == Ncu.ALL:
         out.append("recorded with --cache-control all (ncu's default): caches are flushed before every "
                    "profiled kernel, so this report cannot show L2 state left by an earlier kernel")
     if settings.get("command") is None:

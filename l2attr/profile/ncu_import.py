@@ -17,7 +17,7 @@ from l2attr.errors import UserError
 from l2attr.profile.ncu_child import run_reader
 from l2attr.profile.ncu_file import check_report_file, recorded_settings, recorded_warnings
 from l2attr.schema import METRICS
-from l2attr.vocab import Condition, L2State
+from l2attr.vocab import Condition, L2Condition
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -39,9 +39,9 @@ class ImportResult:
 def control_condition(l2_state: str) -> str:
     """A control run's arm from the L2 state its child ran with: after the pin, after pin + flush
     (the 'no pin effect' arm), after pin + persisting-L2 reset (evict-last priority removed)."""
-    if l2_state in (L2State.FLUSH.value, L2State.FLUSH_AFTER_PIN.value):
+    if l2_state in (L2Condition.FLUSH.value, L2Condition.FLUSH_AFTER_PIN.value):
         return Condition.CONTROL_AFTER_FLUSH.value
-    if l2_state == L2State.RESET_AFTER_PIN.value:
+    if l2_state == L2Condition.RESET_AFTER_PIN.value:
         return Condition.CONTROL_AFTER_RESET.value
     return Condition.CONTROL_AFTER_PIN.value
 

@@ -14,7 +14,7 @@ from typing import Sequence
 from l2attr.catalog.chips import check_chip
 from l2attr.errors import UserError
 from l2attr.profile.ncu_cmd import report_path
-from l2attr.vocab import CacheControl, ClockControl, ReplayMode
+from l2attr.vocab import Ncu
 
 PM_SECTION = "PmSampling"
 
@@ -49,8 +49,8 @@ def _range_replay_argv(ncu: str, nvtx_include: str) -> list[str]:
     if not nvtx_include or "/" not in nvtx_include:
         raise UserError(f"--nvtx-include {nvtx_include!r} matches only start/end ranges; a push/pop "
                         "range needs a trailing '/', e.g. 'step1/' or 'regex:^l2attr:.*/'")
-    return [ncu, "--config-file", "off", "--replay-mode", ReplayMode.APP_RANGE.value,
-            "--cache-control", CacheControl.NONE.value, "--clock-control", ClockControl.NONE.value,
+    return [ncu, "--config-file", "off", "--replay-mode", Ncu.APP_RANGE.value,
+            "--cache-control", Ncu.NONE.value, "--clock-control", Ncu.NONE.value,
             "--nvtx", "--nvtx-include", nvtx_include]
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from l2attr.catalog.sampled import load_quantities
 from l2attr.profile.ncu_child import answer
 from l2attr.profile.ncu_rows import chip_of, ensure_ncu_report, innermost_range, open_report, read_rows
-from l2attr.vocab import Job, ResultKind
+from l2attr.vocab import Job, Ncu
 
 _WORKLOAD_START = re.compile(r"profiler__timestamp_workload_start_(\d+)$")
 
@@ -58,7 +58,7 @@ def _workloads(action: Any) -> list[list[int]]:
 
 def _result_kind(action: Any, range_kind: Any) -> str:
     """Whether a result covers one range or one kernel (ncu_report's workload type)."""
-    return (ResultKind.RANGE if action.workload_type() == range_kind else ResultKind.KERNEL).value
+    return (Ncu.RANGE if action.workload_type() == range_kind else Ncu.KERNEL).value
 
 
 def collect_timeline(path: Path | str) -> dict[str, Any]:

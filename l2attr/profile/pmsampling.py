@@ -38,7 +38,7 @@ from l2attr.catalog.sets import derived_specs
 from l2attr.errors import UserError
 from l2attr.profile.ncu_child import run_reader
 from l2attr.profile.pm_argv import PM_SECTION
-from l2attr.vocab import Job, ResultKind
+from l2attr.vocab import Job, Ncu
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -90,7 +90,7 @@ def _timeline_rows(action: dict[str, Any], warnings: list[str]) -> tuple[list, l
     kernels = [] if origin is None else [
         {"range": name, "kernel": i, "start_us": (s - origin) / 1e3, "end_us": (e - origin) / 1e3}
         for i, (s, e) in enumerate(action["kernels"])]
-    if action["workload"] != ResultKind.RANGE and action["series"]:
+    if action["workload"] != Ncu.RANGE and action["series"]:
         warnings.append(f"{name or 'a kernel'}: a kernel result, not a range one: its samples cover "
                         "one kernel, not pin -> consumer (record with --replay-mode app-range)")
     if (action["pass_groups"] or 1) > 1:
@@ -149,7 +149,7 @@ def read_range_metrics(path: Path | str) -> "pd.DataFrame":
 
     data = run_reader(CHILD, ["range-metrics", str(path)], path)
     actions = data["actions"]
-    ranges = {i for i, a in enumerate(actions) if a["workload"] == ResultKind.RANGE}
+    ranges = {i for i, a in enumerate(actions) if a["workload"] == Ncu.RANGE}
     if not ranges:
         raise UserError(f"{path}: no range results in it (kernel or application replay?); record "
                         "with --replay-mode app-range and an NVTX push/pop range")

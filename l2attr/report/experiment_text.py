@@ -12,7 +12,7 @@ from pathlib import Path
 from l2attr.analysis.experiment_dram import describe
 from l2attr.analysis.experiment_load import ExperimentAnalysis
 from l2attr.report.markdown import md_table
-from l2attr.vocab import CellCondition, Quantity, Role, Timer
+from l2attr.vocab import L2Condition, Quantity, Role, Timer
 
 
 def _ci(cells, cond: str, q: Quantity, t: Timer) -> str:
@@ -56,4 +56,4 @@ def experiments_markdown(analyses: list[ExperimentAnalysis], root: Path | None =
     return "\n".join(experiment_markdown(a, root) for a in analyses)
 
 
-__all__ = ["experiment_markdown", "experiments_markdown", "CellCondition"]
+__all__ = ["experiment_markdown", "experiments_markdown", "L2Condition"]

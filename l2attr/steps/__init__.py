@@ -15,11 +15,11 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
-from l2attr.steps.env import ENV
-from l2attr.vocab import RunKind
+from l2attr.steps.record import ENV
+from l2attr.vocab import Command
 
 
-def step(fn: Callable[..., Any], *args: Any, name: str = RunKind.STEP.value, repeats: int = 10, warmup: int = 3,
+def step(fn: Callable[..., Any], *args: Any, name: str = Command.STEP.value, repeats: int = 10, warmup: int = 3,
          out: Path | str = "runs", log: Callable[[str], None] = print, edges: int = 5, graph: bool = False,
          facts: dict[str, Any] | None = None, eager: bool = False, **kwargs: Any) -> Any:
     """Measure one step of `fn` (or a torch.cuda.CUDAGraph captured with keep_graph=True): captured
@@ -36,7 +36,7 @@ def step(fn: Callable[..., Any], *args: Any, name: str = RunKind.STEP.value, rep
     return ans
 
 
-def step_range(name: str = RunKind.STEP.value, repeats: int = 10, warmup: int = 3, edges: int = 5,
+def step_range(name: str = Command.STEP.value, repeats: int = 10, warmup: int = 3, edges: int = 5,
                graph: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Mark a step function. Under `l2attr step -- python script.py` its first call is measured
     (as l2attr.step would) into the run dir the command names, then the process ends; otherwise

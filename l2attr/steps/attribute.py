@@ -23,7 +23,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from l2attr.names import LEGACY_PREFIX, STEP_TRACE
-from l2attr.vocab import StepCondition
+from l2attr.vocab import L2Condition
 
 from l2attr.analysis.step import UNMATCHED, name_op  # noqa: F401  (name_op: re-exported for callers)
 
@@ -52,7 +52,7 @@ def eager_record(torch: Any, fn: Callable[..., Any], args: tuple, kwargs: dict) 
 
     acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
     rec = make_recorder(None)
-    label = LEGACY_PREFIX + STEP_TRACE.build(condition=StepCondition.NATURAL.value, step=0)
+    label = LEGACY_PREFIX + STEP_TRACE.build(condition=L2Condition.NATURAL.value, step=0)
     try:
         with torch.profiler.profile(activities=acts) as prof:
             with eager_stance(torch), torch.profiler.record_function(label), rec.modules, rec:

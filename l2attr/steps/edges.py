@@ -34,10 +34,10 @@ from l2attr.errors import UserError
 from l2attr.names import LEGACY_PREFIX, STEP_EDGE
 from l2attr.schema import STEP_EDGES
 from l2attr.steps.record import OpRecord, make_recorder
-from l2attr.vocab import EdgeArm
+from l2attr.vocab import L2Condition
 
 SECTOR = 32
-ARMS = (EdgeArm.NATURAL, EdgeArm.REWARMED, EdgeArm.EDGE_COLD, EdgeArm.COLD)
+ARMS = (L2Condition.NATURAL, L2Condition.REWARMED, L2Condition.EDGE_COLD, L2Condition.COLD)
 METHOD = ("right before the consumer op: read flush of the whole L2 (no dirty lines), then the consumer's "
           "other input bytes that earlier ops of the step touched read back into L2 (ld.global.cg per 32-byte "
           "sector, oldest access first); control: all of them read back (rewarmed) against natural")
@@ -180,12 +180,12 @@ def measure_edges(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, p
                     dev.sync()
                     got = [0]
 
-                    def before(rec: OpRecord, ops: list[OpRecord], arm: EdgeArm = arm, plan: EdgePlan = plan) -> bool:
-                        if rec.index != plan.consumer or arm == EdgeArm.NATURAL:
+                    def before(rec: OpRecord, ops: list[OpRecord], arm: L2Condition = arm, plan: EdgePlan = plan) -> bool:
+                        if rec.index != plan.consumer or arm == L2Condition.NATURAL:
                             return False
                         dev.flush_l2()
-                        if arm != EdgeArm.COLD:
-                            drop = plan.producer if arm == EdgeArm.EDGE_COLD else None
+                        if arm != L2Condition.COLD:
+                            drop = plan.producer if arm == L2Condition.EDGE_COLD else None
                             got[0] = warm(warm_ranges(rec, ops, drop))
                         return True
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from l2attr.vocab import StepCondition
+from l2attr.vocab import L2Condition
 
 LINE = 128
 
@@ -35,8 +35,8 @@ class Flushes:
                   (("unpin", UNPIN_SPEC), ("demote", DEMOTE_SPEC), ("read", FLUSH_SPEC), ("dirty", DIRTY_SPEC))}
         self.graphs: dict[str, Any] = {}
         self._keep: list[Any] = []          # the torch graphs whose cudaGraph_t the cold copies embed
-        for cond in (StepCondition.COLD, StepCondition.COLD_DIRTY):
-            self.graphs[cond.value] = self._capture(cond == StepCondition.COLD_DIRTY)
+        for cond in (L2Condition.COLD, L2Condition.COLD_DIRTY):
+            self.graphs[cond.value] = self._capture(cond == L2Condition.COLD_DIRTY)
 
     def launch(self, dirty: bool) -> None:
         """The flush itself, on torch's current stream (captured by `_capture`, or run eagerly)."""

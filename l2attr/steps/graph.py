@@ -21,7 +21,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from l2attr.errors import UserError
-from l2attr.vocab import StepCondition
+from l2attr.vocab import L2Condition
 
 UNMATCHED = -2   # op_index of a replayed kernel the eager step does not have
 
@@ -59,8 +59,8 @@ def capture(torch: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, warmu
 def align(k: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
     """Give a graph run's natural kernels the op and order of the eager cold step's kernels they
     match (by name, in order); the others UNMATCHED. Returns the table and the counts."""
-    cold = k[k["condition"] == StepCondition.COLD.value]
-    nat = k[k["condition"] == StepCondition.NATURAL.value]
+    cold = k[k["condition"] == L2Condition.COLD.value]
+    nat = k[k["condition"] == L2Condition.NATURAL.value]
     if cold.empty or nat.empty:
         raise UserError("graph step: no kernels traced in the natural replays or the eager cold steps "
                         "(kineto recorded none of the graph's kernels?)")

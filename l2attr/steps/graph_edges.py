@@ -31,7 +31,7 @@ from l2attr.names import LEGACY_PREFIX, STEP_EDGE
 from l2attr.schema import STEP_EDGES
 from l2attr.steps.edges import ARMS, rotate
 from l2attr.steps.pointers import kernel_edges, warm_spans
-from l2attr.vocab import EdgeArm, StepCondition
+from l2attr.vocab import L2Condition
 
 LEVEL = ("kernel-level: producer and consumer are kernel nodes of the step's graph (step_kernels.csv `node`), "
          "joined by the allocator blocks their pointer arguments share")
@@ -58,7 +58,7 @@ def rank(edges: pd.DataFrame, k: pd.DataFrame, n: int) -> pd.DataFrame:
     if n <= 0 or edges.empty:
         return edges.iloc[0:0]
     med = k.groupby(["node", "condition"])["duration_us"].median().unstack()
-    nat, cold = StepCondition.NATURAL.value, StepCondition.COLD.value
+    nat, cold = L2Condition.NATURAL.value, L2Condition.COLD.value
     saving = (med[cold] - med[nat]) if nat in med and cold in med else pd.Series(dtype=float)
     e = edges[edges["bytes"] > 0].assign(_saving=edges["consumer"].map(saving).fillna(float("-inf")))
     e = e.sort_values(["_saving", "bytes", "consumer"], ascending=[False, False, True]).drop(columns="_saving")
@@ -98,14 +98,14 @@ def measure(dev: Any, raw: Any, s: Any, k: pd.DataFrame, flushes: Any, n: int, r
     if plans.empty:
         return None
     warm = Warmer(dev)
-    clean = flushes.graph(StepCondition.COLD.value)
+    clean = flushes.graph(L2Condition.COLD.value)
     keep: list[Any] = []
     arms: dict[tuple[int, str], Any] = {}
     warmed: dict[tuple[int, str], int] = {}
     for e, p in plans.iterrows():
         i, j = int(p["producer"]), int(p["consumer"])
-        arms[(e, EdgeArm.COLD.value)] = surgery.Exec(torch, surgery.with_flushes(raw, s, None, only={j: clean}))
-        for arm, drop in ((EdgeArm.REWARMED, None), (EdgeArm.EDGE_COLD, i)):
+        arms[(e, L2Condition.COLD.value)] = surgery.Exec(torch, surgery.with_flushes(raw, s, None, only={j: clean}))
+        for arm, drop in ((L2Condition.REWARMED, None), (L2Condition.EDGE_COLD, i)):
             ranges = fit(warm_spans(j, touch, spans, drop), dev.l2_bytes)
 
             def before(ranges: list[tuple[int, int]] = ranges) -> None:
@@ -127,7 +127,7 @@ def measure(dev: Any, raw: Any, s: Any, k: pd.DataFrame, flushes: Any, n: int, r
                 for arm in rotate(ARMS, r + e):
                     natural()                      # the step before: L2 as the program leaves it
                     with torch.profiler.record_function(LEGACY_PREFIX + STEP_EDGE.build(edge=e, arm=arm.value, repeat=r)):
-                        (natural if arm == EdgeArm.NATURAL else arms[(e, arm.value)])()
+                        (natural if arm == L2Condition.NATURAL else arms[(e, arm.value)])()
             torch.cuda.synchronize()
     for a in [natural, *arms.values()]:
         a.close()

@@ -21,9 +21,9 @@ from l2attr.rundir import RunDir
 from l2attr.schema import STEP_DRAM
 from l2attr.steps.record import NVTX_OP_INCLUDE
 from l2attr.names import NVTX_DOMAIN, STEP_OP
-from l2attr.vocab import CacheControl, StepMode
+from l2attr.vocab import Ncu, StepMode
 
-CACHE_CONTROLS = (CacheControl.NONE.value, CacheControl.ALL.value)
+CACHE_CONTROLS = (Ncu.NONE.value, Ncu.ALL.value)
 KEYS = ("dram_read", "dram_write")
 
 
@@ -85,7 +85,7 @@ def profile_step(command: Sequence[str], run: RunDir, env: dict[str, str], chip:
     for cc in CACHE_CONTROLS:
         out = run.path / "ncu" / f"step-cache-{cc}"
         out.parent.mkdir(parents=True, exist_ok=True)
-        opts = NcuOptions(cache_control=cc, allow_cache_flush=(cc == CacheControl.ALL), nvtx_include=(NVTX_OP_INCLUDE,))
+        opts = NcuOptions(cache_control=cc, allow_cache_flush=(cc == Ncu.ALL), nvtx_include=(NVTX_OP_INCLUDE,))
         argv = build_ncu_argv(list(command), metric_names, out, opts, ncu)
         argvs[cc] = argv
         with environment(env):
@@ -105,7 +105,7 @@ def profile_step(command: Sequence[str], run: RunDir, env: dict[str, str], chip:
 
 
 def child_env(warmup: int) -> dict[str, str]:
-    from l2attr.steps.env import ENV
+    from l2attr.steps.record import ENV
 
     return {ENV: json.dumps({"mode": "ncu", "warmup": warmup})}
 

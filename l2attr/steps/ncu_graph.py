@@ -22,9 +22,9 @@ from typing import Any, Callable
 import pandas as pd
 
 from l2attr.errors import UserError
-from l2attr.vocab import CacheControl
+from l2attr.vocab import Ncu
 
-CONTROLS = (CacheControl.NONE.value, CacheControl.ALL.value)
+CONTROLS = (Ncu.NONE.value, Ncu.ALL.value)
 SETS = "duration,dram"          # metric sets by name (metrics/duration.toml, metrics/dram.toml)
 
 
@@ -78,7 +78,7 @@ def profile(target: str, out: Path, replays: int, ncu: str = "ncu", runner: Any 
     for cc in CONTROLS:
         rep = out / f"graph-cache-{cc}"
         rep.parent.mkdir(parents=True, exist_ok=True)
-        opts = NcuOptions(cache_control=cc, allow_cache_flush=(cc == CacheControl.ALL), nvtx_include=(),
+        opts = NcuOptions(cache_control=cc, allow_cache_flush=(cc == Ncu.ALL), nvtx_include=(),
                           extra=("--profile-from-start", "off"))
         argv = build_ncu_argv([sys.executable, "-m", "l2attr.steps.ncu_graph", "child", target, str(replays)],
                               names, rep, opts, ncu)

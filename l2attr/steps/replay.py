@@ -20,9 +20,9 @@ import pandas as pd
 
 from l2attr.errors import UserError
 from l2attr.names import LEGACY_PREFIX, STEP_TRACE
-from l2attr.vocab import StepCondition
+from l2attr.vocab import L2Condition
 
-NATURAL = StepCondition.NATURAL.value
+NATURAL = L2Condition.NATURAL.value
 NODE_COLUMNS = ["condition", "step", "node", "kernel", "duration_us", "start_us", "stream"]
 
 

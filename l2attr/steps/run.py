@@ -27,13 +27,13 @@ from l2attr.errors import UserError
 from l2attr.rundir import RunDir, command_line
 from l2attr.schema import STEP_EDGES, STEP_KERNELS, STEP_OPS, STEP_TIMES
 from l2attr.steps.record import OpRecord, make_recorder
+from l2attr.steps.surgery_run import time_steps
 from l2attr.steps.trace import kernels
-from l2attr.steps.timing import time_steps  # noqa: F401  (re-exported: older callers import it here)
-from l2attr.vocab import RunKind, StepCondition, StepMode, TimerKind
+from l2attr.vocab import Command, L2Condition, StepMode, TimerKind
 from l2attr.names import LEGACY_PREFIX, STEP_TRACE, check_label
 from l2attr.analysis.step_load import COMPLETE
 
-KIND = RunKind.STEP.value
+KIND = Command.STEP.value
 SURGERY_COLD = ("every kernel node of the captured graph after its own flush node (clean: un-pin, demote, "
                 "read of 2x L2; dirty: then one L2 written)")
 COLD_METHOD = "L2 read-flushed (2x L2) after cudaCtxResetPersistingL2Cache before every op that is not a view"
@@ -53,13 +53,13 @@ def _traced(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, repeats
     torch = dev.torch
     first: list[OpRecord] | None = None
     cold_ops: list[OpRecord] | None = None
-    plan = [(i, c) for i in range(repeats) for c in ((StepCondition.NATURAL, StepCondition.COLD) if i % 2 == 0
-                                                     else (StepCondition.COLD, StepCondition.NATURAL))]
+    plan = [(i, c) for i in range(repeats) for c in ((L2Condition.NATURAL, L2Condition.COLD) if i % 2 == 0
+                                                     else (L2Condition.COLD, L2Condition.NATURAL))]
     acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
     with torch.profiler.profile(activities=acts) as prof:
         for i, cond in plan:
             label = LEGACY_PREFIX + STEP_TRACE.build(condition=cond.value, step=i)
-            if cond == StepCondition.NATURAL:
+            if cond == L2Condition.NATURAL:
                 dev.flush_l2()          # both arms start from the same clean state, outside the step
                 (replay or (lambda: fn(*args, **kwargs)))()     # a step leaves L2 for the next: once untraced
                 if replay is not None:
@@ -69,13 +69,13 @@ def _traced(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, repeats
                     torch.cuda.synchronize()
                     continue
             torch.cuda.synchronize()
-            rec = make_recorder(dev.flush_l2 if cond == StepCondition.COLD else None)
+            rec = make_recorder(dev.flush_l2 if cond == L2Condition.COLD else None)
             with torch.profiler.record_function(label), rec.modules, rec:
                 fn(*args, **kwargs)
             torch.cuda.synchronize()
             if not rec.ops:
                 raise UserError(f"step {name}: {NO_OPS}")
-            if cond == StepCondition.COLD and cold_ops is None:
+            if cond == L2Condition.COLD and cold_ops is None:
                 cold_ops = rec.ops         # the ops table: a cold step's, which says what was flushed
             first = first or rec.ops
             if [o.op for o in first] != [o.op for o in rec.ops]:
@@ -103,7 +103,7 @@ def _edges(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, k: pd.Da
     return measure_edges(dev, fn, args, kwargs, plans, repeats, [o.op for o in ops])
 
 
-def run_step(fn: Callable[..., Any], *args: Any, name: str = RunKind.STEP.value, repeats: int = 10, warmup: int = 3,
+def run_step(fn: Callable[..., Any], *args: Any, name: str = Command.STEP.value, repeats: int = 10, warmup: int = 3,
              out: Path | str = "runs", log: Callable[[str], None] = print, keep_trace: bool = False,
              edges: int = 5, graph: bool = False, facts: dict[str, Any] | None = None, eager: bool = False,
              **kwargs: Any) -> Path:
@@ -260,7 +260,7 @@ def _run_eager(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, name
                                                     "edges_s": round(total - t_main, 2)},
                         persisting_reset=bool(dev.reset_ok), **edge_note)
     dev.close()
-    n_nat = int(k[k["condition"] == StepCondition.NATURAL.value].groupby("step").size().median())
+    n_nat = int(k[k["condition"] == L2Condition.NATURAL.value].groupby("step").size().median())
     measured = f", edges: {edge_note.get('edges_error', 'measured')}" if edges else ""
     log(f"step {name} ({mode.value}): {repeats} natural + {repeats} cold steps, {n_nat} kernels each{measured}"
         f" -> {run.path}")

@@ -21,9 +21,10 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from l2attr.vocab import StepCondition
+from l2attr.schema import STEP_TIMES
+from l2attr.vocab import STEP_CONDITIONS, condition_words
 
-ARMS = (StepCondition.NATURAL.value, StepCondition.COLD.value, StepCondition.COLD_DIRTY.value)
+ARMS = condition_words(STEP_CONDITIONS)      # natural, cold, cold_dirty (vocab/conditions.py)
 METHOD = {
     "natural": "replays of the CUDA graph captured from the step (kineto kernel records), each after a clean "
                "flush and one untraced replay: the L2 as one step leaves it for the next",
@@ -37,6 +38,21 @@ METHOD = {
     "call_kernels": "the step function called on its own under the profiler, once per repeat: its kernels' "
                     "durations summed per call (call_kernel_us) and counted (call_kernels)",
 }
+
+
+def time_steps(dev: Any, step: Callable[[], Any], repeats: int) -> pd.DataFrame:
+    """Blocking-timer events around the step's launches (no launch lag before the first kernel; the
+    host gaps between an eager step's kernels are part of it and stay in)."""
+    from l2attr.measure.timer import BlockingTimer
+
+    timer = BlockingTimer(dev.torch, dev.cupy, timeout_ms=2000.0)
+    rows = []
+    for i in range(2 * repeats + 2):
+        s = timer.time(step)
+        if i >= 2:                                       # two more warm-ups
+            rows.append({"repeat": i - 2, "step_us": s.time_us, "discard": s.discard})
+    timer.close()
+    return pd.DataFrame(rows, columns=list(STEP_TIMES.columns))
 
 
 def user_graph(torch: Any, fn: Any) -> Any:
@@ -59,7 +75,6 @@ def measure(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, repeats
     top `edges` kernel-level edges (None with a reason where the driver gives no arguments)."""
     from l2attr.steps import attribute, replay, surgery
     from l2attr.steps.flushes import Flushes
-    from l2attr.steps.timing import time_steps
 
     torch = dev.torch
     t0 = time.perf_counter()

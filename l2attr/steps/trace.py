@@ -22,7 +22,7 @@ import pandas as pd
 from l2attr.errors import UserError
 from l2attr.steps.record import EDGE_RANGE, OP_RANGE, STEP_RANGE
 from l2attr.names import LEGACY_PREFIX, STEP_EDGE, STEP_OP, STEP_TRACE
-from l2attr.vocab import StepCondition
+from l2attr.vocab import L2Condition
 
 OWN_KERNELS = ("flush_l2", "block_on_flag", "spin_ns", "warm_l2")
 KINETO_KERNEL = "kernel"      # kineto's event category of a GPU kernel (its word, not l2attr's)
@@ -111,7 +111,7 @@ def kernels(trace: dict[str, Any], graph: bool = False) -> pd.DataFrame:
     replay may launch others of its own first, e.g. torch's RNG-offset fills)."""
     rows = _launched(_events(trace), STEP_RANGE, STEP_TRACE.parse)
     if graph:
-        rows = [r for r in rows if r["graph"] or r["condition"] != StepCondition.NATURAL.value]
+        rows = [r for r in rows if r["graph"] or r["condition"] != L2Condition.NATURAL.value]
     df = pd.DataFrame(rows, columns=[c for c in KERNEL_COLUMNS if c != "kernel_index"])
     if df.empty:
         return pd.DataFrame(columns=KERNEL_COLUMNS)

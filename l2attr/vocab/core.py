@@ -1,13 +1,33 @@
-"""The ladder's and the measurements' words: families, roles, L2 states, pins, timers, quantities,
-rungs, profiles."""
+"""The base of every closed value set, and the ladder's and the measurements' words: families,
+roles, pins, timers, quantities, rungs, profiles."""
 
 from __future__ import annotations
 
-from l2attr.vocab.base import Vocab
+from enum import Enum
+
+
+class Vocab(str, Enum):
+    """A str enum whose str() is its value (so f-strings and CSV writers see the plain word)."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    @classmethod
+    def values(cls) -> tuple[str, ...]:
+        return tuple(m.value for m in cls)
+
+
+def values(*members: Vocab) -> tuple[str, ...]:
+    """The plain words of a subset of one enum (a table column that takes only these).
+
+    Plain strings, not members: a str enum hashes by its member name, so `"pin" in {Role.PIN}` is
+    False while `"pin" in ("pin",)` is True; sets and pandas `isin` need the words."""
+    return tuple(m.value for m in members)
 
 
 class Family(Vocab):
-    """Which kernels implement the rungs."""
+    """Which kernels implement the rungs (a family's launch argument layout is named by the family
+    that defines it: ladder/declare.py's `abi`; the artifact's is ATen's)."""
 
     ARTIFACT = "artifact"    # re-implementation of the MICRO'24 artifact's ATen-structured kernels
     TUNED = "tuned"          # l2attr's own consumer (restrict, no offset2bag store), per-line pin
@@ -21,15 +41,13 @@ class Role(Vocab):
     CALL = "call"          # the whole call, pin -> sync -> consumer (range replay, timelines)
     PRODUCER = "producer"  # an experiment's producer step (a pin, a prefetch, the previous layer)
     POLLUTE = "pollute"    # other work between producer and consumer (the pollution sweep's read)
+    PREPARE = "prepare"    # a host call before the consumer (the window's cuStreamSetAttribute; host clock)
 
 
-class L2State(Vocab):
-    """What happens to L2 between calls (and, for the control, between pin and consumer)."""
+# The roles of a ladder or experiment range and of metrics.csv; the roles of sweep_samples.csv.
+RANGE_ROLES = values(Role.PIN, Role.CONSUMER, Role.CALL, Role.PRODUCER, Role.POLLUTE)
+SWEEP_ROLES = values(Role.PIN, Role.CONSUMER, Role.POLLUTE, Role.PREPARE, Role.CALL)
 
-    NATURAL = "natural"                  # nothing: the artifact's regime
-    FLUSH = "flush"                      # flush L2 before every table call
-    FLUSH_AFTER_PIN = "flush_after_pin"  # control: flush between pin and consumer
-    RESET_AFTER_PIN = "reset_after_pin"  # control: cudaCtxResetPersistingL2Cache between them
 
 
 class Pin(Vocab):
@@ -43,19 +61,30 @@ class Pin(Vocab):
 class Timer(Vocab):
     """Which clock a time came from."""
 
-    KERNEL = "kernel"      # CUDA events around the kernel alone, behind the blocking timer (or a spin)
+    KERNEL = "kernel"      # CUDA events around the kernel alone, behind the kernel timer (TimerKind)
     ARTIFACT = "artifact"  # the artifact's: event -> launch -> stream sync -> event, per call
     WALL = "wall"          # host perf_counter around the whole call sequence
 
 
 class Quantity(Vocab):
-    """What a cells.csv row summarises."""
+    """What a cells.csv, exp_cells.csv or sweep_points.csv row summarises."""
 
     PIN = "pin"            # the pin kernel
     CONSUMER = "consumer"  # the EmbeddingBag consumer kernel
     KERNELS = "kernels"    # pin + consumer of the same call (pin counted 0 without a pin)
-    CALL = "call"          # the whole call as the host sees it
+    CALL = "call"          # the whole call as the host sees it (a sweep: whole calls per consumer call)
     PRODUCER = "producer"  # an experiment's producer step
+    CONSUMER_FIRST = "consumer_first"  # sweep: the consumer call right after its pin (position 1)
+    CONSUMER_REST = "consumer_rest"    # sweep: the pin's later calls (positions > 1)
+    POLLUTE = "pollute"                # sweep: the streaming read between pin and consumer
+    PREPARE = "prepare"                # sweep: the host call before the consumer (window)
+    CHARGED = "charged"                # sweep: (pin + consumer kernels) per consumer call, kernel timer
+
+
+# What a cells.csv or exp_cells.csv row may summarise; what a sweep_points.csv row may.
+CELL_QUANTITIES = values(Quantity.PIN, Quantity.CONSUMER, Quantity.KERNELS, Quantity.CALL, Quantity.PRODUCER)
+SWEEP_QUANTITIES = values(Quantity.PIN, Quantity.CONSUMER, Quantity.CONSUMER_FIRST, Quantity.CONSUMER_REST,
+                          Quantity.POLLUTE, Quantity.PREPARE, Quantity.CHARGED, Quantity.CALL)
 
 
 class Condition(Vocab):
@@ -68,11 +97,21 @@ class Condition(Vocab):
 
 
 class Verdict(Vocab):
-    """The validity control's answer: can this profiler setup see the pin's L2 state?"""
+    """A control's answer. The validity control: can this profiler setup see the pin's L2 state?
+    An edge's control: does the re-warm reproduce the natural L2 for this consumer (the one rule
+    on rewarmed vs natural)?"""
 
     CLEAR = "clear"
     NOT_CLEAR = "not_clear"
     INCONCLUSIVE = "inconclusive"
+    HOLDS = "holds"                # edge: rewarmed within noise of natural
+    FAILS = "fails"                # edge: rewarmed differs from natural beyond noise: the edge is not judged
+    NOT_MEASURED = "not_measured"  # edge: an arm has no samples
+
+
+# The validity control's answers; an edge's control's (step_edges.csv `control`).
+VALIDITY_VERDICTS = values(Verdict.CLEAR, Verdict.NOT_CLEAR, Verdict.INCONCLUSIVE)
+EDGE_CONTROLS = values(Verdict.HOLDS, Verdict.FAILS, Verdict.NOT_MEASURED)
 
 
 class RungId(Vocab):
@@ -94,13 +133,6 @@ class ConsumerCode(Vocab):
     RPF = "rpf"                  # register prefetch
     TORCH = "torch"              # torch's own kernel
 
-
-class Abi(Vocab):
-    """A family's launch argument layout."""
-
-    ATEN = "aten"                # the artifact's ATen-structured kernels
-    TUNED = "tuned"
-    FAST = "fast"
 
 
 class Profile(Vocab):

@@ -1,8 +1,9 @@
-"""The design-space sweeps' words: axes, judgements, options, arms, roles, quantities."""
+"""The design-space sweeps' words: axes, judgements, reference points, chart lines, orders, arms
+(their roles, modes and quantities are the engine's: Role, RepeatMode, Quantity)."""
 
 from __future__ import annotations
 
-from l2attr.vocab.base import Vocab
+from l2attr.vocab.core import Vocab
 
 
 class SweepAxis(Vocab):
@@ -19,7 +20,7 @@ class SweepAxis(Vocab):
 
 
 class SweepJudgement(Vocab):
-    """Which judgement a sweep axis' table gets (l2attr/analysis/sweep_judges.py: one module each),
+    """Which judgement a sweep axis' table gets (l2attr/analysis/sweep.py: JUDGES, one module each),
     every word in it from analysis/significance.py's one rule."""
 
     BREAK_EVEN = "breaks_even_k"       # per series along x: where the pinned arm stops being slower, pays
@@ -27,14 +28,6 @@ class SweepJudgement(Vocab):
     SHARE_LEFT = "share_left"          # per series: the share of the x = lowest gain left, where it falls below half
     BEST_VS_REFERENCE = "vs_reference" # per series: the best point of an arm against the reference arm
     PER_POINT = "per_point"            # per point: the pinned arm against the reference at that point
-
-
-class OptionKind(Vocab):
-    """How a sweep axis' comma-list option is parsed (ladder/sweep/axes/declare.py)."""
-
-    INTS = "ints"
-    FLOATS = "floats"
-    WORDS = "words"                    # words of one vocabulary (its enum given with the option)
 
 
 class RefPoint(Vocab):
@@ -73,36 +66,3 @@ class Arm(Vocab):
     PIN = "l2p_optmt"        # pin kernel -> sync -> OptMT consumer
     REMAP = "remap"          # hot rows copied to the front of the table, indices remapped; no window
     WINDOW = "window"        # remap + persisting set-aside + stream access-policy window
-
-
-class SweepRole(Vocab):
-    """What one row of sweep_samples.csv timed."""
-
-    PIN = "pin"              # pin kernel (kernel timer)
-    CONSUMER = "consumer"    # consumer kernel (kernel timer)
-    POLLUTE = "pollute"      # streaming read between pin and consumer (kernel timer)
-    PREPARE = "prepare"      # host call before the consumer (the window's cuStreamSetAttribute; host clock)
-    CALL = "call"            # the whole call on the host clock: [prepare] [pin -> sync] [pollute -> sync] consumer -> sync
-
-
-class SweepMode(Vocab):
-    """How a sweep unit is timed."""
-
-    DEVICE = "device"        # kernel timer (CUDA events + spin) per kernel, host calls on the host clock
-    HOST = "host"            # the whole call on the host clock (launches and syncs included)
-
-
-class SweepQuantity(Vocab):
-    """What a sweep_points.csv row summarises."""
-
-    PIN = "pin"
-    CONSUMER = "consumer"
-    CONSUMER_FIRST = "consumer_first"  # the consumer call right after its pin (position 1)
-    CONSUMER_REST = "consumer_rest"    # the pin's later calls (positions > 1)
-    POLLUTE = "pollute"
-    PREPARE = "prepare"                # the host call before the consumer (window)
-    CHARGED = "charged"                # (pin + consumer kernels) per consumer call, kernel timer
-    CALL = "call"                      # whole calls per consumer call, wall clock
-
-
-# -- experiments: any producer -> consumer pair (l2attr.experiment) ---------------------------

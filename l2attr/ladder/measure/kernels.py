@@ -7,7 +7,7 @@ from typing import Any
 
 from l2attr.ladder import compile as kc
 from l2attr.ladder.declare import DEFAULT_MAXRREGCOUNT, FAMILIES, FAST_DEFAULT, Variant
-from l2attr.vocab import Abi, Pin, Role
+from l2attr.vocab import Pin, Role, Family
 
 
 FAST_UNROLLS = tuple(range(1, 17))   # row loads in flight per lane the fast consumer is built for
@@ -109,7 +109,7 @@ class VariantKernels:
         return self.variant.rung
 
     def _consumer_block(self) -> tuple[int, ...]:
-        if self.abi == Abi.FAST:
+        if self.abi == Family.FAST:
             return (32, self.shape.fast_warps_per_bag, self.shape.fast_bags_per_block)
         return tuple(self.shape.block)
 
@@ -123,7 +123,7 @@ class VariantKernels:
             "pin_granularity": self.variant.pin.value,
             Role.CONSUMER.value: {"kernel": self.consumer_spec.function, "source": self.consumer_spec.source,
                          "options": list(self.consumer_spec.options),
-                         "grid": "one block per bags_per_block bags" if self.abi == Abi.FAST else self.shape.grid,
+                         "grid": "one block per bags_per_block bags" if self.abi == Family.FAST else self.shape.grid,
                          "block": list(cblock),
                          **kc.kernel_resources(self.consumer, block)}}
         if self.pin is not None and self.pin_spec is not None:
@@ -161,10 +161,10 @@ class VariantKernels:
             raise ValueError(f"{self.variant.label}: the index buffer needs one spare element after "
                              "its last index (see has_index_slack)")
         grid, block = (self.shape.grid,), self.shape.block
-        if self.abi == Abi.FAST:
+        if self.abi == Family.FAST:
             self._launch_fast(weight, indices, offsets, out, mean, per_sample_weights, padding_idx)
             return
-        if self.abi == Abi.ATEN:
+        if self.abi == Family.ARTIFACT:
             offset2bag, bag_size = self._aten_outputs(indices.numel(), offsets.numel(), weight.device)
             psw_stride = per_sample_weights.stride(0) if per_sample_weights is not None else 0
             self.consumer(grid, block, (
@@ -233,7 +233,7 @@ class VariantKernels:
         """The tuned ABI takes fp32 per-sample weights; the ATen one takes the weight's type."""
         import torch
 
-        return weight_dtype if self.abi == Abi.ATEN else torch.float32
+        return weight_dtype if self.abi == Family.ARTIFACT else torch.float32
 
     def launch_pin(self, weight: Any, hot: Any) -> None:
         import numpy as np

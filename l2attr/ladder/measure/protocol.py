@@ -29,14 +29,10 @@ from l2attr.ladder.declare import Variant
 from l2attr.measure.cell import CallOps, device_call, host_call
 from l2attr.measure.verbs import GpuVerbs
 from l2attr.schema import SAMPLES
-from l2attr.vocab import CellCondition, L2State, Role
+from l2attr.vocab import Role, ladder_state
 from l2attr.names import NVTX_DOMAIN, range_name
 
 NAN = float("nan")
-# The ladder's L2 states are the pin-named cases of the generic conditions.
-CONDITION_OF = {L2State.NATURAL: CellCondition.NATURAL, L2State.FLUSH: CellCondition.FLUSH_BEFORE_CALL,
-                L2State.FLUSH_AFTER_PIN: CellCondition.FLUSH_AFTER_PRODUCER,
-                L2State.RESET_AFTER_PIN: CellCondition.RESET_AFTER_PRODUCER}
 
 
 def reference_launch(gpu: Any, idx: Any, t: int) -> Callable[[], None]:
@@ -59,7 +55,7 @@ class CellRunner:
                  window: Any = None) -> None:
         self.gpu, self.kernels, self.variant, self.profile = gpu, kernels, v, profile
         self.device = GpuVerbs(gpu)
-        self.l2_state = L2State(l2_state)
+        self.l2_state = ladder_state(l2_state)   # run as its generic condition (vocab/conditions.py)
         self.indices, self.hot, self.nvtx_last = indices, hot, nvtx_last
         self.nvtx_calls = nvtx_calls   # also one `call` range around pin -> sync -> consumer
         self._ranges_made: dict[tuple[Role, int, int], Any] = {}
@@ -114,7 +110,7 @@ class CellRunner:
                       prepare=(lambda: window.set(t)) if window is not None else None,
                       consumer_host_timer=self.gpu.artifact_timed)
         run = device_call if device_timed else host_call
-        r = run(self.device, ops, CONDITION_OF[self.l2_state], b, self._ranges(nvtx_on, t, b))
+        r = run(self.device, ops, self.l2_state.generic, b, self._ranges(nvtx_on, t, b))
         lags = [x for x in (r["producer_enqueue_us"], r["consumer_enqueue_us"]) if x == x]
         return {"pin_time_us": r["producer_time_us"], "consumer_time_us": r["consumer_time_us"],
                 "consumer_artifact_time_us": r["consumer_host_timer_us"],

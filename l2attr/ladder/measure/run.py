@@ -24,13 +24,12 @@ import pandas as pd
 from l2attr.ladder.config import WorkloadConfig
 from l2attr.errors import UserError
 from l2attr.ladder import ptxas
-from l2attr.ladder.declare import DEFAULT_MAXRREGCOUNT, Rung, Variant, plan_variants
+from l2attr.ladder.declare import DEFAULT_MAXRREGCOUNT, Rung, Variant, parse_extra_cell, plan_variants
 from l2attr.ladder.measure.check import check_variant
 from l2attr.ladder.measure.gpu import Gpu
 from l2attr.ladder.measure.gpu import describe as describe_gpu
 from l2attr.ladder.measure.kernels import LaunchShape, VariantKernels
 from l2attr.ladder.measure.protocol import CellRunner, samples_per_repeat
-from l2attr.ladder.measure.extra import parse_extra_cell
 from l2attr.ladder.measure.rounds import measure_rounds
 from l2attr.ladder.measure.realdata import (check_real_data, check_window_data, real_data_reference,  # noqa: F401
                                              window_for)
@@ -38,7 +37,7 @@ from l2attr.measure.adaptive import AdaptiveRule
 from l2attr.measure.stats import CELL_KEYS
 from l2attr.rundir import RunDir
 from l2attr.schema import CELLS, SAMPLES
-from l2attr.vocab import Command, Family, L2State, Pin, RunKind, TimerKind
+from l2attr.vocab import Command, Family, L2Condition, Pin, TimerKind, ladder_state
 
 
 @dataclass
@@ -49,7 +48,7 @@ class LadderOptions:
     trace: Path | None = None
     hot: Path | None = None
     drop_out_of_range: bool = False
-    l2_state: str = L2State.NATURAL.value    # one state, or several comma-separated (run in turn)
+    l2_state: str = L2Condition.NATURAL.value    # one state, or several comma-separated (run in turn)
     repeats: int = 3                       # a fixed run's repeats (target_rel None)
     # adaptive repeats (measure/adaptive.py): None = fixed; else each cell stops once its 95 %
     # interval half-width is <= target_rel x its median, within min/max repeats and max seconds
@@ -80,7 +79,7 @@ class LadderOptions:
 
     @property
     def states(self) -> list[str]:
-        return [L2State(s.strip()).value for s in self.l2_state.split(",") if s.strip()]
+        return [ladder_state(s.strip()).value for s in self.l2_state.split(",") if s.strip()]
 
     @property
     def variants(self) -> list[Variant]:
@@ -112,7 +111,7 @@ def ladder_manifest(cfg: WorkloadConfig, opts: LadderOptions, command: str, vers
                     gpu: dict[str, Any]) -> dict[str, Any]:
     """A ladder run's manifest as it starts: what was asked, of which code, on which GPU (run_ladder
     adds what it measures: variants, checks, bandwidths, workloads, timings)."""
-    return {"kind": RunKind.LADDER.value, "command": command, "config": cfg.to_dict(), "measure": opts.manifest(),
+    return {"kind": Command.LADDER.value, "command": command, "config": cfg.to_dict(), "measure": opts.manifest(),
             "versions": versions, "gpu": gpu}
 
 

@@ -14,7 +14,7 @@ import pandas as pd
 
 from l2attr.catalog.sets import MetricSet
 from l2attr.ladder.profile.plan import CHILD_BATCHES, CONTROL_RUNG, Plan, ProfileSettings, control_inputs
-from l2attr.vocab import RunKind
+from l2attr.vocab import Command
 
 PASSES = "profiler__replayer_passes"
 
@@ -23,7 +23,7 @@ def profile_manifest(s: ProfileSettings, chip: str, ncu: str | None, version: st
                      validation: str, warnings: list[str]) -> dict[str, Any]:
     """A profile run's manifest as it starts: what was asked, of which tools, on which chip."""
     return {
-        "kind": RunKind.PROFILE.value, "command": s.command, "config": s.cfg.to_dict(), "chip": chip,
+        "kind": Command.PROFILE.value, "command": s.command, "config": s.cfg.to_dict(), "chip": chip,
         "ncu": {"path": ncu, "version": version}, "replay_mode": s.opts.replay_mode,
         "app_replay_match": s.opts.app_replay_match, "app_replay_mode": s.opts.app_replay_mode,
         "cache_control": s.opts.cache_control, "clock_control": s.opts.clock_control,
@@ -55,7 +55,7 @@ def jobs_record(plan: Plan) -> list[dict[str, Any]]:
 
 def pm_timeline_manifest(s: ProfileSettings, chip: str, why_not_nsys: str, profile: str) -> dict[str, Any]:
     """A timeline run made by ncu's range replay with PM sampling, as it starts."""
-    return {"kind": RunKind.TIMELINE.value, "command": s.command, "config": s.cfg.to_dict(), "chip": chip,
+    return {"kind": Command.TIMELINE.value, "command": s.command, "config": s.cfg.to_dict(), "chip": chip,
             "method": "ncu app-range replay of one NVTX call range (pin -> sync -> consumer) with PM sampling",
             "nsys": why_not_nsys, "rung": CONTROL_RUNG, "family": s.control_family, "profile": profile,
             "status": "running"}
@@ -63,7 +63,7 @@ def pm_timeline_manifest(s: ProfileSettings, chip: str, why_not_nsys: str, profi
 
 def nsys_timeline_manifest(s: ProfileSettings, nsys_path: str, nsys_version: str | None) -> dict[str, Any]:
     """A timeline run made by nsys, as it starts."""
-    return {"kind": RunKind.TIMELINE.value, "command": s.command, "config": s.cfg.to_dict(), "method": "nsys",
+    return {"kind": Command.TIMELINE.value, "command": s.command, "config": s.cfg.to_dict(), "method": "nsys",
             "nsys": {"path": nsys_path, "version": nsys_version}, "rungs": list(s.rungs),
             "profiles": list(s.profiles), "calls_per_cell": s.calls_per_cell, "status": "running"}
 

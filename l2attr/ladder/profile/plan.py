@@ -22,7 +22,7 @@ from l2attr.errors import UserError
 from l2attr.ladder.declare import HEADLINE_FAMILY, PROFILES, RUNGS
 from l2attr.profile.ncu_cmd import NcuOptions, build_ncu_argv, report_path
 from l2attr.profile.ncu_import import control_condition
-from l2attr.vocab import Command, Condition, Job, L2State, RungId, TimerKind
+from l2attr.vocab import LADDER_STATES, Command, Condition, Job, L2Condition, RungId, TimerKind
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -30,7 +30,9 @@ if TYPE_CHECKING:
 CONTROL_RUNG = RungId.L2P_OPTMT.value
 # The control's three arms run in one child, state after state (the import labels each row's arm
 # by the L2 state its range names: analysis.control).
-CONTROL_STATES = (L2State.NATURAL.value, L2State.FLUSH_AFTER_PIN.value, L2State.RESET_AFTER_PIN.value)
+# The validity control's arms: natural, and every ladder state that runs something between pin and
+# consumer (vocab/conditions.py: `between`): flush_after_pin, reset_after_pin.
+CONTROL_STATES = (L2Condition.NATURAL.value, *(s.value for s in LADDER_STATES if s.between))
 # What a profiled child runs of the workload: one warm-up and one measured batch. Counters are read
 # for the measured batch's calls (one per table); the L2 state a call meets is set by the calls
 # just before it (each table-batch streams 40-150 MB through the 60 MB L2), which one batch
@@ -123,7 +125,7 @@ class ControlCell:
 
     @property
     def extra_states(self) -> list[str]:
-        return [st for st in CONTROL_STATES if not (self.natural_in_sweep and st == L2State.NATURAL)]
+        return [st for st in CONTROL_STATES if not (self.natural_in_sweep and st == L2Condition.NATURAL)]
 
     def extra_cell_flags(self) -> list[str]:
         return [x for st in self.extra_states for x in ("--extra-cell", f"{self.family}:{CONTROL_RUNG}:{self.profile}:{st}")]
@@ -147,7 +149,7 @@ def plan_jobs(run_dir: Path, cfg: WorkloadConfig, rungs: Sequence[str], profiles
     sweep = Job.SWEEP.value
     folded = control_cell(rungs, profiles, control_profile, control_family).extra_cell_flags() if control else []
     return [NcuJob(sweep, Condition.LADDER.value,
-                   tuple(child_command(cfg, rungs, profiles, L2State.NATURAL.value, calls_per_cell, child_dir, sweep,
+                   tuple(child_command(cfg, rungs, profiles, L2Condition.NATURAL.value, calls_per_cell, child_dir, sweep,
                                        [*extra, *folded], python)),
                    ncu_dir / sweep)]
 
@@ -191,11 +193,11 @@ def label_rows(table: "pd.DataFrame", cell: ControlCell | None) -> "pd.DataFrame
     if cell is None or table.empty:
         return table
     state = table["l2_state"].astype(str)
-    arm = state.isin([st for st in CONTROL_STATES if st != L2State.NATURAL])
+    arm = state.isin([st for st in CONTROL_STATES if st != L2Condition.NATURAL])
     out = table.copy()
     out.loc[arm, "condition"] = state[arm].map(control_condition)
     mine = ((table["family"].astype(str) == cell.family) & (table["rung"].astype(str) == CONTROL_RUNG)
-            & (table["profile"].astype(str) == cell.profile) & (state == L2State.NATURAL.value))
+            & (table["profile"].astype(str) == cell.profile) & (state == L2Condition.NATURAL.value))
     if not cell.natural_in_sweep:
         out.loc[mine, "condition"] = Condition.CONTROL_AFTER_PIN.value
         return out

@@ -25,7 +25,7 @@ from l2attr.ladder.profile.plan import CONTROL_RUNG, ProfileSettings, child_comm
 from l2attr.profile.runner import Log, check_job, run_job
 from l2attr.profile.tools import Tools, detect_chip
 from l2attr.rundir import RunDir
-from l2attr.vocab import Job, L2State, RunKind
+from l2attr.vocab import Job, L2Condition, Command
 from l2attr.names import NVTX_CALL_INCLUDE
 
 
@@ -64,8 +64,8 @@ def _run_pm_timeline(s: ProfileSettings, log: Log, tools: Tools, why_not_nsys: s
     chip = s.chip or detect_chip(tools.run, tools.which)
     profile = s.control_profile or hottest_profile(s.profiles)
     run = RunDir.create(s.out, s.name, pm_timeline_manifest(s, chip, why_not_nsys, profile))
-    child = child_command(s.cfg, [CONTROL_RUNG], [profile], L2State.NATURAL.value, 1, run.path / "child",
-                          RunKind.TIMELINE.value, [*s.extra, "--family", s.control_family, "--nvtx-calls"],
+    child = child_command(s.cfg, [CONTROL_RUNG], [profile], L2Condition.NATURAL.value, 1, run.path / "child",
+                          Command.TIMELINE.value, [*s.extra, "--family", s.control_family, "--nvtx-calls"],
                           tools.python)
     jobs = [(Job.TIMELINE.value, timeline_ncu_argv(child, run.path / "ncu" / Job.TIMELINE.value, ncu,
                                                       NVTX_CALL_INCLUDE, chip=chip))]
@@ -104,8 +104,8 @@ def _run_nsys_timeline(s: ProfileSettings, log: Log, tools: Tools, status: Any) 
 
     assert status.path is not None
     run = RunDir.create(s.out, s.name, nsys_timeline_manifest(s, status.path, status.version))
-    child = child_command(s.cfg, s.rungs, s.profiles, L2State.NATURAL.value, s.calls_per_cell, run.path / "child",
-                          RunKind.TIMELINE.value, s.extra, tools.python)
+    child = child_command(s.cfg, s.rungs, s.profiles, L2Condition.NATURAL.value, s.calls_per_cell, run.path / "child",
+                          Command.TIMELINE.value, s.extra, tools.python)
     rep = run.path / "nsys" / Job.TIMELINE.value
     rep.parent.mkdir(parents=True, exist_ok=True)
     steps = (("record", nsys_mod.profile_argv(status.path, child, rep)),

@@ -21,12 +21,12 @@ import pandas as pd
 from l2attr import atomic
 from l2attr.errors import UserError
 from l2attr.schema import Table
-from l2attr.vocab import Command, Job, SweepRole
+from l2attr.vocab import Command, Job, Role
 from l2attr.names import SWEEP_NVTX_INCLUDE, parse_sweep_range_name
 
 METRICS = ("dram__bytes_read.sum", "gpu__time_duration.sum")
 PROFILED_TABLES = 4                     # tables per unit whose kernels are profiled (of its last group)
-PROFILED_ROLES = (SweepRole.PIN.value, SweepRole.CONSUMER.value)    # the polluting read's DRAM bytes are its size
+PROFILED_ROLES = (Role.PIN.value, Role.CONSUMER.value)    # the polluting read's DRAM bytes are its size
 
 SWEEP_DRAM = Table(
     "sweep_dram",

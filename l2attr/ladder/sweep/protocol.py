@@ -19,7 +19,7 @@ from typing import Any, Callable
 from l2attr.measure.cell import CallOps, device_call, host_call
 from l2attr.measure.verbs import GpuVerbs
 from l2attr.ladder.sweep.schedule import Call
-from l2attr.vocab import CellCondition, Role, SweepRole, Timer
+from l2attr.vocab import L2Condition, Role, Timer
 
 Launch = Callable[[], None]
 
@@ -35,10 +35,10 @@ class ArmOps:
     setup: Callable[[int], None] | None = None        # uncharged, outside timers (it syncs itself)
 
 
-Ranges = Callable[[Call, SweepRole], Any]    # -> a context manager around one kernel's launch
+Ranges = Callable[[Call, Role], Any]    # -> a context manager around one kernel's launch
 
 
-def _no_range(c: Call, role: SweepRole) -> Any:
+def _no_range(c: Call, role: Role) -> Any:
     return nullcontext()
 
 
@@ -59,8 +59,8 @@ def run_calls(gpu: Any, ops: ArmOps, calls: list[Call], device_timed: bool,
     return rows
 
 
-Timed = list[tuple[SweepRole, Timer, float, float]]
-ROLE_OF = {Role.PRODUCER: SweepRole.PIN, Role.POLLUTE: SweepRole.POLLUTE, Role.CONSUMER: SweepRole.CONSUMER}
+Timed = list[tuple[Role, Timer, float, float]]
+ROLE_OF = {Role.PRODUCER: Role.PIN, Role.POLLUTE: Role.POLLUTE, Role.CONSUMER: Role.CONSUMER}
 
 
 def _cell_ops(ops: ArmOps, c: Call) -> CallOps:
@@ -75,20 +75,20 @@ def _device_call(verbs: GpuVerbs, ops: ArmOps, c: Call, ranges: Ranges) -> Timed
     nan = float("nan")
     verbs.lags = []
     cell_ops = _cell_ops(ops, c)
-    r = device_call(verbs, cell_ops, CellCondition.NATURAL, c.position,
-                    lambda role, call: ranges(c, ROLE_OF.get(role, SweepRole.CONSUMER)))
+    r = device_call(verbs, cell_ops, L2Condition.NATURAL, c.position,
+                    lambda role, call: ranges(c, ROLE_OF.get(role, Role.CONSUMER)))
     lags = iter(verbs.lags)
     out: Timed = []
     if cell_ops.prepare is not None:
-        out.append((SweepRole.PREPARE, Timer.WALL, r["prepare_wall_us"], nan))
-    for present, role, key in ((cell_ops.producer, SweepRole.PIN, "producer_time_us"),
-                               (cell_ops.between, SweepRole.POLLUTE, "between_time_us"),
-                               (cell_ops.consumer, SweepRole.CONSUMER, "consumer_time_us")):
+        out.append((Role.PREPARE, Timer.WALL, r["prepare_wall_us"], nan))
+    for present, role, key in ((cell_ops.producer, Role.PIN, "producer_time_us"),
+                               (cell_ops.between, Role.POLLUTE, "between_time_us"),
+                               (cell_ops.consumer, Role.CONSUMER, "consumer_time_us")):
         if present is not None:
             out.append((role, Timer.KERNEL, r[key], next(lags)))
     return out
 
 
 def _host_call(verbs: GpuVerbs, ops: ArmOps, c: Call) -> Timed:
-    r = host_call(verbs, _cell_ops(ops, c), CellCondition.NATURAL, c.position)
-    return [(SweepRole.CALL, Timer.WALL, r["call_wall_us"], float("nan"))]
+    r = host_call(verbs, _cell_ops(ops, c), L2Condition.NATURAL, c.position)
+    return [(Role.CALL, Timer.WALL, r["call_wall_us"], float("nan"))]

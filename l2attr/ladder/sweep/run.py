@@ -23,10 +23,10 @@ from l2attr.ladder.sweep.protocol import run_calls
 from l2attr.ladder.sweep.schedule import schedule
 from l2attr.ladder.sweep.spec import Point, SweepOptions, points
 from l2attr.ladder.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES, SWEEP_UNITS, UNIT_KEYS, summarize_point
-from l2attr.vocab import Arm, Family, SweepMode
+from l2attr.vocab import Arm, Family, RepeatMode
 
 UnitKey = tuple[str, str, str, str, int, str]
-MODES = (SweepMode.DEVICE.value, SweepMode.HOST.value)
+MODES = (RepeatMode.DEVICE.value, RepeatMode.HOST.value)
 
 
 def finished_units(run: RunDir) -> set[UnitKey]:
@@ -121,7 +121,7 @@ def run_sweep(cfg: WorkloadConfig, opts: SweepOptions, run: RunDir, limits: Devi
                 with device.arm(family, p, arm) as ops:
                     device.start_repeat()
                     calls = schedule(p.order, p.k, p.groups, cfg.tables, device.batches)
-                    rows = run_calls(device.gpu, ops, calls, mode == SweepMode.DEVICE.value,
+                    rows = run_calls(device.gpu, ops, calls, mode == RepeatMode.DEVICE.value,
                                      nvtx_ranges(family, profile, p, arm) if opts.nvtx_ranges else None)
                 facts = point_facts(str(opts.axis), family, pins[family].value, profile, p, arm, cfg)
                 frame = pd.DataFrame(rows).assign(**{k: facts[k] for k in ("axis", "family", "pin", "profile",

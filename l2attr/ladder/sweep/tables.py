@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from l2attr.measure.stats import summarize
+from l2attr.measure.stats import summary_rows
 from l2attr.schema import GPU_COLUMNS, Table
-from l2attr.vocab import SweepMode, SweepQuantity as Q, SweepRole as R, Timer
+from l2attr.vocab import RepeatMode, Quantity as Q, Role as R, Timer
 
 POINT_KEYS = ("family", "pin", "profile", "point", "arm")
 UNIT_KEYS = ("family", "profile", "point", "arm", "repeat", "mode")
@@ -92,8 +92,8 @@ def point_series(samples: pd.DataFrame) -> dict[tuple[Q, Timer], np.ndarray]:
     """The values each SWEEP_POINTS quantity of one (family, profile, point, arm) summarises (its
     samples, all repeats); the integrity check recomputes the summaries from the same series."""
     unit = ("repeat", "group", "table")
-    dev = samples[samples["mode"] == SweepMode.DEVICE.value]
-    host = samples[samples["mode"] == SweepMode.HOST.value]
+    dev = samples[samples["mode"] == RepeatMode.DEVICE.value]
+    host = samples[samples["mode"] == RepeatMode.HOST.value]
     role = lambda frame, r: frame.loc[frame["role"] == r.value, "time_us"].to_numpy(dtype=float)  # noqa: E731
     cons = dev[dev["role"] == R.CONSUMER.value]
     kernel, wall = Timer.KERNEL, Timer.WALL
@@ -112,9 +112,4 @@ def point_series(samples: pd.DataFrame) -> dict[tuple[Q, Timer], np.ndarray]:
 
 def summarize_point(samples: pd.DataFrame, facts: dict[str, Any]) -> pd.DataFrame:
     """SWEEP_POINTS rows of one (family, profile, point, arm) from its samples (all repeats)."""
-    rows = []
-    for (quantity, timer), values in point_series(samples).items():
-        s = summarize(values)
-        if s["n_samples"]:
-            rows.append({**facts, "quantity": quantity.value, "timer": timer.value, **s})
-    return pd.DataFrame(rows, columns=list(SWEEP_POINTS.columns))
+    return summary_rows(SWEEP_POINTS, facts, ((qt, values, {}) for qt, values in point_series(samples).items()))

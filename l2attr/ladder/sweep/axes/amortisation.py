@@ -10,8 +10,7 @@ from typing import Any
 from l2attr.ladder.sweep.axes.declare import (AxisSpec, Bound, ChartSpec, Column, Fact, FromJudgement,
                                               JudgementSpec, Median, Option, Point, Series, Speedup, TableSpec,
                                               series_columns)
-from l2attr.vocab import (Arm, LineStyle, OptionKind, Order, SweepAxis, SweepJudgement, SweepQuantity as Q,
-                          Timer)
+from l2attr.vocab import Arm, LineStyle, Order, SweepAxis, SweepJudgement, Quantity as Q, Timer
 
 DEFAULT_KS = (1, 2, 4, 8, 16, 32)
 # consumer calls per (point, arm, repeat) aimed at for each table: a point with k calls per pin gets
@@ -20,11 +19,10 @@ AMORTISATION_CALLS = 8
 PINNED = (Arm.OPTMT, Arm.PIN)
 
 OPTIONS = (
-    Option("ks", "--k", OptionKind.INTS, DEFAULT_KS, "consumer calls per pin",
+    Option("ks", "--k", int, DEFAULT_KS, "consumer calls per pin",
            (Bound("{flag} {v}: a pin must serve at least one consumer call (k >= 1)", lo=1),
             Bound("{flag} {v}: at most 4096 consumer calls per pin", hi=4096))),
-    Option("orders", "--orders", OptionKind.WORDS, (Order.BACK_TO_BACK, Order.INTERLEAVED),
-           "where a pin's k calls sit", words=Order),
+    Option("orders", "--orders", Order, (Order.BACK_TO_BACK, Order.INTERLEAVED), "where a pin's k calls sit"),
 )
 
 

@@ -9,10 +9,10 @@ from typing import Any
 from l2attr.errors import UserError
 from l2attr.ladder.sweep.axes import occupy
 from l2attr.ladder.sweep.axes.declare import AxisSpec, Bound, MiB, Option, Point
-from l2attr.vocab import OptionKind, SweepAxis
+from l2attr.vocab import SweepAxis
 
 OPTIONS = (
-    Option("effective_l2_mib", "--l2-mib", OptionKind.FLOATS, (60.0, 50.0, 40.0, 30.0, 20.0),
+    Option("effective_l2_mib", "--l2-mib", float, (60.0, 50.0, 40.0, 30.0, 20.0),
            "L2 minus the MiB held (former capacity runs)",
            (Bound("{flag} {v:g}: must be positive", lo=0.0, lo_open=True),)),
 )

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from l2attr.errors import UserError
-from l2attr.vocab import (Arm, DeviceLimit, LineStyle, OptionKind, Order, RefPoint, SweepJudgement,
-                          SweepQuantity, SweepRole, Timer, Vocab)
+from l2attr.vocab import (Arm, DeviceLimit, LineStyle, Order, RefPoint, SweepJudgement, Quantity, Role, Timer,
+    Vocab)
 
 MiB = 1 << 20
 OTHER_BATCHES = 4          # measured batches (x tables calls) per point, arm and repeat (amortisation aims itself)
@@ -63,11 +63,10 @@ class Option:
 
     key: str
     flag: str
-    kind: OptionKind
+    kind: type        # int, float, or a vocabulary (a Vocab enum: its words)
     default: tuple[Any, ...]
     help: str
     bounds: tuple[Bound, ...] = ()
-    words: type[Vocab] | None = None      # OptionKind.WORDS: the vocabulary its words come from
 
     @property
     def dest(self) -> str:
@@ -80,12 +79,11 @@ class Option:
     def parse(self, text: str) -> list[Any]:
         """Comma list -> values (duplicates dropped, order kept); a bad word is one line."""
         words = [w.strip() for w in text.split(",") if w.strip()]
-        if self.kind == OptionKind.WORDS:
-            assert self.words is not None
-            if not words or any(w not in self.words.values() for w in words):
-                raise UserError(f"{self.flag} {text!r}: use {', '.join(self.words.values())} (comma-separated)")
-            return [self.words(w) for w in dict.fromkeys(words)]
-        kind = int if self.kind == OptionKind.INTS else float
+        if issubclass(self.kind, Vocab):
+            if not words or any(w not in self.kind.values() for w in words):
+                raise UserError(f"{self.flag} {text!r}: use {', '.join(self.kind.values())} (comma-separated)")
+            return [self.kind(w) for w in dict.fromkeys(words)]
+        kind = self.kind
         out = []
         for word in words:
             try:
@@ -102,11 +100,7 @@ class Option:
 
     def coerce(self, values: Any) -> list[Any]:
         """Values from a caller or a manifest -> the option's types (words -> their enum)."""
-        if self.kind == OptionKind.WORDS:
-            assert self.words is not None
-            return [self.words(v) for v in values]
-        kind = int if self.kind == OptionKind.INTS else float
-        return [kind(v) for v in values]
+        return [self.kind(v) for v in values]
 
     def plain(self, values: list[Any]) -> list[Any]:
         """The manifest's form: words as their plain value."""
@@ -133,7 +127,7 @@ class Ref:
 class Median:
     """A median of sweep_points.csv: the row's arm (or `arm`), at the row's point (or `ref`)."""
 
-    quantity: SweepQuantity
+    quantity: Quantity
     timer: Timer = Timer.KERNEL
     arm: Arm | None = None
     ref: Ref | None = None
@@ -144,10 +138,10 @@ class Median:
 class Speedup:
     """reference median / the row's median, with its interval and the rule's word (analysis)."""
 
-    quantity: SweepQuantity
+    quantity: Quantity
     timer: Timer = Timer.KERNEL
     over: Ref | None = None                    # None: the table's reference
-    ref_quantity: SweepQuantity | None = None  # the reference's quantity when it is another one
+    ref_quantity: Quantity | None = None  # the reference's quantity when it is another one
 
 
 @dataclass(frozen=True)
@@ -188,7 +182,7 @@ class TableSpec:
     row_arms: tuple[Arm, ...] | None = None     # None: every arm of every point
     sort: tuple[str, ...] = ("x",)
     descending: bool = False
-    dram: tuple[tuple[str, Arm | None, SweepRole], ...] = ()   # (column, arm or None = the row's, role)
+    dram: tuple[tuple[str, Arm | None, Role], ...] = ()   # (column, arm or None = the row's, role)
 
 
 @dataclass(frozen=True)

@@ -8,13 +8,13 @@ from typing import Any
 from l2attr.errors import UserError
 from l2attr.ladder.sweep.axes.declare import (AxisSpec, Bound, ChartSpec, Column, Fact, JudgementSpec, Median,
                                               Option, Point, Ref, Series, Speedup, TableSpec, series_columns)
-from l2attr.vocab import (Arm, DeviceLimit, LineStyle, OptionKind, RefPoint, SweepAxis, SweepJudgement,
-                          SweepQuantity as Q, SweepRole, Timer)
+from l2attr.vocab import (Arm, DeviceLimit, LineStyle, RefPoint, SweepAxis, SweepJudgement, Quantity as Q, Role,
+    Timer)
 
 DEFAULT_HOT_ROWS = (0, 7_500, 15_000, 30_000, 60_000, 120_000, 240_000)
 
 OPTIONS = (
-    Option("hot_rows", "--hot-sizes", OptionKind.INTS, DEFAULT_HOT_ROWS, "hot rows pinned",
+    Option("hot_rows", "--hot-sizes", int, DEFAULT_HOT_ROWS, "hot rows pinned",
            (Bound("{flag} {v}: a hot set cannot be negative", lo=0),)),
 )
 
@@ -46,7 +46,7 @@ TABLE = TableSpec(
     spread=Median(Q.CHARGED),
     reference=Ref(Arm.OPTMT, RefPoint.LOWEST_X),
     sort=("hot_rows",),
-    dram=(("consumer_dram_mib", None, SweepRole.CONSUMER), ("pin_dram_mib", None, SweepRole.PIN)),
+    dram=(("consumer_dram_mib", None, Role.CONSUMER), ("pin_dram_mib", None, Role.PIN)),
 )
 
 SPEC = AxisSpec(

@@ -15,14 +15,14 @@ from typing import Any
 from l2attr.errors import UserError
 from l2attr.ladder.sweep.axes.declare import (AxisSpec, Bound, ChartSpec, Column, Fact, JudgementSpec, Median,
                                               MiB, Option, Point, Series, Speedup, TableSpec, series_columns)
-from l2attr.vocab import Arm, LineStyle, OptionKind, SweepAxis, SweepJudgement, SweepQuantity as Q, SweepRole, Timer
+from l2attr.vocab import Arm, LineStyle, SweepAxis, SweepJudgement, Quantity as Q, Role, Timer
 
 DEFAULT_OCCUPY_MIB = (0.0, 10.0, 20.0, 30.0, 40.0)
 CHECK_FILE = "occupy_ncu.json"        # tools/capacity_ncu_check.py --run RUN_DIR writes it
 PINNED = (Arm.OPTMT, Arm.PIN)
 
 OPTIONS = (
-    Option("occupy_mib", "--occupy-mib", OptionKind.FLOATS, DEFAULT_OCCUPY_MIB,
+    Option("occupy_mib", "--occupy-mib", float, DEFAULT_OCCUPY_MIB,
            "MiB of L2 held by evict_last lines of a dummy buffer",
            (Bound("{flag} {v:g}: the MiB of L2 held cannot be negative", lo=0.0),)),
 )
@@ -54,8 +54,8 @@ TABLE = TableSpec(
     spread=Median(Q.CHARGED, arm=Arm.PIN),
     row_arms=(Arm.PIN,),
     sort=("occupy_mib",),
-    dram=(("optmt_dram_mib", Arm.OPTMT, SweepRole.CONSUMER), ("consumer_dram_mib", Arm.PIN, SweepRole.CONSUMER),
-          ("pin_dram_mib", Arm.PIN, SweepRole.PIN)),
+    dram=(("optmt_dram_mib", Arm.OPTMT, Role.CONSUMER), ("consumer_dram_mib", Arm.PIN, Role.CONSUMER),
+          ("pin_dram_mib", Arm.PIN, Role.PIN)),
 )
 
 TITLE = "Sweep: L2 held by evict_last lines of a dummy buffer"

@@ -8,13 +8,13 @@ from typing import Any
 from l2attr.ladder.sweep.axes.declare import (AxisSpec, Bound, ChartSpec, Column, Fact, FromJudgement,
                                               JudgementSpec, Median, MiB, Option, Point, Series, Speedup,
                                               TableSpec, series_columns)
-from l2attr.vocab import Arm, LineStyle, OptionKind, SweepAxis, SweepJudgement, SweepQuantity as Q, SweepRole
+from l2attr.vocab import Arm, LineStyle, SweepAxis, SweepJudgement, Quantity as Q, Role
 
 DEFAULT_POLLUTION_MIB = (0.0, 7.5, 15.0, 30.0, 60.0, 120.0)
 PINNED = (Arm.OPTMT, Arm.PIN)
 
 OPTIONS = (
-    Option("pollution_mib", "--pollute-mib", OptionKind.FLOATS, DEFAULT_POLLUTION_MIB,
+    Option("pollution_mib", "--pollute-mib", float, DEFAULT_POLLUTION_MIB,
            "MiB streamed between pin and consumer",
            (Bound("{flag} {v:g}: the MiB streamed between pin and consumer cannot be negative", lo=0.0),
             Bound("{flag} {v:g}: at most 1024 MiB (the ring of unrelated data is 1 GiB)", hi=1024.0))),
@@ -40,8 +40,8 @@ TABLE = TableSpec(
     spread=Median(Q.CONSUMER, arm=Arm.PIN),
     row_arms=(Arm.PIN,),
     sort=("pollute_mib",),
-    dram=(("optmt_dram_mib", Arm.OPTMT, SweepRole.CONSUMER), ("consumer_dram_mib", Arm.PIN, SweepRole.CONSUMER),
-          ("pin_dram_mib", Arm.PIN, SweepRole.PIN)),
+    dram=(("optmt_dram_mib", Arm.OPTMT, Role.CONSUMER), ("consumer_dram_mib", Arm.PIN, Role.CONSUMER),
+          ("pin_dram_mib", Arm.PIN, Role.PIN)),
 )
 
 SPEC = AxisSpec(

@@ -10,13 +10,12 @@ from l2attr.errors import UserError
 from l2attr.ladder.measure.residency import check_window_fits
 from l2attr.ladder.sweep.axes.declare import (AxisSpec, Bound, ChartSpec, Column, Fact, JudgementSpec, Median,
                                               Option, Point, Ref, Series, Speedup, TableSpec, series_columns)
-from l2attr.vocab import (Arm, LineStyle, OptionKind, RefPoint, SweepAxis, SweepJudgement, SweepQuantity as Q,
-                          SweepRole, Timer)
+from l2attr.vocab import Arm, LineStyle, RefPoint, SweepAxis, SweepJudgement, Quantity as Q, Role, Timer
 
 DEFAULT_HIT_RATIOS = (0.25, 0.5, 0.75, 1.0)
 
 OPTIONS = (
-    Option("hit_ratios", "--hit-ratios", OptionKind.FLOATS, DEFAULT_HIT_RATIOS, "access-policy window hitRatios",
+    Option("hit_ratios", "--hit-ratios", float, DEFAULT_HIT_RATIOS, "access-policy window hitRatios",
            (Bound("{flag} {v:g}: a window's hitRatio must be in (0, 1]", lo=0.0, hi=1.0, lo_open=True),)),
 )
 
@@ -50,7 +49,7 @@ TABLE = TableSpec(
     spread=Median(Q.CONSUMER),
     reference=Ref(Arm.OPTMT, NO_WINDOW),
     sort=("x",),
-    dram=(("consumer_dram_mib", None, SweepRole.CONSUMER),),
+    dram=(("consumer_dram_mib", None, Role.CONSUMER),),
 )
 
 SPEC = AxisSpec(
