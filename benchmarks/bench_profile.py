@@ -66,7 +66,7 @@ def main(argv: list[str]) -> int:
     _where(prof, w1, "profile")
     _where(tl, w2, "timeline")
     summary: dict = {"profile_s": round(w1, 1), "timeline_s": round(w2, 1), "total_s": round(total, 1),
-                     "target_s": TARGET_S, "within_target": total <= TARGET_S, "exit": [rc1, rc2],
+                     "target_s": TARGET_S, "within_target": total <= TARGET_S and not (rc1 or rc2), "exit": [rc1, rc2],
                      "profile_run": str(prof), "timeline_run": str(tl)}
     if prof is not None:
         m = json.loads((prof / "manifest.json").read_text())
@@ -76,9 +76,14 @@ def main(argv: list[str]) -> int:
         sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
         from l2attr.analysis.control import run_control
         from l2attr.analysis.load import read_run
+        from l2attr.errors import UserError
 
-        print(f"bench_profile: validity control {run_control(read_run(prof)).get('verdict')} "
-              "(judged from metrics.csv by l2attr.analysis.control)")
+        try:
+            verdict = run_control(read_run(prof)).get("verdict")
+        except UserError as exc:       # a failed or damaged run: say so, keep the numbers above
+            verdict = f"not judged ({exc})"
+        summary["control"] = verdict
+        print(f"bench_profile: validity control {verdict} (judged from metrics.csv by l2attr.analysis.control)")
     print(f"bench_profile: run dirs {prof} {tl}")
     if json_arg:
         Path(json_arg).write_text(json.dumps(summary, indent=1) + "\n")
