@@ -9,7 +9,10 @@ import itertools
 import pytest
 from helpers_sweep import LIMITS, FakeSweepDevice, sweep_manifest
 
+from l2attr.analysis.sweep import analyse_sweep
 from l2attr.analysis.sweep_load import load_sweep
+from l2attr.report.sweep_html import section
+from l2attr.report.sweep_text import markdown_chapter
 from l2attr.cli import build_parser
 from l2attr.commands.sweep import adaptive_rule
 from l2attr.errors import UserError
@@ -66,12 +69,16 @@ def test_quiet_points_stop_at_the_minimum_and_a_noisy_one_at_the_limit(tmp_path)
     stopped = pts.drop_duplicates("point").set_index("point")["stopped"].to_dict()
     assert stopped.pop(NOISY) == RepeatStop.LIMIT.value and set(stopped.values()) == {RepeatStop.TARGET.value}
     assert run.manifest()["sweep"]["adaptive"]["max_repeats"] == 5
-    load_sweep(run.path)                                           # the integrity contract takes it
+    an = analyse_sweep(load_sweep(run.path))                       # the integrity contract takes it
+    assert an.noisy.startswith("1 cell(s) noisy: stopped at the limit") and an.noisy.endswith(f"random/{NOISY}")
+    assert an.noisy in markdown_chapter(an)                       # the report page says it
+    assert an.noisy in section(an, 0)[0]["lag"]
 
 
 def test_a_fixed_sweep_has_no_stopped_column(tmp_path):
     run = _run(tmp_path, None)
     assert "stopped" not in run.read(SWEEP_POINTS).columns
+    assert analyse_sweep(load_sweep(run.path)).noisy == ""
     assert set(run.read(SWEEP_SAMPLES).groupby("point")["repeat"].nunique()) == {3}
 
 
