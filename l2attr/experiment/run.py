@@ -127,7 +127,10 @@ def _open_run(exp: "Experiment", out: Path | str | None, resume: Path | str | No
               manifest: dict[str, Any]) -> RunDir:
     if resume is not None:
         run, m = open_for_resume(Path(resume), KIND)
-        if m.get("experiment") != exp.declaration():
+        recorded, now = m.get("experiment") or {}, exp.declaration()
+        if "max_seconds" not in recorded:      # a run made before the adaptive rule had a time limit
+            now.pop("max_seconds", None)
+        if recorded != now:
             raise UserError(f"{resume}: declared with other settings; resume only the same experiment")
         return run
     return RunDir.create(Path(out or exp.out), exp.name, manifest)
