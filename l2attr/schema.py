@@ -206,6 +206,8 @@ EXP_CELLS = Table(
         "ci95_hi_us": "bootstrap 95% CI of the median, high end",
     },
     ("experiment", "condition", "quantity", "timer"),
+    optional={"stopped": "adaptive repeats (until_rel_ci, measure/adaptive.py): target or limit (noisy, "
+                         "stopped at the limit); absent in a fixed run"},
 )
 
 EXP_METRICS = Table(

@@ -18,7 +18,6 @@ L2_NAMES = {
     "lts__t_sectors_lookup_hit.sum", "lts__t_sectors_lookup_miss.sum",
     "lts__t_sectors_op_read_lookup_hit.sum", "lts__t_sectors_op_read_lookup_miss.sum",
     "dram__bytes_read.sum", "dram__bytes_write.sum", "lts__d_sectors_fill_device.sum",
-    "lts__t_sectors_srcunit_ltcfabric.sum",
     "gpu__time_duration.sum", "lts__t_sectors_aperture_device_evict_last_lookup_hit.sum",
     "lts__t_sectors_aperture_device_evict_last_lookup_miss.sum",
 }

@@ -134,18 +134,16 @@ def noisy_cell_caveats(study: Study) -> list[Caveat]:
     """Cells of an adaptive run that reached max repeats or seconds before their interval closed
     (cells.csv `stopped` = limit, measure/adaptive.py): their medians are less certain than the
     target the run asked for."""
+    from l2attr.analysis.noisy import limit_note
+
     cells = study.cells
     if cells.empty or "stopped" not in cells.columns:
         return []
     out = []
     for run_name, c in cells[cells["stopped"].astype(str) == RepeatStop.LIMIT.value].groupby("run", sort=False):
-        names = sorted({"/".join(map(str, k)) for k in c[["family", "rung", "profile", "l2_state"]].to_numpy()})
         manifest = next((r.manifest for r in study.runs if r.name == run_name), {})
-        rule = manifest.get("adaptive") or {}
-        target = f" (its 95 % interval did not close to ±{float(rule['target_rel']):.1%} of the median)" \
-            if rule.get("target_rel") else ""
-        out.append(Caveat("warn", f"run {run_name}: {len(names)} cell(s) noisy: stopped at the limit{target}: "
-                                  f"{', '.join(names)}", f"{run_name}/cells.csv[stopped]"))
+        note = limit_note(c, ("family", "rung", "profile", "l2_state"), manifest.get("adaptive"))
+        out.append(Caveat("warn", f"run {run_name}: {note}", f"{run_name}/cells.csv[stopped]"))
     return out
 
 

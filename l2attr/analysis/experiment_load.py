@@ -72,6 +72,7 @@ class ExperimentAnalysis:
     dram: pd.DataFrame
     control: dict[str, Any] | None
     discarded: dict[str, int]
+    noisy: str = ""              # adaptive repeats: the conditions that stopped at the limit (analysis/noisy.py)
 
 
 def analyse_experiment(run: ExperimentRun) -> ExperimentAnalysis:
@@ -84,4 +85,7 @@ def analyse_experiment(run: ExperimentRun) -> ExperimentAnalysis:
     d = dram_table(run.metrics) if not run.metrics.empty else pd.DataFrame()
     c = control(run.metrics) if not run.metrics.empty else None
     disc = run.samples["discard"].value_counts().to_dict() if not run.samples.empty else {}
-    return ExperimentAnalysis(run, v, d, c, {str(k or "kept"): int(n) for k, n in disc.items()})
+    from l2attr.analysis.noisy import limit_note
+
+    noisy = limit_note(run.cells, ("condition",), run.manifest.get("adaptive"))
+    return ExperimentAnalysis(run, v, d, c, {str(k or "kept"): int(n) for k, n in disc.items()}, noisy)

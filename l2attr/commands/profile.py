@@ -60,7 +60,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     run.add_argument("--profiles", help="comma-separated reuse profiles (default: all four)")
     run.add_argument("--calls-per-cell", type=int, default=None, metavar="N",
                      help="profile the last N table calls of each cell (ladder --nvtx-last N; default: "
-                          "one per table, i.e. the whole last measured batch)")
+                          "6, the fewest the per-call spread allows (docs/layer-b.md#calls-per-cell); "
+                          "the number of tables profiles the whole last measured batch)")
     run.add_argument("--out", type=Path, default=Path("runs"), help="run dirs go here (default: runs)")
     run.add_argument("--name", default=Command.PROFILE.value, help="run name (default: profile)")
     run.add_argument("--chip", help="ga100 | gh100 (default: from the GPU's compute capability)")
@@ -197,7 +198,7 @@ def render_import(console, res, path: Path) -> None:
 
 
 def _settings(args: argparse.Namespace):
-    from l2attr.ladder.profile.plan import DEFAULT_RUNGS, ProfileSettings
+    from l2attr.ladder.profile.plan import DEFAULT_RUNGS, ProfileSettings, default_calls
     from l2attr.rundir import command_line
 
     rungs = [rung(n.strip()).name for n in args.rungs.split(",") if n.strip()] if args.rungs else list(DEFAULT_RUNGS)
@@ -213,7 +214,7 @@ def _settings(args: argparse.Namespace):
     cfg = config_from_args(args)
     return ProfileSettings(
         cfg=cfg, metrics=args.metrics, rungs=rungs, profiles=profiles,
-        calls_per_cell=cfg.tables if args.calls_per_cell is None else args.calls_per_cell, out=args.out, name=args.name,
+        calls_per_cell=default_calls(cfg) if args.calls_per_cell is None else args.calls_per_cell, out=args.out, name=args.name,
         chip=check_chip(args.chip) if args.chip else None, ncu=args.ncu, opts=opts,
         control=args.control, control_profile=args.control_profile,
         control_family=parse_families(args.family)[0].value, timeline_totals=args.timeline_totals,

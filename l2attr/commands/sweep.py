@@ -40,8 +40,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="kernel families: artifact, tuned, fast, a comma list, or all (default "
                         "artifact,tuned: the issue's two; add fast for the consumer at the HBM limit)")
     g.add_argument("--profiles", help=f"comma list of reuse profiles (default: {','.join(PROFILES)})")
-    g.add_argument("--repeats", type=int, default=3,
+    g.add_argument("--repeats", type=int, default=None,
                    help="device-timed repeats per point and arm, each followed by a host-timed one (default 3)")
+    from l2attr.ladder.sweep.adaptive import SWEEP_DEFAULT as AD
+
+    g.add_argument("--adaptive", action="store_true",
+                   help="adaptive repeats, the ladder's rule: a point stops once every arm's 95%% interval of "
+                        "the median (kernel timer: consumer, and pin) has a half-width <= --target-rel of it; "
+                        "a point at --max-repeats or --max-seconds first is marked noisy (sweep_points.csv stopped)")
+    g.add_argument("--target-rel", type=float, default=None, help=f"with --adaptive (default {AD.target_rel})")
+    g.add_argument("--min-repeats", type=int, default=None, help=f"with --adaptive (default {AD.min_repeats})")
+    g.add_argument("--max-repeats", type=int, default=None, help=f"with --adaptive (default {AD.max_repeats})")
+    g.add_argument("--max-seconds", type=float, default=None,
+                   help=f"with --adaptive: seconds of repeats per point (default {AD.max_seconds:g})")
     g.add_argument("--no-host-repeat", action="store_true", help="skip the wall-clock repeats")
     g.add_argument("--spin-us", type=float, default=50.0, help="GPU spin before each timed kernel (default 50)")
     g.add_argument("--pin-granularity", choices=(Pin.LINE.value, Pin.ELEMENT.value), default=None,
@@ -84,11 +95,36 @@ def options_from_args(args: argparse.Namespace) -> tuple[WorkloadConfig, spec.Sw
               if (text := getattr(args, o.dest, None)) is not None}
     opts = spec.SweepOptions(
         axis=axis, families=parse_families(args.family), profiles=parse_profiles(args.profiles),
-        repeats=args.repeats, host_repeat=not args.no_host_repeat, spin_us=args.spin_us,
+        repeats=3 if args.repeats is None else args.repeats, host_repeat=not args.no_host_repeat, spin_us=args.spin_us,
+        adaptive=adaptive_rule(args),
         pin_granularity=args.pin_granularity, cache_dir=str(args.cache_dir or default_cache_dir()),
         nvtx_ranges=args.nvtx_ranges, profile=args.profile, **values)
     spec.validate(cfg, opts)
     return cfg, opts
+
+
+def adaptive_rule(args: argparse.Namespace):
+    """--adaptive's rule (the defaults of sweep/adaptive.py where a flag is not given), or None."""
+    import math
+
+    from l2attr.ladder.sweep.adaptive import SWEEP_DEFAULT
+    from l2attr.measure.adaptive import AdaptiveRule
+
+    tuned = {k: getattr(args, k, None) for k in ("target_rel", "min_repeats", "max_repeats", "max_seconds")}
+    if not getattr(args, "adaptive", False):
+        given = [f"--{k.replace('_', '-')}" for k, v in tuned.items() if v is not None]
+        if given:
+            raise UserError(f"{', '.join(given)} set the adaptive rule: add --adaptive")
+        return None
+    if args.repeats is not None:
+        raise UserError("--repeats is a fixed run, --adaptive stops each point on its interval: give one")
+    values = {**SWEEP_DEFAULT.manifest(), **{k: v for k, v in tuned.items() if v is not None}}
+    if not all(math.isfinite(float(v)) for v in values.values()):
+        raise UserError("--adaptive: the rule's numbers must be finite")
+    try:
+        return AdaptiveRule(**values)
+    except ValueError as exc:
+        raise UserError(f"--adaptive: {exc}") from None
 
 
 def _resume(args: argparse.Namespace):

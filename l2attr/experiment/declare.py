@@ -66,8 +66,11 @@ class Declaration:
     rtol: float = 1e-3
     atol: float = 1e-3
     timer: str = TimerKind.BLOCKING.value
-    until_rel_ci: float | None = None       # stop early once every consumer CI is this narrow
-    max_repeats: int = 20                   # the stopping rule's limit
+    # adaptive repeats (measure/adaptive.py): each condition stops once the 95 % interval of its
+    # kernel-timed medians has a half-width <= until_rel_ci x the median; `repeats` the minimum
+    until_rel_ci: float | None = None
+    max_repeats: int = 20                   # the stopping rule's limits: repeats and seconds per condition
+    max_seconds: float = 60.0
     out: Path | str = "runs"
     labels: dict[str, str] = field(default_factory=dict)   # e.g. {"producer": "pin", "consumer": "sdpa"}
     _state: Any = field(default=None, init=False, repr=False)
@@ -108,6 +111,14 @@ class Declaration:
         for what, n, low in (("calls", self.calls, 2), ("warmup", self.warmup, 0), ("repeats", self.repeats, 1)):
             if not isinstance(n, int) or n < low:
                 raise UserError(f"experiment {self.name}: {what} must be a whole number >= {low}")
+        if self.until_rel_ci is not None:
+            from l2attr.measure.adaptive import AdaptiveRule
+
+            try:
+                AdaptiveRule(float(self.until_rel_ci), self.repeats, self.max_repeats, float(self.max_seconds))
+            except (TypeError, ValueError) as exc:
+                raise UserError(f"experiment {self.name}: adaptive repeats: {exc} (until_rel_ci, "
+                                f"repeats as the minimum, max_repeats, max_seconds)") from None
         try:
             _settle(self, timer=TimerKind(self.timer).value)
         except ValueError:
@@ -153,4 +164,5 @@ class Declaration:
                 "conditions": [c.value for c in self.conditions], "baseline": self.baseline.value,
                 "calls": self.calls, "warmup": self.warmup, "repeats": self.repeats,
                 "rtol": self.rtol, "atol": self.atol, "timer": self.timer, "labels": dict(self.labels),
-                "until_rel_ci": self.until_rel_ci, "max_repeats": self.max_repeats}
+                "until_rel_ci": self.until_rel_ci, "max_repeats": self.max_repeats,
+                "max_seconds": self.max_seconds}

@@ -6,6 +6,12 @@ device and host repeats alternate, every declared condition inside each repeat (
 the GPU touches all conditions alike). Each finished (condition, repeat) is appended to
 exp_samples.csv at once; exp_cells.csv is rewritten from the samples after every repeat.
 `resume=` skips complete units and drops units a crash cut short.
+
+Repeats are the engine's rounds (measure/rounds.py): `repeats` fixed rounds, or with
+`until_rel_ci` the adaptive rule every caller shares (measure/adaptive.py: a condition stops once
+the 95 % interval of its kernel-timed medians, consumer and producer, has a half-width <=
+`until_rel_ci` x the median, after at least `repeats` and at most `max_repeats` repeats or
+`max_seconds` of them; exp_cells.csv `stopped` says target or limit).
 """
 
 from __future__ import annotations
@@ -20,11 +26,13 @@ import pandas as pd
 
 from l2attr.errors import UserError
 from l2attr.experiment.child import child_spec
+from l2attr.measure.adaptive import AdaptiveRule
 from l2attr.measure.cell import run_repeat
+from l2attr.measure.rounds import measure_rounds
 from l2attr.measure.stats import summarize_pairs
 from l2attr.rundir import RunDir, command_line, open_for_resume
 from l2attr.schema import EXP_CELLS, EXP_SAMPLES
-from l2attr.vocab import Quantity, RepeatMode, Command, Timer
+from l2attr.vocab import Command, Quantity, RepeatMode, RepeatStop, Timer
 
 if TYPE_CHECKING:
     from l2attr.experiment.declare import Declaration as Experiment
@@ -62,12 +70,30 @@ def drop_cut_units(run: RunDir, calls: int) -> int:
     return int(cut.sum())
 
 
-def narrow_enough(cells: pd.DataFrame, rel: float) -> bool:
-    """The stopping rule: every condition's consumer kernel median known to `rel` (CI width / median)."""
-    k = cells[(cells["quantity"] == Quantity.CONSUMER.value) & (cells["timer"] == Timer.KERNEL.value)]
-    if k.empty:
-        return False
-    return bool(((k["ci95_hi_us"] - k["ci95_lo_us"]) / k["median_us"] <= rel).all())
+# the kernel-timed columns of exp_samples.csv the adaptive rule waits for
+KERNEL_COLUMNS = ("consumer_time_us", "producer_time_us")
+
+
+def adaptive_rule(exp: "Experiment") -> AdaptiveRule | None:
+    """The declaration's stopping rule (None: `repeats` fixed repeats)."""
+    if not exp.until_rel_ci:
+        return None
+    return AdaptiveRule(target_rel=float(exp.until_rel_ci), min_repeats=exp.repeats,
+                        max_repeats=exp.max_repeats, max_seconds=float(exp.max_seconds))
+
+
+def kernel_values(frame: pd.DataFrame) -> dict[str, list[float]]:
+    """A device repeat's kept kernel-timed values (discarded samples left out)."""
+    kept = frame[frame["discard"].fillna("").astype(str) == ""] if "discard" in frame else frame
+    return {c: kept[c].astype(float).dropna().tolist() for c in KERNEL_COLUMNS if c in kept}
+
+
+def cells_with_stops(samples: pd.DataFrame, stops: dict[str, RepeatStop | None] | None) -> pd.DataFrame:
+    """exp_cells.csv from the samples; with an adaptive run, each condition's `stopped`."""
+    cells = summarize_pairs(samples)
+    if stops is None:
+        return cells
+    return cells.assign(stopped=[getattr(stops.get(str(c)), "value", "") or "" for c in cells["condition"]])
 
 
 def check_reference(exp: "Experiment", dev: Any) -> dict[str, Any]:
@@ -101,7 +127,10 @@ def _open_run(exp: "Experiment", out: Path | str | None, resume: Path | str | No
               manifest: dict[str, Any]) -> RunDir:
     if resume is not None:
         run, m = open_for_resume(Path(resume), KIND)
-        if m.get("experiment") != exp.declaration():
+        recorded, now = m.get("experiment") or {}, exp.declaration()
+        if "max_seconds" not in recorded:      # a run made before the adaptive rule had a time limit
+            now.pop("max_seconds", None)
+        if recorded != now:
             raise UserError(f"{resume}: declared with other settings; resume only the same experiment")
         return run
     return RunDir.create(Path(out or exp.out), exp.name, manifest)
@@ -136,24 +165,42 @@ def time_experiment(exp: "Experiment", repeats: int | None = None, out: Path | s
         ops = exp.ops()
         for cond in exp.conditions:        # warm every path once more, outside the records
             run_repeat(dev, lambda i: ops, cond, RepeatMode.DEVICE, 2, 1)
-        limit = exp.max_repeats if exp.until_rel_ci else exp.repeats
-        for repeat, mode in repeat_plan(limit):
-            if (exp.until_rel_ci and mode == RepeatMode.DEVICE and repeat // 2 >= exp.repeats
-                    and narrow_enough(run.read(EXP_CELLS), exp.until_rel_ci)):
-                log(f"experiment {exp.name}: every consumer CI within {exp.until_rel_ci:.2%} after "
-                    f"{repeat // 2} repeats: stopped")
-                break
-            for cond in exp.conditions:
-                if (cond.value, repeat) in done:
-                    continue
-                rows = run_repeat(dev, lambda i: ops, cond, mode, exp.calls, exp.warmup)
-                frame = pd.DataFrame([{"experiment": exp.name, "condition": cond.value, "repeat": repeat,
-                                       "mode": mode.value, **r} for r in rows], columns=list(EXP_SAMPLES.columns))
-                run.append(EXP_SAMPLES, frame)
-            run.write(EXP_CELLS, summarize_pairs(run.read(EXP_SAMPLES)))
+        rule = adaptive_rule(exp)
+        plan = [(i, mode == RepeatMode.DEVICE) for i, mode in repeat_plan(rule.max_repeats if rule else exp.repeats)]
+        stops: dict[str, RepeatStop | None] | None = {} if rule else None
+        old = run.read(EXP_SAMPLES) if run.has(EXP_SAMPLES) else None
+
+        def run_one(cond: Any, repeat: int, device_timed: bool) -> pd.DataFrame | None:
+            if (cond.value, repeat) in done:
+                return None
+            mode = RepeatMode.DEVICE if device_timed else RepeatMode.HOST
+            rows = run_repeat(dev, lambda i: ops, cond, mode, exp.calls, exp.warmup)
+            return pd.DataFrame([{"experiment": exp.name, "condition": cond.value, "repeat": repeat,
+                                  "mode": mode.value, **r} for r in rows], columns=list(EXP_SAMPLES.columns))
+
+        def on_disk(cond: Any, repeat: int) -> pd.DataFrame | None:
+            return None if old is None else old[(old["condition"] == cond.value) & (old["repeat"] == repeat)]
+
+        def write_round(frames: list[pd.DataFrame]) -> None:
+            if frames:
+                run.append(EXP_SAMPLES, pd.concat(frames, ignore_index=True))
+            if run.has(EXP_SAMPLES):
+                run.write(EXP_CELLS, cells_with_stops(run.read(EXP_SAMPLES), stops))
+
+        got = measure_rounds(list(exp.conditions), plan, run_one, write_round, rule, on_disk,
+                             values=kernel_values)
+        if rule is not None:
+            stops = {c.value: s for c, s in got.items()}
+            run.write(EXP_CELLS, cells_with_stops(run.read(EXP_SAMPLES), stops))
+            limit = [c for c, s in stops.items() if s == RepeatStop.LIMIT]
+            log(f"experiment {exp.name}: adaptive repeats (95 % half-width <= {rule.target_rel:.2%} of the "
+                f"median): " + (f"noisy: stopped at the limit: {', '.join(limit)}" if limit else
+                                "every condition stopped on its interval"))
         run.update_manifest(status="complete", persisting_reset=bool(dev.reset_ok),
-                            timings={"total_s": round(time.perf_counter() - t_start, 3)})
-        log(f"experiment {exp.name}: {exp.repeats} device + {exp.repeats} host repeats x "
+                            timings={"total_s": round(time.perf_counter() - t_start, 3)},
+                            **({"adaptive": rule.manifest()} if rule else {}))
+        how = (f"{rule.min_repeats}..{rule.max_repeats} adaptive" if rule else f"{exp.repeats}")
+        log(f"experiment {exp.name}: {how} device + host repeats x "
             f"{len(exp.conditions)} conditions x {exp.calls - 1} calls -> {run.path}")
         return run.path
     finally:

@@ -43,7 +43,9 @@ def declared_units(manifest: dict[str, Any]) -> list[tuple[str, ...]] | None:
         return None
     s = manifest["sweep"]
     modes = [RepeatMode.DEVICE.value] + ([RepeatMode.HOST.value] if s.get("host_repeat", True) else [])
-    return [(*a, str(r), m) for a in arms for r in range(int(s.get("repeats", 0))) for m in modes]
+    # an adaptive sweep (sweep/adaptive.py) declares only its minimum: a point may stop there
+    repeats = (s["adaptive"] or {}).get("min_repeats", 0) if s.get("adaptive") else s.get("repeats", 0)
+    return [(*a, str(r), m) for a in arms for r in range(int(repeats)) for m in modes]
 
 
 def _keys(df: pd.DataFrame, columns: tuple[str, ...]) -> set[tuple[str, ...]]:

@@ -94,6 +94,7 @@ def card(an: ExperimentAnalysis, i: int) -> dict[str, Any]:
         "identity": list({"GPU": f"{gpu.get('name', '?')} {gpu.get('uuid', '')}", "host": gpu.get("host", "?"),
                           "driver": gpu.get("driver", "?"), "timer": (m.get("timer") or {}).get("kind", "?"),
                           "samples": ", ".join(f"{k} {n}" for k, n in an.discarded.items()) or "all kept",
+                          "repeats": an.noisy or ("adaptive" if m.get("adaptive") else "fixed"),
                           "command": m.get("command", "?")}.items()),
     }
 

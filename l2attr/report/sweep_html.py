@@ -40,7 +40,7 @@ def section(an: SweepAnalysis, index: int) -> tuple[dict[str, Any], dict[str, An
               "note": an.spec.note, "run": an.run.name, "command": str(an.run.manifest.get("command", "")),
               "figure_list": sorted(figs), "break_even": be, "break_even_note": an.note,
               "check": check_lines(an), "table": _table([h for _, h, _ in cols], rows),
-              "damage": list(an.run.damage), "empty": an.table.empty, "lag": an.lag, "fold": len(rows) > 24,
+              "damage": list(an.run.damage), "empty": an.table.empty, "lag": " ".join(x for x in (an.lag, an.noisy) if x), "fold": len(rows) > 24,
               "n_rows": len(rows)}
     return fields, figs
 

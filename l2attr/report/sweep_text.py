@@ -102,6 +102,8 @@ def markdown_chapter(an: SweepAnalysis) -> str:
     parts += [md(*rows_of(an)), ""]
     if an.lag:
         parts += [an.lag, ""]
+    if an.noisy:
+        parts += [an.noisy, ""]
     if an.run.damage:
         parts += [f"- partial data: {m}" for m in an.run.damage] + [""]
     return "\n".join(parts)

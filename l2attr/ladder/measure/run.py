@@ -30,7 +30,7 @@ from l2attr.ladder.measure.gpu import Gpu
 from l2attr.ladder.measure.gpu import describe as describe_gpu
 from l2attr.ladder.measure.kernels import LaunchShape, VariantKernels
 from l2attr.ladder.measure.protocol import CellRunner, samples_per_repeat
-from l2attr.ladder.measure.rounds import measure_rounds
+from l2attr.measure.rounds import measure_rounds
 from l2attr.ladder.measure.realdata import (check_real_data, check_window_data, real_data_reference,  # noqa: F401
                                              window_for)
 from l2attr.measure.adaptive import AdaptiveRule

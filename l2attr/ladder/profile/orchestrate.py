@@ -4,10 +4,17 @@ The steps live in their own modules (plan: what to run; tools: what the machine'
 runner: running them; manifest: what is recorded); this is their order. Nothing is judged or
 printed here: the validity control is judged from metrics.csv by l2attr.analysis.control, and
 l2attr.commands shows the outcome.
+
+The parent's two questions to ncu (its version, the metric names it knows for the chip) are
+asked side by side; both are answered before any run dir or child exists, so a name ncu does not
+know is still one line and no work. The parent's seconds around the children are recorded
+(`parent_s`: tools, report import) beside the children's walls.
 """
 
 from __future__ import annotations
 
+import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,6 +47,7 @@ def run_profile(s: ProfileSettings, log: Log, tools: Tools | None = None) -> Pro
     from l2attr.rundir import RunDir
 
     tools = tools or Tools()
+    t0 = time.perf_counter()
     chip = s.chip or detect_chip(tools.run, tools.which)
     mset = resolve_metrics(s.metrics, chip)
     warnings = check_options(s.opts)
@@ -47,9 +55,11 @@ def run_profile(s: ProfileSettings, log: Log, tools: Tools | None = None) -> Pro
     if not ncu and not s.dry_run:
         raise UserError("ncu not found on PATH (install Nsight Compute or pass --ncu PATH); "
                         "`l2attr profile --import REPORT.ncu-rep` works without it")
-    version = ncu_version(ncu, tools) if ncu else None
-    note = (validate_metric_names(mset.metrics, chip, ncu, tools) if s.validate_metrics
-            else "metric names not validated (--no-validate-metrics)")
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="ncu-ask") as pool:
+        version_f = pool.submit(ncu_version, ncu, tools) if ncu else None
+        note_f = pool.submit(validate_metric_names, mset.metrics, chip, ncu, tools) if s.validate_metrics else None
+        version = version_f.result() if version_f is not None else None
+        note = note_f.result() if note_f is not None else "metric names not validated (--no-validate-metrics)"
     ncu_exe = ncu or "ncu"
 
     def plan_in(run_dir: Path) -> Plan:
@@ -65,6 +75,7 @@ def run_profile(s: ProfileSettings, log: Log, tools: Tools | None = None) -> Pro
     log.line(f"run dir {run.path}  (chip {chip}, ncu {version or '?'}, {note})")
     for w in warnings:
         log.line(f"warning: {w}")
+    parent = {"tools_s": round(time.perf_counter() - t0, 3)}
 
     walls: dict[str, float] = {}
     for job in plan.jobs:
@@ -77,9 +88,12 @@ def run_profile(s: ProfileSettings, log: Log, tools: Tools | None = None) -> Pro
         except UserError as exc:
             run.update_manifest(status="failed", error=str(exc))
             raise
-
     run.update_manifest(**child_facts(run.path / "child"))
-    return finish(run, s, plan, mset, walls, ProfileOutcome(chip, mset, note, plan, run.path, None, warnings))
+    t1 = time.perf_counter()
+    out = finish(run, s, plan, mset, walls, ProfileOutcome(chip, mset, note, plan, run.path, None, warnings))
+    parent["import_s"] = round(time.perf_counter() - t1, 3)
+    run.update_manifest(parent_s=parent)
+    return out
 
 
 def finish(run, s: ProfileSettings, plan: Plan, mset: MetricSet, walls, outcome: "ProfileOutcome") -> "ProfileOutcome":

@@ -40,6 +40,16 @@ CONTROL_STATES = (L2Condition.NATURAL.value, *(s.value for s in LADDER_STATES if
 # and application replay reruns the child once per pass: the ladder's 14 batches cost 7x the time.
 CHILD_BATCHES = {"--warmup-batches": "1", "--batches": "1"}
 DEFAULT_RUNGS = tuple(r.name for r in RUNGS)
+# Table calls profiled per cell by default: the last 6 of the measured batch. The fewest whose
+# cell medians the committed fixed runs' per-call spread allows (profile/calls_rule.py,
+# docs/layer-b.md#calls-per-cell; `python tools/calls_per_cell.py` prints the rule's answer and
+# tests/test_profile_calls_rule.py holds this constant to it). `--calls-per-cell 12`: every call.
+DEFAULT_CALLS_PER_CELL = 6
+
+
+def default_calls(cfg: WorkloadConfig) -> int:
+    """The default calls per cell for a workload: the rule's count, at most one per table."""
+    return min(DEFAULT_CALLS_PER_CELL, cfg.tables)
 
 
 @dataclass
@@ -50,7 +60,7 @@ class ProfileSettings:
     metrics: str = "l2"
     rungs: Sequence[str] = DEFAULT_RUNGS
     profiles: Sequence[str] = PROFILES
-    calls_per_cell: int | None = None     # None: one call per table of the last measured batch
+    calls_per_cell: int | None = None     # None: default_calls(cfg), the last calls of the measured batch
     out: Path = Path("runs")
     name: str = Command.PROFILE.value
     chip: str | None = None
@@ -142,7 +152,7 @@ def plan_jobs(run_dir: Path, cfg: WorkloadConfig, rungs: Sequence[str], profiles
               extra: Sequence[str] = (), python: str = sys.executable,
               control_family: str = HEADLINE_FAMILY.value) -> list[NcuJob]:
     if calls_per_cell is None:
-        calls_per_cell = cfg.tables   # one call per table: the last measured batch
+        calls_per_cell = default_calls(cfg)
     if calls_per_cell < 1:
         raise UserError("--calls-per-cell must be at least 1 (it is how many table calls per cell are profiled)")
     ncu_dir, child_dir = run_dir / "ncu", run_dir / "child"

@@ -6,6 +6,8 @@ GPU touches every point alike), device and host repeats alternate per arm. Every
 from a flushed L2 with persisting priorities reset (measure/gpu.Gpu.flush_l2) and one artifact-loop
 warm-up batch that is not kept. `--resume` keeps the units listed in sweep_units.csv, drops
 sample rows of any other (a crash between the two appends) and measures the rest.
+With an adaptive rule (`opts.rule`, sweep/adaptive.py) each point repeats until its arms'
+intervals close or it reaches the limit; its summaries follow the profile's last round.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import pandas as pd
 from l2attr.ladder.config import WorkloadConfig
 from l2attr.gpu.persisting import DeviceLimits
 from l2attr.rundir import RunDir
+from l2attr.ladder.sweep.adaptive import adaptive_points
 from l2attr.ladder.sweep.protocol import run_calls
 from l2attr.ladder.sweep.schedule import schedule
 from l2attr.ladder.sweep.spec import Point, SweepOptions, points
@@ -81,6 +84,12 @@ def point_facts(axis: str, family: Family, pin: str, profile: str, p: Point, arm
             "occupy_bytes": p.occupy_bytes, "pollute_bytes": p.pollute_bytes}
 
 
+def _repeats_of(samples: dict, family: Family, profile: str, p: Point) -> int:
+    """How many repeats of a point are on disk (its first arm's)."""
+    frames = samples.get((family.value, profile, p.point, p.arms[0].value), [])
+    return len(set().union(*(set(f["repeat"].astype(int)) for f in frames))) if frames else 0
+
+
 def run_sweep(cfg: WorkloadConfig, opts: SweepOptions, run: RunDir, limits: DeviceLimits,
               device_factory: Callable[..., Any] | None = None, log: Callable[[str], None] = print,
               progress: Any = None) -> pd.DataFrame:
@@ -101,48 +110,80 @@ def run_sweep(cfg: WorkloadConfig, opts: SweepOptions, run: RunDir, limits: Devi
         for key, frame in old.groupby(["family", "profile", "point", "arm"], sort=False):
             samples[tuple(str(x) for x in key)] = [frame]
     summaries: dict[tuple[str, str, str, str], pd.DataFrame] = {}
-    per_profile = [(f, p, a, r, m) for r in range(opts.repeats) for f in opts.families for p in pts
+    repeats = opts.rule.max_repeats if opts.rule is not None else opts.repeats   # adaptive: the most
+    per_profile = [(f, p, a, r, m) for r in range(repeats) for f in opts.families for p in pts
                    for a in p.arms for m in modes]
     task = progress.add_task(f"sweep {str(opts.axis)}", total=len(per_profile) * len(opts.profiles)) \
         if progress is not None else None
     workloads: dict[str, Any] = dict(run.manifest().get("workloads") or {})
     measure_s = 0.0
     for profile in opts.profiles:
-        todo = [u for u in per_profile if (u[0].value, profile, u[1].point, u[2].value, u[3], u[4]) not in done]
-        if todo and device is None:
-            device = device_factory(cfg, opts, limits, log)
-        if todo:
-            workloads[profile] = device.load_profile(profile)
-            run.update_manifest(workloads=workloads)
+        loaded: list[str] = []
         t0 = time.perf_counter()
-        for family, p, arm, repeat, mode in per_profile:
+
+        def unit(family: Family, p: Point, arm: Arm, repeat: int, mode: str) -> pd.DataFrame | None:
+            nonlocal device
             key: UnitKey = (family.value, profile, p.point, arm.value, repeat, mode)
-            if key not in done:
-                with device.arm(family, p, arm) as ops:
-                    device.start_repeat()
-                    calls = schedule(p.order, p.k, p.groups, cfg.tables, device.batches)
-                    rows = run_calls(device.gpu, ops, calls, mode == RepeatMode.DEVICE.value,
-                                     nvtx_ranges(family, profile, p, arm) if opts.nvtx_ranges else None)
-                facts = point_facts(str(opts.axis), family, pins[family].value, profile, p, arm, cfg)
-                frame = pd.DataFrame(rows).assign(**{k: facts[k] for k in ("axis", "family", "pin", "profile",
-                                                                          "point", "x", "order", "k", "arm")},
-                                                  repeat=repeat, mode=mode)
-                frame = frame.reindex(columns=list(SWEEP_SAMPLES.columns))
-                run.append(SWEEP_SAMPLES, frame)
-                run.append(SWEEP_UNITS, pd.DataFrame([dict(zip(UNIT_KEYS, key), rows=len(frame))]))
-                samples.setdefault(key[:4], []).append(frame)
+            if key in done:
+                return None
+            if device is None:         # made at the first unit to measure, its profile loaded once
+                device = device_factory(cfg, opts, limits, log)
+            if not loaded:
+                workloads[profile] = device.load_profile(profile)
+                run.update_manifest(workloads=workloads)
+                loaded.append(profile)
+            with device.arm(family, p, arm) as ops:
+                device.start_repeat()
+                calls = schedule(p.order, p.k, p.groups, cfg.tables, device.batches)
+                rows = run_calls(device.gpu, ops, calls, mode == RepeatMode.DEVICE.value,
+                                 nvtx_ranges(family, profile, p, arm) if opts.nvtx_ranges else None)
+            facts = point_facts(str(opts.axis), family, pins[family].value, profile, p, arm, cfg)
+            frame = pd.DataFrame(rows).assign(**{k: facts[k] for k in ("axis", "family", "pin", "profile",
+                                                                      "point", "x", "order", "k", "arm")},
+                                              repeat=repeat, mode=mode)
+            frame = frame.reindex(columns=list(SWEEP_SAMPLES.columns))
+            run.append(SWEEP_SAMPLES, frame)
+            run.append(SWEEP_UNITS, pd.DataFrame([dict(zip(UNIT_KEYS, key), rows=len(frame))]))
+            samples.setdefault(key[:4], []).append(frame)
+            return frame
+
+        def summarise(family: Family, p: Point, stop: Any = None) -> None:
+            for a in p.arms:
+                k4 = (family.value, profile, p.point, a.value)
+                facts = point_facts(str(opts.axis), family, pins[family].value, profile, p, a, cfg)
+                rows = summarize_point(pd.concat(samples.get(k4, []) or [pd.DataFrame(
+                    columns=list(SWEEP_SAMPLES.columns))], ignore_index=True), facts)
+                summaries[k4] = rows if stop is None else rows.assign(stopped=getattr(stop, "value", "") or "")
+            run.write(SWEEP_POINTS, pd.concat(list(summaries.values()), ignore_index=True))
+
+        if opts.rule is not None:
+            cells = [(family, p) for family in opts.families for p in pts]
+
+            def one_repeat(cell: Any, repeat: int) -> pd.DataFrame | None:
+                frames = [f for arm in cell[1].arms for m in modes if (f := unit(cell[0], cell[1], arm, repeat, m)) is not None]
+                if progress is not None:
+                    progress.advance(task, len(cell[1].arms) * len(modes))
+                return pd.concat(frames, ignore_index=True) if frames else None
+
+            def on_disk(cell: Any, repeat: int) -> pd.DataFrame | None:
+                frames = [f[f["repeat"] == repeat] for a in cell[1].arms
+                          for f in samples.get((cell[0].value, profile, cell[1].point, a.value), [])]
+                return pd.concat(frames, ignore_index=True) if frames else None
+
+            stops = adaptive_points(cells, opts.rule, one_repeat, on_disk)
+            for (family, p), stop in stops.items():
+                summarise(family, p, stop)
+                if progress is not None:    # the repeats a point did not need
+                    progress.advance(task, len(p.arms) * len(modes) * (repeats - _repeats_of(samples, family, profile, p)))
+        for family, p, arm, repeat, mode in ([] if opts.rule is not None else per_profile):
+            unit(family, p, arm, repeat, mode)
             if progress is not None:
                 progress.advance(task)
             last_of_point = repeat == opts.repeats - 1 and mode == modes[-1] and arm == p.arms[-1]
             if last_of_point:
-                for a in p.arms:
-                    k4 = (family.value, profile, p.point, a.value)
-                    facts = point_facts(str(opts.axis), family, pins[family].value, profile, p, a, cfg)
-                    summaries[k4] = summarize_point(pd.concat(samples.get(k4, []) or [pd.DataFrame(
-                        columns=list(SWEEP_SAMPLES.columns))], ignore_index=True), facts)
-                run.write(SWEEP_POINTS, pd.concat(list(summaries.values()), ignore_index=True))
+                summarise(family, p)
         measure_s += time.perf_counter() - t0
-        if todo:
+        if loaded:
             device.unload_profile()
     run.update_manifest(workloads=workloads, **(device.describe() if device is not None else {}),
                         sweep_timings={"measure_s": measure_s, "total_s": time.perf_counter() - t_start})

@@ -16,10 +16,11 @@ from l2attr.ladder.config import WorkloadConfig
 from l2attr.ladder.declare import FAMILIES
 from l2attr.ladder.sweep import axes
 from l2attr.ladder.sweep.axes.declare import OTHER_BATCHES, MiB, Point
+from l2attr.measure.adaptive import AdaptiveRule
 from l2attr.vocab import Family, Profile, SweepAxis
 
 COMMON = ("axis", "families", "profiles", "repeats", "host_repeat", "spin_us", "pin_granularity", "cache_dir",
-          "nvtx_ranges", "profile")
+          "nvtx_ranges", "profile", "adaptive")
 
 
 @dataclass(init=False)
@@ -40,11 +41,14 @@ class SweepOptions:
     nvtx_ranges: bool
     profile: bool
     values: dict[str, list[Any]]
+    rule: AdaptiveRule | None       # adaptive repeats (sweep/adaptive.py); None: `repeats` fixed
 
     def __init__(self, axis: Any, families: list[Family] | None = None, profiles: list[str] | None = None,
                  repeats: int = 3, host_repeat: bool = True, spin_us: float = 50.0,
                  pin_granularity: str | None = None, cache_dir: str | None = None, nvtx_ranges: bool = False,
-                 profile: bool = False, values: dict[str, Any] | None = None, **more: Any) -> None:
+                 profile: bool = False, values: dict[str, Any] | None = None,
+                 adaptive: AdaptiveRule | dict[str, Any] | None = None, rule: AdaptiveRule | None = None,
+                 **more: Any) -> None:
         values = {**(values or {}), **more}
         self.axis = axis                     # a SweepAxis, or the name of an axis registered otherwise
         self.families = list(families) if families is not None else [Family.ARTIFACT, Family.TUNED]
@@ -53,6 +57,8 @@ class SweepOptions:
         self.pin_granularity, self.cache_dir = pin_granularity, cache_dir
         self.nvtx_ranges = nvtx_ranges       # NVTX ranges around each unit's last pin group (the --profile child)
         self.profile = profile               # after the timing: DRAM bytes per point under ncu (sweep/dram.py)
+        adaptive = adaptive if adaptive is not None else rule      # `rule`: dataclasses.replace's copies
+        self.rule = AdaptiveRule(**adaptive) if isinstance(adaptive, dict) else adaptive
         known = {o.key: o for o in axes.options()}
         unknown = sorted(set(values) - set(known))
         if unknown:
@@ -77,6 +83,8 @@ class SweepOptions:
         known = {o.key: o for o in axes.options()}
         d.update({k: known[k].plain(v) for k, v in self.values.items()})
         d.update(cache_dir=self.cache_dir, nvtx_ranges=self.nvtx_ranges, profile=self.profile)
+        if self.rule is not None:
+            d["adaptive"] = self.rule.manifest()
         return d
 
     @classmethod

@@ -73,6 +73,8 @@ SWEEP_POINTS = Table(
      "ci95_lo_us": "bootstrap 95% CI of the median, low end",
      "ci95_hi_us": "bootstrap 95% CI of the median, high end"},
     ("family", "pin", "profile", "point", "arm", "quantity", "timer"),
+    optional={"stopped": "--adaptive (sweep/adaptive.py): target (every arm's 95% interval closed) or limit "
+                         "(noisy, stopped at the limit); absent in a fixed run"},
 )
 
 SWEEP_TABLES = (SWEEP_SAMPLES, SWEEP_UNITS, SWEEP_POINTS)

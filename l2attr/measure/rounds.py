@@ -1,11 +1,13 @@
-"""The repeats of one profile and L2 state: rounds over its cells, fixed or adaptive.
+"""Repeats as rounds over cells, fixed or adaptive: the one loop the ladder, experiments and
+sweeps share (a ladder cell, an experiment's condition, a sweep point with its arms).
 
 Why one place: the order is the measurement's defence against drift. In a round every cell still
 running gets one device repeat, then (with host repeats) every one of them one host repeat, in
 the declared cell order, so a slow change of the GPU touches every cell alike. A fixed run does
 `repeats` rounds; an adaptive one (measure/adaptive.py) runs rounds until each cell's interval
 has closed or it reached a limit, dropping finished cells from the later rounds. Repeat indices
-are those of repeat_plan (device 2r, host 2r + 1), so a resume skips what is on disk either way.
+are those of the callers' repeat plans (device 2r, host 2r + 1), so a resume skips what is on
+disk either way. What a cell's kernel-timed values are is the caller's (`values`).
 """
 
 from __future__ import annotations
@@ -18,12 +20,16 @@ import pandas as pd
 from l2attr.measure.adaptive import AdaptiveRounds, AdaptiveRule
 from l2attr.vocab import RepeatStop
 
-# the kernel-timed columns whose 95 % interval the adaptive rule waits for
+# the ladder's kernel-timed columns whose 95 % interval the adaptive rule waits for
 KERNEL_COLUMNS = ("consumer_time_us", "pin_time_us")
+Values = Callable[[pd.DataFrame], dict[str, list[float]]]
 
 
-def _kernel_values(frame: pd.DataFrame) -> dict[str, list[float]]:
-    return {c: frame[c].astype(float).dropna().tolist() for c in KERNEL_COLUMNS if c in frame}
+def column_values(columns: tuple[str, ...] = KERNEL_COLUMNS) -> Values:
+    """The kernel-timed values of a repeat's frame: these columns, NaN left out."""
+    def values(frame: pd.DataFrame) -> dict[str, list[float]]:
+        return {c: frame[c].astype(float).dropna().tolist() for c in columns if c in frame}
+    return values
 
 
 def measure_rounds(cells: list[Hashable], plan: list[tuple[int, bool]],
@@ -31,10 +37,12 @@ def measure_rounds(cells: list[Hashable], plan: list[tuple[int, bool]],
                    write_round: Callable[[list[pd.DataFrame]], None],
                    rule: AdaptiveRule | None = None,
                    on_disk: Callable[[Hashable, int], pd.DataFrame | None] = lambda c, r: None,
-                   advance: Callable[[int], Any] = lambda n: None) -> dict[Hashable, RepeatStop | None]:
+                   advance: Callable[[int], Any] = lambda n: None,
+                   values: Values = column_values()) -> dict[Hashable, RepeatStop | None]:
     """Run the rounds; `run_one(cell, repeat, device_timed)` measures one repeat (None when it is
     on disk already: `on_disk(cell, repeat)` then gives its rows for the adaptive rule);
-    `write_round` gets each half-round's frames. Returns each cell's stop (None: a fixed run)."""
+    `write_round` gets each half-round's frames; `values` reads a device repeat's kernel-timed
+    values (quantity -> values) from its frame. Returns each cell's stop (None: a fixed run)."""
     if rule is None:
         for repeat, device_timed in plan:
             write_round([f for c in cells if (f := _one(run_one, c, repeat, device_timed, advance)) is not None])
@@ -58,7 +66,7 @@ def measure_rounds(cells: list[Hashable], plan: list[tuple[int, bool]],
                     frame = on_disk(c, repeat)
                 else:
                     frames.append(frame)
-                kept = _kernel_values(frame) if device_timed and frame is not None else {}
+                kept = values(frame) if device_timed and frame is not None else {}
                 rounds.add(c, kept, took, counts_as_repeat=device_timed)
             write_round(frames)
         rounds.end_round()
