@@ -89,7 +89,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("report/html_sections.py", "name"): "a column header, not ncu's --app-replay-match name",
     # the `profile` column (the reuse profile) by name or header, not a run kind
     ("report/html_layer_b.py", "profile"): "the profile column",
-    ("report/html_rows.py", "profile"): "the profile column (the default key of a grouped table)",
+    ("report/columns.py", "profile"): "the profile column (the default key of a grouped table)",
     ("report/html_sections.py", "profile"): "the profile column",
     ("report/markdown.py", "profile"): "the profile column's header",
     ("report/provenance.py", "profile"): "the manifest field `profile` of a timeline run",

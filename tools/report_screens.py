@@ -24,20 +24,22 @@ from pathlib import Path
 WIDTH, HEIGHT = 1280, 800
 PROBE = """<script>
 window.addEventListener('load', function () {
-  document.querySelectorAll('details[open]').forEach(function (d) { d.open = false; });
-  var doc = document.documentElement, widest = 0;
+  var doc = document.documentElement;
+  var height = Math.max(doc.scrollHeight, document.body.scrollHeight), width = doc.clientWidth;
+  document.querySelectorAll('details').forEach(function (d) { d.open = true; });
+  var widest = 0, wide = [];
   document.querySelectorAll('table').forEach(function (t) {
     var r = t.getBoundingClientRect();
     if (r.width === 0) { return; }
-    for (var a = t.parentElement; a && a !== document.body; a = a.parentElement) {
-      var ox = getComputedStyle(a).overflowX;
-      if (ox === 'auto' || ox === 'scroll') { r = a.getBoundingClientRect(); break; }
-    }
     widest = Math.max(widest, r.right);
+    if (r.right > width + 0.5) {
+      var h = t.closest('section'), head = h ? h.querySelector('h2, summary') : null;
+      wide.push((head ? head.textContent.trim().slice(0, 60) : '?') + ' (' + Math.round(r.right) + ' px)');
+    }
   });
   var p = document.createElement('pre'); p.id = 'l2attr-probe';
-  p.textContent = JSON.stringify({height: Math.max(doc.scrollHeight, document.body.scrollHeight),
-    viewport_width: doc.clientWidth, widest_table_right: widest});
+  p.textContent = JSON.stringify({height: height, viewport_width: width, widest_table_right: widest,
+    wide_tables: wide});
   document.body.appendChild(p);
 });
 </script>"""

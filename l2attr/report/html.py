@@ -1,6 +1,6 @@
 """The HTML report: one self-contained page from the Jinja2 templates in reports/.
 
-Python prepares data, the templates hold the structure. html_rows turns analysis frames into
+Python prepares data, the templates hold the structure. report/columns turns analysis frames into
 tables of formatted cells (each row's `source` becomes its tooltip, each n/a carries its reason);
 html_sections, html_layer_b and provenance give every section its fields; charts gives the
 plotly figure specs. reports/base.html.j2 lays out the page, reports/sections/<key>.html.j2
@@ -29,6 +29,7 @@ from l2attr import __version__
 from l2attr.analysis.load import Study, manifest_value
 from l2attr.analysis.study import Analysis, series_view
 from l2attr.report import html_sections as sections
+from l2attr.report import html_study as study_sections
 from l2attr.report.answer_chart import answer_figures
 from l2attr.report.chart_data import drawable
 from l2attr.report.charts import all_figures, figure_json
@@ -53,17 +54,17 @@ class SectionSpec:
 SECTION_SPECS: tuple[SectionSpec, ...] = (
     SectionSpec("verdict", "Verdict", sections.verdict, per_series=True),
     # The families side by side (analysis.families): drawn when a ladder was measured.
-    SectionSpec("families", "The three kernel families", sections.families, optional=True),
+    SectionSpec("families", "The three kernel families", study_sections.families, optional=True),
     SectionSpec("ladder", "Latency ladder", sections.ladder, per_series=True),
     # The "Compare runs" slot: drawn when the analysis carries a non-empty `compare` table.
-    SectionSpec("compare", "Compare runs", sections.compare, optional=True),
+    SectionSpec("compare", "Compare runs", study_sections.compare, optional=True),
     SectionSpec("speedup", "Pin-charged speedup", sections.speedup, per_series=True),
     SectionSpec("amortisation", "Amortisation", sections.amortisation, per_series=True),
     SectionSpec("share", "Share of step time", sections.share, per_series=True),
     SectionSpec("attribution", "L2 attribution", attribution, per_series=True),
     SectionSpec("roofline", "Roofline", sections.roofline, per_series=True),
-    SectionSpec("timeline", "Timeline", sections.timeline),
-    SectionSpec("caveats", "Caveats", sections.caveats),
+    SectionSpec("timeline", "Timeline", study_sections.timeline),
+    SectionSpec("caveats", "Caveats", study_sections.caveats),
     SectionSpec("provenance", "Provenance", lambda an: provenance(an.study, an.controls)),
 )
 # (key, title) of the sections every report has

@@ -13,7 +13,7 @@ from l2attr import __version__
 from l2attr.analysis.sweep import SweepAnalysis
 from l2attr.report.chart_data import drawable
 from l2attr.report.charts import figure_json
-from l2attr.report.html_rows import Cell, Row, Table
+from l2attr.report.columns import Cell, Table, cell_table
 from l2attr.report.sweep_charts import figures
 from l2attr.report.sweep_text import break_even_rows, check_lines, columns_of, has_break_even
 
@@ -24,9 +24,8 @@ def _table(headers: list[str], rows: list[list[str]]) -> Table:
     """Text columns left, numbers right; 'n/a' cells carry why."""
     cls = ["" if h in TEXT_HEADERS else "num" for h in headers]
     heads = list(zip(headers, cls))
-    body = [Row([Cell(v, c, missing="not measured" if v == "n/a" else None) for v, c in zip(r, cls)])
-            for r in rows]
-    return Table(heads, body)
+    body = [[Cell(v, c, missing="not measured" if v == "n/a" else None) for v, c in zip(r, cls)] for r in rows]
+    return cell_table(heads, body)
 
 
 def section(an: SweepAnalysis, index: int) -> tuple[dict[str, Any], dict[str, Any]]:
