@@ -130,7 +130,7 @@ def verdict(an: Analysis) -> Section:
 def _ci(r: dict[str, Any]) -> Cell:
     if is_missing(r["consumer_us"]):
         return missing(why(r, "consumer_us"), "num")
-    return Cell(fmt.ci(r["consumer_us"], r["consumer_ci_lo_us"], r["consumer_ci_hi_us"]), "num")
+    return Cell(fmt.ci(r["consumer_us"], r["consumer_ci_lo_us"], r["consumer_ci_hi_us"]), "num wraps")
 
 
 def _below(r: dict[str, Any]) -> str | None:
@@ -141,14 +141,13 @@ def _delta(r: dict[str, Any]) -> Cell:
     if is_missing(r["delta_consumer_pct"]):
         return num(r, "delta_consumer_us", fmt.us_signed)
     below = _below(r)
-    return Cell(f"{fmt.us_signed(r['delta_consumer_us'])} ({r['delta_consumer_pct']:+.1f} %)", "num",
-                f"vs {rung_label(below)}" if below else "")
+    return Cell(f"{fmt.us_signed(r['delta_consumer_us'])} ({r['delta_consumer_pct']:+.1f} %)"
+                + (f" vs {rung_label(below)}" if below else ""), "num wraps")
 
 
 LADDER_COLUMNS = (
     key("Profile"), rung(), Column("Consumer median [95% CI]", _ci, "num", hide_when_empty=False),
-    Column("Below", lambda r: text(rung_label(_below(r))) if _below(r) else missing(why(r, "delta_consumer_us"))),
-    Column("Δ consumer vs below", _delta, "num"),
+    Column("Δ consumer vs the rung below", _delta, "num"),
     number("artifact's timer", "artifact_us", fmt.us), number("host overhead", "host_overhead_us", fmt.us_signed),
     number("Pin", "pin_us", fmt.us), number("Pin + consumer", "kernels_us", fmt.us),
     Column("host charge", lambda r: dash(NOTHING, "num") if r.get("host_charge_name") == NOTHING
