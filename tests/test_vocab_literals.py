@@ -86,7 +86,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("analysis/calls.py", "kernel"): "metrics.csv's kernel column, the launch key where no launch column is",
     ("commands/profile.py", "kernels"): "the header of the call table's kernels column",
     ("report/html_layer_b.py", "gap"): "the header of the hot-minus-random hit-rate gap",
-    ("report/html_sections.py", "name"): "a column header, not ncu's --app-replay-match name",
+    ("report/html_study.py", "name"): "a column header, not ncu's --app-replay-match name",
     # the `profile` column (the reuse profile) by name or header, not a run kind
     ("report/html_layer_b.py", "profile"): "the profile column",
     ("report/columns.py", "profile"): "the profile column (the default key of a grouped table)",

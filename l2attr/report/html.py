@@ -18,9 +18,8 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import json
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import jinja2
 from markupsafe import Markup
@@ -29,46 +28,19 @@ from l2attr import __version__
 from l2attr.analysis.load import Study, manifest_value
 from l2attr.analysis.study import Analysis, series_view
 from l2attr.report import html_sections as sections
-from l2attr.report import html_study as study_sections
+from l2attr.report import registry
 from l2attr.report.answer_chart import answer_figures
 from l2attr.report.chart_data import drawable
 from l2attr.report.charts import all_figures, figure_json
-from l2attr.report.html_layer_b import attribution
 from l2attr.report.own_labels import relabel, relabel_figure
-from l2attr.report.provenance import provenance
 from l2attr.report.titles import series_title
 from l2attr.resources import REPORTS_DIR, data_dir
 
 BASE_TEMPLATE = "base.html.j2"
 
 
-@dataclass(frozen=True)
-class SectionSpec:
-    key: str                                          # its template is reports/sections/<key>.html.j2
-    title: str                                        # in the table of contents
-    build: Callable[[Analysis], dict[str, Any] | None]
-    per_series: bool = False                          # one card per series, the headline family first
-    optional: bool = False                            # drawn only where build returns something
-
-
-SECTION_SPECS: tuple[SectionSpec, ...] = (
-    SectionSpec("verdict", "Verdict", sections.verdict, per_series=True),
-    # The families side by side (analysis.families): drawn when a ladder was measured.
-    SectionSpec("families", "The three kernel families", study_sections.families, optional=True),
-    SectionSpec("ladder", "Latency ladder", sections.ladder, per_series=True),
-    # The "Compare runs" slot: drawn when the analysis carries a non-empty `compare` table.
-    SectionSpec("compare", "Compare runs", study_sections.compare, optional=True),
-    SectionSpec("speedup", "Pin-charged speedup", sections.speedup, per_series=True),
-    SectionSpec("amortisation", "Amortisation", sections.amortisation, per_series=True),
-    SectionSpec("share", "Share of step time", sections.share, per_series=True),
-    SectionSpec("attribution", "L2 attribution", attribution, per_series=True),
-    SectionSpec("roofline", "Roofline", sections.roofline, per_series=True),
-    SectionSpec("timeline", "Timeline", study_sections.timeline),
-    SectionSpec("caveats", "Caveats", study_sections.caveats),
-    SectionSpec("provenance", "Provenance", lambda an: provenance(an.study, an.controls)),
-)
-# (key, title) of the sections every report has
-SECTIONS = tuple((s.key, s.title) for s in SECTION_SPECS if not s.optional)
+# the report's sections, in page order (report/registry.py); re-exported for the callers of old
+SECTION_SPECS, SECTIONS, SectionSpec = registry.SECTION_SPECS, registry.SECTIONS, registry.SectionSpec
 
 
 def series_family(an: Analysis) -> str:
@@ -115,12 +87,13 @@ def _sections(an: Analysis, views: list[tuple[str, Analysis]]) -> tuple[list[dic
     """Every section in page order, per series where it is per series; and the table of contents."""
     out: list[dict[str, Any]] = []
     toc: list[tuple[str, str]] = []
-    for spec in SECTION_SPECS:
+    for spec in registry.SECTION_SPECS:
         drawn = []
         for sfx, view in views if spec.per_series else [("", an)]:
             fields = spec.build(view)
             if fields is not None:
-                drawn.append({**fields, "key": spec.key, "id": spec.key + sfx, "sfx": sfx,
+                drawn.append({"title": spec.title, **fields, "key": spec.key, "id": spec.key + sfx, "sfx": sfx,
+                              "template": f"sections/{'generic' if spec.generic else spec.key}.html.j2",
                               "series": series_title(view) if spec.per_series else "",
                               "family": series_family(view) if spec.per_series else ""})
         if drawn:

@@ -165,6 +165,7 @@ def render_markdown(an: Analysis) -> str:
             parts += [f"**Layer B{title}** ({grid_title()})", "", layer_b_markdown(view), ""]
         if not view.spread.empty:
             parts += ["Spread of the medians between repeats (one process):", "", markdown(spread_table(view.spread)), ""]
+    parts += generic_markdown(an, views)
     control = control_markdown(an)
     if control:
         parts += [control, ""]
@@ -175,6 +176,20 @@ def render_markdown(an: Analysis) -> str:
     if gpus:
         parts += ["**Per-GPU spread** (cells measured on more than one GPU)", "", gpus]
     return "\n".join(parts)
+
+
+def generic_markdown(an: Analysis, views: list[Analysis]) -> list[str]:
+    """The sections declared in report/registry.py alone (generic): title, lead, tables, notes."""
+    from l2attr.report.registry import generic_views
+
+    parts: list[str] = []
+    for spec, series, fields in generic_views(an, [("", v) for v in views]):
+        parts += [f"**{spec.title}{f' — {series}' if series else ''}**", ""]
+        parts += [fields["lead"], ""] if fields.get("lead") else []
+        for t in fields.get("tables", []):
+            parts += [markdown(t), ""]
+        parts += [f"- {line}" for line in fields.get("notes", [])] + ([""] if fields.get("notes") else [])
+    return parts
 
 
 def gpu_spread_markdown(an: Analysis) -> str:
