@@ -152,7 +152,7 @@ def analyse(study: Study, l2_state: str | None = None, sweeps: list[Any] | None 
                                         f"({', '.join(runs)}). Kernel-timer figures compare across "
                                         "processes; the artifact's timer and the wall clock carry each "
                                         "process's own host noise (see the spread tables).", "cells.csv"))
-        amort = amortisation_table(ladder, xp=xp)
+        amort = amortisation_table(ladder, xp=xp, family=s.family)
         share = l2_share_of_step(ladder)
         l2 = calls.l2_cells(metrics)
         pin_effect = attribution.pin_effect(l2)
@@ -166,7 +166,7 @@ def analyse(study: Study, l2_state: str | None = None, sweeps: list[Any] | None 
             "pin_traffic": attribution.pin_traffic(l2, study.config),
             "validity": attribution.validity_from_metrics(l2),
             "verdict": verdict_table(ladder, amort, share, pin_effect, state, s.title,
-                                     measured=_measured_of(measured, s), xp=xp),
+                                     measured=_measured_of(measured, s), xp=xp, family=s.family),
             "charges": charges,
             "spread": spread_summary(series_frame(study.samples, s)),
         }

@@ -112,8 +112,9 @@ def num(row: Record | pd.Series | None, name: str, formatter: Callable[[Any], st
     return Cell(formatter(value), cls)
 
 
-def rung_cell(rung: str, rowspan: int = 1) -> Cell:
-    return Cell(rung_label(rung), "key", rung, rowspan, swatch=RUNG_COLORS.get(rung, FALLBACK_COLOR))
+def rung_cell(rung: str, rowspan: int = 1, family: str = "") -> Cell:
+    """A rung in its family's words (the row's `family`: the fast family's OptMT slot is `fast`)."""
+    return Cell(rung_label(rung, family), "key", rung, rowspan, swatch=RUNG_COLORS.get(rung, FALLBACK_COLOR))
 
 
 # -- columns ------------------------------------------------------------------------------------
@@ -127,7 +128,13 @@ def plain(header: str, name: str) -> Column:
 
 
 def rung(header: str = "Rung", name: str = "rung") -> Column:
-    return Column(header, lambda r: rung_cell(r[name]))
+    return Column(header, lambda r: rung_cell(r[name], family=family_of(r)))
+
+
+def family_of(r: Record) -> str:
+    """The family a record is about ('' where it names none): the words its rungs are said in."""
+    f = r.get("family")
+    return f if isinstance(f, str) else ""
 
 
 def number(header: str, name: str, formatter: Callable[[Any], str], good_above: float | None = None) -> Column:

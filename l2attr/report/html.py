@@ -9,8 +9,11 @@ figure JSON and plotly.js pass unescaped, both made safe for the <script> they s
 
 The page answers first: right under the title, one line (analysis.answer: does the pin pay once
 charged, per family) and the one chart that shows it (answer_chart); the per-series detail
-follows, each sentence once. A fast-family card speaks its own rung names (own_labels). Charts are drawn from one JSON block by a small script at the end of the
-page with the plotly.js embedded once, inline. Nothing is fetched: the file opens offline.
+follows, each sentence once, every card folded (a <details>) so the page opens short. A fast-family
+card speaks its own rung names: they come in as data (ladder.declare's rung_labels, read by
+analysis.common.rung_label and titles.rung_names), never by rewriting text. Charts are drawn from
+one JSON block by a small script at the end of the page with the plotly.js embedded once, inline.
+Nothing is fetched: the file opens offline.
 """
 
 from __future__ import annotations
@@ -32,8 +35,7 @@ from l2attr.report import registry
 from l2attr.report.answer_chart import answer_figures
 from l2attr.report.chart_data import drawable
 from l2attr.report.charts import all_figures, figure_json
-from l2attr.report.own_labels import relabel, relabel_figure
-from l2attr.report.titles import series_title
+from l2attr.report.titles import rung_names, series_title, view_family
 from l2attr.resources import REPORTS_DIR, data_dir
 
 BASE_TEMPLATE = "base.html.j2"
@@ -43,14 +45,7 @@ BASE_TEMPLATE = "base.html.j2"
 SECTION_SPECS, SECTIONS, SectionSpec = registry.SECTION_SPECS, registry.SECTIONS, registry.SectionSpec
 
 
-def series_family(an: Analysis) -> str:
-    """The family a one-series view shows ('' for the whole analysis)."""
-    return an.series[0].family if len(an.series) == 1 else ""
-
-
-def _own_labels(html: str, family: str) -> Markup:
-    """A rendered card in its family's rung names (already escaped: it stays Markup)."""
-    return Markup(relabel(str(html), family)) if family else Markup(html)
+series_family = view_family      # the family a one-series view shows (its card's words)
 
 
 @functools.lru_cache(maxsize=1)
@@ -59,7 +54,6 @@ def environment() -> jinja2.Environment:
     them is a third of a small report's render), and still re-reads a template file that changed."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(data_dir(REPORTS_DIR))), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters["own_labels"] = _own_labels
     return env
 
 
@@ -71,16 +65,14 @@ def _script_safe_json(obj: Any) -> str:
 def _figures(an: Analysis, views: list[tuple[str, Analysis]]) -> dict[str, Any]:
     """Figure id (per-series ids end in the series' suffix) -> plotly spec, for the charts with data."""
     figures: dict[str, Any] = dict(answer_figures(an.verdict, an.series))
-    family: dict[str, str] = {}
     for sfx, view in views:
         for fid, fig in all_figures(view).items():
-            figures[fid + sfx], family[fid + sfx] = fig, series_family(view)
+            figures[fid + sfx] = fig
     if not an.study.timeline.empty:
         from l2attr.report.timeline_chart import timeline_figure
 
         figures["fig-timeline"] = timeline_figure(an.study.timeline, an.study.phases)
-    return drawable({fid: relabel_figure(figure_json(fig), family.get(fid, ""))
-                     for fid, fig in figures.items() if fig is not None})
+    return drawable({fid: figure_json(fig) for fid, fig in figures.items() if fig is not None})
 
 
 def _sections(an: Analysis, views: list[tuple[str, Analysis]]) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
@@ -95,7 +87,8 @@ def _sections(an: Analysis, views: list[tuple[str, Analysis]]) -> tuple[list[dic
                 drawn.append({"title": spec.title, **fields, "key": spec.key, "id": spec.key + sfx, "sfx": sfx,
                               "template": f"sections/{'generic' if spec.generic else spec.key}.html.j2",
                               "series": series_title(view) if spec.per_series else "",
-                              "family": series_family(view) if spec.per_series else ""})
+                              "family": series_family(view) if spec.per_series else "",
+                              "n": rung_names(series_family(view) if spec.per_series else "")})
         if drawn:
             toc.append((spec.title, "#" + drawn[0]["id"]))
             out += drawn

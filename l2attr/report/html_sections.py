@@ -15,17 +15,18 @@ import pandas as pd
 
 from l2attr.analysis.calls import headline_rate, label as metric_label
 from l2attr.analysis.charges import NOTHING
-from l2attr.analysis.amortisation import AMORTISATION_PAIRS
+from l2attr.analysis.amortisation import AMORTISATION_PAIRS, said
 from l2attr.analysis.answer import QUESTION, comparand, headline, overall, pin_answer, scope
 from l2attr.analysis.common import is_missing, ordered_profiles, rung_label, why
-from l2attr.analysis.share import T_STEP_DEFINITION
+from l2attr.analysis.share import t_step_definition
 from l2attr.analysis.study import Analysis
 from l2attr.report import fmt
 from l2attr.report.charges_text import window_lines
 from l2attr.report.columns import (
-    Cell, Column, dash, grouped_table, key, missing, num, number, rung, sources_of, table, text, under,
+    Cell, Column, dash, family_of, grouped_table, key, missing, num, number, rung, sources_of, table, text, under,
 )
-from l2attr.vocab import Judgement, Role
+from l2attr.report.titles import view_family
+from l2attr.vocab import Judgement, Role, RungId
 
 Section = dict[str, Any]
 EMPTY: Section = {"empty": True}
@@ -89,33 +90,39 @@ def break_even(header: str, name: str, calls_field: str) -> Column:
     return Column(header, cell, "num")
 
 
-VERDICT_COLUMNS = (
-    key("Profile"),
-    *under("L2P+OptMT vs baseline, pin charged",
-           judged("pin + consumer kernels", "speedup_kernels", "judgement_kernels"),
-           judged("+ the pin step's launch + sync", "speedup_host", "judgement_host"),
-           judged("whole call, wall clock", "speedup_wall", "judgement_wall")),
-    *under("L2P+OptMT vs baseline, pin free",
-           judged("artifact's timer, consumer only", "speedup_artifact", "judgement_artifact"),
-           judged("consumer kernel only", "speedup_consumer", "judgement_consumer")),
-    *under("What the pin adds (vs OptMT)",
-           judged("consumer-only", "pin_speedup_consumer", "pin_judgement_consumer"),
-           judged("pin-charged", "pin_speedup_charged", "pin_judgement_charged"),
-           judged("+ launch + sync", "pin_speedup_host", "pin_judgement_host"),
-           number("pin step's launch + sync", "pin_host_us", fmt.us)),
-    *under("L2 share of step time",
-           number("consumer-only", "share_consumer_pct", fmt.pct),
-           number("pin-charged", "share_charged_pct", fmt.pct)),
-    *under("Break-even calls per pin (vs OptMT)",
-           break_even("kernel-charged", "break_even", "break_even_calls"),
-           break_even("wall-charged (pin step)", "break_even_wall", "break_even_calls_wall")),
-    *under("Layer B", number("L2 hit-rate gain", "hit_gain_pp", fmt.pp)),
-)
+def verdict_columns(family: str = "") -> tuple[Column, ...]:
+    """The verdict table's columns, its rungs named in `family`'s words."""
+    pin, unpinned = rung_label(RungId.L2P_OPTMT, family), rung_label(RungId.OPTMT, family)
+    return (
+        key("Profile"),
+        *under(f"{pin} vs baseline, pin charged",
+               judged("pin + consumer kernels", "speedup_kernels", "judgement_kernels"),
+               judged("+ the pin step's launch + sync", "speedup_host", "judgement_host"),
+               judged("whole call, wall clock", "speedup_wall", "judgement_wall")),
+        *under(f"{pin} vs baseline, pin free",
+               judged("artifact's timer, consumer only", "speedup_artifact", "judgement_artifact"),
+               judged("consumer kernel only", "speedup_consumer", "judgement_consumer")),
+        *under(f"What the pin adds (vs {unpinned})",
+               judged("consumer-only", "pin_speedup_consumer", "pin_judgement_consumer"),
+               judged("pin-charged", "pin_speedup_charged", "pin_judgement_charged"),
+               judged("+ launch + sync", "pin_speedup_host", "pin_judgement_host"),
+               number("pin step's launch + sync", "pin_host_us", fmt.us)),
+        *under("L2 share of step time",
+               number("consumer-only", "share_consumer_pct", fmt.pct),
+               number("pin-charged", "share_charged_pct", fmt.pct)),
+        *under(f"Break-even calls per pin (vs {unpinned})",
+               break_even("kernel-charged", "break_even", "break_even_calls"),
+               break_even("wall-charged (pin step)", "break_even_wall", "break_even_calls_wall")),
+        *under("Layer B", number("L2 hit-rate gain", "hit_gain_pp", fmt.pp)),
+    )
 
 
-def verdict_table(v: pd.DataFrame) -> Any:
+VERDICT_COLUMNS = verdict_columns()
+
+
+def verdict_table(v: pd.DataFrame, family: str = "") -> Any:
     """The verdict table of one series: the HTML card's and the Markdown page's."""
-    return table(VERDICT_COLUMNS, v)
+    return table(verdict_columns(family), v)
 
 
 def verdict(an: Analysis) -> Section:
@@ -123,7 +130,8 @@ def verdict(an: Analysis) -> Section:
     if v.empty:
         return EMPTY
     return {"empty": False, "state": an.state, "headlines": [says(h) for h in v["headline"]],
-            "table": verdict_table(v), "t_step": T_STEP_DEFINITION,
+            "table": verdict_table(v, view_family(an)),
+            "t_step": t_step_definition(rung_label(RungId.OPTMT, view_family(an))),
             "hit_rate_label": metric_label(headline_rate())}
 
 
@@ -142,7 +150,7 @@ def _delta(r: dict[str, Any]) -> Cell:
         return num(r, "delta_consumer_us", fmt.us_signed)
     below = _below(r)
     return Cell(f"{fmt.us_signed(r['delta_consumer_us'])} ({r['delta_consumer_pct']:+.1f} %)"
-                + (f" vs {rung_label(below)}" if below else ""), "num wraps")
+                + (f" vs {rung_label(below, family_of(r))}" if below else ""), "num wraps")
 
 
 LADDER_COLUMNS = (
@@ -200,7 +208,7 @@ def speedup(an: Analysis) -> Section:
 
 AMORTISATION_COLUMNS = (
     key("Profile"), rung("Pinning rung"),
-    Column("Comparand", lambda r: Cell(rung_label(r["comparand"]), title=r["why_comparand"],
+    Column("Comparand", lambda r: Cell(rung_label(r["comparand"], family_of(r)), title=r["why_comparand"],
                                        strong="(honest)" if r["honest"] else "")),
     number("T_ref", "t_ref_us", fmt.us), number("T_pin", "t_pin_us", fmt.us), number("T_cons", "t_cons_us", fmt.us),
     number("Gain per call", "gain_per_call_us", fmt.us),
@@ -219,26 +227,30 @@ def amortisation(an: Analysis) -> Section:
     if am.empty:
         return EMPTY
     return {"empty": False, "table": table(AMORTISATION_COLUMNS, am),
-            "pairs": [(rung_label(r), rung_label(c), w) for r, c, w in AMORTISATION_PAIRS]}
+            "pairs": [(rung_label(r, view_family(an)), rung_label(c, view_family(an)), said(w, view_family(an)))
+                      for r, c, w in AMORTISATION_PAIRS]}
 
 
-SHARE_COLUMNS = (
-    key("Profile"), number("T_step", "t_step_us", fmt.us), number("T_cons OptMT", "t_cons_optmt_us", fmt.us),
-    number("T_cons L2P+OptMT", "t_cons_l2p_us", fmt.us), number("T_pin", "t_pin_l2p_us", fmt.us),
-    *under("consumer-only", number("saving", "saving_consumer_us", fmt.us_signed),
-           number("share", "share_consumer_pct", fmt.pct, 0.0)),
-    *under("pin-charged", number("saving", "saving_charged_us", fmt.us_signed),
-           number("share", "share_charged_pct", fmt.pct, 0.0)),
-    *under("wall clock", number("share", "share_wall_pct", fmt.pct, 0.0)),
-)
+def share_columns(family: str = "") -> tuple[Column, ...]:
+    unpinned, pin = rung_label(RungId.OPTMT, family), rung_label(RungId.L2P_OPTMT, family)
+    return (
+        key("Profile"), number("T_step", "t_step_us", fmt.us), number(f"T_cons {unpinned}", "t_cons_optmt_us", fmt.us),
+        number(f"T_cons {pin}", "t_cons_l2p_us", fmt.us), number("T_pin", "t_pin_l2p_us", fmt.us),
+        *under("consumer-only", number("saving", "saving_consumer_us", fmt.us_signed),
+               number("share", "share_consumer_pct", fmt.pct, 0.0)),
+        *under("pin-charged", number("saving", "saving_charged_us", fmt.us_signed),
+               number("share", "share_charged_pct", fmt.pct, 0.0)),
+        *under("wall clock", number("share", "share_wall_pct", fmt.pct, 0.0)),
+    )
 
 
 def share(an: Analysis) -> Section:
     sh = an.state_rows(an.share)
     if sh.empty:
         return EMPTY
-    return {"empty": False, "t_step": T_STEP_DEFINITION,
-            "table": table(SHARE_COLUMNS, sh)}
+    family = view_family(an)
+    return {"empty": False, "t_step": t_step_definition(rung_label(RungId.OPTMT, family)),
+            "table": table(share_columns(family), sh)}
 
 
 ROOFLINE_COLUMNS = (

@@ -17,7 +17,7 @@ from l2attr.report.html_sections import ladder_table, spread_table, verdict_tabl
 from l2attr.report.html_study import family_table, gpu_spread_table, settings_table
 from l2attr.report.table_text import markdown
 from l2attr.analysis.control import describe_control
-from l2attr.report.titles import series_title
+from l2attr.report.titles import series_title, view_family
 from l2attr.report.compare import pairs as compare_pairs
 from l2attr.report.layer_b import consumer_grid, dram_lines, grid_title
 from l2attr.vocab import Judgement, RungId, Verdict
@@ -55,7 +55,7 @@ def verdict_markdown(an: Analysis) -> str:
     v = an.verdict
     if v.empty:
         return "_Verdict: not measured (no ladder run and no profile run)._"
-    return markdown(verdict_table(v))
+    return markdown(verdict_table(v, view_family(an)))
 
 
 def ladder_markdown(an: Analysis) -> str:
