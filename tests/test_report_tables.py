@@ -143,3 +143,20 @@ def pd_rows():
     import pandas as pd
 
     return pd.DataFrame(ROWS)
+
+
+def test_the_terminal_prints_the_headline_and_the_verdict_cells_of_the_page(tmp_path: Path, capsys) -> None:
+    from l2attr.analysis.answer import headline, pin_answer
+    from l2attr.cli import main
+
+    run = write_ladder_run(tmp_path / "runs")
+    an = analyse(load_runs([run]))
+    assert main(["report", str(run), "--format", "text"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == headline(pin_answer(an.verdict), an.verdict)
+    md = render_markdown(an).split("**Verdict", 1)[1].split("\n\n**", 1)[0]
+    verdict = out.split("Verdict", 1)[1].split("\n\n", 2)[1]
+    assert console_cells(verdict) == md_cells(md)
+    assert "columns 2–4: L2P+OptMT vs baseline, pin charged" in verdict
+    assert main(["report", str(run), "--format", "text", "-o", str(tmp_path / "r.txt")]) == 0
+    assert (tmp_path / "r.txt").read_text() == out

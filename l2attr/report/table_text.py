@@ -69,14 +69,34 @@ def markdown(t: Table) -> str:
     return "\n".join(lines + (["", "_" + "; ".join(tail) + "._"] if tail else []))
 
 
-def console(t: Table, width: int = 160) -> str:
-    """The table as the terminal shows it (rich, no colour codes), the left-out line below it."""
+def group_line(t: Table) -> str:
+    """'columns 2-4: L2P+OptMT vs baseline, pin charged; ...': the spanning headers, for a printer
+    with one header row."""
+    out, at = [], 1
+    for label, span in t.groups:
+        if label:
+            out.append(f"columns {at}–{at + span - 1}: {label}" if span > 1 else f"column {at}: {label}")
+        at += span
+    return "; ".join(out)
+
+
+def console(t: Table) -> str:
+    """The table as the terminal shows it (rich, no colour codes): one header row, the spanning
+    headers in a line above it, the left-out line below it. Every column is whole, however wide
+    (a terminal wraps the lines; a cut or dropped column would say less than the page)."""
     rt = RichTable(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    for h, (_, cls) in zip(headers(t), t.headers):
-        rt.add_column(h, justify="right" if "num" in cls.split() else "left", overflow="fold")
-    for row in rows(t):
+    body = rows(t)
+    for label, cls in t.headers:
+        num = "num" in cls.split()
+        rt.add_column(label, justify="right" if num else "left", no_wrap=True)
+    for row in body:
         rt.add_row(*row)
     out = io.StringIO()
-    Console(file=out, width=width, color_system=None, highlight=False, markup=False).print(rt)
-    text = out.getvalue().rstrip()
+    Console(file=out, width=100_000, color_system=None, highlight=False, markup=False).print(rt)
+    lines = [ln.rstrip() for ln in out.getvalue().splitlines()]
+    rule = next((i for i, ln in enumerate(lines) if ln and set(ln) == {"─"}), None)
+    if rule is not None:                                   # the rule as long as the widest line
+        lines[rule] = "─" * max(len(ln) for ln in lines)
+    groups = group_line(t)
+    text = "\n".join(([groups] if groups else []) + lines)
     return text + (f"\n{t.left_out_line}." if t.left_out else "")
