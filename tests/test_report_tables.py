@@ -160,3 +160,16 @@ def test_the_terminal_prints_the_headline_and_the_verdict_cells_of_the_page(tmp_
     assert "columns 2–4: L2P+OptMT vs baseline, pin charged" in verdict
     assert main(["report", str(run), "--format", "text", "-o", str(tmp_path / "r.txt")]) == 0
     assert (tmp_path / "r.txt").read_text() == out
+
+
+def test_a_metric_column_takes_its_label_and_unit_from_the_catalog() -> None:
+    from l2attr.catalog.keys import catalog
+    from l2attr.report.columns import metric
+
+    col = metric("dram_read")
+    assert col.header == catalog().metrics["dram_read"].label and col.cls == "num"
+    assert col.cell({"dram_read": 12_345_678.0}).text == "12.3 MB"          # unit "byte"
+    assert metric("duration", "ncu").cell({"duration": 2_500.0}).text == "2.5 µs"   # unit "ns"
+    assert metric("fill_device").cell({"fill_device": None}).missing is not None
+    with pytest.raises(KeyError, match="no key of the metric catalog"):
+        metric("dram_bytes")

@@ -19,6 +19,8 @@ from typing import Any, Callable, Iterable, Sequence
 import pandas as pd
 
 from l2attr.analysis.common import is_missing, not_applicable, rung_label, why
+from l2attr.catalog.keys import catalog
+from l2attr.report import fmt
 from l2attr.report.charts import FALLBACK_COLOR, RUNG_COLORS
 
 Record = dict[str, Any]
@@ -139,6 +141,26 @@ def family_of(r: Record) -> str:
 
 def number(header: str, name: str, formatter: Callable[[Any], str], good_above: float | None = None) -> Column:
     return Column(header, lambda r: num(r, name, formatter, good_above), "num")
+
+
+# a metric catalog unit (metrics/*.toml) -> how its value is printed
+UNIT_FORMATS: dict[str, Callable[[Any], str]] = {"byte": fmt.nbytes, "sector": fmt.sectors, "ns": fmt.ns_as_us,
+                                                 "%": fmt.pct, "block": fmt.count}
+
+
+def metric(key: str, header: str = "", name: str = "") -> Column:
+    """A layer-B quantity by its catalog key: its header the catalog's label (unless given), its
+    format the catalog's unit, its field `name` (default: the key itself)."""
+    cat = catalog()
+    if key in cat.rates:
+        label, unit = cat.rates[key].label, "%"
+    elif key in cat.totals:
+        label, unit = cat.totals[key].label, cat.metrics[cat.totals[key].parts[0]].unit
+    elif key in cat.metrics:
+        label, unit = cat.metrics[key].label, cat.metrics[key].unit
+    else:
+        raise KeyError(f"{key!r} is no key of the metric catalog (metrics/*.toml)")
+    return number(header or label, name or key, UNIT_FORMATS.get(unit, fmt.count))
 
 
 def calls(x: float, unit: str = "") -> str:

@@ -13,7 +13,7 @@ from l2attr.analysis import calls as lb
 from l2attr.analysis.common import is_missing
 from l2attr.analysis.study import Analysis
 from l2attr.report import fmt
-from l2attr.report.columns import Column, Table, key, number, plain, rung, sources_of, table, text, under
+from l2attr.report.columns import Column, Table, key, metric, number, plain, rung, sources_of, table, text, under
 from l2attr.report.html_sections import EMPTY, Section
 from l2attr.vocab import Role
 
@@ -78,19 +78,18 @@ def attribution(an: Analysis) -> Section:
     )
     pin = (
         rung(), plain("Profile", "profile"), number("calls", "n_calls", fmt.count),
-        number("DRAM read", "dram_read", fmt.nbytes), number("hot set", "hot_set_bytes", fmt.nbytes),
+        metric("dram_read", "DRAM read"), number("hot set", "hot_set_bytes", fmt.nbytes),
         number("read / hot set", "dram_over_hot_set", lambda x: f"{x:.2f}×"),
-        number("L2 fills (sectors)", "fill_device", fmt.sectors), number("evict_last sectors", "evict_last", fmt.sectors),
-        number("duration (ncu)", "duration", fmt.ns_as_us),
+        metric("fill_device", "L2 fills (sectors)"), metric("evict_last", "evict_last sectors"),
+        metric("duration", "duration (ncu)"),
     )
     cells = (
         plain("Condition", "condition"), plain("Role", "role"), rung(), plain("Profile", "profile"),
-        number("calls", "n_calls", fmt.count), number(rate_label, rate, fmt.pct),
-        number("hit rate, all ops", "hit_rate", fmt.pct), number("DRAM read", "dram_read", fmt.nbytes),
+        number("calls", "n_calls", fmt.count), metric(rate),
+        metric("hit_rate", "hit rate, all ops"), metric("dram_read", "DRAM read"),
         number("DRAM spread over calls", "dram_read_spread_pct", fmt.pct),
-        number("DRAM write", "dram_write", fmt.nbytes), number("L2 fills", "fill_device", fmt.sectors),
-        number("fabric", "fabric", fmt.sectors), number("evict_last", "evict_last", fmt.sectors),
-        number("duration", "duration", fmt.ns_as_us),
+        metric("dram_write", "DRAM write"), metric("fill_device", "L2 fills"),
+        metric("fabric", "fabric"), metric("evict_last", "evict_last"), metric("duration", "duration"),
     )
     return {
         "empty": False, "rate": rate, "rate_label": rate_label, "sources": sources_of(an.l2, "metrics.csv"),
