@@ -18,23 +18,9 @@ from l2attr.analysis.common import is_missing, ordered_profiles, ordered_rungs, 
 from l2attr.report.titles import view_family
 from l2attr.analysis.calls import headline_rate, label
 from l2attr.analysis.study import Analysis
+from l2attr.report.colors import FALLBACK_COLOR, PROFILE_COLORS, RUNG_COLORS  # noqa: F401  (charts' callers)
 from l2attr.vocab import Condition, Profile, Role, RungId
 
-RUNG_COLORS: dict[str, str] = {
-    RungId.BASELINE: "#6B7280",
-    RungId.OPTMT: "#3B6FB6",
-    RungId.RPF_OPTMT: "#3E9B5F",
-    RungId.L2P_OPTMT: "#E07B1F",
-    RungId.COMBINED: "#8E5BB5",
-    RungId.TORCH: "#C4C9D1",
-}
-PROFILE_COLORS: dict[str, str] = {
-    Profile.REUSE_HIGH: "#B4292F",
-    Profile.REUSE_MEDIUM: "#E8853A",
-    Profile.REUSE_LOW: "#5E9BD0",
-    Profile.RANDOM: "#22508F",
-}
-FALLBACK_COLOR = "#9CA3AF"
 FONT = ("Inter, system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', "
         "'Liberation Sans', Arial, sans-serif")
 GRID = "#E5E7EB"
