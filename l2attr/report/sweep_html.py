@@ -4,6 +4,8 @@ drawn inside the ladder report or, when only sweeps are given, on their own page
 
 from __future__ import annotations
 
+from collections import Counter
+
 import datetime as dt
 from typing import Any
 
@@ -45,11 +47,17 @@ def section(an: SweepAnalysis, index: int) -> tuple[dict[str, Any], dict[str, An
 
 
 def sections(analyses: list[SweepAnalysis]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Every sweep's chapter; two sweeps of one axis are told apart by their run in the title (the
+    contents would list the same words twice)."""
     out, figs = [], {}
     for i, an in enumerate(analyses):
         fields, f = section(an, i)
         out.append(fields)
         figs.update(f)
+    titles = Counter(s["title"] for s in out)
+    for s in out:
+        if titles[s["title"]] > 1:
+            s["title"] = f"{s['title']} ({s['run']})"
     return out, figs
 
 
