@@ -100,7 +100,9 @@ def test_a_column_na_in_every_row_is_left_out_and_named() -> None:
     assert [h for h, _ in t.headers] == ["Profile", "Rung", "median", "speedup"]
     assert t.groups == (("", 2), ("Timer", 2))
     line = f"{LEFT_OUT}: never measured"
-    assert t.left_out == ("never measured",) and t.left_out_line == line
+    assert t.left_out == (("", "never measured"),) and t.left_out_line == line
+    both = table((*COLUMNS, *under("Timer", Column("p90", lambda r: missing("not kept", "num"), "num"))), ROWS)
+    assert both.left_out_line == f"{LEFT_OUT}: never measured; Timer: p90"    # a group named once
     assert f'<p class="note left-out">{line}.</p>' in page_table(t)
     assert markdown(t).endswith(f"; {line}._") and "(1) not measured" in markdown(t)
     assert console(t).endswith(f"\n{line}.")

@@ -61,12 +61,17 @@ class Table:
     rows: list[Row]
     groups: Sequence[tuple[str, int]] = ()          # (label, columns spanned) above the headers
     cls: str = "data"
-    left_out: tuple[str, ...] = ()                  # headers of the columns with no value in any row
+    left_out: tuple[tuple[str, str], ...] = ()      # (group, header) of each column with no value in any row
 
     @property
     def left_out_line(self) -> str:
-        """'columns left out, n/a in every row: pin, pin + consumer' ('' when none was)."""
-        return f"{LEFT_OUT}: {', '.join(self.left_out)}" if self.left_out else ""
+        """'columns left out, n/a in every row: vs baseline: pin charged / wall clock; share' ('' when
+        none was): each group once, its columns after it."""
+        said: dict[str, list[str]] = {}
+        for group, header in self.left_out:
+            said.setdefault(group, []).append(header)
+        parts = [f"{g}: {' / '.join(hs)}" if g else " / ".join(hs) for g, hs in said.items()]
+        return f"{LEFT_OUT}: {'; '.join(parts)}" if parts else ""
 
 
 @dataclass(frozen=True)
@@ -76,10 +81,6 @@ class Column:
     cls: str = ""                                   # "num": a right-aligned number column
     group: str = ""                                 # the spanning header above it ("" for none)
     hide_when_empty: bool = True                    # left out when no row has a value
-
-    def named(self) -> str:
-        """The header with its group: how a dropped column is named and how a flat table heads it."""
-        return f"{self.group}: {self.header}" if self.group and self.header else self.group or self.header
 
 
 def under(group: str, *columns: Column) -> tuple[Column, ...]:
@@ -206,7 +207,7 @@ def _build(columns: Sequence[Column], cells: list[list[Cell]], sources: list[str
         first = lead[n] if lead is not None else None
         rows.append(Row(([first] if first is not None else []) + picked, source))
     return Table([(c.header, c.cls) for c in shown], rows, _groups(shown), cls,
-                 tuple(columns[i].named() for i in range(len(columns)) if i not in keep))
+                 tuple((columns[i].group, columns[i].header) for i in range(len(columns)) if i not in keep))
 
 
 def table(columns: Sequence[Column], rows: pd.DataFrame | Iterable[Record], cls: str = "data") -> Table:
@@ -241,7 +242,7 @@ def grouped_table(columns: Sequence[Column], df: pd.DataFrame, by: str, order: S
     t = _build(columns[1:], cells, sources, "data", lead)
     first = columns[0]
     return replace(t, headers=[(first.header, first.cls), *t.headers],
-                   groups=_groups([first, *[c for c in columns[1:] if c.named() not in t.left_out]]))
+                   groups=_groups([first, *[c for c in columns[1:] if (c.group, c.header) not in t.left_out]]))
 
 
 def grid(t: Table) -> list[list[Cell]]:
