@@ -37,7 +37,7 @@ RUNS: dict[str, Path] = {
     "sweep": EX / "20261130T215547Z-bench-window",
     "experiment": EX / "experiments" / "20261201T163314Z-my-pair",
     "step": EX / "steps" / "runs" / "20261201T170613Z-selfcheck-quarter-l2-marked",
-    "step-surgery": EX / "steps" / "surgery" / "20261202T142307Z-selfcheck-quarter-l2",   # graph surgery, kernel-level edges
+    "step-surgery": EX / "steps" / "surgery" / "20261202T160528Z-selfcheck-quarter-l2",   # graph surgery, kernel-level edges
     "distributed": EX / "distribute" / "20261201T205742Z-workers1",
 }
 

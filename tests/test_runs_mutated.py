@@ -155,6 +155,13 @@ CASES = [
     (P, cell("metrics.csv.gz", 110, "report", ""), "column report must not be empty"),
     ("step-surgery", cell("step_kernels.csv", 0, "node", "inf"), "step_kernels.csv"),
     ("step-surgery", cell("step_kernels.csv", 0, "node", ""), "step_kernels.csv"),
+    # CI's 200-example property run (2026-12-02): a manifest count of true read as 1; an edge row moved to a new edge
+    ("step-surgery", field(("surgery", "matched_kernels"), True), "surgery.matched_kernels is True"),
+    ("step-surgery", field(("surgery", "graph_kernels"), 0), "surgery.graph_kernels is 0"),
+    ("step-surgery", field(("surgery", "call_us"), {}), "surgery.call_us must be a list"),
+    ("step-surgery", cell("step_edges.csv", 0, "edge", "999"), "its arms hold different repeats"),
+    ("step-surgery", cell("step_edges.csv", 0, "bytes", "5"), "holds more than one bytes"),
+    ("step-graph", field(("graph", "matched_kernels"), -1), "graph.matched_kernels is -1"),
     ("step-edges", cell("step_edges.csv", 0, "producer", "99"), "column producer must name an op"),
     ("step-edges", rows("step_edges.csv", lambda df: df.assign(producer=df["consumer"], consumer=df["producer"])),
      "the producer must come before its consumer"),

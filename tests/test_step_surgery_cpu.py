@@ -12,7 +12,7 @@ import pytest
 from l2attr.analysis.step import answer, bracket, name_op
 from l2attr.errors import UserError
 from l2attr.steps.attribute import assign
-from l2attr.steps.replay import _keys, plan
+from l2attr.steps.replay import occurrence_keys, plan
 from l2attr.steps.surgery import Shape, refuse_shape
 from l2attr.vocab import Judgement
 
@@ -34,7 +34,7 @@ def test_the_arms_rotate_each_repeat():
 
 
 def test_same_named_kernels_are_keyed_by_occurrence():
-    assert _keys(["a", "b", "a"]) == [("a", 0), ("b", 0), ("a", 1)]
+    assert occurrence_keys(["a", "b", "a"]) == [("a", 0), ("b", 0), ("a", 1)]
 
 
 def _rows(cond: str, step: int, names: list[str], durs: list[float]) -> list[dict]:

@@ -218,12 +218,14 @@ class StepAnswer:
 
 def edges(ops: pd.DataFrame, kern: pd.DataFrame) -> pd.DataFrame:
     """Producer -> consumer edges by bytes, with each consumer's first-kernel saving split by bytes.
-    Views are neither: they launch nothing and write nothing (their output aliases their input)."""
+    Views are neither: they launch nothing and write nothing (their output aliases their input). An
+    op whose schema may alias but that launched a kernel (`contiguous` of a strided tensor copies)
+    wrote its output, so it is no view here."""
     from l2attr.analysis.step_edges import views
 
     writers: list[tuple[int, int, int]] = []        # (start, end, op) of every output so far
     saving = {int(r.op_index): float(r.saving_us) for r in kern.itertuples() if r.met_flush} if len(kern) else {}
-    skip = views(ops)
+    skip = views(ops) - (set(kern["op_index"].astype(int)) if len(kern) else set())
     rows = []
     for r in ops.sort_values("op_index").itertuples():
         if int(r.op_index) in skip:

@@ -12,6 +12,7 @@ from l2attr.errors import STRICT, UserError
 from l2attr.integrity.engine import check_step_dram
 from l2attr.integrity.manifest import check_manifest
 from l2attr.integrity.step import check_step_tables, replays_a_graph
+from l2attr.analysis.step_program import compiled_caveat, program_caveat, program_check
 from l2attr.integrity.step_counts import check_graph_counts
 from l2attr.rundir import RunDir
 from l2attr.schema import KERNEL_EDGES, STEP_DRAM, STEP_EDGES, STEP_KERNELS, STEP_OPS, STEP_TIMES
@@ -157,7 +158,9 @@ def first_line(manifest: dict[str, Any], ans: Any) -> str:
         if isinstance(n, int) and isinstance(m, int) and m < n:
             lines.append(f"Measured as the captured graph runs it: {n - m} of {n} kernels are not the eager ops' "
                          "(a compiled step's own kernels), attributed by kernel name.")
-        lines += [overlap_line(ans.kernels)]
+        check = program_check(manifest, ans.kernels)
+        lines += [compiled_caveat(manifest, ans.kernels), program_caveat(check, sf.get("call_kernel_difference")),
+                  overlap_line(ans.kernels)]
         return "\n".join(x for x in lines if x)
     k = ans.kernels
     if not len(k) or not manifest.get("fallback"):      # an eager run asked for is the per-op method by name

@@ -128,7 +128,7 @@ BY_KIND: dict[str, dict[str, Rule]] = {
         "step": OBJECT, "step.name": TEXT, "step.repeats": whole(2), "step.warmup": whole(0),
         "step.function": TEXT_OR_NULL, "step.mode": word(StepMode.values()), "step.edges": whole(0),
         "step.facts": OBJECT, "cold": ANY_TEXT, "edges_method": ANY_TEXT,
-        "graph": OBJECT, "graph.*": SCALAR, "surgery": OBJECT, "step_ncu": OBJECT, "step_ncu.argv": OBJECT,
+        "graph": OBJECT, "graph.*": SCALAR, "surgery": OBJECT, "surgery.compiled": FLAG, "surgery.call_kernel_difference": OBJECT, "step_ncu": OBJECT, "step_ncu.argv": OBJECT,
         "step_ncu.chip": TEXT_OR_NULL, "step_ncu.metrics": TEXT_OR_NULL,
     },
     RunKind.SWEEP.value: {

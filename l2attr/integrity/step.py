@@ -157,6 +157,30 @@ def check_step_tables(tables: dict[str, pd.DataFrame | None], graph: bool, path:
                        lambda row, c=column: f"{edges[c].iloc[row]:g}")
         rules.flag(damage, e_source, edges["producer"] >= edges["consumer"], "the producer must come before its "
                    f"consumer ({order})", lambda row: f"{edges['producer'].iloc[row]:g} -> {edges['consumer'].iloc[row]:g}")
+        _whole_edges(edges, e_source, damage)
+
+
+def _whole_edges(edges: pd.DataFrame, source: str, damage: Damage) -> None:
+    """Every edge is one producer -> consumer pair of one size, measured in every arm over the same
+    repeats: an edge's saving is a difference of its arms, so a row moved to another edge (or an
+    arm missing) would print an edge no run measured."""
+    for column in ("producer", "consumer", "bytes"):
+        odd = edges.groupby("edge")[column].nunique()
+        if (odd > 1).any():
+            damage.found(f"{source}: edge {odd.index[odd > 1][0]:g} holds more than one {column}: one edge is "
+                         "one producer -> consumer pair of one size")
+            return
+    arms = set(EdgeArm.values())
+    for e, g in edges.groupby("edge"):
+        have = set(g["arm"])
+        if have != arms:
+            damage.found(f"{source}: edge {e:g} holds the arms {', '.join(sorted(have))}: every edge is measured "
+                         f"in each of {', '.join(sorted(arms))}")
+            return
+        reps = g.groupby("arm")["repeat"].agg(lambda x: tuple(sorted(x)))
+        if reps.nunique() > 1:
+            damage.found(f"{source}: edge {e:g}: its arms hold different repeats (cut or mixed data)")
+            return
 
 
 def _same_kernels_per_step(kernels: pd.DataFrame, source: str, damage: Damage) -> None:

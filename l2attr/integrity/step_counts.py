@@ -76,14 +76,28 @@ def _times(v: Any) -> bool:
 
 
 def _check_call_times(got: dict[str, Any], manifest: dict[str, Any], path: Path, damage: Damage) -> None:
-    """The function called on its own and torch's replay of the capture: one time per repeat each, or
-    both empty (the user's own graph has neither). The page prints their medians beside natural."""
+    """The function called on its own and torch's replay of the capture: at most one time per repeat
+    each (a blocking-timer sample it discards is left out; a run may keep none), both present or
+    both empty; the call's kernel sums (the profiler, no discards), when recorded, one per repeat or
+    none (the user's own graph has no call). The page prints
+    their medians beside natural."""
+    where = path / "manifest.json"
     call, torch_g = got.get("call_us"), got.get("torch_graph_us")
     repeats = (manifest.get("step") or {}).get("repeats")
     for key, v in (("call_us", call), ("torch_graph_us", torch_g)):
         if not _times(v):
-            damage.found(f"{path / 'manifest.json'}: field surgery.{key} must be a list of times in µs (> 0)")
+            damage.found(f"{where}: field surgery.{key} must be a list of times in µs (> 0)")
             return
-    if len(call) != len(torch_g) or (call and _whole(repeats) and len(call) != repeats):
-        damage.found(f"{path / 'manifest.json'}: fields surgery.call_us and surgery.torch_graph_us hold "
-                     f"{len(call)} and {len(torch_g)} times: one per repeat ({repeats!r}) each, or none")
+    most = repeats if _whole(repeats) else 10 ** 9
+    if bool(call) != bool(torch_g) or len(call) > most or len(torch_g) > most:
+        damage.found(f"{where}: fields surgery.call_us and surgery.torch_graph_us hold {len(call)} and "
+                     f"{len(torch_g)} times: at most one per repeat ({repeats!r}) each, both or neither")
+        return
+    if "call_kernel_us" not in got and "call_kernels" not in got:
+        return                              # a run made before the call's kernels were traced
+    sums, counts = got.get("call_kernel_us"), got.get("call_kernels")
+    ok = (_times(sums) and isinstance(counts, list) and all(_whole(c) and c > 0 for c in counts)
+          and len(sums) == len(counts) and len(sums) in (0, most))
+    if not ok:
+        damage.found(f"{where}: fields surgery.call_kernel_us and surgery.call_kernels must be one kernel "
+                     f"time (µs > 0) and one kernel count (> 0) per repeat ({repeats!r}), or none")

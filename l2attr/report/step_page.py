@@ -18,7 +18,7 @@ from l2attr.analysis.step import describe_kernel, top_edges, top_kernels
 from l2attr.report.charts import figure_json
 from l2attr.report.pages_env import page_environment
 from l2attr.analysis.step_load import step_name
-from l2attr.report.step_text import (EDGE_HEADERS, SURGERY_HEADERS, edge_rows, edges_how, graph_line, grids,
+from l2attr.report.step_text import (EDGE_HEADERS, SURGERY_HEADERS, edge_rows, edges_how, graph_line, grids, surgery_intro,
                                      surgery_row)
 
 TEMPLATE = "step.html.j2"
@@ -56,7 +56,7 @@ def card(ans: Any, i: int) -> dict[str, Any]:
     edges = [[f"{r['producer_op']}#{r['producer']}", f"{r['consumer_op']}#{r['consumer']}", f"{r['bytes'] / 1e6:.2f}",
               f"{r['attributed_saving_us']:+.2f}"] for r in top_edges(ans, ans.ops, 15).to_dict("records")]
     return {"name": name, "headline": ans.headline(name), "chart": f"step-chart-{i}", "kernels": kern, "edges": edges,
-            "measured": edge_rows(ans, 15), "edges_method": edges_how(m), "graph": graph_line(ans),
+            "measured": edge_rows(ans, 15), "edges_method": edges_how(m), "graph": surgery_intro(ans) if "write_back_bound_us" in top.columns else graph_line(ans),
             "measured_headers": EDGE_HEADERS, "kernel_headers": kern_headers, "kernel_title": title,
             "identity": list({"GPU": f"{gpu.get('name', '?')} {gpu.get('uuid', '')}", "host": gpu.get("host", "?"),
                               "cold arm": m.get("cold", "?"), "command": m.get("command", "?")}.items())}

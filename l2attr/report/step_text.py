@@ -10,6 +10,7 @@ from typing import Any
 from l2attr.analysis.step import compare_step_times, describe_kernel, top_edges, top_kernels, versus_claim
 from l2attr.analysis.step_edges import describe as describe_edge
 from l2attr.analysis.step_load import is_graph, step_name
+from l2attr.analysis.step_program import program_check, program_line
 from l2attr.report.markdown import md_table
 from l2attr.vocab import Judgement
 
@@ -102,21 +103,30 @@ SURGERY_HEADERS = ["node", "kernel (op#index)", "natural µs", "clean-cold µs",
                    "write-back ≤ µs (% of natural)", "judgement"]
 
 
+def surgery_intro(ans: Any) -> str:
+    """How a graph-surgery run's graph was measured, beside the program it stands for (the Markdown
+    section and the HTML card print the same text)."""
+    sf = ans.manifest.get("surgery") or {}
+    k = ans.kernels
+    call, torch_g = sf.get("call_us") or [], sf.get("torch_graph_us") or []
+    med = (lambda xs: f"{sorted(xs)[len(xs) // 2]:.1f} µs" if xs else "not measured")
+    wb = float(k["write_back_bound_us"].sum())
+    check = program_check(ans.manifest, k)
+    return (f"Graph surgery: {sf.get('graph_kernels', '?')} kernel nodes, each after its own flush node; "
+            f"{sf.get('matched_kernels', '?')} attributed to eager ops, the rest by kernel name. Natural replay "
+            f"{ans.step_time.median:.1f} µs, torch's own replay of the same capture {med(torch_g)}, the function "
+            f"called on its own {med(call)} (every launch queued first; the GPU's own per-launch gaps included). "
+            f"Write-back bound over all kernels: ≤ {wb:.1f} µs ({100 * wb / float(k['natural_us'].sum()):.1f} % "
+            f"of natural kernel time)." + (f" {program_line(check)}" if check else ""))
+
+
 def surgery_lines(ans: Any, every_up_to: int = 12, top: int = 8) -> list[str]:
     """A graph-surgery run: how its graph was measured, and its kernels with both cold readings and
     the write-back bound (dirty-cold - clean-cold: what a full L2 of dirty lines costs the kernel,
     at least what natural's own dirty lines can)."""
-    sf = ans.manifest.get("surgery") or {}
     k = ans.kernels.sort_values("node") if "node" in ans.kernels else ans.kernels
     shown = k if len(k) <= every_up_to else k.reindex(k["saving_us"].abs().sort_values(ascending=False).index).head(top)
-    call, torch_g = sf.get("call_us") or [], sf.get("torch_graph_us") or []
-    med = (lambda xs: f"{sorted(xs)[len(xs) // 2]:.1f} µs" if xs else "not measured")
-    wb = float(k["write_back_bound_us"].sum())
-    lines = [f"Graph surgery: {sf.get('graph_kernels', '?')} kernel nodes, each after its own flush node; "
-             f"{sf.get('matched_kernels', '?')} attributed to eager ops, the rest by kernel name. Natural replay "
-             f"{ans.step_time.median:.1f} µs, torch's own replay of the same capture {med(torch_g)}, the function "
-             f"called on its own {med(call)} (host launch gaps included). Write-back bound over all kernels: "
-             f"≤ {wb:.1f} µs ({100 * wb / float(k['natural_us'].sum()):.1f} % of natural kernel time).", "",
+    lines = [surgery_intro(ans), "",
              f"{'Every kernel' if len(shown) == len(k) else f'The {len(shown)} kernels of largest |saving|'} "
              "(saving = cold - natural; a judgement word only where both cold readings agree):", ""]
     return lines + [md_table(SURGERY_HEADERS, [surgery_row(r) for r in shown.to_dict("records")],

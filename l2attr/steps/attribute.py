@@ -6,6 +6,12 @@ op; the graph's kernel names (node order) are aligned with it by name and order 
 names). A node that the eager call does not launch (a Triton kernel of a compiled step, whose
 eager call runs ATen kernels instead) keeps op_index UNMATCHED and is attributed by its name: it is
 measured as the graph runs it, and the run says how many kernels were attributed which way.
+
+The recorded call runs under `torch.compiler.set_stance("force_eager")`: the recorder installs
+module hooks and a dispatch mode, and a compiled module called under new hooks recompiles on every
+call until Dynamo's recompile limit, after which it runs eagerly for good (seen on the H200: the
+compiled decoder's prefill step then captured ATen kernels only). Forced eager, the compiled
+function's caches are left as they were, and the record is the eager program by definition.
 """
 
 from __future__ import annotations
@@ -22,6 +28,22 @@ from l2attr.vocab import StepCondition
 from l2attr.analysis.step import UNMATCHED, name_op  # noqa: F401  (name_op: re-exported for callers)
 
 
+def eager_stance(torch: Any) -> Any:
+    """A context in which compiled code runs eagerly without touching its caches (a null context on
+    a torch without compiler stances)."""
+    import contextlib
+
+    stance = getattr(getattr(torch, "compiler", None), "set_stance", None)
+    return stance("force_eager") if callable(stance) else contextlib.nullcontext()
+
+
+def is_compiled(torch: Any, fn: Any) -> bool:
+    """Whether `fn` is a torch.compile'd module or function (what the answer must not silently
+    measure as its eager version)."""
+    optimized = getattr(getattr(getattr(torch, "_dynamo", None), "eval_frame", None), "OptimizedModule", None)
+    return (isinstance(optimized, type) and isinstance(fn, optimized)) or hasattr(fn, "_torchdynamo_orig_callable")
+
+
 def eager_record(torch: Any, fn: Callable[..., Any], args: tuple, kwargs: dict) -> tuple[pd.DataFrame, list[Any], str]:
     """One eager call under the recorder: (its kernels with op_index, kernel_index; its ops; why
     not, when it could not be recorded)."""
@@ -33,7 +55,7 @@ def eager_record(torch: Any, fn: Callable[..., Any], args: tuple, kwargs: dict) 
     label = LEGACY_PREFIX + STEP_TRACE.build(condition=StepCondition.NATURAL.value, step=0)
     try:
         with torch.profiler.profile(activities=acts) as prof:
-            with torch.profiler.record_function(label), rec.modules, rec:
+            with eager_stance(torch), torch.profiler.record_function(label), rec.modules, rec:
                 fn(*args, **kwargs)
             torch.cuda.synchronize()
         import os

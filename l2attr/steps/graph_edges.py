@@ -68,14 +68,14 @@ def rank(edges: pd.DataFrame, k: pd.DataFrame, n: int) -> pd.DataFrame:
 def rows_from(kern: pd.DataFrame, plans: pd.DataFrame, names: list[str], warmed: dict[tuple[int, str], int]) -> pd.DataFrame:
     """Traced edge replays (steps/trace.edge_kernels) -> step_edges rows: the consumer node's duration
     per (edge, arm, repeat), the node found by (name, occurrence) in its replay."""
-    from l2attr.steps.replay import _keys
+    from l2attr.steps.replay import occurrence_keys
 
-    keys = _keys(names)
+    keys = occurrence_keys(names)
     out = []
     for (e, arm, r), g in kern.groupby(["edge", "arm", "repeat"], sort=True):
         p = plans.iloc[int(e)]
         c = int(p["consumer"])
-        got = dict(zip(_keys(list(g.sort_values("start_us")["kernel"])), g.sort_values("start_us")["duration_us"]))
+        got = dict(zip(occurrence_keys(list(g.sort_values("start_us")["kernel"])), g.sort_values("start_us")["duration_us"]))
         if keys[c] not in got:
             raise UserError(f"edge {int(p['producer'])} -> {c}: the consumer kernel {names[c]} is missing from the "
                             f"{arm} replay {r} (does the graph launch other kernels each time?)")

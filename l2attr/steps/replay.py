@@ -35,13 +35,21 @@ def plan(conditions: list[str], repeats: int) -> list[tuple[int, str]]:
     return out
 
 
-def trace_arms(torch: Any, arms: dict[str, Callable[[], None]], repeats: int) -> dict[str, Any]:
-    """Replay each arm `repeats` times under the profiler; the kineto trace as a dict."""
+def trace_arms(torch: Any, arms: dict[str, Callable[[], None]], repeats: int,
+               settle: Callable[[], None] | None = None) -> dict[str, Any]:
+    """Replay each arm `repeats` times under the profiler; the kineto trace as a dict. `settle`
+    runs before a natural replay's untraced predecessor: a clean flush, so the dirty lines a
+    cold_dirty arm left (a full L2 of them) are written back first and not charged to natural.
+    One untraced replay alone leaves most of them for a step smaller than L2: on the H200 the
+    self-check's natural kernels then read slower than the function called on its own (the program
+    check of analysis/step_program.py caught it)."""
     acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
     natural = arms[NATURAL]
     with torch.profiler.profile(activities=acts) as prof:
         for i, cond in plan(list(arms), repeats):
             if cond == NATURAL:
+                if settle is not None:
+                    settle()
                 natural()                               # the state one step leaves the next, untraced
             with torch.profiler.record_function(LEGACY_PREFIX + STEP_TRACE.build(condition=cond, step=i)):
                 arms[cond]()
@@ -68,7 +76,7 @@ def node_kernels(trace: dict[str, Any]) -> pd.DataFrame:
         raise UserError("no cold replay was traced")
     ref = cold[(cold["condition"] == cold["condition"].iloc[0]) & (cold["step"] == cold["step"].iloc[0])]
     names = list(ref["kernel"])
-    key_to_node = {k: j for j, k in enumerate(_keys(names))}
+    key_to_node = {k: j for j, k in enumerate(occurrence_keys(names))}
     parts = []
     for (cond, step), g in df.groupby(["condition", "step"], sort=True):
         got = list(g["kernel"])
@@ -78,12 +86,13 @@ def node_kernels(trace: dict[str, Any]) -> pd.DataFrame:
         if cond != NATURAL and got != names:
             raise UserError(f"a cold replay ran its kernels in another order ({cond} replay {step}): "
                             "the serialised copy should not allow that")
-        parts.append(g.assign(node=[key_to_node[k] for k in _keys(got)]))
+        parts.append(g.assign(node=[key_to_node[k] for k in occurrence_keys(got)]))
     out = pd.concat(parts, ignore_index=True)
     return out[NODE_COLUMNS]
 
 
-def _keys(names: list[str]) -> list[tuple[str, int]]:
+def occurrence_keys(names: list[str]) -> list[tuple[str, int]]:
+    """(name, occurrence) per kernel: how a replay's kernels are paired with nodes by name."""
     seen: dict[str, int] = {}
     out = []
     for n in names:
@@ -96,3 +105,42 @@ def cold_names(k: pd.DataFrame) -> list[str]:
     """Kernel names in node order (from the node-keyed table)."""
     first = k.drop_duplicates("node").sort_values("node")
     return list(first["kernel"])
+
+
+def trace_calls(torch: Any, call: Callable[[], Any], repeats: int) -> pd.DataFrame:
+    """The step function called on its own (not replayed), `repeats` times under the profiler as
+    the arms are: per call, the sum of its kernels' CUPTI durations and their count. The answer holds
+    the natural replay's kernel time to it, so a capture that ran another program (an eager twin, a
+    branch the capture froze) is seen: kernels inside one call are the program's own, the launch
+    gaps between them are not counted."""
+    from l2attr.steps.record import STEP_RANGE
+    from l2attr.steps.trace import _events, _launched
+
+    acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    call()                                  # the state one call leaves the next, untraced
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=acts) as prof:
+        for i in range(repeats):
+            with torch.profiler.record_function(LEGACY_PREFIX + STEP_TRACE.build(condition=NATURAL, step=i)):
+                call()
+            torch.cuda.synchronize()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "trace.json")
+        prof.export_chrome_trace(path)
+        trace = json.loads(Path(path).read_text())
+    rows = [r for r in _launched(_events(trace), STEP_RANGE, STEP_TRACE.parse) if not r["graph"]]
+    if not rows:
+        return pd.DataFrame(columns=["step", "kernel_us", "kernels", "names"])
+    df = pd.DataFrame(rows).sort_values(["step", "start_us"])
+    return (df.groupby("step").agg(kernel_us=("duration_us", "sum"), kernels=("kernel", "size"),
+                                   names=("kernel", list)).reset_index())
+
+
+def kernel_difference(graph: list[str], call: list[str]) -> dict[str, list[str]]:
+    """The kernels one side launches that the other does not (names with multiplicity, short):
+    what a reader needs when the graph and the function called on its own disagree."""
+    from collections import Counter
+
+    g, c = Counter(graph), Counter(call)
+    return {"only_in_graph": sorted(n[:120] for n in (g - c).elements()),
+            "only_in_call": sorted(n[:120] for n in (c - g).elements())}

@@ -9,7 +9,9 @@
 4. Attribute nodes to ops from one eager recorded call, by name where it launches other kernels
    (steps/attribute.py).
 5. Time the natural graph's replays untraced (blocking timer), and the function called on its own,
-   so a reader can see that the graph is the program the user runs.
+   so a reader can see that the graph is the program the user runs: the call's wall (blocking
+   timer: every launch queued first, so no host gap; the GPU's own per-launch gaps stay in) and its
+   kernels summed per call under the profiler, the figure the natural replay's kernels are held to.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from l2attr.vocab import StepCondition
 
 ARMS = (StepCondition.NATURAL.value, StepCondition.COLD.value, StepCondition.COLD_DIRTY.value)
 METHOD = {
-    "natural": "replays of the CUDA graph captured from the step (kineto kernel records)",
+    "natural": "replays of the CUDA graph captured from the step (kineto kernel records), each after a clean "
+               "flush and one untraced replay: the L2 as one step leaves it for the next",
     "cold": "replays of a copy of that graph with a flush node before every kernel node: un-pin "
             "(evict_last prefetch of the flush buffer), demote (applypriority evict_normal), read of 2x L2; "
             "kernels serialised in creation order",
@@ -31,6 +34,8 @@ METHOD = {
                   "full of dirty lines (at least the write-back the program's own state can leave it)",
     "ops": "one eager call under the dispatch-mode recorder, its kernels aligned with the graph's by name "
            "and order; kernels it does not launch attributed by name",
+    "call_kernels": "the step function called on its own under the profiler, once per repeat: its kernels' "
+                    "durations summed per call (call_kernel_us) and counted (call_kernels)",
 }
 
 
@@ -84,7 +89,7 @@ def measure(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, repeats
         a()
     torch.cuda.synchronize()
     t1 = time.perf_counter()
-    trace = replay.trace_arms(torch, arms, repeats)
+    trace = replay.trace_arms(torch, arms, repeats, settle=lambda: flushes.launch(dirty=False))
     k = replay.node_kernels(trace)
     t_trace = time.perf_counter() - t1
     names = replay.cold_names(k)
@@ -96,12 +101,21 @@ def measure(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, repeats
     step_times = time_steps(dev, arms[ARMS[0]], repeats)
     call_us = [] if own is not None else _time_call(dev, call, repeats)
     torch_graph_us = [] if own is not None else _time_call(dev, keep[0].replay, repeats)   # torch's own replay
+    calls = replay.trace_calls(torch, call, repeats) if own is None else None
     for a in arms.values():
         a.close()
     edge_rows, edge_why = _kernel_edges(dev, raw, s, k, flushes, edges, repeats, log) if edges else (None, "")
     facts = {**METHOD, **counts, "overlapping_kernels": s.overlapping, "nodes": len(s.types),
              "node_types": {t: s.types.count(t) for t in sorted(set(s.types))},
-             "call_us": call_us, "torch_graph_us": torch_graph_us, "timings": {"capture_s": round(t_capture, 2), "trace_s": round(t_trace, 2)}}
+             "call_us": call_us, "torch_graph_us": torch_graph_us,
+             "call_kernel_us": [] if calls is None else [round(float(x), 3) for x in calls["kernel_us"]],
+             "call_kernels": [] if calls is None else [int(x) for x in calls["kernels"]],
+             "timings": {"capture_s": round(t_capture, 2), "trace_s": round(t_trace, 2)}}
+    facts["compiled"] = attribute.is_compiled(torch, fn)
+    if calls is not None and len(calls):
+        diff = replay.kernel_difference(names, list(calls["names"].iloc[0]))
+        if diff["only_in_graph"] or diff["only_in_call"]:
+            facts["call_kernel_difference"] = diff
     if why:
         facts["eager_record"] = why
     log(f"step graph: {len(names)} kernel nodes, {counts['matched_kernels']} attributed to eager ops"
