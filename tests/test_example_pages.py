@@ -3,6 +3,7 @@ those runs today (so a change of analysis that moves a headline shows here)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -19,3 +20,18 @@ def test_committed_page_is_current(tmp_path, runs, page):
     out = tmp_path / "page.md"
     assert main(["report", str(ROOT / runs), "--format", "md", "-o", str(out)]) == 0
     assert out.read_text() == (ROOT / page).read_text()
+
+
+SESSION4 = sorted(str(p) for p in (ROOT / "examples" / "session4").glob("*-default")) + \
+    sorted(str(p) for p in (ROOT / "examples" / "session4").glob("*-profile-small"))
+GENERATED = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC")   # the page's generated time
+
+
+@pytest.mark.parametrize("runs, page", [(["examples"], "examples/report.md"), (["examples"], "examples/report.html"),
+                                        (SESSION4, "examples/session4/report.md")])
+def test_committed_study_page_is_current(tmp_path, runs, page):
+    """The study's pages (docs/study.md and examples/session4/README.md say how each is made): what
+    `l2attr report` writes from the committed runs today, the time it was generated aside."""
+    out = tmp_path / Path(page).name
+    assert main(["report", *[str(ROOT / r) for r in runs], "-o", str(out)]) == 0
+    assert GENERATED.sub("", out.read_text()) == GENERATED.sub("", (ROOT / page).read_text())

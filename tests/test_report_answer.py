@@ -22,7 +22,8 @@ from l2attr.cli import main
 from l2attr.report.answer_chart import answer_figure
 from l2attr.report.charts import figure_json, heatmap_figure
 from l2attr.report.html import render_html
-from l2attr.report.own_labels import relabel, relabel_figure
+from l2attr.analysis.amortisation import said
+from l2attr.analysis.common import rung_label
 
 
 def text_of(fragment: str) -> str:
@@ -94,8 +95,7 @@ def test_the_line_is_the_analysis_line_once_first(families) -> None:
     assert line and text_of(html.split("</h1>", 1)[1]).startswith(line)
     assert text_of(html).count(line) == 1
     # the verdict's per-profile sentences: once each, in their verdict card
-    for s, family in zip(an.verdict["headline"], an.verdict["family"]):
-        said = relabel(s, family)        # a fast card says it in the fast family's names
+    for said in an.verdict["headline"]:      # a fast card's are in the fast family's names already
         assert text_of(html).count(said) == 1, said
 
 
@@ -117,21 +117,27 @@ def test_no_answer_chart_without_a_charged_number() -> None:
 def test_fast_cards_use_the_fast_names(families) -> None:
     an, html = families
     i = next(i for i, s in enumerate(an.series) if s.family == "fast")
-    for key in ("verdict", "ladder", "share"):
+    standard = r"(?<![\w+])(?<!tuned )(L2P\+|APW\+)?OptMT(?![\w+])"   # the names fast renames
+    for key in ("verdict", "ladder", "amortisation", "share"):
         text = text_of(card(html, f"{key}-{i}"))
         assert "fast+pin" in text or "fast" in text
-        assert not re.search(r"(?<![\w+])(L2P\+)?OptMT(?![\w+])", text), key
+        assert not re.search(standard, text), (key, re.search(standard, text))
+    figures = json.loads(re.search(r'id="l2attr-figures">(.*?)</script>', html, re.S).group(1))
+    for fid, spec in figures.items():
+        if fid.endswith(f"-{i}"):
+            assert not re.search(standard, json.dumps(spec)), fid
     # the other families keep theirs
     assert "L2P+OptMT" in text_of(card(html, "ladder-0"))
 
 
-def test_relabel_keeps_other_families_and_numbers() -> None:
-    assert relabel("L2P+OptMT vs OptMT, RPF+OptMT, the tuned OptMT consumer", "fast") == \
-        "fast+pin vs fast, RPF+OptMT, the tuned OptMT consumer"
-    assert relabel("L2P+OptMT vs OptMT", "tuned") == "L2P+OptMT vs OptMT"
-    spec = {"data": [{"name": "OptMT", "y": [1.0, None]}], "layout": {"title": {"text": "L2P+OptMT"}}}
-    assert relabel_figure(spec, "fast") == {"data": [{"name": "fast", "y": [1.0, None]}],
-                                            "layout": {"title": {"text": "fast+pin"}}}
+def test_a_family_names_its_rungs_as_it_declares_them() -> None:
+    """ladder.declare's rung_labels are the only source: the fast family's OptMT slot is `fast`,
+    its pin rung `fast+pin`; a family that declares none keeps the standard names."""
+    assert [rung_label(r, "fast") for r in ("optmt", "l2p_optmt", "apw_optmt", "baseline")] == \
+        ["fast", "fast+pin", "fast+window", "baseline"]
+    assert [rung_label(r, f) for r, f in (("l2p_optmt", "tuned"), ("optmt", ""), ("torch", "fast"))] == \
+        ["L2P+OptMT", "OptMT", "torch"]
+    assert said("the pin is all that {l2p_optmt} adds over {optmt}", "fast") == "the pin is all that fast+pin adds over fast"
 
 
 def test_compare_lists_only_settings_that_differ(tmp_path: Path) -> None:

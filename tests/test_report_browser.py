@@ -74,7 +74,11 @@ window.addEventListener('load', function () {
         var el = document.getElementById(id);
         return el && el.getBoundingClientRect().bottom <= window.innerHeight;
       }),
-      plotly: typeof window.Plotly
+      plotly: typeof window.Plotly,
+      open_folds: Array.prototype.filter.call(document.querySelectorAll('section.card'), function (c) {
+        var d = c.querySelector('details.fold');
+        return d && d.open;
+      }).map(function (c) { return c.id; })
     });
     document.body.appendChild(out);
   }, 3000);
@@ -104,8 +108,8 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return with_probe(html, root / "report.html")
 
 
-def probe_of(page: Path) -> tuple[dict, subprocess.CompletedProcess[str]]:
-    result = chromium(page.parent, "--window-size=1280,800", "--dump-dom", page.as_uri())
+def probe_of(page: Path, fragment: str = "") -> tuple[dict, subprocess.CompletedProcess[str]]:
+    result = chromium(page.parent, "--window-size=1280,800", "--dump-dom", page.as_uri() + fragment)
     m = re.search(r'<pre id="l2attr-probe">(.*?)</pre>', result.stdout, re.S)
     assert m, f"probe did not run; chromium exit {result.returncode}: {result.stderr[-2000:]}"
     return json.loads(m.group(1).replace("&quot;", '"').replace("&amp;", "&")), result
@@ -122,9 +126,15 @@ def test_renders_without_errors(page: Path) -> None:
     assert probe["under"] == []           # no chart title under plotly's toolbar
     assert probe["legend_on_axis"] == []
     assert probe["first_screen"] == ["answer-line", "fig-answer"]
+    assert probe["open_folds"] == []     # every card opens folded
     console_errors = [line for line in result.stderr.splitlines()
                       if "CONSOLE" in line and ("Uncaught" in line or ":ERROR:" in line and "report.html" in line)]
     assert console_errors == []
+
+
+def test_a_link_to_a_card_opens_it(page: Path) -> None:
+    probe, _ = probe_of(page, "#ladder-0")
+    assert probe["open_folds"] == ["ladder-0"] and probe["errors"] == []
 
 
 def test_probe_finds_a_chart_without_data(tmp_path: Path) -> None:

@@ -162,13 +162,14 @@ def test_html_fast_row_on_reuse_high(html: str) -> None:
 def test_html_missing_values_are_dashes_with_a_reason(html: str) -> None:
     section = section_of(html)
     rows = rows_of(section, "random")
-    assert rows["fast kernels, line pin"] == ["fast", "49.0", "0.70×", "—", "—", "—", "—", "—"]
-    assert rows["tuned kernels, line pin"][6:8] == ["0.89×", "1.03×"]     # 70 / 79, 70 / 68
-    random = section.split("<h3>random</h3>", 1)[1]
+    # no family was profiled on random: its DRAM column is left out, and said to be
+    assert rows["fast kernels, line pin"] == ["fast", "49.0", "0.70×", "—", "—", "—", "—"]
+    assert rows["tuned kernels, line pin"][5:7] == ["0.89×", "1.03×"]     # 70 / 79, 70 / 68
+    random = section.split("<h3>random</h3>", 1)[1].split("<h3>", 1)[0]
     assert '<span class="dash" title="fast+pin not measured for random/natural">—</span>' in random
     assert random.count('<span class="dash" title="fast+pin not measured for random/natural">—</span>') == 4
-    assert ('<span class="dash" title="the fast family&#39;s fast consumer was not profiled for random '
-            '(l2attr profile)">—</span>') in random
+    assert ("columns left out, n/a in every row: Consumer without a pin: DRAM, % of read-only HBM."
+            in text_of(random))
     assert ">n/a<" not in section
 
 
@@ -200,12 +201,14 @@ def test_markdown_section(md: str) -> None:
     assert "**The three kernel families**" in lines
     start = lines.index("**The three kernel families**")
     block = "\n".join(lines[start:])
-    assert "| fast kernels, line pin | fast | 40.0 | 0.62× | 80 | fast+pin | 30.0 | 8.0 | 1.05× | 1.33× |" in block
-    assert "| tuned kernels, line pin | OptMT | 64.0 | 1.00× | — (2) | L2P+OptMT | 60.0 | 10.0 | 0.91× | 1.07× |" in block
-    random = block.split("*random*", 1)[1]
-    assert "| fast kernels, line pin | fast | 49.0 | 0.70× | — (3) | fast+pin | — (4) | — (4) | — (4) | — (4) |" in random
-    assert ("; (3) the fast family's fast consumer was not profiled for random (l2attr profile); (4) fast+pin not "
-            "measured for random/natural.") in random
+    # the card's columns (html_study.family_columns), a missing cell numbered with its reason below
+    assert "| fast kernels, line pin | fast | 40.0 | 0.62× | 80 | 30.0 | 8.0 | 1.05× | 1.33× |" in block
+    assert "| tuned kernels, line pin | OptMT | 64.0 | 1.00× | — (2) | 60.0 | 10.0 | 0.91× | 1.07× |" in block
+    assert "(2) the tuned family's OptMT consumer was not profiled for reuse_high (l2attr profile)" in block
+    random = block.split("*random*", 1)[1].split("\n**", 1)[0]
+    assert "| fast kernels, line pin | fast | 49.0 | 0.70× | — (1) | — (1) | — (1) | — (1) |" in random
+    assert ("_(1) fast+pin not measured for random/natural; columns left out, n/a in every row: Consumer "
+            "without a pin: DRAM, % of read-only HBM._") in random
     # tables are well-formed
     for chunk in md.split("\n\n"):
         rows = [b for b in chunk.splitlines() if b.startswith("|")]
@@ -231,7 +234,7 @@ def test_one_family_has_the_section_but_no_family_answer(tmp_path: Path) -> None
     assert "l2attr ladder --family tuned,fast" in section
     # reuse_medium, artifact: OptMT 46.7; 46.7 / (44.5 + 16.2) = 0.77× charged, 46.7 / 44.5 = 1.05× free
     assert rows_of(section, "reuse_medium")["artifact kernels, element pin (headline)"] == [
-        "OptMT", "46.7", "—", "—", "44.5", "16.2", "0.77×", "1.05×"]
+        "OptMT", "46.7", "44.5", "16.2", "0.77×", "1.05×"]     # × tuned OptMT and DRAM: left out, none measured
     assert "<details class=\"answer-families\">" not in html and "The pin across the kernel families" not in md
     assert "**The three kernel families**" in md
     assert "- reuse_medium, artifact (element pin): OptMT consumer 46.7 µs;" in md   # sentences in the section

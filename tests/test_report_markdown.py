@@ -24,7 +24,7 @@ def test_verdict_and_ladder_tables(tmp_path: Path) -> None:
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[:10] == ["reuse_medium", "0.90×", "0.79×", "0.83×", "1.19×", "1.23×", "1.05×", "0.77×", "0.68×",
                           "8.0 µs"]
-    assert cells[12:14] == ["8", "11"]
+    assert cells[12:14] == ["8 calls", "11 calls"]
     assert ("- reuse_medium (artifact kernels, element pin): L2P+OptMT vs baseline: 0.90× with the pin kernel "
             "charged (slower), 0.79× with the pin step's host launch + sync charged too (slower), 0.83× for the "
             "whole call on the host clock (slower); pin not charged: 1.19× as the artifact timed it (faster), "

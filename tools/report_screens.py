@@ -1,12 +1,13 @@
-"""How many 1280x800 screens a report page's default (folded) view takes, and whether any table
-is wider than the page: measured by headless chromium, so the check sees what a reader sees.
+"""How many 1280x800 screens a report page's default view takes, and whether any table is wider
+than the page: measured by headless chromium, so the check sees what a reader sees.
 
     python tools/report_screens.py examples/report.html [--max-screens 10]
 
 The page is copied to a temporary file with a probe script appended; chromium loads it at
-1280x800, the script closes every <details>, then writes the document height and the right edge
-of the widest table that is not inside its own horizontally scrolling box into the DOM, which
-`--dump-dom` hands back. One JSON line per page; exit 1 when a page is over the limits, 2 when
+1280x800 and the script writes into the DOM, which `--dump-dom` hands back: the document height as
+the page opens (every <details> as authored: folded ones folded), then, with every <details>
+opened, each table that runs past the viewport or needs its own scrolling box to fit (named by
+its card's title). One JSON line per page; exit 1 when a page is over the limits, 2 when
 chromium is absent or a page cannot be read.
 """
 
@@ -24,20 +25,27 @@ from pathlib import Path
 WIDTH, HEIGHT = 1280, 800
 PROBE = """<script>
 window.addEventListener('load', function () {
-  document.querySelectorAll('details[open]').forEach(function (d) { d.open = false; });
-  var doc = document.documentElement, widest = 0;
+  var doc = document.documentElement;
+  var height = Math.max(doc.scrollHeight, document.body.scrollHeight), width = doc.clientWidth;
+  document.querySelectorAll('details').forEach(function (d) { d.open = true; });
+  var widest = 0, wide = [];
   document.querySelectorAll('table').forEach(function (t) {
     var r = t.getBoundingClientRect();
     if (r.width === 0) { return; }
+    widest = Math.max(widest, r.right);
+    var box = null;
     for (var a = t.parentElement; a && a !== document.body; a = a.parentElement) {
       var ox = getComputedStyle(a).overflowX;
-      if (ox === 'auto' || ox === 'scroll') { r = a.getBoundingClientRect(); break; }
+      if (ox === 'auto' || ox === 'scroll') { box = a; break; }
     }
-    widest = Math.max(widest, r.right);
+    if (r.right > width + 0.5 || (box && box.scrollWidth > box.clientWidth + 1)) {
+      var h = t.closest('section'), head = h ? h.querySelector('h2, summary') : null;
+      wide.push((head ? head.textContent.trim().slice(0, 60) : '?') + ' (' + Math.round(r.right) + ' px)');
+    }
   });
   var p = document.createElement('pre'); p.id = 'l2attr-probe';
-  p.textContent = JSON.stringify({height: Math.max(doc.scrollHeight, document.body.scrollHeight),
-    viewport_width: doc.clientWidth, widest_table_right: widest});
+  p.textContent = JSON.stringify({height: height, viewport_width: width, widest_table_right: widest,
+    wide_tables: wide});
   document.body.appendChild(p);
 });
 </script>"""
@@ -89,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"report_screens: {err}", file=sys.stderr)
             return 2
         got["screens"] = round(got["height"] / HEIGHT, 2)
-        got["fits"] = got["screens"] <= args.max_screens and got["widest_table_right"] <= got["viewport_width"]
+        got["fits"] = got["screens"] <= args.max_screens and not got["wide_tables"]
         over |= not got["fits"]
         print(json.dumps({"page": str(page), **got}))
     return 1 if over else 0

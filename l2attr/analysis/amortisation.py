@@ -28,21 +28,27 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from l2attr.analysis.common import NA, is_missing, join_sources, sort_rows
+from l2attr.analysis.common import NA, is_missing, join_sources, rung_label, sort_rows
 from l2attr.analysis.ladder import ladder_row
 from l2attr.analysis.noise import NONE, CrossProcess, judge
 from l2attr.analysis.significance import Interval
+from l2attr.ladder.declare import RUNG_BY_NAME
 from l2attr.vocab import Judgement, Quantity, RungId, Timer
 
-# (pinning rung, comparand, why this comparand)
+# (pinning rung, comparand, why this comparand: rungs as {rung id}, said in a family's words by `said`)
 AMORTISATION_PAIRS: tuple[tuple[str, str, str], ...] = (
     (RungId.L2P_OPTMT.value, RungId.OPTMT.value,
-     "honest comparand: the pin is all that L2P+OptMT adds over OptMT"),
+     "honest comparand: the pin is all that {l2p_optmt} adds over {optmt}"),
     (RungId.L2P_OPTMT.value, RungId.BASELINE.value,
-     "the artifact's comparand: credits OptMT's gain to the pin as well"),
+     "the artifact's comparand: credits {optmt}'s gain to the pin as well"),
     (RungId.COMBINED.value, RungId.RPF_OPTMT.value,
-     "honest comparand: the pin is all that RPF+L2P+OptMT adds over RPF+OptMT"),
+     "honest comparand: the pin is all that {combined} adds over {rpf_optmt}"),
 )
+
+
+def said(why: str, family: str = "") -> str:
+    """A pair's reason with its rungs named as `family` names them (the fast family's OptMT is `fast`)."""
+    return why.format(**{rung: rung_label(rung, family) for rung in RUNG_BY_NAME})
 
 DEFAULT_KS: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 25, 32, 40, 50, 64, 80, 100,
                                128, 160, 200, 256, 320, 400, 512, 640, 800, 1000)
@@ -92,9 +98,10 @@ def judged_break_even(t_ref: float, t_pin: float, t_cons: float, gain: str) -> t
 
 def amortisation_table(ladder: pd.DataFrame,
                        pairs: Sequence[tuple[str, str, str]] = AMORTISATION_PAIRS,
-                       xp: CrossProcess = NONE) -> pd.DataFrame:
+                       xp: CrossProcess = NONE, family: str = "") -> pd.DataFrame:
     """Break-even per (l2_state, profile, pinning rung, comparand), from the ladder's medians,
-    kernel- and wall-charged; `xp`: the study's cross-process spread (analysis.noise)."""
+    kernel- and wall-charged; `xp`: the study's cross-process spread (analysis.noise); `family`:
+    the words each pair's reason names its rungs in."""
     rows: list[dict[str, Any]] = []
     if ladder.empty:
         return pd.DataFrame(rows)
@@ -104,7 +111,8 @@ def amortisation_table(ladder: pd.DataFrame,
             ref = ladder_row(ladder, state, profile, comparand)
             if mine is None and ref is None:
                 continue
-            rows.append(_amortisation_row(state, profile, rung, comparand, why_comparand, mine, ref, xp))
+            rows.append(_amortisation_row(state, profile, rung, comparand, said(why_comparand, family),
+                                          mine, ref, xp))
     return sort_rows(pd.DataFrame(rows))
 
 

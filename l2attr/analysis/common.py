@@ -14,8 +14,8 @@ from typing import Any, Iterable
 
 import pandas as pd
 
-from l2attr.ladder.declare import LADDER_ORDER, PROFILES, RUNG_BY_NAME
-from l2attr.vocab import L2Condition, Quantity, RungId, Timer
+from l2attr.ladder.declare import FAMILIES, LADDER_ORDER, PROFILES, RUNG_BY_NAME
+from l2attr.vocab import Family, L2Condition, Quantity, RungId, Timer
 
 NA = float("nan")
 
@@ -47,11 +47,16 @@ def profile_rank(name: str) -> tuple[int, str]:
     return (PROFILES.index(name) if name in PROFILES else len(PROFILES), str(name))
 
 
-def rung_label(name: str) -> str:
+def rung_label(name: str, family: str = "") -> str:
+    """How a rung is printed; with `family`, in that family's own words where it declares them
+    (ladder.declare's rung_labels: the fast family's OptMT slot is `fast`)."""
     rung = RUNG_BY_NAME.get(name)
     if rung is None:
         return name
-    return RungId.TORCH.value if rung.name == RungId.TORCH else rung.label
+    if rung.name == RungId.TORCH:
+        return RungId.TORCH.value
+    fam = FAMILIES.get(Family(family)) if family in Family.values() else None
+    return fam.label(rung) if fam else rung.label
 
 
 def ordered_profiles(names: Iterable[str]) -> list[str]:

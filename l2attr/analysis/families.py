@@ -17,10 +17,10 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from l2attr.analysis.common import NA, is_missing, ordered_profiles
+from l2attr.analysis.common import NA, is_missing, ordered_profiles, rung_label
 from l2attr.analysis.gpus import cross_gpu_reason, two_gpus
 from l2attr.analysis.verdict import HONEST_COMPARAND, PIN_RUNG
-from l2attr.ladder.declare import FAMILIES, HEADLINE_FAMILY, RUNG_BY_NAME
+from l2attr.ladder.declare import HEADLINE_FAMILY
 from l2attr.vocab import Family, Judgement
 
 REFERENCE_FAMILY = Family.TUNED.value   # the ratio column is taken against its OptMT consumer
@@ -54,9 +54,7 @@ VERDICT_WORDS = {Judgement.FASTER.value: "the pin pays", Judgement.SLOWER.value:
 
 def rung_name(family: str, rung: str) -> str:
     """How the family names a rung (the fast family's OptMT slot is `fast`)."""
-    fam = FAMILIES.get(Family(family)) if family in Family.values() else None
-    decl = RUNG_BY_NAME[rung]
-    return fam.label(decl) if fam else decl.label
+    return rung_label(rung, family)
 
 
 def family_table(ladder: pd.DataFrame, verdict: pd.DataFrame, measured: pd.DataFrame,

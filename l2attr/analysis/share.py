@@ -22,9 +22,14 @@ from l2attr.vocab import Role, RungId
 
 PIN_RUNG = RungId.L2P_OPTMT.value
 COMPARAND = RungId.OPTMT.value
-T_STEP_DEFINITION = ("T_step = median host wall time of one OptMT call (one table x one batch: "
-                     "launch, consumer, stream sync). A full DLRM step also runs the MLPs and the "
-                     "other tables, so the share of a whole step is smaller: these are upper bounds.")
+def t_step_definition(unpinned: str = "OptMT") -> str:
+    """What T_step is, said with the unpinned rung in its family's words."""
+    return (f"T_step = median host wall time of one {unpinned} call (one table x one batch: "
+            "launch, consumer, stream sync). A full DLRM step also runs the MLPs and the "
+            "other tables, so the share of a whole step is smaller: these are upper bounds.")
+
+
+T_STEP_DEFINITION = t_step_definition()
 
 
 def l2_share_of_step(ladder: pd.DataFrame) -> pd.DataFrame:

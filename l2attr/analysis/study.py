@@ -60,7 +60,7 @@ Analyzer = Callable[[SeriesInput, dict[str, pd.DataFrame]], pd.DataFrame]
 SERIES_ANALYZERS: dict[str, Analyzer] = {
     "ladder": lambda i, got: i.ladder,                                       # layer A, every state
     "charges": lambda i, got: i.charges,                                     # host costs per charged rung
-    "amortisation": lambda i, got: amortisation_table(i.ladder, xp=i.xp),
+    "amortisation": lambda i, got: amortisation_table(i.ladder, xp=i.xp, family=i.series.family),
     "curve": lambda i, got: amortisation_curve(got["amortisation"]),
     "share": lambda i, got: l2_share_of_step(i.ladder),
     # logical bytes / CUDA-event time vs copy bandwidth (layer A)
@@ -75,7 +75,8 @@ SERIES_ANALYZERS: dict[str, Analyzer] = {
     "pin_traffic": lambda i, got: attribution.pin_traffic(got["l2"], i.study.config),
     "validity": lambda i, got: attribution.validity_from_metrics(got["l2"]),
     "verdict": lambda i, got: verdict_table(i.ladder, got["amortisation"], got["share"], got["pin_effect"], i.state,
-                                            i.series.title, measured=_measured_of(i.measured, i.series), xp=i.xp),
+                                            i.series.title, measured=_measured_of(i.measured, i.series), xp=i.xp,
+                                            family=i.series.family),
     # run-to-run spread of medians per timer (samples.csv)
     "spread": lambda i, got: spread_summary(series_frame(i.study.samples, i.series)),
 }

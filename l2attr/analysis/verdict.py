@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from l2attr.analysis.common import NA, is_missing, join_sources, ordered_profiles, ratio
+from l2attr.analysis.common import NA, is_missing, join_sources, ordered_profiles, ratio, rung_label
 from l2attr.analysis.ladder import ladder_row
 from l2attr.analysis.noise import NONE, CrossProcess, Verdict, judge
 from l2attr.analysis.significance import Interval
@@ -27,8 +27,9 @@ BASELINE = RungId.BASELINE.value
 
 def verdict_table(ladder: pd.DataFrame, amortisation: pd.DataFrame, share: pd.DataFrame,
                   pin_effect: pd.DataFrame, state: str, title: str = "",
-                  measured: pd.DataFrame | None = None, xp: CrossProcess = NONE) -> pd.DataFrame:
-    """One row per profile for the chosen l2_state; `title` names the series in the headline.
+                  measured: pd.DataFrame | None = None, xp: CrossProcess = NONE, family: str = "") -> pd.DataFrame:
+    """One row per profile for the chosen l2_state; `title` names the series in the headline,
+    `family` the words its rungs are said in.
 
     `measured`: the amortisation sweep's break-even rows of this series (family and pin), when a
     sweep was read with the runs: the calls per pin measured, set beside the formula's."""
@@ -38,7 +39,7 @@ def verdict_table(ladder: pd.DataFrame, amortisation: pd.DataFrame, share: pd.Da
     rows = [_verdict_row(ladder, amortisation, share, pin_effect, state, p, xp) for p in profiles]
     for row in rows:
         _add_measured(row, measured)
-        row["headline"] = headline(row, title)
+        row["headline"] = headline(row, title, family)
     return pd.DataFrame(rows)
 
 
@@ -242,7 +243,7 @@ def break_even_said(row: dict[str, Any]) -> str:
     return text
 
 
-def headline(row: dict[str, Any], title: str = "") -> str:
+def headline(row: dict[str, Any], title: str = "", family: str = "") -> str:
     """One plain sentence per profile, the pin-charged verdict first; only states what was measured,
     every word the significance rule's."""
     p = row["profile"]
@@ -258,12 +259,13 @@ def headline(row: dict[str, Any], title: str = "") -> str:
     if not is_missing(row.get("speedup_consumer")):
         free.append(_worded(row, "speedup_consumer", "judgement_consumer", "on consumer kernel time"))
     if charged or free:
-        text = "L2P+OptMT vs baseline: " + ", ".join(charged)
+        text = f"{rung_label(PIN_RUNG, family)} vs baseline: " + ", ".join(charged)
         if free:
             text += ("; pin not charged: " if charged else "pin not charged: ") + ", ".join(free)
         parts.append(text.replace(": ;", ":"))
     if not is_missing(row["pin_speedup_consumer"]) and not is_missing(row["pin_speedup_charged"]):
-        said = (f"the pin alone (vs OptMT) is worth {_worded(row, 'pin_speedup_consumer', 'pin_judgement_consumer')}, "
+        said = (f"the pin alone (vs {rung_label(HONEST_COMPARAND, family)}) is worth "
+                f"{_worded(row, 'pin_speedup_consumer', 'pin_judgement_consumer')}, "
                 f"{_worded(row, 'pin_speedup_charged', 'pin_judgement_charged', 'with its kernel charged')}")
         if row.get("pin_cross_process_charged"):
             said += f" (two runs: judged against {row.get('pin_noise_charged')})"

@@ -13,6 +13,7 @@ examples:
   l2attr report runs/20261129T200000Z-ladder runs/20261129T210000Z-profile -o report.html
   l2attr report runs/20261129T200000Z-ladder --format md > summary.md
   l2attr report runs/20261129T200000Z-ladder -o summary.md
+  l2attr report runs/20261129T200000Z-ladder --format text      # the headline and tables, on the terminal
 """
 
 from __future__ import annotations
@@ -43,8 +44,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", type=Path, metavar="FILE",
                    help="output file (default: html -> ./report.html in the current folder, never inside a run dir; "
                         "md -> stdout)")
-    p.add_argument("--format", choices=("html", "md"),
-                   help="html or md (default: from the -o extension, else html)")
+    p.add_argument("--format", choices=("html", "md", "text"),
+                   help="html, md, or text (the headline and the verdict tables for the terminal; "
+                        "default: from the -o extension, else html)")
     p.add_argument("--allow-mixed", action="store_true",
                    help="combine runs whose workload configs differ (listed as a caveat)")
     p.add_argument("--allow-partial", action="store_true",
@@ -122,6 +124,9 @@ def _run(args: argparse.Namespace, progress: "Progress") -> int:
     from l2attr.commands.report_pages import page_kind, report_page
 
     kind = page_kind(run_dirs)
+    if kind is not None and fmt == "text":
+        raise UserError(f"--format text is the ladder study's terminal summary; {kind} runs have "
+                        "--format html or md")
     if kind is not None:
         return report_page(kind, run_dirs, fmt, output, _emit, _write)
     sweep_dirs, run_dirs = split_sweeps(run_dirs)
@@ -142,6 +147,9 @@ def _run(args: argparse.Namespace, progress: "Progress") -> int:
     progress.step("analysing")
     analysis = analyse(study, l2_state=args.l2_state, sweeps=[an for an in sweeps if an.run.name not in differing])
     progress.step(f"rendering {fmt}")
+    if fmt == "text":
+        from l2attr.report.console import render_console
+        return _emit(output, render_console(analysis))
     if fmt == "md":
         from l2attr.report.markdown import render_markdown
         from l2attr.report.sweep_text import markdown_chapter

@@ -34,5 +34,6 @@ def window_lines(lad: Any) -> list[str]:
         for f, what in (("window_setaside_us", "persisting set-aside"), ("window_reset_us", "reset")):
             value = r.get(f)
             parts.append(f"{what} {fmt.us(value)} per repeat" if not is_missing(value) else f"{what}: not measured")
-        out.append(f"{rung_label(r['rung'])} on {r['profile']}: " + "; ".join(parts))
+        family = r.get("family") if isinstance(r.get("family"), str) else ""
+        out.append(f"{rung_label(r['rung'], family)} on {r['profile']}: " + "; ".join(parts))
     return out

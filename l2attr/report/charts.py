@@ -15,25 +15,12 @@ from typing import Any
 import plotly.graph_objects as go
 
 from l2attr.analysis.common import is_missing, ordered_profiles, ordered_rungs, rung_label
+from l2attr.report.titles import view_family
 from l2attr.analysis.calls import headline_rate, label
 from l2attr.analysis.study import Analysis
+from l2attr.report.colors import FALLBACK_COLOR, PROFILE_COLORS, RUNG_COLORS  # noqa: F401  (charts' callers)
 from l2attr.vocab import Condition, Profile, Role, RungId
 
-RUNG_COLORS: dict[str, str] = {
-    RungId.BASELINE: "#6B7280",
-    RungId.OPTMT: "#3B6FB6",
-    RungId.RPF_OPTMT: "#3E9B5F",
-    RungId.L2P_OPTMT: "#E07B1F",
-    RungId.COMBINED: "#8E5BB5",
-    RungId.TORCH: "#C4C9D1",
-}
-PROFILE_COLORS: dict[str, str] = {
-    Profile.REUSE_HIGH: "#B4292F",
-    Profile.REUSE_MEDIUM: "#E8853A",
-    Profile.REUSE_LOW: "#5E9BD0",
-    Profile.RANDOM: "#22508F",
-}
-FALLBACK_COLOR = "#9CA3AF"
 FONT = ("Inter, system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', "
         "'Liberation Sans', Arial, sans-serif")
 GRID = "#E5E7EB"
@@ -108,6 +95,7 @@ def _one_line(y: float, text: str) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def ladder_figure(an: Analysis) -> go.Figure | None:
     """Consumer latency per rung per profile, with the bootstrap 95% CI of the median as error bars."""
+    fam = view_family(an)
     lad = an.state_rows(an.ladder)
     if lad.empty:
         return None
@@ -117,12 +105,12 @@ def ladder_figure(an: Analysis) -> go.Figure | None:
         rows = lad[lad["rung"] == rung].set_index("profile").reindex(profiles)
         med = rows["consumer_us"]
         fig.add_bar(
-            name=rung_label(rung), x=profiles, y=_clean(med), marker_color=rung_color(rung),
+            name=rung_label(rung, fam), x=profiles, y=_clean(med), marker_color=rung_color(rung),
             error_y={"type": "data", "symmetric": False, "array": _clean(rows["consumer_ci_hi_us"] - med),
                      "arrayminus": _clean(med - rows["consumer_ci_lo_us"]), "color": "#374151",
                      "thickness": 1.2, "width": 3},
             customdata=_clean(rows["consumer_n"]),
-            hovertemplate=f"<b>{rung_label(rung)}</b> · %{{x}}<br>consumer median %{{y:.1f}} µs"
+            hovertemplate=f"<b>{rung_label(rung, fam)}</b> · %{{x}}<br>consumer median %{{y:.1f}} µs"
                           "<br>n = %{customdata:.0f}<extra></extra>",
         )
     return fig.update_layout(**_layout(f"Consumer kernel latency per rung (L2 state: {an.state}){_of(an)}",
@@ -131,6 +119,7 @@ def ladder_figure(an: Analysis) -> go.Figure | None:
 
 def speedup_figure(an: Analysis) -> go.Figure | None:
     """Speedup over the baseline of the pinning rungs: the artifact's consumer-only number vs charged ones."""
+    fam = view_family(an)
     lad = an.state_rows(an.ladder)
     if lad.empty:
         return None
@@ -148,10 +137,10 @@ def speedup_figure(an: Analysis) -> go.Figure | None:
         for field, what, pattern, lighten in styles:
             color = rung_color(rung)
             fig.add_bar(
-                name=f"{rung_label(rung)} · {what}", x=profiles, y=_clean(rows[field]), legendgroup=rung,
+                name=f"{rung_label(rung, fam)} · {what}", x=profiles, y=_clean(rows[field]), legendgroup=rung,
                 marker={"color": tint(color, lighten), "line": {"color": color, "width": 1},
                         "pattern": {"shape": pattern, "fgcolor": color, "size": 7, "solidity": 0.3}},
-                hovertemplate=f"<b>{rung_label(rung)}</b> · %{{x}}<br>{what}: %{{y:.3f}}×<extra></extra>",
+                hovertemplate=f"<b>{rung_label(rung, fam)}</b> · %{{x}}<br>{what}: %{{y:.3f}}×<extra></extra>",
             )
     shape, note = _one_line(1.0, "no speedup")
     layout = _layout(f"Speedup over the baseline: pin free vs pin charged{_of(an)}", "speedup over baseline (×)",
@@ -203,6 +192,7 @@ def break_even_labels(points: list[tuple[str, float, float]]) -> list[dict[str, 
 
 def amortisation_figure(an: Analysis) -> go.Figure | None:
     """speedup(k) of L2P+OptMT when one pin serves k calls, vs OptMT (solid) and the baseline (dotted)."""
+    fam = view_family(an)
     curve = an.state_rows(an.curve)
     curve = curve[curve["rung"] == RungId.L2P_OPTMT] if not curve.empty else curve
     if curve.empty:
@@ -215,7 +205,7 @@ def amortisation_figure(an: Analysis) -> go.Figure | None:
             pts = curve[(curve["profile"] == profile) & (curve["comparand"] == comparand)]
             if pts.empty:
                 continue
-            label = f"{profile} vs {rung_label(comparand)}"
+            label = f"{profile} vs {rung_label(comparand, fam)}"
             fig.add_scatter(x=_clean(pts["k"]), y=_clean(pts["speedup"]), mode="lines", name=label,
                             legendgroup=profile, line={"color": profile_color(profile), "dash": dash, "width": 2},
                             hovertemplate=f"<b>{label}</b><br>k = %{{x}}<br>speedup %{{y:.3f}}×<extra></extra>")
@@ -236,7 +226,8 @@ def amortisation_figure(an: Analysis) -> go.Figure | None:
                             hovertemplate=f"<b>{label}</b><br>break-even at k = {int(k)} calls per pin"
                                           "<extra></extra>")
     shape, note = _one_line(1.0, "break-even")
-    layout = _legend_below(_layout(f"Amortisation: one pin serving k consumer calls (L2P+OptMT){_of(an)}",
+    layout = _legend_below(_layout(f"Amortisation: one pin serving k consumer calls "
+                                   f"({rung_label(RungId.L2P_OPTMT, fam)}){_of(an)}",
                                    "speedup over comparand (×)", height=480, shapes=[shape],
                                    annotations=[note, *break_even_labels(breaks)]))
     ticks = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]
@@ -250,6 +241,7 @@ def amortisation_figure(an: Analysis) -> go.Figure | None:
 
 def roofline_figure(an: Analysis) -> go.Figure | None:
     """Achieved consumer bandwidth as a fraction of the measured HBM copy bandwidth."""
+    fam = view_family(an)
     roof = an.state_rows(an.roofline)
     if roof.empty or roof["fraction"].isna().all():
         return None
@@ -257,9 +249,9 @@ def roofline_figure(an: Analysis) -> go.Figure | None:
     fig = go.Figure()
     for rung in ordered_rungs(roof["rung"]):
         rows = roof[roof["rung"] == rung].set_index("profile").reindex(profiles)
-        fig.add_bar(name=rung_label(rung), x=profiles, y=_clean(rows["fraction"]), marker_color=rung_color(rung),
+        fig.add_bar(name=rung_label(rung, fam), x=profiles, y=_clean(rows["fraction"]), marker_color=rung_color(rung),
                     customdata=_clean(rows["achieved_GBps"]),
-                    hovertemplate=f"<b>{rung_label(rung)}</b> · %{{x}}<br>fraction %{{y:.2f}}"
+                    hovertemplate=f"<b>{rung_label(rung, fam)}</b> · %{{x}}<br>fraction %{{y:.2f}}"
                                   "<br>achieved %{customdata:,.0f} GB/s<extra></extra>")
     hbm = an.hbm_copy_GBps or float("nan")
     shape, note = _one_line(1.0, f"measured HBM copy bandwidth ({hbm:,.0f} GB/s)")
@@ -270,6 +262,7 @@ def roofline_figure(an: Analysis) -> go.Figure | None:
 
 def heatmap_figure(an: Analysis, quantity: str) -> go.Figure | None:
     """Consumer hit rate or DRAM bytes, rung x profile (ladder condition)."""
+    fam = view_family(an)
     grid = an.l2
     if grid.empty:
         return None
@@ -301,7 +294,7 @@ def heatmap_figure(an: Analysis, quantity: str) -> go.Figure | None:
         title, scale, unit, zrange = (f"Consumer {label(quantity)} (median per call)", "Blues", "%",
                                       {"zmin": 0, "zmax": 100})
     fig = go.Figure(go.Heatmap(
-        z=z, x=profiles, y=[rung_label(r) for r in rungs], text=text, texttemplate="%{text}",
+        z=z, x=profiles, y=[rung_label(r, fam) for r in rungs], text=text, texttemplate="%{text}",
         textfont={"size": 12}, colorscale=scale, xgap=2, ygap=2, hoverongaps=False,
         colorbar={"title": {"text": unit}, "thickness": 12, "outlinewidth": 0}, **zrange,
         hovertemplate="%{y} · %{x}<br>%{text}<extra></extra>",

@@ -1,6 +1,6 @@
 """The HTML report: one self-contained page from the Jinja2 templates in reports/.
 
-Python prepares data, the templates hold the structure. html_rows turns analysis frames into
+Python prepares data, the templates hold the structure. report/columns turns analysis frames into
 tables of formatted cells (each row's `source` becomes its tooltip, each n/a carries its reason);
 html_sections, html_layer_b and provenance give every section its fields; charts gives the
 plotly figure specs. reports/base.html.j2 lays out the page, reports/sections/<key>.html.j2
@@ -9,8 +9,11 @@ figure JSON and plotly.js pass unescaped, both made safe for the <script> they s
 
 The page answers first: right under the title, one line (analysis.answer: does the pin pay once
 charged, per family) and the one chart that shows it (answer_chart); the per-series detail
-follows, each sentence once. A fast-family card speaks its own rung names (own_labels). Charts are drawn from one JSON block by a small script at the end of the
-page with the plotly.js embedded once, inline. Nothing is fetched: the file opens offline.
+follows, each sentence once, every card folded (a <details>) so the page opens short. A fast-family
+card speaks its own rung names: they come in as data (ladder.declare's rung_labels, read by
+analysis.common.rung_label and titles.rung_names), never by rewriting text. Charts are drawn from
+one JSON block by a small script at the end of the page with the plotly.js embedded once, inline.
+Nothing is fetched: the file opens offline.
 """
 
 from __future__ import annotations
@@ -18,9 +21,8 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import json
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import jinja2
 from markupsafe import Markup
@@ -29,55 +31,21 @@ from l2attr import __version__
 from l2attr.analysis.load import Study, manifest_value
 from l2attr.analysis.study import Analysis, series_view
 from l2attr.report import html_sections as sections
+from l2attr.report import registry
 from l2attr.report.answer_chart import answer_figures
 from l2attr.report.chart_data import drawable
 from l2attr.report.charts import all_figures, figure_json
-from l2attr.report.html_layer_b import attribution
-from l2attr.report.own_labels import relabel, relabel_figure
-from l2attr.report.provenance import provenance
-from l2attr.report.titles import series_title
+from l2attr.report.titles import rung_names, series_title, view_family
 from l2attr.resources import REPORTS_DIR, data_dir
 
 BASE_TEMPLATE = "base.html.j2"
 
 
-@dataclass(frozen=True)
-class SectionSpec:
-    key: str                                          # its template is reports/sections/<key>.html.j2
-    title: str                                        # in the table of contents
-    build: Callable[[Analysis], dict[str, Any] | None]
-    per_series: bool = False                          # one card per series, the headline family first
-    optional: bool = False                            # drawn only where build returns something
+# the report's sections, in page order (report/registry.py); re-exported for the callers of old
+SECTION_SPECS, SECTIONS, SectionSpec = registry.SECTION_SPECS, registry.SECTIONS, registry.SectionSpec
 
 
-SECTION_SPECS: tuple[SectionSpec, ...] = (
-    SectionSpec("verdict", "Verdict", sections.verdict, per_series=True),
-    # The families side by side (analysis.families): drawn when a ladder was measured.
-    SectionSpec("families", "The three kernel families", sections.families, optional=True),
-    SectionSpec("ladder", "Latency ladder", sections.ladder, per_series=True),
-    # The "Compare runs" slot: drawn when the analysis carries a non-empty `compare` table.
-    SectionSpec("compare", "Compare runs", sections.compare, optional=True),
-    SectionSpec("speedup", "Pin-charged speedup", sections.speedup, per_series=True),
-    SectionSpec("amortisation", "Amortisation", sections.amortisation, per_series=True),
-    SectionSpec("share", "Share of step time", sections.share, per_series=True),
-    SectionSpec("attribution", "L2 attribution", attribution, per_series=True),
-    SectionSpec("roofline", "Roofline", sections.roofline, per_series=True),
-    SectionSpec("timeline", "Timeline", sections.timeline),
-    SectionSpec("caveats", "Caveats", sections.caveats),
-    SectionSpec("provenance", "Provenance", lambda an: provenance(an.study, an.controls)),
-)
-# (key, title) of the sections every report has
-SECTIONS = tuple((s.key, s.title) for s in SECTION_SPECS if not s.optional)
-
-
-def series_family(an: Analysis) -> str:
-    """The family a one-series view shows ('' for the whole analysis)."""
-    return an.series[0].family if len(an.series) == 1 else ""
-
-
-def _own_labels(html: str, family: str) -> Markup:
-    """A rendered card in its family's rung names (already escaped: it stays Markup)."""
-    return Markup(relabel(str(html), family)) if family else Markup(html)
+series_family = view_family      # the family a one-series view shows (its card's words)
 
 
 @functools.lru_cache(maxsize=1)
@@ -86,7 +54,6 @@ def environment() -> jinja2.Environment:
     them is a third of a small report's render), and still re-reads a template file that changed."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(data_dir(REPORTS_DIR))), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters["own_labels"] = _own_labels
     return env
 
 
@@ -98,30 +65,30 @@ def _script_safe_json(obj: Any) -> str:
 def _figures(an: Analysis, views: list[tuple[str, Analysis]]) -> dict[str, Any]:
     """Figure id (per-series ids end in the series' suffix) -> plotly spec, for the charts with data."""
     figures: dict[str, Any] = dict(answer_figures(an.verdict, an.series))
-    family: dict[str, str] = {}
     for sfx, view in views:
         for fid, fig in all_figures(view).items():
-            figures[fid + sfx], family[fid + sfx] = fig, series_family(view)
+            figures[fid + sfx] = fig
     if not an.study.timeline.empty:
         from l2attr.report.timeline_chart import timeline_figure
 
         figures["fig-timeline"] = timeline_figure(an.study.timeline, an.study.phases)
-    return drawable({fid: relabel_figure(figure_json(fig), family.get(fid, ""))
-                     for fid, fig in figures.items() if fig is not None})
+    return drawable({fid: figure_json(fig) for fid, fig in figures.items() if fig is not None})
 
 
 def _sections(an: Analysis, views: list[tuple[str, Analysis]]) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
     """Every section in page order, per series where it is per series; and the table of contents."""
     out: list[dict[str, Any]] = []
     toc: list[tuple[str, str]] = []
-    for spec in SECTION_SPECS:
+    for spec in registry.SECTION_SPECS:
         drawn = []
         for sfx, view in views if spec.per_series else [("", an)]:
             fields = spec.build(view)
             if fields is not None:
-                drawn.append({**fields, "key": spec.key, "id": spec.key + sfx, "sfx": sfx,
+                drawn.append({"title": spec.title, **fields, "key": spec.key, "id": spec.key + sfx, "sfx": sfx,
+                              "template": f"sections/{'generic' if spec.generic else spec.key}.html.j2",
                               "series": series_title(view) if spec.per_series else "",
-                              "family": series_family(view) if spec.per_series else ""})
+                              "family": series_family(view) if spec.per_series else "",
+                              "n": rung_names(series_family(view) if spec.per_series else "")})
         if drawn:
             toc.append((spec.title, "#" + drawn[0]["id"]))
             out += drawn

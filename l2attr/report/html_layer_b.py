@@ -13,13 +13,13 @@ from l2attr.analysis import calls as lb
 from l2attr.analysis.common import is_missing
 from l2attr.analysis.study import Analysis
 from l2attr.report import fmt
-from l2attr.report.html_rows import Column, Table, key, number, plain, rung, sources_of, table, text
+from l2attr.report.columns import Column, Table, key, metric, number, plain, rung, sources_of, table, text, under
 from l2attr.report.html_sections import EMPTY, Section
 from l2attr.vocab import Role
 
 
-def _table(columns: Sequence[Column], df: pd.DataFrame, groups: Sequence[tuple[str, int]] = ()) -> Table | None:
-    return None if df.empty else table(columns, df, groups)
+def _table(columns: Sequence[Column], df: pd.DataFrame) -> Table | None:
+    return None if df.empty else table(columns, df)
 
 
 def _times(x: float) -> str:
@@ -38,15 +38,17 @@ def attribution(an: Analysis) -> Section:
     rate_label = lb.label(rate)
     dram = (
         key("Profile"), rung("Pinning rung"),
-        number(Role.PIN.value, "pin_dram_read", fmt.nbytes),
-        number(Role.CONSUMER.value, "consumer_dram_read", fmt.nbytes),
-        number("pin + consumer", "total_dram_read", fmt.nbytes),
-        number("unpinned consumer", "unpinned_dram_read", fmt.nbytes),
-        number("total / unpinned", "total_over_unpinned", fmt.ratio),
-        number("consumer / unpinned", "consumer_over_unpinned", fmt.ratio),
-        number("consumer L2 fills", "consumer_fill_device", fmt.sectors),
-        number("consumer fabric", "consumer_fabric", fmt.sectors),
-        number(Role.CONSUMER.value, f"consumer_{rate}", fmt.pct), number("unpinned", f"unpinned_{rate}", fmt.pct),
+        *under("DRAM bytes read per call",
+               number(Role.PIN.value, "pin_dram_read", fmt.nbytes),
+               number(Role.CONSUMER.value, "consumer_dram_read", fmt.nbytes),
+               number("pin + consumer", "total_dram_read", fmt.nbytes),
+               number("unpinned consumer", "unpinned_dram_read", fmt.nbytes),
+               number("total / unpinned", "total_over_unpinned", fmt.ratio),
+               number("consumer / unpinned", "consumer_over_unpinned", fmt.ratio)),
+        *under("sectors", number("consumer L2 fills", "consumer_fill_device", fmt.sectors),
+               number("consumer fabric", "consumer_fabric", fmt.sectors)),
+        *under(rate_label, number(Role.CONSUMER.value, f"consumer_{rate}", fmt.pct),
+               number("unpinned", f"unpinned_{rate}", fmt.pct)),
     )
     evict = (
         key("Profile"), rung("Pinning rung"),
@@ -61,12 +63,13 @@ def attribution(an: Analysis) -> Section:
     )
     compare = (
         key("Profile"), rung(), rung("Comparand", "comparand"),
-        number("hit rate", "hit_rate_pct", fmt.pct), number("comparand", "comparand_hit_rate_pct", fmt.pct),
-        number("gain", "hit_gain_pp", fmt.pp, 0.0),
-        number("DRAM read", "dram_read_bytes", fmt.nbytes),
-        number("comparand", "comparand_dram_read_bytes", fmt.nbytes), number("ratio", "dram_ratio", fmt.ratio),
+        *under("Consumer L2 hit rate",
+               number("hit rate", "hit_rate_pct", fmt.pct), number("comparand", "comparand_hit_rate_pct", fmt.pct),
+               number("gain", "hit_gain_pp", fmt.pp, 0.0)),
+        *under("Consumer DRAM bytes",
+               number("DRAM read", "dram_read_bytes", fmt.nbytes),
+               number("comparand", "comparand_dram_read_bytes", fmt.nbytes), number("ratio", "dram_ratio", fmt.ratio)),
     )
-    compare_groups = (("", 3), ("Consumer L2 hit rate", 3), ("Consumer DRAM bytes", 3))
     gradient = (
         rung(), Column("Hot → cold", lambda r: text(f"{r['hot_profile'] or 'n/a'} → {r['cold_profile'] or 'n/a'}")),
         number("hit rate hot", "hot_hit_rate_pct", fmt.pct), number("cold", "cold_hit_rate_pct", fmt.pct),
@@ -75,29 +78,28 @@ def attribution(an: Analysis) -> Section:
     )
     pin = (
         rung(), plain("Profile", "profile"), number("calls", "n_calls", fmt.count),
-        number("DRAM read", "dram_read", fmt.nbytes), number("hot set", "hot_set_bytes", fmt.nbytes),
+        metric("dram_read", "DRAM read"), number("hot set", "hot_set_bytes", fmt.nbytes),
         number("read / hot set", "dram_over_hot_set", lambda x: f"{x:.2f}×"),
-        number("L2 fills (sectors)", "fill_device", fmt.sectors), number("evict_last sectors", "evict_last", fmt.sectors),
-        number("duration (ncu)", "duration", fmt.ns_as_us),
+        metric("fill_device", "L2 fills (sectors)"), metric("evict_last", "evict_last sectors"),
+        metric("duration", "duration (ncu)"),
     )
     cells = (
         plain("Condition", "condition"), plain("Role", "role"), rung(), plain("Profile", "profile"),
-        number("calls", "n_calls", fmt.count), number(rate_label, rate, fmt.pct),
-        number("hit rate, all ops", "hit_rate", fmt.pct), number("DRAM read", "dram_read", fmt.nbytes),
+        number("calls", "n_calls", fmt.count), metric(rate),
+        metric("hit_rate", "hit rate, all ops"), metric("dram_read", "DRAM read"),
         number("DRAM spread over calls", "dram_read_spread_pct", fmt.pct),
-        number("DRAM write", "dram_write", fmt.nbytes), number("L2 fills", "fill_device", fmt.sectors),
-        number("fabric", "fabric", fmt.sectors), number("evict_last", "evict_last", fmt.sectors),
-        number("duration", "duration", fmt.ns_as_us),
+        metric("dram_write", "DRAM write"), metric("fill_device", "L2 fills"),
+        metric("fabric", "fabric"), metric("evict_last", "evict_last"), metric("duration", "duration"),
     )
     return {
         "empty": False, "rate": rate, "rate_label": rate_label, "sources": sources_of(an.l2, "metrics.csv"),
-        "dram": _table(dram, an.dram, (("", 2), ("DRAM bytes read per call", 6), ("sectors", 2), (rate_label, 2))),
+        "dram": _table(dram, an.dram),
         "evict": _table(evict, an.dram),
         "measured_roofline": _table(measured, an.measured_roofline),
         "hbm_read": _read_peak(an.measured_roofline, "hbm_read_GBps"),
         "l2_read": _read_peak(an.measured_roofline, "l2_read_GBps"),
-        "pin_effect": _table(compare, an.pin_effect, compare_groups),
-        "rpf_vs_l2p": _table(compare, an.rpf_vs_l2p, compare_groups),
+        "pin_effect": _table(compare, an.pin_effect),
+        "rpf_vs_l2p": _table(compare, an.rpf_vs_l2p),
         "gradient": _table(gradient, an.gradient),
         "pin_traffic": _table(pin, an.pin_traffic),
         "cells": _table(cells, an.l2),

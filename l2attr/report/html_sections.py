@@ -15,19 +15,18 @@ import pandas as pd
 
 from l2attr.analysis.calls import headline_rate, label as metric_label
 from l2attr.analysis.charges import NOTHING
-from l2attr.analysis.amortisation import AMORTISATION_PAIRS
+from l2attr.analysis.amortisation import AMORTISATION_PAIRS, said
 from l2attr.analysis.answer import QUESTION, comparand, headline, overall, pin_answer, scope
 from l2attr.analysis.common import is_missing, ordered_profiles, rung_label, why
-from l2attr.analysis.share import T_STEP_DEFINITION
+from l2attr.analysis.share import t_step_definition
 from l2attr.analysis.study import Analysis
-from l2attr.report import families as fam
 from l2attr.report import fmt
-from l2attr.report.compare import pairs as compare_pairs, quantity_label
 from l2attr.report.charges_text import window_lines
-from l2attr.report.html_rows import (
-    Cell, Column, dash, grouped_table, key, missing, num, number, plain, rung, sources_of, table, text,
+from l2attr.report.columns import (
+    Cell, Column, dash, family_of, grouped_table, key, missing, num, number, rung, sources_of, table, text, under,
 )
-from l2attr.vocab import Judgement, Role
+from l2attr.report.titles import view_family
+from l2attr.vocab import Judgement, Role, RungId
 
 Section = dict[str, Any]
 EMPTY: Section = {"empty": True}
@@ -91,26 +90,39 @@ def break_even(header: str, name: str, calls_field: str) -> Column:
     return Column(header, cell, "num")
 
 
-VERDICT_COLUMNS = (
-    key("Profile"),
-    judged("pin + consumer kernels", "speedup_kernels", "judgement_kernels"),
-    judged("+ the pin step's launch + sync", "speedup_host", "judgement_host"),
-    judged("whole call, wall clock", "speedup_wall", "judgement_wall"),
-    judged("artifact's timer, consumer only", "speedup_artifact", "judgement_artifact"),
-    judged("consumer kernel only", "speedup_consumer", "judgement_consumer"),
-    judged("consumer-only", "pin_speedup_consumer", "pin_judgement_consumer"),
-    judged("pin-charged", "pin_speedup_charged", "pin_judgement_charged"),
-    judged("+ launch + sync", "pin_speedup_host", "pin_judgement_host"),
-    number("pin step's launch + sync", "pin_host_us", fmt.us),
-    number("consumer-only", "share_consumer_pct", fmt.pct),
-    number("pin-charged", "share_charged_pct", fmt.pct),
-    break_even("kernel-charged", "break_even", "break_even_calls"),
-    break_even("wall-charged (pin step)", "break_even_wall", "break_even_calls_wall"),
-    number("L2 hit-rate gain", "hit_gain_pp", fmt.pp),
-)
-VERDICT_GROUPS = (("", 1), ("L2P+OptMT vs baseline, pin charged", 3), ("... pin not charged", 2),
-                  ("What the pin adds (vs OptMT)", 4), ("L2 share of step time", 2),
-                  ("Break-even calls per pin (vs OptMT)", 2), ("Layer B", 1))
+def verdict_columns(family: str = "") -> tuple[Column, ...]:
+    """The verdict table's columns, its rungs named in `family`'s words."""
+    pin, unpinned = rung_label(RungId.L2P_OPTMT, family), rung_label(RungId.OPTMT, family)
+    return (
+        key("Profile"),
+        *under(f"{pin} vs baseline, pin charged",
+               judged("pin + consumer kernels", "speedup_kernels", "judgement_kernels"),
+               judged("+ the pin step's launch + sync", "speedup_host", "judgement_host"),
+               judged("whole call, wall clock", "speedup_wall", "judgement_wall")),
+        *under(f"{pin} vs baseline, pin free",
+               judged("artifact's timer, consumer only", "speedup_artifact", "judgement_artifact"),
+               judged("consumer kernel only", "speedup_consumer", "judgement_consumer")),
+        *under(f"What the pin adds (vs {unpinned})",
+               judged("consumer-only", "pin_speedup_consumer", "pin_judgement_consumer"),
+               judged("pin-charged", "pin_speedup_charged", "pin_judgement_charged"),
+               judged("+ launch + sync", "pin_speedup_host", "pin_judgement_host"),
+               number("pin step's launch + sync", "pin_host_us", fmt.us)),
+        *under("L2 share of step time",
+               number("consumer-only", "share_consumer_pct", fmt.pct),
+               number("pin-charged", "share_charged_pct", fmt.pct)),
+        *under(f"Break-even calls per pin (vs {unpinned})",
+               break_even("kernel-charged", "break_even", "break_even_calls"),
+               break_even("wall-charged (pin step)", "break_even_wall", "break_even_calls_wall")),
+        *under("Layer B", number("L2 hit-rate gain", "hit_gain_pp", fmt.pp)),
+    )
+
+
+VERDICT_COLUMNS = verdict_columns()
+
+
+def verdict_table(v: pd.DataFrame, family: str = "") -> Any:
+    """The verdict table of one series: the HTML card's and the Markdown page's."""
+    return table(verdict_columns(family), v)
 
 
 def verdict(an: Analysis) -> Section:
@@ -118,14 +130,15 @@ def verdict(an: Analysis) -> Section:
     if v.empty:
         return EMPTY
     return {"empty": False, "state": an.state, "headlines": [says(h) for h in v["headline"]],
-            "table": table(VERDICT_COLUMNS, v, VERDICT_GROUPS), "t_step": T_STEP_DEFINITION,
+            "table": verdict_table(v, view_family(an)),
+            "t_step": t_step_definition(rung_label(RungId.OPTMT, view_family(an))),
             "hit_rate_label": metric_label(headline_rate())}
 
 
 def _ci(r: dict[str, Any]) -> Cell:
     if is_missing(r["consumer_us"]):
         return missing(why(r, "consumer_us"), "num")
-    return Cell(fmt.ci(r["consumer_us"], r["consumer_ci_lo_us"], r["consumer_ci_hi_us"]), "num")
+    return Cell(fmt.ci(r["consumer_us"], r["consumer_ci_lo_us"], r["consumer_ci_hi_us"]), "num wraps")
 
 
 def _below(r: dict[str, Any]) -> str | None:
@@ -136,23 +149,23 @@ def _delta(r: dict[str, Any]) -> Cell:
     if is_missing(r["delta_consumer_pct"]):
         return num(r, "delta_consumer_us", fmt.us_signed)
     below = _below(r)
-    return Cell(f"{fmt.us_signed(r['delta_consumer_us'])} ({r['delta_consumer_pct']:+.1f} %)", "num",
-                f"vs {rung_label(below)}" if below else "")
+    return Cell(f"{fmt.us_signed(r['delta_consumer_us'])} ({r['delta_consumer_pct']:+.1f} %)"
+                + (f" vs {rung_label(below, family_of(r))}" if below else ""), "num wraps")
 
 
 LADDER_COLUMNS = (
-    key("Profile"), rung(), Column("Consumer median [95% CI]", _ci, "num"),
-    Column("Below", lambda r: text(rung_label(_below(r))) if _below(r) else missing(why(r, "delta_consumer_us"))),
-    Column("Δ consumer vs below", _delta, "num"),
+    key("Profile"), rung(), Column("Consumer median [95% CI]", _ci, "num", hide_when_empty=False),
+    Column("Δ consumer vs the rung below", _delta, "num"),
     number("artifact's timer", "artifact_us", fmt.us), number("host overhead", "host_overhead_us", fmt.us_signed),
     number("Pin", "pin_us", fmt.us), number("Pin + consumer", "kernels_us", fmt.us),
     Column("host charge", lambda r: dash(NOTHING, "num") if r.get("host_charge_name") == NOTHING
            else num(r, "host_charge_us", fmt.us).but(title=str(r.get("host_charge_name") or "")), "num"),
     number("Call wall", "wall_us", fmt.us),
-    number(Role.CONSUMER.value, "speedup_consumer", fmt.times),
-    number("artifact's timer", "speedup_artifact", fmt.times),
-    number("pin + consumer", "speedup_kernels", fmt.times),
-    number("+ host charge", "speedup_host", fmt.times), number("wall clock", "speedup_wall", fmt.times),
+    *under("Speedup over baseline",
+           number(Role.CONSUMER.value, "speedup_consumer", fmt.times),
+           number("artifact's timer", "speedup_artifact", fmt.times),
+           number("pin + consumer", "speedup_kernels", fmt.times),
+           number("+ host charge", "speedup_host", fmt.times), number("wall clock", "speedup_wall", fmt.times)),
 )
 SPREAD_COLUMNS = (
     key("Timer", "timer"), number("cells", "cells", fmt.count), number("repeats", "repeats", fmt.count),
@@ -161,9 +174,13 @@ SPREAD_COLUMNS = (
 )
 
 
-def _ladder_table(lad: pd.DataFrame) -> Any:
-    return grouped_table(LADDER_COLUMNS, lad, "profile", ordered_profiles(lad["profile"]),
-                         groups=(("", 11), ("Speedup over baseline", 5)))
+def ladder_table(lad: pd.DataFrame) -> Any:
+    """The ladder of one series and L2 state, rows of a profile together: the card's and the page's."""
+    return grouped_table(LADDER_COLUMNS, lad, "profile", ordered_profiles(lad["profile"]))
+
+
+def spread_table(spread: pd.DataFrame) -> Any:
+    return table(SPREAD_COLUMNS, spread.assign(source="samples.csv"))
 
 
 def ladder(an: Analysis) -> Section:
@@ -173,13 +190,13 @@ def ladder(an: Analysis) -> Section:
     others = an.ladder[an.ladder["l2_state"] != an.state]
     overhead = lad["host_overhead_us"].dropna()
     return {
-        "empty": False, "sources": sources_of(lad, "cells.csv"), "table": _ladder_table(lad),
+        "empty": False, "sources": sources_of(lad, "cells.csv"), "table": ladder_table(lad),
         "bases": "; ".join(sorted({b for b in an.ladder["kernels_basis"] if b})),
         "windows": window_lines(lad),
         "charges": "; ".join(sorted({str(b) for b in an.ladder.get("pin_step_basis", pd.Series(dtype=str))
                                      if isinstance(b, str) and b})),
-        "other_states": [(s, _ladder_table(others[others["l2_state"] == s])) for s in sorted(set(others["l2_state"]))],
-        "spread": None if an.spread.empty else table(SPREAD_COLUMNS, an.spread.assign(source="samples.csv")),
+        "other_states": [(s, ladder_table(others[others["l2_state"] == s])) for s in sorted(set(others["l2_state"]))],
+        "spread": None if an.spread.empty else spread_table(an.spread),
         "overhead": None if overhead.empty else {
             "median": f"{overhead.median():.1f}", "lo": f"{overhead.min():.1f}", "hi": f"{overhead.max():.1f}"},
     }
@@ -191,7 +208,7 @@ def speedup(an: Analysis) -> Section:
 
 AMORTISATION_COLUMNS = (
     key("Profile"), rung("Pinning rung"),
-    Column("Comparand", lambda r: Cell(rung_label(r["comparand"]), title=r["why_comparand"],
+    Column("Comparand", lambda r: Cell(rung_label(r["comparand"], family_of(r)), title=r["why_comparand"],
                                        strong="(honest)" if r["honest"] else "")),
     number("T_ref", "t_ref_us", fmt.us), number("T_pin", "t_pin_us", fmt.us), number("T_cons", "t_cons_us", fmt.us),
     number("Gain per call", "gain_per_call_us", fmt.us),
@@ -210,24 +227,30 @@ def amortisation(an: Analysis) -> Section:
     if am.empty:
         return EMPTY
     return {"empty": False, "table": table(AMORTISATION_COLUMNS, am),
-            "pairs": [(rung_label(r), rung_label(c), w) for r, c, w in AMORTISATION_PAIRS]}
+            "pairs": [(rung_label(r, view_family(an)), rung_label(c, view_family(an)), said(w, view_family(an)))
+                      for r, c, w in AMORTISATION_PAIRS]}
 
 
-SHARE_COLUMNS = (
-    key("Profile"), number("T_step", "t_step_us", fmt.us), number("T_cons OptMT", "t_cons_optmt_us", fmt.us),
-    number("T_cons L2P+OptMT", "t_cons_l2p_us", fmt.us), number("T_pin", "t_pin_l2p_us", fmt.us),
-    number("saving", "saving_consumer_us", fmt.us_signed), number("share", "share_consumer_pct", fmt.pct, 0.0),
-    number("saving", "saving_charged_us", fmt.us_signed), number("share", "share_charged_pct", fmt.pct, 0.0),
-    number("share", "share_wall_pct", fmt.pct, 0.0),
-)
+def share_columns(family: str = "") -> tuple[Column, ...]:
+    unpinned, pin = rung_label(RungId.OPTMT, family), rung_label(RungId.L2P_OPTMT, family)
+    return (
+        key("Profile"), number("T_step", "t_step_us", fmt.us), number(f"T_cons {unpinned}", "t_cons_optmt_us", fmt.us),
+        number(f"T_cons {pin}", "t_cons_l2p_us", fmt.us), number("T_pin", "t_pin_l2p_us", fmt.us),
+        *under("consumer-only", number("saving", "saving_consumer_us", fmt.us_signed),
+               number("share", "share_consumer_pct", fmt.pct, 0.0)),
+        *under("pin-charged", number("saving", "saving_charged_us", fmt.us_signed),
+               number("share", "share_charged_pct", fmt.pct, 0.0)),
+        *under("wall clock", number("share", "share_wall_pct", fmt.pct, 0.0)),
+    )
 
 
 def share(an: Analysis) -> Section:
     sh = an.state_rows(an.share)
     if sh.empty:
         return EMPTY
-    return {"empty": False, "t_step": T_STEP_DEFINITION,
-            "table": table(SHARE_COLUMNS, sh, (("", 5), ("consumer-only", 2), ("pin-charged", 2), ("wall clock", 1)))}
+    family = view_family(an)
+    return {"empty": False, "t_step": t_step_definition(rung_label(RungId.OPTMT, family)),
+            "table": table(share_columns(family), sh)}
 
 
 ROOFLINE_COLUMNS = (
@@ -244,118 +267,3 @@ def roofline(an: Analysis) -> Section:
     return {"empty": False, "sources": sources_of(roof, "cells.csv"), "table": table(ROOFLINE_COLUMNS, roof),
             "missing": ("The ladder run's manifest records no measured HBM copy bandwidth (hbm_copy_GBps)."
                         if an.hbm_copy_GBps is None else "No achieved bandwidth in cells.csv.")}
-
-
-# -- the kernel families side by side ----------------------------------------------------------
-
-def _family_num(an: Analysis, field: str, formatter: Any, good_above: float | None = None) -> Any:
-    """A number of a family row; a dash with the reason as its tooltip when missing."""
-    def cell(r: dict[str, Any]) -> Cell:
-        if is_missing(r.get(field)):
-            return dash(fam.why_missing(an, r, field), "num")
-        return num(r, field, formatter, good_above)
-    return cell
-
-
-def _dram(an: Analysis) -> Any:
-    def cell(r: dict[str, Any]) -> Cell:
-        if is_missing(r.get("dram_fraction")):
-            return dash(fam.why_missing(an, r, "dram_fraction"), "num")
-        read = r["dram_GBps"] / r["dram_fraction"] if r["dram_fraction"] else None
-        return Cell(fam.dram_percent(r["dram_fraction"]), "num",
-                    f"{fmt.gbps(r['dram_GBps'])} of {fmt.gbps(read)} measured read-only" if read else "")
-    return cell
-
-
-def family_columns(an: Analysis) -> tuple[Column, ...]:
-    us = (lambda v: f"{v:,.1f}")  # noqa: E731  (the unit is in the header)
-    return (
-        Column("Family", lambda r: Cell(r["title"], "key", strong="(headline)" if r["headline_family"] else "")),
-        Column("name", lambda r: text(r["unpinned"])),
-        Column("median, µs", _family_num(an, "consumer_us", us), "num"),
-        Column("× tuned OptMT", _family_num(an, "vs_tuned", fmt.times), "num"),
-        Column("DRAM, % of read-only HBM", _dram(an), "num"),
-        Column("consumer, µs",
-               lambda r: _family_num(an, "pinned_consumer_us", us)(r).but(title=r["pinned"]), "num"),
-        Column("pin kernel, µs", _family_num(an, "pin_us", us), "num"),
-        Column("pin charged", lambda r: _family_num(an, "pin_speedup_charged", fmt.times)(r) if is_missing(
-            r.get("pin_speedup_charged")) else judged("", "pin_speedup_charged", "pin_judgement_charged").cell(r), "num"),
-        Column("pin free", _family_num(an, "pin_speedup_consumer", fmt.times), "num"),
-    )
-
-
-FAMILY_GROUPS = (("", 1), ("Consumer without a pin", 4), ("With the pin (L2P)", 2),
-                 ("Speedup of the pin", 2))
-
-
-def families(an: Analysis) -> Section | None:
-    """The three families per profile (analysis.families): a table per profile, its sentences."""
-    if not fam.shown(an):
-        return None
-    columns = family_columns(an)
-    per_profile = []
-    for profile in fam.profiles(an):
-        recs = fam.rows(an, profile)
-        per_profile.append({
-            "profile": profile,
-            "table": table(columns, recs, FAMILY_GROUPS),
-            "sentences": [says(r["sentence"]) for r in recs],
-        })
-    return {"lead": fam.LEAD, "state": an.state, "measured": fam.families(an),
-            "not_measured": fam.not_measured(an), "not_measured_what": fam.not_measured_text(an),
-            "profiles": per_profile}
-
-
-# -- whole study --------------------------------------------------------------------------------
-
-PHASE_COLUMNS = (
-    key("Phase", "phase"), number("start", "start_us", fmt.us), number("end", "end_us", fmt.us),
-    number("duration", "duration_us", fmt.us), number("samples", "samples", fmt.count),
-)
-
-
-def timeline(an: Analysis) -> Section:
-    tl, ph = an.study.timeline, an.study.phases
-    if tl.empty:
-        return EMPTY
-    return {"empty": False, "sources": list(dict.fromkeys(tl["run"] + "/timeline.csv")),
-            "phases": None if ph.empty else table(PHASE_COLUMNS, ph.assign(source=ph["run"] + "/phases.csv"))}
-
-
-def caveats(an: Analysis) -> Section:
-    return {"caveats": an.caveats}
-
-
-COMPARE_COLUMNS = (
-    Column("Cell", lambda r: text("/".join(str(r[k]) for k in ("family", "rung", "pin", "profile", "l2_state")),
-                                  "key")),
-    Column("Quantity", lambda r: text(quantity_label(r["quantity"], r["timer"]))),
-    number("median, used run", "used_median_us", fmt.us),
-    number("median, other run", "median_us", fmt.us),
-    number("difference", "diff_pct", fmt.pct_signed),
-    number("larger repeat spread", "spread_pct", fmt.pct),
-    Column("beyond the spread?", lambda r: text("—" if r["exceeds_spread"] is None else
-                                                  "yes" if r["exceeds_spread"] else "no")),
-)
-SETTING_COLUMNS = (plain("Setting", "setting"), plain("used run", "used_value"), plain("other run", "value"))
-GPU_SPREAD_COLUMNS = (
-    Column("Cell", lambda r: text("/".join(str(r[k]) for k in ("family", "rung", "pin", "profile", "l2_state")),
-                                  "key")),
-    Column("Quantity", lambda r: text(quantity_label(r["quantity"], r["timer"]))),
-    plain("GPUs", "n_gpus"),
-    plain("median per GPU", "gpus"),
-    number("spread (max - min) / median", "spread_pct", fmt.pct),
-)
-
-
-def compare(an: Analysis) -> Section | None:
-    """Runs that measured the same cells (analysis.compare): per pair of runs, one sentence per
-    timer (report.compare's wording), the settings in which they differ, every cell in a fold."""
-    if an.compare.empty:
-        return None
-    pairs = [{"title": p.title, "sentences": p.sentences,
-              "settings": table(SETTING_COLUMNS, p.settings) if not p.settings.empty else None,
-              "cells": table(COMPARE_COLUMNS, p.cells), "n": len(p.cells), "one_sided": p.one_sided}
-             for p in compare_pairs(an)]
-    gpus = table(GPU_SPREAD_COLUMNS, an.gpu_spread) if not an.gpu_spread.empty else None
-    return {"pairs": pairs, "gpus": gpus}

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 
 from l2attr.analysis.answer import headline, pin_answer
-from l2attr.analysis.charges import NOTHING
 from l2attr.analysis.common import is_missing, ordered_profiles, rung_label, why
 from l2attr.analysis.load import manifest_value
 from l2attr.analysis.share import T_STEP_DEFINITION
@@ -14,9 +13,12 @@ from l2attr.analysis.study import Analysis, series_view
 from l2attr.report import families as fam
 from l2attr.report import fmt
 from l2attr.report.charges_text import measured as _cell, window_lines
+from l2attr.report.html_sections import ladder_table, spread_table, verdict_table
+from l2attr.report.html_study import family_table, gpu_spread_table, settings_table
+from l2attr.report.table_text import markdown
 from l2attr.analysis.control import describe_control
-from l2attr.report.titles import series_title
-from l2attr.report.compare import pairs as compare_pairs, quantity_label
+from l2attr.report.titles import series_title, view_family
+from l2attr.report.compare import pairs as compare_pairs
 from l2attr.report.layer_b import consumer_grid, dram_lines, grid_title
 from l2attr.vocab import Judgement, RungId, Verdict
 
@@ -49,66 +51,19 @@ def _break_even(row: dict[str, Any], field: str) -> str:
 
 
 def verdict_markdown(an: Analysis) -> str:
+    """The verdict table the HTML card draws (html_sections.VERDICT_COLUMNS), in Markdown."""
     v = an.verdict
     if v.empty:
         return "_Verdict: not measured (no ladder run and no profile run)._"
-    rows = [[r["profile"], _judged(r, "speedup_kernels", "judgement_kernels"),
-             _judged(r, "speedup_host", "judgement_host"), _judged(r, "speedup_wall", "judgement_wall"),
-             _judged(r, "speedup_artifact", "judgement_artifact"), _judged(r, "speedup_consumer", "judgement_consumer"),
-             _judged(r, "pin_speedup_consumer", "pin_judgement_consumer"),
-             _judged(r, "pin_speedup_charged", "pin_judgement_charged"),
-             _judged(r, "pin_speedup_host", "pin_judgement_host"), _cell(r, "pin_host_us", fmt.us),
-             _cell(r, "share_consumer_pct", fmt.pct),
-             _cell(r, "share_charged_pct", fmt.pct), _break_even(r, "break_even"), _break_even(r, "break_even_wall"),
-             _cell(r, "hit_gain_pp", fmt.pp)] for r in v.to_dict("records")]
-    return md_table(["profile", "L2P+OptMT vs baseline, pin + consumer kernels", "… + the pin step's launch + sync",
-                     "whole call (wall)", "pin free, artifact's timer", "pin free, consumer kernel",
-                     "vs OptMT, consumer-only", "vs OptMT, pin-charged", "vs OptMT, + launch + sync",
-                     "pin step's launch + sync", "L2 share of step", "L2 share, pin-charged",
-                     "break-even calls per pin (vs OptMT), kernel-charged", "… wall-charged (pin step)",
-                     "consumer L2 hit-rate gain"],
-                    rows, [False] + [True] * 14)
+    return markdown(verdict_table(v, view_family(an)))
 
 
 def ladder_markdown(an: Analysis) -> str:
+    """The ladder table the HTML card draws (html_sections.LADDER_COLUMNS), in Markdown."""
     lad = an.state_rows(an.ladder)
     if lad.empty:
         return "_Latency ladder: not measured (no ladder run)._"
-    rows = []
-    for profile in ordered_profiles(lad["profile"]):
-        for r in lad[lad["profile"] == profile].to_dict("records"):
-            rows.append([profile, rung_label(r["rung"]),
-                         fmt.ci(r["consumer_us"], r["consumer_ci_lo_us"], r["consumer_ci_hi_us"]),
-                         _cell(r, "delta_consumer_us", fmt.us_signed) if isinstance(r["below"], str) else "—",
-                         _cell(r, "artifact_us", fmt.us),
-                         _cell(r, "pin_us", fmt.us) if r["pins"] else "—",
-                         _cell(r, "kernels_us", fmt.us), _host_charge(r), _cell(r, "wall_us", fmt.us),
-                         _cell(r, "speedup_consumer", fmt.times), _cell(r, "speedup_artifact", fmt.times),
-                         _cell(r, "speedup_kernels", fmt.times), _cell(r, "speedup_host", fmt.times),
-                         _cell(r, "speedup_wall", fmt.times)])
-    return md_table(["profile", "rung", "consumer median [95% CI]", "Δ vs rung below", "artifact's timer",
-                     "pin", "pin + consumer", "host charge (pin step's launch + sync / window call)", "call wall",
-                     "speedup consumer", "speedup artifact's timer", "speedup pin + consumer",
-                     "speedup + host charge", "speedup wall"],
-                    rows, [False, False] + [True] * 12)
-
-
-def _host_charge(r: dict[str, Any]) -> str:
-    """A rung's named host charge ('—' for a rung that launches nothing beyond its consumer)."""
-    if r.get("host_charge_name") == NOTHING:
-        return "—"
-    return _cell(r, "host_charge_us", fmt.us)
-
-
-def _family_cell(an: Analysis, r: dict[str, Any], field: str, formatter: Callable[[Any], str],
-                 notes: list[str]) -> str:
-    """A figure of a family row, or '—' with its reason collected into `notes` (numbered once)."""
-    if not is_missing(r.get(field)):
-        return formatter(r[field])
-    reason = fam.why_missing(an, r, field)
-    if reason not in notes:
-        notes.append(reason)
-    return f"— ({notes.index(reason) + 1})"
+    return markdown(ladder_table(lad))
 
 
 def families_markdown(an: Analysis, with_sentences: bool = True) -> str:
@@ -116,29 +71,14 @@ def families_markdown(an: Analysis, with_sentences: bool = True) -> str:
     the sentences (left out where the answer at the top already lists them)."""
     if not fam.shown(an):
         return ""
-    us = (lambda v: f"{v:,.1f}")  # noqa: E731  (the unit is in the header)
     parts = [fam.LEAD + f" L2 state: {an.state}.", ""]
     gone = fam.not_measured_text(an)
     if gone:
         parts += [f"_{gone} Run `l2attr ladder --family {','.join(fam.not_measured(an))}`._", ""]
     for profile in fam.profiles(an):
-        notes: list[str] = []
-        recs = fam.rows(an, profile)
-        rows = [[r["title"] + (" (headline)" if r["headline_family"] else ""), r["unpinned"],
-                 _family_cell(an, r, "consumer_us", us, notes), _family_cell(an, r, "vs_tuned", fmt.times, notes),
-                 _family_cell(an, r, "dram_fraction", fam.dram_percent, notes), r["pinned"],
-                 _family_cell(an, r, "pinned_consumer_us", us, notes), _family_cell(an, r, "pin_us", us, notes),
-                 _family_cell(an, r, "pin_speedup_charged", fmt.times, notes),
-                 _family_cell(an, r, "pin_speedup_consumer", fmt.times, notes)] for r in recs]
-        parts += [f"*{profile}*", "",
-                  md_table(["family", "consumer without pin", "median (µs)", "× tuned OptMT",
-                            "DRAM (% of read-only HBM)", "pinned consumer", "median (µs)", "pin kernel (µs)",
-                            "pin-charged speedup", "pin-free speedup"], rows,
-                           [False, False] + [True] * 3 + [False] + [True] * 4), ""]
-        if notes:
-            parts += ["— " + "; ".join(f"({i}) {n}" for i, n in enumerate(notes, 1)) + ".", ""]
+        parts += [f"*{profile}*", "", markdown(family_table(an, profile)), ""]
         if with_sentences:
-            parts += [f"- {r['sentence']}" for r in recs] + [""]
+            parts += [f"- {r['sentence']}" for r in fam.rows(an, profile)] + [""]
     return "\n".join(parts).rstrip() + "\n"
 
 
@@ -180,9 +120,7 @@ def compare_markdown(an: Analysis) -> str:
             parts += ["- settings: none of the recorded settings differ"]
         else:
             used, run = pair.cells["used_run"].iloc[0], pair.cells["run"].iloc[0]
-            parts += ["", md_table(["setting", used, run],
-                                   [[r["setting"], r["used_value"], r["value"]] for r in pair.settings.to_dict("records")],
-                                   [False, False, False])]
+            parts += ["", f"Used run `{used}`, other run `{run}`:", "", markdown(settings_table(pair.settings))]
         parts.append("")
     return "\n".join(parts)
 
@@ -226,11 +164,8 @@ def render_markdown(an: Analysis) -> str:
         if consumer_grid(view.l2)[1]:
             parts += [f"**Layer B{title}** ({grid_title()})", "", layer_b_markdown(view), ""]
         if not view.spread.empty:
-            rows = [[r["timer"], str(r["repeats"]), fmt.pct(r["median_spread_pct"]), fmt.pct(r["worst_spread_pct"]),
-                     r["worst_cell"]] for r in view.spread.to_dict("records")]
-            parts += [md_table(["spread of medians between repeats (one process)", "repeats", "median", "worst",
-                                "worst cell"],
-                               rows, [False, True, True, True, False]), ""]
+            parts += ["Spread of the medians between repeats (one process):", "", markdown(spread_table(view.spread)), ""]
+    parts += generic_markdown(an, views)
     control = control_markdown(an)
     if control:
         parts += [control, ""]
@@ -243,15 +178,25 @@ def render_markdown(an: Analysis) -> str:
     return "\n".join(parts)
 
 
+def generic_markdown(an: Analysis, views: list[Analysis]) -> list[str]:
+    """The sections declared in report/registry.py alone (generic): title, lead, tables, notes."""
+    from l2attr.report.registry import generic_views
+
+    parts: list[str] = []
+    for spec, series, fields in generic_views(an, [("", v) for v in views]):
+        parts += [f"**{spec.title}{f' — {series}' if series else ''}**", ""]
+        parts += [fields["lead"], ""] if fields.get("lead") else []
+        for t in fields.get("tables", []):
+            parts += [markdown(t), ""]
+        parts += [f"- {line}" for line in fields.get("notes", [])] + ([""] if fields.get("notes") else [])
+    return parts
+
+
 def gpu_spread_markdown(an: Analysis) -> str:
     """Each cell several GPUs measured: every GPU's median and the spread between them."""
     if an.gpu_spread.empty:
         return ""
-    rows = [["/".join(str(r[k]) for k in ("family", "rung", "pin", "profile", "l2_state")),
-             quantity_label(r["quantity"], r["timer"]), str(r["n_gpus"]), r["gpus"], fmt.pct(r["spread_pct"])]
-            for r in an.gpu_spread.to_dict("records")]
-    return md_table(["cell", "quantity", "GPUs", "median per GPU", "spread (max - min) / median"], rows,
-                    [False, False, True, False, True]) + "\n"
+    return markdown(gpu_spread_table(an.gpu_spread)) + "\n"
 
 
 def _pin_only_results(an: Analysis, view: Analysis, s: Any) -> list[str]:

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from l2attr.analysis.load import Run, Study
 from l2attr.report import fmt
-from l2attr.report.html_rows import Table, key, number, plain, table
+from l2attr.report.columns import Table, key, number, plain, table
 from l2attr.vocab import Role
 
 ABSENT = object()

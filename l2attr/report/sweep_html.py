@@ -4,6 +4,8 @@ drawn inside the ladder report or, when only sweeps are given, on their own page
 
 from __future__ import annotations
 
+from collections import Counter
+
 import datetime as dt
 from typing import Any
 
@@ -13,7 +15,7 @@ from l2attr import __version__
 from l2attr.analysis.sweep import SweepAnalysis
 from l2attr.report.chart_data import drawable
 from l2attr.report.charts import figure_json
-from l2attr.report.html_rows import Cell, Row, Table
+from l2attr.report.columns import Cell, Table, cell_table
 from l2attr.report.sweep_charts import figures
 from l2attr.report.sweep_text import break_even_rows, check_lines, columns_of, has_break_even
 
@@ -24,9 +26,8 @@ def _table(headers: list[str], rows: list[list[str]]) -> Table:
     """Text columns left, numbers right; 'n/a' cells carry why."""
     cls = ["" if h in TEXT_HEADERS else "num" for h in headers]
     heads = list(zip(headers, cls))
-    body = [Row([Cell(v, c, missing="not measured" if v == "n/a" else None) for v, c in zip(r, cls)])
-            for r in rows]
-    return Table(heads, body)
+    body = [[Cell(v, c, missing="not measured" if v == "n/a" else None) for v, c in zip(r, cls)] for r in rows]
+    return cell_table(heads, body)
 
 
 def section(an: SweepAnalysis, index: int) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -46,11 +47,17 @@ def section(an: SweepAnalysis, index: int) -> tuple[dict[str, Any], dict[str, An
 
 
 def sections(analyses: list[SweepAnalysis]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Every sweep's chapter; two sweeps of one axis are told apart by their run in the title (the
+    contents would list the same words twice)."""
     out, figs = [], {}
     for i, an in enumerate(analyses):
         fields, f = section(an, i)
         out.append(fields)
         figs.update(f)
+    titles = Counter(s["title"] for s in out)
+    for s in out:
+        if titles[s["title"]] > 1:
+            s["title"] = f"{s['title']} ({s['run']})"
     return out, figs
 
 

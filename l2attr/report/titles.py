@@ -33,3 +33,16 @@ def workload_line(config: Mapping[str, Any], sep: str = " · ", hot: bool = True
     if hot:
         parts.append(f"{g('hot_rows')} hot rows pinned")
     return sep.join(parts)
+
+
+def view_family(an: Any) -> str:
+    """The family a one-series view shows ('' for the whole analysis): the words its card uses."""
+    return an.series[0].family if len(an.series) == 1 else ""
+
+
+def rung_names(family: str) -> dict[str, str]:
+    """Every rung id -> how `family` names it: the templates' words for the rungs of a card."""
+    from l2attr.analysis.common import rung_label
+    from l2attr.ladder.declare import RUNG_BY_NAME
+
+    return {rung: rung_label(rung, family) for rung in RUNG_BY_NAME}
