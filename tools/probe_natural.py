@@ -13,39 +13,20 @@ Prints one line per (step, context): median and range of the traced natural repl
 
 from __future__ import annotations
 
-import json
-import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "examples" / "steps")]
+sys.path[:0] = [str(ROOT), str(ROOT / "examples" / "steps"), str(ROOT / "tools")]
 N = 15
 
 
 def traced_sums(torch, before, natural) -> list[float]:
-    from l2attr.names import LEGACY_PREFIX, STEP_TRACE
-    from l2attr.steps.record import STEP_RANGE
-    from l2attr.steps.trace import _events, _launched
+    from probe_program import sums
 
-    acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-    with torch.profiler.profile(activities=acts) as prof:
-        for i in range(N + 1):
-            before()
-            with torch.profiler.record_function(LEGACY_PREFIX + STEP_TRACE.build(condition="natural", step=i)):
-                natural()
-            torch.cuda.synchronize()
-    with tempfile.TemporaryDirectory() as tmp:
-        p = os.path.join(tmp, "t.json")
-        prof.export_chrome_trace(p)
-        rows = _launched(_events(json.loads(Path(p).read_text())), STEP_RANGE, STEP_TRACE.parse)
-    per: dict[int, float] = {}
-    for r in rows:
-        per[r["step"]] = per.get(r["step"], 0.0) + r["duration_us"]
-    return [per[k] for k in sorted(per)][1:]
+    return sums(torch, natural, N + 1, True, before=before)
 
 
 def main() -> None:

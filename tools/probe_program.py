@@ -18,7 +18,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "examples" / "steps")]
 
 
-def sums(torch, call, n: int, sync: bool) -> list[float]:
+def sums(torch, call, n: int, sync: bool, before=None) -> list[float]:
+    """Per call of `call` (after three untraced ones, `before` run untraced ahead of each), the sum
+    of its kernels' CUPTI durations; the first traced call dropped."""
     from l2attr.names import LEGACY_PREFIX, STEP_TRACE
     from l2attr.steps.record import STEP_RANGE
     from l2attr.steps.trace import _events, _launched
@@ -29,6 +31,8 @@ def sums(torch, call, n: int, sync: bool) -> list[float]:
     acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
     with torch.profiler.profile(activities=acts) as prof:
         for i in range(n):
+            if before is not None:
+                before()
             with torch.profiler.record_function(LEGACY_PREFIX + STEP_TRACE.build(condition="natural", step=i)):
                 call()
             if sync:
