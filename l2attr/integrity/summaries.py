@@ -18,6 +18,7 @@ from l2attr.errors import Damage
 from l2attr.measure.stats import CELL_KEYS
 from l2attr.catalog.sets import derived_specs
 from l2attr.integrity import rules
+from l2attr.profile.ncu_rows import ALWAYS_KEEP
 from l2attr.schema import CELLS, METRICS, PHASES, SAMPLES, TIMELINE
 from l2attr.vocab import Quantity, Timer
 
@@ -136,6 +137,12 @@ def check_profile_manifest(metrics: pd.DataFrame, manifest: dict[str, Any], path
         if missing:
             damage.found(f"{path / METRICS.filename}: no rows of {', '.join(missing)}, which manifest.json "
                          "lists as collected (removed after the run? the report would show it as n/a)")
+        derived = manifest.get("derived_metrics")
+        known = set(declared) | set(derived if isinstance(derived, list) else []) | set(ALWAYS_KEEP)
+        rules.flag(damage, str(path / METRICS.filename), ~metrics["metric"].astype(str).isin(known),
+                   "column metric must name a metric manifest.json lists as collected or derived (a row of "
+                   "another name is read by no table: its kernel's value would silently go missing)",
+                   lambda row: repr(metrics["metric"].iloc[row]))
 
 
 def check_timeline(timeline: pd.DataFrame | None, phases: pd.DataFrame | None, manifest: dict[str, Any],
