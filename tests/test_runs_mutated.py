@@ -158,7 +158,7 @@ CASES = [
     # CI's 200-example property run (2026-12-02): a manifest count of true read as 1; an edge row moved to a new edge
     ("step-surgery", field(("surgery", "matched_kernels"), True), "surgery.matched_kernels is True"),
     ("profile", first_where("metric", "lts__t_sectors_op_read_lookup_hit.sum", "metric", "inf", "metrics.csv.gz"),
-     "column metric must name a metric manifest.json lists"),
+     "column metric must be an Nsight Compute metric name"),
     ("step-surgery", field(("surgery", "graph_kernels"), 0), "surgery.graph_kernels is 0"),
     ("step-surgery", field(("surgery", "call_us"), {}), "surgery.call_us must be a list"),
     ("step-surgery", cell("step_edges.csv", 0, "edge", "999"), "its arms hold different repeats"),

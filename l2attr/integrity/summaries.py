@@ -118,6 +118,11 @@ def check_derived_metrics(metrics: pd.DataFrame, path: Path, damage: Damage) -> 
     return metrics[~bad].reset_index(drop=True) if bad.any() else metrics
 
 
+# Nsight Compute's metric names: unit__counter with an optional rollup or submetric ("lts__t_sectors.sum",
+# "profiler__replayer_passes"); l2attr's derived ones carry "derived:" in front.
+NCU_NAME = r"(derived:)?[a-z][a-z0-9]*__[a-z0-9_]+(\.[a-z0-9_]+)*"
+
+
 def check_profile_manifest(metrics: pd.DataFrame, manifest: dict[str, Any], path: Path, damage: Damage) -> None:
     """The profile writer records how many kernels each report held (replayer_passes); without it
     a metrics.csv cut at a row boundary cannot be told from a whole one."""
@@ -139,9 +144,10 @@ def check_profile_manifest(metrics: pd.DataFrame, manifest: dict[str, Any], path
                          "lists as collected (removed after the run? the report would show it as n/a)")
         derived = manifest.get("derived_metrics")
         known = set(declared) | set(derived if isinstance(derived, list) else []) | set(ALWAYS_KEEP)
-        rules.flag(damage, str(path / METRICS.filename), ~metrics["metric"].astype(str).isin(known),
-                   "column metric must name a metric manifest.json lists as collected or derived (a row of "
-                   "another name is read by no table: its kernel's value would silently go missing)",
+        name = metrics["metric"].astype(str)
+        rules.flag(damage, str(path / METRICS.filename), ~(name.isin(known) | name.str.fullmatch(NCU_NAME)),
+                   "column metric must be an Nsight Compute metric name (unit__counter.rollup) or one manifest.json "
+                   "lists (a row of another name is read by no table: its kernel's value would silently go missing)",
                    lambda row: repr(metrics["metric"].iloc[row]))
 
 
