@@ -79,10 +79,15 @@ def declared(manifest: dict[str, Any]) -> bool | None:
     return None
 
 
+def has_control_rows(metrics: pd.DataFrame | None) -> bool:
+    """Whether metrics.csv holds the control's arms (what the run did, whatever its manifest says)."""
+    return metrics is not None and "condition" in metrics and bool(metrics["condition"].isin(list(ARMS.values())).any())
+
+
 def run_control(run: Run) -> dict[str, Any] | None:
     """The validity control of one profile run, judged from its metrics.csv; None for a run made
     without one (`--no-control`)."""
-    if declared(run.manifest) is False:
+    if declared(run.manifest) is False and not has_control_rows(run.metrics):
         return None
     return validity_control(run.metrics if run.metrics is not None else pd.DataFrame())
 

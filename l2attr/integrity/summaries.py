@@ -20,7 +20,7 @@ from l2attr.catalog.sets import derived_specs
 from l2attr.integrity import rules
 from l2attr.profile.ncu_rows import ALWAYS_KEEP
 from l2attr.schema import CELLS, METRICS, PHASES, SAMPLES, TIMELINE
-from l2attr.vocab import Quantity, Timer
+from l2attr.vocab import Condition, Quantity, Timer
 
 # relative agreement a CSV round trip keeps (pandas writes floats with 17 significant digits)
 REL = 1e-6
@@ -134,6 +134,12 @@ def check_profile_manifest(metrics: pd.DataFrame, manifest: dict[str, Any], path
         rules.flag(damage, str(path / METRICS.filename), ~metrics["report"].astype(str).isin(list(map(str, passes))),
                    f"column report must name a report of the manifest's replayer_passes ({', '.join(map(str, passes))})",
                    lambda row: repr(metrics["report"].iloc[row]))
+    control_arms = (Condition.CONTROL_AFTER_PIN.value, Condition.CONTROL_AFTER_FLUSH.value,
+                    Condition.CONTROL_AFTER_RESET.value)
+    if ("control" in manifest and not manifest.get("control") and "condition" in metrics.columns
+            and metrics["condition"].astype(str).isin(control_arms).any()):
+        damage.found(f"{path}/manifest.json: control is {manifest.get('control')!r}, but {METRICS.filename} holds "
+                     "the validity control's arms (the writer records the control's inputs when it runs one)")
     # what the import found (metrics_collected); older runs record only what was asked for
     declared = manifest.get("metrics_collected", manifest.get("metrics"))
     if isinstance(declared, list) and not metrics.empty:
