@@ -157,6 +157,7 @@ CASES = [
     ("step-surgery", cell("step_kernels.csv", 0, "node", ""), "step_kernels.csv"),
     # CI's 200-example property run (2026-12-02): a manifest count of true read as 1; an edge row moved to a new edge
     ("step-surgery", field(("surgery", "matched_kernels"), True), "surgery.matched_kernels is True"),
+    ("sweep", cell("sweep_points.csv", 0, "x", "1e300"), "holds more than one x"),
     ("profile", field(("control",), None), "control is None, but metrics.csv holds the validity control's arms"),
     ("profile", first_where("metric", "lts__t_sectors_op_read_lookup_hit.sum", "metric", "inf", "metrics.csv.gz"),
      "column metric must be an Nsight Compute metric name"),

@@ -108,6 +108,18 @@ def _numbers(df: pd.DataFrame, columns: tuple[str, ...], source: str, damage: Da
     return df.reset_index(drop=True)
 
 
+def _one_x_per_point(points_df: pd.DataFrame, path: Path, damage: Damage) -> None:
+    """A point is one value of its axis: every row of it (each family, arm, quantity) holds the same
+    x. One row's x edited moved that row to another place on the chart and in the tables, silently."""
+    if points_df.empty or not {"axis", "point", "x"} <= set(points_df.columns):
+        return
+    many = points_df.groupby(["axis", "point"])["x"].nunique(dropna=False)
+    if (many > 1).any():
+        axis, point = many.index[many > 1][0]
+        damage.found(f"{path}/{SWEEP_POINTS.filename}: point {point} of axis {axis} holds more than one x "
+                     "(a point is one value of its axis)")
+
+
 def check_sweep_tables(run: Any, manifest: dict[str, Any], points_df: pd.DataFrame, path: Path,
                        damage: Damage) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """The sweep's points after their row contract and the manifest's declaration, and its DRAM
@@ -119,6 +131,7 @@ def check_sweep_tables(run: Any, manifest: dict[str, Any], points_df: pd.DataFra
     points_df = check_table(points_df, SWEEP_POINTS.name, f"{path}/{SWEEP_POINTS.filename}", damage)
     points_df = check_point_ranges(points_df, manifest, path, damage)
     points_df = check_points(points_df, manifest, path, damage)
+    _one_x_per_point(points_df, path, damage)
     check_quantities(points_df, manifest, path, damage)
     units = None
     if run.has(SWEEP_UNITS):
