@@ -16,14 +16,13 @@ from typing import Any
 import pandas as pd
 
 from l2attr.errors import STRICT, Damage
+from l2attr.integrity.manifest import is_whole
+from l2attr.integrity.step import GRAPH_ONLY
 from l2attr.schema import STEP_KERNELS
 from l2attr.vocab import L2Condition, StepMode
 
-GRAPH_ONLY = -2       # op_index of a kernel the eager ops did not launch (integrity/step.py)
-
-
 def _whole(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+    return is_whole(v) and v >= 0
 
 
 def _natural(kernels: pd.DataFrame) -> pd.DataFrame:
