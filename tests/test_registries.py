@@ -1,5 +1,6 @@
 """The registries: a new L2 condition is one line in l2attr/vocab/conditions.py, and a new
-per-series analyzer one entry in l2attr/analysis/study.py, and nothing else.
+per-series analyzer one entry in l2attr/analysis/study.py, and nothing else (a report section
+then reads it by that name, and cannot before).
 
 A new condition:
 The test copies the package, adds one line to the registry's class and nothing more, then runs
@@ -141,3 +142,26 @@ def test_an_analyzer_registered_by_name_is_run_per_series_and_cut_by_series_view
     assert set(view.pin_over_consumer["series"]) == {an.series[0].name}
     with pytest.raises(KeyError, match="registered: ladder, charges"):
         an.frame("no_such_analysis")
+
+
+def test_a_section_reads_a_new_analyzer_by_its_one_name(tmp_path, monkeypatch) -> None:
+    """The entry in SERIES_ANALYZERS is what a section declares; without it the declaration is
+    refused. The section's build sees the frame cut to its series (reuse_high: 15.0 / 33.5)."""
+    import pytest
+    from helpers_rundirs import write_ladder_run
+
+    from l2attr.analysis import analyse, load_runs
+    from l2attr.analysis import study
+    from l2attr.report.reads import UnknownAnalysis
+    from l2attr.report.registry import SectionSpec
+
+    def build(v):
+        return {"ratio": v.pin_over_consumer.set_index("profile")["ratio"]["reuse_high"]}
+
+    with pytest.raises(UnknownAnalysis, match="section 'ratios' reads 'pin_over_consumer'"):
+        SectionSpec("ratios", "Ratios", build, per_series=True, reads=("pin_over_consumer",))
+    monkeypatch.setitem(study.SERIES_ANALYZERS, "pin_over_consumer", _pin_over_consumer)
+    monkeypatch.setattr(study, "SERIES_FRAMES", tuple(study.SERIES_ANALYZERS))
+    spec = SectionSpec("ratios", "Ratios", build, per_series=True, reads=("pin_over_consumer",))
+    an = analyse(load_runs([write_ladder_run(tmp_path)]))
+    assert spec.fields(study.series_view(an, an.series[0]))["ratio"] == pytest.approx(15.0 / 33.5)

@@ -128,7 +128,7 @@ def test_a_section_declared_in_the_registry_alone_is_on_both_pages(tmp_path: Pat
     cols = (key("Profile"), number("pin + consumer kernels", "speedup_kernels", fmt.times))
     spec = registry.SectionSpec("kernels-only", "Kernels only", lambda an: {
         "lead": "The pin-charged speedup alone.", "tables": [table(cols, an.verdict)],
-        "notes": ["From the verdict."]}, per_series=True, generic=True)
+        "notes": ["From the verdict."]}, per_series=True, generic=True, reads=("verdict",))
     monkeypatch.setattr(registry, "SECTION_SPECS", (*registry.SECTION_SPECS, spec))
     an = analyse(load_runs([write_ladder_run(tmp_path)]))
     html = render_html(an, plotly_js="")

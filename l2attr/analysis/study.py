@@ -1,9 +1,13 @@
 """Run every analysis on a loaded study once; the report renders the result, it computes nothing.
 
-The per-series analyzers are named in one registry (SERIES_ANALYZERS), the way a trace-analysis
-facade names its analyses: a name is the frame `Analysis` holds (`an.frame("verdict")`, or
-`an.verdict`) and what a report section asks for; a new analyzer is one entry, computed for
-every series, concatenated and cut per series by series_view with the others.
+Every analysis has one name, the way a trace-analysis facade names its analyses, and a report
+section asks for what it shows by those names (report/registry.py, `reads=`), so a renamed or
+missing analysis is refused when the section is declared, not when a page is drawn. The names come
+in three kinds: the per-series analyzers (SERIES_ANALYZERS: a new one is one entry, computed for
+every series, concatenated and cut per series by series_view with the others), the analyses made
+once for the whole study (STUDY_ANALYSES, fields of Analysis) and the facts of the runs themselves
+(RUN_FACTS, read from the loaded Study). `Analysis.read(name)` reads any of them;
+`analysis_names()` lists them all.
 """
 
 from __future__ import annotations
@@ -20,7 +24,9 @@ from l2attr.analysis.caveats import (
     Caveat, analysis_caveats, charge_caveats, ncu_setting_caveats, run_warning_caveats, sort_caveats,
     validity_caveats,
 )
-from l2attr.analysis.compare import compare_cells, compare_settings, compare_summary, pair_identity
+from l2attr.analysis.compare import (
+    compare_cells, compare_settings, compare_summary, one_sided_settings, pair_identity,
+)
 from l2attr.analysis.control import study_controls
 from l2attr.analysis.families import family_table
 from l2attr.analysis.gpus import consumer_gpus, gpu_spread
@@ -82,6 +88,35 @@ SERIES_ANALYZERS: dict[str, Analyzer] = {
 }
 SERIES_FRAMES = tuple(SERIES_ANALYZERS)
 
+# The analyses made once for the whole study: name (a field of Analysis) -> what it holds.
+STUDY_ANALYSES: dict[str, str] = {
+    "state": "the l2_state the verdict and the charts use (primary_state)",
+    "series": "the series shown, in reading order (one in a series view)",
+    "hbm_copy_GBps": "the measured HBM copy bandwidth the layer-A roofline divides by",
+    "caveats": "every caveat of the study, sorted (analysis.caveats)",
+    "controls": "each profile run's validity control, judged from its metrics.csv",
+    "compare": "cells measured by several runs, side by side (analysis.compare)",
+    "compare_summary": "per pair of runs and timer, how far their medians differ",
+    "compare_settings": "per pair of runs, the settings in which they differ",
+    "compare_identity": "per pair of runs, whether one GPU measured both",
+    "compare_one_sided": "per pair of runs, how many settings only one of them records",
+    "families": "the kernel families side by side per profile (analysis.families)",
+    "gpu_spread": "cells several GPUs measured, each GPU's median and their spread",
+    "cross_process": "the noise of a comparison across two runs (analysis.noise)",
+}
+# The facts of the runs themselves: name (an attribute of the loaded Study) -> what it holds.
+RUN_FACTS: dict[str, str] = {
+    "runs": "the runs read, each with its name, kind and manifest (provenance)",
+    "config": "the workload config the runs share",
+    "timeline": "the PM samples of the timeline runs",
+    "phases": "the phases of the timeline runs",
+}
+
+
+def analysis_names() -> tuple[str, ...]:
+    """Every name a report section may read, in registry order: series, study, run facts."""
+    return (*SERIES_ANALYZERS, *STUDY_ANALYSES, *RUN_FACTS)
+
 
 def run_analyzers(inp: SeriesInput) -> dict[str, pd.DataFrame]:
     """Every registered analyzer on one series, in registry order."""
@@ -97,7 +132,9 @@ class Analysis:
 
     `frames` holds one frame per registered analyzer (SERIES_ANALYZERS), each with the rows of
     every series prefixed by `series`, `family` and `pin` columns, read as `an.frame(name)` or
-    `an.<name>`; `series` lists them in reading order (the artifact family first: the headline)."""
+    `an.<name>`; `series` lists them in reading order (the artifact family first: the headline).
+    The other fields are the study-wide analyses (STUDY_ANALYSES). No field takes a series
+    analyzer's name (it would hide the frame from `an.<name>`)."""
 
     study: Study
     state: str                          # the l2_state the verdict and charts use
@@ -116,16 +153,26 @@ class Analysis:
     families: pd.DataFrame = field(default_factory=pd.DataFrame)
     # cells that several GPUs measured, each GPU's median and their spread (analysis.gpus)
     gpu_spread: pd.DataFrame = field(default_factory=pd.DataFrame)
-    # host costs per charged rung (analysis.charges): the pin step's launch + sync, the window's call
-    charges: pd.DataFrame = field(default_factory=pd.DataFrame)
     # the noise of a comparison across two runs (analysis.noise), from the compare section's cells
     cross_process: CrossProcess = field(default_factory=lambda: CrossProcess({}))
+    # (used run, other run) -> how many settings only one of the two records (analysis.compare)
+    compare_one_sided: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def frame(self, name: str) -> pd.DataFrame:
         """A registered analyzer's frame by name (empty where the study gave it nothing)."""
         if name not in SERIES_ANALYZERS:
             raise KeyError(f"no analyzer {name!r}; registered: {', '.join(SERIES_ANALYZERS)}")
         return self.frames.get(name, pd.DataFrame())
+
+    def read(self, name: str) -> Any:
+        """Any registered analysis by name: a series frame, a study analysis or a run fact."""
+        if name in SERIES_ANALYZERS:
+            return self.frame(name)
+        if name in STUDY_ANALYSES:
+            return getattr(self, name)
+        if name in RUN_FACTS:
+            return getattr(self.study, name)
+        raise KeyError(f"no analysis {name!r}; registered: {', '.join(analysis_names())}")
 
     def __getattr__(self, name: str) -> Any:
         if name in SERIES_ANALYZERS:               # only called for names that are no field
@@ -235,7 +282,8 @@ def analyse(study: Study, l2_state: str | None = None, sweeps: list[Any] | None 
     return Analysis(study=study, state=state, series=series, hbm_copy_GBps=hbm,
                     caveats=sort_caveats(caveats), controls=controls, compare=compare, compare_summary=summary,
                     compare_settings=compare_settings(study, compare),
-                    compare_identity=pair_identity(study, compare), families=families,
+                    compare_identity=pair_identity(study, compare),
+                    compare_one_sided=one_sided_settings(study, compare), families=families,
                     gpu_spread=gpu_spread(study), cross_process=xp, frames=out)
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from l2attr.analysis.compare import QUANTITY_LABELS, SAME_GPU_TOLERANCE_PCT, one_sided_settings
+from l2attr.analysis.compare import QUANTITY_LABELS, SAME_GPU_TOLERANCE_PCT
 
 
 def quantity_label(quantity: str, timer: str) -> str:
@@ -68,8 +68,8 @@ def pairs(an: Any) -> list[Pair]:
     """Per pair of runs (analysis order): the title, one sentence per timer, the settings that
     differ and the cells."""
     out = []
-    one_sided = one_sided_settings(an.study, an.compare)
-    ident = getattr(an, "compare_identity", pd.DataFrame())
+    one_sided = an.compare_one_sided
+    ident = an.compare_identity
     ids = {} if ident is None or ident.empty else {(r["used_run"], r["run"]): r for r in ident.to_dict("records")}
     for (used, run), summary in an.compare_summary.groupby(["used_run", "run"], sort=False):
         def of(df: pd.DataFrame) -> pd.DataFrame:

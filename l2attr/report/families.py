@@ -14,9 +14,9 @@ import pandas as pd
 
 from l2attr.analysis.common import is_missing, ordered_profiles
 from l2attr.analysis.series import Series
-from l2attr.analysis.study import Analysis
 from l2attr.analysis.verdict import HONEST_COMPARAND
 from l2attr.ladder.declare import FAMILY_ORDER
+from l2attr.report.reads import AnalysisLike
 from l2attr.vocab import Judgement
 
 TITLE = "The three kernel families"
@@ -30,12 +30,12 @@ LEAD = ("Per reuse profile, each kernel family's consumer without a pin (its Opt
         "kernel timer.")
 
 
-def shown(an: Analysis) -> bool:
+def shown(an: AnalysisLike) -> bool:
     """The section is drawn only where the analysis has family rows (a ladder was measured)."""
     return an.families is not None and not an.families.empty
 
 
-def families(an: Analysis) -> list[str]:
+def families(an: AnalysisLike) -> list[str]:
     """The families with rows, in ladder order."""
     if not shown(an):
         return []
@@ -43,13 +43,13 @@ def families(an: Analysis) -> list[str]:
     return [f for f in FAMILY_NAMES if f in present] + sorted(present - set(FAMILY_NAMES))
 
 
-def not_measured(an: Analysis) -> list[str]:
+def not_measured(an: AnalysisLike) -> list[str]:
     """The families of the ladder that no run measured."""
     have = families(an)
     return [f for f in FAMILY_NAMES if f not in have]
 
 
-def not_measured_text(an: Analysis) -> str:
+def not_measured_text(an: AnalysisLike) -> str:
     """'No run measured the fast family.' ('' when every family was measured)."""
     gone = not_measured(an)
     if not gone:
@@ -57,11 +57,11 @@ def not_measured_text(an: Analysis) -> str:
     return f"No run measured the {' or the '.join(gone)} famil{'ies' if len(gone) > 1 else 'y'}."
 
 
-def many_families(an: Analysis) -> bool:
+def many_families(an: AnalysisLike) -> bool:
     return len(families(an)) > 1
 
 
-def profiles(an: Analysis) -> list[str]:
+def profiles(an: AnalysisLike) -> list[str]:
     return ordered_profiles(an.families["profile"]) if shown(an) else []
 
 
@@ -84,7 +84,7 @@ def _reason(row: dict[str, Any] | None, field: str) -> str:
     return missing.get(field, "") if isinstance(missing, dict) else ""
 
 
-def why_missing(an: Analysis, rec: dict[str, Any], field: str) -> str:
+def why_missing(an: AnalysisLike, rec: dict[str, Any], field: str) -> str:
     """Why a family row has no `field`: the reason the analysis row it comes from gives, or one in
     the same words."""
     profile, state = rec["profile"], an.state
@@ -103,13 +103,13 @@ def why_missing(an: Analysis, rec: dict[str, Any], field: str) -> str:
     return f"{rec['pinned']} not measured for {profile}/{state}"
 
 
-def source_of(an: Analysis, rec: dict[str, Any]) -> str:
+def source_of(an: AnalysisLike, rec: dict[str, Any]) -> str:
     """The files behind a family row (the verdict row's sources)."""
     v = _match(an.verdict, series=rec["series"], profile=rec["profile"])
     return str(v.get("source") or "") if v else ""
 
 
-def rows(an: Analysis, profile: str) -> list[dict[str, Any]]:
+def rows(an: AnalysisLike, profile: str) -> list[dict[str, Any]]:
     """The family rows of one profile, each with its series title and source."""
     if not shown(an):
         return []
@@ -117,11 +117,11 @@ def rows(an: Analysis, profile: str) -> list[dict[str, Any]]:
     return [{**r, "title": series_title(r), "source": source_of(an, r)} for r in fam.to_dict("records")]
 
 
-def sentences(an: Analysis) -> list[str]:
+def sentences(an: AnalysisLike) -> list[str]:
     return list(an.families["sentence"]) if shown(an) else []
 
 
-def summary(an: Analysis) -> str:
+def summary(an: AnalysisLike) -> str:
     """One line for the answer at the top: the families measured, and in how many (profile,
     series) cases the pin pays with its kernel charged."""
     fam = an.families

@@ -30,7 +30,6 @@ from markupsafe import Markup
 from l2attr import __version__
 from l2attr.analysis.load import Study, manifest_value
 from l2attr.analysis.study import Analysis, series_view
-from l2attr.report import html_sections as sections
 from l2attr.report import registry
 from l2attr.report.answer_chart import answer_figures
 from l2attr.report.chart_data import drawable
@@ -82,7 +81,7 @@ def _sections(an: Analysis, views: list[tuple[str, Analysis]]) -> tuple[list[dic
     for spec in registry.SECTION_SPECS:
         drawn = []
         for sfx, view in views if spec.per_series else [("", an)]:
-            fields = spec.build(view)
+            fields = spec.fields(view)
             if fields is not None:
                 drawn.append({"title": spec.title, **fields, "key": spec.key, "id": spec.key + sfx, "sfx": sfx,
                               "template": f"sections/{'generic' if spec.generic else spec.key}.html.j2",
@@ -125,7 +124,7 @@ def render_html(an: Analysis, now: dt.datetime | None = None, plotly_js: str | N
     gpu = ", ".join(sorted({str(manifest_value(r.manifest, "gpu.name")) for r in study.runs}))
     page = {
         "title": f"How much is L2 pinning worth? — {gpu}",
-        "answer": sections.answer(an),
+        "answer": registry.ANSWER.fields(an),
         "subtitle": _subtitle(study),
         "meta": [("GPU", gpu), ("runs", ", ".join(f"{r.name} ({r.kind})" for r in study.runs)),
                  ("L2 state", an.state), ("generated", generated)],

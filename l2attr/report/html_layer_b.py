@@ -11,7 +11,7 @@ import pandas as pd
 
 from l2attr.analysis import calls as lb
 from l2attr.analysis.common import is_missing
-from l2attr.analysis.study import Analysis
+from l2attr.report.reads import SectionView
 from l2attr.report import fmt
 from l2attr.report.columns import Column, Table, key, metric, number, plain, rung, sources_of, table, text, under
 from l2attr.report.html_sections import EMPTY, Section
@@ -31,7 +31,7 @@ def _read_peak(df: pd.DataFrame, name: str) -> str:
     return "not measured" if is_missing(value) else fmt.gbps(value)
 
 
-def attribution(an: Analysis) -> Section:
+def attribution(an: SectionView) -> Section:
     if an.l2.empty:
         return EMPTY
     rate = lb.headline_rate()

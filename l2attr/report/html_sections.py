@@ -1,7 +1,8 @@
 """What each section of the HTML report shows, as data for its template (reports/sections/).
 
-One function per section takes the analysis (one series' view for the per-series sections) and
-returns the template's `sec` fields: tables, formatted figures, file lists and reasons. They
+One function per section takes the names its declaration reads (report/registry.py), as a view of
+the analysis (one series' view for the per-series sections: report/reads.py), and returns the
+template's `sec` fields: tables, formatted figures, file lists and reasons. They
 compute nothing (every number comes from l2attr.analysis) and write no HTML; `{"empty": True}`
 makes a section say what was not measured and how to measure it.
 """
@@ -19,7 +20,7 @@ from l2attr.analysis.amortisation import AMORTISATION_PAIRS, said
 from l2attr.analysis.answer import QUESTION, comparand, headline, overall, pin_answer, scope
 from l2attr.analysis.common import is_missing, ordered_profiles, rung_label, why
 from l2attr.analysis.share import t_step_definition
-from l2attr.analysis.study import Analysis
+from l2attr.report.reads import SectionView
 from l2attr.report import fmt
 from l2attr.report.charges_text import window_lines
 from l2attr.report.columns import (
@@ -41,7 +42,7 @@ def says(headline: str) -> tuple[str, str]:
 
 # -- the answer at the top ----------------------------------------------------------------------
 
-def answer(an: Analysis) -> Section:
+def answer(an: SectionView) -> Section:
     """The one-line answer (analysis.answer: does the pin pay once charged, per family), what its
     numbers are taken over, links to the detail, and the error caveats that say whether to trust it."""
     answers = pin_answer(an.verdict)
@@ -125,7 +126,7 @@ def verdict_table(v: pd.DataFrame, family: str = "") -> Any:
     return table(verdict_columns(family), v)
 
 
-def verdict(an: Analysis) -> Section:
+def verdict(an: SectionView) -> Section:
     v = an.verdict
     if v.empty:
         return EMPTY
@@ -183,7 +184,7 @@ def spread_table(spread: pd.DataFrame) -> Any:
     return table(SPREAD_COLUMNS, spread.assign(source="samples.csv"))
 
 
-def ladder(an: Analysis) -> Section:
+def ladder(an: SectionView) -> Section:
     if an.ladder.empty:
         return EMPTY
     lad = an.state_rows(an.ladder)
@@ -202,7 +203,7 @@ def ladder(an: Analysis) -> Section:
     }
 
 
-def speedup(an: Analysis) -> Section:
+def speedup(an: SectionView) -> Section:
     return {"empty": an.ladder.empty}
 
 
@@ -222,7 +223,7 @@ AMORTISATION_COLUMNS = (
 )
 
 
-def amortisation(an: Analysis) -> Section:
+def amortisation(an: SectionView) -> Section:
     am = an.state_rows(an.amortisation)
     if am.empty:
         return EMPTY
@@ -244,7 +245,7 @@ def share_columns(family: str = "") -> tuple[Column, ...]:
     )
 
 
-def share(an: Analysis) -> Section:
+def share(an: SectionView) -> Section:
     sh = an.state_rows(an.share)
     if sh.empty:
         return EMPTY
@@ -260,7 +261,7 @@ ROOFLINE_COLUMNS = (
 )
 
 
-def roofline(an: Analysis) -> Section:
+def roofline(an: SectionView) -> Section:
     roof = an.state_rows(an.roofline)
     if roof.empty:
         return EMPTY

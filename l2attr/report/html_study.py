@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 
 from l2attr.analysis.common import is_missing
-from l2attr.analysis.study import Analysis
+from l2attr.report.reads import AnalysisLike, SectionView
 from l2attr.report import families as fam
 from l2attr.report import fmt
 from l2attr.report.columns import Cell, Column, Table, dash, key, num, number, plain, table, text, under
@@ -22,7 +22,7 @@ from l2attr.report.html_sections import EMPTY, Section, judged, says
 
 # -- the kernel families side by side ----------------------------------------------------------
 
-def _family_num(an: Analysis, field: str, formatter: Any, good_above: float | None = None) -> Any:
+def _family_num(an: AnalysisLike, field: str, formatter: Any, good_above: float | None = None) -> Any:
     """A number of a family row; a dash with the reason as its tooltip when missing."""
     def cell(r: dict[str, Any]) -> Cell:
         if is_missing(r.get(field)):
@@ -31,7 +31,7 @@ def _family_num(an: Analysis, field: str, formatter: Any, good_above: float | No
     return cell
 
 
-def _dram(an: Analysis) -> Any:
+def _dram(an: AnalysisLike) -> Any:
     def cell(r: dict[str, Any]) -> Cell:
         if is_missing(r.get("dram_fraction")):
             return dash(fam.why_missing(an, r, "dram_fraction"), "num")
@@ -41,7 +41,7 @@ def _dram(an: Analysis) -> Any:
     return cell
 
 
-def family_columns(an: Analysis) -> tuple[Column, ...]:
+def family_columns(an: AnalysisLike) -> tuple[Column, ...]:
     us = (lambda v: f"{v:,.1f}")  # noqa: E731  (the unit is in the header)
     return (
         Column("Family", lambda r: Cell(r["title"], "key", strong="(headline)" if r["headline_family"] else "")),
@@ -62,12 +62,12 @@ def family_columns(an: Analysis) -> tuple[Column, ...]:
     )
 
 
-def family_table(an: Analysis, profile: str) -> Table:
+def family_table(an: AnalysisLike, profile: str) -> Table:
     """One profile's families side by side: the card's table and the Markdown page's."""
     return table(family_columns(an), fam.rows(an, profile))
 
 
-def families(an: Analysis) -> Section | None:
+def families(an: SectionView) -> Section | None:
     """The three families per profile (analysis.families): a table per profile, its sentences."""
     if not fam.shown(an):
         return None
@@ -92,8 +92,8 @@ PHASE_COLUMNS = (
 )
 
 
-def timeline(an: Analysis) -> Section:
-    tl, ph = an.study.timeline, an.study.phases
+def timeline(an: SectionView) -> Section:
+    tl, ph = an.timeline, an.phases
     if tl.empty:
         return EMPTY
     return {"empty": False, "sources": list(dict.fromkeys(tl["run"] + "/timeline.csv")),
@@ -108,7 +108,7 @@ def settings_table(settings: pd.DataFrame) -> Table:
     return table(SETTING_COLUMNS, settings)
 
 
-def caveats(an: Analysis) -> Section:
+def caveats(an: SectionView) -> Section:
     return {"caveats": an.caveats}
 
 
@@ -134,7 +134,7 @@ GPU_SPREAD_COLUMNS = (
 )
 
 
-def compare(an: Analysis) -> Section | None:
+def compare(an: SectionView) -> Section | None:
     """Runs that measured the same cells (analysis.compare): per pair of runs, one sentence per
     timer (report.compare's wording), the settings in which they differ, every cell in a fold."""
     if an.compare.empty:

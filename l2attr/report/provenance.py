@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from l2attr.analysis.load import Run, Study
+from l2attr.analysis.load import Run
 from l2attr.report import fmt
 from l2attr.report.columns import Table, key, number, plain, table
 from l2attr.vocab import Role
@@ -326,10 +326,11 @@ def run_facts(run: Run, judged: dict[str, Any] | None = None) -> RunFacts:
                     json.dumps(run.manifest, indent=2, ensure_ascii=False))
 
 
-def provenance(study: Study, controls: dict[str, dict[str, Any] | None] | None = None) -> dict[str, Any]:
-    """Every run's facts; a profile run's validity control is analysis's judgement (`controls`,
-    by run name: Analysis.controls), never a verdict read from its manifest."""
+def provenance(runs: list[Run], config: dict[str, Any],
+               controls: dict[str, dict[str, Any] | None] | None = None) -> dict[str, Any]:
+    """Every run's facts and the workload config; a profile run's validity control is analysis's
+    judgement (`controls`, by run name: Analysis.controls), never a verdict read from its manifest."""
     controls = controls or {}
     judged = {name: {"control": "not run" if vc is None else vc} for name, vc in controls.items()}
-    return {"runs": [run_facts(r, judged.get(r.name)) for r in study.runs],
-            "config": [("Workload config", [Fact(k, plain_text(v)) for k, v in study.config.items()])]}
+    return {"runs": [run_facts(r, judged.get(r.name)) for r in runs],
+            "config": [("Workload config", [Fact(k, plain_text(v)) for k, v in config.items()])]}
