@@ -89,6 +89,7 @@ SLOW = (
     "tests/test_readme_reliability.py::test_row",
     "tests/test_cli_report.py::test_format_follows_the_extension",
     "tests/test_cli_inputs.py::test_every_flag_with_an_empty_or_negative_value",
+    "tests/test_profile_calls_rule.py::test_the_default_is_the_rules_answer_on_the_committed_fixed_runs",
     "tests/test_properties_runs.py",
     "tests/test_properties_runs_distributed.py",
 )
