@@ -194,7 +194,13 @@ def _install_read_cache() -> None:
         module.read_run = _cached_reader(original)
 
 
-_install_read_cache()
+def pytest_configure(config: pytest.Config) -> None:
+    """The cache where tests run: not in an xdist controller, which only hands out tests (and
+    would import l2attr.analysis, most of a second, before any worker starts)."""
+    distributing = getattr(config.option, "dist", "no") != "no" and bool(getattr(config.option, "tx", None))
+    controller = distributing and "PYTEST_XDIST_WORKER" not in os.environ
+    if not controller:
+        _install_read_cache()
 
 
 @pytest.fixture(autouse=True)
