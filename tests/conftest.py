@@ -14,6 +14,13 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
+# pytest rewrites each test module's asserts on import and keeps the result in __pycache__ unless
+# bytecode writing is off (PYTHONDONTWRITEBYTECODE, set in many containers): then every xdist
+# worker rewrites all ~230 modules again on every run, seconds of each worker's collection. The
+# cache lives in the gitignored __pycache__ folders; PYTHONDONTWRITEBYTECODE=1 is honoured in
+# the subprocesses the tests start (they only read what is there).
+sys.dont_write_bytecode = False
+
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
 EXAMPLES = REPO / "examples"
@@ -51,8 +58,11 @@ def _gpu_available() -> bool:
 # committed examples and the README against them (each analyses every committed H200 run), the
 # tests that start a real Dask cluster, and the damage batteries over every case (every table x
 # rule, every manifest field, every flag; test_readme_reliability's in-process rows and the
-# integrity tests left here keep one case per mechanism fast). Each entry is a test file or a node
-# id prefix; an entry that matches nothing is an error.
+# integrity tests left here keep one case per mechanism fast), and the damage property of every
+# committed run kind (each example reports a copied run; tests/test_runs_mutated.py keeps its
+# counterexamples in the command: .ci/run runs the property with 15 examples in `-m slow` and 200
+# in its last line). Each entry is a test file or a node id prefix; an entry that matches nothing
+# is an error.
 SLOW = (
     "tests/test_analysis_examples.py",
     "tests/test_report_families.py::test_report_on_examples_still_renders",
@@ -79,6 +89,9 @@ SLOW = (
     "tests/test_readme_reliability.py::test_row",
     "tests/test_cli_report.py::test_format_follows_the_extension",
     "tests/test_cli_inputs.py::test_every_flag_with_an_empty_or_negative_value",
+    "tests/test_profile_calls_rule.py::test_the_default_is_the_rules_answer_on_the_committed_fixed_runs",
+    "tests/test_properties_runs.py",
+    "tests/test_properties_runs_distributed.py",
 )
 
 
@@ -181,7 +194,13 @@ def _install_read_cache() -> None:
         module.read_run = _cached_reader(original)
 
 
-_install_read_cache()
+def pytest_configure(config: pytest.Config) -> None:
+    """The cache where tests run: not in an xdist controller, which only hands out tests (and
+    would import l2attr.analysis, most of a second, before any worker starts)."""
+    distributing = getattr(config.option, "dist", "no") != "no" and bool(getattr(config.option, "tx", None))
+    controller = distributing and "PYTEST_XDIST_WORKER" not in os.environ
+    if not controller:
+        _install_read_cache()
 
 
 @pytest.fixture(autouse=True)

@@ -63,11 +63,11 @@ CHILD = ("import sys; import l2attr.cli as c; inner = c._main\n"
          "c._main = said\nsys.exit(c.main())")
 
 
-def _child(tmp_path: Path, code: str) -> subprocess.Popen[bytes]:
+def _child(tmp_path: Path, code: str, stdin: int | None = None) -> subprocess.Popen[bytes]:
     run = write_ladder_run(tmp_path)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.Popen([sys.executable, "-c", code, "report", str(run), "--format", "md"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=tmp_path)
+                            stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=tmp_path)
 
 
 @pytest.mark.parametrize("delay", [0.0, 0.15, 0.5])
@@ -86,14 +86,16 @@ def test_ctrl_c_at_start_up_of_the_real_process(delay: float, tmp_path: Path) ->
 def test_ctrl_c_after_the_command_ended_is_no_death_by_signal(tmp_path: Path) -> None:
     """The window the load found, held open on purpose: the command has finished, the interpreter
     is exiting (an atexit hook says so, then waits), and SIGINT arrives. Exit 0, nothing on
-    stderr: before the fix the hook's wait died of a KeyboardInterrupt with a traceback."""
-    code = ("import atexit, sys, time; from l2attr.cli import main\n"
-            "atexit.register(lambda: (print('exiting', file=sys.stderr, flush=True), time.sleep(2)))\n"
+    stderr: before the fix the hook's wait died of a KeyboardInterrupt with a traceback. The hook
+    waits for its stdin to close, which the test does only after the signal is sent: the signal
+    always lands inside the wait, however slow the machine (a fixed sleep could end first)."""
+    code = ("import atexit, sys; from l2attr.cli import main\n"
+            "atexit.register(lambda: (print('exiting', file=sys.stderr, flush=True), sys.stdin.read()))\n"
             "sys.exit(main())")
-    proc = _child(tmp_path, code)
+    proc = _child(tmp_path, code, stdin=subprocess.PIPE)
     assert proc.stderr is not None and proc.stderr.readline() == b"exiting\n"
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=60)      # closes the child's stdin: the hook's wait ends
     assert (proc.returncode, err.decode()) == (0, "")
 
 

@@ -5,8 +5,8 @@ intact run, or say what is wrong (a warning line). Never a traceback, never a re
 Hypothesis draws the damage (tests/runs_mutate.py applies it to a fresh copy of the kind's
 smallest committed run): a cell's value to another type, sign, magnitude or NaN; a row repeated
 or a key cell changed to a dangling value; a manifest field to a JSON value of another type, or
-removed. 15 examples a kind in the README's test command, 200 in CI's property run
-(tests/conftest.py profiles). Counterexamples found and fixed are kept in tests/test_runs_mutated.py.
+removed. 15 examples a kind in CI's `-m slow` stage, 200 in its property run (tests/conftest.py
+SLOW and profiles; out of the README's test command, as each example reports a copied run). Counterexamples found and fixed are kept in tests/test_runs_mutated.py.
 """
 
 from __future__ import annotations
