@@ -50,6 +50,19 @@ def test_spread_decides_exceeds(tmp_path):
     assert bool(row["exceeds_spread"]) is False
 
 
+def test_a_run_of_one_repeat_is_held_to_the_other_runs_spread(tmp_path):
+    """An adaptive cell that stopped after one device repeat (no run-to-run spread of its own):
+    A's repeats at 100 and 104 (spread 4/102 = 3.92 %), B's single repeat at 103 (+0.98 % from
+    B's view: A's 102 against 103 is -0.97 %): within A's spread, and the source says whose."""
+    a = one_cell_run(tmp_path, "A-ladder", "2026-11-29T10:00:00Z", {0: 100.0, 2: 104.0})
+    b = one_cell_run(tmp_path, "B-ladder", "2026-11-30T10:00:00Z", {0: 103.0})
+    row = analyse(load_runs([a, b])).compare.query("quantity == 'consumer' and timer == 'kernel'").iloc[0]
+    assert row["diff_pct"] == pytest.approx((102 / 103 - 1) * 100)
+    assert row["spread_pct"] == pytest.approx(4 / 102 * 100)
+    assert bool(row["exceeds_spread"]) is False
+    assert row["source"].endswith("samples.csv of A-ladder")
+
+
 def test_settings_that_differ_are_listed(two_runs):
     an = analyse(load_runs(two_runs))
     got = {r["setting"]: (r["used_value"], r["value"]) for r in an.compare_settings.to_dict("records")}

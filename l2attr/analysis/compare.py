@@ -56,13 +56,21 @@ def _spreads(samples: pd.DataFrame) -> dict[tuple[Any, ...], float]:
     return out
 
 
+def _runs_samples(study: Study, runs: set[str]) -> pd.DataFrame:
+    """Every sample of these runs: the rows the analysis uses (a run's own repeats no other run
+    has, an adaptive run's being fewer) with the rows of keys several runs share."""
+    parts = [f[f["run"].isin(runs)] for f in (study.samples, study.overlaps.get("samples"))
+             if f is not None and not f.empty and "run" in f]
+    return pd.concat(parts, ignore_index=True).drop_duplicates() if parts else pd.DataFrame()
+
+
 def compare_cells(study: Study) -> pd.DataFrame:
     """One row per cell per run that is not the one the analysis used for it."""
     shared = study.overlaps.get("cells")
     if shared is None or shared.empty:
         return pd.DataFrame(columns=COLUMNS)
     used = study.cells.set_index(CELL_ID)[["run", "median_us"]]
-    spreads = _spreads(study.overlaps.get("samples", pd.DataFrame()))
+    spreads = _spreads(_runs_samples(study, set(shared["run"])))
     rows = []
     for rec in shared.to_dict("records"):
         key = tuple(rec[k] for k in CELL_ID)
@@ -72,15 +80,22 @@ def compare_cells(study: Study) -> pd.DataFrame:
         if rec["run"] == used_run:
             continue
         diff = (float(rec["median_us"]) / used_median - 1.0) * 100.0 if used_median > 0 else math.nan
-        known = [spreads[(r, *key)] for r in (used_run, rec["run"]) if (r, *key) in spreads]
-        spread = max(known) if len(known) == 2 else math.nan
+        # a run whose cell stopped after one repeat (adaptive) has no run-to-run spread of its
+        # own: the other run's stands for both, and the source names whose it is
+        with_spread = [r for r in (used_run, rec["run"]) if (r, *key) in spreads]
+        spread = max(spreads[(r, *key)] for r in with_spread) if with_spread else math.nan
         rows.append({**dict(zip(CELL_ID, key)), "used_run": used_run, "used_median_us": used_median,
                      "run": rec["run"], "median_us": float(rec["median_us"]), "diff_pct": diff,
                      "spread_pct": spread,
                      "exceeds_spread": None if math.isnan(spread) or math.isnan(diff) else abs(diff) > spread,
-                     "source": f"{used_run}/cells.csv + {rec['run']}/cells.csv"
-                               + (" + samples.csv of both" if len(known) == 2 else "")})
+                     "source": f"{used_run}/cells.csv + {rec['run']}/cells.csv" + _spread_source(with_spread)})
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _spread_source(with_spread: list[str]) -> str:
+    if len(with_spread) == 2:
+        return " + samples.csv of both"
+    return f" + samples.csv of {with_spread[0]}" if with_spread else ""
 
 
 def compare_summary(compare: pd.DataFrame) -> pd.DataFrame:

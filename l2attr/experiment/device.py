@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from l2attr.measure.timer import make_timer, torch_stream
+from l2attr.measure.timer import current_streams, make_timer, torch_stream
 
 
 class Device:
@@ -50,7 +50,7 @@ class Device:
         self.sync()
 
     def sync(self) -> None:
-        self.torch.cuda.current_stream().synchronize()
+        current_streams(self.torch, self.cupy)[0].synchronize()
 
     def host_us(self) -> float:
         return time.perf_counter() * 1e6

@@ -45,8 +45,11 @@ class AdaptiveRule:
                 "max_repeats": self.max_repeats, "max_seconds": self.max_seconds}
 
 
-# the ladder's defaults (`l2attr ladder` without --repeats)
-LADDER_DEFAULT = AdaptiveRule(target_rel=0.005, min_repeats=2, max_repeats=12, max_seconds=3.0)
+# the ladder's defaults (`l2attr ladder` without --repeats). One repeat may be enough: a ladder
+# repeat holds every call of the run's batches for each table (over a hundred kernel-timed samples
+# per cell), so a quiet cell's interval is often closed after it; a cell whose interval is not
+# keeps running, and a fixed run (--repeats N) stays the reproduction's call.
+LADDER_DEFAULT = AdaptiveRule(target_rel=0.005, min_repeats=1, max_repeats=12, max_seconds=3.0)
 
 
 def half_width_rel(values: Iterable[float]) -> float:

@@ -102,7 +102,9 @@ class Gpu:
         self.torch.cuda.synchronize()
 
     def stream_sync(self) -> None:
-        self.torch.cuda.current_stream().synchronize()
+        from l2attr.measure.timer import current_streams
+
+        current_streams(self.torch, self.cupy)[0].synchronize()   # cached: no Stream built per call
 
     def host_clock_us(self) -> float:
         return time.perf_counter() * 1e6
