@@ -152,5 +152,7 @@ def test_persisting_reset_takes_away_evict_last_protection():
 
     iv = lambda xs: Interval(float(np.median(xs[5:])), *bootstrap_median_ci(np.array(xs[5:])))  # noqa: E731
     assert dev.reset_ok
-    assert compare(iv(reset), iv(kept)).judgement.value == "faster"   # the pinned copy is faster beyond noise
+    a, b = iv(reset), iv(kept)
+    assert compare(a, b).judgement.value == "faster", (   # the pinned copy is faster beyond noise
+        f"after reset {a.median:.2f} µs [{a.lo:.2f}, {a.hi:.2f}], kept {b.median:.2f} µs [{b.lo:.2f}, {b.hi:.2f}]")
     dev.close()

@@ -10,7 +10,7 @@ position (CUPTI durations under torch.profiler, median of N traced calls):
   clean+1+sync       the same with a sync between the untraced and the traced replay
   arm                the natural kernels of replay.trace_arms with the cold copies (the surgery run itself)
 Prints the kernel sum per context and every kernel position whose median moves > 3 % from call+sync.
-    python3 tools/probe_arm.py [step ...]     (default: llama-compiled-prefill-512 llama-prefill-512)
+    python3 tools/probe_arm.py [step ...]     (default: llama-compiled-prefill-512 selfcheck-quarter-l2 llama-prefill-512)
 """
 
 from __future__ import annotations
@@ -78,10 +78,14 @@ def main() -> None:
     from l2attr.steps.flushes import Flushes
     from l2attr.vocab import STEP_CONDITIONS, condition_words
 
-    wanted = sys.argv[1:] or ["llama-compiled-prefill-512", "llama-prefill-512"]
+    wanted = sys.argv[1:] or ["llama-compiled-prefill-512", "selfcheck-quarter-l2", "llama-prefill-512"]
     steps = {}
     with torch.inference_mode():
-        eager = [w for w in wanted if not w.startswith("llama-compiled")]
+        if "selfcheck-quarter-l2" in wanted:
+            from selfcheck import make
+
+            steps["selfcheck-quarter-l2"] = make(torch.cuda.get_device_properties(0).L2_cache_size // 4)
+        eager = [w for w in wanted if w.startswith("llama-") and not w.startswith("llama-compiled")]
         if eager:
             from llama_layer import grid, layer
 
