@@ -74,6 +74,30 @@ def main() -> None:
             bad(torch, l2attr, args.out)
 
 
+_KEEP: list = []      # the host callback must outlive the graph that points at it
+
+
+def host_node_graph(torch, x):
+    """A CUDA graph of the user's own (keep_graph=True) with a host callback between two kernels:
+    cudaLaunchHostFunc on the capturing stream makes a host node."""
+    import ctypes
+
+    from cuda.bindings import runtime as rt
+
+    cb = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(lambda _data: None)
+    _KEEP.append(cb)
+    fn = rt.cudaHostFn_t(_ptr=ctypes.addressof(cb))
+    g = torch.cuda.CUDAGraph(keep_graph=True)
+    with torch.cuda.graph(g):
+        y = x * 2
+        err = rt.cudaLaunchHostFunc(rt.cudaStream_t(init_value=int(torch.cuda.current_stream().cuda_stream)), fn, 0)[0]
+        y.sum()
+    if int(err) != 0:
+        raise RuntimeError(f"cudaLaunchHostFunc during capture: {err}")
+    _KEEP.append(g)
+    return g
+
+
 def bad(torch, l2attr, out) -> None:
     from l2attr.errors import UserError
 
@@ -88,8 +112,13 @@ def bad(torch, l2attr, out) -> None:
         calls["n"] += 1
         return x * 2 if calls["n"] % 2 else (x * 2).sum()
 
-    for label, fn, a in (("sequence changes", changes, ()), ("host sync in capture", syncs, ()),
-                         ("cpu tensor", lambda t: t * 2, (torch.randn(4),))):
+    cases = [("sequence changes", changes, ()), ("host sync in capture", syncs, ()),
+             ("cpu tensor", lambda t: t * 2, (torch.randn(4),))]
+    try:
+        cases.append(("host node in the user's graph", host_node_graph(torch, x), ()))
+    except Exception as exc:                     # the bindings could not build the case: say so
+        print(f"BAD host node in the user's graph: not built here ({type(exc).__name__}: {exc})")
+    for label, fn, a in cases:
         try:
             ans = l2attr.step(fn, *a, name="bad", repeats=2, out=out, edges=0, log=lambda s: print("  ", s))
             print(f"BAD {label}: accepted: {ans.headline('bad').splitlines()[0]}")
