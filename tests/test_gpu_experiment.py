@@ -112,7 +112,11 @@ def test_self_check_quarter_l2_reuses_four_l2_does_not(tmp_path):
 def test_persisting_reset_takes_away_evict_last_protection():
     """Lines pinned with evict_last survive a polluting read of 1.5x L2 (partly); after
     cudaCtxResetPersistingL2Cache they fall to it like any other line: the consumer over the
-    pinned bytes is slower after reset + pollution than after pollution alone."""
+    pinned bytes is slower after reset + pollution than after pollution alone.
+
+    The consumer only reads the pinned bytes (a sum): a copy, as this test first used, writes as
+    many bytes as it reads, and its time hid the difference (on the H200 14.30 against 14.21 µs
+    after reset and kept, "within noise" in 3 of 5 fresh runs)."""
     import cupy
     import torch
 
@@ -128,7 +132,6 @@ def test_persisting_reset_takes_away_evict_last_protection():
     }"""
     pin = cupy.RawKernel(pin_src, "pin")
     hot = torch.randn(24 << 18, device="cuda")            # 24 MiB
-    dst = torch.empty_like(hot)
     junk = torch.randn(int(1.5 * dev.l2_bytes) // 4, device="cuda")
     t = dev.timer
     assert isinstance(t, BlockingTimer)
@@ -141,7 +144,7 @@ def test_persisting_reset_takes_away_evict_last_protection():
             dev.reset_persisting()
         junk.sum()
         dev.sync()
-        return t.time(lambda: dst.copy_(hot)).time_us
+        return t.time(lambda: hot.sum()).time_us
 
     kept, reset = [], []
     for i in range(40):                         # interleaved arms: drift touches both alike

@@ -147,11 +147,7 @@ def test_kernel_level_edges_from_pointer_arguments(gpu, tmp_path):
     assert r["judgement"] == "faster", r.to_dict()
 
 
-@pytest.mark.parametrize("name", ["llama-compiled-decode-b8-kv4k", pytest.param(
-    "llama-compiled-prefill-512", marks=pytest.mark.xfail(strict=True, reason=(
-        "known, open (issue 25): surgery's natural arm read this step's kernels 2.2-2.6 % faster than the "
-        "function called on its own on the H200, while plain back-to-back replays of the same graph are "
-        "within 1 % of the call (tools/probe_program.py): the arm's context, not the graph")))])
+@pytest.mark.parametrize("name", ["llama-compiled-decode-b8-kv4k", "llama-compiled-prefill-512"])
 def test_the_compiled_decoder_graph_is_the_program_it_runs(gpu, tmp_path, name):
     """The natural replay's kernels against the compiled function called on its own: the same
     kernel count, and their time within 2 % (analysis/step_program.py); Triton's kernels present."""

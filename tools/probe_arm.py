@@ -3,12 +3,17 @@ kernels ~2.4 % faster than the compiled function called on its own, while a plai
 replayed with a sync after each matches the call. This walks from one to the other, per kernel
 position (CUPTI durations under torch.profiler, median of N traced calls):
   call+sync          the function called on its own, a sync after each (the program check's reference)
-  torch+sync         surgery.capture's own torch.cuda.CUDAGraph replayed, a sync after each
-  exec+sync          the same cudaGraph_t instantiated by surgery.Exec, a sync after each
-  exec b2b           Exec replays back to back, no sync between
-  clean+1 b2b        a clean flush, one untraced Exec replay, the traced one queued right behind (the arm today)
-  clean+1+sync       the same with a sync between the untraced and the traced replay
-  arm                the natural kernels of replay.trace_arms with the cold copies (the surgery run itself)
+  exec b2b           surgery.Exec replays of its capture back to back (the program's steady state)
+  clean+1            the eager un-pin/demote/read flush, one untraced replay, the traced one right behind
+                     (the natural arm before 2026-12-03)
+  clean+3            the same flush, three untraced replays
+  dirty+3            a cold_dirty replay, three untraced replays (no flush)
+  settle+1           Flushes.settle (evict-last reset, read flush), one untraced replay
+  cold+settle+1      a cold replay, the settle, one untraced replay
+  dirty+settle+3     a cold_dirty replay, the settle, three untraced replays
+  arm (settle+3)     the natural kernels of replay.trace_arms with the cold copies (the surgery run today)
+(a first version, run 2026-12-03 on the H200, also had torch's own replay and Exec with a sync after
+each: both within 1 % of call+sync on every step; examples/logs/surgery/probe_arm.log)
 Prints the kernel sum per context and every kernel position whose median moves > 3 % from call+sync.
     python3 tools/probe_arm.py [step ...]     (default: llama-compiled-prefill-512 selfcheck-quarter-l2 llama-prefill-512)
 """
@@ -107,24 +112,27 @@ def main() -> None:
             s = surgery.shape(raw)
             ex = surgery.Exec(torch, raw)
             clean = (lambda: flushes.launch(dirty=False))
-            ctx = {
-                "call+sync": traced(torch, fn, N),
-                "torch+sync": traced(torch, g1.replay, N),
-                "exec+sync": traced(torch, ex, N),
-                "exec b2b": traced(torch, ex, N, sync=False),
-                "clean+1 b2b": traced(torch, ex, N, before=lambda: (clean(), ex()), sync=False),
-                "clean+1+sync": traced(torch, ex, N, before=lambda: (clean(), ex(), torch.cuda.synchronize())),
-            }
             arms = {c: ex if c == "natural" else surgery.Exec(torch, surgery.with_flushes(raw, s, flushes.graph(c)))
                     for c in condition_words(STEP_CONDITIONS)}
             for a in arms.values():
                 a()
             torch.cuda.synchronize()
-            k = replay.node_kernels(replay.trace_arms(torch, arms, N, settle=clean))
+            ctx = {
+                "call+sync": traced(torch, fn, N),
+                "exec b2b": traced(torch, ex, N, sync=False),
+                "clean+1": traced(torch, ex, N, before=lambda: (clean(), ex()), sync=False),
+                "clean+3": traced(torch, ex, N, before=lambda: (clean(), ex(), ex(), ex()), sync=False),
+                "dirty+3": traced(torch, ex, N, before=lambda: (arms["cold_dirty"](), ex(), ex(), ex()), sync=False),
+                "settle+1": traced(torch, ex, N, before=lambda: (flushes.settle(), ex()), sync=False),
+                "cold+settle+1": traced(torch, ex, N, before=lambda: (arms["cold"](), flushes.settle(), ex()), sync=False),
+                "dirty+settle+3": traced(torch, ex, N, before=lambda: (arms["cold_dirty"](), flushes.settle(), ex(), ex(), ex()),
+                                         sync=False),
+            }
+            k = replay.node_kernels(replay.trace_arms(torch, arms, N, settle=flushes.settle))
             nat = k[k["condition"] == "natural"]
             arm_calls = [list(g.sort_values("node")["duration_us"]) for _, g in nat.groupby("step")]
             node_names = replay.cold_names(k)
-            ctx["arm"] = (arm_calls, node_names)
+            ctx["arm (settle+3)"] = (arm_calls, node_names)
             ref_calls, ref_names = ctx["call+sync"]
             print(f"== {name}: {len(ref_names)} kernels per call; graph nodes {len(node_names)}; "
                   f"same names in order: {ref_names == node_names}", flush=True)

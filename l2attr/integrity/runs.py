@@ -71,11 +71,15 @@ def check_declared_profiles(metrics: pd.DataFrame, manifest: dict[str, Any], pat
 
 def check_repeats_declared(samples: pd.DataFrame, manifest: dict[str, Any], source: str, damage: Damage) -> pd.Series:
     """A sample's repeat index is one the run made: below measure.repeats device repeats plus as many
-    host repeats (measure/run.py alternates them); a larger index names a repeat that never ran."""
-    declared = (manifest.get("measure") or {}).get("repeats")
+    host repeats (measure/run.py alternates them); a larger index names a repeat that never ran. An
+    adaptive run (measure.target_rel set) may run up to measure.max_repeats rounds."""
+    measure = manifest.get("measure") or {}
+    adaptive = measure.get("target_rel") is not None
+    key = "max_repeats" if adaptive else "repeats"
+    declared = measure.get(key)
     if not isinstance(declared, int) or isinstance(declared, bool) or "repeat" not in samples or samples.empty:
         return pd.Series(False, index=samples.index)
     repeat = pd.to_numeric(samples["repeat"], errors="coerce")
     return rules.flag(damage, source, (repeat < 0) | (repeat >= 2 * declared), f"a repeat index beyond the "
-                      f"{2 * declared} repeats (device and host) the manifest declares (measure.repeats {declared})",
+                      f"{2 * declared} repeats (device and host) the manifest declares (measure.{key} {declared})",
                       lambda row: f"{repeat.iloc[row]:g}")

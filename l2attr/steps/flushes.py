@@ -49,6 +49,20 @@ class Flushes:
             self.k["dirty"]((1024,), (256,), (np.uint64(self.dirty.data_ptr()), np.int64(self.dirty.numel()),
                                               np.uint32(0x5bd1e995)), stream=s)
 
+    def settle(self) -> None:
+        """Before a natural replay's untraced predecessors (eager, outside every graph): the
+        context's reset of evict-last lines to normal, then a read of twice the L2. It writes back
+        the full L2 of dirty lines a `cold_dirty` replay leaves, and it leaves no evict-last line
+        behind: on the H200 the un-pin/demote flush did not (a quarter-L2 step's producer read its
+        input slower after it than in the program's own back-to-back calls: docs/steps.md#natural-arm)."""
+        from l2attr.gpu.runtime import reset_persisting_l2
+
+        self.torch.cuda.synchronize()
+        reset_persisting_l2()
+        np = self.np
+        self.k["read"]((1024,), (256,), (np.uint64(self.read.data_ptr()), np.int64(self.read.numel()),
+                                         np.uint64(self.sink.data_ptr())), stream=self._stream())
+
     def _capture(self, dirty: bool) -> Any:
         from l2attr.steps.surgery import capture, raw_graph
 

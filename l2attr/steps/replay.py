@@ -2,8 +2,8 @@
 copies, interleaved, inside one torch.profiler session (CUPTI durations: no events, no launch lag).
 
 Per repeat the arms run in a rotating order, so drift touches each alike. A natural replay follows
-one untraced natural replay (the L2 as the step leaves it for the next step); a cold replay needs
-none (every kernel is flushed first). Kernels are keyed by their node: the cold copies run the
+a settle (evict-last reset, read flush) and three untraced natural replays (the L2 as the program's
+own back-to-back steps leave it); a cold replay needs none (every kernel is flushed first). Kernels are keyed by their node: the cold copies run the
 kernels one at a time in creation order, so a cold replay's j-th kernel is kernel node j; a natural
 replay's kernels (which may overlap) are matched to nodes by (name, occurrence).
 """
@@ -23,6 +23,8 @@ from l2attr.names import LEGACY_PREFIX, STEP_TRACE
 from l2attr.vocab import L2Condition
 
 NATURAL = L2Condition.NATURAL.value
+# untraced natural replays before a traced one (after the settle)
+NATURAL_WARM_REPLAYS = 3
 NODE_COLUMNS = ["condition", "step", "node", "kernel", "duration_us", "start_us", "stream"]
 
 
@@ -36,13 +38,14 @@ def plan(conditions: list[str], repeats: int) -> list[tuple[int, str]]:
 
 
 def trace_arms(torch: Any, arms: dict[str, Callable[[], None]], repeats: int,
-               settle: Callable[[], None] | None = None) -> dict[str, Any]:
-    """Replay each arm `repeats` times under the profiler; the kineto trace as a dict. `settle`
-    runs before a natural replay's untraced predecessor: a clean flush, so the dirty lines a
-    cold_dirty arm left (a full L2 of them) are written back first and not charged to natural.
-    One untraced replay alone leaves most of them for a step smaller than L2: on the H200 the
-    self-check's natural kernels then read slower than the function called on its own (the program
-    check of analysis/step_program.py caught it)."""
+               settle: Callable[[], None] | None = None, warm_replays: int = NATURAL_WARM_REPLAYS) -> dict[str, Any]:
+    """Replay each arm `repeats` times under the profiler; the kineto trace as a dict. Before a
+    natural replay: `settle` (steps/flushes.py `Flushes.settle`: reset evict-last lines, write back
+    the dirty lines a cold_dirty arm left), then `warm_replays` untraced natural replays, so the
+    traced one meets the L2 as the program's own back-to-back steps leave it. With one untraced
+    replay after the un-pin/demote flush a quarter-L2 self-check's producer still read slower than
+    in back-to-back calls on the H200 (the program check of analysis/step_program.py caught it;
+    docs/steps.md#natural-arm)."""
     acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
     natural = arms[NATURAL]
     with torch.profiler.profile(activities=acts) as prof:
@@ -50,7 +53,8 @@ def trace_arms(torch: Any, arms: dict[str, Callable[[], None]], repeats: int,
             if cond == NATURAL:
                 if settle is not None:
                     settle()
-                natural()                               # the state one step leaves the next, untraced
+                for _ in range(warm_replays):
+                    natural()                           # the state the step leaves the next, untraced
             with torch.profiler.record_function(LEGACY_PREFIX + STEP_TRACE.build(condition=cond, step=i)):
                 arms[cond]()
             if cond == list(arms)[-1]:

@@ -26,8 +26,9 @@ from l2attr.vocab import STEP_CONDITIONS, condition_words
 
 ARMS = condition_words(STEP_CONDITIONS)      # natural, cold, cold_dirty (vocab/conditions.py)
 METHOD = {
-    "natural": "replays of the CUDA graph captured from the step (kineto kernel records), each after a clean "
-               "flush and one untraced replay: the L2 as one step leaves it for the next",
+    "natural": "replays of the CUDA graph captured from the step (kineto kernel records), each after a reset of "
+               "evict-last lines, a read of 2x L2 and three untraced replays: the L2 as the program's own "
+               "back-to-back steps leave it",
     "cold": "replays of a copy of that graph with a flush node before every kernel node: un-pin "
             "(evict_last prefetch of the flush buffer), demote (applypriority evict_normal), read of 2x L2; "
             "kernels serialised in creation order",
@@ -104,7 +105,7 @@ def measure(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, repeats
         a()
     torch.cuda.synchronize()
     t1 = time.perf_counter()
-    trace = replay.trace_arms(torch, arms, repeats, settle=lambda: flushes.launch(dirty=False))
+    trace = replay.trace_arms(torch, arms, repeats, settle=flushes.settle)
     k = replay.node_kernels(trace)
     t_trace = time.perf_counter() - t1
     names = replay.cold_names(k)
