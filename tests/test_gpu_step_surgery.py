@@ -163,3 +163,19 @@ def test_the_compiled_decoder_graph_is_the_program_it_runs(gpu, tmp_path, name):
     assert check is not None, "the run traced no call of the function on its own"
     assert check.graph_kernels == check.call_kernels
     assert abs(check.ratio) <= PROGRAM_TOLERANCE, f"natural {check.natural_kernel_us:.1f} µs, call {check.call_kernel_us:.1f} µs"
+
+
+def test_a_failed_capture_leaves_torch_random_ops_working(gpu, tmp_path):
+    """A step that syncs the host inside capture falls back to the per-op method; torch's random ops
+    work after it (a failed capture left the CUDA generator expecting a graph, and the next
+    torch.randn anywhere in the process raised "Offset increment outside graph capture")."""
+    import l2attr
+
+    x = gpu.randn(1 << 20, device="cuda")
+
+    def syncs():
+        return (x * 2).sum().item()
+
+    ans = l2attr.step(syncs, name="syncs", repeats=2, out=tmp_path, edges=0, log=lambda s: None)
+    assert "could not be captured" in ans.headline("syncs")
+    assert gpu.randn(4, device="cuda").isfinite().all()

@@ -11,8 +11,8 @@ position (CUPTI durations under torch.profiler, median of N traced calls):
   settle+1           Flushes.settle (evict-last reset, read flush), one untraced replay
   cold+settle+1      a cold replay, the settle, one untraced replay
   dirty+settle+3     a cold_dirty replay, the settle, three untraced replays
-  arm (settle+3)     the natural kernels of replay.trace_arms with the cold copies (the surgery run today)
-(a first version, run 2026-12-03 on the H200, also had torch's own replay and Exec with a sync after
+  arm (settle+5)     the natural kernels of replay.trace_arms with the cold copies (the surgery run today)
+(earlier versions, run 2026-12-03 on the H200: the first also had torch's own replay and Exec with a sync after
 each: both within 1 % of call+sync on every step; examples/logs/surgery/probe_arm.log)
 Prints the kernel sum per context and every kernel position whose median moves > 3 % from call+sync.
     python3 tools/probe_arm.py [step ...]     (default: llama-compiled-prefill-512 selfcheck-quarter-l2 llama-prefill-512)
@@ -132,7 +132,7 @@ def main() -> None:
             nat = k[k["condition"] == "natural"]
             arm_calls = [list(g.sort_values("node")["duration_us"]) for _, g in nat.groupby("step")]
             node_names = replay.cold_names(k)
-            ctx["arm (settle+3)"] = (arm_calls, node_names)
+            ctx["arm (settle+5)"] = (arm_calls, node_names)
             ref_calls, ref_names = ctx["call+sync"]
             print(f"== {name}: {len(ref_names)} kernels per call; graph nodes {len(node_names)}; "
                   f"same names in order: {ref_names == node_names}", flush=True)

@@ -28,7 +28,8 @@ class Flushes:
 
         self.torch, self.cupy, self.np = torch, cupy, np
         self._stream = lambda: torch_stream(torch, cupy)
-        self.read = torch.randint(0, 2**31 - 1, (2 * l2_bytes // 4,), dtype=torch.int32, device="cuda")
+        # no random op: a failed capture of the user's step may have left torch's generator unusable
+        self.read = torch.arange(2 * l2_bytes // 4, dtype=torch.int32, device="cuda")
         self.dirty = torch.empty(l2_bytes // 4, dtype=torch.int32, device="cuda")
         self.sink = torch.zeros(1, dtype=torch.int32, device="cuda")
         self.k = {name: get_kernel(spec) for name, spec in
@@ -52,9 +53,9 @@ class Flushes:
     def settle(self) -> None:
         """Before a natural replay's untraced predecessors (eager, outside every graph): the
         context's reset of evict-last lines to normal, then a read of twice the L2. It writes back
-        the full L2 of dirty lines a `cold_dirty` replay leaves, and it leaves no evict-last line
-        behind: on the H200 the un-pin/demote flush did not (a quarter-L2 step's producer read its
-        input slower after it than in the program's own back-to-back calls: docs/steps.md#natural-arm)."""
+        the full L2 of dirty lines a `cold_dirty` replay leaves and makes no evict-last line. It does
+        not by itself give the program's steady state: the warm replays after it do
+        (docs/steps.md#natural-arm)."""
         from l2attr.gpu.runtime import reset_persisting_l2
 
         self.torch.cuda.synchronize()

@@ -2,7 +2,7 @@
 copies, interleaved, inside one torch.profiler session (CUPTI durations: no events, no launch lag).
 
 Per repeat the arms run in a rotating order, so drift touches each alike. A natural replay follows
-a settle (evict-last reset, read flush) and three untraced natural replays (the L2 as the program's
+a settle (evict-last reset, read flush) and five untraced natural replays (the L2 as the program's
 own back-to-back steps leave it); a cold replay needs none (every kernel is flushed first). Kernels are keyed by their node: the cold copies run the
 kernels one at a time in creation order, so a cold replay's j-th kernel is kernel node j; a natural
 replay's kernels (which may overlap) are matched to nodes by (name, occurrence).
@@ -24,7 +24,7 @@ from l2attr.vocab import L2Condition
 
 NATURAL = L2Condition.NATURAL.value
 # untraced natural replays before a traced one (after the settle)
-NATURAL_WARM_REPLAYS = 3
+NATURAL_WARM_REPLAYS = 5
 NODE_COLUMNS = ["condition", "step", "node", "kernel", "duration_us", "start_us", "stream"]
 
 
@@ -42,10 +42,10 @@ def trace_arms(torch: Any, arms: dict[str, Callable[[], None]], repeats: int,
     """Replay each arm `repeats` times under the profiler; the kineto trace as a dict. Before a
     natural replay: `settle` (steps/flushes.py `Flushes.settle`: reset evict-last lines, write back
     the dirty lines a cold_dirty arm left), then `warm_replays` untraced natural replays, so the
-    traced one meets the L2 as the program's own back-to-back steps leave it. With one untraced
-    replay after the un-pin/demote flush a quarter-L2 self-check's producer still read slower than
-    in back-to-back calls on the H200 (the program check of analysis/step_program.py caught it;
-    docs/steps.md#natural-arm)."""
+    traced one meets the L2 as the program's own back-to-back steps leave it. After any flush one
+    untraced replay is not enough for a step smaller than L2 (the quarter-L2 self-check's kernels
+    read slower than in back-to-back calls on the H200; three replays came within a few percent):
+    docs/steps.md#natural-arm."""
     acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
     natural = arms[NATURAL]
     with torch.profiler.profile(activities=acts) as prof:

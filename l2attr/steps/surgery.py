@@ -192,10 +192,26 @@ def capture(torch: Any, fn: Callable[[], Any], warmup: int, pool: Any = None) ->
     except Exception as exc:            # torch raises RuntimeError or its AcceleratorError subclass
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         torch.cuda.synchronize()
+        _heal_generators(torch)
         raise UncapturableStep(f"{first}; a host sync inside the step (.item(), .cpu(), .tolist(), a "
                                "data-dependent shape) is the usual cause") from None
     torch.cuda.synchronize()
     return g
+
+
+def _heal_generators(torch: Any) -> None:
+    """After a failed capture torch's CUDA generator still expects a graph (its capture epilogue
+    never ran), so the next random op anywhere in the process raised "Offset increment outside
+    graph capture" (seen on the H200 in bench_steps --bad: the user's program broken by our
+    capture attempt). One trivial capture that ends cleanly runs the epilogue."""
+    try:
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            torch.empty(1, device="cuda").zero_()
+        torch.cuda.synchronize()
+        del g
+    except Exception:         # nothing more to do: the caller's line says the step was not captured
+        pass
 
 
 class UncapturableStep(UserError):

@@ -27,7 +27,7 @@ from l2attr.vocab import STEP_CONDITIONS, condition_words
 ARMS = condition_words(STEP_CONDITIONS)      # natural, cold, cold_dirty (vocab/conditions.py)
 METHOD = {
     "natural": "replays of the CUDA graph captured from the step (kineto kernel records), each after a reset of "
-               "evict-last lines, a read of 2x L2 and three untraced replays: the L2 as the program's own "
+               "evict-last lines, a read of 2x L2 and five untraced replays: the L2 as the program's own "
                "back-to-back steps leave it",
     "cold": "replays of a copy of that graph with a flush node before every kernel node: un-pin "
             "(evict_last prefetch of the flush buffer), demote (applypriority evict_normal), read of 2x L2; "
