@@ -12,7 +12,8 @@ examples/fidelity/fidelity.json (tools/artifact_fidelity.py). The prose around t
 `<!-- prose:<name>:begin -->` and `<!-- prose:<name>:end -->`, filled from tools/readme_prose/<name>.md.j2
 with l2attr.analysis.findings of the runs named below (tools/readme_prose_render.py).
 The README's headline (`<!-- headline:begin -->`) is l2attr.analysis.answer's one line over the
-results block's runs, with its comparand named. tests/test_readme_results.py and
+runs the committed report page reads (`l2attr report examples/`: the same selection, so the README
+and the page's banner say one string), with its comparand named. tests/test_readme_results.py and
 tests/test_readme_prose.py fail when a page and the runs disagree.
 """
 
@@ -72,15 +73,25 @@ def results_runs(readme: str) -> list[str]:
     return m["runs"].split(",")
 
 
-def headline_block(runs: list[str], an=None) -> str:
-    """The study's answer in one line: analysis.answer.headline over `runs` (the string the report's
-    banner and the console print for them), then the GPU and the runs it comes from."""
+def report_runs() -> list[Path]:
+    """The ladder, profile and timeline runs `l2attr report examples/` reads (its own selection code),
+    the runs behind the committed page's banner."""
+    from l2attr.commands.report import expand_run_dirs, split_sweeps
+
+    return split_sweeps(expand_run_dirs([EX]))[1]
+
+
+def headline_block(runs: list[Path] | None = None) -> str:
+    """The study's answer in one line: analysis.answer.headline over the committed report's runs
+    (the string that page's banner and `l2attr report` print), then the GPU and the runs."""
     from l2attr.analysis.answer import headline, pin_answer
 
-    an = an or analyse(load_runs([EX / r for r in runs]))
+    runs = report_runs() if runs is None else runs
+    an = analyse(load_runs(runs))
     gpus = sorted({str((r.manifest.get("gpu") or {}).get("name", "?")) for r in an.study.runs})
-    names = ", ".join(f"`{r}`" for r in runs)
-    return f"{headline(pin_answer(an.verdict), an.verdict)} — {' and '.join(gpus)}, runs {names} under `examples/`\n"
+    names = ", ".join(f"`{r.name}`" for r in runs)
+    return (f"{headline(pin_answer(an.verdict), an.verdict)} — {' and '.join(gpus)}, the runs of "
+            f"`examples/report.html` (`l2attr report examples/`): {names}\n")
 
 
 def prose_context(runs: list[str]) -> dict:
@@ -136,7 +147,7 @@ def main(argv: list[str]) -> int:
     text = all_text()
     runs = results_runs(text)
     body = block(runs)
-    headline = headline_block(runs)
+    headline = headline_block()
     prose = prose_blocks(text)
     fid = ROOT / "examples" / "fidelity" / "fidelity.json"
     if args.write:
