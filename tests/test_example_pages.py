@@ -24,11 +24,14 @@ def test_committed_page_is_current(tmp_path, runs, page):
 
 SESSION4 = sorted(str(p) for p in (ROOT / "examples" / "session4").glob("*-default")) + \
     sorted(str(p) for p in (ROOT / "examples" / "session4").glob("*-profile-small"))
+# the reproduction's two default processes of one call, side by side (examples/reproduction/README.md)
+TWO_PROCESSES = ["examples/reproduction/20261201T205108Z-blocking", "examples/reproduction/20261201T205136Z-blocking-2"]
 GENERATED = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC")   # the page's generated time
 
 
 @pytest.mark.parametrize("runs, page", [(["examples"], "examples/report.md"), (["examples"], "examples/report.html"),
-                                        (SESSION4, "examples/session4/report.md")])
+                                        (SESSION4, "examples/session4/report.md"),
+                                        (TWO_PROCESSES, "examples/reproduction/compare-two-processes.md")])
 def test_committed_study_page_is_current(tmp_path, runs, page):
     """The study's pages (docs/study.md and examples/session4/README.md say how each is made): what
     `l2attr report` writes from the committed runs today, the time it was generated aside."""

@@ -24,6 +24,19 @@ SUFFIXES = {".py", ".toml", ".md", ".sh", ".j2", ".cu", ".cuh", ".css"}
 PENDING: dict[str, str] = {}     # files allowed a reference for now, each with why (none left)
 
 
+# an upper-case Markdown name (METHOD.md, KINDS.md: how notes files are named) must be a file of the repository
+UPPER_MD = re.compile(r"(?<![\w./-])([A-Z][A-Z0-9_-]*\.md)\b")
+
+
+def repo_md_names() -> set[str]:
+    return {p.name for p in ROOT.rglob("*.md") if ".git" not in p.parts and "site" not in p.parts}
+
+
+def unknown_md(text: str, known: set[str]) -> list[str]:
+    """Upper-case `.md` names in `text` that no file of the repository bears."""
+    return [m.group(1) for m in UPPER_MD.finditer(text) if m.group(1) not in known]
+
+
 def outside_refs(text: str) -> list[str]:
     """The references to files outside the repository in `text`."""
     return [m.group(0) for m in OUTSIDE.finditer(text)]
@@ -43,6 +56,19 @@ def test_scanner_by_hand() -> None:
     assert outside_refs(text) == [NOTES, NOTES, f"ENGINE-{NOTES}", "../shared/", "shared/",
                                   f"{NOTES}-measurement.md"]
     assert outside_refs("/work/shared/fixtures") == ["/work/shared/"]
+
+
+def test_unknown_md_by_hand() -> None:
+    known = {"README.md", "facts.md"}
+    text = "see METHOD.md and README.md; docs/facts.md; x.md; out/KINDS.md; HOPPER-2.md."
+    assert unknown_md(text, known) == ["METHOD.md", "HOPPER-2.md"]
+
+
+def test_no_named_notes_file_that_the_repository_lacks() -> None:
+    known = repo_md_names()
+    found = [f"{p.relative_to(ROOT).as_posix()}: {name}" for p in scanned_files()
+             for name in unknown_md(p.read_text(encoding="utf-8", errors="replace"), known)]
+    assert not found, "a Markdown file named here is not in the repository: " + "; ".join(found)
 
 
 def test_no_reference_outside_the_repository() -> None:

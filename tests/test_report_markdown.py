@@ -45,3 +45,27 @@ def test_profile_only_says_not_measured(tmp_path: Path) -> None:
 def test_failed_validity_is_a_warning_line(tmp_path: Path) -> None:
     md = render_markdown(analyse(load_runs([write_profile_run(tmp_path, control="not_clear")])))
     assert "> **Warning:** The validity control failed" in md
+
+
+def test_the_kernel_timer_definition_names_the_runs_own_timer(tmp_path) -> None:
+    """The definitions line says how the runs' kernel timer kept launch lag out, from their
+    manifests: the blocking start, a spin of the recorded length, or both when runs differ."""
+    import json
+
+    from l2attr.analysis import analyse, load_runs
+    from l2attr.report.markdown import kernel_timer_words
+    from helpers_rundirs import write_ladder_run
+
+    blocking = write_ladder_run(tmp_path / "a")
+    manifest = json.loads((blocking / "manifest.json").read_text())
+    manifest["measure"]["timer"] = "blocking"
+    (blocking / "manifest.json").write_text(json.dumps(manifest))
+    an = analyse(load_runs([blocking]))
+    assert kernel_timer_words(an) == "a blocking start"
+    assert "(CUDA events, a blocking start)" in render_markdown(an)
+    spin = write_ladder_run(tmp_path / "b", "20261129T210000Z-ladder")
+    manifest = json.loads((spin / "manifest.json").read_text())
+    manifest["measure"].update(timer="spin", spin_us=50.0)
+    (spin / "manifest.json").write_text(json.dumps(manifest))
+    assert kernel_timer_words(analyse(load_runs([spin]))) == "a 50 µs spin head start"
+    assert kernel_timer_words(analyse(load_runs([blocking, spin]))) == "a blocking start or a 50 µs spin head start"

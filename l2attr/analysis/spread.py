@@ -1,7 +1,7 @@
 """Run-to-run spread: how much a cell's median moves between repeats, per timer.
 
-A difference between rungs smaller than this spread is noise (METHOD.md). Computed from
-samples.csv: each repeat's median per cell, then (max - min) / mean of those medians. Device
+A difference between rungs smaller than this spread is noise (docs/study.md, the significance
+rule). Computed from samples.csv: each repeat's median per cell, then (max - min) / mean of those medians. Device
 repeats carry the kernel timer (consumer, pin), host repeats the artifact's timer and the wall
 clock, so each timer's spread comes from its own repeats.
 """

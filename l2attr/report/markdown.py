@@ -20,7 +20,7 @@ from l2attr.analysis.control import describe_control
 from l2attr.report.titles import series_title, view_family
 from l2attr.report.compare import pairs as compare_pairs
 from l2attr.report.layer_b import consumer_grid, dram_lines, grid_title
-from l2attr.vocab import Judgement, RungId, Verdict
+from l2attr.vocab import Command, Judgement, RungId, TimerKind, Verdict
 
 
 def _escape(text: str) -> str:
@@ -125,6 +125,18 @@ def compare_markdown(an: Analysis) -> str:
     return "\n".join(parts)
 
 
+def kernel_timer_words(an: Analysis) -> str:
+    """How the ladder runs' kernel timer kept launch lag out, from each run's manifest (a run that
+    names no timer was made before the blocking timer: the spin)."""
+    words = []
+    for run in an.study.runs_of_kind(Command.LADDER):
+        kind = manifest_value(run.manifest, "measure.timer", TimerKind.SPIN.value)
+        spin = manifest_value(run.manifest, "measure.spin_us", "?")
+        words.append("a blocking start" if kind == TimerKind.BLOCKING.value else f"a {spin:g} µs spin head start"
+                     if isinstance(spin, (int, float)) else "a spin head start")
+    return " or ".join(dict.fromkeys(words)) or "no ladder run"
+
+
 def render_markdown(an: Analysis) -> str:
     study = an.study
     c = study.config
@@ -149,7 +161,7 @@ def render_markdown(an: Analysis) -> str:
         parts += [f"**Verdict{title}**", "", *heads, "", verdict_markdown(view), ""]
         if i == 0 and answer_families:   # the answer: the headline's verdict, then every family's
             parts += [answer_families]
-    parts += ["Pin + consumer kernels = both kernels on the kernel timer (CUDA events, spin head start). "
+    parts += [f"Pin + consumer kernels = both kernels on the kernel timer (CUDA events, {kernel_timer_words(an)}). "
               "Whole call = host clock around pin → sync → consumer → sync. Artifact's timer = event → "
               "consumer launch → stream sync → event, started after the pin and its sync (the artifact's "
               "own number). Consumer kernel = the consumer alone on the kernel timer. vs OptMT = what the pin "
