@@ -99,10 +99,13 @@ def test_a_column_na_in_every_row_is_left_out_and_named() -> None:
     t = table(COLUMNS, ROWS)
     assert [h for h, _ in t.headers] == ["Profile", "Rung", "median", "speedup"]
     assert t.groups == (("", 2), ("Timer", 2))
-    line = f"{LEFT_OUT}: never measured"
+    line = f"{LEFT_OUT}: never measured (no run measured it)"     # the cells' shared reason after them
     assert t.left_out == (("", "never measured"),) and t.left_out_line == line
     both = table((*COLUMNS, *under("Timer", Column("p90", lambda r: missing("not kept", "num"), "num"))), ROWS)
-    assert both.left_out_line == f"{LEFT_OUT}: never measured; Timer: p90"    # a group named once
+    # a group named once, each reason once
+    assert both.left_out_line == f"{LEFT_OUT}: never measured; Timer: p90 (no run measured it; not kept)"
+    many = table((*COLUMNS, Column("p10", lambda r: missing(f"not kept for {r['profile']}", "num"), "num")), ROWS)
+    assert many.left_out_line == f"{LEFT_OUT}: never measured / p10"      # more than MAX_WHY reasons: none said
     assert f'<p class="note left-out">{line}.</p>' in page_table(t)
     assert markdown(t).endswith(f"; {line}._") and "(1) not measured" in markdown(t)
     assert console(t).endswith(f"\n{line}.")

@@ -53,6 +53,7 @@ class Row:
 
 
 LEFT_OUT = "columns left out, n/a in every row"
+MAX_WHY = 2          # the left-out line names the cells' reasons only when they are this few
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ class Table:
     groups: Sequence[tuple[str, int]] = ()          # (label, columns spanned) above the headers
     cls: str = "data"
     left_out: tuple[tuple[str, str], ...] = ()      # (group, header) of each column with no value in any row
+    left_out_why: tuple[str, ...] = ()              # the reasons those cells give, each once
 
     @property
     def left_out_line(self) -> str:
@@ -71,7 +73,8 @@ class Table:
         for group, header in self.left_out:
             said.setdefault(group, []).append(header)
         parts = [f"{g}: {' / '.join(hs)}" if g else " / ".join(hs) for g, hs in said.items()]
-        return f"{LEFT_OUT}: {'; '.join(parts)}" if parts else ""
+        why = f" ({'; '.join(self.left_out_why)})" if self.left_out_why else ""
+        return f"{LEFT_OUT}: {'; '.join(parts)}{why}" if parts else ""
 
 
 @dataclass(frozen=True)
@@ -206,8 +209,11 @@ def _build(columns: Sequence[Column], cells: list[list[Cell]], sources: list[str
         picked = [row[i] for i in keep]
         first = lead[n] if lead is not None else None
         rows.append(Row(([first] if first is not None else []) + picked, source))
+    gone = [i for i in range(len(columns)) if i not in keep]
+    reasons = tuple(dict.fromkeys(row[i].missing for i in gone for row in cells if row[i].missing and not row[i].dash))
+    reasons = reasons if len(reasons) <= MAX_WHY else ()     # many per-row reasons say less than none
     return Table([(c.header, c.cls) for c in shown], rows, _groups(shown), cls,
-                 tuple((columns[i].group, columns[i].header) for i in range(len(columns)) if i not in keep))
+                 tuple((columns[i].group, columns[i].header) for i in gone), reasons)
 
 
 def table(columns: Sequence[Column], rows: pd.DataFrame | Iterable[Record], cls: str = "data") -> Table:

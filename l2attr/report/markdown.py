@@ -15,6 +15,7 @@ from l2attr.report import fmt
 from l2attr.report.charges_text import measured as _cell, window_lines
 from l2attr.report.html_sections import ladder_table, spread_table, verdict_table
 from l2attr.report.html_study import family_table, gpu_spread_table, settings_table
+from l2attr.report.results_table import ladder_results, pin_only_results
 from l2attr.report.table_text import markdown
 from l2attr.analysis.control import describe_control
 from l2attr.report.titles import series_title, view_family
@@ -32,22 +33,6 @@ def md_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Seque
              "|" + "|".join("---:" if r else "---" for r in right) + "|"]
     lines += ["| " + " | ".join(_escape(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
-
-
-def _judged(row: dict[str, Any], field: str, judgement: str) -> str:
-    """'0.98×', or '0.98× (within noise)' where the significance rule says so."""
-    text = _cell(row, field, fmt.times)
-    return text + " (within noise)" if row.get(judgement) == Judgement.WITHIN_NOISE and \
-        not is_missing(row.get(field)) else text
-
-
-def _break_even(row: dict[str, Any], field: str) -> str:
-    """The break-even text of a verdict row ('9', 'never', 'within noise'), n/a with its reason."""
-    text = row.get(field)
-    if text in (None, "n/a"):
-        reason = why(row, "break_even_calls_wall" if field == "break_even_wall" else "break_even_calls")
-        return f"n/a ({reason})" if reason and len(reason) <= 60 else "n/a"
-    return str(text)
 
 
 def verdict_markdown(an: Analysis) -> str:
@@ -211,37 +196,6 @@ def gpu_spread_markdown(an: Analysis) -> str:
     return markdown(gpu_spread_table(an.gpu_spread)) + "\n"
 
 
-def _pin_only_results(an: Analysis, view: Analysis, s: Any) -> list[str]:
-    """A family without the baseline rungs (the fast one): its consumer with and without the pin,
-    the pin, the pin's speedups, the consumer against the tuned OptMT one and against HBM."""
-    from l2attr.analysis.families import rung_name
-
-    fam = an.families[an.families["series"] == s.name] if not an.families.empty else an.families
-    unpinned, pinned = rung_name(s.family, RungId.OPTMT), rung_name(s.family, RungId.L2P_OPTMT)
-    verdict = view.verdict.set_index("profile") if not view.verdict.empty else None
-    rows = []
-    for r in fam.to_dict("records"):
-        v = verdict.loc[r["profile"]].to_dict() if verdict is not None and r["profile"] in verdict.index else {}
-        rows.append([r["profile"], _cell(r, "consumer_us", fmt.us), _cell(r, "pinned_consumer_us", fmt.us),
-                     _cell(r, "pin_us", fmt.us), _cell(v, "pin_host_us", fmt.us), _cell(r, "vs_tuned", fmt.times),
-                     _cell(r, "dram_fraction", lambda x: fmt.pct(100 * x)),
-                     _judged(v, "pin_speedup_consumer", "pin_judgement_consumer"),
-                     _judged(v, "pin_speedup_charged", "pin_judgement_charged"),
-                     _judged(v, "pin_speedup_host", "pin_judgement_host"),
-                     _break_even(v, "break_even"), _break_even(v, "break_even_wall")])
-    out = [f"**{s.title}** (L2 state {an.state})", "",
-           md_table(["profile", unpinned, pinned, f"pin ({s.pin})", "pin step's launch + sync",
-                     "× tuned OptMT consumer", "DRAM, % of read-only HBM", f"{pinned} vs {unpinned}, pin free",
-                     "… pin kernel charged", "… + launch + sync", f"break-even vs {unpinned}, kernel-charged",
-                     "… wall-charged"],
-                    rows, [False] + [True] * 11), ""]
-    if not view.spread.empty:
-        out += [_spread_line(view), ""]
-    if consumer_grid(view.l2)[1]:
-        out += [f"Layer B, {s.title} ({grid_title()}):", "", layer_b_markdown(view), ""]
-    return out
-
-
 SPREAD_LEAD = "Spread of the medians between the repeats of one process (median / worst over cells): "
 
 
@@ -250,15 +204,12 @@ def _spread_line(view: Analysis) -> str:
                                    for r in view.spread.to_dict("records")) + "."
 
 
-# the rungs whose consumer medians the results table shows, in its column order
-LADDER_COLUMNS = (RungId.BASELINE, RungId.OPTMT, RungId.RPF_OPTMT, RungId.L2P_OPTMT)
-
-
 def results_markdown(an: Analysis) -> str:
     """The README's results: per series, consumer medians per rung and the L2P verdict.
 
-    One table per series (headline first): rows profiles; the five rungs' consumer medians
-    (kernel timer), the pin, then L2P+OptMT vs baseline four ways and the break-even vs OptMT.
+    One table per series (headline first), declared in report/results_table.py: rows profiles; the
+    rungs' consumer medians (kernel timer), the pin, then L2P+OptMT vs baseline four ways and the
+    break-even vs OptMT.
     Where the runs include a profile: the series' layer-B grid and DRAM lines, then the control,
     in the words the report and `l2attr profile` use."""
     out = []
@@ -267,31 +218,8 @@ def results_markdown(an: Analysis) -> str:
         lad = view.state_rows(view.ladder)
         if lad.empty:
             continue
-        if RungId.BASELINE not in set(lad["rung"]):
-            out += _pin_only_results(an, view, s)
-            continue
-        verdict = view.verdict.set_index("profile") if not view.verdict.empty else None
-        rows = []
-        for profile in ordered_profiles(lad["profile"]):
-            med = {r["rung"]: r for r in lad[lad["profile"] == profile].to_dict("records")}
-
-            def us(rung: str, field: str = "consumer_us") -> str:
-                return _cell(med[rung], field, fmt.us) if rung in med else "—"
-
-            v = verdict.loc[profile].to_dict() if verdict is not None and profile in verdict.index else {}
-            rows.append([profile, *(us(r) for r in LADDER_COLUMNS),
-                         us(RungId.L2P_OPTMT, "pin_us"), _cell(v, "pin_host_us", fmt.us),
-                         _judged(v, "speedup_artifact", "judgement_artifact"),
-                         _judged(v, "speedup_consumer", "judgement_consumer"),
-                         _judged(v, "speedup_kernels", "judgement_kernels"),
-                         _judged(v, "speedup_host", "judgement_host"), _judged(v, "speedup_wall", "judgement_wall"),
-                         _break_even(v, "break_even"), _break_even(v, "break_even_wall")])
-        out += [f"**{s.title}** (L2 state {an.state})", "",
-                md_table(["profile", *(rung_label(r) for r in LADDER_COLUMNS), f"pin ({s.pin})",
-                          "pin step's launch + sync", "L2P vs base, artifact's timer", "… consumer kernel",
-                          "… pin + consumer", "… + launch + sync", "… whole call (wall)",
-                          "break-even vs OptMT, kernel-charged", "… wall-charged"],
-                         rows, [False] + [True] * 13), ""]
+        results = ladder_results(view, s.pin) if RungId.BASELINE in set(lad["rung"]) else pin_only_results(an, view, s)
+        out += [f"**{s.title}** (L2 state {an.state})", "", markdown(results), ""]
         if not view.spread.empty:
             out += [_spread_line(view), ""]
         if consumer_grid(view.l2)[1]:
