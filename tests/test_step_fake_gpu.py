@@ -237,6 +237,10 @@ def test_step_answer_has_the_result_shape(sim, tmp_path):
     v = ans.verdict.iloc[0]
     assert v["name"] == "simr" and v["judgement"] == ans.judgement and v["share_lo"] <= v["share"] <= v["share_hi"]
     assert ans.headline("simr") in repr(ans) and str(ans.run_dir) in repr(ans)
+    import dataclasses
+
+    with pytest.raises(dataclasses.FrozenInstanceError):     # a result, like Experiment.time()'s: never edited
+        ans.judgement = "faster"
 
 
 def test_graph_step_by_hand(sim, tmp_path):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -138,7 +138,7 @@ def _pairs(k: pd.DataFrame, met: set[tuple[int, int]], skip: set[tuple[int, int]
     return pd.DataFrame(out)
 
 
-@dataclass
+@dataclass(frozen=True)
 class StepAnswer:
     kernels: pd.DataFrame
     pairs: pd.DataFrame
@@ -158,6 +158,9 @@ class StepAnswer:
     every_kernel: bool = False                          # graph surgery: every kernel met its own flush
     name: str = ""                                      # the step's name (l2attr.step sets it)
     run_dir: Path | None = None                         # where it was written (l2attr.step sets it)
+    manifest: dict[str, Any] = field(default_factory=dict)   # the run's manifest (a loaded run's answer)
+    ops: pd.DataFrame | None = None                     # the step's ops (a loaded run's answer)
+    measured_edges: pd.DataFrame = field(default_factory=pd.DataFrame)   # edges by selective eviction
 
     # -- the result-object shape every front-door verb shares (.cells, .verdict, .run_dir, repr) --
     @property

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -93,14 +94,11 @@ def analyse_step(path: Path) -> Any:
     m, k, ops, times = load_step(path)
     surgery = (m.get("step") or {}).get("mode") == StepMode.SURGERY.value
     ans = answer(k, ops, times, every_kernel=surgery)
-    ans.note = first_line(m, ans)
-    ans.manifest = m
-    ans.ops = ops
     raw = load_edges(RunDir.open(Path(path)))
     if len(raw):
         _edge_fields(m, Path(path))
-    ans.measured_edges = edge_results(raw, edge_names(m, k, ops)) if len(raw) else pd.DataFrame()
-    return ans
+    edges = edge_results(raw, edge_names(m, k, ops)) if len(raw) else pd.DataFrame()
+    return replace(ans, note=first_line(m, ans), manifest=m, ops=ops, measured_edges=edges)
 
 
 def _edge_fields(m: dict[str, Any], path: Path) -> None:

@@ -58,8 +58,9 @@ class Declaration:
     producer: Step | None = None
     reference: Step | None = None
     setup: Callable[[], Any] | None = None
-    conditions: Sequence[str] = ()
-    baseline: str | None = None
+    # given as words or members; held as L2Condition members once declared (the registry's words)
+    conditions: Sequence[L2Condition | str] = ()
+    baseline: L2Condition | str | None = None
     calls: int = 20
     warmup: int = 5
     repeats: int = 3

@@ -31,9 +31,9 @@ def step(fn: Callable[..., Any], *args: Any, name: str = Command.STEP.value, rep
 
     path = run_step(fn, *args, name=name, repeats=repeats, warmup=warmup, out=out, log=log, edges=edges,
                     graph=graph, facts=facts, eager=eager, **kwargs)
-    ans = analyse_step(path)
-    ans.run_dir, ans.name = path, name
-    return ans
+    from dataclasses import replace
+
+    return replace(analyse_step(path), run_dir=path, name=name)
 
 
 def step_range(name: str = Command.STEP.value, repeats: int = 10, warmup: int = 3, edges: int = 5,
