@@ -71,3 +71,12 @@ def test_ci_builds_the_site_strictly() -> None:
     lines = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
     assert any("mkdocs build --strict" in line and not line.startswith("#") for line in lines)
     assert "strict: true" in (ROOT / "mkdocs.yml").read_text()
+
+
+def test_every_command_has_a_row_in_the_commands_page() -> None:
+    """docs/commands.md lists every subcommand the CLI has (l2attr.cli.SUBCOMMANDS)."""
+    from l2attr.cli import SUBCOMMANDS
+
+    page = (ROOT / "docs" / "commands.md").read_text()
+    rows = {line.split("`")[1].split()[1] for line in page.splitlines() if line.startswith("| `l2attr ")}
+    assert {str(c) for c in SUBCOMMANDS} <= rows, f"no row for: {sorted({str(c) for c in SUBCOMMANDS} - rows)}"
