@@ -141,3 +141,30 @@ def test_the_report_states_the_stopping_rule() -> None:
 
     text = adaptive_text(AdaptiveRule(0.005, 2, 12, 3.0).manifest())
     assert "≤ 0.5% of its median" in text and "2–12 repeats" in text and "3.0 s" in text
+
+
+def test_an_adaptive_ladders_late_repeats_are_read_and_a_fixed_runs_are_refused(tmp_path) -> None:
+    """An adaptive ladder (measure.target_rel set) may run up to measure.max_repeats rounds, so its
+    repeat indices pass measure.repeats; the integrity check bounds them by max_repeats there, by
+    repeats in a fixed run (by hand: repeats 2 -> indices 0..3, max_repeats 10 -> indices 0..19)."""
+    import json
+
+    from helpers_rundirs import ladder_samples, write_ladder_run
+
+    from l2attr.analysis.load import read_run
+    from l2attr.errors import UserError
+
+    def run(name: str, host_repeat: int, **measure) -> object:
+        samples = ladder_samples()
+        samples.loc[samples["repeat"] == 1, "repeat"] = host_repeat       # a late round's host repeat
+        path = write_ladder_run(tmp_path, name, samples=samples)
+        manifest = json.loads((path / "manifest.json").read_text())
+        manifest["measure"].update(repeats=2, **measure)
+        (path / "manifest.json").write_text(json.dumps(manifest))
+        return path
+
+    assert read_run(run("20261129T200000Z-adaptive", 9, target_rel=0.005, max_repeats=10)) is not None
+    with pytest.raises(UserError, match=r"measure\.repeats 2"):
+        read_run(run("20261129T200100Z-fixed", 9))
+    with pytest.raises(UserError, match=r"measure\.max_repeats 10"):
+        read_run(run("20261129T200200Z-beyond", 20, target_rel=0.005, max_repeats=10))
