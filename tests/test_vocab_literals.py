@@ -89,7 +89,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("report/html_layer_b.py", "profile"): "the profile column",
     ("report/columns.py", "profile"): "the profile column (the default key of a grouped table)",
     ("report/html_sections.py", "profile"): "the profile column",
-    ("report/markdown.py", "profile"): "the profile column's header",
+    ("report/results_table.py", "profile"): "the profile column: its header and the record field it is read from",
     ("report/provenance.py", "profile"): "the manifest field `profile` of a timeline run",
     ("ladder/sweep/axes/declare.py", "profile"): "the profile column of every sweep table and its header",
 }
