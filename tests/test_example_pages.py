@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize("runs, page", [("examples/experiments", "examples/experiments/report.md"),
-                                        ("examples/steps/runs", "examples/steps/report.md"),
+                                        ("examples/steps/runs", "examples/steps/runs/report.md"),
                                         ("examples/charges", "examples/charges/report.md")])
 def test_committed_page_is_current(tmp_path, runs, page):
     out = tmp_path / "page.md"

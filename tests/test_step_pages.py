@@ -1,4 +1,4 @@
-"""What the README block, examples/steps/report.md, the HTML page and the CLI show of step runs
+"""What the README block, examples/steps/runs/report.md, the HTML page and the CLI show of step runs
 with measured edges, a CUDA-graph step and a sweep grid, on synthetic runs (tests/test_step_synthetic.py)
 whose numbers are known by hand."""
 

@@ -1,4 +1,4 @@
-"""Step runs as Markdown: the README's generated block, examples/steps/report.md and the CLI share
+"""Step runs as Markdown: the README's generated block, examples/steps/runs/report.md and the CLI share
 it (analysis/step.py, analysis/step_edges.py judge; this lays out)."""
 
 from __future__ import annotations
@@ -117,7 +117,8 @@ def surgery_intro(ans: Any) -> str:
             f"{ans.step_time.median:.1f} µs, torch's own replay of the same capture {med(torch_g)}, the function "
             f"called on its own {med(call)} (every launch queued first; the GPU's own per-launch gaps included). "
             f"Write-back bound over all kernels: ≤ {wb:.1f} µs ({100 * wb / float(k['natural_us'].sum()):.1f} % "
-            f"of natural kernel time)." + (f" {program_line(check)}" if check else ""))
+            f"of natural kernel time)." + (f" {program_line(check)}" if check else "")
+            + (f" Natural arm, as this run made it: {sf['natural']}." if isinstance(sf.get("natural"), str) else ""))
 
 
 def surgery_lines(ans: Any, every_up_to: int = 12, top: int = 8) -> list[str]:
