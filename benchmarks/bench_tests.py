@@ -142,6 +142,14 @@ def replace_block(text: str, body: str) -> str:
     return text[:a] + body + text[text.index(END):]
 
 
+def tree() -> str:
+    """The commit the runs were made on (`-dirty` when the working tree differs from it)."""
+    def git(*a: str) -> str:
+        return subprocess.run(["git", "-C", str(ROOT), *a], capture_output=True, text=True).stdout.strip()
+    sha = git("rev-parse", "--short", "HEAD") or "unknown"
+    return sha + ("-dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="bench_tests", description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=1, help="runs of the command (default 1)")
@@ -179,7 +187,7 @@ def main(argv: list[str]) -> int:
               flush=True)
     if args.record:
         earlier = json.loads(args.record.read_text())["runs"] if args.append and args.record.exists() else []
-        record = {"command": command, "cores": os.cpu_count(), "python": sys.version.split()[0],
+        record = {"command": command, "cores": os.cpu_count(), "python": sys.version.split()[0], "tree": tree(),
                   "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d"), "runs": earlier + runs}
         tmp = args.record.with_name(f".{args.record.name}.tmp")
         tmp.write_text(json.dumps(record, indent=1) + "\n")

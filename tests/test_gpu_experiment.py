@@ -58,7 +58,13 @@ def _record_ratio(ratio: float, blocking_us: float, spin_us: float) -> None:
     path = os.environ.get(RATIO_LOG)
     if path:
         with open(path, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps({"ratio": ratio, "blocking_us": blocking_us, "spin_us": spin_us}) + "\n")
+            import torch
+
+            from l2attr.gpu.device import identity
+
+            gpu = identity(torch)        # which machine: the bound is set across several
+            fh.write(json.dumps({"ratio": ratio, "blocking_us": blocking_us, "spin_us": spin_us, "gpu": gpu["uuid"],
+                                 "host": gpu["host"]}) + "\n")
 
 
 def test_blocking_timer_holds_no_host_time():
