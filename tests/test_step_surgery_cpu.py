@@ -106,3 +106,21 @@ def test_committed_surgery_runs_have_every_kernel_cold():
     ans = analyse_step(runs[-1])
     assert len(ans.kernels) == (ans.manifest["surgery"]["graph_kernels"]) and bool(ans.kernels["met_flush"].all())
     assert ans.kernels["cold_us"].notna().all() and ans.kernels["dirty_us"].notna().all()
+
+
+def test_the_step_page_folds_every_kernel_with_its_write_back_bound():
+    """A surgery step with more kernels than the visible table: the page's folded table has one row
+    per kernel node, each with its write-back bound (the issue: each kernel's share, not the top 15)."""
+    from l2attr.analysis.step_load import analyse_step
+    from l2attr.report.step_page import card, render
+    from l2attr.report.step_text import SURGERY_HEADERS
+
+    run = sorted((ROOT / "examples" / "steps" / "surgery").glob("*-dlrm-step-no-pin"))[-1]
+    ans = analyse_step(run)
+    c = card(ans, 0)
+    n = ans.manifest["surgery"]["graph_kernels"]
+    assert n > len(c["kernels"]) and len(c["every"]) == n
+    wb = SURGERY_HEADERS.index("write-back ≤ µs (% of natural)")
+    assert all("%" in row[wb] for row in c["every"])
+    assert [int(row[0]) for row in c["every"]] == sorted(int(row[0]) for row in c["every"])
+    assert f"Every kernel ({n}, in node order)" in render([ans], [run])

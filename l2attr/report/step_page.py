@@ -42,8 +42,11 @@ def card(ans: Any, i: int) -> dict[str, Any]:
     name = step_name(ans)
     gpu = m.get("gpu") or {}
     top = top_kernels(ans, 15)
+    every: list[list[str]] = []
     if "write_back_bound_us" in top.columns:          # graph surgery: both cold readings and the write-back bound
         kern, kern_headers = [surgery_row(r) for r in top.to_dict("records")], SURGERY_HEADERS
+        by_node = ans.kernels.sort_values("node") if "node" in ans.kernels else ans.kernels
+        every = [surgery_row(r) for r in by_node.to_dict("records")] if len(by_node) > len(top) else []
         title = ("Kernels with the largest saving (median µs; every kernel met its own flush node; write-back ≤ is "
                  "dirty-cold - clean-cold: at most that much of the kernel's natural time is its predecessors' "
                  "write-back)")
@@ -57,7 +60,7 @@ def card(ans: Any, i: int) -> dict[str, Any]:
               f"{r['attributed_saving_us']:+.2f}"] for r in top_edges(ans, ans.ops, 15).to_dict("records")]
     return {"name": name, "headline": ans.headline(name), "chart": f"step-chart-{i}", "kernels": kern, "edges": edges,
             "measured": edge_rows(ans, 15), "edges_method": edges_how(m), "graph": surgery_intro(ans) if "write_back_bound_us" in top.columns else graph_line(ans),
-            "measured_headers": EDGE_HEADERS, "kernel_headers": kern_headers, "kernel_title": title,
+            "measured_headers": EDGE_HEADERS, "kernel_headers": kern_headers, "kernel_title": title, "every": every,
             "identity": list({"GPU": f"{gpu.get('name', '?')} {gpu.get('uuid', '')}", "host": gpu.get("host", "?"),
                               "cold arm": m.get("cold", "?"), "command": m.get("command", "?")}.items())}
 

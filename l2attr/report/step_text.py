@@ -128,7 +128,7 @@ def surgery_lines(ans: Any, every_up_to: int = 12, top: int = 8) -> list[str]:
     k = ans.kernels.sort_values("node") if "node" in ans.kernels else ans.kernels
     shown = k if len(k) <= every_up_to else k.reindex(k["saving_us"].abs().sort_values(ascending=False).index).head(top)
     lines = [surgery_intro(ans), "",
-             f"{'Every kernel' if len(shown) == len(k) else f'The {len(shown)} kernels of largest |saving|'} "
+             f"{'Every kernel' if len(shown) == len(k) else f'The {len(shown)} kernels of largest |saving| (all {len(k)}: the HTML page, folded, and step_kernels.csv)'} "
              "(saving = cold - natural; a judgement word only where both cold readings agree):", ""]
     return lines + [md_table(SURGERY_HEADERS, [surgery_row(r) for r in shown.to_dict("records")],
                              [True, False, True, True, True, True, True, False])]
