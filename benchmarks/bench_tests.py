@@ -104,7 +104,8 @@ def _timed(command: str) -> dict[str, Any]:
     if done.returncode != 0:      # say what failed: the tail of pytest's own output
         print("\n".join((done.stdout + done.stderr).splitlines()[-40:]), file=sys.stderr)
     return {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "load_before": round(load, 2),
-            "exit": done.returncode, "summary": _summary(done.stdout + done.stderr)}
+            "exit": done.returncode, "summary": _summary(done.stdout + done.stderr),
+            "failed": [line for line in (done.stdout + done.stderr).splitlines() if line.startswith(("FAILED ", "ERROR "))]}
 
 
 def _span(values: list[float], fmt: str) -> str:
