@@ -11,9 +11,9 @@ import pytest
 from conftest import HOT_MEDIUM_CUT, LOW_CUT, MEDIUM_CUT
 
 from l2attr.cli import main
-from l2attr.ladder.config import WorkloadConfig
-from l2attr.ladder.workload import build_workload, read_trace
-from l2attr.ladder.workload.hotset import id_counts, top_k
+from l2attr.dlrm.config import WorkloadConfig
+from l2attr.dlrm.workload import build_workload, read_trace
+from l2attr.dlrm.workload.hotset import id_counts, top_k
 
 
 def _fails(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:

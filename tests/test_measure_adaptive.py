@@ -13,7 +13,7 @@ from test_measure_run import CFG, _opts, fake  # noqa: F401  (fake: the fixture)
 from l2attr.cli import build_parser
 from l2attr.commands.ladder import options_from_args
 from l2attr.errors import UserError
-from l2attr.ladder.measure.run import run_ladder
+from l2attr.dlrm.measure.run import run_ladder
 from l2attr.measure.rounds import measure_rounds
 from l2attr.measure.adaptive import AdaptiveRounds, AdaptiveRule, half_width_rel
 from l2attr.rundir import RunDir
@@ -73,7 +73,7 @@ def test_a_ladder_run_stops_quiet_cells_at_the_minimum_and_marks_a_noisy_one(tmp
         # the tuned baseline's consumer is noisy: every other cell reads a constant 40 / 10 µs
         return next(jitter) if (out == 40.0 and kernels.current == ("tuned", "baseline")) else out
 
-    import l2attr.ladder.measure.protocol as protocol
+    import l2attr.dlrm.measure.protocol as protocol
     orig = protocol.CellRunner.run_repeat
 
     def run_repeat(self, repeat, device_timed):

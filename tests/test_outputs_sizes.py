@@ -76,7 +76,7 @@ def test_fast_geometry_by_hand():
     plain: 128 fp32 = 32 float4 (a warp per row), 32 fp32 = 8 float4 (4 rows per warp), 256 fp32 =
     two slices of 32 float4, 100 fp32 = 25 float4 on 32 lanes, 33 fp32 = scalars on 32 lanes x 2
     slices, 128 fp16 = 16 x 8-half vectors; a misaligned base or an odd stride narrows the vector."""
-    from l2attr.ladder.measure.kernels import fast_geometry
+    from l2attr.dlrm.measure.kernels import fast_geometry
 
     g = fast_geometry(128, 128, 4, 0, 0, 2048, 2, 4)
     assert (g.vec, g.lanes_per_row, g.col_slices, g.block, g.grid) == (4, 32, 1, (32, 2, 4), 512)

@@ -149,16 +149,16 @@ ALLOWED = [
     Allowed("top-60K coverage 87.7 % (and 87.7 % for", "traces stats on the artifact's trace, recorded with its digest",
             "tests/fixtures/traces/README.md", ("87.69 %",)),
     Allowed("62 % of lookups repeat", "the fitted profile's constant (repeat_prob 0.6248)",
-            "l2attr/ladder/workload/profiles.py", ("repeat_prob=0.6248",)),
+            "l2attr/dlrm/workload/profiles.py", ("repeat_prob=0.6248",)),
     Allowed("72 % from a flat hot set of 27 % of rows, else from a warm set of 39 %",
-            "the fitted profile's constants", "l2attr/ladder/workload/profiles.py",
+            "the fitted profile's constants", "l2attr/dlrm/workload/profiles.py",
             ("hot_share=0.7173", "hot_frac=0.2685", "warm_frac=0.3907")),
     Allowed("10 % near repeats; new ids 15 % from a", "the fitted profile's constants",
-            "l2attr/ladder/workload/profiles.py", ("hot_share=0.1473",)),
-    Allowed("hot set of 13 % of rows", "the fitted profile's constant", "l2attr/ladder/workload/profiles.py",
+            "l2attr/dlrm/workload/profiles.py", ("hot_share=0.1473",)),
+    Allowed("hot set of 13 % of rows", "the fitted profile's constant", "l2attr/dlrm/workload/profiles.py",
             ("hot_frac=0.1326",)),
     Allowed("97 % of new draws from a Zipf(0.7) hot set of 20 % of rows", "the hand-set profile's constants",
-            "l2attr/ladder/workload/profiles.py", ("hot_share=0.97", "hot_frac=0.2")),
+            "l2attr/dlrm/workload/profiles.py", ("hot_share=0.97", "hot_frac=0.2")),
     Allowed("| 87.8–87.9 % (87.7 %) |", "calibration, printed by benchmarks/bench_profiles.py",
             LOG + "bench_profiles.log", ("87.87", "87.78", "87.69")),
     Allowed("| 48.8–48.9 % (48.7 %) |", "calibration, printed by benchmarks/bench_profiles.py",
@@ -174,7 +174,7 @@ ALLOWED = [
             check=lambda: _tuning_points() == 240),
     Allowed("used a 50 µs spin", "the committed runs' setting (their manifests: measure.spin_us)",
             "examples/20261130T231356Z-bench/manifest.json", ('"spin_us": 50.0',)),
-    Allowed("0.5 s of copies", "the warm-up's default (ladder/measure/gpu.py)", "l2attr/ladder/measure/gpu.py",
+    Allowed("0.5 s of copies", "the warm-up's default (dlrm/measure/gpu.py)", "l2attr/dlrm/measure/gpu.py",
             ("seconds: float = 0.5",)),
     Allowed("reading 2× L2", "the flush's definition"),
     Allowed("a bootstrap 95 % CI", "the method's interval level"),
@@ -191,7 +191,7 @@ def _tuning_points() -> int:
 
 
 def _preset_bytes() -> int:
-    from l2attr.ladder.config import WorkloadConfig
+    from l2attr.dlrm.config import WorkloadConfig
 
     c = WorkloadConfig()
     return c.tables * c.rows * c.dim * c.element_bytes

@@ -27,7 +27,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from l2attr import schema, vocab
-from l2attr.ladder.sweep import dram, tables
+from l2attr.dlrm.sweep import dram, tables
 
 PACKAGE = Path(__file__).resolve().parents[1] / "l2attr"
 
@@ -66,15 +66,15 @@ ALLOWED: dict[tuple[str, str], str] = {
     # names l2attr gives to other things
     ("resources.py", "kernels"): "the kernels/ folder",
     ("gitinfo.py", "kernels"): "the kernels/ folder; this file runs standalone at build time (hatch_build.py)",
-    ("ladder/config.py", "artifact"): "the workload preset named after the artifact's shape (a PRESETS key)",
+    ("dlrm/config.py", "artifact"): "the workload preset named after the artifact's shape (a PRESETS key)",
     ("schema.py", "timeline"): "the name of the timeline.csv table",
-    ("ladder/declare.py", "all"): "`--family all` (ALL_FAMILIES): every family, not ncu's `all`",
+    ("dlrm/declare.py", "all"): "`--family all` (ALL_FAMILIES): every family, not ncu's `all`",
     ("report/registry.py", "ladder"): "a report section's key (its template and anchor)",
     ("report/registry.py", "amortisation"): "a report section's key (its template and anchor)",
     ("report/registry.py", "timeline"): "a report section's key (its template and anchor)",
     ("report/sweep_html.py", "sweep"): "the report section key of a sweep chapter",
-    ("ladder/workload/__init__.py", "top_k"): "the function top_k in __all__",
-    ("ladder/workload/stats.py", "trace"): "a trace's default display name",
+    ("dlrm/workload/__init__.py", "top_k"): "the function top_k in __all__",
+    ("dlrm/workload/stats.py", "trace"): "a trace's default display name",
     ("commands/ladder.py", "grid"): "the --grid option (LaunchShape.grid), not ncu's grid matching",
     ("commands/ladder.py", "trace"): "the LadderOptions field trace (a path)",
     ("report/provenance.py", "trace"): "the label of the manifest's measure.trace fact",
@@ -91,7 +91,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("report/html_sections.py", "profile"): "the profile column",
     ("report/markdown.py", "profile"): "the profile column's header",
     ("report/provenance.py", "profile"): "the manifest field `profile` of a timeline run",
-    ("ladder/sweep/axes/declare.py", "profile"): "the profile column of every sweep table and its header",
+    ("dlrm/sweep/axes/declare.py", "profile"): "the profile column of every sweep table and its header",
 }
 
 

@@ -1,7 +1,7 @@
 """One sweep run dir -> its judgement: the axis' table and a one-line reading, computed from
 sweep_points.csv on disk (nothing from the GPU), for any registered axis.
 
-The axis' declaration (ladder/sweep/axes/) says which table (analysis/sweep_table.py), which
+The axis' declaration (dlrm/sweep/axes/) says which table (analysis/sweep_table.py), which
 judgement (JUDGES below) and which DRAM columns; nothing here knows an axis by name.
 
 The judgements, one module per kind (vocab.SweepJudgement; the two against the reference arm
@@ -30,9 +30,9 @@ from l2attr.analysis import sweep_break_even, sweep_peak, sweep_share_left, swee
 from l2attr.analysis.sweep_check import RetentionCheck, read_check
 from l2attr.analysis.sweep_load import SweepRun
 from l2attr.analysis.sweep_verdict import Judge, Mark
-from l2attr.ladder.sweep.axes.declare import AxisSpec
-from l2attr.ladder.sweep.spec import row_bytes
-from l2attr.ladder.config import WorkloadConfig
+from l2attr.dlrm.sweep.axes.declare import AxisSpec
+from l2attr.dlrm.sweep.spec import row_bytes
+from l2attr.dlrm.config import WorkloadConfig
 from l2attr.vocab import SweepJudgement, Timer
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 STAYS = 0.9      # retained share from which the held lines count as staying (a smaller L2)
-EVICT_LAST, NORMAL = "evict_last", "normal"      # the probe's two arms (l2attr/ladder/sweep/occupy_probe.py)
+EVICT_LAST, NORMAL = "evict_last", "normal"      # the probe's two arms (l2attr/dlrm/sweep/occupy_probe.py)
 
 
 @dataclass

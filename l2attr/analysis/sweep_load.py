@@ -18,8 +18,8 @@ from l2attr.errors import STRICT, Damage, UserError
 from l2attr.integrity.manifest import check_manifest
 from l2attr.integrity.sweep import check_sweep_tables
 from l2attr.rundir import MANIFEST, RunDir
-from l2attr.ladder.sweep import axes
-from l2attr.ladder.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES
+from l2attr.dlrm.sweep import axes
+from l2attr.dlrm.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES
 from l2attr.vocab import Command, Timer
 
 NUMERIC = ("x", "k", "hot_rows", "hit_ratio", "occupy_bytes", "pollute_bytes", "n_samples", "median_us",
@@ -38,7 +38,7 @@ class SweepRun:
 
     @property
     def spec(self) -> axes.AxisSpec:
-        """The axis' declaration (ladder/sweep/axes/): a former name reads as it was run."""
+        """The axis' declaration (dlrm/sweep/axes/): a former name reads as it was run."""
         return axes.axis_spec(self.manifest["sweep"]["axis"])
 
     @property

@@ -16,7 +16,7 @@ import pandas as pd
 from l2attr.analysis.significance import compare
 from l2attr.analysis.sweep_table import SweepTable, finite
 from l2attr.analysis.sweep_verdict import Verdict, judged, label, series, times, word
-from l2attr.ladder.sweep.axes.declare import AxisSpec
+from l2attr.dlrm.sweep.axes.declare import AxisSpec
 from l2attr.vocab import Arm, Judgement, RefPoint
 
 REFERENCE_NAMES = {Arm.OPTMT.value: "OptMT", Arm.REMAP.value: "the remap alone"}

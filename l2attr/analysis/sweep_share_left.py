@@ -21,7 +21,7 @@ import pandas as pd
 from l2attr.analysis.significance import Interval, compare
 from l2attr.analysis.sweep_table import SweepTable
 from l2attr.analysis.sweep_verdict import Verdict, label, series, word
-from l2attr.ladder.sweep.axes.declare import AxisSpec
+from l2attr.dlrm.sweep.axes.declare import AxisSpec
 from l2attr.vocab import Judgement
 
 NAN = math.nan

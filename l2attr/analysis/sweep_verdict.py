@@ -10,7 +10,7 @@ import pandas as pd
 
 from l2attr.analysis.significance import Judged, compare
 from l2attr.analysis.sweep_table import SweepTable
-from l2attr.ladder.sweep.axes.declare import AxisSpec
+from l2attr.dlrm.sweep.axes.declare import AxisSpec
 from l2attr.vocab import Judgement
 
 Mark = tuple[str, str, Any, float, float]        # family, profile, split value (or None), x, y

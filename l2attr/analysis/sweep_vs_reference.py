@@ -18,7 +18,7 @@ import pandas as pd
 from l2attr.analysis.sweep_peak import best_of, reference_name
 from l2attr.analysis.sweep_table import SweepTable, finite
 from l2attr.analysis.sweep_verdict import Verdict, judged, label, series, times, word
-from l2attr.ladder.sweep.axes.declare import AxisSpec
+from l2attr.dlrm.sweep.axes.declare import AxisSpec
 from l2attr.vocab import Arm
 
 ARM_NAMES = {Arm.REMAP.value: "remap alone"}

@@ -28,19 +28,19 @@ from typing import TYPE_CHECKING, Any
 
 from l2attr.commands.ladder_inputs import check_ladder_inputs, check_resume_flags, parser_defaults
 from l2attr.commands.tuning import apply_tuning
-from l2attr.ladder.config import WorkloadConfig, add_workload_args, config_from_args
-from l2attr.ladder.workload.cache import default_cache_dir
+from l2attr.dlrm.config import WorkloadConfig, add_workload_args, config_from_args
+from l2attr.dlrm.workload.cache import default_cache_dir
 from l2attr.measure.adaptive import LADDER_DEFAULT as ADAPTIVE
 from l2attr.errors import UserError
-from l2attr.ladder.declare import (
+from l2attr.dlrm.declare import (
     ALL_FAMILIES, DEFAULT_MAXRREGCOUNT, FAMILIES, PROFILES, parse_families, parse_profiles, parse_rungs,
 )
-from l2attr.ladder.measure.kernels import FAST_UNROLLS, LaunchShape
+from l2attr.dlrm.measure.kernels import FAST_UNROLLS, LaunchShape
 from l2attr.vocab import (Command, ConsumerCode, Family, L2Condition, Pin, Quantity, TimerKind, LADDER_STATES,
     condition_words)
 
 if TYPE_CHECKING:
-    from l2attr.ladder.measure.run import LadderOptions
+    from l2attr.dlrm.measure.run import LadderOptions
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -166,7 +166,7 @@ def adaptive_from_args(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def options_from_args(args: argparse.Namespace) -> "LadderOptions":
-    from l2attr.ladder.measure.run import LadderOptions
+    from l2attr.dlrm.measure.run import LadderOptions
 
     for name in ("maxrregcount", "rpf_depth", "grid", "fast_warps_per_bag", "fast_bags_per_block"):
         _positive(name.replace("_", "-"), getattr(args, name))
@@ -191,7 +191,7 @@ def options_from_args(args: argparse.Namespace) -> "LadderOptions":
                                         for f in families):
         raise UserError(f"--pin-granularity {args.pin_granularity}: the "
                         f"{'/'.join(f.value for f in families)} family pins per element only")
-    from l2attr.ladder.measure.run import parse_extra_cell
+    from l2attr.dlrm.measure.run import parse_extra_cell
 
     extra_profiles = {parse_extra_cell(text, args.pin_granularity)[1] for text in args.extra_cells}
     if args.trace is not None:
@@ -242,7 +242,7 @@ def _families_with_rungs(families: list[Family], rungs: list, args: argparse.Nam
 
 
 def _resume(args: argparse.Namespace):
-    from l2attr.ladder.measure.run import LadderOptions
+    from l2attr.dlrm.measure.run import LadderOptions
     from l2attr.rundir import open_for_resume
     from l2attr.vocab import Family
 
@@ -277,14 +277,14 @@ def _one_process(args: argparse.Namespace, cfg: WorkloadConfig, opts: "LadderOpt
         pool.shutdown(wait=False)
     if any(r.window for r in opts.rungs):   # APW+OptMT: the window must fit
         from l2attr.gpu.persisting import device_limits
-        from l2attr.ladder.measure.residency import check_window_fits
+        from l2attr.dlrm.measure.residency import check_window_fits
 
         check_window_fits(cfg, device_limits())
-    from l2attr.ladder.measure.gpu import check_fits
+    from l2attr.dlrm.measure.gpu import check_fits
 
     check_fits(cfg)  # refuse a workload that does not fit, before allocating or writing
 
-    from l2attr.ladder.measure.run import ladder_manifest, run_ladder
+    from l2attr.dlrm.measure.run import ladder_manifest, run_ladder
     from l2attr.rundir import RunDir, command_line
 
     if run_dir is None:
@@ -326,7 +326,7 @@ def run(args: argparse.Namespace) -> int:
 
     if dist is not None:
         from l2attr.distribute.ladder import ladder_on_workers
-        from l2attr.ladder.measure.run import ladder_manifest
+        from l2attr.dlrm.measure.run import ladder_manifest
 
         run_dir = ladder_on_workers(cfg, opts, run_dir, dist, args.out, args.name,
                                     lambda versions, gpu: ladder_manifest(cfg, opts, command_line(), versions, gpu),

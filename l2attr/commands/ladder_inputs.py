@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from l2attr.ladder.config import WorkloadConfig
+from l2attr.dlrm.config import WorkloadConfig
 from l2attr.errors import UserError
 
 LIST_FLAGS = ("family", "rungs", "profiles")
@@ -46,8 +46,8 @@ def check_output(args: argparse.Namespace) -> None:
 
 def check_input_files(args: argparse.Namespace, cfg: WorkloadConfig) -> None:
     """The trace and hot files parse, and their ids fit the table (what the GPU run would read)."""
-    from l2attr.ladder.workload.hotset import read_hot_file
-    from l2attr.ladder.workload.traces import read_trace
+    from l2attr.dlrm.workload.hotset import read_hot_file
+    from l2attr.dlrm.workload.traces import read_trace
 
     if args.trace is not None:
         read_trace(Path(args.trace), cfg.rows, args.drop_out_of_range)

@@ -17,7 +17,7 @@ from rich.table import Table
 from l2attr.analysis.calls import l2_cells
 from l2attr.analysis.ladder import latency_ladder
 from l2attr.analysis.series import find_series, series_frame
-from l2attr.ladder.declare import LADDER_ORDER, RUNG_BY_NAME
+from l2attr.dlrm.declare import LADDER_ORDER, RUNG_BY_NAME
 from l2attr.report.layer_b import consumer_grid, dram_lines, grid_title
 from l2attr.vocab import RungId
 

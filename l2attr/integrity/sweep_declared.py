@@ -18,11 +18,11 @@ from typing import Any
 import pandas as pd
 
 from l2attr.errors import Damage, UserError
-from l2attr.ladder.config import WorkloadConfig
-from l2attr.ladder.sweep.dram import PROFILED_TABLES, SWEEP_DRAM
-from l2attr.ladder.sweep.schedule import schedule
-from l2attr.ladder.sweep.spec import Point, SweepOptions, points
-from l2attr.ladder.sweep.tables import SWEEP_POINTS
+from l2attr.dlrm.config import WorkloadConfig
+from l2attr.dlrm.sweep.dram import PROFILED_TABLES, SWEEP_DRAM
+from l2attr.dlrm.sweep.schedule import schedule
+from l2attr.dlrm.sweep.spec import Point, SweepOptions, points
+from l2attr.dlrm.sweep.tables import SWEEP_POINTS
 from l2attr.vocab import Arm, Quantity as Q, Role as R, Timer
 
 Declared = list[tuple[str, str, Point, Arm]]   # (family, profile, point, arm)

@@ -10,7 +10,7 @@ figure JSON and plotly.js pass unescaped, both made safe for the <script> they s
 The page answers first: right under the title, one line (analysis.answer: does the pin pay once
 charged, per family) and the one chart that shows it (answer_chart); the per-series detail
 follows, each sentence once, every card folded (a <details>) so the page opens short. A fast-family
-card speaks its own rung names: they come in as data (ladder.declare's rung_labels, read by
+card speaks its own rung names: they come in as data (dlrm.declare's rung_labels, read by
 analysis.common.rung_label and titles.rung_names), never by rewriting text. Charts are drawn from
 one JSON block by a small script at the end of the page with the plotly.js embedded once, inline.
 Nothing is fetched: the file opens offline.
