@@ -18,7 +18,7 @@ import pytest
 from l2attr.dlrm import ptxas
 from l2attr.dlrm.compile import consumer_spec, pin_spec
 from l2attr.dlrm.declare import RUNG_BY_NAME, variant
-from l2attr.resources import data_dir
+from l2attr.source import data_dir
 
 NVCC = shutil.which("nvcc")
 needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc not on PATH")

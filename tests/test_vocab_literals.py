@@ -64,8 +64,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("report/charts.py", "line"): "plotly's shape type",
     ("report/sweep_charts.py", "line"): "plotly's shape type",
     # names l2attr gives to other things
-    ("resources.py", "kernels"): "the kernels/ folder",
-    ("gitinfo.py", "kernels"): "the kernels/ folder; this file runs standalone at build time (hatch_build.py)",
+    ("source.py", "kernels"): "the kernels/ folder; this file runs standalone at build time (hatch_build.py)",
     ("dlrm/config.py", "artifact"): "the workload preset named after the artifact's shape (a PRESETS key)",
     ("schema.py", "timeline"): "the name of the timeline.csv table",
     ("dlrm/declare.py", "all"): "`--family all` (ALL_FAMILIES): every family, not ncu's `all`",

@@ -24,7 +24,7 @@ else:  # pragma: no cover
 
 from l2attr.catalog.chips import check_chip
 from l2attr.errors import UserError
-from l2attr.resources import METRICS_DIR, data_dir
+from l2attr.source import METRICS_DIR, data_dir
 
 DERIVED_PREFIX = "derived:"
 _HIT_SUFFIX = "_lookup_hit.sum"

@@ -22,7 +22,7 @@ from typing import Any
 
 from l2attr.dlrm.compile import KernelSpec, consumer_spec, pin_spec
 from l2attr.dlrm.declare import FAMILY_ORDER, RUNGS, plan_variants
-from l2attr.resources import KERNELS_DIR, data_dir
+from l2attr.source import KERNELS_DIR, data_dir
 from l2attr.vocab import ConsumerCode, Role
 
 ARCHS = ("sm_80", "sm_90")

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from l2attr import __version__
-from l2attr.gitinfo import checkout_sha
+from l2attr.source import checkout_sha
 from l2attr.gpu.runtime import require_gpu
 
 CHIPS = {(8, 0): "ga100", (8, 6): "ga10x", (8, 9): "ad10x", (9, 0): "gh100", (10, 0): "gb100"}
@@ -58,7 +58,7 @@ def source_digest() -> str:
     Recomputable from any copy of the sources, with or without git."""
     import hashlib
 
-    from l2attr.resources import KERNELS_DIR, METRICS_DIR, data_dir
+    from l2attr.source import KERNELS_DIR, METRICS_DIR, data_dir
 
     h = hashlib.sha256()
     files = sorted(p for p in PACKAGE.rglob("*.py") if p.name != BUILD_INFO)   # the same in a wheel

@@ -11,7 +11,7 @@ from functools import lru_cache
 from typing import Any
 
 from l2attr.errors import UserError
-from l2attr.resources import KERNELS_DIR, data_dir
+from l2attr.source import KERNELS_DIR, data_dir
 
 
 @dataclass(frozen=True)

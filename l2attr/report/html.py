@@ -35,7 +35,7 @@ from l2attr.report.answer_chart import answer_figures
 from l2attr.report.chart_data import drawable
 from l2attr.report.charts import all_figures, figure_json
 from l2attr.report.titles import rung_names, series_title, view_family
-from l2attr.resources import REPORTS_DIR, data_dir
+from l2attr.source import REPORTS_DIR, data_dir
 
 BASE_TEMPLATE = "base.html.j2"
 

@@ -9,7 +9,7 @@ import functools
 
 import jinja2
 
-from l2attr.resources import REPORTS_DIR, data_dir
+from l2attr.source import REPORTS_DIR, data_dir
 
 
 @functools.lru_cache(maxsize=1)

@@ -1,7 +1,10 @@
-"""The git commit of a source tree, with the standard library only.
+"""Where the code that runs comes from: the shipped data folders (kernels/, metrics/, reports/) in a
+wheel or a source checkout, and the checkout's git commit.
 
-Used at run time (`gpu.device.git_sha`, for the run manifest) and at build time by the hatch
-hook in `hatch_build.py`, which loads this file by path to record the sha in the wheel.
+Why one module, with the standard library only: both answer "which sources are these" from the
+files beside the package, at run time (`gpu.device.git_sha` and `source_digest`, for the run
+manifest) and at build time, where the hatch hook in `hatch_build.py` loads this file by path to
+record the sha in the wheel (no l2attr import works there).
 """
 
 from __future__ import annotations
@@ -9,6 +12,22 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
+
+_PKG = Path(__file__).resolve().parent
+KERNELS_DIR, METRICS_DIR, REPORTS_DIR = "kernels", "metrics", "reports"   # the folders' names
+
+
+def data_dir(name: str) -> Path:
+    """Return the folder `name` (kernels, metrics or reports).
+
+    An installed wheel carries them under l2attr/_data/; a source checkout (editable install,
+    PYTHONPATH) has them beside the package at the repository root.
+    """
+    for candidate in (_PKG / "_data" / name, _PKG.parent / name):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(f"l2attr data folder '{name}' not found next to {_PKG}")
+
 
 # The folders whose tracked files make the code that runs (the rest do not change a number).
 SOURCE_FOLDERS = ("l2attr", "kernels", "metrics")
