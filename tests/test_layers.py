@@ -31,7 +31,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("dlrm",),
     ("distribute",),
     ("integrity",),
-    ("analysis", "doctor"),
+    ("analysis",),
     ("steps",),
     ("report",),
     ("api", "commands", "cli", "__main__"),

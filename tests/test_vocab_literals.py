@@ -57,7 +57,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     # other tools' words
     ("gpu/runtime.py", "torch"): "the Python module torch",
     ("gpu/device.py", "torch"): "the Python module torch (and its distribution name)",
-    ("doctor.py", "torch"): "the Python module torch",
+    ("commands/doctor.py", "torch"): "the Python module torch",
     ("report/provenance.py", "torch"): "the software version of the Python module torch",
     ("profile/nsys.py", "profile"): "nsys's own subcommand (`nsys profile`)",
     ("report/charts.py", "none"): "plotly's template name",
