@@ -68,7 +68,7 @@ def main(cache_dir: Path) -> int:
     import torch
 
     from l2attr.experiment.device import Device
-    from l2attr.gpu.nvrtc import READ_SPEC, get_kernel
+    from l2attr.gpu.runtime import READ_SPEC, get_kernel
     from l2attr.dlrm.declare import variant
     from l2attr.dlrm.measure.kernels import LaunchShape, VariantKernels
     from l2attr.dlrm.workload import build_workload

@@ -12,7 +12,7 @@ from typing import Any
 
 from l2attr.errors import UserError
 from l2attr.dlrm.declare import DEFAULT_MAXRREGCOUNT, FAMILIES, FAST_DEFAULT, PIN_FUNCTIONS, PIN_SOURCE, Variant
-from l2attr.gpu.nvrtc import (BLOCK_SPEC, FLUSH_SPEC, READ_SPEC, SPIN_SPEC, KernelSpec,  # noqa: F401
+from l2attr.gpu.runtime import (BLOCK_SPEC, FLUSH_SPEC, READ_SPEC, SPIN_SPEC, KernelSpec,  # noqa: F401
                               _module, device_arch, get_kernel)
 from l2attr.vocab import ConsumerCode, Pin, Family
 

@@ -55,8 +55,8 @@ class Gpu:
 
     def __init__(self, cfg: WorkloadConfig, spin_us: float, log: Callable[[str], None],
                  timer: str = TimerKind.SPIN.value) -> None:
+        from l2attr.gpu.device import Telemetry
         from l2attr.gpu.runtime import require_gpu
-        from l2attr.gpu.telemetry import Telemetry
 
         self.torch, self.cupy = require_gpu()
         torch, cupy = self.torch, self.cupy
