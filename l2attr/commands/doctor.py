@@ -20,7 +20,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from l2attr.catalog.chips import CHIP_BY_CC, KNOWN_CHIPS
+from l2attr.catalog.sets import CHIP_BY_CC, KNOWN_CHIPS
 from l2attr.errors import UserError
 from l2attr.profile import ncu_cmd, ncu_errors
 from l2attr.profile.nsys import probe_nsys

@@ -209,7 +209,7 @@ def _settings(args: argparse.Namespace):
                       clock_control=args.clock_control, app_replay_match=args.app_replay_match,
                       app_replay_mode=args.app_replay_mode, allow_kernel_replay=args.allow_kernel_replay,
                       allow_cache_flush=args.allow_cache_flush)
-    from l2attr.catalog.chips import check_chip
+    from l2attr.catalog.sets import check_chip
 
     cfg = config_from_args(args)
     return ProfileSettings(

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Sequence
 
-from l2attr.catalog.chips import check_chip
+from l2attr.catalog.sets import check_chip
 from l2attr.errors import UserError
 from l2attr.profile.ncu_cmd import report_path
 from l2attr.vocab import Ncu
