@@ -345,7 +345,7 @@ def tiny_metrics(values: dict[tuple[str, str, str], list[dict[str, float]]], con
 
 def write_timeline_run(root: Path, name: str = "20261129T220000Z-timeline") -> Path:
     """A timeline run dir made by the real reader from the recorded H200 PM-sampling report."""
-    from l2attr.profile.pm_phases import phases
+    from l2attr.profile.pmsampling import phases
     from l2attr.schema import PHASES, TIMELINE
 
     report = Path(__file__).parent / "fixtures" / "ncu" / "range_pmsampling_pin_consume_h200.ncu-rep"

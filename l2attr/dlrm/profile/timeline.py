@@ -53,8 +53,8 @@ def run_timeline(s: ProfileSettings, log: Log, tools: Tools | None = None) -> Ti
 def _run_pm_timeline(s: ProfileSettings, log: Log, tools: Tools, why_not_nsys: str) -> TimelineOutcome:
     from l2attr.profile import pmsampling
     from l2attr.profile.metricsets import resolve_metrics
-    from l2attr.profile.pm_argv import range_metrics_ncu_argv, timeline_ncu_argv
-    from l2attr.profile.pm_phases import phases as find_phases
+    from l2attr.profile.pmsampling import phases as find_phases
+    from l2attr.profile.pmsampling import range_metrics_ncu_argv, timeline_ncu_argv
     from l2attr.schema import PHASES, TIMELINE
 
     ncu = s.ncu or tools.which("ncu")
