@@ -1,14 +1,13 @@
-"""`l2attr doctor`: check GPU, driver, torch/cupy, L2 sizes, ncu counter access, nsys, nvtx and
-ncu_report: can `ladder` and `profile` run on this machine, and if not, why.
+"""Check GPU, driver, torch/cupy, L2 sizes, ncu counter access, nsys, nvtx and ncu_report.
 
 Prints one row per check with a fix hint for each failure. Exit status 0 only when both
 `l2attr ladder` and `l2attr profile` can run here; optional checks (nsys) never fail it.
-
-Why the checks live in the command's module: nothing else runs them. Every check is a small
-function returning a Check (name, ok, detail, fix hint, which commands need it). Probes
-(subprocesses, imports, device queries) are injected, so tests run without a GPU; heavy modules
-(torch, cupy) are imported only inside the checks that need them.
 """
+
+# Why the checks live in the command's module: nothing else runs them. (The docstring above is the
+# command's --help.) Every check is a small function returning a Check (name, ok, detail, fix hint,
+# which commands need it). Probes (subprocesses, imports, device queries) are injected, so tests
+# run without a GPU; heavy modules (torch, cupy) are imported only inside the checks that need them.
 
 from __future__ import annotations
 
