@@ -20,7 +20,7 @@ from l2attr.analysis.experiment_dram import describe
 from l2attr.analysis.experiment_load import ExperimentAnalysis
 from l2attr.report import fmt
 from l2attr.report.charts import figure_json
-from l2attr.report.pages_env import page_environment
+from l2attr.report.html import page_environment
 from l2attr.vocab import Quantity, Timer
 
 TEMPLATE = "experiment.html.j2"
