@@ -148,7 +148,7 @@ def _run(args: argparse.Namespace, progress: "Progress") -> int:
     analysis = analyse(study, l2_state=args.l2_state, sweeps=[an for an in sweeps if an.run.name not in differing])
     progress.step(f"rendering {fmt}")
     if fmt == "text":
-        from l2attr.report.console import render_console
+        from l2attr.report.table_text import render_console
         return _emit(output, render_console(analysis))
     if fmt == "md":
         from l2attr.report.markdown import render_markdown
