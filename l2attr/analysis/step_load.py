@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from l2attr.errors import STRICT, UserError
-from l2attr.integrity.engine import check_step_dram
+from l2attr.integrity.step import check_step_dram
 from l2attr.integrity.manifest import check_manifest
 from l2attr.integrity.step import check_step_tables, replays_a_graph
 from l2attr.analysis.step_program import compiled_caveat, program_caveat, program_check

@@ -28,7 +28,7 @@ from typing import Any, TextIO
 from l2attr import atomic
 from l2attr.analysis import analyse, load_runs
 from l2attr.errors import UserError
-from l2attr.integrity.identity import combine
+from l2attr.integrity.runs import combine
 from l2attr.outputs import check_output, run_files
 from l2attr.rundir import MANIFEST
 
