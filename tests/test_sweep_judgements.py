@@ -18,7 +18,7 @@ import pytest
 from l2attr.analysis.sweep import analyse_sweep
 from l2attr.analysis.sweep_break_even import crossing, k_text
 from l2attr.analysis.sweep_load import SweepRun
-from l2attr.analysis.sweep_share_left import quotient
+from l2attr.analysis.sweep_verdict import quotient
 from l2attr.dlrm.sweep.tables import SWEEP_POINTS
 from l2attr.vocab import Judgement
 
