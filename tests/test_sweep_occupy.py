@@ -11,8 +11,7 @@ from pathlib import Path
 from helpers_sweep import write_sweep_run
 
 from l2attr.analysis.sweep import analyse_sweep
-from l2attr.analysis.sweep_check import read_check
-from l2attr.analysis.sweep_load import load_sweep
+from l2attr.analysis.sweep_load import load_sweep, read_check
 from l2attr.cli import main
 from l2attr.dlrm.sweep import axes
 from l2attr.dlrm.sweep.axes import occupy

@@ -9,7 +9,7 @@ occupied X MiB after `traffic` MiB of unrelated streaming, its DRAM read bytes. 
 1 - DRAM / X: near 1 for the evict_last occupation would mean the held lines stay through a cell's
 traffic (the sweep's points would then be a smaller L2); the `normal` control (same bytes read with
 normal priority) should be near 0. `l2attr report` prints the result beside the occupy sweep whose
-run dir holds it (l2attr/analysis/sweep_check.py).
+run dir holds it (l2attr/analysis/sweep_load.py).
 """
 
 from __future__ import annotations

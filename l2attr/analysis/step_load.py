@@ -9,9 +9,8 @@ from typing import Any
 import pandas as pd
 
 from l2attr.errors import STRICT, UserError
-from l2attr.integrity.step import check_step_dram
 from l2attr.integrity.manifest import check_manifest
-from l2attr.integrity.step import check_step_tables, replays_a_graph
+from l2attr.integrity.step import check_step_dram, check_step_tables, replays_a_graph
 from l2attr.analysis.step_program import compiled_caveat, program_caveat, program_check
 from l2attr.integrity.step_counts import check_graph_counts
 from l2attr.rundir import RunDir

@@ -27,8 +27,7 @@ from typing import Any
 import pandas as pd
 
 from l2attr.analysis import sweep_break_even, sweep_table
-from l2attr.analysis.sweep_check import RetentionCheck, read_check
-from l2attr.analysis.sweep_load import SweepRun
+from l2attr.analysis.sweep_load import RetentionCheck, SweepRun, read_check
 from l2attr.analysis.sweep_verdict import (Judge, Mark, judge_best_vs_reference, judge_peak, judge_per_point,
                                            judge_share_left)
 from l2attr.dlrm.sweep.axes.declare import AxisSpec
