@@ -1,4 +1,4 @@
-"""Adaptive repeats (measure/adaptive.py, measure/rounds.py) on the CPU with the fake GPU
+"""Adaptive repeats (measure/adaptive.py: the rule and its rounds) on the CPU with the fake GPU
 of test_measure_run: a quiet cell stops at the minimum, a noisy one at the limit and says so in
 cells.csv, the rounds keep the interleaved order, and `--repeats N` stays a fixed run."""
 
@@ -12,10 +12,9 @@ from test_measure_run import CFG, _opts, fake  # noqa: F401  (fake: the fixture)
 
 from l2attr.cli import build_parser
 from l2attr.commands.ladder import options_from_args
-from l2attr.errors import UserError
 from l2attr.dlrm.measure.run import run_ladder
-from l2attr.measure.rounds import measure_rounds
-from l2attr.measure.adaptive import AdaptiveRounds, AdaptiveRule, half_width_rel
+from l2attr.errors import UserError
+from l2attr.measure.adaptive import AdaptiveRounds, AdaptiveRule, half_width_rel, measure_rounds
 from l2attr.rundir import RunDir
 from l2attr.schema import CELLS, SAMPLES
 from l2attr.vocab import RepeatStop

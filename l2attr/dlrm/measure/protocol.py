@@ -26,11 +26,10 @@ from typing import Any, Callable
 import pandas as pd
 
 from l2attr.dlrm.declare import Variant
-from l2attr.measure.cell import CallOps, device_call, host_call
-from l2attr.measure.verbs import GpuVerbs
+from l2attr.measure.cell import CallOps, GpuVerbs, device_call, host_call
+from l2attr.names import NVTX_DOMAIN, range_name
 from l2attr.schema import SAMPLES
 from l2attr.vocab import Role, ladder_state
-from l2attr.names import NVTX_DOMAIN, range_name
 
 NAN = float("nan")
 

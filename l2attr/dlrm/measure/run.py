@@ -21,19 +21,17 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from l2attr.dlrm.config import WorkloadConfig
-from l2attr.errors import UserError
 from l2attr.dlrm import ptxas
+from l2attr.dlrm.config import WorkloadConfig
 from l2attr.dlrm.declare import DEFAULT_MAXRREGCOUNT, Rung, Variant, parse_extra_cell, plan_variants
 from l2attr.dlrm.measure.check import check_variant
-from l2attr.dlrm.measure.gpu import Gpu
-from l2attr.dlrm.measure.gpu import describe as describe_gpu
+from l2attr.dlrm.measure.gpu import Gpu, describe as describe_gpu
 from l2attr.dlrm.measure.kernels import LaunchShape, VariantKernels
 from l2attr.dlrm.measure.protocol import CellRunner, samples_per_repeat
-from l2attr.measure.rounds import measure_rounds
 from l2attr.dlrm.measure.realdata import (check_real_data, check_window_data, real_data_reference,  # noqa: F401
-                                             window_for)
-from l2attr.measure.adaptive import AdaptiveRule
+                                          window_for)
+from l2attr.errors import UserError
+from l2attr.measure.adaptive import AdaptiveRule, measure_rounds
 from l2attr.measure.stats import CELL_KEYS
 from l2attr.rundir import RunDir
 from l2attr.schema import CELLS, SAMPLES
@@ -123,7 +121,7 @@ def consumer_bytes_per_call(cfg: WorkloadConfig) -> int:
 def repeat_plan(opts: LadderOptions) -> list[tuple[int, bool]]:
     """(repeat index, device_timed) in run order: device and host repeats alternate, so the
     wall-charged figures come from as many repeats as the kernel ones, spread through the run
-    (an adaptive run: the most it may take; rounds.py stops each cell earlier)."""
+    (an adaptive run: the most it may take; its rounds stop each cell earlier)."""
     plan: list[tuple[int, bool]] = []
     for r in range(opts.rule.max_repeats if opts.rule else opts.repeats):
         plan.append((len(plan), True))

@@ -3,7 +3,7 @@
 Why the point is the cell: a point's arms are compared with each other (pin against no pin, k
 against k), so they keep the same repeats; a point stops once every arm's kernel-timed medians
 (consumer and pin) have 95 % intervals within the rule's target, or at its limit. The rounds are
-the engine's (measure/rounds.py): a round gives every unfinished point of the profile one repeat,
+the engine's (measure/adaptive.py): a round gives every unfinished point of the profile one repeat,
 in the fixed run's order within a repeat (families, points, then each arm device then host), so
 drift touches every point alike. sweep_points.csv `stopped` says target or limit per point.
 """
@@ -14,8 +14,7 @@ from typing import Callable, Hashable
 
 import pandas as pd
 
-from l2attr.measure.adaptive import AdaptiveRule
-from l2attr.measure.rounds import measure_rounds
+from l2attr.measure.adaptive import AdaptiveRule, measure_rounds
 from l2attr.vocab import RepeatMode, RepeatStop, Role, Timer
 
 # the sweep's default rule under --adaptive: the ladder's target, more seconds (a unit is a batch loop)

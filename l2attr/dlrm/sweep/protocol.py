@@ -16,9 +16,8 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from l2attr.measure.cell import CallOps, device_call, host_call
-from l2attr.measure.verbs import GpuVerbs
 from l2attr.dlrm.sweep.schedule import Call
+from l2attr.measure.cell import CallOps, GpuVerbs, device_call, host_call
 from l2attr.vocab import L2Condition, Role, Timer
 
 Launch = Callable[[], None]
