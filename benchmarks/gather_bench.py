@@ -132,7 +132,7 @@ class Bench:
         return lambda: kernel((grid,), (256,), args)
 
     def check(self, c: Candidate) -> float:
-        from l2attr.dlrm.measure.run import check_real_data
+        from l2attr.dlrm.measure.check import check_real_data
 
         return check_real_data(self.gpu, self.consumer(c), self.idx, self.hot) if c.kind == "consumer" else float("nan")
 

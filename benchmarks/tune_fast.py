@@ -71,7 +71,7 @@ def measure_points(pts: list[Point], profiles: list[str], batches: int, repeats:
 
     from l2attr.errors import UserError
     from l2attr.dlrm.measure.gpu import Gpu
-    from l2attr.dlrm.measure.run import check_real_data
+    from l2attr.dlrm.measure.check import check_real_data
     from l2attr.dlrm.workload import build_workload
 
     cfg = replace(PRESETS["artifact"], batches=batches, warmup_batches=1)

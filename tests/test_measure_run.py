@@ -11,6 +11,7 @@ import pytest
 
 from l2attr.dlrm.config import WorkloadConfig
 from l2attr.dlrm.declare import RUNG_BY_NAME
+from l2attr.dlrm.measure import check as checkmod
 from l2attr.dlrm.measure import run as runmod
 from l2attr.dlrm.measure.run import LadderOptions, complete_repeats, run_ladder
 from l2attr.rundir import RunDir
@@ -84,8 +85,8 @@ def fake(monkeypatch):
         return made["gpu"]
 
     monkeypatch.setattr(runmod, "Gpu", gpu)
-    monkeypatch.setattr(runmod, "VariantKernels", FakeKernels)
-    monkeypatch.setattr(runmod, "check_variant", lambda *a, **k: {"sum": 0.0})
+    monkeypatch.setattr(checkmod, "VariantKernels", FakeKernels)
+    monkeypatch.setattr(checkmod, "check_variant", lambda *a, **k: {"sum": 0.0})
     monkeypatch.setattr(runmod, "check_real_data", lambda *a, **k: 0.0)
     from l2attr.dlrm.measure import protocol
     monkeypatch.setattr(protocol, "reference_launch", lambda gpu, idx, t: (lambda: None))

@@ -1,17 +1,28 @@
-"""Check every variant against torch.nn.functional.embedding_bag before anything is timed.
+"""Compile every variant and check it against torch.nn.functional.embedding_bag before anything is
+timed; then, per profile, check its first call on the profile's real workload.
+
+Why one module: these are the run's checks before any cell is timed, each a comparison with the
+same float64 reference; the ladder, the sweeps and the benchmarks run them alike.
 
 Fresh random data each check (never zeros), bags of every awkward length (empty, shorter than
 the RPF depth, odd), a poisoned (NaN) output so an unwritten element cannot pass, and a float64
 reference. Index buffers carry one spare element after the last index, as every buffer l2attr
-times does (the artifact's RPF may read it). A variant that misses the tolerance stops the run with its name and its error.
+times does (the artifact's RPF may read it). A variant that misses the tolerance stops the run
+with its name and its error.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import time
+from typing import TYPE_CHECKING, Any, Callable
 
-from l2attr.errors import UserError
+from l2attr.dlrm.config import WorkloadConfig
+from l2attr.dlrm.declare import Variant
 from l2attr.dlrm.measure.kernels import VariantKernels, with_index_slack
+from l2attr.errors import UserError
+
+if TYPE_CHECKING:
+    from l2attr.dlrm.measure.run import LadderOptions
 
 TOLERANCE = {"fp32": 1e-5, "fp16": 2e-3, "bf16": 1e-2}
 
@@ -77,3 +88,87 @@ def check_variant(kernels: VariantKernels, dtype_name: str, dim: int, seed: int)
                         f"> {TOLERANCE[dtype_name]:g} vs torch.nn.functional.embedding_bag "
                         f"({', '.join(f'{k}={v:.3g}' for k, v in errors.items())})")
     return errors
+
+
+# -- the real workload's check -------------------------------------------------------------------
+# Every variant's first call (table 0, first batch) on a profile's real workload against
+# torch.nn.functional.embedding_bag in float64, poisoned output. The reference is the same for
+# every variant of a profile, so the run makes it once (`reference`).
+
+def real_data_reference(gpu: Any, indices: Any) -> Any:
+    """torch.nn.functional.embedding_bag in float64 on the real workload's first call (table 0,
+    first batch): what check_real_data compares every variant of a profile with (made once)."""
+    import torch.nn.functional as F
+
+    return F.embedding_bag(indices[0, 0], gpu.weights[0].double(), gpu.offsets, mode="sum")
+
+
+def check_real_data(gpu: Any, kernels: Any, indices: Any, hot: Any,
+                    reference: Callable[[], Any] | None = None) -> float:
+    """One call on the real workload (table 0, first batch) against torch, poisoned output
+    (`reference`: returns real_data_reference of the same indices, made once for all variants)."""
+    if kernels is None:
+        return 0.0
+    g = gpu
+    g.out.fill_(float("nan"))
+    if kernels.pin is not None:
+        kernels.launch_pin(g.weights[0], hot)
+    kernels.launch_consumer(g.weights[0], indices[0, 0], g.offsets, g.out)
+    g.torch.cuda.synchronize()
+    return relative_error(g.out, real_data_reference(g, indices) if reference is None else reference())
+
+
+def window_for(gpu: Any, variants: list[Variant], indices: Any, hot: Any) -> Any:
+    """The APW+OptMT rung's remapped tables and stream window for this workload (None without it)."""
+    if not any(v.rung.window for v in variants):
+        return None
+    from l2attr.gpu.persisting import device_limits
+    from l2attr.dlrm.measure.residency import StreamWindow, build_remap
+
+    remap = build_remap(gpu.torch, gpu.weights, hot, indices)
+    return StreamWindow(gpu.torch, gpu.cupy, remap, int(hot.numel()), 1.0,
+                        device_limits().persisting_max_bytes)
+
+
+def check_window_data(gpu: Any, kernels: Any, indices: Any, window: Any,
+                      reference: Callable[[], Any] | None = None) -> float:
+    """One call through the remapped table and indices, window set, against torch on the originals."""
+    if kernels is None:
+        return 0.0
+    g = gpu
+    with window.active():
+        g.out.fill_(float("nan"))
+        window.set(0)
+        kernels.launch_consumer(window.remap.weights[0], window.remap.indices[0, 0], g.offsets, g.out)
+        g.stream_sync()
+    return relative_error(g.out, real_data_reference(g, indices) if reference is None else reference())
+
+
+# -- compile and check every variant -------------------------------------------------------------
+
+def variant_id(v: Variant) -> str:
+    """The manifest's key for a variant: family/rung/pin."""
+    return "/".join(v.key)
+
+
+def compile_and_check(cfg: WorkloadConfig, opts: LadderOptions,
+                      timings: dict[str, float]) -> tuple[dict[str, VariantKernels | None],
+                                                          dict[str, Any], dict[str, Any]]:
+    from l2attr.dlrm import compile as kc
+
+    t0 = time.perf_counter()
+    variants = opts.all_variants
+    fast = kc.FastOptions(opts.shape.fast_unroll, opts.shape.fast_load, opts.shape.fast_maxrregcount)
+    kc.precompile([spec for v in variants if not v.is_reference
+                   for spec in kc.specs_of(v, cfg.dtype, opts.maxrregcount, opts.rpf_depth, fast)])
+    compiled: dict[str, VariantKernels | None] = {}
+    for v in variants:
+        compiled[variant_id(v)] = None if v.is_reference else VariantKernels(
+            v, cfg.dtype, opts.shape, opts.maxrregcount, opts.rpf_depth)
+    timings["compile_s"] = time.perf_counter() - t0
+    resources = {vid: k.resources() for vid, k in compiled.items() if k is not None}
+    t0 = time.perf_counter()
+    checks = {vid: check_variant(k, cfg.dtype, cfg.dim, cfg.seed + i)
+              for i, (vid, k) in enumerate(compiled.items()) if k is not None}
+    timings["check_s"] = time.perf_counter() - t0
+    return compiled, resources, checks

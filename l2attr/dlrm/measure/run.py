@@ -24,12 +24,12 @@ import pandas as pd
 from l2attr.dlrm import ptxas
 from l2attr.dlrm.config import WorkloadConfig
 from l2attr.dlrm.declare import DEFAULT_MAXRREGCOUNT, Rung, Variant, parse_extra_cell, plan_variants
-from l2attr.dlrm.measure.check import check_variant
-from l2attr.dlrm.measure.gpu import Gpu, describe as describe_gpu
-from l2attr.dlrm.measure.kernels import LaunchShape, VariantKernels
+from l2attr.dlrm.measure.check import (check_real_data, check_window_data, compile_and_check, real_data_reference,
+                                       variant_id, window_for)
+from l2attr.dlrm.measure.gpu import Gpu
+from l2attr.dlrm.measure.gpu import describe as describe_gpu
+from l2attr.dlrm.measure.kernels import LaunchShape
 from l2attr.dlrm.measure.protocol import CellRunner, samples_per_repeat
-from l2attr.dlrm.measure.realdata import (check_real_data, check_window_data, real_data_reference,  # noqa: F401
-                                          window_for)
 from l2attr.errors import UserError
 from l2attr.measure.adaptive import AdaptiveRule, measure_rounds
 from l2attr.measure.stats import CELL_KEYS
@@ -155,34 +155,6 @@ def drop_incomplete_repeats(run: RunDir, cfg: WorkloadConfig) -> int:
     if cut.any():
         run.write(SAMPLES, s[~cut].reset_index(drop=True))
     return int(cut.sum())
-
-
-def variant_id(v: Variant) -> str:
-    """The manifest's key for a variant: family/rung/pin."""
-    return "/".join(v.key)
-
-
-def compile_and_check(cfg: WorkloadConfig, opts: LadderOptions,
-                      timings: dict[str, float]) -> tuple[dict[str, VariantKernels | None],
-                                                          dict[str, Any], dict[str, Any]]:
-    from l2attr.dlrm import compile as kc
-
-    t0 = time.perf_counter()
-    variants = opts.all_variants
-    fast = kc.FastOptions(opts.shape.fast_unroll, opts.shape.fast_load, opts.shape.fast_maxrregcount)
-    kc.precompile([spec for v in variants if not v.is_reference
-                   for spec in kc.specs_of(v, cfg.dtype, opts.maxrregcount, opts.rpf_depth, fast)])
-    compiled: dict[str, VariantKernels | None] = {}
-    for v in variants:
-        compiled[variant_id(v)] = None if v.is_reference else VariantKernels(
-            v, cfg.dtype, opts.shape, opts.maxrregcount, opts.rpf_depth)
-    timings["compile_s"] = time.perf_counter() - t0
-    resources = {vid: k.resources() for vid, k in compiled.items() if k is not None}
-    t0 = time.perf_counter()
-    checks = {vid: check_variant(k, cfg.dtype, cfg.dim, cfg.seed + i)
-              for i, (vid, k) in enumerate(compiled.items()) if k is not None}
-    timings["check_s"] = time.perf_counter() - t0
-    return compiled, resources, checks
 
 
 # A profile's first cells follow host work (uploading its indices) with the GPU idle: it is kept

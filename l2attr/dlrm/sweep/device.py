@@ -2,7 +2,7 @@
 
 Reused from layer A: measure/gpu.Gpu (tables, offsets, the kernel timer with its spin, the
 flush with the persisting-L2 reset), measure/kernels.VariantKernels (the families' OptMT and
-L2P+OptMT kernels) and measure/run.compile_and_check (every kernel against torch first). Added
+L2P+OptMT kernels) and measure/check.compile_and_check (every kernel against torch first). Added
 here: hot sets of any size from the profile's ranking, a ring of unrelated data for the polluting
 read, a dummy buffer whose lines an evict_last prefetch holds in L2 (occupy), and the remapped
 tables and indices with the access-policy window (window). What is set up follows from the
@@ -50,7 +50,8 @@ class SweepDevice:
     def __init__(self, cfg: WorkloadConfig, opts: SweepOptions, limits: DeviceLimits,
                  log: Callable[[str], None] = print) -> None:
         from l2attr.dlrm.measure.gpu import Gpu
-        from l2attr.dlrm.measure.run import LadderOptions, compile_and_check
+        from l2attr.dlrm.measure.check import compile_and_check
+        from l2attr.dlrm.measure.run import LadderOptions
 
         self.cfg, self.opts, self.limits, self.log = cfg, opts, limits, log
         self.gpu = Gpu(cfg, opts.spin_us, log)
@@ -93,7 +94,7 @@ class SweepDevice:
     # -- per profile ----------------------------------------------------------------------------
     def load_profile(self, profile: str) -> dict[str, Any]:
         """Build and upload the profile's workload (and its remapped copy for the window)."""
-        from l2attr.dlrm.measure.run import check_real_data
+        from l2attr.dlrm.measure.check import check_real_data
         from l2attr.dlrm.workload import build_workload
 
         torch, cfg = self.torch, self.cfg
