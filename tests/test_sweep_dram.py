@@ -75,7 +75,7 @@ def test_ranges_only_around_pin_and_consumer_of_the_first_tables_of_the_last_gro
     from contextlib import nullcontext
 
     from l2attr.dlrm.sweep.run import nvtx_ranges
-    from l2attr.dlrm.sweep.schedule import Call
+    from l2attr.dlrm.sweep.protocol import Call
     from l2attr.dlrm.sweep.spec import Point
     from l2attr.vocab import Arm, Role
 

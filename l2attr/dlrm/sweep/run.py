@@ -22,8 +22,7 @@ from l2attr.dlrm.config import WorkloadConfig
 from l2attr.gpu.persisting import DeviceLimits
 from l2attr.rundir import RunDir
 from l2attr.dlrm.sweep.adaptive import adaptive_points
-from l2attr.dlrm.sweep.protocol import run_calls
-from l2attr.dlrm.sweep.schedule import schedule
+from l2attr.dlrm.sweep.protocol import run_calls, schedule
 from l2attr.dlrm.sweep.spec import Point, SweepOptions, points
 from l2attr.dlrm.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES, SWEEP_UNITS, UNIT_KEYS, summarize_point
 from l2attr.vocab import Arm, Family, RepeatMode
