@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import pandas as pd
 
 from l2attr.errors import UserError
-from l2attr.experiment.child import child_spec
+from l2attr.experiment.annotate import child_spec
 from l2attr.measure.adaptive import AdaptiveRule, measure_rounds
 from l2attr.measure.cell import run_repeat
 from l2attr.measure.stats import summarize_pairs

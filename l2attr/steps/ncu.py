@@ -91,7 +91,7 @@ def profile_step(command: Sequence[str], run: RunDir, env: dict[str, str], chip:
     from l2attr.profile.metricsets import resolve_metrics
     from l2attr.profile.ncu_cmd import NcuOptions, build_ncu_argv
     from l2attr.profile.ncu_import import read_report
-    from l2attr.experiment.child import environment
+    from l2attr.experiment.annotate import environment
     from l2attr.experiment.profile import QuietLog
     from l2attr.profile.runner import check_job, run_job, stream_run
     from l2attr.profile.tools import detect_chip
