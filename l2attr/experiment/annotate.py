@@ -4,9 +4,10 @@ consumer, and the child contract tells a re-entered script that it is being prof
 Why one module: both are how the profiled process and l2attr understand each other, with nothing
 but the standard library and the range grammar (names.py).
 
-`annotate` is for users who keep their own loop and run `l2attr experiment profile -- python my_script.py`:
-the range lands in l2attr's NVTX domain under the experiment grammar (names.experiment_range_name),
-so the import, the DRAM attribution and the validity control read it like the engine's own calls.
+`annotate` is for users who keep their own loop and run `l2attr experiment profile -- python
+my_script.py`: the range lands in l2attr's NVTX domain under the experiment grammar
+(names.experiment_range_name), so the import, the DRAM attribution and the validity control read it
+like the engine's own calls.
 """
 
 from __future__ import annotations
