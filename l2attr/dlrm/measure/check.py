@@ -14,15 +14,12 @@ with its name and its error.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from l2attr.dlrm.config import WorkloadConfig
 from l2attr.dlrm.declare import Variant
 from l2attr.dlrm.measure.kernels import VariantKernels, with_index_slack
 from l2attr.errors import UserError
-
-if TYPE_CHECKING:
-    from l2attr.dlrm.measure.run import LadderOptions
 
 TOLERANCE = {"fp32": 1e-5, "fp16": 2e-3, "bf16": 1e-2}
 
@@ -151,9 +148,12 @@ def variant_id(v: Variant) -> str:
     return "/".join(v.key)
 
 
-def compile_and_check(cfg: WorkloadConfig, opts: LadderOptions,
+def compile_and_check(cfg: WorkloadConfig, opts: Any,
                       timings: dict[str, float]) -> tuple[dict[str, VariantKernels | None],
                                                           dict[str, Any], dict[str, Any]]:
+    """Every variant of `opts` (the run's LadderOptions, measure/run.py, which imports this module)
+    compiled, its resources read and checked against torch: (kernels by variant_id, resources,
+    errors); the time each step took goes into `timings`."""
     from l2attr.dlrm import compile as kc
 
     t0 = time.perf_counter()
