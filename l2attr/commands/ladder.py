@@ -31,7 +31,7 @@ from l2attr.dlrm.config import WorkloadConfig, add_workload_args, config_from_ar
 from l2attr.dlrm.declare import ALL_FAMILIES, DEFAULT_MAXRREGCOUNT, PROFILES, parse_rungs
 from l2attr.dlrm.measure.kernels import FAST_UNROLLS, LaunchShape
 from l2attr.measure.adaptive import LADDER_DEFAULT as ADAPTIVE
-from l2attr.vocab import Command, L2Condition, Pin, Quantity, TimerKind
+from l2attr.vocab import Command, L2Condition, Pin, TimerKind
 
 if TYPE_CHECKING:
     from l2attr.dlrm.measure.run import LadderOptions
@@ -207,8 +207,8 @@ def run(args: argparse.Namespace) -> int:
     from l2attr.distribute.options import from_args as distribute_from_args
 
     dist = distribute_from_args(args)     # --workers / --scheduler: refused before any GPU is looked for
-    from l2attr.commands.show import break_even_lines, ladder_tables
-    from l2attr.analysis.spread import describe_launch_lag, launch_lag_effect, repeat_spread
+    from l2attr.analysis.spread import describe_launch_lag, launch_lag_effect
+    from l2attr.commands.show import break_even_lines, ladder_tables, spread_lines
     from l2attr.rundir import command_line
     from l2attr.schema import CELLS, SAMPLES
 
@@ -229,13 +229,8 @@ def run(args: argparse.Namespace) -> int:
     run_dir.update_manifest(process_wall_s=wall)
     for line in break_even_lines(cells, samples):
         console.print(line, markup=False, highlight=False)
-    for what, column in ((Quantity.CONSUMER, "consumer_time_us"), (Quantity.PIN, "pin_time_us")):
-        spread = repeat_spread(samples, column)
-        if len(spread):
-            worst = spread.loc[spread.spread_pct.idxmax()]
-            console.print(f"spread of {what} medians between {int(worst.repeats)} repeats (this process): "
-                          f"median {spread.spread_pct.median():.2f} %, worst {worst.spread_pct:.2f} % "
-                          f"({worst.family} {worst.rung} / {worst.profile})")
+    for line in spread_lines(samples):
+        console.print(line, markup=False, highlight=False)
     lag = launch_lag_effect(samples, opts.spin_us, opts.timer)
     if lag is not None:
         console.print(describe_launch_lag(lag, opts.spin_us, opts.timer), markup=False, highlight=False)
