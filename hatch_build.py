@@ -18,10 +18,10 @@ TARGET = "l2attr/_build_info.py"
 
 
 def _checkout_sha(root: Path) -> str | None:
-    spec = importlib.util.spec_from_file_location("_l2attr_gitinfo", root / "l2attr" / "gitinfo.py")
-    gitinfo = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(gitinfo)
-    return gitinfo.checkout_sha(root)[0]
+    spec = importlib.util.spec_from_file_location("_l2attr_source", root / "l2attr" / "source.py")
+    source = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(source)
+    return source.checkout_sha(root)[0]
 
 
 class BuildInfoHook(BuildHookInterface):

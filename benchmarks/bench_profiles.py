@@ -22,9 +22,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from l2attr.ladder.config import WorkloadConfig  # noqa: E402
-from l2attr.ladder.declare import PROFILES  # noqa: E402
-from l2attr.ladder.workload import build_workload, profiles, read_trace, trace_stats  # noqa: E402
+from l2attr.dlrm.config import WorkloadConfig  # noqa: E402
+from l2attr.dlrm.declare import PROFILES  # noqa: E402
+from l2attr.dlrm.workload import build_workload, profiles, read_trace, trace_stats  # noqa: E402
 
 SHAPE = (12, 12, 2048 * 150)
 ARTIFACT = Path(__file__).resolve().parents[2] / "shared" / "traces" / "artifact"

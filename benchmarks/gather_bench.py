@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from l2attr.ladder.declare import FAST_DEFAULT
+from l2attr.dlrm.declare import FAST_DEFAULT
 
 STEADY_TABLES = 12
 
@@ -67,12 +67,12 @@ class Bench:
     """The workload on the GPU and one launcher per candidate."""
 
     def __init__(self, profile: str, batches: int) -> None:
-        from l2attr.ladder.config import PRESETS
-        from l2attr.ladder import compile as kc
-        from l2attr.ladder.declare import variant
-        from l2attr.ladder.measure.gpu import Gpu
-        from l2attr.ladder.measure.kernels import LaunchShape, VariantKernels
-        from l2attr.ladder.workload import build_workload
+        from l2attr.dlrm.config import PRESETS
+        from l2attr.dlrm import compile as kc
+        from l2attr.dlrm.declare import variant
+        from l2attr.dlrm.measure.gpu import Gpu
+        from l2attr.dlrm.measure.kernels import LaunchShape, VariantKernels
+        from l2attr.dlrm.workload import build_workload
 
         self.cfg = replace(PRESETS["artifact"], batches=batches, warmup_batches=1)
         self.gpu = gpu = Gpu(self.cfg, 50.0, lambda s: None)
@@ -132,7 +132,7 @@ class Bench:
         return lambda: kernel((grid,), (256,), args)
 
     def check(self, c: Candidate) -> float:
-        from l2attr.ladder.measure.run import check_real_data
+        from l2attr.dlrm.measure.check import check_real_data
 
         return check_real_data(self.gpu, self.consumer(c), self.idx, self.hot) if c.kind == "consumer" else float("nan")
 

@@ -82,8 +82,7 @@ def child(out: Path, profile: str) -> int:
 def ncu_figures(out: Path, profile: str, ncu: str) -> dict[str, dict[str, float]]:
     """Median DRAM bytes and duration per candidate label under ncu (application replay)."""
     from l2attr.errors import UserError
-    from l2attr.profile.launch_labels import label_medians
-    from l2attr.profile.ncu_import import read_report
+    from l2attr.profile.ncu_import import label_medians, read_report
 
     report = out / "ceiling"
     cmd = [ncu, "--replay-mode", "application", "--cache-control", "none", "--clock-control", "none",

@@ -34,9 +34,9 @@ import pandas as pd
 from l2attr import atomic
 from l2attr.analysis.tuning import choose, score
 from l2attr.schema import TUNING_KNOBS as KNOBS
-from l2attr.ladder.config import PRESETS
-from l2attr.ladder.declare import FAST_DEFAULT, parse_profiles, variant
-from l2attr.ladder.measure.kernels import LaunchShape, VariantKernels
+from l2attr.dlrm.config import PRESETS
+from l2attr.dlrm.declare import FAST_DEFAULT, parse_profiles, variant
+from l2attr.dlrm.measure.kernels import LaunchShape, VariantKernels
 
 # A first table over warps (1, 2, 4, 8) x bags (1, 2, 4, 8) x unroll (4, 8, 16) x load (0, 1, 2)
 # x cap (0, 64) showed occupancy deciding (every best point capped at 64 registers, 2 warps per
@@ -70,9 +70,9 @@ def measure_points(pts: list[Point], profiles: list[str], batches: int, repeats:
     from dataclasses import replace
 
     from l2attr.errors import UserError
-    from l2attr.ladder.measure.gpu import Gpu
-    from l2attr.ladder.measure.run import check_real_data
-    from l2attr.ladder.workload import build_workload
+    from l2attr.dlrm.measure.gpu import Gpu
+    from l2attr.dlrm.measure.check import check_real_data
+    from l2attr.dlrm.workload import build_workload
 
     cfg = replace(PRESETS["artifact"], batches=batches, warmup_batches=1)
     gpu = Gpu(cfg, 50.0, log)

@@ -19,7 +19,7 @@
 // the first index of the next bag (that row is loaded and never used), exactly as the artifact
 // does; for the last bag of a call it would read one element past the index array. The kernel is
 // left unchanged; instead the host guarantees one readable, valid row id after the last index of
-// every index buffer it passes (`reads_one_past_end` in l2attr/ladder.py; the launch wrapper
+// every index buffer it passes (`reads_one_past_end` in l2attr/dlrm/declare.py; the launch wrapper
 // refuses a buffer without it). So inside the array the access pattern is the artifact's, and the
 // one element past it is allocated memory holding a valid row id. On the study's workload
 // (pooling 150, even) the extra read never happens.

@@ -1,6 +1,6 @@
 """l2attr: measure what cross-kernel L2 residency is really worth, for any producer -> consumer pair.
 
-`l2attr.Experiment` and `l2attr.annotate` are the Python API (l2attr/api.py, l2attr.experiment); they load on
+`l2attr.Experiment`, `l2attr.annotate`, `l2attr.step` and `l2attr.ladder` are the Python API; they load on
 first use, so `import l2attr` stays cheap for the CLI and the CPU tools.
 """
 
@@ -8,7 +8,7 @@ from typing import Any
 
 __version__ = "0.1.0"
 _API = {"Experiment": "l2attr.api", "annotate": "l2attr.experiment.annotate",
-        "step": "l2attr.steps", "step_range": "l2attr.steps", "ladder_study": "l2attr.api"}
+        "step": "l2attr.steps", "step_range": "l2attr.steps", "ladder": "l2attr.api"}
 
 
 def __getattr__(name: str) -> Any:

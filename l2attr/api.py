@@ -41,9 +41,10 @@ class Experiment(Declaration):
                                   run_dir=Path(where) if where is not None else None)
 
 
-def ladder_study(*flags: str, out: Path | str = "runs") -> LadderResult:
-    """Run `l2attr ladder FLAGS` (the same parser, checks and run) and judge its run dir. Not
-    named `l2attr.ladder`: that is the ladder's package, and importing it would shadow the verb.
+def ladder(*flags: str, out: Path | str = "runs") -> LadderResult:
+    """Run `l2attr ladder FLAGS` (the same parser, checks and run) and judge its run dir:
+    `l2attr.ladder("--family", "artifact")` returns a `LadderResult` (`.cells`, `.verdict`,
+    `.run_dir`, and a repr that prints the headline with its interval).
 
     Why through the command: the ladder's options are its command line (README, `l2attr ladder
     -h`); one parser keeps the two spellings from drifting. The new run dir is the one folder under

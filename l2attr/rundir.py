@@ -1,4 +1,5 @@
-"""Run directories: one folder per run, a manifest, and tidy tables written atomically."""
+"""Run directories: one folder per run, a manifest, and tidy tables written atomically (and read
+back in today's columns, a schema-1 table upgraded on the way)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ import pandas as pd
 from l2attr import atomic
 from l2attr.csvfile import read_complete_csv
 from l2attr.errors import STRICT, Damage, UserError
-from l2attr.schema import READABLE_VERSIONS, SCHEMA_VERSION, TABLES, Table, check_frame, upgrade_v1
+from l2attr.schema import CELLS, READABLE_VERSIONS, SAMPLES, SCHEMA_VERSION, TABLES, Table, check_frame
+from l2attr.vocab import Family, Pin, Quantity, RungId, Timer
 
 MANIFEST = "manifest.json"
 
@@ -136,6 +138,26 @@ class RunDir:
 # l2attr's writers nest a manifest a few levels deep; deeper is damage, and Python's parser
 # would meet its recursion limit (a traceback) long before it reached anything meaningful.
 MAX_MANIFEST_DEPTH = 64
+
+
+def upgrade_v1(df: pd.DataFrame, table: Table, manifest: dict) -> pd.DataFrame:
+    """Read a schema-1 table (written before kernel families) in today's columns.
+
+    Every schema-1 run used today's `tuned` kernels; its pin granularity is the run's
+    `measure.pin_granularity` (default line); `call_wall` became quantity `call` with timer `wall`.
+    """
+    df = df.copy()
+    pin = str((manifest.get("measure") or {}).get("pin_granularity") or Pin.LINE.value)
+    if "family" not in df:
+        df["family"] = [(Family.REFERENCE if r == RungId.TORCH else Family.TUNED).value for r in df["rung"]]
+    if "pin" not in df and "rung" in df:
+        df["pin"] = [pin if r in (RungId.L2P_OPTMT, RungId.COMBINED) else Pin.NONE.value for r in df["rung"]]
+    if table.name == CELLS.name and "timer" not in df:
+        df["timer"] = [(Timer.WALL if q == "call_wall" else Timer.KERNEL).value for q in df["quantity"]]
+        df["quantity"] = [Quantity.CALL.value if q == "call_wall" else q for q in df["quantity"]]
+    if table.name == SAMPLES.name and "consumer_artifact_time_us" not in df:
+        df["consumer_artifact_time_us"] = float("nan")
+    return df
 
 
 def _depth(text: str) -> int:

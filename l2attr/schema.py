@@ -11,10 +11,9 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from l2attr.errors import UserError
-from l2attr.vocab import Family, Pin, Quantity, RungId, Timer
 
 SCHEMA_VERSION = 2
-READABLE_VERSIONS = (1, 2)  # version 1: before kernel families (see upgrade_v1)
+READABLE_VERSIONS = (1, 2)  # version 1: before kernel families (see rundir.upgrade_v1)
 
 
 @dataclass(frozen=True)
@@ -324,26 +323,6 @@ def check_frame(df: pd.DataFrame, table: Table, source: str) -> pd.DataFrame:
     missing = [c for c in table.columns if c not in df.columns]
     if missing:
         raise UserError(f"{source}: not an l2attr '{table.name}' table (missing columns: {', '.join(missing)})")
-    return df
-
-
-def upgrade_v1(df: pd.DataFrame, table: Table, manifest: dict) -> pd.DataFrame:
-    """Read a schema-1 table (written before kernel families) in today's columns.
-
-    Every schema-1 run used today's `tuned` kernels; its pin granularity is the run's
-    `measure.pin_granularity` (default line); `call_wall` became quantity `call` with timer `wall`.
-    """
-    df = df.copy()
-    pin = str((manifest.get("measure") or {}).get("pin_granularity") or Pin.LINE.value)
-    if "family" not in df:
-        df["family"] = [(Family.REFERENCE if r == RungId.TORCH else Family.TUNED).value for r in df["rung"]]
-    if "pin" not in df and "rung" in df:
-        df["pin"] = [pin if r in (RungId.L2P_OPTMT, RungId.COMBINED) else Pin.NONE.value for r in df["rung"]]
-    if table.name == CELLS.name and "timer" not in df:
-        df["timer"] = [(Timer.WALL if q == "call_wall" else Timer.KERNEL).value for q in df["quantity"]]
-        df["quantity"] = [Quantity.CALL.value if q == "call_wall" else q for q in df["quantity"]]
-    if table.name == SAMPLES.name and "consumer_artifact_time_us" not in df:
-        df["consumer_artifact_time_us"] = float("nan")
     return df
 
 

@@ -206,5 +206,5 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture(autouse=True)
 def _workload_cache_in_tmp(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Generated workloads go to this session's tmp dir, never the user's cache dir
-    (l2attr/ladder/workload/cache.py reads L2ATTR_CACHE_DIR first)."""
+    (l2attr/dlrm/workload/cache.py reads L2ATTR_CACHE_DIR first)."""
     monkeypatch.setenv("L2ATTR_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "workload-cache"))

@@ -48,7 +48,7 @@ def polluted_conditions() -> tuple[str, ...]:
 def workload_config() -> Any:
     """The artifact's call (2048 bags x 150 lookups over 500K x 128 fp32 rows, 60K hot rows),
     on two tables and as many batches as one condition's calls need."""
-    from l2attr.ladder.config import PRESETS
+    from l2attr.dlrm.config import PRESETS
 
     calls = WARMUP + CALLS + 1                    # run_repeat drops the first measured call
     batches = -(-calls // TABLES)
@@ -68,10 +68,10 @@ def main(cache_dir: Path) -> int:
     import torch
 
     from l2attr.experiment.device import Device
-    from l2attr.gpu.nvrtc import READ_SPEC, get_kernel
-    from l2attr.ladder.declare import variant
-    from l2attr.ladder.measure.kernels import LaunchShape, VariantKernels
-    from l2attr.ladder.workload import build_workload
+    from l2attr.gpu.runtime import READ_SPEC, get_kernel
+    from l2attr.dlrm.declare import variant
+    from l2attr.dlrm.measure.kernels import LaunchShape, VariantKernels
+    from l2attr.dlrm.workload import build_workload
     from l2attr.measure.cell import CallOps, run_repeat
     from l2attr.vocab import RepeatMode, TimerKind
 

@@ -2,7 +2,7 @@
 and a timeline run (the recorded H200 PM-sampling report).
 
 Made the way the tools make them: cells are summarize_cell over the samples, tables go through
-RunDir, and every manifest comes from the writer of its run kind (ladder.measure.run.ladder_manifest,
+RunDir, and every manifest comes from the writer of its run kind (dlrm.measure.run.ladder_manifest,
 profile.manifest's functions, rundir.run_manifest), so it has the shape a real run has; only the
 facts a GPU would give (versions, GPU, compiled variants) are made up here. Numbers follow the
 magnitudes of the H200 runs under examples/ (one table-batch ~50 us, pin ~17 us) so the report looks
@@ -22,15 +22,15 @@ from typing import Any, Sequence
 import pandas as pd
 
 from l2attr.catalog.sets import derived_specs
-from l2attr.ladder.config import WorkloadConfig
-from l2attr.ladder.declare import RUNG_BY_NAME
-from l2attr.ladder.measure.run import LadderOptions, ladder_manifest
+from l2attr.dlrm.config import WorkloadConfig
+from l2attr.dlrm.declare import RUNG_BY_NAME
+from l2attr.dlrm.measure.run import LadderOptions, ladder_manifest
 from l2attr.measure.stats import summarize_cell
-from l2attr.ladder.profile.manifest import PASSES, jobs_record, pm_timeline_manifest, profile_finished, profile_manifest
+from l2attr.dlrm.profile.manifest import PASSES, jobs_record, pm_timeline_manifest, profile_finished, profile_manifest
 from l2attr.profile.metricsets import resolve_metrics
 from l2attr.profile.ncu_cmd import NcuOptions
 from l2attr.profile.ncu_import import EXTRA_COLUMNS
-from l2attr.ladder.profile.plan import ProfileSettings, make_plan
+from l2attr.dlrm.profile.plan import ProfileSettings, make_plan
 from l2attr.rundir import RunDir, run_manifest
 from l2attr.schema import CELLS, METRICS, SAMPLES
 from l2attr.names import NVTX_DOMAIN, parse_range_name, range_name
@@ -345,7 +345,7 @@ def tiny_metrics(values: dict[tuple[str, str, str], list[dict[str, float]]], con
 
 def write_timeline_run(root: Path, name: str = "20261129T220000Z-timeline") -> Path:
     """A timeline run dir made by the real reader from the recorded H200 PM-sampling report."""
-    from l2attr.profile.pm_phases import phases
+    from l2attr.profile.pmsampling import phases
     from l2attr.schema import PHASES, TIMELINE
 
     report = Path(__file__).parent / "fixtures" / "ncu" / "range_pmsampling_pin_consume_h200.ncu-rep"
@@ -354,7 +354,7 @@ def write_timeline_run(root: Path, name: str = "20261129T220000Z-timeline") -> P
     path.mkdir(parents=True, exist_ok=True)
     run = RunDir(path)
     settings = ProfileSettings(cfg=WorkloadConfig(**default_config()), command=command("profile --timeline"))
-    # the timeline writer copies the child ladder's gpu and versions (ladder/profile/timeline.py)
+    # the timeline writer copies the child ladder's gpu and versions (dlrm/profile/timeline.py)
     run.write_manifest({**run_manifest(name, pm_timeline_manifest(settings, "gh100", "nsys: not found", "reuse_high"),
                                        CREATED), "status": "done", "gpu": GPU, "versions": VERSIONS,
                         "ranges": pm.ranges.to_dict("records")})

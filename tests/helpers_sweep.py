@@ -12,7 +12,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from types import SimpleNamespace
 
-from l2attr.ladder.sweep.protocol import ArmOps
+from l2attr.dlrm.sweep.protocol import ArmOps
 from l2attr.vocab import Arm, Family, Pin
 
 MiB = 1 << 20
@@ -115,10 +115,10 @@ def sweep_manifest(cfg, opts) -> dict:
 
 def write_sweep_run(root, axis, families=("artifact",), profiles=("reuse_high", "random"), **kw):
     """A sweep run dir measured on the fake GPU (repeats 1), as `l2attr sweep` writes it."""
-    from l2attr.ladder.config import WorkloadConfig
+    from l2attr.dlrm.config import WorkloadConfig
     from l2attr.rundir import RunDir
-    from l2attr.ladder.sweep.run import run_sweep
-    from l2attr.ladder.sweep.spec import SweepOptions
+    from l2attr.dlrm.sweep.run import run_sweep
+    from l2attr.dlrm.sweep.spec import SweepOptions
     from l2attr.vocab import SweepAxis
 
     cfg = WorkloadConfig(tables=2, rows=1000, batch_size=4, pooling=2, batches=3, warmup_batches=1, hot_rows=10)

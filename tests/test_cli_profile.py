@@ -16,10 +16,10 @@ from conftest import KERNEL_REPLAY_REPORT
 from l2attr.analysis.control import run_control
 from l2attr.analysis.load import read_run
 from l2attr.cli import main
-from l2attr.ladder.config import build_config
+from l2attr.dlrm.config import build_config
 from l2attr.errors import UserError
 from l2attr.commands.profile import profile_and_show, timeline_and_show
-from l2attr.ladder.profile import plan
+from l2attr.dlrm.profile import plan
 from l2attr.profile import tools as ptools
 from l2attr.profile.ncu_cmd import NcuOptions
 from l2attr.profile.ncu_import import control_condition, read_report

@@ -11,9 +11,9 @@ import pytest
 from conftest import HOT_MEDIUM_CUT, LOW_CUT, MEDIUM_CUT
 
 from l2attr.cli import main
-from l2attr.ladder.config import WorkloadConfig
-from l2attr.ladder.workload import build_workload, read_trace
-from l2attr.ladder.workload.hotset import id_counts, top_k
+from l2attr.dlrm.config import WorkloadConfig
+from l2attr.dlrm.workload import build_workload, read_trace
+from l2attr.dlrm.workload.hotset import id_counts, top_k
 
 
 def _fails(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
@@ -246,9 +246,9 @@ def test_sizes_are_checked_before_allocating(tmp_path: Path, capsys: pytest.Capt
 
 def test_stats_of_a_file_checks_memory_once_the_lookups_are_known(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    from l2attr import sizes
+    from l2attr import outputs
     path = _write(tmp_path, "".join(f"{i % 10}\n" for i in range(1000)))     # 2,000 bytes
-    monkeypatch.setattr(sizes, "available_memory", lambda: 10_000)
+    monkeypatch.setattr(outputs, "available_memory", lambda: 10_000)
     # before reading: 4 x 8 x 10 rows + 2,000 bytes fit; after: 5 x 8 x 1,000 + 320 = 40,320 do not
     line = _fails(capsys, ["traces", "stats", str(path), "--rows", "10", "--top-k", "1"])
     assert line.endswith("statistics of 1,000 lookups over 10 rows needs about 40.3 kB of memory, "

@@ -22,10 +22,10 @@ from l2attr.distribute.ladder import ladder_on_workers, unit_options  # noqa: E4
 from l2attr.distribute.options import Distribute  # noqa: E402
 from l2attr.distribute.where import where_am_i  # noqa: E402
 from l2attr.errors import UserError  # noqa: E402
-from l2attr.ladder.config import WorkloadConfig  # noqa: E402
-from l2attr.ladder.declare import parse_families, parse_rungs  # noqa: E402
-from l2attr.ladder.measure.protocol import samples_per_repeat  # noqa: E402
-from l2attr.ladder.measure.run import LadderOptions, consumer_bytes_per_call, ladder_manifest, repeat_plan  # noqa: E402
+from l2attr.dlrm.config import WorkloadConfig  # noqa: E402
+from l2attr.dlrm.declare import parse_families, parse_rungs  # noqa: E402
+from l2attr.dlrm.measure.protocol import samples_per_repeat  # noqa: E402
+from l2attr.dlrm.measure.run import LadderOptions, consumer_bytes_per_call, ladder_manifest, repeat_plan  # noqa: E402
 from l2attr.measure.stats import summarize_cell  # noqa: E402
 from l2attr.rundir import RunDir  # noqa: E402
 from l2attr.schema import CELLS, SAMPLES, UNITS  # noqa: E402

@@ -18,9 +18,9 @@ from l2attr.distribute.cluster import open_cluster  # noqa: E402
 from l2attr.distribute.options import Distribute  # noqa: E402
 from l2attr.distribute.profile import profile_on_workers, unit_jobs  # noqa: E402
 from l2attr.distribute.where import where_am_i  # noqa: E402
-from l2attr.ladder.config import PRESETS  # noqa: E402
-from l2attr.ladder.declare import parse_families  # noqa: E402
-from l2attr.ladder.profile.plan import ProfileSettings  # noqa: E402
+from l2attr.dlrm.config import PRESETS  # noqa: E402
+from l2attr.dlrm.declare import parse_families  # noqa: E402
+from l2attr.dlrm.profile.plan import ProfileSettings  # noqa: E402
 from l2attr.rundir import RunDir  # noqa: E402
 from l2attr.schema import METRICS, UNITS  # noqa: E402
 

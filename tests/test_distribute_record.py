@@ -43,10 +43,10 @@ def test_a_ladder_unit_measures_into_a_scratch_dir_and_the_bandwidth_once_per_gp
     first unit."""
     import pandas as pd
 
-    import l2attr.ladder.measure.run as run_mod
+    import l2attr.dlrm.measure.run as run_mod
     from l2attr.distribute import ladder as dl
-    from l2attr.ladder.config import WorkloadConfig
-    from l2attr.ladder.declare import parse_families, parse_rungs
+    from l2attr.dlrm.config import WorkloadConfig
+    from l2attr.dlrm.declare import parse_families, parse_rungs
     from l2attr.schema import CELLS, SAMPLES, empty
 
     asked = []
@@ -84,8 +84,8 @@ def test_a_sweep_unit_measures_into_a_scratch_dir():
     from helpers_sweep import LIMITS, FakeSweepDevice
 
     from l2attr.distribute.sweep import group_units, measure_unit
-    from l2attr.ladder.config import WorkloadConfig
-    from l2attr.ladder.sweep.spec import SweepOptions
+    from l2attr.dlrm.config import WorkloadConfig
+    from l2attr.dlrm.sweep.spec import SweepOptions
     from l2attr.vocab import Family, Order, SweepAxis
 
     cfg = WorkloadConfig(tables=2, rows=1000, batch_size=4, pooling=2, batches=3, warmup_batches=1, hot_rows=10)

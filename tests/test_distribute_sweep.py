@@ -22,10 +22,10 @@ from l2attr.distribute.options import Distribute  # noqa: E402
 from l2attr.distribute.sweep import sweep_on_workers  # noqa: E402
 from l2attr.distribute.where import where_am_i  # noqa: E402
 from l2attr.errors import UserError  # noqa: E402
-from l2attr.ladder.config import WorkloadConfig  # noqa: E402
-from l2attr.ladder.sweep.run import run_sweep  # noqa: E402
-from l2attr.ladder.sweep.spec import SweepOptions  # noqa: E402
-from l2attr.ladder.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES, SWEEP_UNITS  # noqa: E402
+from l2attr.dlrm.config import WorkloadConfig  # noqa: E402
+from l2attr.dlrm.sweep.run import run_sweep  # noqa: E402
+from l2attr.dlrm.sweep.spec import SweepOptions  # noqa: E402
+from l2attr.dlrm.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES, SWEEP_UNITS  # noqa: E402
 from l2attr.rundir import RunDir  # noqa: E402
 from l2attr.schema import UNITS  # noqa: E402
 from l2attr.vocab import Family, Order, SweepAxis  # noqa: E402

@@ -8,9 +8,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from l2attr import doctor
+from l2attr.commands import doctor
 from l2attr.cli import main
-from l2attr.doctor import Check, Probes, readiness, run_checks
+from l2attr.commands.doctor import Check, Probes, readiness, run_checks
 
 H200_PROPS = {"name": b"NVIDIA H200", "major": 9, "minor": 0, "l2CacheSize": 62_914_560,
               "persistingL2CacheMaxSize": 39_321_600,
@@ -131,7 +131,7 @@ def test_no_gpu_visible():
 
 
 def test_doctor_module_imports_no_gpu_library():
-    code = "import sys, l2attr.doctor, l2attr.commands.doctor; print('torch' in sys.modules or 'cupy' in sys.modules)"
+    code = "import sys, l2attr.commands.doctor; print('torch' in sys.modules or 'cupy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
 

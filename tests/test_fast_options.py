@@ -3,8 +3,8 @@ a spec names (no nvcc needed)."""
 
 from __future__ import annotations
 
-from l2attr.ladder.compile import FastOptions, consumer_spec
-from l2attr.ladder.declare import variant
+from l2attr.dlrm.compile import FastOptions, consumer_spec
+from l2attr.dlrm.declare import variant
 
 
 def test_the_cap_reaches_unweighted_fp32_builds_only():

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from l2attr import gitinfo
+from l2attr import source
 from l2attr.gpu import device
 
 
@@ -36,7 +36,7 @@ def test_git_not_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_b
     (tmp_path / ".git").mkdir()
     (tmp_path / "l2attr").mkdir()
     monkeypatch.setattr(device, "PACKAGE", tmp_path / "l2attr")
-    monkeypatch.setattr(gitinfo.shutil, "which", lambda name: None)
+    monkeypatch.setattr(source.shutil, "which", lambda name: None)
     assert device.git_sha() == "unknown (git is not installed; source_digest identifies the code)"
 
 
@@ -45,7 +45,7 @@ def _git(repo: Path, *args: str) -> str:
                           check=True, capture_output=True, text=True).stdout.strip()
 
 
-@pytest.mark.skipif(gitinfo.shutil.which("git") is None, reason="git not installed")
+@pytest.mark.skipif(source.shutil.which("git") is None, reason="git not installed")
 def test_checkout_sha_and_dirty(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_build_info) -> None:
     (tmp_path / "l2attr").mkdir()
     (tmp_path / "l2attr" / "x.py").write_text("A = 1\n")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from l2attr.ladder.declare import variant
+from l2attr.dlrm.declare import variant
 
 pytestmark = pytest.mark.gpu
 
@@ -18,8 +18,8 @@ SHAPES = [(1, 1, 4), (4, 2, 8), (8, 4, 2), (3, 2, 1)]  # warps per bag, bags per
 @pytest.mark.parametrize("dim", [32, 64, 96, 128, 256])
 @pytest.mark.parametrize("rung", ["optmt", "l2p_optmt"])
 def test_fast_matches_torch_at_every_dim(dtype, dim, rung):
-    from l2attr.ladder.measure.check import TOLERANCE, check_variant
-    from l2attr.ladder.measure.kernels import LaunchShape, VariantKernels
+    from l2attr.dlrm.measure.check import TOLERANCE, check_variant
+    from l2attr.dlrm.measure.kernels import LaunchShape, VariantKernels
 
     k = VariantKernels(variant("fast", rung), dtype, LaunchShape())
     errors = check_variant(k, dtype, dim=dim, seed=dim)
@@ -29,8 +29,8 @@ def test_fast_matches_torch_at_every_dim(dtype, dim, rung):
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "w%d_b%d_u%d" % s)
 @pytest.mark.parametrize("dim", [32, 100, 128, 256])
 def test_fast_launch_shapes_agree_with_torch(shape, dim):
-    from l2attr.ladder.measure.check import TOLERANCE, check_variant
-    from l2attr.ladder.measure.kernels import LaunchShape, VariantKernels
+    from l2attr.dlrm.measure.check import TOLERANCE, check_variant
+    from l2attr.dlrm.measure.kernels import LaunchShape, VariantKernels
 
     w, b, u = shape
     k = VariantKernels(variant("fast", "optmt"), "fp32",
@@ -43,8 +43,8 @@ def test_fast_scalar_path_on_an_odd_row_stride():
     import torch
     import torch.nn.functional as F
 
-    from l2attr.ladder.measure.check import relative_error
-    from l2attr.ladder.measure.kernels import LaunchShape, VariantKernels, fast_geometry
+    from l2attr.dlrm.measure.check import relative_error
+    from l2attr.dlrm.measure.kernels import LaunchShape, VariantKernels, fast_geometry
 
     base = torch.rand(3000, 129, device="cuda") * 2 - 1
     weight = base[:, :128]                       # row stride 129 elements

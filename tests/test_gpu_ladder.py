@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from l2attr.cli import main
-from l2attr.ladder.config import PRESETS
-from l2attr.ladder.declare import FAMILIES, FAMILY_ORDER, RUNGS, variant
+from l2attr.dlrm.config import PRESETS
+from l2attr.dlrm.declare import FAMILIES, FAMILY_ORDER, RUNGS, variant
 
 pytestmark = pytest.mark.gpu
 
@@ -22,8 +22,8 @@ VARIANTS = [variant(f, r, p) for f in FAMILY_ORDER for p in FAMILIES[f].pins for
 @pytest.mark.parametrize("v", VARIANTS, ids=lambda v: "/".join(v.key))
 def test_variant_matches_torch(v, dtype):
     """Sum, mean, padding_idx and per-sample weights, awkward bag lengths, poisoned output."""
-    from l2attr.ladder.measure.check import TOLERANCE, check_variant
-    from l2attr.ladder.measure.kernels import LaunchShape, VariantKernels
+    from l2attr.dlrm.measure.check import TOLERANCE, check_variant
+    from l2attr.dlrm.measure.kernels import LaunchShape, VariantKernels
 
     k = VariantKernels(v, dtype, LaunchShape())
     errors = check_variant(k, dtype, dim=128, seed=3)
@@ -36,8 +36,8 @@ def test_resources_match_the_committed_ptxas_figures():
     """What the driver loaded (registers, local memory) is what kernels/ptxas.json records for this arch."""
     import cupy
 
-    from l2attr.ladder import ptxas
-    from l2attr.ladder.measure.kernels import LaunchShape, VariantKernels
+    from l2attr.dlrm import ptxas
+    from l2attr.dlrm.measure.kernels import LaunchShape, VariantKernels
 
     arch = f"sm_{cupy.cuda.Device().compute_capability}"
     table = ptxas.committed()["variants"]
@@ -54,7 +54,7 @@ def test_resources_match_the_committed_ptxas_figures():
 def test_artifact_rpf_refuses_an_index_buffer_without_the_spare_element():
     import torch
 
-    from l2attr.ladder.measure.kernels import LaunchShape, VariantKernels
+    from l2attr.dlrm.measure.kernels import LaunchShape, VariantKernels
 
     k = VariantKernels(variant("artifact", "rpf_optmt"), "fp32", LaunchShape())
     weight = torch.rand(100, 128, device="cuda")
@@ -69,7 +69,7 @@ def test_artifact_rpf_odd_bags_read_the_next_bags_first_row_and_stay_correct():
     import torch
     import torch.nn.functional as F
 
-    from l2attr.ladder.measure.kernels import LaunchShape, VariantKernels, with_index_slack
+    from l2attr.dlrm.measure.kernels import LaunchShape, VariantKernels, with_index_slack
 
     k = VariantKernels(variant("artifact", "rpf_optmt"), "fp32", LaunchShape())
     weight = torch.rand(50, 128, device="cuda") * 2 - 1

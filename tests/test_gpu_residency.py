@@ -117,12 +117,12 @@ def test_blocking_timer_matches_a_300us_spin_on_the_fast_random_consumer(tmp_pat
     import torch
 
     from l2attr.analysis.significance import compare
-    from l2attr.ladder.config import PRESETS
-    from l2attr.ladder.declare import variant
-    from l2attr.ladder.measure.gpu import Gpu
-    from l2attr.ladder.measure.kernels import LaunchShape, VariantKernels
-    from l2attr.ladder.measure.protocol import CellRunner
-    from l2attr.ladder.workload import build_workload
+    from l2attr.dlrm.config import PRESETS
+    from l2attr.dlrm.declare import variant
+    from l2attr.dlrm.measure.gpu import Gpu
+    from l2attr.dlrm.measure.kernels import LaunchShape, VariantKernels
+    from l2attr.dlrm.measure.protocol import CellRunner
+    from l2attr.dlrm.workload import build_workload
     from l2attr.measure.timer import SpinTimer
     from l2attr.vocab import KEPT, Discard, L2Condition, TimerKind
 

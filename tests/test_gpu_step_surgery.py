@@ -31,7 +31,7 @@ def gpu():
 
 def _step(gpu, factory: str, tmp_path: Path):
     import l2attr
-    from l2attr.steps.ncu_graph import load_factory
+    from l2attr.steps.ncu import load_factory
 
     fn, args = load_factory(f"{PAIRS}:{factory}")()
     with gpu.inference_mode():
@@ -51,11 +51,11 @@ def test_selfcheck_signs(gpu, tmp_path):
 def test_ncu_reader_agrees_with_surgery(gpu, tmp_path, factory):
     if shutil.which("ncu") is None:
         pytest.skip("ncu not on PATH")
-    from l2attr.steps.ncu_graph import deltas, profile
+    from l2attr.steps.ncu import deltas, profile_graph
 
     ans = _step(gpu, factory, tmp_path)
     k = ans.kernels.sort_values("node").reset_index(drop=True)
-    d = deltas(profile(f"{PAIRS}:{factory}", tmp_path / "ncu", replays=7, log=lambda s: None))
+    d = deltas(profile_graph(f"{PAIRS}:{factory}", tmp_path / "ncu", replays=7, log=lambda s: None))
     assert list(d["node"]) == list(k["node"]), "ncu profiled other kernels than the graph's"
     both = k.merge(d, on="node", suffixes=("", "_ncu"))
     both["surgery_delta_us"] = both["cold_us"] - both["natural_us"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from l2attr.cli import main
-from l2attr.ladder.config import PRESETS
+from l2attr.dlrm.config import PRESETS
 
 pytestmark = pytest.mark.gpu
 MiB = 1 << 20
@@ -51,10 +51,10 @@ def test_window_and_remap_arms_compute_embedding_bag():
     import torch
     import torch.nn.functional as F
 
-    from l2attr.ladder.measure.check import relative_error
+    from l2attr.dlrm.measure.check import relative_error
     from l2attr.gpu.persisting import device_limits
-    from l2attr.ladder.sweep.device import SweepDevice
-    from l2attr.ladder.sweep.spec import SweepOptions, points
+    from l2attr.dlrm.sweep.device import SweepDevice
+    from l2attr.dlrm.sweep.spec import SweepOptions, points
     from l2attr.vocab import Arm, Family, SweepAxis
 
     cfg = PRESETS["small"]

@@ -22,9 +22,9 @@ from l2attr.analysis.load import read_run
 from l2attr.analysis.sweep_load import load_sweep
 from l2attr.cli import main
 from l2attr.errors import UserError
-from l2attr.integrity.engine import check_step_dram
+from l2attr.integrity.step import check_step_dram
 from l2attr.integrity.sweep_declared import arm_quantities, dram_keys
-from l2attr.ladder.sweep.spec import Point
+from l2attr.dlrm.sweep.spec import Point
 from l2attr.vocab import Arm, Order
 
 EXPERIMENT = EXAMPLES / "experiments" / "20261201T163314Z-my-pair"

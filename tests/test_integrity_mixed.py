@@ -9,7 +9,7 @@ import pytest
 from helpers_damage import copy_run, edit_manifest
 
 from l2attr.cli import main
-from l2attr.integrity.identity import combine, differences
+from l2attr.integrity.runs import combine, differences
 
 
 def test_differences_name_config_and_gpu() -> None:
@@ -74,7 +74,7 @@ def test_two_gpus_of_one_kind_are_a_comparison_when_both_runs_record_their_uuid(
     import pytest
 
     from l2attr.errors import UserError
-    from l2attr.integrity.identity import combine
+    from l2attr.integrity.runs import combine
 
     def m(uuid=None):
         gpu = {"name": "NVIDIA H200", "l2_bytes": 62914560, **({"uuid": uuid} if uuid else {})}

@@ -20,7 +20,7 @@ from l2attr.analysis.sweep_load import load_sweep
 from l2attr.cli import main
 from l2attr.errors import Damage, UserError
 from l2attr.integrity.sweep_samples import expected_points
-from l2attr.ladder.sweep.tables import POINT_KEYS, SWEEP_SAMPLES, point_series
+from l2attr.dlrm.sweep.tables import POINT_KEYS, SWEEP_SAMPLES, point_series
 from l2attr.rundir import RunDir
 
 KINDS = {"amortisation": {"ks": [1, 2]}, "capacity": {}, "window": {}, "pollution": {}, "hotset": {}}

@@ -15,10 +15,10 @@ from functools import lru_cache
 
 import pytest
 
-from l2attr.ladder import ptxas
-from l2attr.ladder.compile import consumer_spec, pin_spec
-from l2attr.ladder.declare import RUNG_BY_NAME, variant
-from l2attr.resources import data_dir
+from l2attr.dlrm import ptxas
+from l2attr.dlrm.compile import consumer_spec, pin_spec
+from l2attr.dlrm.declare import RUNG_BY_NAME, variant
+from l2attr.source import data_dir
 
 NVCC = shutil.which("nvcc")
 needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc not on PATH")
@@ -83,7 +83,7 @@ def test_tuned_family_uncapped_does_not_spill(arch):
 @needs_nvcc
 @pytest.mark.parametrize("arch", ARCHS)
 def test_committed_figures_are_what_nvcc_gives_today(arch):
-    """Fails when a kernel edit changes registers or spills without `python -m l2attr.ladder.ptxas --write`."""
+    """Fails when a kernel edit changes registers or spills without `python -m l2attr.dlrm.ptxas --write`."""
     drift = []
     for vid, specs in ptxas.all_specs().items():
         for role, spec in specs.items():
@@ -159,8 +159,8 @@ def test_fast_family_fits_its_register_cap_without_spilling(arch, dtype):
     """The fast consumer's default build (every vector width of the type, unweighted and weighted)
     stays within its cap and never spills: spilled row values would turn its loads in flight into
     local-memory traffic. The cap (tuned on unweighted fp32) reaches those builds only."""
-    from l2attr.ladder.compile import FastOptions
-    from l2attr.ladder.declare import FAST_DEFAULT
+    from l2attr.dlrm.compile import FastOptions
+    from l2attr.dlrm.declare import FAST_DEFAULT
 
     widths = (1, 2, 4) if dtype == "fp32" else (1, 2, 4, 8)
     for vec in widths:
@@ -176,7 +176,7 @@ def test_fast_family_fits_its_register_cap_without_spilling(arch, dtype):
 @needs_nvcc
 def test_fast_committed_figures_name_the_default_build():
     """kernels/ptxas.json records the fast consumer as the shipped defaults build it."""
-    from l2attr.ladder.declare import FAST_DEFAULT
+    from l2attr.dlrm.declare import FAST_DEFAULT
 
     entry = COMMITTED["variants"]["fast/optmt/none"]["consumer"]
     assert entry["function"] == "fast_v4"
@@ -196,7 +196,7 @@ def test_fast_committed_figures_name_the_default_build():
 def test_gather_ceiling_builds_without_spills(arch, knobs):
     """benchmarks/gather_ceiling.py's read kernels build for both archs in every form it times
     (unroll, pipelined, with the consumer's epilogue, with the dependent offsets load)."""
-    from l2attr.ladder.compile import KernelSpec
+    from l2attr.dlrm.compile import KernelSpec
 
     unroll, pipe, epi, dep = knobs
     opts = (f"-DGATHER_UNROLL={unroll}", f"-DGATHER_PIPE={pipe}", f"-DGATHER_EPI={epi}", f"-DGATHER_DEP={dep}")

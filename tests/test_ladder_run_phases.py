@@ -12,11 +12,11 @@ import pytest
 
 from l2attr.cli import main
 from l2attr.errors import UserError
-from l2attr.ladder.declare import RUNG_BY_NAME, variant
-from l2attr.ladder.measure import run as runmod
-from l2attr.ladder.measure.phases import ORDER, describe, process_age_s
-from l2attr.ladder.measure.prefetch import WorkloadPrefetch
-from l2attr.ladder.measure.run import LadderOptions, run_ladder
+from l2attr.dlrm.declare import RUNG_BY_NAME, variant
+from l2attr.dlrm.measure import run as runmod
+from l2attr.dlrm.measure.phases import ORDER, describe, process_age_s
+from l2attr.dlrm.measure.prefetch import WorkloadPrefetch
+from l2attr.dlrm.measure.run import LadderOptions, run_ladder
 from l2attr.measure.stats import CELL_KEYS, summarize_cell
 from l2attr.rundir import RunDir
 from l2attr.schema import CELLS, SAMPLES
@@ -182,7 +182,7 @@ def test_prefetch_builds_ahead_hands_over_and_reraises():
 
 
 def test_specs_of_lists_every_kernel_a_variant_compiles():
-    from l2attr.ladder.compile import specs_of
+    from l2attr.dlrm.compile import specs_of
 
     assert len(specs_of(variant("artifact", "baseline"), "fp32")) == 1
     assert len(specs_of(variant("artifact", "l2p_optmt"), "fp32")) == 2
@@ -191,7 +191,7 @@ def test_specs_of_lists_every_kernel_a_variant_compiles():
 
 
 def test_folded_control_rows_get_their_arms():
-    from l2attr.ladder.profile.plan import ControlCell, label_rows
+    from l2attr.dlrm.profile.plan import ControlCell, label_rows
 
     def rows(family, rung, profile, state, launch):
         return {"family": family, "rung": rung, "profile": profile, "l2_state": state, "condition": "ladder",

@@ -1,4 +1,4 @@
-"""Naming an ncu report's kernels by launch order (l2attr.profile.launch_labels), on a hand-made
+"""Naming an ncu report's kernels by launch order (l2attr.profile.ncu_import), on a hand-made
 table whose medians are worked out by hand."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from l2attr.errors import UserError
-from l2attr.profile.launch_labels import label_medians
+from l2attr.profile.ncu_import import label_medians
 
 METRICS = ("dram__bytes_read.sum", "gpu__time_duration.sum")
 

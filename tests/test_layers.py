@@ -16,22 +16,22 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "l2attr"
 
-# Lowest first. The engine (measure, profile, experiment) knows no workload: the EmbeddingBag ladder
-# is a package on top of it (`ladder`: declarations, inputs, kernels, its measurement, profile plan
-# and sweeps). Producers never import the readers (analysis, report); analysis and report stand on
-# `ladder` only to read its declarations (rung labels, families) and its sweep tables' schemas.
+# Lowest first. The engine (measure, profile, experiment) knows no workload: the DLRM EmbeddingBag
+# ladder is a package on top of it (`dlrm`: declarations, inputs, kernels, its measurement, profile
+# plan and sweeps). Producers never import the readers (analysis, report); analysis and report stand on
+# `dlrm` only to read its declarations (rung labels, families) and its sweep tables' schemas.
 # `distribute` (many GPUs, Dask) splits the ladder's runs into units and writes what its workers
 # return: above the ladder, below everything that reads runs.
 FLOORS: tuple[tuple[str, ...], ...] = (
-    ("__init__", "vocab", "errors", "atomic", "resources", "gitinfo"),
-    ("names", "catalog", "schema", "csvfile", "sizes", "outputs"),
+    ("__init__", "vocab", "errors", "atomic", "source"),
+    ("names", "catalog", "schema", "csvfile", "outputs"),
     ("rundir", "gpu"),
     ("measure", "profile"),
     ("experiment",),
-    ("ladder",),
+    ("dlrm",),
     ("distribute",),
     ("integrity",),
-    ("analysis", "doctor"),
+    ("analysis",),
     ("steps",),
     ("report",),
     ("api", "commands", "cli", "__main__"),
@@ -43,9 +43,9 @@ NEVER = (
     ("analysis", "profile", "the metric catalog is l2attr.catalog: analysis never imports the profiler"),
     ("profile", "analysis", "profile/ records inputs; judging is analysis's"),
     ("profile", "report", "profile/ prints nothing and renders nothing"),
-    ("measure", "ladder", "the engine's cell protocol and timers know no workload"),
-    ("profile", "ladder", "the engine's Nsight Compute layer knows no workload"),
-    ("experiment", "ladder", "a user's experiment never reaches into the EmbeddingBag ladder"),
+    ("measure", "dlrm", "the engine's cell protocol and timers know no workload"),
+    ("profile", "dlrm", "the engine's Nsight Compute layer knows no workload"),
+    ("experiment", "dlrm", "a user's experiment never reaches into the EmbeddingBag ladder"),
 )
 # (importing file, imported module): held until its owner moves it. analysis/load.py is being split
 # by issue 20; its one import of the catalog should then read `from l2attr.catalog.sets import ...`.

@@ -1,4 +1,4 @@
-"""Adaptive repeats (measure/adaptive.py, measure/rounds.py) on the CPU with the fake GPU
+"""Adaptive repeats (measure/adaptive.py: the rule and its rounds) on the CPU with the fake GPU
 of test_measure_run: a quiet cell stops at the minimum, a noisy one at the limit and says so in
 cells.csv, the rounds keep the interleaved order, and `--repeats N` stays a fixed run."""
 
@@ -12,10 +12,10 @@ from test_measure_run import CFG, _opts, fake  # noqa: F401  (fake: the fixture)
 
 from l2attr.cli import build_parser
 from l2attr.commands.ladder import options_from_args
+from l2attr.commands.show import spread_lines
+from l2attr.dlrm.measure.run import run_ladder
 from l2attr.errors import UserError
-from l2attr.ladder.measure.run import run_ladder
-from l2attr.measure.rounds import measure_rounds
-from l2attr.measure.adaptive import AdaptiveRounds, AdaptiveRule, half_width_rel
+from l2attr.measure.adaptive import AdaptiveRounds, AdaptiveRule, half_width_rel, measure_rounds
 from l2attr.rundir import RunDir
 from l2attr.schema import CELLS, SAMPLES
 from l2attr.vocab import RepeatStop
@@ -62,7 +62,9 @@ def test_rounds_interleave_every_unfinished_cell_device_then_host() -> None:
     assert stops == {"a": RepeatStop.TARGET, "b": RepeatStop.LIMIT, "c": RepeatStop.TARGET}
 
 
-def test_a_ladder_run_stops_quiet_cells_at_the_minimum_and_marks_a_noisy_one(tmp_path, fake):  # noqa: F811
+def _one_noisy_cell(tmp_path, fake, drift: float = 0.0, **rule) -> RunDir:  # noqa: F811
+    """An adaptive ladder run on the fake GPU where the tuned baseline's consumer is noisy (and
+    moves by `drift` µs from one repeat to the next): every other cell reads a constant 40 / 10 µs."""
     run = RunDir.create(tmp_path, "x", {"kind": "ladder"})
     jitter = itertools.cycle([30.0, 50.0, 41.0, 37.0])
     real_timed = None
@@ -70,10 +72,10 @@ def test_a_ladder_run_stops_quiet_cells_at_the_minimum_and_marks_a_noisy_one(tmp
     def timed(launch, gpu=None):
         out = real_timed(launch)
         kernels = fake["gpu"]
-        # the tuned baseline's consumer is noisy: every other cell reads a constant 40 / 10 µs
-        return next(jitter) if (out == 40.0 and kernels.current == ("tuned", "baseline")) else out
+        noisy = out == 40.0 and kernels.current == ("tuned", "baseline")
+        return next(jitter) + drift * kernels.repeat if noisy else out
 
-    import l2attr.ladder.measure.protocol as protocol
+    import l2attr.dlrm.measure.protocol as protocol
     orig = protocol.CellRunner.run_repeat
 
     def run_repeat(self, repeat, device_timed):
@@ -82,15 +84,19 @@ def test_a_ladder_run_stops_quiet_cells_at_the_minimum_and_marks_a_noisy_one(tmp
         if real_timed is None:
             real_timed = type(g).timed.__get__(g)
             g.timed = timed
-        g.current = (self.variant.family.value, self.variant.rung.name)
+        g.current, g.repeat = (self.variant.family.value, self.variant.rung.name), repeat
         return orig(self, repeat, device_timed)
 
     protocol.CellRunner.run_repeat = run_repeat
     try:
-        run_ladder(CFG, _opts(target_rel=0.005, min_repeats=2, max_repeats=5, max_seconds=60), run,
-                   log=lambda s: None)
+        run_ladder(CFG, _opts(**rule), run, log=lambda s: None)
     finally:
         protocol.CellRunner.run_repeat = orig
+    return run
+
+
+def test_a_ladder_run_stops_quiet_cells_at_the_minimum_and_marks_a_noisy_one(tmp_path, fake):  # noqa: F811
+    run = _one_noisy_cell(tmp_path, fake, target_rel=0.005, min_repeats=2, max_repeats=5, max_seconds=60)
     samples, cells = run.read(SAMPLES), run.read(CELLS)
     device = samples[samples["consumer_time_us"].notna()]
     repeats = device.groupby(["family", "rung"])["repeat"].nunique().to_dict()
@@ -98,6 +104,26 @@ def test_a_ladder_run_stops_quiet_cells_at_the_minimum_and_marks_a_noisy_one(tmp
     stopped = cells.drop_duplicates(["family", "rung"]).set_index(["family", "rung"])["stopped"].to_dict()
     assert stopped.pop(("tuned", "baseline")) == RepeatStop.LIMIT and set(stopped.values()) == {RepeatStop.TARGET}
     assert run.manifest()["adaptive"]["max_repeats"] == 5
+
+
+def test_the_spread_line_says_the_repeats_the_cells_took(tmp_path, fake):  # noqa: F811
+    """The console's spread line of an adaptive run whose quiet cells stopped after one repeat:
+    the range of repeats taken, the one-repeat cells named and left out of the median (they have
+    no spread of their own), not "between 4 repeats ... median 0.00 %"."""
+    run = _one_noisy_cell(tmp_path, fake, drift=1.0, target_rel=0.005, min_repeats=1, max_repeats=4,
+                          max_seconds=60)
+    samples = run.read(SAMPLES)
+    consumer, pin = spread_lines(samples)
+    cells = samples[samples["consumer_time_us"].notna()].groupby(["family", "rung"])["repeat"].nunique()
+    assert sorted(cells) == [1] * (len(cells) - 1) + [4]           # the noisy cell alone went on
+    assert consumer.startswith("spread of consumer medians between 1–4 repeats per cell (this process; "
+                               f"{len(cells) - 1} of {len(cells)} cells took one repeat: no spread of their own): ")
+    noisy = samples[(samples["family"] == "tuned") & (samples["rung"] == "baseline")]
+    medians = noisy.groupby("repeat")["consumer_time_us"].median().dropna()
+    spread = (medians.max() - medians.min()) / medians.mean() * 100
+    assert spread > 1      # the repeats drift: a median over every cell would read 0.00 %
+    assert consumer.endswith(f"median {spread:.2f} %, worst {spread:.2f} % (tuned baseline / random, 4 repeats)")
+    assert pin == "spread of pin medians between repeats (this process): none, every cell took one repeat"
 
 
 def test_a_fixed_run_has_no_stopped_column(tmp_path, fake):  # noqa: F811

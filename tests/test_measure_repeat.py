@@ -11,10 +11,10 @@ import math
 
 import pytest
 
-from l2attr.ladder.config import WorkloadConfig
-from l2attr.ladder.declare import RUNG_BY_NAME, variant
-from l2attr.ladder.measure.protocol import CellRunner, samples_per_repeat
-from l2attr.ladder.measure.run import LadderOptions, repeat_plan
+from l2attr.dlrm.config import WorkloadConfig
+from l2attr.dlrm.declare import RUNG_BY_NAME, variant
+from l2attr.dlrm.measure.protocol import CellRunner, samples_per_repeat
+from l2attr.dlrm.measure.run import LadderOptions, repeat_plan
 from l2attr.schema import SAMPLES
 
 

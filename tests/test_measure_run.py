@@ -9,10 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from l2attr.ladder.config import WorkloadConfig
-from l2attr.ladder.declare import RUNG_BY_NAME
-from l2attr.ladder.measure import run as runmod
-from l2attr.ladder.measure.run import LadderOptions, complete_repeats, run_ladder
+from l2attr.dlrm.config import WorkloadConfig
+from l2attr.dlrm.declare import RUNG_BY_NAME
+from l2attr.dlrm.measure import check as checkmod
+from l2attr.dlrm.measure import run as runmod
+from l2attr.dlrm.measure.run import LadderOptions, complete_repeats, run_ladder
 from l2attr.rundir import RunDir
 from l2attr.schema import CELLS, SAMPLES
 from l2attr.vocab import Family
@@ -84,14 +85,14 @@ def fake(monkeypatch):
         return made["gpu"]
 
     monkeypatch.setattr(runmod, "Gpu", gpu)
-    monkeypatch.setattr(runmod, "VariantKernels", FakeKernels)
-    monkeypatch.setattr(runmod, "check_variant", lambda *a, **k: {"sum": 0.0})
+    monkeypatch.setattr(checkmod, "VariantKernels", FakeKernels)
+    monkeypatch.setattr(checkmod, "check_variant", lambda *a, **k: {"sum": 0.0})
     monkeypatch.setattr(runmod, "check_real_data", lambda *a, **k: 0.0)
-    from l2attr.ladder.measure import protocol
+    from l2attr.dlrm.measure import protocol
     monkeypatch.setattr(protocol, "reference_launch", lambda gpu, idx, t: (lambda: None))
     shape = (CFG.warmup_batches + CFG.batches, CFG.tables, CFG.batch_size * CFG.pooling)
     workload = SimpleNamespace(indices=np.zeros(shape, dtype=np.int64), hot=np.arange(10), source={"name": "x"})
-    import l2attr.ladder.workload as wl
+    import l2attr.dlrm.workload as wl
     monkeypatch.setattr(wl, "build_workload", lambda *a, **k: workload)
     return made
 

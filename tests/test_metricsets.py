@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from l2attr.catalog import chips as mchips
+from l2attr.catalog import sets as catalog_sets
 from l2attr.catalog import keys as mkeys
 from l2attr.catalog import sets as msets
 from l2attr.errors import UserError
@@ -52,12 +52,12 @@ def test_uncollected_metric_stays_in_the_vocabulary():
 
 @pytest.mark.parametrize("cc, chip", [((8, 0), "ga100"), ((9, 0), "gh100")])
 def test_compute_capability_selects_chip(cc, chip):
-    assert mchips.chip_for_compute_capability(*cc) == chip
+    assert catalog_sets.chip_for_compute_capability(*cc) == chip
 
 
 def test_unknown_compute_capability_lists_known_chips():
     with pytest.raises(UserError) as exc:
-        mchips.chip_for_compute_capability(8, 6)
+        catalog_sets.chip_for_compute_capability(8, 6)
     assert "8.6" in str(exc.value) and "ga100" in str(exc.value) and "gh100" in str(exc.value)
     assert "--chip" in str(exc.value)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from l2attr import sizes
+from l2attr import outputs
 from l2attr.errors import UserError
 from l2attr.outputs import check_distinct, check_output
 
@@ -43,32 +43,32 @@ def test_two_outputs_naming_one_file_are_refused(tmp_path: Path) -> None:
 @pytest.mark.parametrize("n, text", [(0, "0 bytes"), (999, "999 bytes"), (1000, "1 kB"),
                                      (361_267_200, "361 MB"), (1_490_000_000_000_000, "1.49 PB")])
 def test_human_bytes(n: int, text: str) -> None:
-    assert sizes.human_bytes(n) == text
+    assert outputs.human_bytes(n) == text
 
 
 def test_id_file_bytes_is_the_longest_line_times_n() -> None:
-    assert sizes.id_file_bytes(3, 100) == 9            # "99\n" is the longest line below 100 rows
-    assert sizes.id_file_bytes(51_609_600, 500_000) == 51_609_600 * 7
-    assert sizes.id_file_bytes(5, 1) == 10             # only id 0: "0\n"
+    assert outputs.id_file_bytes(3, 100) == 9            # "99\n" is the longest line below 100 rows
+    assert outputs.id_file_bytes(51_609_600, 500_000) == 51_609_600 * 7
+    assert outputs.id_file_bytes(5, 1) == 10             # only id 0: "0\n"
 
 
 def test_memory_and_disk_checks_compare_with_what_is_there(monkeypatch: pytest.MonkeyPatch,
                                                            tmp_path: Path) -> None:
-    monkeypatch.setattr(sizes, "available_memory", lambda: 2_000_000_000)
-    sizes.check_memory(2_000_000_000, "x", "shrink it")
+    monkeypatch.setattr(outputs, "available_memory", lambda: 2_000_000_000)
+    outputs.check_memory(2_000_000_000, "x", "shrink it")
     with pytest.raises(UserError, match="^x needs about 2 GB of memory, this machine has 2 GB available; shrink it$"):
-        sizes.check_memory(2_000_000_001, "x", "shrink it")
-    monkeypatch.setattr(sizes, "free_disk", lambda folder: 1_000)
-    sizes.check_disk(1_000, tmp_path / "t.txt", "elsewhere")
+        outputs.check_memory(2_000_000_001, "x", "shrink it")
+    monkeypatch.setattr(outputs, "free_disk", lambda folder: 1_000)
+    outputs.check_disk(1_000, tmp_path / "t.txt", "elsewhere")
     with pytest.raises(UserError, match="would take up to 1 kB, the disk holding .* has 1 kB free"):
-        sizes.check_disk(1_001, tmp_path / "t.txt", "elsewhere")
+        outputs.check_disk(1_001, tmp_path / "t.txt", "elsewhere")
 
 
 def test_available_memory_reads_memavailable(monkeypatch: pytest.MonkeyPatch) -> None:
     import io
     meminfo = "MemTotal:       1000 kB\nMemFree:         100 kB\nMemAvailable:    50 kB\n"
-    monkeypatch.setattr(sizes, "open", lambda path: io.StringIO(meminfo), raising=False)
-    assert sizes.available_memory() == 50 * 1024
+    monkeypatch.setattr(outputs, "open", lambda path: io.StringIO(meminfo), raising=False)
+    assert outputs.available_memory() == 50 * 1024
 
 
 def test_fast_geometry_by_hand():
@@ -76,7 +76,7 @@ def test_fast_geometry_by_hand():
     plain: 128 fp32 = 32 float4 (a warp per row), 32 fp32 = 8 float4 (4 rows per warp), 256 fp32 =
     two slices of 32 float4, 100 fp32 = 25 float4 on 32 lanes, 33 fp32 = scalars on 32 lanes x 2
     slices, 128 fp16 = 16 x 8-half vectors; a misaligned base or an odd stride narrows the vector."""
-    from l2attr.ladder.measure.kernels import fast_geometry
+    from l2attr.dlrm.measure.kernels import fast_geometry
 
     g = fast_geometry(128, 128, 4, 0, 0, 2048, 2, 4)
     assert (g.vec, g.lanes_per_row, g.col_slices, g.block, g.grid) == (4, 32, 1, (32, 2, 4), 512)

@@ -19,7 +19,6 @@ from l2attr.catalog import sampled
 from l2attr.catalog import sets as msets
 from l2attr.errors import UserError
 from l2attr.profile import metricsets as ms
-from l2attr.profile import pm_argv, pm_phases
 from l2attr.profile import pmsampling as pm
 from l2attr.report.charts import figure_json
 from l2attr.report.timeline_chart import timeline_figure
@@ -38,7 +37,7 @@ def report() -> pm.PmTimeline:
 
 @pytest.fixture(scope="module")
 def found(report: pm.PmTimeline) -> pd.DataFrame:
-    return pm_phases.phases(report.samples)
+    return pm.phases(report.samples)
 
 
 # -- quantities file -----------------------------------------------------------------------------
@@ -76,7 +75,7 @@ def test_quantities_file_is_checked(tmp_path):
 # -- ncu command lines ---------------------------------------------------------------------------
 
 def test_timeline_argv_defaults_to_the_shortest_gh100_interval():
-    argv = pm_argv.timeline_ncu_argv(["python", "run.py", "--x"], Path("out/timeline.ncu-rep"), "ncu", "step1/", None)
+    argv = pm.timeline_ncu_argv(["python", "run.py", "--x"], Path("out/timeline.ncu-rep"), "ncu", "step1/", None)
     assert argv == [
         "ncu", "--config-file", "off", "--replay-mode", "app-range",
         "--cache-control", "none", "--clock-control", "none",
@@ -87,7 +86,7 @@ def test_timeline_argv_defaults_to_the_shortest_gh100_interval():
 
 
 def test_timeline_argv_interval_and_buffer():
-    argv = pm_argv.timeline_ncu_argv(["app"], "r", "/opt/ncu", "regex:^l2attr:.*/", 1500, buffer_bytes=64 << 20)
+    argv = pm.timeline_ncu_argv(["app"], "r", "/opt/ncu", "regex:^l2attr:.*/", 1500, buffer_bytes=64 << 20)
     i = argv.index("--pm-sampling-interval")
     assert argv[i + 1] == "1500"
     assert argv[argv.index("--pm-sampling-buffer-size") + 1] == str(64 << 20)
@@ -104,13 +103,13 @@ def test_timeline_argv_interval_and_buffer():
 def test_timeline_argv_refusals(kwargs, message):
     args = {"child": ["app"], "output": "r", "ncu": "ncu", "nvtx_include": "step1/", **kwargs}
     with pytest.raises(UserError, match=message):
-        pm_argv.timeline_ncu_argv(**args)
+        pm.timeline_ncu_argv(**args)
 
 
 def test_range_metrics_argv_exact():
     metrics = ["lts__t_sector_hit_rate.pct", "dram__bytes_read.sum",
                "lts__t_sectors_srcunit_tex_aperture_device_evict_last_lookup_hit.sum"]
-    argv = pm_argv.range_metrics_ncu_argv(["app", "-n", "1"], "runs/evict", "ncu", "step1/", metrics)
+    argv = pm.range_metrics_ncu_argv(["app", "-n", "1"], "runs/evict", "ncu", "step1/", metrics)
     assert argv == [
         "ncu", "--config-file", "off", "--replay-mode", "app-range",
         "--cache-control", "none", "--clock-control", "none",
@@ -119,9 +118,9 @@ def test_range_metrics_argv_exact():
         "-o", "runs/evict", "-f", "app", "-n", "1",
     ]
     with pytest.raises(UserError, match="no metrics"):
-        pm_argv.range_metrics_ncu_argv(["app"], "r", "ncu", "step1/", [" "])
+        pm.range_metrics_ncu_argv(["app"], "r", "ncu", "step1/", [" "])
     with pytest.raises(UserError, match="not ncu metric names: l2"):
-        pm_argv.range_metrics_ncu_argv(["app"], "r", "ncu", "step1/", ["l2"])
+        pm.range_metrics_ncu_argv(["app"], "r", "ncu", "step1/", ["l2"])
 
 
 # -- reading the recorded PM-sampling range ------------------------------------------------------
@@ -254,21 +253,21 @@ def _synthetic(busy: dict[int, float], sm: dict[int, float], n: int = 100) -> pd
 def test_phases_on_a_synthetic_timeline_with_known_answer():
     l2 = {**{i: 60.0 for i in range(10, 15)}, 30: 5.0, 31: 5.0, **{i: 40.0 for i in range(60, 80) if i != 70}}
     sm = {10: 20.0, **{i: 70.0 for i in range(60, 80) if i != 70}}
-    got = pm_phases.phases(_synthetic(l2, sm))
+    got = pm.phases(_synthetic(l2, sm))
     expect = [("pin", 10, 15, 5), ("other", 30, 32, 2), ("gap", 15, 60, 45), ("consumer", 60, 80, 20)]
     expect.sort(key=lambda e: (e[1], e[0] != "gap"))
     assert [(r.phase, r.start_us, r.end_us, r.samples) for r in got.itertuples()] == expect
     # without merging, the one idle sample at 70 splits the consumer: the first half is an extra kernel
-    split = pm_phases.phases(_synthetic(l2, sm), merge_samples=0)
+    split = pm.phases(_synthetic(l2, sm), merge_samples=0)
     assert list(split["phase"]) == ["pin", "gap", "other", "kernel", "consumer"]
 
 
 def test_phases_need_two_kernel_bursts_and_a_busy_signal():
-    one = pm_phases.phases(_synthetic({i: 50.0 for i in range(20, 30)}, {20: 10.0}))
+    one = pm.phases(_synthetic({i: 50.0 for i in range(20, 30)}, {20: 10.0}))
     assert list(one["phase"]) == ["kernel"]
-    assert pm_phases.phases(_synthetic({}, {})).empty
+    assert pm.phases(_synthetic({}, {})).empty
     no_signal = _synthetic({5: 50.0}, {}).assign(quantity="l2_hit_rate_pct")
-    assert pm_phases.phases(no_signal).empty and list(pm_phases.phases(no_signal).columns) == pm_phases.PHASE_COLUMNS
+    assert pm.phases(no_signal).empty and list(pm.phases(no_signal).columns) == pm.PHASE_COLUMNS
 
 
 # -- range totals --------------------------------------------------------------------------------

@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from l2attr.ladder.config import build_config
-from l2attr.ladder.profile.plan import DEFAULT_CALLS_PER_CELL, default_calls, plan_jobs
+from l2attr.dlrm.config import build_config
+from l2attr.dlrm.profile.plan import DEFAULT_CALLS_PER_CELL, default_calls, plan_jobs
 from l2attr.profile.calls_rule import calls_needed
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -2,7 +2,7 @@
 
 import json
 
-from l2attr.ladder.profile.manifest import child_facts
+from l2attr.dlrm.profile.manifest import child_facts
 
 
 def test_child_facts_takes_first_child_with_each_key(tmp_path):

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from l2attr.ladder.config import DTYPES, PRESETS, WorkloadConfig, build_config
+from l2attr.dlrm.config import DTYPES, PRESETS, WorkloadConfig, build_config
 from l2attr.errors import UserError
 
 POSITIVE = ("tables", "rows", "dim", "batch_size", "pooling", "batches")

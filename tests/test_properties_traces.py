@@ -1,7 +1,7 @@
 """Properties of the trace reader, against a one-line-at-a-time reference written from its rules.
 
 The reader parses whole files with numpy in chunks; the reference applies the documented rules
-(l2attr/ladder/workload/traces.py) line by line with a regular expression. On any file they must agree:
+(l2attr/dlrm/workload/traces.py) line by line with a regular expression. On any file they must agree:
 the same ids, or an error naming the same first bad line.
 """
 
@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import l2attr.ladder.workload.traces as traces_mod
+import l2attr.dlrm.workload.traces as traces_mod
 from l2attr.errors import UserError
-from l2attr.ladder.workload.traces import parse_ids, trace_from_bytes, write_ids
+from l2attr.dlrm.workload.traces import parse_ids, trace_from_bytes, write_ids
 
 GOOD_LINE = re.compile(rb"[ \t\r]*[0-9]{1,18}[ \t\r]*")
 MAX_ID = 10**18 - 1

@@ -98,8 +98,8 @@ ALLOWED = [
             LOG + "adaptive/ladder_fixed.log", ("ladder wall 24.82 s",)),
     Allowed("**22.79 s** for two", "the second fixed process (tools/device_adaptive.sh)",
             LOG + "adaptive/ladder_fixed2.log", ("ladder wall 22.79 s",)),
-    Allowed("(default 8 GB)", "the workload cache's default cap (ladder/workload/cache.py DEFAULT_MAX_GB)",
-            check=lambda: __import__("l2attr.ladder.workload.cache", fromlist=["x"]).DEFAULT_MAX_GB == 8.0),
+    Allowed("(default 8 GB)", "the workload cache's default cap (dlrm/workload/cache.py DEFAULT_MAX_GB)",
+            check=lambda: __import__("l2attr.dlrm.workload.cache", fromlist=["x"]).DEFAULT_MAX_GB == 8.0),
     Allowed("+1.28 % over the call, after the settle and three +2.06 %", "tools/probe_arm.py's second call",
             LOG + "surgery/probe_arm.log", ("clean+3        kernel sum median     12.57 µs [12.38, 12.99] ( +1.28 %",
                                             "arm (settle+3) kernel sum median     12.67 µs [12.45, 13.12] ( +2.06 %")),
@@ -168,16 +168,16 @@ ALLOWED = [
     Allowed("top-60K coverage 87.7 % (and 87.7 % for", "traces stats on the artifact's trace, recorded with its digest",
             "tests/fixtures/traces/README.md", ("87.69 %",)),
     Allowed("62 % of lookups repeat", "the fitted profile's constant (repeat_prob 0.6248)",
-            "l2attr/ladder/workload/profiles.py", ("repeat_prob=0.6248",)),
+            "l2attr/dlrm/workload/profiles.py", ("repeat_prob=0.6248",)),
     Allowed("72 % from a flat hot set of 27 % of rows, else from a warm set of 39 %",
-            "the fitted profile's constants", "l2attr/ladder/workload/profiles.py",
+            "the fitted profile's constants", "l2attr/dlrm/workload/profiles.py",
             ("hot_share=0.7173", "hot_frac=0.2685", "warm_frac=0.3907")),
     Allowed("10 % near repeats; new ids 15 % from a", "the fitted profile's constants",
-            "l2attr/ladder/workload/profiles.py", ("hot_share=0.1473",)),
-    Allowed("hot set of 13 % of rows", "the fitted profile's constant", "l2attr/ladder/workload/profiles.py",
+            "l2attr/dlrm/workload/profiles.py", ("hot_share=0.1473",)),
+    Allowed("hot set of 13 % of rows", "the fitted profile's constant", "l2attr/dlrm/workload/profiles.py",
             ("hot_frac=0.1326",)),
     Allowed("97 % of new draws from a Zipf(0.7) hot set of 20 % of rows", "the hand-set profile's constants",
-            "l2attr/ladder/workload/profiles.py", ("hot_share=0.97", "hot_frac=0.2")),
+            "l2attr/dlrm/workload/profiles.py", ("hot_share=0.97", "hot_frac=0.2")),
     Allowed("| 87.8–87.9 % (87.7 %) |", "calibration, printed by benchmarks/bench_profiles.py",
             LOG + "bench_profiles.log", ("87.87", "87.78", "87.69")),
     Allowed("| 48.8–48.9 % (48.7 %) |", "calibration, printed by benchmarks/bench_profiles.py",
@@ -193,7 +193,7 @@ ALLOWED = [
             check=lambda: _tuning_points() == 240),
     Allowed("used a 50 µs spin", "the committed runs' setting (their manifests: measure.spin_us)",
             "examples/20261130T231356Z-bench/manifest.json", ('"spin_us": 50.0',)),
-    Allowed("0.5 s of copies", "the warm-up's default (ladder/measure/gpu.py)", "l2attr/ladder/measure/gpu.py",
+    Allowed("0.5 s of copies", "the warm-up's default (dlrm/measure/gpu.py)", "l2attr/dlrm/measure/gpu.py",
             ("seconds: float = 0.5",)),
     Allowed("reading 2× L2", "the flush's definition"),
     Allowed("a bootstrap 95 % CI", "the method's interval level"),
@@ -210,7 +210,7 @@ def _tuning_points() -> int:
 
 
 def _preset_bytes() -> int:
-    from l2attr.ladder.config import WorkloadConfig
+    from l2attr.dlrm.config import WorkloadConfig
 
     c = WorkloadConfig()
     return c.tables * c.rows * c.dim * c.element_bytes

@@ -131,7 +131,7 @@ def test_fast_cards_use_the_fast_names(families) -> None:
 
 
 def test_a_family_names_its_rungs_as_it_declares_them() -> None:
-    """ladder.declare's rung_labels are the only source: the fast family's OptMT slot is `fast`,
+    """dlrm.declare's rung_labels are the only source: the fast family's OptMT slot is `fast`,
     its pin rung `fast+pin`; a family that declares none keeps the standard names."""
     assert [rung_label(r, "fast") for r in ("optmt", "l2p_optmt", "apw_optmt", "baseline")] == \
         ["fast", "fast+pin", "fast+window", "baseline"]

@@ -139,7 +139,7 @@ def test_a_link_to_a_card_opens_it(page: Path) -> None:
 
 def test_probe_finds_a_chart_without_data(tmp_path: Path) -> None:
     """The check above must fail on a chart whose every value is null: one such chart, drawn
-    directly (the report itself never draws one, report/chart_data.py)."""
+    directly (the report itself never draws one, report/html.py)."""
     if CHROMIUM is None:
         pytest.skip("chromium not installed (Debian: apt-get install -y chromium)")
     from plotly.offline import get_plotlyjs

@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from l2attr.report.chart_data import drawable, has_data
+from l2attr.report.html import drawable, has_data
 from l2attr.report.charts import figure_json
 from tests.conftest import EXAMPLES
 

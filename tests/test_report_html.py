@@ -14,7 +14,7 @@ from helpers_rundirs import PROFILES, TIMINGS, ladder_cells, write_ladder_run, w
 from l2attr.analysis import analyse, load_runs
 from l2attr.analysis.answer import answer_line, pin_answer
 from l2attr.report.html import SECTION_SPECS, SECTIONS, SectionSpec, render_html
-from l2attr.resources import data_dir
+from l2attr.source import data_dir
 
 
 def figures_in(html: str) -> dict:

@@ -1,4 +1,4 @@
-"""The front door's result objects: l2attr.ladder_study judges its run as the report does; the run dir
+"""The front door's result objects: l2attr.ladder judges its run as the report does; the run dir
 it returns is the one the command made."""
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ def test_ladder_returns_the_run_dir_the_command_made(tmp_path: Path, monkeypatch
 
     write_ladder_run(tmp_path, name="20261201T000000Z-ladder")      # an older run beside it
     monkeypatch.setattr(l2attr.cli, "main", fake_main)
-    res = l2attr.ladder_study("--family", "artifact", out=tmp_path)
+    res = l2attr.ladder("--family", "artifact", out=tmp_path)
     assert seen[0][:3] == ["ladder", "--family", "artifact"]
     assert res.run_dir.name == "20261202T000000Z-ladder"
     monkeypatch.setattr(l2attr.cli, "main", lambda argv: 2)
     with pytest.raises(UserError, match="exit status 2"):
-        l2attr.ladder_study("--bogus", out=tmp_path)
+        l2attr.ladder("--bogus", out=tmp_path)

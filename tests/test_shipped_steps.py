@@ -59,7 +59,7 @@ def test_facts_say_the_shapes(shipped):
 
 
 def test_dlrm_rungs_follow_the_ladders_declaration(shipped):
-    from l2attr.ladder.declare import RUNGS, TORCH
+    from l2attr.dlrm.declare import RUNGS, TORCH
 
     t = shipped.declared()
     rungs = [(f["rung"], f["label"]) for n, (m, f) in t.items() if m == "dlrm_rungs"]

@@ -204,7 +204,7 @@ def test_rewarm_kernel_compiles_to_l2_only_loads_and_no_store(tmp_path, arch):
     """The re-warm reads through L2 only (ld.global.cg) and writes nothing but its impossible sink."""
     import subprocess
 
-    from l2attr.resources import data_dir
+    from l2attr.source import data_dir
 
     ptx = tmp_path / "warm.ptx"
     subprocess.run(["nvcc", f"-arch={arch}", "--std=c++17", "-ptx", "-o", str(ptx), str(data_dir("kernels") / "warm_l2.cu")],

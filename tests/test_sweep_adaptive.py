@@ -16,10 +16,10 @@ from l2attr.report.sweep_text import markdown_chapter
 from l2attr.cli import build_parser
 from l2attr.commands.sweep import adaptive_rule
 from l2attr.errors import UserError
-from l2attr.ladder.config import WorkloadConfig
-from l2attr.ladder.sweep.run import run_sweep
-from l2attr.ladder.sweep.spec import SweepOptions
-from l2attr.ladder.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES
+from l2attr.dlrm.config import WorkloadConfig
+from l2attr.dlrm.sweep.run import run_sweep
+from l2attr.dlrm.sweep.spec import SweepOptions
+from l2attr.dlrm.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES
 from l2attr.measure.adaptive import AdaptiveRule
 from l2attr.rundir import RunDir
 from l2attr.vocab import Family, Order, RepeatStop, SweepAxis

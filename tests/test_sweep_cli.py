@@ -22,7 +22,7 @@ def fake_device(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     def no_gpu_work(*a, **k):
         raise AssertionError("GPU work started before the values were checked")
-    import l2attr.ladder.measure.gpu as mgpu
+    import l2attr.dlrm.measure.gpu as mgpu
     monkeypatch.setattr(mgpu, "check_fits", no_gpu_work)
     return touched
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from l2attr.ladder.config import WorkloadConfig
-from l2attr.ladder.sweep.device import hot_ranking
-from l2attr.ladder.workload import build_workload
+from l2attr.dlrm.config import WorkloadConfig
+from l2attr.dlrm.sweep.device import hot_ranking
+from l2attr.dlrm.workload import build_workload
 
 
 @pytest.mark.parametrize("profile", ["reuse_high", "reuse_low", "random"])

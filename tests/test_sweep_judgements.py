@@ -18,8 +18,8 @@ import pytest
 from l2attr.analysis.sweep import analyse_sweep
 from l2attr.analysis.sweep_break_even import crossing, k_text
 from l2attr.analysis.sweep_load import SweepRun
-from l2attr.analysis.sweep_share_left import quotient
-from l2attr.ladder.sweep.tables import SWEEP_POINTS
+from l2attr.analysis.sweep_verdict import quotient
+from l2attr.dlrm.sweep.tables import SWEEP_POINTS
 from l2attr.vocab import Judgement
 
 CONFIG = {"tables": 2, "rows": 1000, "dim": 128, "dtype": "fp32", "hot_rows": 10}

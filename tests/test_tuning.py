@@ -10,7 +10,7 @@ import pytest
 
 from l2attr.analysis.tuning import KNOBS, choose, score, within_spread
 from l2attr.integrity.tuning import read_tuning
-from l2attr.ladder.declare import FAST_DEFAULT
+from l2attr.dlrm.declare import FAST_DEFAULT
 from tests.conftest import EXAMPLES
 
 

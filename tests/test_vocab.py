@@ -72,8 +72,8 @@ def test_the_written_words_of_every_engine_are_unchanged():
 
 
 def test_every_condition_runs_device_verbs_the_protocol_has():
-    """`before` / `between` name methods of the cell protocol's device (measure/verbs.py)."""
-    from l2attr.measure.verbs import GpuVerbs
+    """`before` / `between` name methods of the cell protocol's device (measure/cell.py)."""
+    from l2attr.measure.cell import GpuVerbs
 
     for c in L2Condition:
         for verb in (c.before, c.between):

@@ -27,7 +27,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from l2attr import schema, vocab
-from l2attr.ladder.sweep import dram, tables
+from l2attr.dlrm.sweep import dram, tables
 
 PACKAGE = Path(__file__).resolve().parents[1] / "l2attr"
 
@@ -44,38 +44,37 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("steps/trace.py", "kernel"): "kineto's event category of a GPU kernel (its word)",
     ("report/html_layer_b.py", "cold"): "a column header: the cold (random) profile, not the step condition",
     ("integrity/manifest.py", "sweep"): "the manifest field sweep (the sweep's settings)",
-    ("integrity/identity.py", "name"): "the manifest field gpu.name",
+    ("integrity/runs.py", "name"): "the manifest field gpu.name",
     ("integrity/manifest.py", "name"): "the manifest field name (the run's name)",
     ("integrity/tuning.py", "profile"): "the tuning table's profile column",
     ("integrity/tables.py", "profile"): "the samples' and cells' profile column (filled)",
     ("integrity/step.py", "kernel"): "step_kernels' and step_dram's kernel-name column (filled)",
     ("integrity/step.py", "producer"): "step_edges' producer column (an op index)",
     ("integrity/step.py", "consumer"): "step_edges' consumer column (an op index)",
-    ("integrity/units.py", "ladder"): "the first word of a ladder unit's id in units.csv (distribute/units.py)",
+    ("integrity/runs.py", "ladder"): "the first word of a ladder unit's id in units.csv (distribute/units.py)",
     ("analysis/caveats.py", "info"): "a caveat's level (LEVELS: error, warn, info), not `l2attr cache info`",
     ("analysis/study.py", "info"): "a caveat's level (LEVELS: error, warn, info), not `l2attr cache info`",
     # other tools' words
     ("gpu/runtime.py", "torch"): "the Python module torch",
     ("gpu/device.py", "torch"): "the Python module torch (and its distribution name)",
-    ("doctor.py", "torch"): "the Python module torch",
+    ("commands/doctor.py", "torch"): "the Python module torch",
     ("report/provenance.py", "torch"): "the software version of the Python module torch",
     ("profile/nsys.py", "profile"): "nsys's own subcommand (`nsys profile`)",
     ("report/charts.py", "none"): "plotly's template name",
     ("report/charts.py", "line"): "plotly's shape type",
     ("report/sweep_charts.py", "line"): "plotly's shape type",
     # names l2attr gives to other things
-    ("resources.py", "kernels"): "the kernels/ folder",
-    ("gitinfo.py", "kernels"): "the kernels/ folder; this file runs standalone at build time (hatch_build.py)",
-    ("ladder/config.py", "artifact"): "the workload preset named after the artifact's shape (a PRESETS key)",
+    ("source.py", "kernels"): "the kernels/ folder; this file runs standalone at build time (hatch_build.py)",
+    ("dlrm/config.py", "artifact"): "the workload preset named after the artifact's shape (a PRESETS key)",
     ("schema.py", "timeline"): "the name of the timeline.csv table",
-    ("ladder/declare.py", "all"): "`--family all` (ALL_FAMILIES): every family, not ncu's `all`",
+    ("dlrm/declare.py", "all"): "`--family all` (ALL_FAMILIES): every family, not ncu's `all`",
     ("report/registry.py", "ladder"): "a report section's key (its template and anchor)",
     ("report/registry.py", "amortisation"): "a report section's key (its template and anchor)",
     ("report/registry.py", "timeline"): "a report section's key (its template and anchor)",
     ("report/sweep_html.py", "sweep"): "the report section key of a sweep chapter",
-    ("ladder/workload/__init__.py", "top_k"): "the function top_k in __all__",
-    ("ladder/workload/stats.py", "trace"): "a trace's default display name",
-    ("commands/ladder.py", "grid"): "the --grid option (LaunchShape.grid), not ncu's grid matching",
+    ("dlrm/workload/__init__.py", "top_k"): "the function top_k in __all__",
+    ("dlrm/workload/stats.py", "trace"): "a trace's default display name",
+    ("commands/ladder_inputs.py", "grid"): "the --grid option (LaunchShape.grid), not ncu's grid matching",
     ("commands/ladder.py", "trace"): "the LadderOptions field trace (a path)",
     ("report/provenance.py", "trace"): "the label of the manifest's measure.trace fact",
     ("report/provenance.py", "control"): "the manifest field `control` and the judgement of that name",
@@ -91,7 +90,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("report/html_sections.py", "profile"): "the profile column",
     ("report/results_table.py", "profile"): "the profile column: its header and the record field it is read from",
     ("report/provenance.py", "profile"): "the manifest field `profile` of a timeline run",
-    ("ladder/sweep/axes/declare.py", "profile"): "the profile column of every sweep table and its header",
+    ("dlrm/sweep/axes/declare.py", "profile"): "the profile column of every sweep table and its header",
 }
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from l2attr.gitinfo import checkout_sha
+from l2attr.source import checkout_sha
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -29,7 +29,7 @@ def test_wheel_ships_data_folders(tmp_path):
     venv.create(env, with_pip=True)
     py = env / "bin" / "python"
     subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", str(wheel)], check=True)
-    probe = ("import l2attr.resources as r, pathlib; "
+    probe = ("import l2attr.source as r, pathlib; "
              "print(*(r.data_dir(n) for n in ('kernels', 'metrics', 'reports')), sep='\\n')")
     out = subprocess.run([str(py), "-c", probe], cwd=tmp_path, capture_output=True, text=True,
                          check=True).stdout.split()

@@ -1,4 +1,4 @@
-"""The workload cache (l2attr/ladder/workload/cache.py): in the user's cache dir (or
+"""The workload cache (l2attr/dlrm/workload/cache.py): in the user's cache dir (or
 L2ATTR_CACHE_DIR), shared by every --out, named in the manifest, capped by LRU eviction, and
 `l2attr cache info|clear`."""
 
@@ -12,9 +12,9 @@ import pytest
 from l2attr.cli import build_parser, main
 from l2attr.commands import ladder as ladder_cmd
 from l2attr.commands import sweep as sweep_cmd
-from l2attr.ladder.config import WorkloadConfig
-from l2attr.ladder.workload import cache
-from l2attr.ladder.workload.build import build_workload
+from l2attr.dlrm.config import WorkloadConfig
+from l2attr.dlrm.workload import cache
+from l2attr.dlrm.workload.build import build_workload
 
 SMALL = WorkloadConfig(tables=2, rows=10_000, batch_size=32, pooling=10, batches=2,
                        warmup_batches=1, hot_rows=200)

@@ -8,13 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import l2attr.ladder.workload.profiles as P
-from l2attr.ladder.config import WorkloadConfig
+import l2attr.dlrm.workload.profiles as P
+from l2attr.dlrm.config import WorkloadConfig
 from l2attr.errors import UserError
-from l2attr.ladder.declare import PROFILES
-from l2attr.ladder.workload import build_workload
-from l2attr.ladder.workload.hotset import coverage, id_counts, top_k
-from l2attr.ladder.workload.traces import circular
+from l2attr.dlrm.declare import PROFILES
+from l2attr.dlrm.workload import build_workload
+from l2attr.dlrm.workload.hotset import coverage, id_counts, top_k
+from l2attr.dlrm.workload.traces import circular
 
 ROWS = 500_000
 SMALL = WorkloadConfig(tables=3, rows=20_000, batch_size=64, pooling=20, batches=2,

@@ -10,9 +10,9 @@ import pytest
 from conftest import HOT_MEDIUM_CUT, LOW_CUT, MEDIUM_CUT
 
 from l2attr.errors import UserError
-from l2attr.ladder.workload import read_hot_file, read_trace
-from l2attr.ladder.workload.hotset import coverage, id_counts, top_k
-from l2attr.ladder.workload.stats import reuse_distances, trace_stats
+from l2attr.dlrm.workload import read_hot_file, read_trace
+from l2attr.dlrm.workload.hotset import coverage, id_counts, top_k
+from l2attr.dlrm.workload.stats import reuse_distances, trace_stats
 
 
 def test_reuse_distance_is_lookups_since_previous_lookup_of_the_id() -> None:

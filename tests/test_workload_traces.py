@@ -9,12 +9,12 @@ import pytest
 
 from conftest import HOT_MEDIUM_CUT, MEDIUM_CUT
 
-import l2attr.ladder.workload.traces as traces_mod
-from l2attr.ladder.config import WorkloadConfig
+import l2attr.dlrm.workload.traces as traces_mod
+from l2attr.dlrm.config import WorkloadConfig
 from l2attr.errors import UserError
-from l2attr.ladder.workload import build_workload, read_hot_file, read_trace, write_ids
-from l2attr.ladder.workload.hotset import id_counts, top_k
-from l2attr.ladder.workload.traces import circular, parse_ids
+from l2attr.dlrm.workload import build_workload, read_hot_file, read_trace, write_ids
+from l2attr.dlrm.workload.hotset import id_counts, top_k
+from l2attr.dlrm.workload.traces import circular, parse_ids
 
 SMALL = WorkloadConfig(tables=3, rows=1000, batch_size=4, pooling=5, batches=2,
                        warmup_batches=1, hot_rows=10)

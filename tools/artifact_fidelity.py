@@ -39,8 +39,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from l2attr.ladder.config import WorkloadConfig  # noqa: E402
-from l2attr.ladder.declare import RUNGS, variant  # noqa: E402
+from l2attr.dlrm.config import WorkloadConfig  # noqa: E402
+from l2attr.dlrm.declare import RUNGS, variant  # noqa: E402
 
 # rung -> (their consumer function, built with the cap?) ; the pin for pinning rungs
 THEIRS = {"baseline": ("art_baseline_sum_mean", False), "optmt": ("art_baseline_sum_mean", True),
@@ -90,9 +90,9 @@ def main(argv: list[str]) -> int:
     import cupy
     import torch
 
-    from l2attr.ladder.measure.gpu import Gpu
-    from l2attr.ladder.measure.kernels import LaunchShape, VariantKernels, _ptr
-    from l2attr.ladder.workload import build_workload
+    from l2attr.dlrm.measure.gpu import Gpu
+    from l2attr.dlrm.measure.kernels import LaunchShape, VariantKernels, _ptr
+    from l2attr.dlrm.workload import build_workload
 
     arch = f"sm_{cupy.cuda.Device().compute_capability}"
     cfg = WorkloadConfig()

@@ -5,7 +5,7 @@
 Reads each run's metrics.csv(.gz) into its call table (analysis.calls.call_table: counts summed
 per call, rates from the sums), and prints the rule's answer: the smallest count of last calls
 whose cell medians stay inside the full runs' 95 % intervals (docs/layer-b.md#calls-per-cell).
-Without arguments: the committed fixed runs FIXED_RUNS, the runs ladder/profile/plan.py's
+Without arguments: the committed fixed runs FIXED_RUNS, the runs dlrm/profile/plan.py's
 DEFAULT_CALLS_PER_CELL was derived from (tests/test_profile_calls_rule.py holds the two equal).
 """
 

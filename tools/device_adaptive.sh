@@ -28,7 +28,7 @@ t = time.perf_counter(); import torch; a = time.perf_counter()
 import cupy; b = time.perf_counter()
 torch.cuda.init(); torch.empty(1, device="cuda"); c = time.perf_counter()
 cupy.cuda.Device().attributes; d = time.perf_counter()
-import l2attr.commands.ladder, l2attr.ladder.measure.run; e = time.perf_counter()
+import l2attr.commands.ladder, l2attr.dlrm.measure.run; e = time.perf_counter()
 print(f"import torch {a - t:.2f} s, import cupy {b - a:.2f} s, CUDA context {c - b:.2f} s, cupy device {d - c:.2f} s, "
       f"l2attr ladder modules {e - d:.2f} s")
 EOF

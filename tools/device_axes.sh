@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The sweep axes' GPU check after they became declarations (ladder/sweep/axes/): the sweep GPU tests
+# The sweep axes' GPU check after they became declarations (dlrm/sweep/axes/): the sweep GPU tests
 # (a tiny sweep of every axis, occupy included, through the CLI, and the window ABI), a fresh
 # default occupy sweep (the renamed capacity sweep) with its Nsight Compute retention check written
 # into its run dir, and the report of it. About 3 minutes on an H200. Run from the repository root:

@@ -12,5 +12,5 @@ else
   export PYTHONPATH=$PWD
 fi
 # Generated workloads: one cache for every run of the call, outside $OUT (nothing of it comes back)
-# and set here, so a device without platformdirs installed needs none (l2attr/ladder/workload/cache.py).
+# and set here, so a device without platformdirs installed needs none (l2attr/dlrm/workload/cache.py).
 export L2ATTR_CACHE_DIR=${L2ATTR_CACHE_DIR:-/tmp/l2attr-cache}

@@ -5,7 +5,7 @@ docs/steps.md: each in the page that holds it, tools/doc_pages.py) from the comm
     python tools/readme_experiments.py --write    # replace them in their pages
 
 The block sits between `<!-- experiments:begin -->` and `<!-- experiments:end -->`; it is made by
-l2attr.report.experiment_text from every run dir under examples/experiments/, the timer
+l2attr.report.experiment from every run dir under examples/experiments/, the timer
 comparison from the two runs of TIMER_RUNS (the blocking one is the
 reproduction's, not copied), and the steps block (between `<!-- steps:begin -->` and
 `<!-- steps:end -->`) by l2attr.report.step_text from examples/steps/surgery/ (graph surgery; examples/steps/runs/ holds the per-op method's older runs). tests/test_readme_experiments.py fails when they disagree.
@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 from l2attr.analysis.experiment_load import analyse_experiment, load_experiment  # noqa: E402
 from l2attr.analysis.timer_compare import compare_timers  # noqa: E402
 from l2attr.report.timer_text import timer_table  # noqa: E402
-from l2attr.report.experiment_text import experiments_markdown  # noqa: E402
+from l2attr.report.experiment import experiments_markdown  # noqa: E402
 
 BEGIN, END = "<!-- experiments:begin -->\n", "<!-- experiments:end -->"
 TIMER_BEGIN, TIMER_END = "<!-- timer:begin -->\n", "<!-- timer:end -->"
@@ -50,9 +50,8 @@ def timer_block() -> str:
 
 
 def pipeline_block(folder: Path | None = None) -> str:
-    """The README's one line on the paper's pipeline figure (analysis/step_pipeline.py)."""
-    from l2attr.analysis.step_load import analyse_step
-    from l2attr.analysis.step_pipeline import pipeline_sentence
+    """The README's one line on the paper's pipeline figure (analysis/step_load.py)."""
+    from l2attr.analysis.step_load import analyse_step, pipeline_sentence
 
     runs = runs_in(folder or ROOT / "examples" / "steps" / "surgery")
     return pipeline_sentence([analyse_step(p) for p in runs]) + (

@@ -99,7 +99,7 @@ def prose_context(runs: list[str]) -> dict:
     import pandas as pd
 
     from l2attr.analysis import findings
-    from l2attr.ladder.ptxas import committed
+    from l2attr.dlrm.ptxas import committed
 
     main_an = analyse(load_runs([EX / r for r in runs]))
     ladders = [r for r in runs if r.endswith("-bench")]          # the processes that measured the natural cells

@@ -4,7 +4,7 @@
     python tools/readme_sweeps.py --write    # replace them in the page that holds them (tools/doc_pages.py)
 
 `<!-- sweep-axes:begin -->`: the axes table of the "Sweeps" section, from the registry
-(l2attr/ladder/sweep/axes/): a new axis appears there by its declaration.
+(l2attr/dlrm/sweep/axes/): a new axis appears there by its declaration.
 `<!-- sweeps:begin runs=... -->`: what the committed sweeps found, per family and profile, every
 word from analysis/significance.py's one rule (through l2attr.analysis.sweep, the code the report
 uses), the occupy sweep's recorded ncu check beside it, and the APW+OptMT ladder rung judged by
@@ -26,7 +26,7 @@ from l2attr.analysis.significance import Interval, compare  # noqa: E402
 from l2attr.analysis.sweep import SweepAnalysis, analyse_sweep  # noqa: E402
 from l2attr.analysis.sweep_load import load_sweep  # noqa: E402
 from l2attr.analysis.sweep_verdict import times, word  # noqa: E402
-from l2attr.ladder.sweep import axes  # noqa: E402
+from l2attr.dlrm.sweep import axes  # noqa: E402
 from l2attr.report.sweep_text import break_even_rows, check_lines, md  # noqa: E402
 from l2attr.rundir import RunDir  # noqa: E402
 from l2attr.schema import CELLS  # noqa: E402

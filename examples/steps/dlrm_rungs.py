@@ -4,12 +4,12 @@ The paper's pipeline claim (up to 1.77x for the whole DLRM inference step on A10
 about this step: bottom MLP, 12 sum-pooled EmbeddingBags at the artifact's shape (12 tables x 500K
 rows x 128 fp32, batch 2048, pooling 150, the reuse_medium indices of l2attr's workload builder),
 pairwise interaction, top MLP (dlrm_step.py's model). One step per rung the ladder declares
-(l2attr/ladder/declare.py RUNGS: baseline, OptMT, RPF+OptMT, L2P+OptMT, RPF+L2P+OptMT) with that
+(l2attr/dlrm/declare.py RUNGS: baseline, OptMT, RPF+OptMT, L2P+OptMT, RPF+L2P+OptMT) with that
 rung's consumer of the `artifact` family, compiled and launched as the ladder does
-(ladder/measure/kernels.py VariantKernels: same options, grid, block and arguments); and the torch
+(dlrm/measure/kernels.py VariantKernels: same options, grid, block and arguments); and the torch
 reference row (`dlrm-rung-torch`, F.embedding_bag) on the very same tables, indices and MLPs.
 
-Layout as the ladder's own GPU side (ladder/measure/gpu.py): the tables in one (12, 500K, 128)
+Layout as the ladder's own GPU side (dlrm/measure/gpu.py): the tables in one (12, 500K, 128)
 tensor drawn uniform in [-1, 1) from a generator seeded with the config's seed; the index stream
 followed by one spare element (the RPF consumer may read one index past a call's last bag);
 offsets at multiples of the pooling; the hot set (the 60K hottest rows) for the pins.
@@ -29,7 +29,7 @@ from functools import lru_cache
 from typing import Any, Callable
 
 from dlrm_step import BATCH, DIM, HOT, POOLING, ROWS, TABLES
-from l2attr.ladder.declare import RUNGS, TORCH
+from l2attr.dlrm.declare import RUNGS, TORCH
 from l2attr.vocab import Family
 
 FAMILY = Family.ARTIFACT
@@ -60,8 +60,8 @@ def _make() -> dict[str, Any]:
     import numpy as np
     import torch
 
-    from l2attr.ladder.config import WorkloadConfig
-    from l2attr.ladder.workload import build_workload
+    from l2attr.dlrm.config import WorkloadConfig
+    from l2attr.dlrm.workload import build_workload
 
     cfg = WorkloadConfig(tables=TABLES, rows=ROWS, dim=DIM, dtype=DTYPE, batch_size=BATCH, pooling=POOLING,
                          batches=1, warmup_batches=0, hot_rows=HOT)
@@ -93,8 +93,8 @@ def _make() -> dict[str, Any]:
 @lru_cache(maxsize=None)
 def _kernels(rung: str) -> Any:
     """The rung's compiled artifact kernels (consumer, and pin where the rung pins), as the ladder builds them."""
-    from l2attr.ladder.declare import variant
-    from l2attr.ladder.measure.kernels import LaunchShape, VariantKernels
+    from l2attr.dlrm.declare import variant
+    from l2attr.dlrm.measure.kernels import LaunchShape, VariantKernels
 
     return VariantKernels(variant(FAMILY, rung), DTYPE, LaunchShape())
 
@@ -167,7 +167,7 @@ def check() -> list[tuple[bool, str]]:
     import torch
     import torch.nn.functional as F
 
-    from l2attr.ladder.measure.check import TOLERANCE, relative_error
+    from l2attr.dlrm.measure.check import TOLERANCE, relative_error
 
     s = _state()
     out: list[tuple[bool, str]] = []

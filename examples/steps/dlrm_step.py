@@ -34,8 +34,8 @@ def build():
     import torch
     import torch.nn.functional as F
 
-    from l2attr.ladder.config import WorkloadConfig
-    from l2attr.ladder.workload import build_workload
+    from l2attr.dlrm.config import WorkloadConfig
+    from l2attr.dlrm.workload import build_workload
 
     g = torch.Generator(device="cuda").manual_seed(0)
     cfg = WorkloadConfig(tables=TABLES, rows=ROWS, dim=DIM, batch_size=BATCH, pooling=POOLING, batches=1,

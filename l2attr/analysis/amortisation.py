@@ -32,7 +32,7 @@ from l2attr.analysis.common import NA, is_missing, join_sources, rung_label, sor
 from l2attr.analysis.ladder import ladder_row
 from l2attr.analysis.noise import NONE, CrossProcess, judge
 from l2attr.analysis.significance import Interval
-from l2attr.ladder.declare import RUNG_BY_NAME
+from l2attr.dlrm.declare import RUNG_BY_NAME
 from l2attr.vocab import Judgement, Quantity, RungId, Timer
 
 # (pinning rung, comparand, why this comparand: rungs as {rung id}, said in a family's words by `said`)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from l2attr.analysis.common import ordered_profiles
-from l2attr.ladder.declare import FAMILY_ORDER
+from l2attr.dlrm.declare import FAMILY_ORDER
 from l2attr.vocab import Judgement
 
 CHARGED = "pin_speedup_charged"

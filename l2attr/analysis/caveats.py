@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from l2attr.analysis.load import Study, manifest_first, manifest_value
-from l2attr.ladder.declare import RUNG_BY_NAME
+from l2attr.dlrm.declare import RUNG_BY_NAME
 from l2attr.rundir import MANIFEST
 from l2attr.schema import METRICS
 from l2attr.vocab import Ncu, L2Condition, Profile, RepeatStop, Command, TimerKind, Verdict
@@ -150,7 +150,7 @@ def noisy_cell_caveats(study: Study) -> list[Caveat]:
 def analysis_caveats(study: Study, ladder: pd.DataFrame, roofline: pd.DataFrame,
                      gradient: pd.DataFrame, metric_warnings: list[str], state: str) -> list[Caveat]:
     """How to read the analysis: what was not measured and which assumptions the numbers carry."""
-    from l2attr.ladder.declare import RUNGS
+    from l2attr.dlrm.declare import RUNGS
 
     out = [Caveat("warn", w, "metrics.csv") for w in metric_warnings]
     if not study.has_layer_a:

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from l2attr.analysis.common import NA, is_missing, sort_rows
-from l2attr.ladder.declare import RUNG_BY_NAME
+from l2attr.dlrm.declare import RUNG_BY_NAME
 from l2attr.measure.stats import summarize
 from l2attr.vocab import RungId
 

@@ -14,7 +14,7 @@ from typing import Any, Iterable
 
 import pandas as pd
 
-from l2attr.ladder.declare import FAMILIES, LADDER_ORDER, PROFILES, RUNG_BY_NAME
+from l2attr.dlrm.declare import FAMILIES, LADDER_ORDER, PROFILES, RUNG_BY_NAME
 from l2attr.vocab import Family, L2Condition, Quantity, RungId, Timer
 
 NA = float("nan")
@@ -49,7 +49,7 @@ def profile_rank(name: str) -> tuple[int, str]:
 
 def rung_label(name: str, family: str = "") -> str:
     """How a rung is printed; with `family`, in that family's own words where it declares them
-    (ladder.declare's rung_labels: the fast family's OptMT slot is `fast`)."""
+    (dlrm.declare's rung_labels: the fast family's OptMT slot is `fast`)."""
     rung = RUNG_BY_NAME.get(name)
     if rung is None:
         return name

@@ -25,7 +25,7 @@ from typing import Any
 import pandas as pd
 
 from l2attr.analysis.common import NA, CellIndex, is_missing, join_sources, number, ratio, rung_label, sort_rows
-from l2attr.ladder.declare import RUNG_BY_NAME
+from l2attr.dlrm.declare import RUNG_BY_NAME
 from l2attr.vocab import Quantity, RungId, Timer
 
 BASELINE = RungId.BASELINE.value

@@ -23,13 +23,11 @@ import pandas as pd
 
 from l2attr.errors import STRICT, Damage, UserError
 from l2attr.integrity import check_table
-from l2attr.integrity.columns import typed_columns
-from l2attr.integrity.identity import combine
 from l2attr.integrity.counts import (PASSES_METRIC, SAMPLE_COLUMNS, check_declared_cells,  # noqa: F401
                                       check_profiled_kernels, check_sample_counts)
 from l2attr.integrity.manifest import check_manifest
-from l2attr.integrity.runs import check_run
-from l2attr.integrity.units import check_units
+from l2attr.integrity.rules import typed_columns
+from l2attr.integrity.runs import check_run, check_units, combine
 from l2attr.rundir import MANIFEST, RunDir
 from l2attr.schema import CELLS, METRICS, PHASES, SAMPLES, TIMELINE, UNITS, Table, empty
 from l2attr.vocab import Quantity, Command
@@ -174,7 +172,7 @@ def load_runs(paths: list[Path] | list[str], allow_mixed: bool = False, allow_pa
     if dupes:
         raise UserError(f"run dir given twice: {', '.join(dupes)}")
     first = runs[0]
-    # one workload on one GPU, or a comparison said at the top (integrity/identity.py, every kind)
+    # one workload on one GPU, or a comparison said at the top (integrity/runs.py, every kind)
     mixed, _ = combine([(r.name, r.manifest) for r in runs], allow_mixed)
     notes: list[str] = []
     ordered = preference_order(runs)

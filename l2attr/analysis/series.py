@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from l2attr.ladder.declare import FAMILIES, FAMILY_ORDER
+from l2attr.dlrm.declare import FAMILIES, FAMILY_ORDER
 from l2attr.vocab import Family, Pin
 
 

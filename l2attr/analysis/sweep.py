@@ -1,12 +1,12 @@
 """One sweep run dir -> its judgement: the axis' table and a one-line reading, computed from
 sweep_points.csv on disk (nothing from the GPU), for any registered axis.
 
-The axis' declaration (ladder/sweep/axes/) says which table (analysis/sweep_table.py), which
+The axis' declaration (dlrm/sweep/axes/) says which table (analysis/sweep_table.py), which
 judgement (JUDGES below) and which DRAM columns; nothing here knows an axis by name.
 
-The judgements, one module per kind (vocab.SweepJudgement; the two against the reference arm
-share analysis/sweep_vs_reference.py): an axis names its kind in its declaration (JudgementSpec),
-so a new axis that uses an existing kind needs nothing here. Every word a judgement writes
+The judgements, one function per kind (vocab.SweepJudgement; the break-even's in
+analysis/sweep_break_even.py, the others in analysis/sweep_verdict.py): an axis names its kind in
+its declaration (JudgementSpec), so a new axis that uses an existing kind needs nothing here. Every word a judgement writes
 ("pays", "peaks", "below half", "faster") comes from analysis/significance.py's one rule on the
 intervals behind the table's speedups, and "within noise" where the rule says so. Both arms of a
 sweep are measured in one process, their repeats interleaved, so the rule's cross-process spread
@@ -26,22 +26,22 @@ from typing import Any
 
 import pandas as pd
 
-from l2attr.analysis import sweep_break_even, sweep_peak, sweep_share_left, sweep_table, sweep_vs_reference
-from l2attr.analysis.sweep_check import RetentionCheck, read_check
-from l2attr.analysis.sweep_load import SweepRun
-from l2attr.analysis.sweep_verdict import Judge, Mark
-from l2attr.ladder.sweep.axes.declare import AxisSpec
-from l2attr.ladder.sweep.spec import row_bytes
-from l2attr.ladder.config import WorkloadConfig
+from l2attr.analysis import sweep_break_even, sweep_table
+from l2attr.analysis.sweep_load import RetentionCheck, SweepRun, read_check
+from l2attr.analysis.sweep_verdict import (Judge, Mark, judge_best_vs_reference, judge_peak, judge_per_point,
+                                           judge_share_left)
+from l2attr.dlrm.sweep.axes.declare import AxisSpec
+from l2attr.dlrm.sweep.spec import row_bytes
+from l2attr.dlrm.config import WorkloadConfig
 from l2attr.vocab import SweepJudgement, Timer
 
 
 JUDGES: dict[SweepJudgement, Judge] = {
     SweepJudgement.BREAK_EVEN: sweep_break_even.judge,
-    SweepJudgement.PEAK: sweep_peak.judge,
-    SweepJudgement.SHARE_LEFT: sweep_share_left.judge,
-    SweepJudgement.BEST_VS_REFERENCE: sweep_vs_reference.judge,
-    SweepJudgement.PER_POINT: sweep_vs_reference.judge_per_point,
+    SweepJudgement.PEAK: judge_peak,
+    SweepJudgement.SHARE_LEFT: judge_share_left,
+    SweepJudgement.BEST_VS_REFERENCE: judge_best_vs_reference,
+    SweepJudgement.PER_POINT: judge_per_point,
 }
 MiB = 1 << 20
 

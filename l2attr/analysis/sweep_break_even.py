@@ -21,7 +21,7 @@ import pandas as pd
 from l2attr.analysis.amortisation import amortised_speedup, break_even_calls
 from l2attr.analysis.sweep_table import SweepTable
 from l2attr.analysis.sweep_verdict import Verdict, series
-from l2attr.ladder.sweep.axes.declare import AxisSpec, Speedup
+from l2attr.dlrm.sweep.axes.declare import AxisSpec, Speedup
 from l2attr.vocab import Arm, Judgement, LineStyle, Order, Quantity as Q, Timer
 
 INF, NAN = math.inf, math.nan

@@ -1,4 +1,4 @@
-"""Any sweep axis' table, built from its declaration (ladder/sweep/axes/<axis>.py: TableSpec).
+"""Any sweep axis' table, built from its declaration (dlrm/sweep/axes/<axis>.py: TableSpec).
 
 One row per (family, profile, point, arm) the table declares, from sweep_points.csv: facts of the
 point, medians, and speedups of a reference over the row, each speedup with the two intervals
@@ -16,7 +16,7 @@ import pandas as pd
 
 from l2attr.analysis.common import ratio
 from l2attr.analysis.significance import Interval, compare
-from l2attr.ladder.sweep.axes.declare import Fact, FromJudgement, Median, MiB, Ref, Speedup, TableSpec
+from l2attr.dlrm.sweep.axes.declare import Fact, FromJudgement, Median, MiB, Ref, Speedup, TableSpec
 from l2attr.vocab import Judgement, RefPoint
 
 IDENT = ("family", "pin", "profile", "point", "arm")

@@ -6,8 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from l2attr.catalog.chips import KNOWN_CHIPS
-from l2attr.catalog.sets import metrics_dir, read_toml
+from l2attr.catalog.sets import KNOWN_CHIPS, metrics_dir, read_toml
 from l2attr.errors import UserError
 
 @dataclass(frozen=True)

@@ -16,8 +16,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from l2attr.catalog.chips import KNOWN_CHIPS
-from l2attr.catalog.sets import metrics_dir
+from l2attr.catalog.sets import KNOWN_CHIPS, metrics_dir
 from l2attr.errors import UserError
 
 QUANTITY_FILE = "pmsampling.toml"

@@ -1,4 +1,7 @@
-"""Metric sets: which Nsight Compute metrics to collect, per chip, read from `metrics/*.toml`.
+"""Metric sets: which Nsight Compute metrics to collect, per chip, read from `metrics/*.toml`; and
+the chips l2attr has metric names for, with how a GPU's compute capability maps to one.
+
+Why the chips live here: a chip is the key of every set's names, and a set is resolved for one.
 
 Metric names differ between GPU generations and some exist on one chip only, so a set names each
 quantity once and gives its ncu name per chip. Sets are data (TOML) so that adding a counter
@@ -22,9 +25,37 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from l2attr.catalog.chips import check_chip
 from l2attr.errors import UserError
-from l2attr.resources import METRICS_DIR, data_dir
+from l2attr.source import METRICS_DIR, data_dir
+
+# compute capability (major, minor) -> the chip name ncu uses (`--chips`, `--query-metrics`)
+CHIP_BY_CC: dict[tuple[int, int], str] = {(8, 0): "ga100", (9, 0): "gh100"}
+KNOWN_CHIPS: tuple[str, ...] = tuple(CHIP_BY_CC.values())
+CHIP_GPUS = {"ga100": "A100 (sm_80)", "gh100": "H100 / H200 (sm_90)"}
+
+
+def chip_for_compute_capability(major: int, minor: int) -> str:
+    """Map a compute capability to a chip we have metric tables for.
+
+    An unknown chip is an error, not a silent fallback: metric names differ between chips and a
+    wrong guess would fail inside ncu much later with a less clear message. `--chip` overrides.
+    """
+    try:
+        return CHIP_BY_CC[(int(major), int(minor))]
+    except KeyError:
+        known = ", ".join(f"{c} = {CHIP_GPUS[c]}" for c in KNOWN_CHIPS)
+        raise UserError(f"no metric tables for compute capability {major}.{minor}; known chips: "
+                        f"{known}. Pass --chip to use one of them anyway") from None
+
+
+def check_chip(chip: str) -> str:
+    chip = chip.strip().lower()
+    if chip not in KNOWN_CHIPS:
+        raise UserError(f"unknown chip {chip!r}; known: {', '.join(KNOWN_CHIPS)}")
+    return chip
+
+
+# -- metric sets ---------------------------------------------------------------------------------
 
 DERIVED_PREFIX = "derived:"
 _HIT_SUFFIX = "_lookup_hit.sum"

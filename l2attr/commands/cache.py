@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from l2attr.ladder.workload import cache
+from l2attr.dlrm.workload import cache
 from l2attr.vocab import CACHE_ACTIONS, Command
 
 

@@ -139,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
 
         check_out_folder(args.out)
     if args.action in (Command.PROFILE, "child"):
-        from l2attr.catalog.chips import check_chip
+        from l2attr.catalog.sets import check_chip
         from l2attr.profile.metricsets import check_metrics_text
 
         check_metrics_text(args.metrics)       # before the target runs or the GPU is asked

@@ -21,26 +21,20 @@ examples:
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from l2attr.commands.ladder_inputs import check_ladder_inputs, check_resume_flags, parser_defaults
+from l2attr.commands.ladder_inputs import check_ladder_inputs, check_resume_flags, options_from_args, parser_defaults
 from l2attr.commands.tuning import apply_tuning
-from l2attr.ladder.config import WorkloadConfig, add_workload_args, config_from_args
-from l2attr.ladder.workload.cache import default_cache_dir
+from l2attr.dlrm.config import WorkloadConfig, add_workload_args, config_from_args
+from l2attr.dlrm.declare import ALL_FAMILIES, DEFAULT_MAXRREGCOUNT, PROFILES, parse_rungs
+from l2attr.dlrm.measure.kernels import FAST_UNROLLS, LaunchShape
 from l2attr.measure.adaptive import LADDER_DEFAULT as ADAPTIVE
-from l2attr.errors import UserError
-from l2attr.ladder.declare import (
-    ALL_FAMILIES, DEFAULT_MAXRREGCOUNT, FAMILIES, PROFILES, parse_families, parse_profiles, parse_rungs,
-)
-from l2attr.ladder.measure.kernels import FAST_UNROLLS, LaunchShape
-from l2attr.vocab import (Command, ConsumerCode, Family, L2Condition, Pin, Quantity, TimerKind, LADDER_STATES,
-    condition_words)
+from l2attr.vocab import Command, L2Condition, Pin, TimerKind
 
 if TYPE_CHECKING:
-    from l2attr.ladder.measure.run import LadderOptions
+    from l2attr.dlrm.measure.run import LadderOptions
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -135,114 +129,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_distribute_arguments(p)
 
 
-def _l2_states(text: str) -> str:
-    states = [t.strip() for t in text.split(",") if t.strip()]
-    bad = [t for t in states if t not in condition_words(LADDER_STATES)]
-    if bad or not states:
-        raise UserError(f"--l2 {text!r}: use one or more of {', '.join(condition_words(LADDER_STATES))}, comma-separated")
-    return ",".join(dict.fromkeys(states))
-
-
-def _positive(name: str, value: int) -> None:
-    if value <= 0:
-        raise UserError(f"--{name} must be positive, got {value}")
-
-
-def adaptive_from_args(args: argparse.Namespace) -> dict[str, Any]:
-    """LadderOptions' repeat fields: `--repeats N` is a fixed run (the reproduction's, the
-    profiler child's), else adaptive repeats within the limits given."""
-    if args.repeats is not None:
-        _positive("repeats", args.repeats)
-        return {"target_rel": None}
-    if not 0 < args.target_rel < 1:
-        raise UserError(f"--target-rel must be between 0 and 1 (a share of the median), got {args.target_rel}")
-    _positive("min-repeats", args.min_repeats)
-    if args.max_repeats < args.min_repeats:
-        raise UserError(f"--max-repeats {args.max_repeats} is below --min-repeats {args.min_repeats}")
-    if not args.max_seconds > 0 or args.max_seconds == float("inf"):
-        raise UserError(f"--max-seconds must be a positive number of seconds, got {args.max_seconds}")
-    return {"target_rel": args.target_rel, "min_repeats": args.min_repeats, "max_repeats": args.max_repeats,
-            "max_seconds": args.max_seconds}
-
-
-def options_from_args(args: argparse.Namespace) -> "LadderOptions":
-    from l2attr.ladder.measure.run import LadderOptions
-
-    for name in ("maxrregcount", "rpf_depth", "grid", "fast_warps_per_bag", "fast_bags_per_block"):
-        _positive(name.replace("_", "-"), getattr(args, name))
-    adaptive = adaptive_from_args(args)
-    if args.fast_maxrregcount < 0 or 0 < args.fast_maxrregcount < 16:
-        raise UserError(f"--fast-maxrregcount must be 0 (no cap) or >= 16, got {args.fast_maxrregcount}")
-    if 32 * args.fast_warps_per_bag * args.fast_bags_per_block > 1024:
-        raise UserError(f"--fast-warps-per-bag {args.fast_warps_per_bag} x --fast-bags-per-block "
-                        f"{args.fast_bags_per_block} x 32 lanes is over 1024 threads per block")
-    if args.nvtx_last < 0:
-        raise UserError(f"--nvtx-last must be >= 0, got {args.nvtx_last}")
-    try:
-        bx, by = (int(v) for v in args.block.split(","))
-    except ValueError:
-        raise UserError(f"--block must be two integers x,y, got {args.block!r}") from None
-    if bx <= 0 or by <= 0 or bx * by > 1024:
-        raise UserError(f"--block {args.block}: need positive x, y with x*y <= 1024")
-    rungs = parse_rungs(args.rungs)
-    families = parse_families(args.family)
-    families = _families_with_rungs(families, rungs, args)
-    if args.pin_granularity and not any(args.pin_granularity in [p.value for p in FAMILIES[f].pins]
-                                        for f in families):
-        raise UserError(f"--pin-granularity {args.pin_granularity}: the "
-                        f"{'/'.join(f.value for f in families)} family pins per element only")
-    from l2attr.ladder.measure.run import parse_extra_cell
-
-    extra_profiles = {parse_extra_cell(text, args.pin_granularity)[1] for text in args.extra_cells}
-    if args.trace is not None:
-        if args.profiles:
-            raise UserError("give either --trace or --profiles, not both")
-        profiles = [args.trace.stem]
-        if extra_profiles - set(profiles):
-            raise UserError(f"--extra-cell: with --trace the only workload is {profiles[0]!r}, not "
-                            f"{', '.join(sorted(extra_profiles - set(profiles)))}")
-    else:
-        profiles = parse_profiles(args.profiles)
-        if extra_profiles:
-            parse_profiles(",".join(sorted(extra_profiles)))     # an unknown profile: one line
-    return LadderOptions(
-        rungs=rungs, profiles=profiles, families=families, trace=args.trace, hot=args.hot,
-        drop_out_of_range=args.drop_out_of_range, l2_state=_l2_states(args.l2_state),
-        repeats=args.repeats if args.repeats is not None else ADAPTIVE.min_repeats, **adaptive,
-        maxrregcount=args.maxrregcount, pin_granularity=args.pin_granularity,
-        rpf_depth=args.rpf_depth, shape=LaunchShape(grid=args.grid, block=(bx, by), fast_warps_per_bag=args.fast_warps_per_bag,
-                          fast_bags_per_block=args.fast_bags_per_block, fast_unroll=args.fast_unroll,
-                          fast_load=args.fast_load, fast_maxrregcount=args.fast_maxrregcount),
-        nvtx_last=args.nvtx_last, nvtx_calls=args.nvtx_calls, bandwidth=not args.no_bandwidth,
-        spin_us=args.spin_us, timer=args.timer, host_repeat=not args.no_host_repeat,
-        cache_dir=args.cache_dir or default_cache_dir(), extra_cells=list(args.extra_cells))
-
-
-def _families_with_rungs(families: list[Family], rungs: list, args: argparse.Namespace) -> list[Family]:
-    """The families that implement at least one asked-for rung. A family named in --family that
-    implements none is an error; under `all` it is left out with a line saying so (the fast
-    family has no baseline, RPF or combined rung)."""
-    if not any(r.consumer != ConsumerCode.TORCH for r in rungs):
-        return families          # the torch reference alone: no family kernels to choose
-    named = bool(args.family) and args.family.strip() != ALL_FAMILIES
-    kept = []
-    for fam in families:
-        decl = FAMILIES[fam]
-        if any(decl.implements(r) for r in rungs if r.consumer != ConsumerCode.TORCH):
-            kept.append(fam)
-        elif named:
-            raise UserError(f"--rungs {args.rungs}: the {fam.value} family implements none of them "
-                            f"(it has {', '.join(decl.rungs or ())}); drop it from --family or add one")
-        else:
-            print(f"l2attr ladder: the {fam.value} family implements none of --rungs {args.rungs}; "
-                  "it is left out", file=sys.stderr)
-    if not kept:
-        raise UserError(f"--rungs {args.rungs}: no family implements them")
-    return kept
-
-
 def _resume(args: argparse.Namespace):
-    from l2attr.ladder.measure.run import LadderOptions
+    from l2attr.dlrm.measure.run import LadderOptions
     from l2attr.rundir import open_for_resume
     from l2attr.vocab import Family
 
@@ -277,14 +165,14 @@ def _one_process(args: argparse.Namespace, cfg: WorkloadConfig, opts: "LadderOpt
         pool.shutdown(wait=False)
     if any(r.window for r in opts.rungs):   # APW+OptMT: the window must fit
         from l2attr.gpu.persisting import device_limits
-        from l2attr.ladder.measure.residency import check_window_fits
+        from l2attr.dlrm.measure.residency import check_window_fits
 
         check_window_fits(cfg, device_limits())
-    from l2attr.ladder.measure.gpu import check_fits
+    from l2attr.dlrm.measure.gpu import check_fits
 
     check_fits(cfg)  # refuse a workload that does not fit, before allocating or writing
 
-    from l2attr.ladder.measure.run import ladder_manifest, run_ladder
+    from l2attr.dlrm.measure.run import ladder_manifest, run_ladder
     from l2attr.rundir import RunDir, command_line
 
     if run_dir is None:
@@ -319,14 +207,14 @@ def run(args: argparse.Namespace) -> int:
     from l2attr.distribute.options import from_args as distribute_from_args
 
     dist = distribute_from_args(args)     # --workers / --scheduler: refused before any GPU is looked for
-    from l2attr.commands.show import break_even_lines, ladder_tables
-    from l2attr.analysis.spread import describe_launch_lag, launch_lag_effect, repeat_spread
+    from l2attr.analysis.spread import describe_launch_lag, launch_lag_effect
+    from l2attr.commands.show import break_even_lines, ladder_tables, spread_lines
     from l2attr.rundir import command_line
     from l2attr.schema import CELLS, SAMPLES
 
     if dist is not None:
         from l2attr.distribute.ladder import ladder_on_workers
-        from l2attr.ladder.measure.run import ladder_manifest
+        from l2attr.dlrm.measure.run import ladder_manifest
 
         run_dir = ladder_on_workers(cfg, opts, run_dir, dist, args.out, args.name,
                                     lambda versions, gpu: ladder_manifest(cfg, opts, command_line(), versions, gpu),
@@ -341,13 +229,8 @@ def run(args: argparse.Namespace) -> int:
     run_dir.update_manifest(process_wall_s=wall)
     for line in break_even_lines(cells, samples):
         console.print(line, markup=False, highlight=False)
-    for what, column in ((Quantity.CONSUMER, "consumer_time_us"), (Quantity.PIN, "pin_time_us")):
-        spread = repeat_spread(samples, column)
-        if len(spread):
-            worst = spread.loc[spread.spread_pct.idxmax()]
-            console.print(f"spread of {what} medians between {int(worst.repeats)} repeats (this process): "
-                          f"median {spread.spread_pct.median():.2f} %, worst {worst.spread_pct:.2f} % "
-                          f"({worst.family} {worst.rung} / {worst.profile})")
+    for line in spread_lines(samples):
+        console.print(line, markup=False, highlight=False)
     lag = launch_lag_effect(samples, opts.spin_us, opts.timer)
     if lag is not None:
         console.print(describe_launch_lag(lag, opts.spin_us, opts.timer), markup=False, highlight=False)

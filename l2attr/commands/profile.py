@@ -17,9 +17,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from l2attr.ladder.config import add_workload_args, config_from_args
+from l2attr.dlrm.config import add_workload_args, config_from_args
 from l2attr.errors import UserError
-from l2attr.ladder.declare import ALL_FAMILIES, parse_families, parse_profiles, rung
+from l2attr.dlrm.declare import ALL_FAMILIES, parse_families, parse_profiles, rung
 from l2attr.profile.ncu_cmd import (APP_REPLAY_MATCHES, APP_REPLAY_MODES, CACHE_CONTROLS,
                                     CACHE_FLUSH_ACK, CLOCK_CONTROLS, KERNEL_REPLAY_ACK, REPLAY_MODES,
                                     NcuOptions)
@@ -28,7 +28,7 @@ from l2attr.vocab import (Ncu, Command, Condition)
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from l2attr.ladder.profile.plan import ProfileSettings
+    from l2attr.dlrm.profile.plan import ProfileSettings
     from l2attr.profile.tools import Tools
 
 
@@ -198,7 +198,7 @@ def render_import(console, res, path: Path) -> None:
 
 
 def _settings(args: argparse.Namespace):
-    from l2attr.ladder.profile.plan import DEFAULT_RUNGS, ProfileSettings, default_calls
+    from l2attr.dlrm.profile.plan import DEFAULT_RUNGS, ProfileSettings, default_calls
     from l2attr.rundir import command_line
 
     rungs = [rung(n.strip()).name for n in args.rungs.split(",") if n.strip()] if args.rungs else list(DEFAULT_RUNGS)
@@ -209,7 +209,7 @@ def _settings(args: argparse.Namespace):
                       clock_control=args.clock_control, app_replay_match=args.app_replay_match,
                       app_replay_mode=args.app_replay_mode, allow_kernel_replay=args.allow_kernel_replay,
                       allow_cache_flush=args.allow_cache_flush)
-    from l2attr.catalog.chips import check_chip
+    from l2attr.catalog.sets import check_chip
 
     cfg = config_from_args(args)
     return ProfileSettings(
@@ -234,7 +234,7 @@ def profile_and_show(s: ProfileSettings, console: Console, tools: Tools | None =
     from l2attr.analysis.control import describe_control, run_control
     from l2attr.analysis.load import read_run
     from l2attr.commands.show import ConsoleLog, layer_b_summary
-    from l2attr.ladder.profile.orchestrate import run_profile
+    from l2attr.dlrm.profile.orchestrate import run_profile
     from l2attr.schema import METRICS
 
     done = (run or run_profile)(s, ConsoleLog(console), tools)
@@ -263,7 +263,7 @@ def _run_timeline(args: argparse.Namespace) -> int:
 def timeline_and_show(s: ProfileSettings, console: Console, tools: Tools | None = None) -> int:
     """Run the timeline (profile.timeline), then show its table, warnings and files."""
     from l2attr.commands.show import ConsoleLog
-    from l2attr.ladder.profile.timeline import run_timeline
+    from l2attr.dlrm.profile.timeline import run_timeline
 
     done = run_timeline(s, ConsoleLog(console), tools)
     console.print(done.table.to_string(index=False), markup=False, highlight=False)

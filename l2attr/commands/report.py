@@ -19,19 +19,18 @@ examples:
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from typing import TYPE_CHECKING, Any
+import time
 from pathlib import Path
+from typing import Any, TextIO
 
 from l2attr import atomic
 from l2attr.analysis import analyse, load_runs
 from l2attr.errors import UserError
-from l2attr.integrity.identity import combine
+from l2attr.integrity.runs import combine
 from l2attr.outputs import check_output, run_files
 from l2attr.rundir import MANIFEST
-
-if TYPE_CHECKING:
-    from l2attr.report.progress import Progress
 
 # -o extension -> format it implies
 EXTENSION_FORMATS = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html"}
@@ -105,8 +104,6 @@ def run_inputs(run_dirs: list[Path]) -> list[Path]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from l2attr.report.progress import Progress
-
     progress = Progress()
     try:
         return _run(args, progress)
@@ -114,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
         progress.done()      # the line goes before anything else is printed, an error included
 
 
-def _run(args: argparse.Namespace, progress: "Progress") -> int:
+def _run(args: argparse.Namespace, progress: Progress) -> int:
     fmt = output_format(args.format, args.output)
     output = args.output
     run_dirs = expand_run_dirs(args.run_dirs)
@@ -148,7 +145,7 @@ def _run(args: argparse.Namespace, progress: "Progress") -> int:
     analysis = analyse(study, l2_state=args.l2_state, sweeps=[an for an in sweeps if an.run.name not in differing])
     progress.step(f"rendering {fmt}")
     if fmt == "text":
-        from l2attr.report.console import render_console
+        from l2attr.report.table_text import render_console
         return _emit(output, render_console(analysis))
     if fmt == "md":
         from l2attr.report.markdown import render_markdown
@@ -249,3 +246,47 @@ def _sweeps_only(sweeps: list, fmt: str, output: Path | None, first: Path, mixed
     _write(output, html)
     print(f"wrote {output} ({len(html.encode()) / 1e6:.1f} MB)")
     return 0
+
+
+# -- the progress line ---------------------------------------------------------------------------
+# A progress line on stderr while a report is made (reading, analysing, drawing take ~20 s). Why:
+# `l2attr report examples/` sat silent for about 20 seconds. On a terminal one line is rewritten in
+# place and cleared at the end, so what stays on screen is the command's own output; elsewhere
+# (pipes, CI logs, tests) nothing is written unless L2ATTR_PROGRESS=1 asks for it, and then each
+# step is a plain line. Errors therefore stay the one line they are.
+
+ENV = "L2ATTR_PROGRESS"
+
+
+class Progress:
+    """`step(text)` says what the command is doing now; `done()` clears the line."""
+
+    def __init__(self, prog: str = "l2attr report", stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.prog = prog
+        forced = os.environ.get(ENV, "")
+        self.tty = forced != "1" and _isatty(self.stream)
+        self.on = forced == "1" or (forced != "0" and self.tty)
+        self.start = time.monotonic()
+        self.shown = False
+
+    def step(self, text: str) -> None:
+        if not self.on:
+            return
+        line = f"{self.prog}: {text} ({time.monotonic() - self.start:.0f} s)"
+        self.stream.write(f"\r\033[K{line}" if self.tty else line + "\n")
+        self.stream.flush()
+        self.shown = True
+
+    def done(self) -> None:
+        if self.on and self.tty and self.shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+        self.shown = False
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False

@@ -17,9 +17,9 @@ from rich.table import Table
 from l2attr.analysis.calls import l2_cells
 from l2attr.analysis.ladder import latency_ladder
 from l2attr.analysis.series import find_series, series_frame
-from l2attr.ladder.declare import LADDER_ORDER, RUNG_BY_NAME
+from l2attr.dlrm.declare import LADDER_ORDER, RUNG_BY_NAME
 from l2attr.report.layer_b import consumer_grid, dram_lines, grid_title
-from l2attr.vocab import RungId
+from l2attr.vocab import Quantity, RungId
 
 
 def ladder_tables(cells: pd.DataFrame) -> list[Table]:
@@ -77,6 +77,33 @@ def break_even_lines(cells: pd.DataFrame, samples: pd.DataFrame) -> list[str]:
         if said:
             lines.append(f"{s.title}: calls per pin to break even vs OptMT, kernel-charged / wall-charged "
                          f"(the pin step's host launch + sync per call): " + "; ".join(said))
+    return lines
+
+
+def spread_lines(samples: pd.DataFrame) -> list[str]:
+    """Per kernel-timed quantity: how far a cell's per-repeat medians move, median and worst over
+    the cells, with the repeats the cells actually took (an adaptive run stops each on its own, so
+    the count is a range). A cell of one repeat has no spread of its own: it is named, not counted
+    as 0 % (as the report's spread summary, analysis.spread.spread_summary)."""
+    from l2attr.analysis.spread import repeat_spread
+
+    lines = []
+    for what, column in ((Quantity.CONSUMER, "consumer_time_us"), (Quantity.PIN, "pin_time_us")):
+        spread = repeat_spread(samples, column) if column in samples else pd.DataFrame()
+        if spread.empty:
+            continue
+        lo, hi = int(spread["repeats"].min()), int(spread["repeats"].max())
+        taken = f"{lo} repeats" if lo == hi else f"{lo}–{hi} repeats per cell"
+        several = spread[spread["repeats"] >= 2]
+        single = len(spread) - len(several)
+        alone = f"; {single} of {len(spread)} cells took one repeat: no spread of their own" if single else ""
+        if several.empty:
+            lines.append(f"spread of {what} medians between repeats (this process): none, every cell took one repeat")
+            continue
+        worst = several.loc[several["spread_pct"].idxmax()]
+        lines.append(f"spread of {what} medians between {taken} (this process{alone}): "
+                     f"median {several['spread_pct'].median():.2f} %, worst {worst['spread_pct']:.2f} % "
+                     f"({worst['family']} {worst['rung']} / {worst['profile']}, {int(worst['repeats'])} repeats)")
     return lines
 
 

@@ -70,7 +70,7 @@ def summary(path: Path) -> str:
 def check_flags(args: argparse.Namespace) -> None:
     """What the step's own flags must be, by the rules every command shares: a known chip, metric
     names that resolve, a folder of runs that can hold one (a typo must not cost the user's run)."""
-    from l2attr.catalog.chips import check_chip
+    from l2attr.catalog.sets import check_chip
     from l2attr.outputs import check_out_folder
     from l2attr.profile.metricsets import check_metrics_text
 

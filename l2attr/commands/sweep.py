@@ -1,7 +1,7 @@
 """When does cross-kernel L2 residency pay? One axis per run dir, measured, not extrapolated.
 
 Axes (both kernel families by default, OptMT consumer, kernel timer + wall clock): one declaration
-each in l2attr/ladder/sweep/axes/ (`l2attr sweep --help` lists them with their options).
+each in l2attr/dlrm/sweep/axes/ (`l2attr sweep --help` lists them with their options).
 
 Every repeat of every point is appended to RUN_DIR/sweep_samples.csv as it is measured (and
 listed in sweep_units.csv), point summaries go to sweep_points.csv; `--resume RUN_DIR` measures
@@ -20,16 +20,16 @@ import argparse
 import time
 from pathlib import Path
 
-from l2attr.ladder.config import WorkloadConfig, add_workload_args, config_from_args
-from l2attr.ladder.workload.cache import default_cache_dir
+from l2attr.dlrm.config import WorkloadConfig, add_workload_args, config_from_args
+from l2attr.dlrm.workload.cache import default_cache_dir
 from l2attr.errors import UserError
-from l2attr.ladder.declare import PROFILES, parse_families, parse_profiles
-from l2attr.ladder.sweep import spec
+from l2attr.dlrm.declare import PROFILES, parse_families, parse_profiles
+from l2attr.dlrm.sweep import spec
 from l2attr.vocab import Pin, Command
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from l2attr.ladder.sweep import axes
+    from l2attr.dlrm.sweep import axes
 
     names = axes.runnable()
     p.add_argument("axis", nargs="?", metavar="AXIS",
@@ -42,7 +42,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--profiles", help=f"comma list of reuse profiles (default: {','.join(PROFILES)})")
     g.add_argument("--repeats", type=int, default=None,
                    help="device-timed repeats per point and arm, each followed by a host-timed one (default 3)")
-    from l2attr.ladder.sweep.adaptive import SWEEP_DEFAULT as AD
+    from l2attr.dlrm.sweep.adaptive import SWEEP_DEFAULT as AD
 
     g.add_argument("--adaptive", action="store_true",
                    help="adaptive repeats, the ladder's rule: a point stops once every arm's 95%% interval of "
@@ -79,7 +79,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def options_from_args(args: argparse.Namespace) -> tuple[WorkloadConfig, spec.SweepOptions]:
-    from l2attr.ladder.sweep import axes
+    from l2attr.dlrm.sweep import axes
 
     if not args.axis:
         raise UserError(f"give the AXIS to sweep: one of {', '.join(axes.runnable())}")
@@ -107,7 +107,7 @@ def adaptive_rule(args: argparse.Namespace):
     """--adaptive's rule (the defaults of sweep/adaptive.py where a flag is not given), or None."""
     import math
 
-    from l2attr.ladder.sweep.adaptive import SWEEP_DEFAULT
+    from l2attr.dlrm.sweep.adaptive import SWEEP_DEFAULT
     from l2attr.measure.adaptive import AdaptiveRule
 
     tuned = {k: getattr(args, k, None) for k in ("target_rel", "min_repeats", "max_repeats", "max_seconds")}
@@ -165,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
     from l2attr.gpu.runtime import require_gpu
 
     if opts.profile:
-        from l2attr.ladder.sweep.dram import require_ncu
+        from l2attr.dlrm.sweep.dram import require_ncu
 
         require_ncu()
     require_gpu()   # no GPU: one line, exit 2, nothing written
@@ -173,12 +173,12 @@ def run(args: argparse.Namespace) -> int:
 
     limits = device_limits()
     spec.validate_device(cfg, opts, limits)
-    from l2attr.ladder.measure.gpu import check_fits
+    from l2attr.dlrm.measure.gpu import check_fits
 
     check_fits(cfg)
     from l2attr.gpu.device import gpu_facts, software_versions
     from l2attr.rundir import RunDir, command_line
-    from l2attr.ladder.sweep.run import run_sweep
+    from l2attr.dlrm.sweep.run import run_sweep
 
     if not args.resume:
         run_dir = RunDir.create(args.out, args.name or str(opts.axis), {
@@ -198,7 +198,7 @@ def run(args: argparse.Namespace) -> int:
         run_sweep(cfg, opts, run_dir, limits, log=console.print)
     wall = time.perf_counter() - t0
     if opts.profile:
-        from l2attr.ladder.sweep.dram import profile_dram
+        from l2attr.dlrm.sweep.dram import profile_dram
 
         t1 = time.perf_counter()
         profile_dram(run_dir.path, cfg, opts, log=console.print)

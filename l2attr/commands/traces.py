@@ -22,14 +22,13 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from l2attr.ladder.config import WorkloadConfig, add_workload_args, config_from_args
+from l2attr.dlrm.config import WorkloadConfig, add_workload_args, config_from_args
 from l2attr.errors import UserError
-from l2attr.outputs import check_distinct, check_output
-from l2attr.sizes import check_disk, check_memory, human_bytes, id_file_bytes
-from l2attr.ladder.workload import profiles
-from l2attr.ladder.workload.hotset import id_counts, read_hot_file, top_k
-from l2attr.ladder.workload.stats import REUSE_DEFINITION, TraceStats, trace_stats
-from l2attr.ladder.workload.traces import read_trace, write_ids
+from l2attr.outputs import check_disk, check_distinct, check_memory, check_output, human_bytes, id_file_bytes
+from l2attr.dlrm.workload import profiles
+from l2attr.dlrm.workload.hotset import id_counts, read_hot_file, top_k
+from l2attr.dlrm.workload.stats import REUSE_DEFINITION, TraceStats, trace_stats
+from l2attr.dlrm.workload.traces import read_trace, write_ids
 
 _DEFAULTS = WorkloadConfig()  # the artifact's shape: 500,000 rows, 60,000 hot rows
 

@@ -53,7 +53,7 @@ def chosen_point(path: Path, damage: Damage | None = None) -> dict[str, int]:
 def describe(table: pd.DataFrame, name: str, top: int) -> list[str]:
     """The lines `l2attr tuning` prints for a table that passed its contract."""
     from l2attr.analysis.tuning import KNOBS, indistinguishable, score, within_spread
-    from l2attr.ladder.declare import FAST_DEFAULT
+    from l2attr.dlrm.declare import FAST_DEFAULT
 
     scored = score(table)
     profiles = sorted(table["profile"].astype(str).unique())
@@ -117,7 +117,7 @@ def apply_tuning(args: argparse.Namespace, defaults: dict[str, Any]) -> None:
 
     A --fast-* option given as well contradicts the table and is refused, as is a run without the
     fast family (the table chooses nothing for the others)."""
-    from l2attr.ladder.declare import parse_families
+    from l2attr.dlrm.declare import parse_families
     from l2attr.vocab import Family
 
     path = args.tuning
@@ -131,7 +131,7 @@ def apply_tuning(args: argparse.Namespace, defaults: dict[str, Any]) -> None:
                         "does not run the fast family")
     if not Path(path).is_file():
         raise UserError(f"--tuning {path}: {'not a file' if Path(path).exists() else 'no such file'}")
-    from l2attr.ladder.measure.kernels import FAST_UNROLLS
+    from l2attr.dlrm.measure.kernels import FAST_UNROLLS
 
     point = chosen_point(Path(path))
     if point["unroll"] not in FAST_UNROLLS:

@@ -25,9 +25,9 @@ from l2attr.distribute.options import Distribute
 from l2attr.distribute.record import merge_facts, probe, probe_workers, record_unit, run_gpu
 from l2attr.distribute.units import Arrived, Counter, Unit, missing_error, run_units
 from l2attr.distribute.where import where_am_i
-from l2attr.ladder.config import WorkloadConfig
-from l2attr.ladder.declare import Variant
-from l2attr.ladder.measure.run import LadderOptions, complete_repeats, drop_incomplete_repeats, repeat_plan
+from l2attr.dlrm.config import WorkloadConfig
+from l2attr.dlrm.declare import Variant
+from l2attr.dlrm.measure.run import LadderOptions, complete_repeats, drop_incomplete_repeats, repeat_plan
 from l2attr.measure.stats import CELL_KEYS
 from l2attr.rundir import RunDir
 from l2attr.schema import CELLS, SAMPLES
@@ -64,17 +64,17 @@ def device_checks(cfg: WorkloadConfig, opts: LadderOptions) -> None:
     """On every worker, before anything is written: what the one-process path checks on its GPU."""
     if any(r.window for r in opts.rungs):
         from l2attr.gpu.persisting import device_limits
-        from l2attr.ladder.measure.residency import check_window_fits
+        from l2attr.dlrm.measure.residency import check_window_fits
 
         check_window_fits(cfg, device_limits())
-    from l2attr.ladder.measure.gpu import check_fits
+    from l2attr.dlrm.measure.gpu import check_fits
 
     check_fits(cfg)
 
 
 def measure_unit(cfg: WorkloadConfig, opts: LadderOptions) -> dict[str, Any]:
     """On a worker: run_ladder of one unit into a scratch run dir; its tables and facts back."""
-    from l2attr.ladder.measure.run import ladder_manifest, run_ladder
+    from l2attr.dlrm.measure.run import ladder_manifest, run_ladder
 
     gpu = where_am_i().gpu_uuid
     opts = replace(opts, bandwidth=opts.bandwidth and gpu not in _MEASURED_BANDWIDTH)

@@ -20,8 +20,8 @@ from l2attr.distribute.options import Distribute
 from l2attr.distribute.record import probe_workers, record_unit, run_gpu
 from l2attr.distribute.units import Arrived, Counter, Unit, missing_error, run_units
 from l2attr.errors import UserError
-from l2attr.ladder.declare import FAMILIES, rung
-from l2attr.ladder.profile.plan import (CONTROL_RUNG, NcuJob, Plan, ProfileSettings, child_command, control_cell,
+from l2attr.dlrm.declare import FAMILIES, rung
+from l2attr.dlrm.profile.plan import (CONTROL_RUNG, NcuJob, Plan, ProfileSettings, child_command, control_cell,
                                         job_argv)
 from l2attr.profile.ncu_cmd import NcuOptions
 from l2attr.vocab import Condition, ConsumerCode, Family, Job, L2Condition
@@ -117,8 +117,8 @@ def profile_on_workers(s: ProfileSettings, families: list[Family], dist: Distrib
                        probe_fn: Callable[..., dict[str, Any]] | None = None) -> Any:
     """The whole `l2attr profile` on workers; returns orchestrate's ProfileOutcome."""
     from l2attr.distribute.record import probe
-    from l2attr.ladder.profile.manifest import child_facts, profile_manifest
-    from l2attr.ladder.profile.orchestrate import ProfileOutcome, finish
+    from l2attr.dlrm.profile.manifest import child_facts, profile_manifest
+    from l2attr.dlrm.profile.orchestrate import ProfileOutcome, finish
     from l2attr.profile.metricsets import resolve_metrics
     from l2attr.profile.ncu_cmd import check_options
     from l2attr.profile.tools import Tools, ncu_version, validate_metric_names

@@ -23,10 +23,10 @@ from l2attr.distribute.cluster import using_cluster
 from l2attr.distribute.options import Distribute
 from l2attr.distribute.record import merge_facts, probe, probe_workers, record_unit, run_gpu
 from l2attr.distribute.units import Arrived, Counter, Unit, missing_error, run_units
-from l2attr.ladder.config import WorkloadConfig
-from l2attr.ladder.sweep.run import MODES, finished_units
-from l2attr.ladder.sweep.spec import SweepOptions, points
-from l2attr.ladder.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES, SWEEP_UNITS, UNIT_KEYS
+from l2attr.dlrm.config import WorkloadConfig
+from l2attr.dlrm.sweep.run import MODES, finished_units
+from l2attr.dlrm.sweep.spec import SweepOptions, points
+from l2attr.dlrm.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES, SWEEP_UNITS, UNIT_KEYS
 from l2attr.rundir import RunDir
 from l2attr.vocab import Command
 
@@ -49,8 +49,8 @@ def group_units(cfg: WorkloadConfig, opts: SweepOptions, limits: Any, family: st
 def device_checks(cfg: WorkloadConfig, opts: SweepOptions) -> Any:
     """On a worker, before anything is written: the checks the one-process path makes on its GPU."""
     from l2attr.gpu.persisting import device_limits
-    from l2attr.ladder.measure.gpu import check_fits
-    from l2attr.ladder.sweep import spec
+    from l2attr.dlrm.measure.gpu import check_fits
+    from l2attr.dlrm.sweep import spec
 
     limits = device_limits()
     spec.validate_device(cfg, opts, limits)
@@ -61,7 +61,7 @@ def device_checks(cfg: WorkloadConfig, opts: SweepOptions) -> Any:
 def measure_unit(cfg: WorkloadConfig, opts: SweepOptions, limits: Any,
                  device_factory: Callable[..., Any] | None = None) -> dict[str, Any]:
     """On a worker: run_sweep of one family x profile into a scratch run dir; its tables back."""
-    from l2attr.ladder.sweep.run import run_sweep
+    from l2attr.dlrm.sweep.run import run_sweep
 
     lines: list[str] = []
     with tempfile.TemporaryDirectory(prefix="l2attr-unit-") as tmp:

@@ -19,8 +19,7 @@ class Device:
     def __init__(self, timer: str, spin_us: float = 300.0, timeout_ms: float = 500.0) -> None:
         import numpy as np
 
-        from l2attr.gpu.nvrtc import FLUSH_SPEC, get_kernel
-        from l2attr.gpu.runtime import require_gpu
+        from l2attr.gpu.runtime import FLUSH_SPEC, get_kernel, require_gpu
 
         self.torch, self.cupy = require_gpu()
         self.np = np

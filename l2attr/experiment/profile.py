@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 import pandas as pd
 
 from l2attr.errors import UserError
-from l2attr.experiment.annotate import range_context
-from l2attr.experiment.child import child_env, child_spec, environment
+from l2attr.experiment.annotate import child_env, child_spec, environment, range_context
 from l2attr.measure.cell import run_repeat
 from l2attr.rundir import RunDir, command_line
 from l2attr.schema import EXP_METRICS

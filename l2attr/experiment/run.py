@@ -7,7 +7,7 @@ the GPU touches all conditions alike). Each finished (condition, repeat) is appe
 exp_samples.csv at once; exp_cells.csv is rewritten from the samples after every repeat.
 `resume=` skips complete units and drops units a crash cut short.
 
-Repeats are the engine's rounds (measure/rounds.py): `repeats` fixed rounds, or with
+Repeats are the engine's rounds (measure/adaptive.py): `repeats` fixed rounds, or with
 `until_rel_ci` the adaptive rule every caller shares (measure/adaptive.py: a condition stops once
 the 95 % interval of its kernel-timed medians, consumer and producer, has a half-width <=
 `until_rel_ci` x the median, after at least `repeats` and at most `max_repeats` repeats or
@@ -25,10 +25,9 @@ from typing import TYPE_CHECKING, Any, Callable
 import pandas as pd
 
 from l2attr.errors import UserError
-from l2attr.experiment.child import child_spec
-from l2attr.measure.adaptive import AdaptiveRule
+from l2attr.experiment.annotate import child_spec
+from l2attr.measure.adaptive import AdaptiveRule, measure_rounds
 from l2attr.measure.cell import run_repeat
-from l2attr.measure.rounds import measure_rounds
 from l2attr.measure.stats import summarize_pairs
 from l2attr.rundir import RunDir, command_line, open_for_resume
 from l2attr.schema import EXP_CELLS, EXP_SAMPLES

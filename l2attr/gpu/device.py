@@ -1,7 +1,13 @@
-"""Facts about the GPU and software for the run manifest (what a reader needs to trust a number)."""
+"""Facts about the GPU and software for the run manifest (what a reader needs to trust a number),
+once per run, and the GPU's state (clocks, temperature, power) once per repeat.
+
+Why one module: both record the device a number was measured on; the manifest holds the facts,
+samples.csv the state beside each repeat.
+"""
 
 from __future__ import annotations
 
+import math
 import platform
 import shutil
 import subprocess
@@ -9,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from l2attr import __version__
-from l2attr.gitinfo import checkout_sha
 from l2attr.gpu.runtime import require_gpu
+from l2attr.source import checkout_sha
 
 CHIPS = {(8, 0): "ga100", (8, 6): "ga10x", (8, 9): "ad10x", (9, 0): "gh100", (10, 0): "gb100"}
 
@@ -58,7 +64,7 @@ def source_digest() -> str:
     Recomputable from any copy of the sources, with or without git."""
     import hashlib
 
-    from l2attr.resources import KERNELS_DIR, METRICS_DIR, data_dir
+    from l2attr.source import KERNELS_DIR, METRICS_DIR, data_dir
 
     h = hashlib.sha256()
     files = sorted(p for p in PACKAGE.rglob("*.py") if p.name != BUILD_INFO)   # the same in a wheel
@@ -132,3 +138,51 @@ def software_versions() -> dict[str, Any]:
             except Exception:
                 versions[mod] = None
     return versions
+
+
+# -- telemetry: read once per repeat -------------------------------------------------------------
+# GPU clocks, temperature, power and clock-event reasons through NVML. A repeat whose medians move
+# while the clocks move is a GPU-state effect, not a kernel effect; recording them next to the
+# samples lets a reader tell the two apart. Needs nvidia-ml-py (pynvml); without it the columns
+# stay empty.
+TELEMETRY_COLUMNS = ("sm_clock_mhz", "mem_clock_mhz", "gpu_temp_c", "power_w", "clock_event_reasons")
+
+
+class Telemetry:
+    def __init__(self, device_index: int = 0) -> None:
+        self._nvml: Any = None
+        self._handle: Any = None
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            self._nvml = pynvml
+            self._handle = pynvml.nvmlDeviceGetHandleByIndex(device_index)
+        except Exception:
+            self._nvml = None
+
+    @property
+    def available(self) -> bool:
+        return self._nvml is not None
+
+    def read(self) -> dict[str, float]:
+        out = {c: math.nan for c in TELEMETRY_COLUMNS}
+        if not self._nvml:
+            return out
+        n, h = self._nvml, self._handle
+        probes = {
+            "sm_clock_mhz": lambda: n.nvmlDeviceGetClockInfo(h, n.NVML_CLOCK_SM),
+            "mem_clock_mhz": lambda: n.nvmlDeviceGetClockInfo(h, n.NVML_CLOCK_MEM),
+            "gpu_temp_c": lambda: n.nvmlDeviceGetTemperature(h, n.NVML_TEMPERATURE_GPU),
+            "power_w": lambda: n.nvmlDeviceGetPowerUsage(h) / 1000.0,
+            "clock_event_reasons": lambda: (
+                n.nvmlDeviceGetCurrentClocksEventReasons(h)
+                if hasattr(n, "nvmlDeviceGetCurrentClocksEventReasons")
+                else n.nvmlDeviceGetCurrentClocksThrottleReasons(h)),
+        }
+        for key, probe in probes.items():
+            try:
+                out[key] = float(probe())
+            except Exception:
+                pass
+        return out

@@ -1,6 +1,6 @@
 """The persisting-L2 set-aside, the stream access-policy window and the device's L2 limits.
 
-Shared by the ladder's APW+OptMT rung (ladder/measure/residency.py) and the window sweep, so it sits
+Shared by the ladder's APW+OptMT rung (dlrm/measure/residency.py) and the window sweep, so it sits
 below both.
 
 Why ctypes on libcuda: neither CuPy nor torch exposes cuStreamSetAttribute, and the driver

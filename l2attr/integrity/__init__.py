@@ -7,12 +7,14 @@ manifest, one workload and GPU per report) is stated here once per table and run
 break of it is one line naming the file, the row and the rule (or, with `--allow-partial`, a
 line at the top of the report and the damaged rows left out).
 
-- rules.py: row rules over one table (unique keys, whole numbers, order, known words, bounds)
+- rules.py: typed columns, then row rules over one table (unique keys, whole numbers, order, known
+  words, bounds)
 - tables.py: the contract of each table (run tables and sweep tables) built from those rules
 - summaries.py: tables that must agree with each other (cells vs samples, derived metrics, phases)
 - manifest.py: the manifest's types (shape, GPU, dates, bandwidths, control figures)
 - sweep.py: the points and units a sweep manifest declares, all present
-- identity.py: runs combined in one report share workload and GPU, or are a comparison
+- runs.py: a ladder, profile or timeline run as a whole (units.csv included), and runs combined in
+  one report share workload and GPU, or are a comparison
 - tuning.py: the fast family's tuning table, read whole or refused
 """
 

@@ -1,11 +1,13 @@
-"""The experiment run's contract: typed columns, row rules, cells recomputed from their samples,
-and every profiled kernel holding every measured metric.
+"""The experiment run's contract: typed columns, row rules, cells recomputed from their samples
+(none of them missing), and every profiled kernel holding every measured metric.
 
 Why: only the cells' medians used to be compared with the samples, so a sample of -5, inf or
 1e300 outside the kept cells passed, and exp_metrics.csv was checked for unique keys only (a
 negative or NaN DRAM count, an unknown role or condition, a kernel missing a metric all reached
-the DRAM table). The rules are the ladder's (columns.py, tables.py, rules.py), stated for the
-experiment's tables; analysis/experiment_load.py calls them.
+the DRAM table); an exp_cells.csv cut at a row boundary kept every declared condition (only its
+last quantities went), and the loader compared only the cells still there with their samples.
+The rules are the ladder's (rules.py, tables.py), stated for the experiment's tables;
+analysis/experiment_load.py calls them.
 """
 
 from __future__ import annotations
@@ -17,12 +19,12 @@ import pandas as pd
 
 from l2attr.errors import STRICT, Damage
 from l2attr.integrity import rules
-from l2attr.integrity.columns import Numeric, typed_columns
-from l2attr.integrity.engine import CELL_ID, check_cells_complete
+from l2attr.integrity.rules import Numeric, typed_columns
 from l2attr.integrity.tables import check_table
 from l2attr.rundir import RunDir
 from l2attr.schema import EXP_CELLS, EXP_METRICS, EXP_SAMPLES, Table
 
+CELL_ID = ["experiment", "condition", "quantity", "timer"]
 TIMES = ("median_us", "p10_us", "p90_us", "ci95_lo_us", "ci95_hi_us")
 SAMPLE_TIMES = ("producer_time_us", "consumer_time_us", "producer_wall_us", "consumer_wall_us", "call_wall_us",
                 "producer_enqueue_us", "consumer_enqueue_us")
@@ -41,6 +43,16 @@ TEXT: dict[str, tuple[str, ...]] = {
 # what summarize_pairs recomputes exactly from the samples (the CI is a bootstrap: not compared)
 RECOMPUTED = ("n_samples", "n_discarded", "median_us", "p10_us", "p90_us")
 REL = 1e-6
+
+
+def check_cells_complete(cells: pd.DataFrame, recomputed: pd.DataFrame, path: Path, damage: Damage = STRICT) -> None:
+    """Every cell the samples give (`recomputed`: measure.stats.summarize_pairs of them) is in
+    exp_cells.csv: a cells table cut at a row boundary, or a row deleted, is refused."""
+    have = set(map(tuple, cells[CELL_ID].astype(str).to_numpy().tolist()))
+    missing = [k for k in map(tuple, recomputed[CELL_ID].astype(str).to_numpy().tolist()) if k not in have]
+    if missing:
+        damage.found(f"{path / EXP_CELLS.filename}: {len(missing)} cells that {EXP_SAMPLES.filename} gives are "
+                     f"missing, first {'/'.join(map(str, missing[0]))} (the file was cut, or rows were deleted)")
 
 
 def read_table(run: RunDir, table: Table, damage: Damage = STRICT) -> pd.DataFrame:

@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from l2attr.ladder.config import WorkloadConfig
+from l2attr.dlrm.config import WorkloadConfig
 from l2attr.errors import Damage, UserError
 from l2attr.integrity.manifest_fields import check_fields
 from l2attr.vocab import Command, VALIDITY_VERDICTS

@@ -4,8 +4,9 @@ Why: a step run was read with a uniqueness check on two tables and a finiteness 
 column; a kernel whose op was missing moved the answer (25.67 % -> 23.73 %) without a word, a
 repeated op or repeat row, a negative index or byte count, an edge whose producer is no op, a
 consumer before its producer, JSON in `inputs` that is not a list of [pointer, bytes], and an
-unknown cache control all passed or ended in a traceback. Each is stated here as a rule of
-the shared kind (columns.py, rules.py), against the schema's STEP_* tables.
+unknown cache control all passed or ended in a traceback; step_dram.csv was read by the report
+with no check at all, so a cut or a repeated row changed the DRAM totals without a word. Each is
+stated here as a rule of the shared kind (rules.py), against the schema's STEP_* tables.
 
 `check_step_tables` validates a typed copy and returns nothing: the analysis (analysis/step.py)
 keeps reading the frames as they were read, so what it computes from an intact run is unchanged.
@@ -22,7 +23,7 @@ import pandas as pd
 
 from l2attr.errors import STRICT, Damage
 from l2attr.integrity import rules
-from l2attr.integrity.columns import Numeric, typed_columns
+from l2attr.integrity.rules import Numeric, typed_columns
 from l2attr.integrity.tables import MAX_TIME_US, MAX_TIME_WHY
 from l2attr.schema import STEP_DRAM, STEP_EDGES, STEP_KERNELS, STEP_OPS, STEP_TIMES, Table
 from l2attr.vocab import (Discard, L2Condition, StepMode, CACHE_CONTROLS, EDGE_ARMS, STEP_CONDITIONS,
@@ -197,3 +198,32 @@ def _same_kernels_per_step(kernels: pd.DataFrame, source: str, damage: Damage) -
             damage.found(f"{source}: {condition} step {odd.index[0]:g} holds other kernels than its other steps "
                          f"(op/kernel {extra[0][:80]}): the steps of one condition repeat one function")
             return
+
+
+def check_step_dram(dram: pd.DataFrame, path: Path, damage: Damage = STRICT) -> pd.DataFrame:
+    """step_dram.csv: one row per (cache control, op, kernel, key), bytes finite and >= 0, and the
+    same kernels with both keys under every cache control (steps/ncu.py profiles one step twice, the
+    L2 as left and flushed): a cut loses the last kernels of the last cache control."""
+    source = str(path / STEP_DRAM.filename)
+    values = pd.to_numeric(dram["value"], errors="coerce")
+    bad = rules.flag(damage, source, values.isna() | ~values.between(0, 1e18), "column value must be a finite "
+                     "number of bytes >= 0", lambda row: repr(dram["value"].iloc[row]))
+    bad |= rules.unique_keys(dram, STEP_DRAM.key, source, damage)
+    bad |= rules.whole_numbers(dram, ("op_index", "kernel_index", "launch"), source, damage)
+    dram = dram[~bad].reset_index(drop=True)
+    kernel = dram[["op_index", "kernel_index"]].astype(str).apply(tuple, axis=1)
+    keys = set(dram["key"].astype(str))
+    per_control = {str(c): set(kernel[dram["cache_control"].astype(str) == c]) for c in dram["cache_control"].unique()}
+    every = set().union(*per_control.values()) if per_control else set()
+    for control, kernels in sorted(per_control.items()):
+        lacking = sorted(every - kernels)
+        if lacking:
+            damage.found(f"{source}: cache control {control} lacks {len(lacking)} of the {len(every)} kernels the "
+                         f"other profiles hold, first op {lacking[0][0]} kernel {lacking[0][1]} (cut, or rows deleted)")
+    full = dram.groupby([dram["cache_control"].astype(str), kernel]).size()
+    short = full[full < len(keys)]
+    if len(short):
+        (control, (op, k)) = short.index[0]
+        damage.found(f"{source}: op {op} kernel {k} under cache control {control} has {int(short.iloc[0])} of the "
+                     f"{len(keys)} keys ({', '.join(sorted(map(str, keys)))}) (cut, or rows deleted)")
+    return dram

@@ -3,7 +3,7 @@
 Why: sweep_points.csv is rewritten whole after each point, so a copy cut at a row boundary is
 still a valid CSV; the amortisation sweep cut by 40 rows moved the interleaved break-even from
 "> 32" to "> 4" without a word. The manifest says which families, profiles, points and arms the
-sweep measured (ladder/sweep/spec.py makes the points from it), and sweep_units.csv records each
+sweep measured (dlrm/sweep/spec.py makes the points from it), and sweep_units.csv records each
 finished (point, arm, repeat, mode): both are checked against it.
 """
 
@@ -14,11 +14,11 @@ from typing import Any
 
 import pandas as pd
 
-from l2attr.ladder.config import WorkloadConfig
+from l2attr.dlrm.config import WorkloadConfig
 from l2attr.integrity import rules
 from l2attr.errors import Damage, UserError
-from l2attr.ladder.sweep.spec import SweepOptions, points
-from l2attr.ladder.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES, SWEEP_UNITS
+from l2attr.dlrm.sweep.spec import SweepOptions, points
+from l2attr.dlrm.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES, SWEEP_UNITS
 from l2attr.vocab import SweepAxis, RepeatMode, Quantity, Timer
 
 ARM_KEY = ("family", "profile", "point", "arm")
@@ -126,7 +126,7 @@ def check_sweep_tables(run: Any, manifest: dict[str, Any], points_df: pd.DataFra
     table (or None) after its own; sweep_units.csv is checked on the way. `run`: its RunDir."""
     from l2attr.integrity.sweep_declared import check_dram_rows, check_quantities
     from l2attr.integrity.tables import check_table
-    from l2attr.ladder.sweep.dram import SWEEP_DRAM
+    from l2attr.dlrm.sweep.dram import SWEEP_DRAM
 
     points_df = check_table(points_df, SWEEP_POINTS.name, f"{path}/{SWEEP_POINTS.filename}", damage)
     points_df = check_point_ranges(points_df, manifest, path, damage)

@@ -7,7 +7,7 @@ quantities follow from what its protocol times (sweep/protocol.py, sweep/tables.
 the consumer always, the later calls when k > 1, the pin on the pinning arm, the polluting read
 when the point pollutes, the window set-up on the window arm, the host call when host repeats
 ran. The DRAM child (sweep/dram.py) profiles, per arm, the pin and consumer kernels of the last
-pin group's first PROFILED_TABLES tables, in the order sweep/schedule.py makes them.
+pin group's first PROFILED_TABLES tables, in the order sweep/protocol.py schedules them.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from typing import Any
 import pandas as pd
 
 from l2attr.errors import Damage, UserError
-from l2attr.ladder.config import WorkloadConfig
-from l2attr.ladder.sweep.dram import PROFILED_TABLES, SWEEP_DRAM
-from l2attr.ladder.sweep.schedule import schedule
-from l2attr.ladder.sweep.spec import Point, SweepOptions, points
-from l2attr.ladder.sweep.tables import SWEEP_POINTS
+from l2attr.dlrm.config import WorkloadConfig
+from l2attr.dlrm.sweep.dram import PROFILED_TABLES, SWEEP_DRAM
+from l2attr.dlrm.sweep.protocol import schedule
+from l2attr.dlrm.sweep.spec import Point, SweepOptions, points
+from l2attr.dlrm.sweep.tables import SWEEP_POINTS
 from l2attr.vocab import Arm, Quantity as Q, Role as R, Timer
 
 Declared = list[tuple[str, str, Point, Arm]]   # (family, profile, point, arm)

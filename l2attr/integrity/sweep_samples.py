@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from l2attr.errors import Damage
-from l2attr.ladder.sweep.tables import POINT_KEYS, SWEEP_POINTS, SWEEP_SAMPLES, SWEEP_UNITS, UNIT_KEYS
+from l2attr.dlrm.sweep.tables import POINT_KEYS, SWEEP_POINTS, SWEEP_SAMPLES, SWEEP_UNITS, UNIT_KEYS
 from l2attr.vocab import RepeatMode, Quantity as Q, Role as R, Timer
 
 # relative agreement a CSV round trip keeps (pandas writes floats with 17 significant digits)

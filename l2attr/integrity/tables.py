@@ -17,11 +17,11 @@ import pandas as pd
 
 from l2attr.errors import Damage
 from l2attr.integrity import rules
-from l2attr.ladder.declare import APW, RUNG_BY_NAME
+from l2attr.dlrm.declare import APW, RUNG_BY_NAME
 from l2attr.schema import CELLS, EXP_CELLS, EXP_METRICS, EXP_SAMPLES, METRICS, PHASES, SAMPLES, TIMELINE, Table
-from l2attr.ladder.sweep.axes import REGISTERED as SWEEP_AXES
-from l2attr.ladder.sweep.dram import SWEEP_DRAM
-from l2attr.ladder.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES, SWEEP_UNITS
+from l2attr.dlrm.sweep.axes import REGISTERED as SWEEP_AXES
+from l2attr.dlrm.sweep.dram import SWEEP_DRAM
+from l2attr.dlrm.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES, SWEEP_UNITS
 from l2attr.vocab import (Arm, Condition, Discard, Family, Order, Phase, Pin, RepeatMode,
     Role, Timer, CELL_CONDITIONS, CELL_QUANTITIES, LADDER_STATES, RANGE_ROLES, SWEEP_MODES, SWEEP_QUANTITIES,
     SWEEP_ROLES, condition_words)

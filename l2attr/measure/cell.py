@@ -19,7 +19,7 @@ timed three ways, in repeats that alternate:
 Every repeat starts from a flushed L2 with persisting lines reset (pins never un-pin: without it a
 repeat inherits the one before). Warm-up calls run and are not kept, nor the first measured call.
 The device is duck-typed (flush_l2, reset_persisting, sync, host_us, timer) so the order of
-operations is tested on a CPU with a fake.
+operations is tested on a CPU with a fake; `GpuVerbs` (below) maps a workload's Gpu onto it.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Callable, ContextManager
 
-from l2attr.vocab import KEPT, L2Condition, Discard, RepeatMode, Role, cell_condition
+from l2attr.measure.timer import Sample
+from l2attr.vocab import KEPT, Discard, L2Condition, RepeatMode, Role, cell_condition
 
 Launch = Callable[[], Any]
 Ranges = Callable[[Role, int], ContextManager[Any]]   # (role, call) -> context around a launch
@@ -184,3 +185,32 @@ def run_repeat(dev: Any, ops_for: Callable[[int], CallOps], condition: L2Conditi
             continue
         rows.append({"call": measured, **row})
     return rows
+
+
+# -- a GPU in the protocol's verbs ---------------------------------------------------------------
+# dlrm/measure/gpu.Gpu (or a test's fake) in the verbs of the protocol: the ladder and the sweeps time
+# through the Gpu their workload built; this adapter is the one place that maps its names (timed,
+# last_lag_us, reset_l2_priority, stream_sync, host_clock_us) onto the protocol's, and keeps each
+# timed kernel's host enqueue time in order (the sweep's rows need them).
+
+class GpuVerbs:
+    def __init__(self, gpu: Any) -> None:
+        self.gpu, self.timer = gpu, self
+        self.lags: list[float] = []
+
+    def time(self, launch: Callable[[], Any]) -> Sample:
+        us = self.gpu.timed(launch)
+        self.lags.append(self.gpu.last_lag_us)
+        return Sample(us, self.gpu.last_lag_us, getattr(self.gpu, "last_discard", KEPT))
+
+    def flush_l2(self) -> None:
+        self.gpu.flush_l2()
+
+    def reset_persisting(self) -> None:
+        self.gpu.reset_l2_priority()
+
+    def sync(self) -> None:
+        self.gpu.stream_sync()
+
+    def host_us(self) -> float:
+        return self.gpu.host_clock_us()

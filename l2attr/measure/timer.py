@@ -125,7 +125,7 @@ class BlockingTimer:
                  min_clock_ratio: float = MIN_CLOCK_RATIO) -> None:
         import numpy as np
 
-        from l2attr.gpu.nvrtc import BLOCK_SPEC, get_kernel
+        from l2attr.gpu.runtime import BLOCK_SPEC, get_kernel
 
         self.torch, self.cupy, self.np = torch, cupy, np
         self.kernel = get_kernel(BLOCK_SPEC)
@@ -172,7 +172,7 @@ class SpinTimer:
     def __init__(self, torch: Any, cupy: Any, spin_us: float = 300.0) -> None:
         import numpy as np
 
-        from l2attr.gpu.nvrtc import SPIN_SPEC, get_kernel
+        from l2attr.gpu.runtime import SPIN_SPEC, get_kernel
 
         self.torch, self.cupy, self.np = torch, cupy, np
         self.kernel = get_kernel(SPIN_SPEC)

@@ -11,8 +11,7 @@ import re
 from pathlib import Path
 from typing import Iterable
 
-from l2attr.catalog.chips import check_chip
-from l2attr.catalog.sets import DERIVED_PREFIX, MetricSet, MetricSpec, load_metric_set
+from l2attr.catalog.sets import DERIVED_PREFIX, MetricSet, MetricSpec, check_chip, load_metric_set
 from l2attr.catalog.sets import derived_specs  # noqa: F401  (re-export: analysis/load.py reads it here)
 from l2attr.errors import UserError
 
@@ -47,7 +46,7 @@ def check_metrics_text(text: str, folder: Path | None = None) -> None:
     """`--metrics` names known sets or well-formed ncu names for some chip l2attr knows: checked
     before the chip is detected, the user's command runs or the GPU is touched (a typo must not
     cost a run, nor be reported as a missing GPU)."""
-    from l2attr.catalog.chips import KNOWN_CHIPS
+    from l2attr.catalog.sets import KNOWN_CHIPS
 
     first: UserError | None = None
     for chip in KNOWN_CHIPS:

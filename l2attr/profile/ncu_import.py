@@ -1,4 +1,5 @@
-"""Read `.ncu-rep` reports into the tidy METRICS table (one row per kernel and metric).
+"""Read `.ncu-rep` reports into the tidy METRICS table (one row per kernel and metric), and name
+a report's kernels by the order they were launched in (`label_medians`, for benchmarks).
 
 The rows come from a child process (ncu_rows: ncu_report must load before numpy); here they get
 their condition, the METRICS columns and the warnings a reader must see: how the report was
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from l2attr.catalog.sets import derived_specs
 from l2attr.errors import UserError
@@ -157,3 +158,27 @@ def import_reports(paths: Iterable[tuple[Path, str | Callable[[str], str]]], exp
         chip = chip or res.chip
     df = pd.concat(frames, ignore_index=True) if frames else _frame([])
     return ImportResult(df, quality_warnings(df, expected), chip)
+
+
+# -- kernels named by launch order ---------------------------------------------------------------
+# A benchmark that launches many variants of one kernel (same function name, different compile
+# options or launch shapes) cannot tell them apart in the report by name; it can write down, launch
+# by launch, which variant it started, and ncu records the profiled kernels in launch order. This
+# joins the two and gives per-name medians, refusing (rather than mislabelling) when the counts
+# differ.
+
+def label_medians(table: pd.DataFrame, labels: Sequence[str], metrics: Sequence[str]) -> pd.DataFrame:
+    """One row per label: the median of each metric over that label's launches.
+
+    `table` is `read_report(...).table` (one row per launch and metric, `launch` the
+    position among the report's kernels); `labels[i]` names the i-th profiled launch."""
+    wide = table[table["metric"].isin(metrics)].pivot_table(
+        index="launch", columns="metric", values="value", aggfunc="first").sort_index()
+    if len(wide) != len(labels):
+        raise UserError(f"{len(wide)} kernels in the report, {len(labels)} launches labelled: "
+                        "the report does not match the launch list")
+    missing = [m for m in metrics if m not in wide.columns]
+    if missing:
+        raise UserError(f"the report has no {', '.join(missing)}")
+    wide = wide.assign(label=list(labels))
+    return wide.groupby("label", sort=False)[list(metrics)].median()

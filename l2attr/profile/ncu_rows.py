@@ -20,12 +20,11 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from l2attr.catalog.chips import CHIP_BY_CC
-from l2attr.catalog.sets import derived_specs
+from l2attr.catalog.sets import CHIP_BY_CC, derived_specs
 from l2attr.errors import UserError
+from l2attr.names import NVTX_DOMAIN, parse_range_name
 from l2attr.profile.ncu_child import answer
 from l2attr.profile.ncu_file import check_report_file, declared_results
-from l2attr.names import NVTX_DOMAIN, parse_range_name
 
 # Attribute metrics that describe the device, the launch or the profiler, not the kernel's work.
 NOISE_PREFIXES = ("device__", "launch__", "numa__", "nvlink__", "c2clink__", "profiler__",

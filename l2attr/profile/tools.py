@@ -8,7 +8,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from l2attr.catalog.chips import chip_for_compute_capability
+from l2attr.catalog.sets import chip_for_compute_capability
 from l2attr.errors import UserError
 from l2attr.profile.metricsets import parse_query_metrics, unknown_metrics
 from l2attr.profile.ncu_cmd import parse_ncu_version, query_metrics_argv, version_argv

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from l2attr.analysis.common import is_missing, rung_label, why
-from l2attr.ladder.declare import RUNG_BY_NAME
+from l2attr.dlrm.declare import RUNG_BY_NAME
 from l2attr.report import fmt
 
 

@@ -18,7 +18,7 @@ from l2attr.analysis.common import is_missing, ordered_profiles, ordered_rungs, 
 from l2attr.report.titles import view_family
 from l2attr.analysis.calls import headline_rate, label
 from l2attr.analysis.study import Analysis
-from l2attr.report.colors import FALLBACK_COLOR, PROFILE_COLORS, RUNG_COLORS  # noqa: F401  (charts' callers)
+from l2attr.report.fmt import FALLBACK_COLOR, PROFILE_COLORS, RUNG_COLORS  # noqa: F401  (charts' callers)
 from l2attr.vocab import Condition, Profile, Role, RungId
 
 FONT = ("Inter, system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', "

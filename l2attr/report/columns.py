@@ -21,7 +21,7 @@ import pandas as pd
 from l2attr.analysis.common import is_missing, not_applicable, rung_label, why
 from l2attr.catalog.keys import catalog
 from l2attr.report import fmt
-from l2attr.report.colors import FALLBACK_COLOR, RUNG_COLORS
+from l2attr.report.fmt import FALLBACK_COLOR, RUNG_COLORS
 
 Record = dict[str, Any]
 

@@ -1,8 +1,10 @@
-"""The HTML page of experiment runs: the answer first, one chart, then the numbers behind it.
+"""Experiment runs laid out: the HTML page (the answer first, one chart, then the numbers behind
+it) and the Markdown that the README's generated block and `report --format md` share.
 
 Everything judged comes from analysis (experiment.py, experiment_dram.py); this module only lays
-it out. One page may hold several experiment runs (one card each); runs measured on different
-GPUs say so at the top, since their numbers are not one comparison.
+it out, in both formats, beside each other. One page may hold several experiment runs (one card
+each); runs measured on different GPUs say so at the top, since their numbers are not one
+comparison.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+from pathlib import Path
 from typing import Any
 
 import plotly.graph_objects as go
@@ -20,8 +23,9 @@ from l2attr.analysis.experiment_dram import describe
 from l2attr.analysis.experiment_load import ExperimentAnalysis
 from l2attr.report import fmt
 from l2attr.report.charts import figure_json
-from l2attr.report.pages_env import page_environment
-from l2attr.vocab import Quantity, Timer
+from l2attr.report.html import page_environment
+from l2attr.report.markdown import md_table
+from l2attr.vocab import L2Condition, Quantity, Role, Timer
 
 TEMPLATE = "experiment.html.j2"
 DRAM_COLUMNS = (("dram_read", "DRAM read", fmt.nbytes), ("dram_write", "DRAM write", fmt.nbytes),
@@ -120,3 +124,51 @@ def render(analyses: list[ExperimentAnalysis]) -> str:
         title="l2attr: what is the L2 handoff worth?", cards=cards, caveat=gpu_caveat(analyses),
         version=__version__, generated=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         figures_json=Markup(figures_json.replace("</", "<\\/")), plotly_js=Markup(get_plotlyjs()))
+
+
+# -- Markdown ------------------------------------------------------------------------------------
+# Every figure comes from analysis over the run dirs named; a test regenerates the README block
+# from the committed runs and fails when they disagree.
+
+def _ci(cells, cond: str, q: Quantity, t: Timer) -> str:
+    m = cells[(cells["condition"] == cond) & (cells["quantity"] == q.value) & (cells["timer"] == t.value)]
+    if m.empty:
+        return "—"
+    r = m.iloc[0]
+    return f"{r['median_us']:.2f} [{r['ci95_lo_us']:.2f}, {r['ci95_hi_us']:.2f}]"
+
+
+def _dram(an: ExperimentAnalysis, cond: str) -> str:
+    d = an.dram
+    if d.empty or "dram_read" not in d:
+        return "—"
+    m = d[(d["condition"] == cond) & (d["role"] == Role.CONSUMER.value)]
+    return "—" if m.empty or not math.isfinite(float(m.iloc[0]["dram_read"])) else f"{m.iloc[0]['dram_read'] / 1e6:.2f} MB"
+
+
+def experiment_markdown(an: ExperimentAnalysis, root: Path | None = None) -> str:
+    """One experiment run: its headline, a table per condition, the control, where it ran."""
+    m = an.run.manifest
+    decl = m.get("experiment") or {}
+    gpu = m.get("gpu") or {}
+    where = an.run.path.relative_to(root) if root is not None else an.run.path
+    lines = [f"**{decl.get('name', where.name)}** (`{where}`, {gpu.get('name', '?')} `{gpu.get('uuid', '?')}`, "
+             f"timer {(m.get('timer') or {}).get('kind', '?')})", ""]
+    lines += [f"{h}", ""] if not an.verdict.empty and (h := an.verdict.iloc[0]["headline"]) else []
+    rows = []
+    for cond in decl.get("conditions", []):
+        rows.append([cond, _ci(an.run.cells, cond, Quantity.PRODUCER, Timer.KERNEL),
+                     _ci(an.run.cells, cond, Quantity.CONSUMER, Timer.KERNEL),
+                     _ci(an.run.cells, cond, Quantity.PRODUCER, Timer.WALL),
+                     _ci(an.run.cells, cond, Quantity.CALL, Timer.WALL), _dram(an, cond)])
+    lines.append(md_table(["condition", "producer kernel µs", "consumer kernel µs", "producer step (wall) µs",
+                           "call (wall) µs", "consumer DRAM read"], rows, [False, True, True, True, True, True]))
+    lines += ["", describe(an.control) if an.control else "validity control: not profiled", ""]
+    return "\n".join(lines)
+
+
+def experiments_markdown(analyses: list[ExperimentAnalysis], root: Path | None = None) -> str:
+    return "\n".join(experiment_markdown(a, root) for a in analyses)
+
+
+__all__ = ["experiment_markdown", "experiments_markdown", "L2Condition"]

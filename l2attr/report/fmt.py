@@ -1,4 +1,10 @@
-"""Number formatting shared by the HTML and Markdown reports: one style, and n/a for missing."""
+"""The house style shared by the HTML and Markdown reports: number formatting (one style, and n/a
+for missing), and one colour per rung and per profile everywhere (the charts' traces and the
+tables' rung chips).
+
+Why the colours are here, not in charts.py: a table, and the Markdown page, need them without
+plotly.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,7 @@ import math
 from typing import Any, Callable
 
 from l2attr.analysis.common import is_missing
+from l2attr.vocab import Profile, RungId
 
 NA_TEXT = "n/a"
 
@@ -100,3 +107,22 @@ def ci(median: Any, lo: Any, hi: Any) -> str:
     if is_missing(lo) or is_missing(hi):
         return us(median)
     return f"{median:,.1f} µs [{lo:,.1f}, {hi:,.1f}]"
+
+
+# -- colours -------------------------------------------------------------------------------------
+
+RUNG_COLORS: dict[str, str] = {
+    RungId.BASELINE: "#6B7280",
+    RungId.OPTMT: "#3B6FB6",
+    RungId.RPF_OPTMT: "#3E9B5F",
+    RungId.L2P_OPTMT: "#E07B1F",
+    RungId.COMBINED: "#8E5BB5",
+    RungId.TORCH: "#C4C9D1",
+}
+PROFILE_COLORS: dict[str, str] = {
+    Profile.REUSE_HIGH: "#B4292F",
+    Profile.REUSE_MEDIUM: "#E8853A",
+    Profile.REUSE_LOW: "#5E9BD0",
+    Profile.RANDOM: "#22508F",
+}
+FALLBACK_COLOR = "#9CA3AF"

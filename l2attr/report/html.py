@@ -10,14 +10,18 @@ figure JSON and plotly.js pass unescaped, both made safe for the <script> they s
 The page answers first: right under the title, one line (analysis.answer: does the pin pay once
 charged, per family) and the one chart that shows it (answer_chart); the per-series detail
 follows, each sentence once, every card folded (a <details>) so the page opens short. A fast-family
-card speaks its own rung names: they come in as data (ladder.declare's rung_labels, read by
+card speaks its own rung names: they come in as data (dlrm.declare's rung_labels, read by
 analysis.common.rung_label and titles.rung_names), never by rewriting text. Charts are drawn from
 one JSON block by a small script at the end of the page with the plotly.js embedded once, inline.
 Nothing is fetched: the file opens offline.
+
+Here too: the Jinja2 environments of every HTML page (the experiment and step pages' included),
+and the check that a figure has anything to draw (the sweep chapters use it as well).
 """
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import functools
 import json
@@ -25,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import numpy as np
 from markupsafe import Markup
 
 from l2attr import __version__
@@ -32,10 +37,9 @@ from l2attr.analysis.load import Study, manifest_value
 from l2attr.analysis.study import Analysis, series_view
 from l2attr.report import registry
 from l2attr.report.answer_chart import answer_figures
-from l2attr.report.chart_data import drawable
 from l2attr.report.charts import all_figures, figure_json
 from l2attr.report.titles import rung_names, series_title, view_family
-from l2attr.resources import REPORTS_DIR, data_dir
+from l2attr.source import REPORTS_DIR, data_dir
 
 BASE_TEMPLATE = "base.html.j2"
 
@@ -54,6 +58,14 @@ def environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(data_dir(REPORTS_DIR))), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     return env
+
+
+@functools.lru_cache(maxsize=1)
+def page_environment() -> jinja2.Environment:
+    """The environment of the experiment and step pages (report/experiment.py, report/step_page.py),
+    made once per process for the same reason."""
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(data_dir(REPORTS_DIR))),
+                              autoescape=jinja2.select_autoescape(["html", "j2"]), undefined=jinja2.StrictUndefined)
 
 
 def _script_safe_json(obj: Any) -> str:
@@ -143,3 +155,45 @@ def write_html(an: Analysis, path: Path) -> Path:
     from l2attr import atomic
     atomic.write_text(Path(path), render_html(an))
     return Path(path)
+
+
+# -- whether a figure spec has anything to draw: an empty chart is never drawn -------------------
+# Why: the fast family's "pin-charged vs consumer-only" charts were drawn with every y value null
+# (the family has no baseline rung), so the page showed two empty frames while the browser test
+# counted them as drawn. A figure without one finite value in its traces becomes "not measured".
+
+VALUE_KEYS = ("y", "z", "values")     # bars and lines, heatmaps, pies
+
+
+def _numbers(value: Any) -> np.ndarray:
+    """A trace array as floats: plain JSON lists, or plotly's typed arrays ({dtype, bdata})."""
+    if isinstance(value, dict) and "bdata" in value:
+        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value.get("dtype", "f8"))).astype(float)
+    if isinstance(value, (list, tuple)):
+        flat: list[float] = []
+        for v in value:
+            if isinstance(v, (list, tuple, dict)):
+                flat.extend(_numbers(v).tolist())
+            elif isinstance(v, (int, float)) and not isinstance(v, bool):
+                flat.append(float(v))
+        return np.array(flat, dtype=float)
+    return np.array([], dtype=float)
+
+
+def trace_has_data(trace: dict[str, Any]) -> bool:
+    key = "x" if trace.get("orientation") == "h" else None
+    for k in (key, *VALUE_KEYS):
+        if k and k in trace and np.isfinite(_numbers(trace[k])).any():
+            return True
+    return False
+
+
+def has_data(spec: dict[str, Any]) -> bool:
+    """True when some trace of the {data, layout} spec has a finite value to draw."""
+    return any(trace_has_data(t) for t in spec.get("data", []) if isinstance(t, dict))
+
+
+def drawable(specs: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The specs with something to draw; the others' slots say "not measured" (macros.chart)."""
+    return {fid: spec for fid, spec in specs.items() if has_data(spec)}
+

@@ -14,7 +14,7 @@ import pandas as pd
 
 from l2attr.analysis.attribution import dram_attribution
 from l2attr.analysis.calls import headline_rate, label
-from l2attr.ladder.declare import PROFILES, RUNGS
+from l2attr.dlrm.declare import PROFILES, RUNGS
 from l2attr.vocab import Condition, Family, Role, RungId
 
 

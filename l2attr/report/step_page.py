@@ -16,7 +16,7 @@ from markupsafe import Markup
 from l2attr import __version__
 from l2attr.analysis.step import describe_kernel, top_edges, top_kernels
 from l2attr.report.charts import figure_json
-from l2attr.report.pages_env import page_environment
+from l2attr.report.html import page_environment
 from l2attr.analysis.step_load import step_name
 from l2attr.report.step_text import (EDGE_HEADERS, SURGERY_HEADERS, edge_rows, edges_how, graph_line, grids, surgery_intro,
                                      surgery_row)

@@ -145,7 +145,7 @@ def surgery_row(r: dict[str, Any]) -> list[str]:
 def dram_lines(path: Path) -> list[str]:
     """The step's DRAM bytes under Nsight Compute, where `l2attr step --ncu` measured them."""
     from l2attr.analysis.step import dram_totals
-    from l2attr.integrity.engine import check_step_dram
+    from l2attr.integrity.step import check_step_dram
     from l2attr.rundir import RunDir
     from l2attr.schema import STEP_DRAM
 

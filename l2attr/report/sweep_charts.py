@@ -1,5 +1,5 @@
 """Plotly figures of the sweep chapters: one per sweep and kernel family, drawn from the axis'
-declared chart (ladder/sweep/axes/<axis>.py: ChartSpec) over its analysis table.
+declared chart (dlrm/sweep/axes/<axis>.py: ChartSpec) over its analysis table.
 
 A line per (profile, series[, split value]); the split's values (the amortisation's orders) and
 the series' styles pick the dash (solid: the primary measured line, dotted: a second one, thin
@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 
 from l2attr.analysis.sweep import SweepAnalysis
 from l2attr.analysis.sweep_load import SweepRun
-from l2attr.ladder.sweep.axes.declare import ChartSpec, Series
+from l2attr.dlrm.sweep.axes.declare import ChartSpec, Series
 from l2attr.report.charts import _clean, _layout, _legend_below, _one_line, break_even_labels, profile_color
 from l2attr.vocab import DeviceLimit, LineStyle
 

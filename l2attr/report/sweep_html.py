@@ -13,7 +13,7 @@ from markupsafe import Markup
 
 from l2attr import __version__
 from l2attr.analysis.sweep import SweepAnalysis
-from l2attr.report.chart_data import drawable
+from l2attr.report.html import drawable
 from l2attr.report.charts import figure_json
 from l2attr.report.columns import Cell, Table, cell_table
 from l2attr.report.sweep_charts import figures

@@ -1,5 +1,5 @@
 """Sweeps as text: the CLI's summary lines and the Markdown chapter (one per sweep run), for any
-axis, from its declaration's columns (ladder/sweep/axes/)."""
+axis, from its declaration's columns (dlrm/sweep/axes/)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any, Callable
 from l2attr.analysis.sweep import SweepAnalysis, analyse_sweep
 from l2attr.analysis.sweep_break_even import k_text
 from l2attr.analysis.sweep_load import SweepRun
-from l2attr.ladder.sweep.axes.declare import Speedup
+from l2attr.dlrm.sweep.axes.declare import Speedup
 from l2attr.vocab import SweepJudgement, Timer
 
 

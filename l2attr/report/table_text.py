@@ -1,10 +1,15 @@
-"""A declared table (report/columns.py) as Markdown and as console text.
+"""A declared table (report/columns.py) as Markdown and as console text, and the study on the
+terminal (`l2attr report RUN... --format text`) drawn with it.
 
 The HTML page draws the same Table through reports/macros.html.j2; here the cells are the same
 words (`cell_text`), only the frame differs: a Markdown pipe table for pages pasted into issues,
 a rich table for the terminal. Spanning headers become a prefix of the header ("group: header"),
 a spanning key cell is drawn once with blanks below it, and a left-out column is named in one
 line under the table, as on the page.
+
+The terminal's study is the one headline, then each series' verdict and the kernel families side
+by side, from the declarations the HTML cards and the Markdown page draw (one table, three
+printers): it lives beside its printer because it is nothing but that printer applied.
 """
 
 from __future__ import annotations
@@ -15,7 +20,13 @@ from rich import box
 from rich.console import Console
 from rich.table import Table as RichTable
 
+from l2attr.analysis.answer import headline, pin_answer
+from l2attr.analysis.study import Analysis, series_view
+from l2attr.report import families as fam
 from l2attr.report.columns import Cell, Table, grid
+from l2attr.report.html_sections import verdict_table
+from l2attr.report.html_study import family_table
+from l2attr.report.titles import series_title, view_family
 
 NA_TEXT, DASH_TEXT = "n/a", "—"
 
@@ -100,3 +111,23 @@ def console(t: Table) -> str:
     groups = group_line(t)
     text = "\n".join(([groups] if groups else []) + lines)
     return text + (f"\n{t.left_out_line}." if t.left_out else "")
+
+
+# -- the study on the terminal -------------------------------------------------------------------
+
+def render_console(an: Analysis) -> str:
+    """Plain text, no colour codes: the headline, then the tables, every column whole."""
+    line = headline(pin_answer(an.verdict), an.verdict)
+    parts = [line, ""] if line else []
+    for view in [series_view(an, s) for s in an.series] or [an]:
+        if view.verdict.empty:
+            continue
+        title = series_title(view)
+        parts += [f"Verdict{f' — {title}' if title else ''} (L2 state {an.state})", "",
+                  console(verdict_table(view.verdict, view_family(view))), ""]
+    if fam.shown(an):
+        for profile in fam.profiles(an):
+            parts += [f"{fam.TITLE} — {profile}", "", console(family_table(an, profile)), ""]
+    if not parts:
+        parts = ["Neither a latency ladder nor an L2 attribution was found in the inputs.", ""]
+    return "\n".join(parts)

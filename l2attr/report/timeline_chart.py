@@ -1,7 +1,7 @@
 """The pin -> gap -> consumer timeline: L2 hit rate and DRAM read throughput over time.
 
 Drawn from the PM-sampling table (`profile.pmsampling.read_pm_timeline`) and its phases
-(`profile.pm_phases.phases`), in charts.py's house style. Two stacked panels share the time axis: hit
+(`profile.pmsampling.phases`), in charts.py's house style. Two stacked panels share the time axis: hit
 rates on top, throughputs below, phases shaded across both. A sample holds for its interval, so
 lines are steps. The hit rate is left out (a gap, not a zero) where the L2 is idle: a rate over
 a handful of lookups reads 0 % or 50 % and says nothing. Returns None when the table holds

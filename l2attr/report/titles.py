@@ -6,7 +6,7 @@ from typing import Any, Mapping
 
 from l2attr.analysis.study import Analysis
 
-# The config keys of an EmbeddingBag workload (ladder/config.WorkloadConfig): a run whose config
+# The config keys of an EmbeddingBag workload (dlrm/config.WorkloadConfig): a run whose config
 # has them measured the DLRM EmbeddingBag tables; any other run is named by what it is, not by the study.
 EMBEDDING_KEYS = ("tables", "rows", "dim", "dtype")
 
@@ -43,6 +43,6 @@ def view_family(an: Any) -> str:
 def rung_names(family: str) -> dict[str, str]:
     """Every rung id -> how `family` names it: the templates' words for the rungs of a card."""
     from l2attr.analysis.common import rung_label
-    from l2attr.ladder.declare import RUNG_BY_NAME
+    from l2attr.dlrm.declare import RUNG_BY_NAME
 
     return {rung: rung_label(rung, family) for rung in RUNG_BY_NAME}

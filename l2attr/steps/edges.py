@@ -134,7 +134,7 @@ class Warmer:
     """Reads address ranges back into L2 on torch's current stream (kernels/warm_l2.cu)."""
 
     def __init__(self, dev: Any) -> None:
-        from l2attr.gpu.nvrtc import KernelSpec, get_kernel
+        from l2attr.gpu.runtime import KernelSpec, get_kernel
 
         self.dev = dev
         self.kernel = get_kernel(KernelSpec("warm_l2.cu", "warm_l2", ()))

@@ -23,7 +23,7 @@ class Flushes:
     def __init__(self, torch: Any, cupy: Any, l2_bytes: int) -> None:
         import numpy as np
 
-        from l2attr.gpu.nvrtc import DEMOTE_SPEC, DIRTY_SPEC, FLUSH_SPEC, UNPIN_SPEC, get_kernel
+        from l2attr.gpu.runtime import DEMOTE_SPEC, DIRTY_SPEC, FLUSH_SPEC, UNPIN_SPEC, get_kernel
         from l2attr.measure.timer import torch_stream
 
         self.torch, self.cupy, self.np = torch, cupy, np

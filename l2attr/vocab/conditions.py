@@ -2,7 +2,7 @@
 
 One word a line, with what runs and who takes it, so a new condition is one line here:
 
-* `before` / `between`: the device verbs (measure/verbs.py's GpuVerbs: `flush_l2`,
+* `before` / `between`: the device verbs (measure/cell.py's GpuVerbs: `flush_l2`,
   `reset_persisting`) a cell call runs before the whole call and between producer and consumer,
   outside every timer (measure/cell.py runs exactly these);
 * `producer`: whether the call runs the producer step (`no_producer`: the consumer alone);

@@ -27,7 +27,7 @@ def values(*members: Vocab) -> tuple[str, ...]:
 
 class Family(Vocab):
     """Which kernels implement the rungs (a family's launch argument layout is named by the family
-    that defines it: ladder/declare.py's `abi`; the artifact's is ATen's)."""
+    that defines it: dlrm/declare.py's `abi`; the artifact's is ATen's)."""
 
     ARTIFACT = "artifact"    # re-implementation of the MICRO'24 artifact's ATen-structured kernels
     TUNED = "tuned"          # l2attr's own consumer (restrict, no offset2bag store), per-line pin
@@ -115,7 +115,7 @@ EDGE_CONTROLS = values(Verdict.HOLDS, Verdict.FAILS, Verdict.NOT_MEASURED)
 
 
 class RungId(Vocab):
-    """The rungs of the ladder (l2attr.ladder.declare declares what each is), and torch as the reference row."""
+    """The rungs of the ladder (l2attr.dlrm.declare declares what each is), and torch as the reference row."""
 
     BASELINE = "baseline"
     OPTMT = "optmt"              # register cap

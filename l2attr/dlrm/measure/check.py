@@ -1,0 +1,174 @@
+"""Compile every variant and check it against torch.nn.functional.embedding_bag before anything is
+timed; then, per profile, check its first call on the profile's real workload.
+
+Why one module: these are the run's checks before any cell is timed, each a comparison with the
+same float64 reference; the ladder, the sweeps and the benchmarks run them alike.
+
+Fresh random data each check (never zeros), bags of every awkward length (empty, shorter than
+the RPF depth, odd), a poisoned (NaN) output so an unwritten element cannot pass, and a float64
+reference. Index buffers carry one spare element after the last index, as every buffer l2attr
+times does (the artifact's RPF may read it). A variant that misses the tolerance stops the run
+with its name and its error.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+from l2attr.dlrm.config import WorkloadConfig
+from l2attr.dlrm.declare import Variant
+from l2attr.dlrm.measure.kernels import VariantKernels, with_index_slack
+from l2attr.errors import UserError
+
+TOLERANCE = {"fp32": 1e-5, "fp16": 2e-3, "bf16": 1e-2}
+
+
+def relative_error(out: Any, ref: Any) -> float:
+    import torch
+
+    out64, ref64 = out.double(), ref.double()
+    if not torch.isfinite(out64).all():
+        return float("inf")
+    return float(torch.linalg.vector_norm(out64 - ref64) / torch.linalg.vector_norm(ref64))
+
+
+def _random_case(torch: Any, dtype: Any, rows: int, dim: int, bags: int, seed: int,
+                 device: str = "cuda") -> tuple[Any, Any, Any]:
+    g = torch.Generator(device=device).manual_seed(seed)
+    weight = (torch.rand(rows, dim, generator=g, device=device) * 2 - 1).to(dtype)
+    lengths = torch.randint(0, 12, (bags,), generator=g, device=device)
+    lengths[:6] = torch.tensor([0, 1, 2, 3, 0, 5], device=device)  # empty, < depth, odd, trailing
+    lengths[-1] = 3
+    offsets = torch.zeros(bags, dtype=torch.int64, device=device)
+    offsets[1:] = torch.cumsum(lengths, 0)[:-1]
+    indices = with_index_slack(torch.randint(0, rows, (int(lengths.sum()),), generator=g, device=device))
+    return weight, indices, offsets
+
+
+CASES = (("sum", None, False), ("mean", None, False), ("sum", 7, False), ("sum", None, True))
+
+
+def check_variant(kernels: VariantKernels, dtype_name: str, dim: int, seed: int) -> dict[str, float]:
+    """Sum and mean, padding_idx, per-sample weights, on fresh data; returns the errors measured."""
+    import torch
+    import torch.nn.functional as F
+
+    dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[dtype_name]
+    errors: dict[str, float] = {}
+    for case, (mode, padding, weighted) in enumerate(CASES):
+        weight, indices, offsets = _random_case(torch, dtype, rows=5000, dim=dim, bags=3000,
+                                                seed=seed * 101 + case)
+        if padding is not None:
+            indices[::5] = padding
+        psw = None
+        if weighted:
+            g = torch.Generator(device="cuda").manual_seed(seed * 7 + case)
+            psw = (torch.rand(indices.numel(), generator=g, device="cuda") + 0.5)
+        hot = torch.unique(indices)[:1000].contiguous()
+        out = torch.full((offsets.numel(), dim), float("nan"), dtype=dtype, device="cuda")
+        if kernels.pin is not None:
+            kernels.launch_pin(weight, hot)
+        kernel_psw = None if psw is None else psw.to(kernels.per_sample_weights_dtype(dtype))
+        kernels.launch_consumer(weight, indices, offsets, out, mean=(mode == "mean"),
+                                per_sample_weights=kernel_psw,
+                                padding_idx=-1 if padding is None else padding)
+        torch.cuda.synchronize()
+        ref_psw = None if kernel_psw is None else kernel_psw.double()
+        ref = F.embedding_bag(indices, weight.double(), offsets, mode=mode,
+                              padding_idx=padding, per_sample_weights=ref_psw)
+        key = f"{mode}{'' if padding is None else '_padding'}{'_weighted' if weighted else ''}"
+        errors[key] = relative_error(out, ref)
+    worst = max(errors.values())
+    if not worst <= TOLERANCE[dtype_name]:
+        raise UserError(f"variant {kernels.variant.label} is wrong: relative error {worst:.3g} "
+                        f"> {TOLERANCE[dtype_name]:g} vs torch.nn.functional.embedding_bag "
+                        f"({', '.join(f'{k}={v:.3g}' for k, v in errors.items())})")
+    return errors
+
+
+# -- the real workload's check -------------------------------------------------------------------
+# Every variant's first call (table 0, first batch) on a profile's real workload against
+# torch.nn.functional.embedding_bag in float64, poisoned output. The reference is the same for
+# every variant of a profile, so the run makes it once (`reference`).
+
+def real_data_reference(gpu: Any, indices: Any) -> Any:
+    """torch.nn.functional.embedding_bag in float64 on the real workload's first call (table 0,
+    first batch): what check_real_data compares every variant of a profile with (made once)."""
+    import torch.nn.functional as F
+
+    return F.embedding_bag(indices[0, 0], gpu.weights[0].double(), gpu.offsets, mode="sum")
+
+
+def check_real_data(gpu: Any, kernels: Any, indices: Any, hot: Any,
+                    reference: Callable[[], Any] | None = None) -> float:
+    """One call on the real workload (table 0, first batch) against torch, poisoned output
+    (`reference`: returns real_data_reference of the same indices, made once for all variants)."""
+    if kernels is None:
+        return 0.0
+    g = gpu
+    g.out.fill_(float("nan"))
+    if kernels.pin is not None:
+        kernels.launch_pin(g.weights[0], hot)
+    kernels.launch_consumer(g.weights[0], indices[0, 0], g.offsets, g.out)
+    g.torch.cuda.synchronize()
+    return relative_error(g.out, real_data_reference(g, indices) if reference is None else reference())
+
+
+def window_for(gpu: Any, variants: list[Variant], indices: Any, hot: Any) -> Any:
+    """The APW+OptMT rung's remapped tables and stream window for this workload (None without it)."""
+    if not any(v.rung.window for v in variants):
+        return None
+    from l2attr.gpu.persisting import device_limits
+    from l2attr.dlrm.measure.residency import StreamWindow, build_remap
+
+    remap = build_remap(gpu.torch, gpu.weights, hot, indices)
+    return StreamWindow(gpu.torch, gpu.cupy, remap, int(hot.numel()), 1.0,
+                        device_limits().persisting_max_bytes)
+
+
+def check_window_data(gpu: Any, kernels: Any, indices: Any, window: Any,
+                      reference: Callable[[], Any] | None = None) -> float:
+    """One call through the remapped table and indices, window set, against torch on the originals."""
+    if kernels is None:
+        return 0.0
+    g = gpu
+    with window.active():
+        g.out.fill_(float("nan"))
+        window.set(0)
+        kernels.launch_consumer(window.remap.weights[0], window.remap.indices[0, 0], g.offsets, g.out)
+        g.stream_sync()
+    return relative_error(g.out, real_data_reference(g, indices) if reference is None else reference())
+
+
+# -- compile and check every variant -------------------------------------------------------------
+
+def variant_id(v: Variant) -> str:
+    """The manifest's key for a variant: family/rung/pin."""
+    return "/".join(v.key)
+
+
+def compile_and_check(cfg: WorkloadConfig, opts: Any,
+                      timings: dict[str, float]) -> tuple[dict[str, VariantKernels | None],
+                                                          dict[str, Any], dict[str, Any]]:
+    """Every variant of `opts` (the run's LadderOptions, measure/run.py, which imports this module)
+    compiled, its resources read and checked against torch: (kernels by variant_id, resources,
+    errors); the time each step took goes into `timings`."""
+    from l2attr.dlrm import compile as kc
+
+    t0 = time.perf_counter()
+    variants = opts.all_variants
+    fast = kc.FastOptions(opts.shape.fast_unroll, opts.shape.fast_load, opts.shape.fast_maxrregcount)
+    kc.precompile([spec for v in variants if not v.is_reference
+                   for spec in kc.specs_of(v, cfg.dtype, opts.maxrregcount, opts.rpf_depth, fast)])
+    compiled: dict[str, VariantKernels | None] = {}
+    for v in variants:
+        compiled[variant_id(v)] = None if v.is_reference else VariantKernels(
+            v, cfg.dtype, opts.shape, opts.maxrregcount, opts.rpf_depth)
+    timings["compile_s"] = time.perf_counter() - t0
+    resources = {vid: k.resources() for vid, k in compiled.items() if k is not None}
+    t0 = time.perf_counter()
+    checks = {vid: check_variant(k, cfg.dtype, cfg.dim, cfg.seed + i)
+              for i, (vid, k) in enumerate(compiled.items()) if k is not None}
+    timings["check_s"] = time.perf_counter() - t0
+    return compiled, resources, checks
