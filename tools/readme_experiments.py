@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 from l2attr.analysis.experiment_load import analyse_experiment, load_experiment  # noqa: E402
 from l2attr.analysis.timer_compare import compare_timers  # noqa: E402
-from l2attr.report.timer_text import timer_table  # noqa: E402
+from l2attr.report.markdown import timer_table  # noqa: E402
 from l2attr.report.experiment import experiments_markdown  # noqa: E402
 
 BEGIN, END = "<!-- experiments:begin -->\n", "<!-- experiments:end -->"

@@ -1,18 +1,23 @@
-"""The Markdown summary: the verdict table and the ladder table, for pasting into issues and papers."""
+"""The study as Markdown: the summary page (verdict, ladder, families, layer B, compare), the docs'
+results block and the timer comparison, for pasting into issues and papers; the tables are the
+declared ones (report/columns.py, report/results_table.py) drawn by table_text."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from pathlib import Path
+from typing import Sequence
 
+import pandas as pd
 
 from l2attr.analysis.answer import headline, pin_answer
-from l2attr.analysis.common import is_missing, ordered_profiles, rung_label, why
 from l2attr.analysis.load import manifest_value
 from l2attr.analysis.share import T_STEP_DEFINITION
+from l2attr.analysis.spread import launch_lag_effect, repeat_spread
 from l2attr.analysis.study import Analysis, series_view
+from l2attr.analysis.timer_compare import TimerRun
 from l2attr.report import families as fam
 from l2attr.report import fmt
-from l2attr.report.charges_text import measured as _cell, window_lines
+from l2attr.report.charges_text import window_lines
 from l2attr.report.html_sections import ladder_table, spread_table, verdict_table
 from l2attr.report.html_study import family_table, gpu_spread_table, settings_table
 from l2attr.report.results_table import ladder_results, pin_only_results
@@ -21,7 +26,7 @@ from l2attr.analysis.control import describe_control
 from l2attr.report.titles import series_title, view_family
 from l2attr.report.compare import pairs as compare_pairs
 from l2attr.report.layer_b import consumer_grid, dram_lines, grid_title
-from l2attr.vocab import Command, Judgement, RungId, TimerKind, Verdict
+from l2attr.vocab import Command, RungId, TimerKind, Verdict
 
 
 def _escape(text: str) -> str:
@@ -228,3 +233,31 @@ def results_markdown(an: Analysis) -> str:
     if control:
         out += [control, ""]
     return "\n".join(out).rstrip() + "\n"
+
+
+# -- the timer comparison (analysis/timer_compare.py judges; docs/layer-a.md's block) ----------------
+
+def _timer_name(r: TimerRun) -> str:
+    return r.timer if r.timer == TimerKind.BLOCKING.value else f"{r.timer} {r.spin_us:g} µs"
+
+
+def timer_table(compared: tuple[list[TimerRun], pd.DataFrame], root: Path | None = None) -> str:
+    """Markdown: the runs (timer, late share, spread) and the per-cell differences."""
+    runs, m = compared
+    head = []
+    for r in runs:
+        lag = launch_lag_effect(r.samples, r.spin_us, r.timer) or {"lagged_pct": float("nan")}
+        sp = repeat_spread(r.samples)
+        where = r.path.relative_to(root) if root is not None else r.path
+        head.append([f"`{where}`", _timer_name(r), f"{float(lag['lagged_pct']):.1f} %",
+                     f"{sp['spread_pct'].median():.2f} %", f"{sp['spread_pct'].max():.2f} %", f"`{r.uuid}`"])
+    out = [md_table(["run", "kernel timer", "late / timed-out samples", "consumer spread, median",
+                     "consumer spread, worst", "GPU"], head, [False, False, True, True, True, False]), ""]
+    rows = [[r.family, r.rung, r.profile, f"{r.median_us_a:.2f}", f"{r.median_us_b:.2f}", f"{r.diff_pct:+.2f} %"]
+            for r in m.itertuples()]
+    out.append(md_table(["family", "rung", "profile", f"{_timer_name(runs[0])}, µs", f"{_timer_name(runs[1])}, µs",
+                         "difference"], rows, [False, False, False, True, True, True]))
+    out.append("")
+    out.append(f"Largest difference: {m['diff_pct'].abs().max():.2f} % over {len(m)} consumer cells.")
+    out.append("")
+    return "\n".join(out)
