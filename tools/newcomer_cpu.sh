@@ -21,7 +21,7 @@ step "1. clone" "git clone -q $ROOT $NEW && cd $NEW && git log --oneline -1 && w
 step "2. a fresh virtualenv" "python3 -m venv $VENV && . $VENV/bin/activate && python --version"
 TAIL=6 step "3. the README's test command, as written" ". $VENV/bin/activate && cd $NEW && $TEST_CMD"
 step "4. l2attr doctor (what this machine lacks for the main job)" ". $VENV/bin/activate && cd $NEW && l2attr doctor; echo \"exit status \$?\""
-step "5. torch without a GPU (its CPU wheel)" ". $VENV/bin/activate && pip install -q '${TORCH_CPU:-torch==2.13.0+cpu}' && python -c 'import torch; print(torch.__version__, \"CUDA available:\", torch.cuda.is_available())'"
+step "5. torch without a GPU (its CPU wheel)" ". $VENV/bin/activate && pip install -q '${TORCH_CPU:-torch==2.13.0+cpu}' 2>&1 | grep -v '^WARNING: Location'; python -c 'import torch; print(torch.__version__, \"CUDA available:\", torch.cuda.is_available())'"
 step "6. the README snippet on that machine" ". $VENV/bin/activate && cd $NEW && python tools/readme_snippet.py my_pair.py && python my_pair.py; echo \"exit status \$?\""
 mv "$TMP" "$LOG"
 cat "$LOG"
