@@ -84,7 +84,7 @@ def run_once(command: str, load: int = 0) -> dict[str, Any]:
     try:
         if busy:
             time.sleep(1.0)   # the busy loops running before the suite starts
-        return _timed(command) | {"load": load}
+        return _timed(command) | {"load": load, "tree": tree()}
     finally:
         stop_load(busy)
 
@@ -133,8 +133,10 @@ def readme_block(record: dict[str, Any]) -> str:
         how = (f"`--repeat {len(group)}`, no added load" if load == 0 else
                f"`--repeat {len(group)} --load {load}`, {load} busy processes competing")
         parts.append(f"{how}: {_runs_text(group)}")
+    trees = list(dict.fromkeys(str(r["tree"]) for r in runs if r.get("tree")))
+    on = f", tree {' and '.join(f'`{t}`' for t in trees)}" if trees else ""
     return (f"- the CPU test suite (`python benchmarks/bench_tests.py`: the README's test command "
-            f"`{record['command']}`, {record['cores']} cores, {record['date']}; target ≤ {TARGET_S:.0f} s "
+            f"`{record['command']}`, {record['cores']} cores, {record['date']}{on}; target ≤ {TARGET_S:.0f} s "
             f"quiet): {'; '.join(parts)} (`examples/logs/bench_tests.json`).\n")
 
 
@@ -188,7 +190,7 @@ def main(argv: list[str]) -> int:
               flush=True)
     if args.record:
         earlier = json.loads(args.record.read_text())["runs"] if args.append and args.record.exists() else []
-        record = {"command": command, "cores": os.cpu_count(), "python": sys.version.split()[0], "tree": tree(),
+        record = {"command": command, "cores": os.cpu_count(), "python": sys.version.split()[0],
                   "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d"), "runs": earlier + runs}
         tmp = args.record.with_name(f".{args.record.name}.tmp")
         tmp.write_text(json.dumps(record, indent=1) + "\n")
