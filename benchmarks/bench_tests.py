@@ -146,11 +146,13 @@ def replace_block(text: str, body: str) -> str:
 
 
 def tree() -> str:
-    """The commit the runs were made on (`-dirty` when the working tree differs from it)."""
+    """The commit the runs were made on (`-dirty` when the working tree differs from it, the record
+    this command writes aside: a --append run follows the first one's write)."""
     def git(*a: str) -> str:
         return subprocess.run(["git", "-C", str(ROOT), *a], capture_output=True, text=True).stdout.strip()
     sha = git("rev-parse", "--short", "HEAD") or "unknown"
-    return sha + ("-dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
+    changed = git("status", "--porcelain", "--untracked-files=no", "--", ".", f":!{RECORD.relative_to(ROOT)}")
+    return sha + ("-dirty" if changed else "")
 
 
 def main(argv: list[str]) -> int:
