@@ -122,7 +122,7 @@ def test_the_spread_line_says_the_repeats_the_cells_took(tmp_path, fake):  # noq
     medians = noisy.groupby("repeat")["consumer_time_us"].median().dropna()
     spread = (medians.max() - medians.min()) / medians.mean() * 100
     assert spread > 1      # the repeats drift: a median over every cell would read 0.00 %
-    assert consumer.endswith(f"median {spread:.2f} %, worst {spread:.2f} % (tuned baseline / random, 4 repeats)")
+    assert consumer.endswith(f"median {spread:.2f} %, worst {spread:.2f} % (tuned/baseline/none/random/natural, 4 repeats)")
     assert pin == "spread of pin medians between repeats (this process): none, every cell took one repeat"
 
 

@@ -33,21 +33,24 @@ def repeat_spread(samples: pd.DataFrame, column: str = "consumer_time_us") -> pd
 
 
 def spread_summary(samples: pd.DataFrame) -> pd.DataFrame:
-    """One row per timer: cells, repeats, median and worst spread, and the worst cell."""
+    """One row per timer: cells, repeats, median and worst spread, and the worst cell. A cell of one
+    repeat (an adaptive run stops each cell on its own) has no spread of its own: it is counted
+    (`single_cells`, `min_repeats`), never summarised as 0 %."""
     rows = []
     if samples is None or samples.empty:
         return pd.DataFrame(rows)
     for label, column in TIMED_COLUMNS.items():
         if column not in samples or samples[column].isna().all():
             continue
-        sp = repeat_spread(samples, column)
-        sp = sp[sp["repeats"] >= 2]
+        every = repeat_spread(samples, column)
+        sp = every[every["repeats"] >= 2]
         if sp.empty:
             continue
         worst = sp.loc[sp["spread_pct"].idxmax()]
         rows.append({"timer": label, "cells": int(len(sp)), "repeats": int(sp["repeats"].max()),
+                     "min_repeats": int(every["repeats"].min()), "single_cells": int(len(every) - len(sp)),
                      "median_spread_pct": float(sp["spread_pct"].median()),
-                     "worst_spread_pct": float(worst["spread_pct"]),
+                     "worst_spread_pct": float(worst["spread_pct"]), "worst_repeats": int(worst["repeats"]),
                      "worst_cell": "/".join(str(worst[k]) for k in CELL_KEYS if k in sp.columns)})
     return pd.DataFrame(rows)
 

@@ -81,29 +81,29 @@ def break_even_lines(cells: pd.DataFrame, samples: pd.DataFrame) -> list[str]:
 
 
 def spread_lines(samples: pd.DataFrame) -> list[str]:
-    """Per kernel-timed quantity: how far a cell's per-repeat medians move, median and worst over
-    the cells, with the repeats the cells actually took (an adaptive run stops each on its own, so
-    the count is a range). A cell of one repeat has no spread of its own: it is named, not counted
-    as 0 % (as the report's spread summary, analysis.spread.spread_summary)."""
-    from l2attr.analysis.spread import repeat_spread
+    """Per kernel-timed quantity: analysis.spread.spread_summary in a line, with the repeats the
+    cells actually took (an adaptive run stops each on its own, so the count is a range) and the
+    one-repeat cells named, not counted as 0 %."""
+    from l2attr.analysis.spread import TIMED_COLUMNS, spread_summary
 
+    summary = spread_summary(samples)
+    rows = summary.set_index("timer").to_dict("index") if not summary.empty else {}
     lines = []
     for what, column in ((Quantity.CONSUMER, "consumer_time_us"), (Quantity.PIN, "pin_time_us")):
-        spread = repeat_spread(samples, column) if column in samples else pd.DataFrame()
-        if spread.empty:
+        label = next(k for k, v in TIMED_COLUMNS.items() if v == column)
+        r = rows.get(label)
+        if r is None:
+            if column in samples and samples[column].notna().any():
+                lines.append(f"spread of {what} medians between repeats (this process): none, every cell took one repeat")
             continue
-        lo, hi = int(spread["repeats"].min()), int(spread["repeats"].max())
+        lo, hi = r["min_repeats"], r["repeats"]
         taken = f"{lo} repeats" if lo == hi else f"{lo}–{hi} repeats per cell"
-        several = spread[spread["repeats"] >= 2]
-        single = len(spread) - len(several)
-        alone = f"; {single} of {len(spread)} cells took one repeat: no spread of their own" if single else ""
-        if several.empty:
-            lines.append(f"spread of {what} medians between repeats (this process): none, every cell took one repeat")
-            continue
-        worst = several.loc[several["spread_pct"].idxmax()]
+        cells = r["cells"] + r["single_cells"]
+        alone = (f"; {r['single_cells']} of {cells} cells took one repeat: no spread of their own"
+                 if r["single_cells"] else "")
         lines.append(f"spread of {what} medians between {taken} (this process{alone}): "
-                     f"median {several['spread_pct'].median():.2f} %, worst {worst['spread_pct']:.2f} % "
-                     f"({worst['family']} {worst['rung']} / {worst['profile']}, {int(worst['repeats'])} repeats)")
+                     f"median {r['median_spread_pct']:.2f} %, worst {r['worst_spread_pct']:.2f} % "
+                     f"({r['worst_cell']}, {r['worst_repeats']} repeats)")
     return lines
 
 
