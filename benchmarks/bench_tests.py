@@ -145,14 +145,17 @@ def replace_block(text: str, body: str) -> str:
     return text[:a] + body + text[text.index(END):]
 
 
+# what the suite's result depends on: the sources, the tests and their set-up (not this record)
+SUITE_FILES = ("l2attr", "kernels", "metrics", "reports", "tests", "pyproject.toml")
+
+
 def tree() -> str:
-    """The commit the runs were made on (`-dirty` when the working tree differs from it, the record
-    this command writes aside: a --append run follows the first one's write)."""
-    def git(*a: str) -> str:
-        return subprocess.run(["git", "-C", str(ROOT), *a], capture_output=True, text=True).stdout.strip()
-    sha = git("rev-parse", "--short", "HEAD") or "unknown"
-    changed = git("status", "--porcelain", "--untracked-files=no", "--", ".", f":!{RECORD.relative_to(ROOT)}")
-    return sha + ("-dirty" if changed else "")
+    """The commit the runs were made on, `-dirty` when the suite's files differ from it
+    (l2attr.source.checkout_sha over SUITE_FILES: the record this command writes is not among them)."""
+    from l2attr.source import checkout_sha
+
+    sha, why = checkout_sha(ROOT, SUITE_FILES)
+    return sha or f"unknown ({why})"
 
 
 def main(argv: list[str]) -> int:

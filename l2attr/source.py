@@ -41,9 +41,10 @@ def _git(repo: Path, *args: str) -> str | None:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
-def checkout_sha(repo: Path) -> tuple[str | None, str]:
-    """(HEAD's short sha, with `-dirty` when the tracked sources differ from it, so never a sha that
-    claims code which did not run; '') or (None, why there is none)."""
+def checkout_sha(repo: Path, folders: tuple[str, ...] = SOURCE_FOLDERS) -> tuple[str | None, str]:
+    """(HEAD's short sha, with `-dirty` when the tracked files under `folders` (the sources by
+    default) differ from it, so never a sha that claims code which did not run; '') or (None, why
+    there is none)."""
     if not (repo / ".git").exists():
         return None, "no .git next to the package"
     if shutil.which("git") is None:
@@ -51,5 +52,5 @@ def checkout_sha(repo: Path) -> tuple[str | None, str]:
     sha = _git(repo, "rev-parse", "--short=12", "HEAD")
     if not sha:
         return None, f"git rev-parse HEAD failed in {repo}"
-    dirty = _git(repo, "status", "--porcelain", "--untracked-files=no", "--", *SOURCE_FOLDERS)
+    dirty = _git(repo, "status", "--porcelain", "--untracked-files=no", "--", *folders)
     return (f"{sha}-dirty" if dirty else sha), ""
