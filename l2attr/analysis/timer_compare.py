@@ -31,13 +31,19 @@ class TimerRun:
     samples: pd.DataFrame
 
 
+def kernel_timer(manifest: dict) -> tuple[str, float]:
+    """A ladder run's kernel timer and its spin length: a run that names no timer was made before
+    the blocking timer existed, with the spin."""
+    measure = manifest.get("measure") or {}
+    spin = measure.get("spin_us", 0)
+    return str(measure.get("timer") or TimerKind.SPIN.value), float(spin) if isinstance(spin, (int, float)) else 0.0
+
+
 def read_run(path: Path) -> TimerRun:
     run = RunDir.open(path)
     m = run.manifest()
-    measure = m.get("measure") or {}
     uuid = str((m.get("gpu") or {}).get("uuid") or "")
-    return TimerRun(run.path, str(measure.get("timer") or TimerKind.SPIN.value), float(measure.get("spin_us", 0)),
-                    uuid, run.read(CELLS), run.read(SAMPLES))
+    return TimerRun(run.path, *kernel_timer(m), uuid, run.read(CELLS), run.read(SAMPLES))
 
 
 def compare_timers(paths: list[Path], allow_other_gpu: bool = False) -> tuple[list[TimerRun], pd.DataFrame]:

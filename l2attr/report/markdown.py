@@ -14,7 +14,7 @@ from l2attr.analysis.load import manifest_value
 from l2attr.analysis.share import T_STEP_DEFINITION
 from l2attr.analysis.spread import launch_lag_effect, repeat_spread
 from l2attr.analysis.study import Analysis, series_view
-from l2attr.analysis.timer_compare import TimerRun
+from l2attr.analysis.timer_compare import TimerRun, kernel_timer
 from l2attr.report import families as fam
 from l2attr.report import fmt
 from l2attr.report.charges_text import window_lines
@@ -116,14 +116,12 @@ def compare_markdown(an: Analysis) -> str:
 
 
 def kernel_timer_words(an: Analysis) -> str:
-    """How the ladder runs' kernel timer kept launch lag out, from each run's manifest (a run that
-    names no timer was made before the blocking timer: the spin)."""
+    """How the ladder runs' kernel timer kept launch lag out (analysis.timer_compare.kernel_timer of
+    each run's manifest)."""
     words = []
     for run in an.study.runs_of_kind(Command.LADDER):
-        kind = manifest_value(run.manifest, "measure.timer", TimerKind.SPIN.value)
-        spin = manifest_value(run.manifest, "measure.spin_us", "?")
-        words.append("a blocking start" if kind == TimerKind.BLOCKING.value else f"a {spin:g} µs spin head start"
-                     if isinstance(spin, (int, float)) else "a spin head start")
+        kind, spin = kernel_timer(run.manifest)
+        words.append("a blocking start" if kind == TimerKind.BLOCKING.value else f"a {spin:g} µs spin head start")
     return " or ".join(dict.fromkeys(words)) or "no ladder run"
 
 
