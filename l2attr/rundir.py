@@ -160,24 +160,20 @@ def upgrade_v1(df: pd.DataFrame, table: Table, manifest: dict) -> pd.DataFrame:
     return df
 
 
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"?', re.DOTALL)   # a string; an unterminated one runs to the end
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
 def _depth(text: str) -> int:
-    """How deep `[`/`{` nest outside strings (so the parser's recursion never decides)."""
+    """How deep `[`/`{` nest outside strings (so the parser's recursion never decides). The
+    strings go first (a regex, not a loop over every character)."""
+    outside = _STRING.sub("", text)
     depth = deepest = 0
-    in_string = escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
+    for ch in _BRACKET.findall(outside):
+        if ch in "[{":
             depth += 1
             deepest = max(deepest, depth)
-        elif ch in "]}":
+        else:
             depth -= 1
     return deepest
 

@@ -162,13 +162,16 @@ def range_identity(df: pd.DataFrame, source: str, damage: Damage) -> pd.Series:
             return ""
         return f"{float(value):g}" if isinstance(value, (int, float)) else str(value)
 
-    wrong = []
-    for i, (rng, *values) in enumerate(df[["nvtx_range", *columns]].itertuples(index=False, name=None)):
+    def differs(rng: object, *values: object) -> bool:
         ident = parsed.get(str(rng)) if isinstance(rng, str) else None
         if not ident or not ident["family"]:
-            wrong.append(False)
-            continue
-        wrong.append(any(said(v) != said(ident[c]) for c, v in zip(columns, values)))
+            return False
+        return any(said(v) != said(ident[c]) for c, v in zip(columns, values))
+
+    # one answer per distinct row (a kernel's metrics repeat its identity columns row after row)
+    memo: dict[tuple, bool] = {}
+    wrong = [memo[row] if row in memo else memo.setdefault(row, differs(*row))
+             for row in df[["nvtx_range", *columns]].itertuples(index=False, name=None)]
     mask = pd.Series(wrong, index=df.index)
     return rules.flag(damage, source, mask, "the kernel's identity columns (" + ", ".join(columns)
                       + ") must be what its nvtx_range names", lambda row: df["nvtx_range"].iloc[row])
