@@ -20,6 +20,9 @@ def _umask() -> int:
 
 
 _MODE = 0o666 & ~_umask()  # what open() would have given; mkstemp's 0600 would hide results
+# the flush to disk every write ends with (a power cut keeps the old file or the new one); one
+# name, so the test suite, which never cuts the power, can make it a no-op (tests/conftest.py)
+_fsync = os.fsync
 
 
 def writes_directly(path: Path) -> bool:
@@ -59,7 +62,7 @@ def write_stream(path: Path, write: Callable[[BinaryIO], None]) -> None:
         with os.fdopen(fd, "wb") as fh:
             write(fh)
             fh.flush()
-            os.fsync(fh.fileno())
+            _fsync(fh.fileno())
         os.chmod(tmp, _MODE)
         os.replace(tmp, path)
     except BaseException:
@@ -100,6 +103,6 @@ def append_csv(path: Path, df: pd.DataFrame) -> None:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
-        os.fsync(fd)
+        _fsync(fd)
     finally:
         os.close(fd)

@@ -101,7 +101,9 @@ def _without_long_numbers(df: pd.DataFrame, source: str, damage: Damage) -> pd.D
         if df[column].dtype.kind in "biufc":
             continue
         text = df[column].astype(str)
-        long = (text.str.len() > MAX_NUMBER_CHARS) & text.str.fullmatch(r"\s*[-+]?[0-9][0-9.eE+-]*\s*")
+        long = text.str.len() > MAX_NUMBER_CHARS
+        if long.any():        # the pattern only where it can matter (it ran over every cell)
+            long &= text.str.fullmatch(r"\s*[-+]?[0-9][0-9.eE+-]*\s*").fillna(False).astype(bool)
         if long.any():
             row = int(long.to_numpy().argmax())
             damage.found(f"{source}:{row + 2}: column {column} holds a number of {len(text.iloc[row].strip())} "

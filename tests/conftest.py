@@ -78,6 +78,7 @@ SLOW = (
     "tests/test_distribute_sweep.py",
     "tests/test_distribute_ladder.py",
     "tests/test_distribute_units.py",
+    "tests/test_distribute_cli.py::test_workers_without_a_gpu_say_so_and_write_nothing",
     "tests/test_distribute_profile.py",
     "tests/test_distribute_tuning.py",
     "tests/test_integrity_runs.py::test_a_damaged_table_is_one_line_naming_file_row_and_rule",
@@ -201,6 +202,19 @@ def pytest_configure(config: pytest.Config) -> None:
     controller = distributing and "PYTEST_XDIST_WORKER" not in os.environ
     if not controller:
         _install_read_cache()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_fsync() -> Any:
+    """Every atomic write ends with an fsync (l2attr/atomic.py), a promise to survive a power cut
+    that no test makes: the suite's ~2,400 writes skip it (seconds of a run on a 2-core machine's
+    disk). The writes themselves, the temp file and the rename, are unchanged; the processes the
+    tests start keep the fsync."""
+    from l2attr import atomic
+
+    real, atomic._fsync = atomic._fsync, lambda fd: None
+    yield
+    atomic._fsync = real
 
 
 @pytest.fixture(autouse=True)

@@ -109,3 +109,21 @@ def test_report_to_dev_null(tmp_path: Path, fmt: str) -> None:
     ino = os.stat("/dev/null").st_ino
     assert main(["report", str(write_ladder_run(tmp_path)), "--format", fmt, "-o", "/dev/null"]) == 0
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode) and os.stat("/dev/null").st_ino == ino
+
+
+def test_every_replacing_write_and_append_is_flushed_to_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The suite makes atomic._fsync a no-op (tests/conftest.py); the library's own is os.fsync,
+    and a replacing write and a journal append each call it once."""
+    import subprocess
+    import sys
+
+    code = "import os, l2attr.atomic as a; raise SystemExit(0 if a._fsync is os.fsync else 1)"
+    assert subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1]).returncode == 0
+    calls: list[int] = []
+    monkeypatch.setattr(atomic, "_fsync", calls.append)
+    import pandas as pd
+
+    atomic.write_text(tmp_path / "a.txt", "x")
+    atomic.append_csv(tmp_path / "j.csv", pd.DataFrame({"a": [1]}))    # new: a replacing write
+    atomic.append_csv(tmp_path / "j.csv", pd.DataFrame({"a": [2]}))    # the append
+    assert len(calls) == 3 and (tmp_path / "j.csv").read_text() == "a\n1\n2\n"
