@@ -27,7 +27,7 @@ def no_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     and no ncu / nvidia-smi is found."""
     import l2attr.gpu.runtime as runtime
 
-    def refuse() -> None:
+    def refuse(*a: object, **k: object) -> None:
         raise UserError("no GPU (test)")
     monkeypatch.setattr(runtime, "require_gpu", refuse)
     monkeypatch.setenv("PATH", "")

@@ -17,7 +17,7 @@ def fake_device(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     import l2attr.gpu.runtime as runtime
     import l2attr.gpu.persisting as device
 
-    monkeypatch.setattr(runtime, "require_gpu", lambda: (touched.append("require_gpu"), (None, None))[1])
+    monkeypatch.setattr(runtime, "require_gpu", lambda *a, **k: (touched.append("require_gpu"), (None, None))[1])
     monkeypatch.setattr(device, "device_limits", lambda: LIMITS)
 
     def no_gpu_work(*a, **k):

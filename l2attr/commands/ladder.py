@@ -23,7 +23,7 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from l2attr.commands.ladder_inputs import check_ladder_inputs, check_resume_flags, options_from_args, parser_defaults
 from l2attr.commands.tuning import apply_tuning
@@ -147,13 +147,41 @@ def _resume(args: argparse.Namespace):
     return run, cfg, LadderOptions(**saved)
 
 
+def head_start(cfg: WorkloadConfig, opts: "LadderOptions") -> Any:
+    """A fresh run's workloads and kernels, started on threads before torch is imported (NVRTC and
+    numpy release the GIL; the import holds it): dlrm/measure/prefetch.py's HeadStart, which
+    run_ladder(ahead=...) takes over. Their modules are imported here, on this thread."""
+    from l2attr.dlrm.measure.check import start_compile
+    from l2attr.dlrm.measure.prefetch import HeadStart, WorkloadPrefetch
+    from l2attr.dlrm.measure.run import _workload_bytes, ladder_profiles, workload_builder
+
+    try:
+        import platformdirs  # noqa: F401  (the default cache dir's, read by a builder)
+    except ImportError:
+        pass
+    prefetch = WorkloadPrefetch(workload_builder(cfg, opts), ladder_profiles(opts), _workload_bytes(cfg))
+    return HeadStart(prefetch, start_compile(cfg, opts))
+
+
 def _one_process(args: argparse.Namespace, cfg: WorkloadConfig, opts: "LadderOptions", run_dir, console):
     """Today's path: this process, its GPU, cell after cell."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from l2attr.gpu.runtime import require_gpu
 
-    require_gpu()  # before any run dir is made: no GPU -> one line, exit 2
+    require_gpu(import_torch=False)  # before any run dir is made: no GPU -> one line, exit 2
+    if any(r.window for r in opts.rungs):   # APW+OptMT: the window must fit
+        from l2attr.gpu.persisting import device_limits
+        from l2attr.dlrm.measure.residency import check_window_fits
+
+        check_window_fits(cfg, device_limits())
+    from l2attr.dlrm.measure.gpu import check_fits
+
+    check_fits(cfg)  # refuse a workload that does not fit, before allocating or writing
+    ahead = head_start(cfg, opts) if run_dir is None else None   # beside the import of torch (seconds)
+    t0 = time.perf_counter()
+    require_gpu()
+    torch_import_s = time.perf_counter() - t0
     facts = None
     if run_dir is None:   # the manifest's facts (git, nvidia-smi, ncu --version: subprocesses) meanwhile
         from concurrent.futures import ThreadPoolExecutor
@@ -163,14 +191,6 @@ def _one_process(args: argparse.Namespace, cfg: WorkloadConfig, opts: "LadderOpt
         pool = ThreadPoolExecutor(max_workers=2)
         facts = (pool.submit(software_versions), pool.submit(gpu_facts))
         pool.shutdown(wait=False)
-    if any(r.window for r in opts.rungs):   # APW+OptMT: the window must fit
-        from l2attr.gpu.persisting import device_limits
-        from l2attr.dlrm.measure.residency import check_window_fits
-
-        check_window_fits(cfg, device_limits())
-    from l2attr.dlrm.measure.gpu import check_fits
-
-    check_fits(cfg)  # refuse a workload that does not fit, before allocating or writing
 
     from l2attr.dlrm.measure.run import ladder_manifest, run_ladder
     from l2attr.rundir import RunDir, command_line
@@ -184,9 +204,11 @@ def _one_process(args: argparse.Namespace, cfg: WorkloadConfig, opts: "LadderOpt
         TimeElapsedColumn(), console=console)
     if progress is not None:
         with progress:
-            cells = run_ladder(cfg, opts, run_dir, log=console.print, progress=progress)
+            cells = run_ladder(cfg, opts, run_dir, log=console.print, progress=progress, ahead=ahead)
     else:
-        cells = run_ladder(cfg, opts, run_dir, log=console.print)
+        cells = run_ladder(cfg, opts, run_dir, log=console.print, ahead=ahead)
+    timings = dict(run_dir.manifest().get("timings") or {})     # the process start's share of torch
+    run_dir.update_manifest(timings={**timings, "torch_import_s": torch_import_s}, head_start=ahead is not None)
     return run_dir, cells
 
 

@@ -162,7 +162,7 @@ def device_limits() -> DeviceLimits:
     """L2, persisting-L2 and window limits of device 0 (property queries only, no GPU work)."""
     from l2attr.gpu.runtime import require_gpu
 
-    _, cupy = require_gpu()
+    _, cupy = require_gpu(import_torch=False)
     props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
     persist, window = props.get("persistingL2CacheMaxSize"), props.get("accessPolicyMaxWindowSize")
     if persist is None or window is None:

@@ -30,16 +30,27 @@ def _import(name: str, pip_hint: str) -> ModuleType:
                         f"{NO_GPU_HINT}") from None
 
 
-def require_gpu() -> tuple[Any, Any]:
-    """Return (torch, cupy) once both import and a CUDA device is visible."""
-    torch = _import("torch", "a torch build for your CUDA")
+def require_gpu(import_torch: bool = True) -> tuple[Any, Any]:
+    """Return (torch, cupy) once both import and a CUDA device is visible.
+
+    `import_torch=False` (the ladder's check before it writes anything) returns (None, cupy): torch
+    is found installed but not imported, and cupy looks for the device. Why: `import torch` is
+    seconds of a process's start; the ladder imports it once NVRTC and the workload builds run
+    beside it (dlrm/measure/prefetch.py, head_start)."""
+    if not import_torch:
+        import importlib.util
+
+        if importlib.util.find_spec("torch") is None:
+            _import("torch", "a torch build for your CUDA")        # the one line of a missing torch
+    torch = _import("torch", "a torch build for your CUDA") if import_torch else None
     cupy = _import("cupy", "cupy-cuda13x / cupy-cuda12x")
     try:
-        available = torch.cuda.is_available() and cupy.cuda.runtime.getDeviceCount() > 0
+        available = (torch is None or torch.cuda.is_available()) and cupy.cuda.runtime.getDeviceCount() > 0
     except Exception:
         available = False
     if not available:
-        raise UserError(f"no CUDA GPU found (torch.cuda.is_available() is False); {NO_GPU_HINT}")
+        why = "torch.cuda.is_available() is False" if torch is not None else "cupy sees no device"
+        raise UserError(f"no CUDA GPU found ({why}); {NO_GPU_HINT}")
     return torch, cupy
 
 

@@ -148,19 +148,50 @@ def variant_id(v: Variant) -> str:
     return "/".join(v.key)
 
 
-def compile_and_check(cfg: WorkloadConfig, opts: Any,
-                      timings: dict[str, float]) -> tuple[dict[str, VariantKernels | None],
-                                                          dict[str, Any], dict[str, Any]]:
+def run_specs(cfg: WorkloadConfig, opts: Any) -> list[Any]:
+    """Every kernel the variants of `opts` compile (their KernelSpecs)."""
+    from l2attr.dlrm import compile as kc
+
+    fast = kc.FastOptions(opts.shape.fast_unroll, opts.shape.fast_load, opts.shape.fast_maxrregcount)
+    return [spec for v in opts.all_variants if not v.is_reference
+            for spec in kc.specs_of(v, cfg.dtype, opts.maxrregcount, opts.rpf_depth, fast)]
+
+
+def start_compile(cfg: WorkloadConfig, opts: Any) -> Any:
+    """kc.precompile of the run's kernels on a background thread (a Future): NVRTC releases the
+    GIL, so it runs while the caller imports torch. cupy's compiler module is imported here, on
+    the caller's thread, so the background one imports nothing beside torch's import."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from l2attr.dlrm import compile as kc
+
+    try:
+        import cupy.cuda.compiler  # noqa: F401
+    except ImportError:         # no GPU stack: precompile builds nothing, the serial calls say so
+        pass
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="l2attr-compile")
+    future = pool.submit(kc.precompile, run_specs(cfg, opts))
+    pool.shutdown(wait=False)
+    return future
+
+
+def compile_and_check(cfg: WorkloadConfig, opts: Any, timings: dict[str, float],
+                      compiling: Any = None) -> tuple[dict[str, VariantKernels | None], dict[str, Any], dict[str, Any]]:
     """Every variant of `opts` (the run's LadderOptions, measure/run.py, which imports this module)
     compiled, its resources read and checked against torch: (kernels by variant_id, resources,
-    errors); the time each step took goes into `timings`."""
+    errors); the time each step took goes into `timings`. `compiling`: start_compile's Future when
+    the modules were started ahead (its failures are left to the serial calls, which raise them)."""
     from l2attr.dlrm import compile as kc
 
     t0 = time.perf_counter()
     variants = opts.all_variants
-    fast = kc.FastOptions(opts.shape.fast_unroll, opts.shape.fast_load, opts.shape.fast_maxrregcount)
-    kc.precompile([spec for v in variants if not v.is_reference
-                   for spec in kc.specs_of(v, cfg.dtype, opts.maxrregcount, opts.rpf_depth, fast)])
+    if compiling is None:
+        kc.precompile(run_specs(cfg, opts))
+    else:
+        try:
+            compiling.result()
+        except Exception:
+            pass
     compiled: dict[str, VariantKernels | None] = {}
     for v in variants:
         compiled[variant_id(v)] = None if v.is_reference else VariantKernels(

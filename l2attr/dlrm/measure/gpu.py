@@ -37,7 +37,7 @@ def check_fits(cfg: WorkloadConfig) -> int:
     """Refuse, before allocating anything, a workload the GPU cannot hold; returns the L2 size."""
     from l2attr.gpu.runtime import require_gpu
 
-    _, cupy = require_gpu()
+    _, cupy = require_gpu(import_torch=False)
     props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
     l2_bytes = int(props["l2CacheSize"])
     free, total = cupy.cuda.runtime.memGetInfo()

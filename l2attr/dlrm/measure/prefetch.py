@@ -8,6 +8,12 @@ counting and writing with the GIL released, so a few profiles build side by side
 in the background once a timed phase starts: `wait_all` is called before the first timed kernel,
 so host timers never share the CPU with it. Workloads that would not all fit in a quarter of the
 machine's memory are not built ahead (then built in the loop, as before).
+
+A ladder process starts them, and NVRTC, before it imports torch (`HeadStart`, made by the
+ladder command's head_start): `import torch`
+is seconds of the process's start, most of it the GIL-holding import of Python modules, while
+NVRTC and numpy release the GIL, so the three overlap. Nothing is imported on those threads: the
+workload and compiler modules are imported by the caller first.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import os
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, Callable
 
 Build = Callable[[str], Any]
@@ -68,3 +75,12 @@ class WorkloadPrefetch:
         if future is not None:
             return future.result()
         return self._timed(name)
+
+
+@dataclass
+class HeadStart:
+    """A fresh ladder run's workloads and kernels, begun before torch is imported."""
+
+    prefetch: WorkloadPrefetch
+    compiling: Future | None
+

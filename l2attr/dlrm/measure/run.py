@@ -171,13 +171,32 @@ def _workload_bytes(cfg: WorkloadConfig) -> int:
     return a * b * c * 8 + cfg.hot_rows * 8
 
 
+def ladder_profiles(opts: LadderOptions) -> list[str]:
+    """The profiles a run measures, in order: its own, then those only an extra cell names."""
+    return list(dict.fromkeys([*opts.profiles, *(p for _, p, _ in opts.extras)]))
+
+
+def workload_builder(cfg: WorkloadConfig, opts: LadderOptions) -> Callable[[str], Any]:
+    """A profile's workload (or the run's trace), from the cache when it holds it (its module is
+    imported here, on the caller's thread, never on a builder's)."""
+    from l2attr.dlrm.workload import build_workload
+
+    def build(profile: str) -> Any:
+        if opts.trace is not None:
+            return build_workload(cfg, trace=opts.trace, hot=opts.hot, drop_out_of_range=opts.drop_out_of_range,
+                                  cache_dir=opts.cache_dir)
+        return build_workload(cfg, profile=profile, hot=opts.hot, cache_dir=opts.cache_dir)
+    return build
+
+
 def run_ladder(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir,
-               log: Callable[[str], None] = print, progress: Any = None) -> pd.DataFrame:
-    """Measure every (profile, variant) cell into `run`; complete repeats are skipped."""
+               log: Callable[[str], None] = print, progress: Any = None, ahead: Any = None) -> pd.DataFrame:
+    """Measure every (profile, variant) cell into `run`; complete repeats are skipped. `ahead`:
+    prefetch.head_start's workloads and kernels, begun before torch was imported (used when its
+    profiles are this run's to do)."""
     from l2attr.dlrm.measure.journal import SampleJournal, summarize_cells, with_stops, write_cells
     from l2attr.dlrm.measure.phases import Phases, describe, process_age_s
     from l2attr.dlrm.measure.prefetch import WorkloadPrefetch
-    from l2attr.dlrm.workload import build_workload
 
     t_start = time.perf_counter()
     clock = Phases()
@@ -202,19 +221,16 @@ def run_ladder(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir,
 
     todo_profiles = [p for p in dict.fromkeys([*opts.profiles, *(p for _, p, _ in extras)])
                      if any(key(v, p, st, rp) not in done for v, st in cells_of(p) for rp, _ in plan)]
-
-    def build(profile: str) -> Any:
-        if opts.trace is not None:
-            return build_workload(cfg, trace=opts.trace, hot=opts.hot, drop_out_of_range=opts.drop_out_of_range,
-                                  cache_dir=opts.cache_dir)
-        return build_workload(cfg, profile=profile, hot=opts.hot, cache_dir=opts.cache_dir)
-
-    prefetch = WorkloadPrefetch(build, todo_profiles, _workload_bytes(cfg))
+    if ahead is not None and ahead.prefetch.names != todo_profiles:    # not this run's: finished, unused
+        ahead.prefetch.wait_all()
+        ahead = None
+    prefetch = ahead.prefetch if ahead is not None else WorkloadPrefetch(workload_builder(cfg, opts), todo_profiles,
+                                                                         _workload_bytes(cfg))
     try:
         with clock.phase("engine_s"):
-            gpu = Gpu(cfg, opts.spin_us, log, timer=opts.timer)
+            gpu = Gpu(cfg, opts.spin_us, log, timer=opts.timer)    # imports torch (a head start: beside NVRTC)
         timings: dict[str, float] = {"table_generation_s": gpu.table_gen_s}
-        compiled, resources, checks = compile_and_check(cfg, opts, timings)
+        compiled, resources, checks = compile_and_check(cfg, opts, timings, ahead and ahead.compiling)
         log("correctness vs torch.nn.functional.embedding_bag (worst relative error): " + ", ".join(
             f"{vid} {max(e.values()):.1e}" for vid, e in checks.items()))
     finally:
