@@ -1,8 +1,9 @@
 """Compile kernel variants with NVRTC (CuPy RawModule): seconds, no PyTorch rebuild.
 
 A variant is a declaration: which source, which kernel, which options. Modules are cached in the
-process (and on disk by CuPy's own kernel cache), and each compiled kernel reports its registers
-per thread and theoretical occupancy for the manifest.
+process and on disk across processes (gpu/runtime.py's kernel cache: keyed by the source, the
+headers it includes, the options, the GPU's architecture and the toolchain), and each compiled
+kernel reports its registers per thread and theoretical occupancy for the manifest.
 """
 
 from __future__ import annotations
@@ -116,8 +117,8 @@ def precompile(specs: list[KernelSpec], workers: int | None = None) -> int:
     per-process cache get_kernel reads, so the serial get_kernel calls after it find them built.
 
     Why: a cold cache (a fresh machine) compiled some fifteen modules one after the other, 3-4 s
-    on the H200's host. CuPy keeps its own disk cache keyed by source, options, architecture and
-    NVRTC version; a warm one makes this cheap. A module that fails here is left to the serial
+    on the H200's host. The kernel cache (gpu/runtime.py) keeps every module on disk across
+    processes; a warm one makes this cheap. A module that fails here is left to the serial
     call, which raises the compile error as it always did. Returns how many modules it built."""
     import os
     from concurrent.futures import ThreadPoolExecutor

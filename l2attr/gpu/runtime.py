@@ -10,10 +10,16 @@ workload to get them.
 
 from __future__ import annotations
 
+import hashlib
+import os
+import re
+import threading
+import time
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Callable
 
 from l2attr.errors import UserError
 from l2attr.source import KERNELS_DIR, data_dir
@@ -82,6 +88,134 @@ class KernelSpec:
     options: tuple[str, ...] = field(default_factory=tuple)
 
 
+# Compiled modules are kept across processes: a fresh process compiled some fifteen modules again,
+# seconds of a ladder's start. CuPy's RawModule keeps every module it compiles on disk, keyed by
+# the code text, the options, the architecture and the NVRTC version, but not by the headers the
+# code includes: an edited kernels/common.cuh kept its old kernels. So the code compiled here
+# starts with one comment line, the hash of everything the binary depends on (kernel_key: the
+# source, each kernels/ header it includes, the options, the GPU's architecture, CuPy's and
+# NVRTC's versions), and CuPy's cache is the l2attr cache dir's `kernels/` folder unless the user
+# set CUPY_CACHE_DIR. The compile itself is CuPy's, as before (its flags, its binaries).
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
+CUPY_CACHE_ENV = "CUPY_CACHE_DIR"
+
+
+def local_headers(text: str, kdir: Path) -> dict[str, str]:
+    """Every header under `kdir` that `text` includes, directly or through another (name -> text)."""
+    found: dict[str, str] = {}
+    todo = INCLUDE.findall(text)
+    while todo:
+        name = todo.pop()
+        if name in found or not (kdir / name).is_file():
+            continue
+        found[name] = (kdir / name).read_text()
+        todo.extend(INCLUDE.findall(found[name]))
+    return dict(sorted(found.items()))
+
+
+def kernel_key(source: str, text: str, headers: dict[str, str], options: tuple[str, ...], arch: str,
+               toolchain: str) -> str:
+    """The hash of everything a compiled module depends on."""
+    h = hashlib.sha256()
+    for part in (source, text, *(f"{n}\0{t}" for n, t in headers.items()), *options, arch, toolchain):
+        h.update(part.encode())
+        h.update(b"\0\1")
+    return h.hexdigest()[:32]
+
+
+def kernel_cache_dir() -> Path | None:
+    """Where compiled modules are kept: $CUPY_CACHE_DIR when the user set it, else `kernels/` in
+    $L2ATTR_CACHE_DIR or in the user's cache dir for l2attr (None without platformdirs: CuPy's own
+    default then)."""
+    if os.environ.get(CUPY_CACHE_ENV):
+        return Path(os.environ[CUPY_CACHE_ENV]).expanduser()
+    if os.environ.get("L2ATTR_CACHE_DIR"):
+        return Path(os.environ["L2ATTR_CACHE_DIR"]).expanduser() / "kernels"
+    try:
+        import platformdirs
+    except ImportError:
+        return None
+    return platformdirs.user_cache_path("l2attr") / "kernels"
+
+
+class KernelCache:
+    """This process's compiled modules, kept on disk by `compile(code, options) -> module` (CuPy's
+    RawModule, which writes each new binary into `directory`; a fake in the tests). The files this
+    process added to the folder are its misses (compiled), its other modules hits (read back); the
+    compiles run side by side (kc.precompile), so they are counted from the folder, not one by one."""
+
+    def __init__(self, directory: Path | None, compile: Callable[[str, tuple[str, ...]], Any]) -> None:
+        self.directory, self.compile = directory, compile
+        if directory is not None:
+            try:
+                directory.mkdir(parents=True, exist_ok=True)
+            except OSError:
+                pass
+        self._start = self._files()
+        self.modules, self.seconds = 0, 0.0
+        self._lock = threading.Lock()
+
+    def _files(self) -> int:
+        try:
+            return sum(1 for _ in self.directory.iterdir()) if self.directory is not None else 0
+        except OSError:
+            return 0
+
+    def module(self, source: str, code: str, headers: dict[str, str], options: tuple[str, ...], arch: str,
+               toolchain: str) -> Any:
+        """The module of `code` (a kernels/ `source`), compiled or read from the folder."""
+        key = kernel_key(source, code, headers, options, arch, toolchain)
+        t0 = time.perf_counter()
+        module = self.compile(f"// l2attr kernel {key}\n{code}", options)
+        with self._lock:
+            self.modules += 1
+            self.seconds += time.perf_counter() - t0
+        return module
+
+    def record(self) -> dict[str, Any]:
+        """What the manifest keeps: where, and this process's modules, compiles (files it added),
+        hits and seconds (summed over the threads)."""
+        misses = self.modules if self.directory is None else min(self.modules, max(0, self._files() - self._start))
+        return {"dir": str(self.directory) if self.directory else None, "modules": self.modules,
+                "hits": self.modules - misses, "misses": misses, "seconds": round(self.seconds, 3)}
+
+
+def _toolchain() -> str:
+    import cupy
+
+    try:
+        nvrtc = ".".join(map(str, cupy.cuda.nvrtc.getVersion()))
+    except Exception:
+        nvrtc = "?"
+    return f"cupy {cupy.__version__}, nvrtc {nvrtc}"
+
+
+def _raw_module(code: str, options: tuple[str, ...]) -> Any:
+    import cupy
+
+    module = cupy.RawModule(code=code, options=options, backend="nvrtc")
+    module.compile()
+    return module
+
+
+_CACHE: list[KernelCache] = []
+
+
+def kernel_cache() -> KernelCache:
+    """This process's kernel cache (made on first use; CuPy's cache dir set where the user set none)."""
+    if not _CACHE:
+        directory = kernel_cache_dir()
+        if directory is not None and not os.environ.get(CUPY_CACHE_ENV):
+            os.environ[CUPY_CACHE_ENV] = str(directory)     # read by CuPy at each compile
+        _CACHE.append(KernelCache(directory, _raw_module))
+    return _CACHE[0]
+
+
+def kernel_cache_record() -> dict[str, Any] | None:
+    """The kernel cache's record for a manifest (None when this process compiled nothing)."""
+    return _CACHE[0].record() if _CACHE else None
+
+
 @lru_cache(maxsize=None)
 def _module(source: str, options: tuple[str, ...], arch: str) -> Any:
     import cupy
@@ -90,12 +224,10 @@ def _module(source: str, options: tuple[str, ...], arch: str) -> Any:
     code = (kdir / source).read_text()
     opts = ("--std=c++17", f"-I{kdir}", *options)  # CuPy adds -arch for the current device
     try:
-        module = cupy.RawModule(code=code, options=opts, backend="nvrtc")
-        module.compile()
+        return kernel_cache().module(source, code, local_headers(code, kdir), opts, arch, _toolchain())
     except cupy.cuda.compiler.CompileException as exc:
         raise UserError(f"compiling {source} {' '.join(options)} failed: "
                         f"{str(exc).splitlines()[0]}") from None
-    return module
 
 
 def device_arch() -> str:

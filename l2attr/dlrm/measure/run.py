@@ -31,6 +31,7 @@ from l2attr.dlrm.measure.gpu import describe as describe_gpu
 from l2attr.dlrm.measure.kernels import LaunchShape
 from l2attr.dlrm.measure.protocol import CellRunner, samples_per_repeat
 from l2attr.errors import UserError
+from l2attr.gpu.runtime import kernel_cache_record
 from l2attr.measure.adaptive import AdaptiveRule, measure_rounds
 from l2attr.measure.stats import CELL_KEYS
 from l2attr.rundir import RunDir
@@ -249,7 +250,7 @@ def run_ladder(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir,
     gpu.flush_l2()
     gpu_busy_until = time.perf_counter()
     clock.add("bandwidth_s", gpu_busy_until - t0)
-    run.update_manifest(variants=resources, checks=checks, **bandwidth,
+    run.update_manifest(variants=resources, checks=checks, **bandwidth, kernel_cache=kernel_cache_record(),
                         ptxas=ptxas.for_variants([variant_id(v) for v in opts.all_variants]),
                         telemetry="NVML per repeat (samples.csv: sm_clock_mhz ... clock_event_reasons)"
                         if gpu.telemetry.available else "unavailable (no pynvml)", **describe_gpu(gpu))
