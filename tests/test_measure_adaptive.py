@@ -194,3 +194,59 @@ def test_an_adaptive_ladders_late_repeats_are_read_and_a_fixed_runs_are_refused(
         read_run(run("20261129T200100Z-fixed", 9))
     with pytest.raises(UserError, match=r"measure\.max_repeats 10"):
         read_run(run("20261129T200200Z-beyond", 20, target_rel=0.005, max_repeats=10))
+
+
+def _host_run(host_values, wide_host: set[str], on_disk_rows=None):
+    """Rounds over cells whose kernel interval closes ('a') or never does ('b', 'c'); a host
+    repeat's wall values are constant, or wide for the cells in `wide_host`. Returns the repeats
+    each cell ran, in order."""
+    import pandas as pd
+
+    rule = AdaptiveRule(target_rel=0.01, min_repeats=1, max_repeats=4, max_seconds=100)
+    order: list[tuple[int, str]] = []
+    noisy = itertools.cycle([1.0, 9.0])
+
+    def run_one(cell, repeat, device_timed):
+        if on_disk_rows is not None and (cell, repeat) in on_disk_rows:
+            return None
+        order.append((repeat, cell))
+        return frame(cell, repeat, device_timed)
+
+    def frame(cell, repeat, device_timed):
+        if device_timed:
+            v = [3.0] * 10 if cell == "a" else [next(noisy) for _ in range(10)]
+            return pd.DataFrame({"consumer_time_us": v, "pin_time_us": [float("nan")] * 10})
+        wall = [next(noisy) * 10 for _ in range(10)] if cell in wide_host else [50.0] * 10
+        return pd.DataFrame({"call_wall_time_us": wall, "consumer_artifact_time_us": [float("nan")] * 10})
+
+    plan = [(i, i % 2 == 0) for i in range(8)]
+    stops = measure_rounds(["a", "b", "c"], plan, run_one, lambda frames: None, rule,
+                           on_disk=lambda c, r: frame(c, r, r % 2 == 0), host_values=host_values)
+    return order, stops
+
+
+def test_a_cell_running_on_for_its_kernel_interval_takes_host_repeats_only_while_they_are_wide() -> None:
+    """'b' and 'c' run four device repeats (their kernel interval never closes); 'b''s wall
+    figures are tight after its first host repeat, so it takes no other, 'c''s stay wide, so it
+    takes one every round; 'a' stops after its first round as before."""
+    from l2attr.measure.adaptive import HOST_COLUMNS, column_values
+
+    order, stops = _host_run(column_values(HOST_COLUMNS), wide_host={"c"})
+    assert order == [(0, "a"), (0, "b"), (0, "c"), (1, "a"), (1, "b"), (1, "c"),
+                     (2, "b"), (2, "c"), (3, "c"), (4, "b"), (4, "c"), (5, "c"), (6, "b"), (6, "c"), (7, "c")]
+    assert stops == {"a": RepeatStop.TARGET, "b": RepeatStop.LIMIT, "c": RepeatStop.LIMIT}
+
+
+def test_without_host_values_every_round_takes_its_host_repeat() -> None:
+    order, _ = _host_run(None, wide_host=set())
+    assert [r for r, c in order if c == "b"] == list(range(8))
+
+
+def test_a_resumed_run_reads_its_host_repeats_from_disk_for_the_rule() -> None:
+    """The first round on disk (a resume): 'b''s host values come from its on-disk repeat, so the
+    later rounds skip its host repeats as the first process did."""
+    from l2attr.measure.adaptive import HOST_COLUMNS, column_values
+
+    on_disk = {(c, r) for c in "abc" for r in (0, 1)}
+    order, _ = _host_run(column_values(HOST_COLUMNS), wide_host={"c"}, on_disk_rows=on_disk)
+    assert [r for r, c in order if c == "b"] == [2, 4, 6] and [r for r, c in order if c == "c"] == [2, 3, 4, 5, 6, 7]

@@ -12,7 +12,11 @@ is one: the host-clock quantities ride along in the alternating host repeats and
 waited for, their spread is the host's, not the kernel's). It never stops before `min_repeats`
 and stops at `max_repeats` or once it has used `max_seconds`, then marked `limit` (noisy:
 stopped at the limit). Interleaving stays: every round runs one repeat of each unfinished cell
-in the usual order, so drift touches every cell alike.
+in the usual order, so drift touches every cell alike. Repeats go only where an interval is still
+wide: a cell kept running by its kernel interval takes the round's host repeat too only while a
+host-clock quantity's interval is wider than the target (the ladder: `host_values`), so a pin cell
+whose pin interval needs six device repeats does not take six host repeats its wall-charged
+figures no longer need.
 """
 
 from __future__ import annotations
@@ -76,6 +80,8 @@ class _Cell:
     values: dict[str, list[float]] = field(default_factory=dict)
     stop: RepeatStop | None = None
     half_width: float = math.inf
+    host: dict[str, list[float]] = field(default_factory=dict)      # host-clock values, host repeats
+    host_repeats: int = 0
 
 
 class AdaptiveRounds:
@@ -96,10 +102,19 @@ class AdaptiveRounds:
     def add(self, cell: Hashable, values: dict[str, Iterable[float]], seconds: float,
             counts_as_repeat: bool = True) -> None:
         s = self.cells[cell]
+        into = s.values if counts_as_repeat else s.host
         for quantity, vals in values.items():
-            s.values.setdefault(quantity, []).extend(float(x) for x in vals)
+            into.setdefault(quantity, []).extend(float(x) for x in vals)
         s.seconds += seconds
         s.repeats += int(counts_as_repeat)
+        s.host_repeats += int(not counts_as_repeat)
+
+    def host_wide(self, cell: Hashable) -> bool:
+        """Whether a cell's next host repeat is worth its time: none yet, or a host-clock quantity
+        whose interval is still wider than the target (none recorded: always, as before)."""
+        s = self.cells[cell]
+        widths = [half_width_rel(v) for v in s.host.values() if any(x == x for x in v)]
+        return s.host_repeats == 0 or not widths or max(widths) > self.rule.target_rel
 
     def end_round(self) -> None:
         rule = self.rule
@@ -118,7 +133,7 @@ class AdaptiveRounds:
 
     def record(self) -> dict[str, dict[str, float | int | str]]:
         """Per cell (its str key): repeats, seconds, the last half-width and why it stopped."""
-        return {str(c): {"repeats": s.repeats, "seconds": round(s.seconds, 3),
+        return {str(c): {"repeats": s.repeats, "host_repeats": s.host_repeats, "seconds": round(s.seconds, 3),
                          "half_width_rel": s.half_width if math.isfinite(s.half_width) else None,
                          "stop": s.stop.value if s.stop else ""} for c, s in self.cells.items()}
 
@@ -133,8 +148,11 @@ class AdaptiveRounds:
 # indices are those of the callers' repeat plans (device 2r, host 2r + 1), so a resume skips what is
 # on disk either way. What a cell's kernel-timed values are is the caller's (`values`).
 
-# the ladder's kernel-timed columns whose 95 % interval the adaptive rule waits for
+# the ladder's kernel-timed columns whose 95 % interval the adaptive rule waits for, and the
+# host-clock ones a host repeat measures (a cell still running takes another host repeat only while
+# one of these is wider than the target: the kernel interval alone keeps a cell running)
 KERNEL_COLUMNS = ("consumer_time_us", "pin_time_us")
+HOST_COLUMNS = ("call_wall_time_us", "consumer_artifact_time_us")
 Values = Callable[[pd.DataFrame], dict[str, list[float]]]
 
 
@@ -151,11 +169,15 @@ def measure_rounds(cells: list[Hashable], plan: list[tuple[int, bool]],
                    rule: AdaptiveRule | None = None,
                    on_disk: Callable[[Hashable, int], pd.DataFrame | None] = lambda c, r: None,
                    advance: Callable[[int], Any] = lambda n: None,
-                   values: Values = column_values()) -> dict[Hashable, RepeatStop | None]:
+                   values: Values = column_values(),
+                   host_values: Values | None = None) -> dict[Hashable, RepeatStop | None]:
     """Run the rounds; `run_one(cell, repeat, device_timed)` measures one repeat (None when it is
     on disk already: `on_disk(cell, repeat)` then gives its rows for the adaptive rule);
     `write_round` gets each half-round's frames; `values` reads a device repeat's kernel-timed
-    values (quantity -> values) from its frame. Returns each cell's stop (None: a fixed run)."""
+    values (quantity -> values) from its frame. With `host_values` (its host-clock values from a
+    host repeat's frame), an adaptive cell takes its host repeat of a later round only while those
+    are still wide (AdaptiveRounds.host_wide); without, every round. Returns each cell's stop
+    (None: a fixed run)."""
     if rule is None:
         for repeat, device_timed in plan:
             write_round([f for c in cells if (f := _one(run_one, c, repeat, device_timed, advance)) is not None])
@@ -171,6 +193,8 @@ def measure_rounds(cells: list[Hashable], plan: list[tuple[int, bool]],
             repeat, device_timed = r * per_round + k, k == 0
             frames = []
             for c in todo:
+                if not device_timed and host_values is not None and not rounds.host_wide(c):
+                    continue          # its host interval is closed: the repeat is left to the cells that need it
                 t0 = time.perf_counter()
                 frame = _one(run_one, c, repeat, device_timed, advance)
                 took = time.perf_counter() - t0
@@ -179,8 +203,8 @@ def measure_rounds(cells: list[Hashable], plan: list[tuple[int, bool]],
                     frame = on_disk(c, repeat)
                 else:
                     frames.append(frame)
-                kept = values(frame) if device_timed and frame is not None else {}
-                rounds.add(c, kept, took, counts_as_repeat=device_timed)
+                read = values if device_timed else (host_values or (lambda f: {}))
+                rounds.add(c, read(frame) if frame is not None else {}, took, counts_as_repeat=device_timed)
             write_round(frames)
         rounds.end_round()
     advance(sum(planned.values()))     # the repeats a finished cell did not need

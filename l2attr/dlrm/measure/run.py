@@ -32,7 +32,7 @@ from l2attr.dlrm.measure.kernels import LaunchShape
 from l2attr.dlrm.measure.protocol import CellRunner, samples_per_repeat
 from l2attr.errors import UserError
 from l2attr.gpu.runtime import kernel_cache_record
-from l2attr.measure.adaptive import AdaptiveRule, measure_rounds
+from l2attr.measure.adaptive import HOST_COLUMNS, AdaptiveRule, column_values, measure_rounds
 from l2attr.measure.stats import CELL_KEYS
 from l2attr.rundir import RunDir
 from l2attr.schema import CELLS, SAMPLES
@@ -325,7 +325,8 @@ def run_ladder(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir,
                 return journal.repeat_rows((*runners[vid].variant.key, profile, state), repeat)
 
             got = measure_rounds(list(runners), plan, run_one, write_round, opts.rule, on_disk,
-                                 advance=(lambda n: progress.advance(task, n)) if progress is not None else (lambda n: None))
+                                 advance=(lambda n: progress.advance(task, n)) if progress is not None else (lambda n: None),
+                                 host_values=column_values(HOST_COLUMNS))
             stops.update({(*runners[vid].variant.key, profile, state): stop for vid, stop in got.items()})
         gpu_busy_until = time.perf_counter()
         timings["measure_s"] += gpu_busy_until - t0
