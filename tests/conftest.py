@@ -195,6 +195,62 @@ def _install_read_cache() -> None:
         module.read_run = _cached_reader(original)
 
 
+# --- one ncu_report child per committed report and question ----------------------------------
+# Reading an .ncu-rep starts a fresh interpreter (l2attr/profile/ncu_child.py: ncu_report must load
+# before numpy), a third of a second each, and many tests read the same committed reports with the
+# same arguments. The child's JSON answer is a function of the report's bytes and the arguments, so
+# each is asked once per test process and every caller gets its own deep copy. Only reports under
+# tests/fixtures/ or examples/ (size and mtime in the key); a test that checks the child itself
+# starts its own process; L2ATTR_TEST_READ_CACHE=0 turns it off as well.
+
+def _reports_signature(args: tuple[str, ...]) -> tuple | None:
+    files = []
+    for arg in args:
+        path = Path(arg)
+        if path.suffix != ".ncu-rep":
+            continue
+        try:
+            resolved = path.resolve()
+            if not any(resolved.is_relative_to(root) for root in (FIXTURES, EXAMPLES)) or not resolved.is_file():
+                return None
+            files.append((str(resolved), resolved.stat().st_size, resolved.stat().st_mtime_ns))
+        except OSError:
+            return None
+    return tuple(files) or None
+
+
+def _cached_child(run_reader: Any) -> Any:
+    memo: dict[tuple, Any] = {}
+
+    @functools.wraps(run_reader)
+    def run(module: str, args: Any, what: Any) -> Any:
+        args = tuple(str(a) for a in args)
+        files = _reports_signature(args)
+        if files is None:
+            return run_reader(module, args, what)
+        key = (module, args, files, str(what))
+        if key not in memo:
+            memo[key] = run_reader(module, args, what)       # a UserError is raised, never kept
+        return copy.deepcopy(memo[key])
+
+    run.__wrapped_by_tests__ = True
+    return run
+
+
+def _install_child_cache() -> None:
+    if os.environ.get("L2ATTR_TEST_READ_CACHE", "1") == "0":
+        return
+    from l2attr.profile import ncu_child
+
+    original = ncu_child.run_reader
+    if getattr(original, "__wrapped_by_tests__", False):
+        return
+    cached = _cached_child(original)
+    for name, module in list(sys.modules.items()):       # the modules that bound it by name already
+        if name.startswith("l2attr.") and getattr(module, "run_reader", None) is original:
+            module.run_reader = cached
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """The cache where tests run: not in an xdist controller, which only hands out tests (and
     would import l2attr.analysis, most of a second, before any worker starts)."""
@@ -202,6 +258,7 @@ def pytest_configure(config: pytest.Config) -> None:
     controller = distributing and "PYTEST_XDIST_WORKER" not in os.environ
     if not controller:
         _install_read_cache()
+        _install_child_cache()
 
 
 @pytest.fixture(autouse=True, scope="session")
