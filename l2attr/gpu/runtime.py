@@ -130,12 +130,12 @@ def kernel_cache_dir() -> Path | None:
     if os.environ.get(CUPY_CACHE_ENV):
         return Path(os.environ[CUPY_CACHE_ENV]).expanduser()
     if os.environ.get("L2ATTR_CACHE_DIR"):
-        return Path(os.environ["L2ATTR_CACHE_DIR"]).expanduser() / "kernels"
+        return Path(os.environ["L2ATTR_CACHE_DIR"]).expanduser() / KERNELS_DIR     # named as the sources' folder
     try:
         import platformdirs
     except ImportError:
         return None
-    return platformdirs.user_cache_path("l2attr") / "kernels"
+    return platformdirs.user_cache_path("l2attr") / KERNELS_DIR
 
 
 class KernelCache:
