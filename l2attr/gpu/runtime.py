@@ -199,16 +199,19 @@ def _raw_module(code: str, options: tuple[str, ...]) -> Any:
 
 
 _CACHE: list[KernelCache] = []
+_CACHE_LOCK = threading.Lock()
 
 
 def kernel_cache() -> KernelCache:
-    """This process's kernel cache (made on first use; CuPy's cache dir set where the user set none)."""
-    if not _CACHE:
-        directory = kernel_cache_dir()
-        if directory is not None and not os.environ.get(CUPY_CACHE_ENV):
-            os.environ[CUPY_CACHE_ENV] = str(directory)     # read by CuPy at each compile
-        _CACHE.append(KernelCache(directory, _raw_module))
-    return _CACHE[0]
+    """This process's kernel cache (made once, by the first of the compile threads to ask; CuPy's
+    cache dir set where the user set none)."""
+    with _CACHE_LOCK:
+        if not _CACHE:
+            directory = kernel_cache_dir()
+            if directory is not None and not os.environ.get(CUPY_CACHE_ENV):
+                os.environ[CUPY_CACHE_ENV] = str(directory)     # read by CuPy at each compile
+            _CACHE.append(KernelCache(directory, _raw_module))
+        return _CACHE[0]
 
 
 def kernel_cache_record() -> dict[str, Any] | None:
