@@ -1,6 +1,6 @@
 """The GPU's libraries, loaded lazily: torch and cupy (one clear line when there is no GPU), the
-persisting-L2 reset, and the kernels of kernels/ compiled with NVRTC (CuPy RawModule), cached per
-process.
+persisting-L2 reset, and the kernels of kernels/ compiled with NVRTC (CuPy RawModule), cached in the
+process and on disk across processes (KernelCache).
 
 Why one module: each is the first touch of the CUDA stack that a GPU verb needs, made on first
 use so that the CPU commands never load it. The engine's own kernels (the blocking timer, the L2
@@ -42,7 +42,7 @@ def require_gpu(import_torch: bool = True) -> tuple[Any, Any]:
     `import_torch=False` (the ladder's check before it writes anything) returns (None, cupy): torch
     is found installed but not imported, and cupy looks for the device. Why: `import torch` is
     seconds of a process's start; the ladder imports it once NVRTC and the workload builds run
-    beside it (dlrm/measure/prefetch.py, head_start)."""
+    beside it (commands/ladder.py head_start)."""
     if not import_torch:
         import importlib.util
 
