@@ -52,10 +52,11 @@ def check_cells_against_samples(samples: pd.DataFrame, cells: pd.DataFrame, path
     pair = cells["quantity"].astype(str) + "/" + cells["timer"].astype(str)
     bad |= rules.flag(damage, source, ~pair.isin(pairs), "the quantity and timer of a cell must be a pair the ladder "
                       f"summarises from its samples ({', '.join(sorted(pairs))})", lambda row: pair.iloc[row])
+    grouped = pd.DataFrame({f"{q}/{t}": v for (q, t), v in series.items()}).groupby(groups)   # once for all
+    stats = {"n": grouped.count(), "median_us": grouped.median(), "p10_us": grouped.quantile(0.1),
+             "p90_us": grouped.quantile(0.9)}
     for (quantity, timer), values in series.items():
-        grouped = values.groupby(groups)
-        held = pd.DataFrame({"n": grouped.count(), "median_us": grouped.median(),
-                             "p10_us": grouped.quantile(0.1), "p90_us": grouped.quantile(0.9)})
+        held = pd.DataFrame({name: table[f"{quantity}/{timer}"] for name, table in stats.items()})
         mine = cells[(cells["quantity"] == quantity) & (cells["timer"] == timer)]
         if mine.empty or held.empty:
             continue
@@ -93,7 +94,7 @@ def check_derived_metrics(metrics: pd.DataFrame, path: Path, damage: Damage) -> 
     kernel = ["report", "launch"] if {"report", "launch"} <= set(metrics.columns) else \
         [k for k in METRICS.key if k != "metric"]
     source = str(path / METRICS.filename)
-    ident = metrics[kernel].astype(str).apply(tuple, axis=1)
+    ident = pd.Series(list(zip(*(metrics[k].astype(str) for k in kernel))), index=metrics.index)  # no row-wise apply
     values = pd.Series(pd.to_numeric(metrics["value"], errors="coerce").to_numpy(),
                        index=pd.MultiIndex.from_arrays([ident, metrics["metric"].astype(str)]))
     values = values[~values.index.duplicated()]
