@@ -193,8 +193,8 @@ def workload_builder(cfg: WorkloadConfig, opts: LadderOptions) -> Callable[[str]
 def run_ladder(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir,
                log: Callable[[str], None] = print, progress: Any = None, ahead: Any = None) -> pd.DataFrame:
     """Measure every (profile, variant) cell into `run`; complete repeats are skipped. `ahead`:
-    prefetch.head_start's workloads and kernels, begun before torch was imported (used when its
-    profiles are this run's to do)."""
+    the ladder command's head start (commands/ladder.py head_start: workloads and kernels begun
+    before torch was imported), used when its profiles are this run's to do."""
     from l2attr.dlrm.measure.journal import SampleJournal, summarize_cells, with_stops, write_cells
     from l2attr.dlrm.measure.phases import Phases, describe, process_age_s
     from l2attr.dlrm.measure.prefetch import WorkloadPrefetch
@@ -229,7 +229,7 @@ def run_ladder(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir,
                                                                          _workload_bytes(cfg))
     try:
         with clock.phase("engine_s"):
-            gpu = Gpu(cfg, opts.spin_us, log, timer=opts.timer)    # imports torch (a head start: beside NVRTC)
+            gpu = Gpu(cfg, opts.spin_us, log, timer=opts.timer)
         timings: dict[str, float] = {"table_generation_s": gpu.table_gen_s}
         compiled, resources, checks = compile_and_check(cfg, opts, timings, ahead and ahead.compiling)
         log("correctness vs torch.nn.functional.embedding_bag (worst relative error): " + ", ".join(
