@@ -18,7 +18,6 @@ import pytest
 from l2attr.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
-RUN = REPO / "examples" / "20261130T231356Z-bench"       # a committed ladder run
 
 FAKE_TORCH = '''import os, traceback
 with open(os.environ["FAKE_TORCH_LOG"], "a") as fh:
@@ -64,10 +63,13 @@ print(json.dumps(codes))
 
 def test_the_cli_the_workload_the_report_and_the_ladders_checks_never_import_torch(fake_torch, tmp_path: Path) -> None:
     """One process (each import of l2attr costs a second): `l2attr --help`, `ladder --help`,
-    `traces gen`, `report` of a committed ladder run, a workload built, and `l2attr ladder`, which
+    `traces gen`, `report` of a ladder run, a workload built, and `l2attr ladder`, which
     stops at its GPU check (no device for cupy, or no cupy) with one line and exit 2, writing
     nothing: torch is installed (the fake) and never imported."""
-    d = fake_torch.run("-c", SCRIPT, str(tmp_path), str(RUN))
+    from helpers_rundirs import write_ladder_run
+
+    run = write_ladder_run(tmp_path / "runs-in")          # a small ladder run (the report's path, quickly)
+    d = fake_torch.run("-c", SCRIPT, str(tmp_path), str(run))
     assert d.returncode == 0, d.stderr[-3000:]
     assert __import__("json").loads(d.stdout.strip().splitlines()[-1]) == [0, 0, 0, 0, 2]
     last = d.stderr.strip().splitlines()[-1]
