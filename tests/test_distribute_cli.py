@@ -93,7 +93,7 @@ needs_dask = pytest.mark.skipif(not options.dask_installed(), reason="dask/distr
 
 @needs_dask
 def test_unreachable_scheduler_one_line(capsys, monkeypatch, no_gpu_lookup, tmp_path):
-    monkeypatch.setattr(cluster, "CONNECT_TIMEOUT_S", 2)
+    monkeypatch.setattr(cluster, "CONNECT_TIMEOUT_S", 0.5)   # port 9 refuses at once: no need to wait long
     assert main(["sweep", "amortisation", "--scheduler", "tcp://127.0.0.1:9", "--out", str(tmp_path)]) == 2
     assert "--scheduler tcp://127.0.0.1:9: cannot reach it" in one_line(capsys)
     assert list(tmp_path.iterdir()) == []
