@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -188,9 +188,27 @@ class StepAnswer:
         lo, hi = self.saving_ci
         return (self.saving_us / t.median, lo / t.hi if lo >= 0 else lo / t.lo, hi / t.lo if hi >= 0 else hi / t.hi)
 
-    def headline(self, name: str) -> str:
+    @classmethod
+    def from_run(cls, path: Path | str) -> "StepAnswer":
+        """The answer of a step run dir on disk (checked as `l2attr report` checks it), named and
+        placed: what `l2attr.step` returned when it measured it."""
+        from l2attr.analysis.step_load import analyse_step, step_name
+
+        ans = analyse_step(Path(path))
+        return replace(ans, name=step_name(ans), run_dir=Path(path))
+
+    def index_row(self) -> dict[str, Any]:
+        """One row of a many-step index: the step, its answer in words, the denominator the answer's
+        share is of, the judgement, where it lives."""
+        lo, hi = self.share_ci
+        return {"step": self.name or Command.STEP.value, "share": self.share, "share_lo": lo, "share_hi": hi,
+                "denominator": "the step's kernel time", "judgement": self.judgement,
+                "run_dir": str(self.run_dir) if self.run_dir is not None else ""}
+
+    def headline(self, name: str | None = None) -> str:
         """One sentence; 'worth' / 'costs' only beyond noise (the share's interval excludes 0) and, with
         a write-back-paying cold arm, only where both cold readings agree (analysis.step.bracket)."""
+        name = name or self.name or Command.STEP.value
         lo, hi = self.share_ci
         span = f"[{100 * lo:.2f}, {100 * hi:.2f}]"
         first = f"{self.note}\n" if self.note else ""
