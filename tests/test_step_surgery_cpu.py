@@ -99,7 +99,7 @@ def test_write_back_is_not_called_a_cost():
 
 
 def test_committed_surgery_runs_have_every_kernel_cold():
-    from l2attr.analysis.step_load import analyse_step
+    from l2attr.analysis.step import analyse_step
 
     runs = sorted((ROOT / "examples" / "steps" / "surgery").glob("*-bert-layer-fastpath"))
     assert runs, "the BERT fast-path surgery run is committed"
@@ -111,7 +111,7 @@ def test_committed_surgery_runs_have_every_kernel_cold():
 def test_the_step_page_folds_every_kernel_with_its_write_back_bound():
     """A surgery step with more kernels than the visible table: the page's folded table has one row
     per kernel node, each with its write-back bound (the issue: each kernel's share, not the top 15)."""
-    from l2attr.analysis.step_load import analyse_step
+    from l2attr.analysis.step import analyse_step
     from l2attr.report.step_page import card, render
     from l2attr.report.step_text import SURGERY_HEADERS
 

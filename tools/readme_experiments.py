@@ -51,7 +51,7 @@ def timer_block() -> str:
 
 def pipeline_block(folder: Path | None = None) -> str:
     """The README's one line on the paper's pipeline figure (analysis/step_load.py)."""
-    from l2attr.analysis.step_load import analyse_step, pipeline_sentence
+    from l2attr.analysis.step import analyse_step, pipeline_sentence
 
     runs = runs_in(folder or ROOT / "examples" / "steps" / "surgery")
     return pipeline_sentence([analyse_step(p) for p in runs]) + (
@@ -61,7 +61,7 @@ def pipeline_block(folder: Path | None = None) -> str:
 def steps_block(folder: Path | None = None) -> str:
     """Every step run of `folder` (default examples/steps/runs): per run its answer, measured edges,
     graph method and DRAM bytes; then the DLRM step times against no pin, and the sweep grids."""
-    from l2attr.analysis.step_load import analyse_step
+    from l2attr.analysis.step import analyse_step
     from l2attr.report.step_text import steps_markdown
 
     runs = [(p, analyse_step(p)) for p in runs_in(folder or ROOT / "examples" / "steps" / "surgery")]

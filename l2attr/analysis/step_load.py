@@ -17,12 +17,11 @@ from l2attr.errors import STRICT, UserError
 from l2attr.integrity.manifest import check_manifest
 from l2attr.integrity.step import check_step_dram, check_step_tables, replays_a_graph
 from l2attr.integrity.step_counts import check_graph_counts
-from l2attr.rundir import RunDir
+from l2attr.rundir import COMPLETE, RunDir
 from l2attr.schema import KERNEL_EDGES, STEP_DRAM, STEP_EDGES, STEP_KERNELS, STEP_OPS, STEP_TIMES
 from l2attr.vocab import EDGE_ARMS, Command, RungId, StepMode, condition_words
 
 KIND = Command.STEP.value
-COMPLETE = "complete"      # the manifest status a finished run writes (steps/run.py)
 
 
 def _finite(df: pd.DataFrame, col: str, where: Path, positive: bool = False) -> None:
@@ -89,20 +88,6 @@ def is_graph(manifest: dict[str, Any]) -> bool:
     return (manifest.get("step") or {}).get("mode") == StepMode.GRAPH.value
 
 
-def analyse_step(path: Path) -> Any:
-    from l2attr.analysis.step import answer
-    from l2attr.analysis.step_edges import edge_results
-
-    m, k, ops, times = load_step(path)
-    surgery = (m.get("step") or {}).get("mode") == StepMode.SURGERY.value
-    ans = answer(k, ops, times, every_kernel=surgery)
-    raw = load_edges(RunDir.open(Path(path)))
-    if len(raw):
-        _edge_fields(m, Path(path))
-    edges = edge_results(raw, edge_names(m, k, ops)) if len(raw) else pd.DataFrame()
-    return replace(ans, note=first_line(m, ans), manifest=m, ops=ops, measured_edges=edges)
-
-
 def _edge_fields(m: dict[str, Any], path: Path) -> None:
     """The manifest fields that say how measured edges were made (every page prints them)."""
     need = ["edges_method", *(["edges_level"] if m.get(KERNEL_EDGES) else [])]
@@ -122,7 +107,7 @@ def _edge_fields(m: dict[str, Any], path: Path) -> None:
 def edge_names(m: dict[str, Any], k: pd.DataFrame, ops: pd.DataFrame) -> pd.DataFrame:
     """What an edge's producer and consumer indices name: ops, or kernel nodes (named by kernel)
     when the run's edges are kernel-level."""
-    from l2attr.analysis.step import name_op
+    from l2attr.names import name_op
 
     if not m.get(KERNEL_EDGES) or "node" not in k.columns:
         return ops

@@ -27,7 +27,8 @@ def _experiments(dirs: list[Path]) -> tuple[list[str], Callable[[], str], None]:
 
 
 def _steps(dirs: list[Path]) -> tuple[list[str], Callable[[], str], Callable[[str], str]]:
-    from l2attr.analysis.step_load import analyse_step, step_name
+    from l2attr.analysis.step import analyse_step
+    from l2attr.analysis.step_load import step_name
     from l2attr.report.step_page import render
     from l2attr.report.step_text import page_markdown
 

@@ -47,7 +47,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def summary(path: Path) -> str:
     from l2attr.analysis.step import describe_kernel, top_edges, top_kernels
-    from l2attr.analysis.step_load import analyse_step
+    from l2attr.analysis.step import analyse_step
 
     ans = analyse_step(path)
     name = (ans.manifest.get("step") or {}).get("name", path.name)

@@ -25,7 +25,7 @@ import pandas as pd
 from l2attr.names import LEGACY_PREFIX, STEP_TRACE
 from l2attr.vocab import L2Condition
 
-from l2attr.analysis.step import UNMATCHED, name_op  # noqa: F401  (name_op: re-exported for callers)
+from l2attr.names import UNMATCHED, name_op  # noqa: F401  (name_op: re-exported for callers)
 
 
 def eager_stance(torch: Any) -> Any:

@@ -109,7 +109,7 @@ def measure(dev: Any, raw: Any, s: Any, k: pd.DataFrame, flushes: Any, n: int, r
             ranges = fit(warm_spans(j, touch, spans, drop), dev.l2_bytes)
 
             def before(ranges: list[tuple[int, int]] = ranges) -> None:
-                flushes.launch(False)
+                flushes.launch(0)
                 warm.launch(ranges)
 
             g = surgery.capture(torch, before, warmup=1)

@@ -10,10 +10,6 @@ replay's kernels (which may overlap) are matched to nodes by (name, occurrence).
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
-from pathlib import Path
 from typing import Any, Callable
 
 import pandas as pd
@@ -23,6 +19,8 @@ from l2attr.names import LEGACY_PREFIX, STEP_TRACE
 from l2attr.vocab import L2Condition
 
 NATURAL = L2Condition.NATURAL.value
+# arms whose kernels run in the graph's own order (no flush node serialises them): paired by name
+UNSERIALISED = (NATURAL, L2Condition.COLD_START.value)
 # untraced natural replays before a traced one (after the settle)
 NATURAL_WARM_REPLAYS = 5
 NODE_COLUMNS = ["condition", "step", "node", "kernel", "duration_us", "start_us", "stream"]
@@ -46,9 +44,11 @@ def trace_arms(torch: Any, arms: dict[str, Callable[[], None]], repeats: int,
     untraced replay is not enough for a step smaller than L2 (the quarter-L2 self-check's kernels
     read slower than in back-to-back calls on the H200; three replays came within a few percent):
     docs/steps.md#natural-arm."""
-    acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    from l2attr.steps.trace import profiled
+
     natural = arms[NATURAL]
-    with torch.profiler.profile(activities=acts) as prof:
+
+    def body() -> None:
         for i, cond in plan(list(arms), repeats):
             if cond == NATURAL:
                 if settle is not None:
@@ -59,11 +59,7 @@ def trace_arms(torch: Any, arms: dict[str, Callable[[], None]], repeats: int,
                 arms[cond]()
             if cond == list(arms)[-1]:
                 torch.cuda.synchronize()
-        torch.cuda.synchronize()
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "trace.json")
-        prof.export_chrome_trace(path)
-        return json.loads(Path(path).read_text())
+    return profiled(torch, body)
 
 
 def node_kernels(trace: dict[str, Any]) -> pd.DataFrame:
@@ -87,7 +83,7 @@ def node_kernels(trace: dict[str, Any]) -> pd.DataFrame:
         if sorted(got) != sorted(names):
             raise UserError(f"the step's kernel sequence changes between replays ({cond} replay {step}: "
                             f"{len(got)} kernels against {len(names)}): kernels cannot be paired")
-        if cond != NATURAL and got != names:
+        if cond not in UNSERIALISED and got != names:
             raise UserError(f"a cold replay ran its kernels in another order ({cond} replay {step}): "
                             "the serialised copy should not allow that")
         parts.append(g.assign(node=[key_to_node[k] for k in occurrence_keys(got)]))
@@ -120,18 +116,17 @@ def trace_calls(torch: Any, call: Callable[[], Any], repeats: int) -> pd.DataFra
     from l2attr.steps.record import STEP_RANGE
     from l2attr.steps.trace import _events, _launched
 
-    acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    from l2attr.steps.trace import profiled
+
     call()                                  # the state one call leaves the next, untraced
     torch.cuda.synchronize()
-    with torch.profiler.profile(activities=acts) as prof:
+
+    def body() -> None:
         for i in range(repeats):
             with torch.profiler.record_function(LEGACY_PREFIX + STEP_TRACE.build(condition=NATURAL, step=i)):
                 call()
             torch.cuda.synchronize()
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "trace.json")
-        prof.export_chrome_trace(path)
-        trace = json.loads(Path(path).read_text())
+    trace = profiled(torch, body)
     rows = [r for r in _launched(_events(trace), STEP_RANGE, STEP_TRACE.parse) if not r["graph"]]
     if not rows:
         return pd.DataFrame({"kernel_us": [], "kernels": [], "names": []})
@@ -149,3 +144,49 @@ def kernel_difference(graph: list[str], call: list[str]) -> dict[str, list[str]]
     g, c = Counter(graph), Counter(call)
     return {"only_in_graph": sorted(n[:120] for n in (g - c).elements()),
             "only_in_call": sorted(n[:120] for n in (c - g).elements())}
+
+
+CONTROL_BYTES = 1 << 20          # the control kernel's slice: a short kernel's footprint in a decode step
+CONTROL_KERNEL = "reduce_kernel"  # torch's sum over a slice launches one kernel of this name
+
+
+def control_cost(torch: Any, flush: Callable[[], None], repeats: int, nbytes: int = CONTROL_BYTES) -> list[float]:
+    """What a flush costs a kernel besides its data (code, constants, page-table entries): a sum over
+    a slice no step leaves resident, right after the same kernel over another slice (natural) and
+    after the clean flush (cold); per repeat, cold minus natural in µs (CUPTI durations)."""
+    from l2attr.steps.trace import KINETO_KERNEL, _events, profiled
+
+    n = nbytes // 4
+    slices = 4 * repeats + 4
+    buf = torch.ones(slices * n, dtype=torch.float32, device="cuda")
+    out = torch.empty((), dtype=torch.float32, device="cuda")
+    at = iter(range(slices))
+
+    def read() -> None:
+        i = next(at)
+        torch.sum(buf[i * n:(i + 1) * n], dim=0, out=out)
+
+    read()                                             # the kernel's first launch (code load), untraced
+    flush()                                            # the slices torch.ones just wrote leave L2
+    torch.cuda.synchronize()
+
+    def body() -> None:
+        for i in range(repeats):
+            for cold in ((False, True) if i % 2 == 0 else (True, False)):
+                read()
+                if cold:
+                    flush()
+                read()
+                torch.cuda.synchronize()
+    trace = profiled(torch, body)
+    d = [float(e.get("dur", 0.0)) for e in sorted(_events(trace), key=lambda e: float(e.get("ts", 0)))
+         if e.get("cat") == KINETO_KERNEL and CONTROL_KERNEL in str(e.get("name", ""))]
+    del buf
+    if len(d) != 4 * repeats:
+        return []
+    out_us = []
+    for i in range(repeats):
+        a, b = d[4 * i + 1], d[4 * i + 3]                  # the second read of each pair
+        nat, cold = (a, b) if i % 2 == 0 else (b, a)
+        out_us.append(round(cold - nat, 4))
+    return out_us

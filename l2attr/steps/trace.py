@@ -36,6 +36,22 @@ def load_trace(path: Path) -> dict[str, Any]:
         raise UserError(f"{path}: not a readable kineto trace ({exc})") from None
 
 
+def profiled(torch: Any, body: Any) -> dict[str, Any]:
+    """Run `body()` inside one torch.profiler session (CPU and CUDA activity) and return the kineto
+    trace as a dict: the one place a step's profiler session is started, exported and read."""
+    import os
+    import tempfile
+
+    acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    with torch.profiler.profile(activities=acts) as prof:
+        body()
+        torch.cuda.synchronize()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "trace.json")
+        prof.export_chrome_trace(path)
+        return json.loads(Path(path).read_text())
+
+
 class _Ranges:
     """Ranges of one name prefix on each CPU thread, searchable by time."""
 
