@@ -51,7 +51,8 @@ def timer_block() -> str:
 
 def pipeline_block(folder: Path | None = None) -> str:
     """The README's one line on the paper's pipeline figure (analysis/step_load.py)."""
-    from l2attr.analysis.step import analyse_step, pipeline_sentence
+    from l2attr.analysis.step import analyse_step
+    from l2attr.analysis.step_load import pipeline_sentence
 
     runs = runs_in(folder or ROOT / "examples" / "steps" / "surgery")
     return pipeline_sentence([analyse_step(p) for p in runs]) + (

@@ -181,3 +181,44 @@ def matched_headline(ans: Any, name: str) -> str:
     flagged = int(ans.kernels["out_of_bracket"].sum()) if "out_of_bracket" in ans.kernels else 0
     flag = f"; {flagged} kernel(s) read outside their bracket (flagged in the table)" if flagged else ""
     return head + acts + bracket + flag + "."
+
+
+def _pct(sh: Share | None) -> str:
+    if sh is None:
+        return "n/a"
+    s = sh.share
+    return f"{100 * s.median:+.2f} % [{100 * s.lo:+.2f}, {100 * s.hi:+.2f}]"
+
+
+def grid_rows(answers: list[Any]) -> pd.DataFrame:
+    """One row per step of a grid: the matched saving over each denominator, the activations' share
+    of the eager step, and its place against the study's bound (text cells, ready to print)."""
+    rows = []
+    for a in answers:
+        acts = a.activations
+        lo, hi = a.share_ci
+        dl, dh = a.share_dirty_ci
+        rows.append({"step": a.name, "eager_us": f"{a.eager.denominator_us.median:.1f}" if a.eager else "n/a",
+                     "eager_share": _pct(a.eager), "activations_share": _pct(acts),
+                     "versus_study": versus_claim(acts.share.lo, acts.share.hi) if acts else "not measured",
+                     "replay_share": _pct(a.replay), "kernel_share": _pct(a.matched),
+                     "clean_share": f"{100 * a.share:+.2f} % [{100 * lo:+.2f}, {100 * hi:+.2f}]",
+                     "dirty_share": f"{100 * a.share_dirty:+.2f} % [{100 * dl:+.2f}, {100 * dh:+.2f}]",
+                     "out_of_bracket": int(a.kernels["out_of_bracket"].sum()) if "out_of_bracket" in a.kernels else 0})
+    return pd.DataFrame(rows)
+
+
+def grid_sentence(answers: list[Any]) -> str:
+    """The study's answer over a grid, in one line: how many steps' activations lie below, above or
+    not distinguishable from the bound, and the largest activations' share of the eager step."""
+    got = [(a.name, a.activations) for a in answers if a.activations is not None]
+    if not got:
+        return "No step of the grid has a matched arm and an eager step: the study's question is not answered."
+    words = [versus_claim(s.share.lo, s.share.hi) for _, s in got]
+    below = sum(w.startswith("below") for w in words)
+    above = sum(w.startswith("above") for w in words)
+    name, top = max(got, key=lambda x: x[1].share.median)
+    return (f"Reuse of activations, as a share of the eager step, against the study's 0.65 %: {below} of {len(got)} "
+            f"steps below it, {above} above it, {len(got) - below - above} not distinguishable from it; the largest is "
+            f"{name} at {100 * top.share.median:.2f} % [{100 * top.share.lo:.2f}, {100 * top.share.hi:.2f}] "
+            "(write-back-matched cold arm, eager step as it runs).")

@@ -38,7 +38,7 @@ from l2attr.names import NVTX_DOMAIN, STEP_OP
 from l2attr.rundir import RunDir
 from l2attr.schema import STEP_DRAM
 from l2attr.steps.record import NVTX_OP_INCLUDE
-from l2attr.vocab import Ncu, StepMode
+from l2attr.vocab import Command, Ncu, StepMode
 
 CACHE_CONTROLS = (Ncu.NONE.value, Ncu.ALL.value)
 KEYS = ("dram_read", "dram_write")
@@ -143,29 +143,47 @@ def load_factory(target: str) -> Callable[[], tuple[Callable[..., Any], tuple]]:
     return getattr(mod, name)
 
 
+COUNTS_ENV = "L2ATTR_NCU_COUNTS"      # where the child writes each step's kernel-node count (JSON)
+
+
 def graph_child(target: str, replays: int, warmup: int = 3) -> None:
+    """The profiled child: FACTORY() gives one step `(fn, args)` or many `[(name, fn, args), ...]`
+    (a grid: one process, one model build, one ncu run for all of them). Each is captured as
+    `l2attr.step` captures it, replayed once unprofiled (the state a step leaves the next), then
+    `replays` times between cudaProfilerStart and cudaProfilerStop."""
+    import os
+
     import torch
     from cuda.bindings import runtime as rt
 
     from l2attr.steps import surgery
 
-    fn, args = load_factory(target)()
+    made = load_factory(target)()
+    steps = made if isinstance(made, list) else [(Command.STEP.value, *made)]
+    counts = {}
     with torch.inference_mode():
-        g = surgery.capture(torch, lambda: fn(*args), warmup)
-        ex = surgery.Exec(torch, surgery.raw_graph(g))
-        ex()
-        torch.cuda.synchronize()
-        rt.cudaProfilerStart()
-        for _ in range(replays):
+        for name, fn, args in steps:
+            g = surgery.capture(torch, lambda: fn(*args), warmup)
+            raw = surgery.raw_graph(g)
+            counts[name] = len(surgery.shape(raw).kernels)
+            ex = surgery.Exec(torch, raw)
             ex()
             torch.cuda.synchronize()
-        rt.cudaProfilerStop()
-        ex.close()
+            rt.cudaProfilerStart()
+            for _ in range(replays):
+                ex()
+                torch.cuda.synchronize()
+            rt.cudaProfilerStop()
+            ex.close()
+            del g
+    if os.environ.get(COUNTS_ENV):
+        Path(os.environ[COUNTS_ENV]).write_text(json.dumps(list(counts.items())))
 
 
 def profile_graph(target: str, out: Path, replays: int, ncu: str = "ncu", runner: Any = None,
-            log: Callable[[str], None] = print) -> pd.DataFrame:
-    """Both cache controls of the child: one row per (cache_control, replay, node, key)."""
+                  log: Callable[[str], None] = print, sets: str = GRAPH_SETS) -> pd.DataFrame:
+    """Both cache controls of the child: one row per (cache_control, step, replay, node, key).
+    `sets`: the metric sets (`dram` alone is all the matched arm needs: one pass)."""
     from l2attr.catalog.keys import catalog
     from l2attr.experiment.profile import QuietLog
     from l2attr.profile.metricsets import resolve_metrics
@@ -175,7 +193,7 @@ def profile_graph(target: str, out: Path, replays: int, ncu: str = "ncu", runner
     from l2attr.profile.tools import detect_chip
 
     chip = detect_chip()
-    names = resolve_metrics(GRAPH_SETS, chip).metrics
+    names = resolve_metrics(sets, chip).metrics
     cat = catalog()
     key_of = {n: cat.key_of(n) for n in names}
     frames = []
@@ -186,20 +204,30 @@ def profile_graph(target: str, out: Path, replays: int, ncu: str = "ncu", runner
                           extra=("--profile-from-start", "off"))
         argv = build_ncu_argv([sys.executable, "-m", "l2attr.steps.ncu", "child", target, str(replays)],
                               names, rep, opts, ncu)
-        result = run_job(f"ncu graph (cache control {cc})", argv, QuietLog(log), runner or stream_run)
+        counts = out / f"graph-cache-{cc}.counts.json"
+        from l2attr.experiment.annotate import environment
+
+        with environment({COUNTS_ENV: str(counts.resolve())}):
+            result = run_job(f"ncu graph (cache control {cc})", argv, QuietLog(log), runner or stream_run)
         check_job(result, rep.with_suffix(".ncu-rep"), chip)
         t = read_report(rep.with_suffix(".ncu-rep"), condition="").table
         t = t[t["metric"].isin(key_of)].copy()
         order = sorted(t["launch"].unique())
-        if len(order) % replays:
-            raise UserError(f"ncu profiled {len(order)} kernels, not a multiple of {replays} replays")
-        k = len(order) // replays
-        pos = {launch: i for i, launch in enumerate(order)}
-        t["replay"] = t["launch"].map(lambda x: pos[x] // k)
-        t["node"] = t["launch"].map(lambda x: pos[x] % k)
+        steps = json.loads(counts.read_text()) if counts.is_file() else [[Command.STEP.value, len(order) // max(replays, 1)]]
+        if len(order) != replays * sum(n for _, n in steps):
+            raise UserError(f"ncu profiled {len(order)} kernels, not {replays} replays of "
+                            f"{' + '.join(str(n) for _, n in steps)} kernel nodes")
+        where, at = {}, 0
+        for name, n in steps:                       # launches in order: step by step, replay by replay
+            for i in range(replays * n):
+                where[order[at + i]] = (name, i // n, i % n)
+            at += replays * n
+        t["step"] = t["launch"].map(lambda x: where[x][0])
+        t["replay"] = t["launch"].map(lambda x: where[x][1])
+        t["node"] = t["launch"].map(lambda x: where[x][2])
         t["key"] = t["metric"].map(key_of)
         t["cache_control"] = cc
-        frames.append(t[["cache_control", "replay", "node", "kernel", "key", "value"]])
+        frames.append(t[["cache_control", "step", "replay", "node", "kernel", "key", "value"]])
     return pd.concat(frames, ignore_index=True)
 
 
@@ -218,10 +246,11 @@ def deltas(ncu: pd.DataFrame) -> pd.DataFrame:
         n = min(len(none), len(full))
         d = full[:n] - none[:n]
         lo, hi = bootstrap_median_ci(d) if n > 1 else (float("nan"), float("nan"))
-        rows.append({"node": int(node), "kernel": g["kernel"].iloc[0], "none_us": float(np.median(none)),
-                     "all_us": float(np.median(full)), "delta_us": float(np.median(d)), "delta_lo": lo,
-                     "delta_hi": hi, "write_none_b": float(np.median(vals("dram_write", CACHE_CONTROLS[0]))),
-                     "write_all_b": float(np.median(vals("dram_write", CACHE_CONTROLS[1])))})
+        med = (lambda x: float(np.median(x)) if len(x) else float("nan"))
+        rows.append({"node": int(node), "kernel": g["kernel"].iloc[0], "none_us": med(none),
+                     "all_us": med(full), "delta_us": med(d), "delta_lo": lo,
+                     "delta_hi": hi, "write_none_b": med(vals("dram_write", CACHE_CONTROLS[0])),
+                     "write_all_b": med(vals("dram_write", CACHE_CONTROLS[1]))})
     return pd.DataFrame(rows)
 
 
