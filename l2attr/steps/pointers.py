@@ -179,25 +179,30 @@ def node_words(node: Any) -> list[int]:
     return [w for blob in node_launch(node)[1] if len(blob) >= WORD for w in words(blob)]
 
 
+# A differing 8-byte word outside torch's allocator counts as a changed value only below this: sizes,
+# counts and positions are small; a device or host address (another library's buffer, a pool of its
+# own) is not, and may differ between captures without the work changing.
+SCALAR_LIMIT = 1 << 32
+
+
 def launch_difference(a: tuple[tuple[int, ...], list[bytes]], b: tuple[tuple[int, ...], list[bytes]],
                       spans: list[tuple[int, int]]) -> str:
     """How two captures' launches of one kernel node differ, '' when they do not: launch dimensions,
-    argument sizes, or an argument value that is no pointer into the allocator (a size, a count,
-    a position). Pointers may differ (each capture has its own memory pool); nothing else may."""
+    argument sizes, an argument shorter than a word, or an 8-byte word that is no pointer into the
+    allocator and small enough to be a size, a count or a position (SCALAR_LIMIT). Pointers may
+    differ (each capture has its own memory pool)."""
     (da, xa), (db, xb) = a, b
     if da != db:
         return f"launch dimensions (grid, block, shared) {da} against {db}"
     if [len(x) for x in xa] != [len(x) for x in xb]:
         return "argument sizes differ"
-    starts = [s for s, _ in spans]
-    inside = lambda w: bool(touched([w], spans)) if starts else False    # noqa: E731
     for i, (p, q) in enumerate(zip(xa, xb)):
         if p == q:
             continue
         if len(p) < WORD:
             return f"argument {i} holds {p.hex()} against {q.hex()}"
         for j, (u, v) in enumerate(zip(words(p), words(q))):
-            if u != v and not (inside(u) and inside(v)):
+            if u != v and not (touched([u], spans) and touched([v], spans)) and max(u, v) < SCALAR_LIMIT:
                 return f"argument {i} (word {j}) holds {u} against {v}"
         tail = len(p) - len(p) % WORD
         if p[tail:] != q[tail:]:

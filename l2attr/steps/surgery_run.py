@@ -151,6 +151,7 @@ def measure(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, repeats
         s, again = surgery.shape(raw), surgery.shape(surgery.raw_graph(g2))
         surgery.refuse_shape(s, again)
         launch_check = surgery.refuse_changing(torch, s, again) or "the two captures launch every kernel node alike"
+        log(f"step graph: {launch_check}")
     else:
         raw = surgery.as_graph(own)
         s = surgery.shape(raw)
@@ -202,6 +203,8 @@ def measure(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, repeats
              "timings": {"capture_s": round(t_capture, 2), "trace_s": round(t_trace, 2)}}
     if not wb:
         facts["write_back_missing"] = wb_why
+    if not control:
+        facts["control_missing"] = "the control kernel's launches were not all traced: no non-data cost is taken off"
     facts["compiled"] = attribute.is_compiled(torch, fn)
     if calls is not None and len(calls):
         diff = replay.kernel_difference(names, list(calls["names"].iloc[0]))
