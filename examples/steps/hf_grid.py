@@ -63,12 +63,23 @@ def step_of(m, cfg, phase: str, batch: int, tokens: int):
     ids = torch.randint(0, 1000, (batch, t), device="cuda")
     pos = torch.arange(tokens - t, tokens, device="cuda")
 
-    def step(ids, pos):
+    def call(ids, pos):
         with torch.inference_mode():
             return m(input_ids=ids, past_key_values=cache, cache_position=pos, use_cache=True).logits
 
-    step(ids, pos)                    # the cache's first use allocates it, outside any capture
+    call(ids, pos)                    # the cache's first use allocates it, outside any capture
     torch.cuda.synchronize()
+    # transformers' StaticCache layers write at a device counter of their own and advance it on every
+    # call, whatever cache_position says: replayed as is, the step walks off the cache's end (a
+    # device-side assert that ends the CUDA context). Each call sets it back, so every call is the same.
+    counters = [c for c in (getattr(layer, "cumulative_length", None) for layer in getattr(cache, "layers", []))
+                if isinstance(c, torch.Tensor)]
+
+    def step(ids, pos):
+        for c in counters:
+            c.fill_(tokens - t)
+        return call(ids, pos)
+
     return step, (ids, pos)
 
 
@@ -94,26 +105,54 @@ def _only() -> list[str] | None:
     return got.split(",") if got else None
 
 
-def measure(out: Path, models: list[str], only: list[str] | None, repeats: int, ncu: bool) -> None:
+def done(folders: list[Path]) -> set[str]:
+    """Step names that already have a finished run under any of `folders` (a grid resumes)."""
+    import json
+
+    names = set()
+    for f in folders:
+        for m in f.rglob("manifest.json") if f.is_dir() else []:
+            got = json.loads(m.read_text())
+            if got.get("status") == "complete" and got.get("kind") == "step":
+                names.add((got.get("step") or {}).get("name"))
+    return names
+
+
+def write_back_of(model: str, wanted: list[str], out: Path) -> dict:
+    """Per step, the ncu write-back table (steps/ncu.py deltas); read from out/ncu/<model>.csv when a
+    previous run of the grid left it (the second reader's cache), else profiled now and cached."""
     import os
 
+    import pandas as pd
+
+    from l2attr.steps.ncu import deltas, profile_graph
+
+    cache = out / "ncu" / f"{model}-write-back.csv"
+    have = pd.read_csv(cache) if cache.is_file() else pd.DataFrame(columns=["step"])
+    need = [n for n in wanted if n not in set(have["step"])]
+    if need:
+        t0 = time.perf_counter()
+        os.environ["HF_GRID_ONLY"] = ",".join(need)
+        frame = profile_graph(f"{Path(__file__).resolve()}:ncu_steps_{model}", out / "ncu" / model, 1,
+                              sets="dram", log=lambda s: None)
+        fresh = pd.concat([deltas(g).assign(step=name) for name, g in frame.groupby("step")], ignore_index=True)
+        have = pd.concat([have, fresh], ignore_index=True) if len(have) else fresh
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        have.to_csv(cache, index=False)
+        print(f"{model}: ncu write-back of {len(need)} steps in {time.perf_counter() - t0:.1f} s", flush=True)
+    return {name: g.drop(columns="step").reset_index(drop=True) for name, g in have.groupby("step")}
+
+
+def measure(out: Path, models: list[str], only: list[str] | None, repeats: int, ncu: bool,
+            skip: list[Path] = ()) -> None:
     import l2attr
 
+    finished = done([out, *skip])
     for model in models:
-        wanted = [c for c in configs(model) if not only or c[0] in only]
+        wanted = [c for c in configs(model) if (not only or c[0] in only) and c[0] not in finished]
         if not wanted:
             continue
-        write_back = {}
-        if ncu:
-            from l2attr.steps.ncu import deltas, profile_graph
-
-            t0 = time.perf_counter()
-            os.environ["HF_GRID_ONLY"] = ",".join(c[0] for c in wanted)
-            frame = profile_graph(f"{Path(__file__).resolve()}:ncu_steps_{model}", out / "ncu" / model, 1,
-                                  sets="dram", log=lambda s: None)
-            for name, g in frame.groupby("step"):
-                write_back[name] = deltas(g)
-            print(f"{model}: ncu write-back of {len(write_back)} steps in {time.perf_counter() - t0:.1f} s", flush=True)
+        write_back = write_back_of(model, [c[0] for c in wanted], out) if ncu else {}
         m, cfg = build(model)
         for name, phase, b, n in wanted:
             t0 = time.perf_counter()
@@ -162,13 +201,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="+", default=None)
     ap.add_argument("--repeats", type=int, default=10)
     ap.add_argument("--no-ncu", action="store_true", help="no write-back reading: the answer is the bracket")
+    ap.add_argument("--done", nargs="*", type=Path, default=[], help="folders of finished runs: their steps are skipped")
     ap.add_argument("--page", type=Path, help="write the grid's page from the runs under this folder, and stop")
     a = ap.parse_args(argv)
     if a.page:
         print(write_page(a.page))
         return 0
     t0 = time.perf_counter()
-    measure(a.out, a.models, a.only, a.repeats, not a.no_ncu)
+    measure(a.out, a.models, a.only, a.repeats, not a.no_ncu, a.done)
     print(f"grid wall {time.perf_counter() - t0:.1f} s", flush=True)
     return 0
 
