@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -186,10 +186,7 @@ class StepAnswer:
     def from_run(cls, path: Path | str) -> "StepAnswer":
         """The answer of a step run dir on disk (checked as `l2attr report` checks it), named and
         placed: what `l2attr.step` returned when it measured it."""
-        from l2attr.analysis.step_load import step_name
-
-        ans = analyse_step(Path(path))
-        return replace(ans, name=step_name(ans), run_dir=Path(path))
+        return analyse_step(Path(path))
 
     def index_row(self) -> dict[str, Any]:
         """One row of a many-step index: the step, its answer in words, the denominator the answer's
@@ -242,9 +239,12 @@ def _judge(lo: float, hi: float) -> Judgement:
 
 
 def answer(k: pd.DataFrame, ops: pd.DataFrame, times: pd.DataFrame | None = None,
-           every_kernel: bool = False, manifest: dict[str, Any] | None = None) -> StepAnswer:
-    """The answer from a run's tables (and its manifest: the eager loop, the control, why no
-    write-back reading): the clean and dirty readings always, the matched one where it was measured."""
+           every_kernel: bool = False, manifest: dict[str, Any] | None = None,
+           first: Any = None, **facts: Any) -> StepAnswer:
+    """The answer, built once from a run's tables and its manifest (the eager loop, the control,
+    why no write-back reading): the clean and dirty readings always, the matched one where it was
+    measured. `first(kernels)`: the line it must open with; `facts`: the run's name, place, ops
+    and measured edges."""
     kern = per_kernel(k, ops, every_kernel)
     skip = {(int(r.op_index), int(r.kernel_index)) for r in kern.itertuples() if r.overlapped}
     met = {(int(r.op_index), int(r.kernel_index)) for r in kern.itertuples() if r.met_flush} - skip
@@ -280,7 +280,9 @@ def answer(k: pd.DataFrame, ops: pd.DataFrame, times: pd.DataFrame | None = None
                       float(pairs["span_us"].median()), float(pairs["saving_us"].median()), (s_lo, s_hi),
                       float(np.median(shares)), (lo, hi), judgement, step, d_share, d_ci, clean.value,
                       every_kernel=every_kernel, matched=matched, replay=replay, eager=eager, parts=parts,
-                      write_back_missing=str(sf.get("write_back_missing") or ""))
+                      write_back_missing=str(sf.get("write_back_missing") or ""),
+                      note=first(kern) if first is not None else "", manifest=m,
+                      ops=facts.pop("ops_table", None), **facts)
 
 
 def top_kernels(ans: StepAnswer, n: int = 10) -> pd.DataFrame:
@@ -324,14 +326,14 @@ def dram_per_kernel(dram: pd.DataFrame) -> pd.DataFrame:
 def analyse_step(path: Path) -> StepAnswer:
     """A step run dir's answer, checked as `l2attr report` checks it (analysis/step_load.py)."""
     from l2attr.analysis.step_edges import edge_results
-    from l2attr.analysis.step_load import _edge_fields, edge_names, first_line, load_edges, load_step
+    from l2attr.analysis.step_load import _edge_fields, edge_names, first_line, load_edges, load_step, step_name
     from l2attr.rundir import RunDir
 
     m, k, ops, times = load_step(path)
     surgery = (m.get("step") or {}).get("mode") == StepMode.SURGERY.value
-    ans = answer(k, ops, times, every_kernel=surgery, manifest=m)
     raw = load_edges(RunDir.open(Path(path)))
     if len(raw):
         _edge_fields(m, Path(path))
     edges = edge_results(raw, edge_names(m, k, ops)) if len(raw) else pd.DataFrame()
-    return replace(ans, note=first_line(m, ans), manifest=m, ops=ops, measured_edges=edges)
+    return answer(k, ops, times, every_kernel=surgery, manifest=m, first=lambda kern: first_line(m, kern),
+                  name=step_name(m), run_dir=Path(path), ops_table=ops, measured_edges=edges)

@@ -116,8 +116,10 @@ def edge_names(m: dict[str, Any], k: pd.DataFrame, ops: pd.DataFrame) -> pd.Data
 
 
 def step_name(ans: Any) -> str:
-    """The name a step run was given (the kind's name when none was recorded)."""
-    return str((ans.manifest.get("step") or {}).get("name") or KIND)
+    """The name a step run was given (the kind's name when none was recorded); `ans` is an answer
+    or a manifest."""
+    m = ans if isinstance(ans, dict) else ans.manifest
+    return str((m.get("step") or {}).get("name") or KIND)
 
 
 def overlap_line(kern: pd.DataFrame) -> str:
@@ -132,7 +134,7 @@ def overlap_line(kern: pd.DataFrame) -> str:
             "the answer.")
 
 
-def first_line(manifest: dict[str, Any], ans: Any) -> str:
+def first_line(manifest: dict[str, Any], kernels: pd.DataFrame) -> str:
     """What the answer must say before anything else: a step measured per op (it could not be
     captured, or eager was asked for) leaves kernels warm, and how much kernel time they hold."""
     mode = (manifest.get("step") or {}).get("mode")
@@ -143,11 +145,11 @@ def first_line(manifest: dict[str, Any], ans: Any) -> str:
         if isinstance(n, int) and isinstance(m, int) and m < n:
             lines.append(f"Measured as the captured graph runs it: {n - m} of {n} kernels are not the eager ops' "
                          "(a compiled step's own kernels), attributed by kernel name.")
-        check = program_check(manifest, ans.kernels)
-        lines += [compiled_caveat(manifest, ans.kernels), program_caveat(check, sf.get("call_kernel_difference")),
-                  overlap_line(ans.kernels)]
+        check = program_check(manifest, kernels)
+        lines += [compiled_caveat(manifest, kernels), program_caveat(check, sf.get("call_kernel_difference")),
+                  overlap_line(kernels)]
         return "\n".join(x for x in lines if x)
-    k = ans.kernels
+    k = kernels
     if not len(k) or not manifest.get("fallback"):      # an eager run asked for is the per-op method by name
         return ""
     warm = k[~k["met_flush"].astype(bool)]
