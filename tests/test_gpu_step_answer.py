@@ -11,20 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from test_gpu_step_surgery import PAIRS, ROOT, gpu  # noqa: F401  (the fixture: torch, cupy, bindings, a GPU)
+
 pytestmark = pytest.mark.gpu
-ROOT = Path(__file__).resolve().parents[1]
-PAIRS = ROOT / "examples" / "steps" / "ncu_pairs.py"
-
-
-@pytest.fixture(scope="module")
-def gpu():
-    torch = pytest.importorskip("torch")
-    pytest.importorskip("cupy")
-    pytest.importorskip("cuda.bindings")
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA GPU")
-    sys.path.insert(0, str(ROOT / "examples" / "steps"))
-    return torch
 
 
 def test_matched_arm_holds_its_ncu_reading_and_its_bracket(gpu, tmp_path):
