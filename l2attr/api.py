@@ -144,10 +144,20 @@ def step_range(name: str = Command.STEP.value, repeats: int = 10, warmup: int = 
 
                     profiled_child(fn, args, kwargs, int(s.get("warmup", warmup)))
                     raise SystemExit(0)
+                if s.get("mode") == "ncu-graph":           # the matched arm's write-back, per kernel node
+                    from l2attr.steps.ncu import replay_steps
+
+                    replay_steps([(name, fn, args, kwargs)], int(s.get("replays", 1)), int(s.get("warmup", warmup)))
+                    raise SystemExit(0)
+                wb = None
+                if s.get("write_back"):
+                    import pandas as pd
+
+                    wb = pd.read_csv(s["write_back"])
                 run_step(StepSpec(fn, args, kwargs, s.get("name") or name, int(s.get("repeats", repeats)),
                                   int(s.get("warmup", warmup)), s["out"],
                                   int(s["edges"]) if s.get("edges") is not None else edges,
-                                  eager=bool(s.get("eager"))), choose_edges=choose_op_edges)
+                                  eager=bool(s.get("eager")), write_back=wb), choose_edges=choose_op_edges)
                 raise SystemExit(0)
             try:
                 import nvtx

@@ -121,10 +121,12 @@ def profile_step(command: Sequence[str], run: RunDir, env: dict[str, str], chip:
     return df
 
 
-def child_env(warmup: int) -> dict[str, str]:
+def child_env(warmup: int, mode: str = "ncu", replays: int = 1) -> dict[str, str]:
+    """How a marked script is told to be an ncu child: `ncu` (each op in its NVTX range, per-op
+    DRAM bytes) or `ncu-graph` (its step captured and replayed, per kernel node: the write-back)."""
     from l2attr.steps.record import ENV
 
-    return {ENV: json.dumps({"mode": "ncu", "warmup": warmup})}
+    return {ENV: json.dumps({"mode": mode, "warmup": warmup, "replays": replays})}
 
 
 
@@ -159,11 +161,25 @@ def graph_child(target: str, replays: int, warmup: int = 3) -> None:
     from l2attr.steps import surgery
 
     made = load_factory(target)()
-    steps = made if isinstance(made, list) else [(Command.STEP.value, *made)]
+    replay_steps(made if isinstance(made, list) else [(Command.STEP.value, made[0], made[1], {})], replays, warmup)
+
+
+def replay_steps(steps: list[tuple], replays: int, warmup: int = 3) -> None:
+    """The child's work for each (name, fn, args[, kwargs]): captured as `l2attr.step` captures it,
+    replayed once unprofiled (the state a step leaves the next), then `replays` times between
+    cudaProfilerStart and cudaProfilerStop; each step's kernel-node count to COUNTS_ENV's file."""
+    import os
+
+    import torch
+    from cuda.bindings import runtime as rt
+
+    from l2attr.steps import surgery
+
     counts = {}
     with torch.inference_mode():
-        for name, fn, args in steps:
-            g = surgery.capture(torch, lambda: fn(*args), warmup)
+        for name, fn, args, *rest in steps:
+            kwargs = rest[0] if rest else {}
+            g = surgery.capture(torch, lambda: fn(*args, **kwargs), warmup)
             raw = surgery.raw_graph(g)
             counts[name] = len(surgery.shape(raw).kernels)
             ex = surgery.Exec(torch, raw)
@@ -180,10 +196,13 @@ def graph_child(target: str, replays: int, warmup: int = 3) -> None:
         Path(os.environ[COUNTS_ENV]).write_text(json.dumps(list(counts.items())))
 
 
-def profile_graph(target: str, out: Path, replays: int, ncu: str = "ncu", runner: Any = None,
-                  log: Callable[[str], None] = print, sets: str = GRAPH_SETS) -> pd.DataFrame:
+def profile_graph(target: str | Sequence[str], out: Path, replays: int, ncu: str = "ncu", runner: Any = None,
+                  log: Callable[[str], None] = print, sets: str = GRAPH_SETS,
+                  env: dict[str, str] | None = None) -> pd.DataFrame:
     """Both cache controls of the child: one row per (cache_control, step, replay, node, key).
-    `sets`: the metric sets (`dram` alone is all the matched arm needs: one pass)."""
+    `target`: FILE.py:FACTORY, or a command whose marked step replays itself (`env`: how it is
+    told to, l2attr.step_range's child mode). `sets`: the metric sets (`dram` alone is all the
+    matched arm needs: one pass)."""
     from l2attr.catalog.keys import catalog
     from l2attr.experiment.profile import QuietLog
     from l2attr.profile.metricsets import resolve_metrics
@@ -202,12 +221,13 @@ def profile_graph(target: str, out: Path, replays: int, ncu: str = "ncu", runner
         rep.parent.mkdir(parents=True, exist_ok=True)
         opts = NcuOptions(cache_control=cc, allow_cache_flush=(cc == Ncu.ALL), nvtx_include=(),
                           extra=("--profile-from-start", "off"))
-        argv = build_ncu_argv([sys.executable, "-m", "l2attr.steps.ncu", "child", target, str(replays)],
-                              names, rep, opts, ncu)
+        child = list(target) if not isinstance(target, str) else [
+            sys.executable, "-m", "l2attr.steps.ncu", "child", target, str(replays)]
+        argv = build_ncu_argv(child, names, rep, opts, ncu)
         counts = out / f"graph-cache-{cc}.counts.json"
         from l2attr.experiment.annotate import environment
 
-        with environment({COUNTS_ENV: str(counts.resolve())}):
+        with environment({**(env or {}), COUNTS_ENV: str(counts.resolve())}):
             result = run_job(f"ncu graph (cache control {cc})", argv, QuietLog(log), runner or stream_run)
         check_job(result, rep.with_suffix(".ncu-rep"), chip)
         t = read_report(rep.with_suffix(".ncu-rep"), condition="").table
