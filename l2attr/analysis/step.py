@@ -16,7 +16,6 @@ separate measurement, and said so wherever it is shown.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -5,7 +5,6 @@ answer the paper's pipeline claim from the shipped rung steps' answers.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 

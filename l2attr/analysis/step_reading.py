@@ -33,7 +33,6 @@ import numpy as np
 import pandas as pd
 
 from l2attr.analysis.significance import Interval
-from l2attr.measure.stats import bootstrap_median_ci
 from l2attr.vocab import Judgement, L2Condition
 
 MATCHED, START = L2Condition.COLD_MATCHED.value, L2Condition.COLD_START.value

@@ -18,10 +18,6 @@ kernel node indices as producer and consumer (the manifest's `edges_level` says 
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -120,8 +116,9 @@ def measure(dev: Any, raw: Any, s: Any, k: pd.DataFrame, flushes: Any, n: int, r
     for a in [natural, *arms.values()]:
         a()
     torch.cuda.synchronize()
-    acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-    with torch.profiler.profile(activities=acts) as prof:
+    from l2attr.steps.trace import profiled
+
+    def body() -> None:
         for r in range(repeats):
             for e in range(len(plans)):
                 for arm in rotate(ARMS, r + e):
@@ -129,11 +126,8 @@ def measure(dev: Any, raw: Any, s: Any, k: pd.DataFrame, flushes: Any, n: int, r
                     with torch.profiler.record_function(LEGACY_PREFIX + STEP_EDGE.build(edge=e, arm=arm.value, repeat=r)):
                         (natural if arm == L2Condition.NATURAL else arms[(e, arm.value)])()
             torch.cuda.synchronize()
+    trace = profiled(torch, body)
     for a in [natural, *arms.values()]:
         a.close()
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "edges.json")
-        prof.export_chrome_trace(path)
-        trace = json.loads(Path(path).read_bytes())
     del keep
     return rows_from(edge_kernels(trace), plans, cold_names(k), warmed)

@@ -153,13 +153,6 @@ def graph_child(target: str, replays: int, warmup: int = 3) -> None:
     (a grid: one process, one model build, one ncu run for all of them). Each is captured as
     `l2attr.step` captures it, replayed once unprofiled (the state a step leaves the next), then
     `replays` times between cudaProfilerStart and cudaProfilerStop."""
-    import os
-
-    import torch
-    from cuda.bindings import runtime as rt
-
-    from l2attr.steps import surgery
-
     made = load_factory(target)()
     replay_steps(made if isinstance(made, list) else [(Command.STEP.value, made[0], made[1], {})], replays, warmup)
 

@@ -181,7 +181,6 @@ def control_cost(torch: Any, flush: Callable[[], None], repeats: int, nbytes: in
     trace = profiled(torch, body)
     d = [float(e.get("dur", 0.0)) for e in sorted(_events(trace), key=lambda e: float(e.get("ts", 0)))
          if e.get("cat") == KINETO_KERNEL and CONTROL_KERNEL in str(e.get("name", ""))]
-    del buf
     if len(d) != 4 * repeats:
         return []
     out_us = []
