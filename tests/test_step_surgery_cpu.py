@@ -12,7 +12,7 @@ import pytest
 from l2attr.analysis.step import answer, bracket, name_op
 from l2attr.errors import UserError
 from l2attr.steps.attribute import assign
-from l2attr.steps.replay import occurrence_keys, plan
+from l2attr.steps.trace import occurrence_keys, plan
 from l2attr.steps.surgery import Shape, refuse_shape
 from l2attr.vocab import Judgement
 
@@ -47,7 +47,7 @@ def _trace_of(rows: list[dict]) -> pd.DataFrame:
 
 
 def test_node_kernels_pairs_natural_by_name_and_refuses_a_changed_replay(monkeypatch):
-    from l2attr.steps import replay
+    from l2attr.steps import trace as replay
 
     rows = _rows("cold", 0, ["a", "b"], [2.0, 3.0]) + _rows("natural", 1, ["b", "a"], [1.0, 1.5])
     monkeypatch.setattr("l2attr.steps.trace._events", lambda t: t)

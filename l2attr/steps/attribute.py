@@ -83,3 +83,15 @@ def assign(k: pd.DataFrame, node_names: list[str], eager: pd.DataFrame) -> tuple
     out = k.merge(by_node, on="node", how="left")
     counts = {"graph_kernels": len(node_names), "eager_kernels": len(ref), "matched_kernels": int(sum(hit))}
     return out, counts
+
+
+def attribute(torch: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, k: pd.DataFrame, names: list[str],
+              record: bool) -> tuple[pd.DataFrame, list[Any], dict[str, int], str]:
+    """The attribute phase: one eager call recorded (when `record`: the step is a function) and the
+    nodes given their ops; (kernels, ops, counts, why the call was not recorded)."""
+    if record:
+        eager, ops, why = eager_record(torch, fn, args, kwargs)
+    else:
+        eager, ops, why = pd.DataFrame(), [], "the step is the user's own CUDA graph: no eager call to record"
+    k, counts = assign(k, names, eager)
+    return k, ops, counts, why

@@ -25,7 +25,8 @@ from l2attr.names import LEGACY_PREFIX, STEP_TRACE, check_label
 from l2attr.rundir import COMPLETE, RunDir, command_line
 from l2attr.schema import KERNEL_EDGES, STEP_EDGES, STEP_KERNELS, STEP_OPS, STEP_TIMES
 from l2attr.steps.record import OpRecord, make_recorder
-from l2attr.steps.surgery_run import SurgeryRun, time_steps
+from l2attr.steps.timing import time_steps
+from l2attr.steps.surgery_run import SurgeryRun
 from l2attr.vocab import Command, L2Condition, StepMode, TimerKind
 
 KIND = Command.STEP.value

@@ -7,7 +7,7 @@
    own inherited write-back (`cold_matched`, where the write-back was measured), and one flush before
    the first kernel only (`cold_start`: what the step reuses of what was there before it).
 3. Replay the arms interleaved under torch.profiler; every kernel's duration per arm, keyed by its
-   node (steps/replay.py).
+   node (steps/trace.py).
 4. Attribute nodes to ops from one eager recorded call (steps/attribute.py).
 5. Time the step three ways, the answer's denominators: the natural graph's replays (blocking
    timer), the function called on its own in a loop as a program runs it (host clock, nothing
@@ -24,13 +24,11 @@ from typing import Any, Callable, Mapping
 
 import pandas as pd
 
-from l2attr.schema import STEP_TIMES
 from l2attr.vocab import L2Condition
 
 NATURAL, COLD, MATCHED, DIRTY, START = (L2Condition.NATURAL.value, L2Condition.COLD.value,
                                         L2Condition.COLD_MATCHED.value, L2Condition.COLD_DIRTY.value,
                                         L2Condition.COLD_START.value)
-EAGER_CALLS = 5          # calls per timed eager loop: one host clock reading per EAGER_CALLS steps
 METHOD = {
     "natural": "replays of the CUDA graph captured from the step (kineto kernel records), each after a reset of "
                "evict-last lines, a read of 2x L2 and five untraced replays: the L2 as the program's own "
@@ -50,7 +48,7 @@ METHOD = {
     "cold_start": "the natural graph with one flush before its first kernel only (matched to that kernel's "
                   "write-back when measured): the step's own kernels leave L2 as in natural, what was resident "
                   "before the step is gone",
-    "eager_us": f"the step function called in a loop, {EAGER_CALLS} calls per reading, host clock between two "
+    "eager_us": "the step function called in a loop, five calls per reading, host clock between two "
                 "synchronisations, no launch queued ahead: the eager step as a program runs it, per call",
     "control_us": "per repeat: a 1 MiB sum over data no step leaves resident, after the clean flush minus after "
                   "the same kernel on another slice: the flush's cost to one kernel besides its data",
@@ -70,21 +68,6 @@ class SurgeryRun:
     edges_why: str = ""
     write_back: pd.DataFrame = field(default_factory=pd.DataFrame)     # node, kernel, bytes (matched arm)
 
-
-
-def time_steps(dev: Any, step: Callable[[], Any], repeats: int) -> pd.DataFrame:
-    """Blocking-timer events around the step's launches (no launch lag before the first kernel; the
-    host gaps between an eager step's kernels are part of it and stay in)."""
-    from l2attr.measure.timer import BlockingTimer
-
-    timer = BlockingTimer(dev.torch, dev.cupy, timeout_ms=2000.0)
-    rows = []
-    for i in range(2 * repeats + 2):
-        s = timer.time(step)
-        if i >= 2:                                       # two more warm-ups
-            rows.append({"repeat": i - 2, "step_us": s.time_us, "discard": s.discard})
-    timer.close()
-    return pd.DataFrame(rows, columns=list(STEP_TIMES.columns))
 
 
 def user_graph(torch: Any, fn: Any) -> Any:
@@ -128,7 +111,7 @@ def measure(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, repeats
             log: Callable[[str], None], edges: int = 0, write_back: Any = None) -> SurgeryRun:
     """Everything the surgery run writes, phase by phase: capture, arms, trace, attribute, time,
     control, edges (steps/graph_edges.py; None with a reason where the driver gives no arguments)."""
-    from l2attr.steps import attribute, replay, surgery
+    from l2attr.steps import attribute, graph_edges, surgery, timing, trace
     from l2attr.steps.flushes import Flushes, grain
 
     torch = dev.torch
@@ -171,99 +154,34 @@ def measure(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, repeats
     torch.cuda.synchronize()
     # -- trace: every kernel of every arm, keyed by node
     t1 = time.perf_counter()
-    k = replay.node_kernels(replay.trace_arms(torch, arms, repeats, settle=flushes.settle))
+    k, names = trace.trace_replays(torch, arms, repeats, settle=flushes.settle)
     t_trace = time.perf_counter() - t1
-    names = replay.cold_names(k)
     # -- attribute: nodes to the eager ops that launch them
-    if own is None:
-        eager, ops, why = attribute.eager_record(torch, fn, args, kwargs)
-    else:
-        eager, ops, why = pd.DataFrame(), [], "the step is the user's own CUDA graph: no eager call to record"
-    k, counts = attribute.assign(k, names, eager)
-    # -- time: the replay, the call, the eager loop, the call's own kernels
-    step_times = time_steps(dev, arms[NATURAL], repeats)
-    call_us = [] if own is not None else _time_call(dev, call, repeats)
-    torch_graph_us = [] if own is not None else _time_call(dev, keep[0].replay, repeats)   # torch's own replay
-    eager_us = [] if own is not None else time_eager(torch, call, repeats)
-    calls = replay.trace_calls(torch, call, repeats) if own is None else None
-    # -- control: the flush's cost besides data
-    control = replay.control_cost(torch, lambda: flushes.launch(0), repeats)
+    k, ops, counts, why = attribute.attribute(torch, fn, args, kwargs, k, names, own is None)
+    # -- time: the replay, the call, the eager loop, the call's own kernels; the flush's non-data cost
+    times = timing.times(dev, arms[NATURAL], None if own is not None else call,
+                         None if own is not None else keep[0].replay, repeats, lambda: flushes.launch(0), names)
     for a in arms.values():
         a.close()
-    edge_rows, edge_why = _kernel_edges(dev, raw, s, k, flushes, edges, repeats, log) if edges else (None, "")
+    edge_rows, edge_why = graph_edges.measured_edges(dev, raw, s, k, flushes, edges, repeats, log) if edges else (None, "")
     wb_table = pd.DataFrame({"node": list(range(len(names))), "kernel": names,
                              "bytes": [float(wb[j]) for j in range(len(names))],
                              "matched_bytes": [grain(wb[j], dev.l2_bytes) for j in range(len(names))]}) if wb else pd.DataFrame()
     facts = {**METHOD, **counts, "arms": list(arms), "overlapping_kernels": s.overlapping, "nodes": len(s.types),
              "node_types": {t: s.types.count(t) for t in sorted(set(s.types))},
-             "call_us": call_us, "torch_graph_us": torch_graph_us, "eager_us": eager_us, "control_us": control,
-             "launch_check": launch_check,
-             "call_kernel_us": [] if calls is None else [round(float(x), 3) for x in calls["kernel_us"]],
-             "call_kernels": [] if calls is None else [int(x) for x in calls["kernels"]],
+             **times.facts(), "launch_check": launch_check,
              "timings": {"capture_s": round(t_capture, 2), "trace_s": round(t_trace, 2)}}
     if not wb:
         facts["write_back_missing"] = wb_why
-    if not control:
+    if not times.control_us:
         facts["control_missing"] = "the control kernel's launches were not all traced: no non-data cost is taken off"
     facts["compiled"] = attribute.is_compiled(torch, fn)
-    if calls is not None and len(calls):
-        diff = replay.kernel_difference(names, list(calls["names"].iloc[0]))
-        if diff["only_in_graph"] or diff["only_in_call"]:
-            facts["call_kernel_difference"] = diff
+    if times.difference:
+        facts["call_kernel_difference"] = times.difference
     if why:
         facts["eager_record"] = why
     log(f"step graph: {len(names)} kernel nodes, {counts['matched_kernels']} attributed to eager ops"
         f"{f', {s.overlapping} may overlap in natural' if s.overlapping else ''}"
         f"{'' if wb else '; no write-back reading: the answer is the clean/dirty bracket'}")
     del keep
-    return SurgeryRun(k, ops, step_times, facts, edge_rows, edge_why, wb_table)
-
-
-def time_eager(torch: Any, call: Callable[[], Any], repeats: int, per: int = EAGER_CALLS) -> list[float]:
-    """The step function as a program's loop runs it: `per` calls back to back between two
-    synchronisations, host clock, per call in µs; no launch is queued ahead of the first (no
-    blocking kernel), so host time between launches that the GPU waits for is in, as it is for
-    the program."""
-    call()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        for _ in range(per):
-            call()
-        torch.cuda.synchronize()
-        out.append(round((time.perf_counter() - t) * 1e6 / per, 3))
-    return out
-
-
-def _kernel_edges(dev: Any, raw: Any, s: Any, k: pd.DataFrame, flushes: Any, n: int, repeats: int,
-                  log: Callable[[str], None]) -> tuple[pd.DataFrame | None, str]:
-    """The kernel-level edges, or (None, why) when the driver does not give the nodes' arguments or
-    an edge cannot be measured (the caller then measures op-level edges, and says so)."""
-    from l2attr.errors import UserError
-    from l2attr.steps import graph_edges
-    from l2attr.steps.pointers import PointersUnavailable
-
-    try:
-        rows = graph_edges.measure(dev, raw, s, k, flushes, n, repeats)
-    except (PointersUnavailable, UserError, RuntimeError) as exc:
-        why = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        log(f"step graph: kernel-level edges not measured: {why}")
-        return None, why
-    if rows is None:
-        return None, "no two kernel nodes' pointer arguments share an allocator block"
-    return rows, ""
-
-
-def _time_call(dev: Any, call: Callable[[], Any], repeats: int) -> list[float]:
-    """The step function called on its own (not replayed): what the user's program runs."""
-    from l2attr.measure.timer import BlockingTimer
-
-    timer = BlockingTimer(dev.torch, dev.cupy, timeout_ms=2000.0)
-    out = []
-    for i in range(repeats + 2):
-        r = timer.time(call)
-        if i >= 2 and not r.discard:
-            out.append(round(float(r.time_us), 3))
-    timer.close()
-    return out
+    return SurgeryRun(k, ops, times.steps, facts, edge_rows, edge_why, wb_table)
