@@ -235,7 +235,8 @@ def test_step_answer_has_the_result_shape(sim, tmp_path):
     ans = l2attr.step(_step(sim), name="simr", repeats=4, warmup=1, out=tmp_path, edges=0, log=lambda s: None)
     assert ans.cells is ans.kernels and ans.run_dir is not None and ans.run_dir.is_dir()
     v = ans.verdict.iloc[0]
-    assert v["name"] == "simr" and v["judgement"] == ans.judgement and v["share_lo"] <= v["share"] <= v["share_hi"]
+    assert v["step"] == "simr" and v["judgement"] == ans.judgement and v["share_lo"] <= v["share"] <= v["share_hi"]
+    assert v["denominator"].startswith("the step's kernel time") and v["versus_study"] == "not measured"
     assert ans.headline("simr") in repr(ans) and str(ans.run_dir) in repr(ans)
     import dataclasses
 

@@ -33,6 +33,8 @@ from l2attr.analysis.step_edges import EDGE_COLUMNS, OUTSIDE, edges  # noqa: F40
 from l2attr.names import UNMATCHED, name_op  # noqa: F401  (re-exported: the readers call them here)
 from l2attr.vocab import Judgement, Command, L2Condition, StepMode
 
+KERNEL_TIME_CLEAN = "the step's kernel time (clean-cold arm: no write-back reading)"
+
 
 
 def bracket(clean: Judgement, dirty: Judgement | None) -> Judgement:
@@ -163,10 +165,9 @@ class StepAnswer:
 
     @property
     def verdict(self) -> pd.DataFrame:
-        """One row: the judgement and the share of kernel time with its interval."""
-        return pd.DataFrame([{"name": self.name, "judgement": self.judgement, "share": self.share,
-                              "share_lo": self.share_ci[0], "share_hi": self.share_ci[1],
-                              "saving_us": self.saving_us, "headline": self.headline(self.name or Command.STEP.value)}])
+        """One row: the index row (the answer's share, its denominator, the activations' share) with
+        the headline."""
+        return pd.DataFrame([{**self.index_row(), "headline": self.headline()}])
 
     def __repr__(self) -> str:
         where = f"\n  run dir: {self.run_dir}" if self.run_dir is not None else ""
@@ -188,12 +189,19 @@ class StepAnswer:
         return analyse_step(Path(path))
 
     def index_row(self) -> dict[str, Any]:
-        """One row of a many-step index: the step, its answer in words, the denominator the answer's
-        share is of, the judgement, where it lives."""
-        lo, hi = self.share_ci
-        return {"step": self.name or Command.STEP.value, "share": self.share, "share_lo": lo, "share_hi": hi,
-                "denominator": "the step's kernel time", "judgement": self.judgement,
-                "run_dir": str(self.run_dir) if self.run_dir is not None else ""}
+        """One row of a many-step index: the step, its answer's share (the matched saving over the
+        eager step or the replay where measured, else the clean reading over kernel time) with the
+        denominator it is of, the activations' share and its place against the study's bound, the
+        judgement, where it lives."""
+        p, a = self.primary, self.activations
+        share = p.share if p is not None else Interval(self.share, *self.share_ci)
+        return {"step": self.name or Command.STEP.value, "share": share.median, "share_lo": share.lo,
+                "share_hi": share.hi, "denominator": p.denominator if p is not None else KERNEL_TIME_CLEAN,
+                "activations": a.share.median if a is not None else math.nan,
+                "activations_lo": a.share.lo if a is not None else math.nan,
+                "activations_hi": a.share.hi if a is not None else math.nan,
+                "versus_study": versus_claim(a.share.lo, a.share.hi) if a is not None else "not measured",
+                "judgement": self.judgement, "run_dir": str(self.run_dir) if self.run_dir is not None else ""}
 
     def headline(self, name: str | None = None) -> str:
         """One sentence; 'worth' / 'costs' only beyond noise (the share's interval excludes 0) and, with
