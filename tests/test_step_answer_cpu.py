@@ -150,3 +150,32 @@ def test_the_one_writer_writes_a_run_the_reader_answers(tmp_path):
     assert a.parts.activations.median == pytest.approx(4.0, abs=0.01)
     assert pd.read_csv(path / "step_write_back.csv")["matched_bytes"].tolist() == [0, 2031616]
     assert "\nwritten: inter-kernel L2 reuse is worth 7.00 % of the eager step" in repr(a)
+
+
+def test_the_grid_page_has_one_row_per_configuration(tmp_path):
+    """examples/steps/hf_grid.py --page on two hand-made grid runs: a row each, the study defined,
+    the sentence from the same answers (the README's line is made the same way)."""
+    import importlib.util
+    import time
+    from pathlib import Path
+
+    from l2attr.steps.run import StepSpec, _write
+    from l2attr.steps.surgery_run import SurgeryRun
+    from l2attr.vocab import StepMode
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("hf_grid", root / "examples" / "steps" / "hf_grid.py")
+    grid = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(grid)
+    facts = {**MANIFEST["surgery"], "arms": list(ARMS), "graph_kernels": 2, "eager_kernels": 0, "matched_kernels": 0,
+             "overlapping_kernels": 0, "nodes": 2, "node_types": {"Kernel": 2}, "call_us": [], "torch_graph_us": [],
+             "call_kernel_us": [], "call_kernels": []}
+    for name in ("llama-decode-b1-kv512", "gpt2-decode-b1-kv512"):
+        _write(_Dev(), StepSpec(lambda: None, name=name, repeats=REPEATS, out=tmp_path, edges=0,
+                                facts={"series": "hf-grid"}),
+               StepMode.SURGERY, SurgeryRun(_kernels(), [], TIMES, facts), lambda s: None, None, time.perf_counter())
+    text = grid.write_page(tmp_path)
+    rows = [x for x in text.splitlines() if x.startswith("| ") and "decode" in x]
+    assert len(rows) == 2 and all("+4.00 %" in r and "above the study's 0.65 %" in r for r in rows)
+    assert "claims that transient inter-kernel L2 reuse of activations" in text
+    assert "0 of 2 steps below it, 2 above it" in text and (tmp_path / "README.md").read_text() == text
