@@ -314,3 +314,21 @@ def test_marked_step_under_l2attr_step_takes_the_commands_options(sim, tmp_path,
     ans = analyse_step(run)
     assert ans.manifest["step"]["mode"] == "eager" and ans.manifest["step"]["edges"] == 0
     assert ans.measured_edges.empty and "edges_method" not in ans.manifest
+
+
+def test_a_marked_step_takes_the_write_back_the_command_read(sim, tmp_path, monkeypatch):
+    """`l2attr step --matched`: the reading travels to the marked step as a CSV named in its spec,
+    and reaches the measurement as its write-back (issue 36)."""
+    import l2attr
+    import l2attr.steps.run as run
+    from l2attr.steps import ENV
+
+    (tmp_path / "wb.csv").write_text("node,write_none_b,write_all_b\n0,5000000,0\n1,0,0\n")
+    got = {}
+    monkeypatch.setattr(run, "run_step", lambda spec, **kw: got.setdefault("spec", spec))
+    marked = l2attr.step_range("wb")(_step(sim))
+    monkeypatch.setenv(ENV, json.dumps({"out": str(tmp_path), "repeats": 2, "warmup": 0, "name": "", "edges": 0,
+                                        "write_back": str(tmp_path / "wb.csv")}))
+    with pytest.raises(SystemExit):
+        marked()
+    assert got["spec"].write_back["write_none_b"].tolist() == [5000000, 0]
