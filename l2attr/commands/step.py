@@ -88,11 +88,11 @@ def check_flags(args: argparse.Namespace) -> None:
     names that resolve, a folder of runs that can hold one (a typo must not cost the user's run)."""
     from l2attr.catalog.sets import check_chip
     from l2attr.outputs import check_out_folder
-    from l2attr.profile.metricsets import check_metrics
+    from l2attr.profile.metricsets import check_metrics_text
 
     if args.matched and args.eager:
         raise UserError("--matched reads the write-back of the captured step's kernel nodes: it does not apply "
-                        "to --eager (the per-op method)")_text
+                        "to --eager (the per-op method)")
 
     check_out_folder(args.out)
     if not args.ncu and (args.chip is not None or args.ncu_metrics != "l2"):
