@@ -4,13 +4,17 @@ it (analysis/step.py, analysis/step_edges.py judge; this lays out)."""
 from __future__ import annotations
 
 import math
+import os
+import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from l2attr.analysis.step import compare_step_times, describe_kernel, top_edges, top_kernels, versus_claim
 from l2attr.analysis.step_edges import describe as describe_edge
 from l2attr.analysis.step_load import is_graph, step_name
 from l2attr.analysis.step_program import program_check, program_line
+from l2attr.report.fmt import text_table
 from l2attr.report.markdown import md_table
 from l2attr.vocab import Judgement
 
@@ -221,22 +225,91 @@ def steps_markdown(runs: list[tuple[Path, Any]], root: Path | None = None, base:
 
 
 def page_markdown(title: str, runs: list[tuple[Path, Any]]) -> str:
-    """`l2attr report --format md` of step runs: the headlines, the sweep grids, the measured edges
-    and the graph steps."""
-    lines = [f"# {title}", "", *[f"- {a.headline(step_name(a))}" for _, a in runs], ""]
+    """`l2attr report --format md` of step runs: one index table (a row per step, linked to its
+    section), then a section per step (its answer, the measured edges, the graph method), then the
+    sweep grids."""
+    slugs = anchors([p for p, _ in runs])
+    cols = index_columns([a.index_row() for _, a in runs])
+    rows = [[f"[{a.index_row()['step']}](#{slug})" if c.key == "step" else c.text(a.index_row()) for c in cols]
+            for (_, a), slug in zip(runs, slugs)]
+    lines = [f"# {title}", "", md_table([c.header for c in cols], rows, [c.right for c in cols]), ""]
+    for (p, a), slug in zip(runs, slugs):
+        lines += [f'<a id="{slug}"></a>', "", f"## {step_name(a)}", "", f"`{slug_path(p, [q for q, _ in runs])}`: {a.headline()}", ""]
+        if edge_rows(a):
+            lines += [f"Edges measured by selective eviction ({edges_how(a.manifest)}):", "",
+                      md_table(EDGE_HEADERS, edge_rows(a), [False, True, True, True, True, True, True, False, False]), ""]
+        if graph_line(a):
+            lines += [graph_line(a), ""]
     grids = grid_tables(runs)
     if grids:
         lines += ["## Sweep grids", "", *grids]
-    measured = [(p, a) for p, a in runs if edge_rows(a)]
-    if measured:
-        lines += ["## Edges measured by selective eviction", ""]
-        for _, a in measured:
-            lines += [f"**{step_name(a)}** ({edges_how(a.manifest)})", "",
-                      md_table(EDGE_HEADERS, edge_rows(a), [False, True, True, True, True, True, True, False, False]), ""]
-    graphs = [(p, a) for p, a in runs if graph_line(a)]
-    if graphs:
-        lines += ["## CUDA graph steps", "", *[f"- {step_name(a)}: {graph_line(a)}" for _, a in graphs], ""]
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+# -- the index of many steps: one column spec, drawn as HTML, Markdown and console text ----------
+@dataclass(frozen=True)
+class IndexColumn:
+    """One column of the index: the row key it reads, its header, right-aligned or not, its text."""
+    key: str
+    header: str
+    right: bool
+    text: Callable[[dict[str, Any]], str]
+
+
+INDEX_HEADERS = {"step": "step", "share": "share [95 % CI]", "denominator": "share of", "judgement": "judgement"}
+
+
+def index_columns(rows: list[dict[str, Any]]) -> list[IndexColumn]:
+    """The columns of StepAnswer.index_row() dicts, whatever keys they hold: `X` with `X_lo` and
+    `X_hi` is one interval column (a percentage where X names a share), any other key its own
+    column; `run_dir` is the link, not a column; a column with nothing in any row is left out."""
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    out = []
+    for k in keys:
+        if k == "run_dir" or (k.endswith(("_lo", "_hi")) and k[:-3] in keys):
+            continue
+        if f"{k}_lo" in keys and f"{k}_hi" in keys:
+            col = IndexColumn(k, INDEX_HEADERS.get(k, f"{k.replace('_', ' ')} [95 % CI]"), True,
+                              lambda r, k=k: _interval(r.get(k), r.get(f"{k}_lo"), r.get(f"{k}_hi"), "share" in k))
+        else:
+            col = IndexColumn(k, INDEX_HEADERS.get(k, k.replace("_", " ")), False, lambda r, k=k: _cell(r.get(k)))
+        if any(col.text(r) not in ("", "n/a") for r in rows):
+            out.append(col)
+    return out
+
+
+def _interval(m: Any, lo: Any, hi: Any, pct: bool) -> str:
+    vals = [float(x) if isinstance(x, (int, float)) else math.nan for x in (m, lo, hi)]
+    if not all(math.isfinite(v) for v in vals):
+        return "n/a"
+    if pct:
+        return f"{100 * vals[0]:+.2f} % [{100 * vals[1]:+.2f}, {100 * vals[2]:+.2f}]"
+    return f"{vals[0]:+.2f} [{vals[1]:+.2f}, {vals[2]:+.2f}]"
+
+
+def _cell(v: Any) -> str:
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "n/a"
+    return f"{v:.2f}" if isinstance(v, float) else _words(str(v))
+
+
+def slug_path(path: Path, paths: list[Path]) -> str:
+    """A run dir as the page names it: relative to the folder all the page's runs share."""
+    resolved = [Path(p).resolve() for p in paths]
+    root = Path(os.path.commonpath([r.parent for r in resolved])) if resolved else Path()
+    return Path(path).resolve().relative_to(root).as_posix()
+
+
+def anchors(paths: list[Path]) -> list[str]:
+    """Each run dir's anchor on the page (from its path below the shared folder: names may repeat)."""
+    return ["step-" + re.sub(r"[^a-z0-9]+", "-", slug_path(p, paths).lower()).strip("-") for p in paths]
+
+
+def index_text(runs: list[tuple[Path, Any]]) -> str:
+    """The index on a terminal: the same columns, aligned, and the run dir of each row."""
+    cols = index_columns([a.index_row() for _, a in runs])
+    body = [[c.text(a.index_row()) for c in cols] + [slug_path(p, [q for q, _ in runs])] for p, a in runs]
+    return text_table([c.header for c in cols] + ["run dir"], body, [c.right for c in cols] + [False])
 
 
 def _words(judgement: str) -> str:
