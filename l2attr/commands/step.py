@@ -1,9 +1,10 @@
 """What is inter-kernel L2 reuse worth in a whole step? (any PyTorch program, GPU)
 
 Run a script whose step function is marked with `@l2attr.step_range("name")`: its first call is
-measured (every kernel with the L2 as the program leaves it, and with the L2 read-flushed right
-before each op; then the top edges by selective eviction), then the script ends. Or read a step
-run dir.
+captured as a CUDA graph and measured by graph surgery (every kernel with the L2 as the program
+leaves it, and in a copy of the graph with a flush node before every kernel node; then the top
+edges by selective eviction), then the script ends. A step that cannot be captured falls back to
+the per-op method (a flush before each op; --eager asks for it). Or read a step run dir.
 
   l2attr step --out runs -- python my_step.py
   l2attr step --eager --out runs -- python my_step.py     # the per-op method (no graph capture)
@@ -28,12 +29,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD", help="-- CMD ...: the script to run")
     p.add_argument("--out", type=Path, default=Path("runs"), help="run dirs go here (default runs)")
     p.add_argument("--name", default="", help="run name (default: the step_range's name)")
-    p.add_argument("--repeats", type=int, default=10, help="natural + cold step pairs (default 10)")
+    p.add_argument("--repeats", type=int, default=10,
+                   help="replays of each arm (natural, cold, cold_dirty), interleaved (default 10)")
     p.add_argument("--warmup", type=int, default=3, help="warm-up steps (default 3)")
-    p.add_argument("--show", type=Path, metavar="RUN_DIR", help="print the answer of a step run dir")
+    p.add_argument("--show", type=Path, metavar="RUN_DIR",
+                   help="print the answer of a step run dir, its top kernels and edges")
     p.add_argument("--ncu", action="store_true",
-                   help="also DRAM bytes per kernel under Nsight Compute (application replay, cache control "
-                        "none against all)")
+                   help="also DRAM bytes per kernel under Nsight Compute (the captured step, application "
+                        "replay, cache control none against all)")
     p.add_argument("--matched", action="store_true",
                    help="read each kernel node's inherited write-back under Nsight Compute first (the script "
                         "re-run as its child, cache control none against all), so the answer is the "
@@ -42,7 +45,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ncu-metrics", default="l2", metavar="SET",
                    help="with --ncu: the metric set (default l2; dram: DRAM bytes only, the fewest replay passes)")
     p.add_argument("--edges", type=int, default=None, metavar="N",
-                   help="measure the top N edges by selective eviction (default: the step_range's, 5; 0: none)")
+                   help="measure the top N producer -> consumer edges by selective eviction, in graph copies "
+                        "with one node in front of the consumer kernel (default: the step_range's, 5; 0: none)")
     p.add_argument("--graph", action="store_true",
                    help="(kept for old scripts: graph surgery is the default method now)")
     p.add_argument("--eager", action="store_true",
@@ -57,9 +61,11 @@ def summary(path: Path) -> str:
     ans = analyse_step(path)
     name = (ans.manifest.get("step") or {}).get("name", path.name)
     lines = [ans.headline(name), "top kernels (saving = cold - natural, median µs):"]
-    for r in top_kernels(ans, 8).to_dict("records"):
+    top = top_kernels(ans, 8).to_dict("records")
+    width = max((len(str(r["judgement"])) for r in top), default=0)      # the kernel column starts in one place
+    for r in top:
         lines.append(f"  {r['saving_us']:+8.2f}  {r['natural_us']:8.2f} -> {r['cold_us']:8.2f}  "
-                     f"{r['judgement']:<13} {describe_kernel(r)}")
+                     f"{str(r['judgement']):<{width}}  {describe_kernel(r)}")
     edges = top_edges(ans, ans.ops, 5)
     if len(edges):
         lines.append("top edges (a consumer's saving split over its inputs by bytes):")
