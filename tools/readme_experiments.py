@@ -1,5 +1,6 @@
 """Regenerate the experiments, timer and steps blocks (docs/experiment.md, docs/layer-a.md,
-docs/steps.md: each in the page that holds it, tools/doc_pages.py) from the committed runs.
+docs/step-results.md, and the quick start's answer in docs/steps.md: each in the page that holds
+it, tools/doc_pages.py) from the committed runs.
 
     python tools/readme_experiments.py            # print the blocks
     python tools/readme_experiments.py --write    # replace them in their pages
@@ -32,6 +33,9 @@ STEPS_BEGIN, STEPS_END = "<!-- steps:begin -->\n", "<!-- steps:end -->"
 PIPELINE_BEGIN, PIPELINE_END = "<!-- pipeline:begin -->", "<!-- pipeline:end -->"
 GRID_BEGIN, GRID_END = "<!-- llm-grid:begin -->", "<!-- llm-grid:end -->"
 GRID = ROOT / "examples" / "steps" / "hf_grid"
+ANSWER_BEGIN, ANSWER_END = "<!-- step-answer:begin -->\n", "<!-- step-answer:end -->"
+# the quick start's step (docs/steps.md), as benchmarks/bench_steps.py measured it
+ANSWER_RUN = "examples/steps/surgery/20261202T160528Z-selfcheck-quarter-l2"
 
 
 def runs(folder: Path) -> list[Path]:
@@ -87,6 +91,13 @@ def steps_block(folder: Path | None = None) -> str:
     return steps_markdown(runs, ROOT if folder is None else folder, base="dlrm-rung-baseline")
 
 
+def answer_block(run: Path | None = None) -> str:
+    """What the quick start's `print(ans.headline())` prints for its step: the committed run's."""
+    from l2attr.analysis.step import StepAnswer
+
+    return "```text\n" + StepAnswer.from_run(run or ROOT / ANSWER_RUN).headline() + "\n```\n"
+
+
 def runs_in(folder: Path) -> list[Path]:
     return runs(folder)
 
@@ -108,5 +119,6 @@ if __name__ == "__main__":
         write_block(STEPS_BEGIN, STEPS_END, steps_block())
         write_block(PIPELINE_BEGIN, PIPELINE_END, pipeline_block())
         write_block(GRID_BEGIN, GRID_END, grid_block())
+        write_block(ANSWER_BEGIN, ANSWER_END, answer_block())
     else:
-        print(block() + "\n" + timer_block() + "\n" + steps_block())
+        print(block() + "\n" + timer_block() + "\n" + steps_block() + "\n" + answer_block())
