@@ -74,7 +74,7 @@ def index(answers: list[Any], ids: list[str], where: list[str]) -> dict[str, Any
     rows = [a.index_row() for a in answers]
     cols = index_columns(rows)
     body = [{"id": i, "where": w, "note": a.note.splitlines()[0] if a.note else "",
-             "cells": [(c.key, c.text(r), c.right) for c in cols]} for a, r, i, w in zip(answers, rows, ids, where)]
+             "cells": [(c.link, c.text(r), c.right) for c in cols]} for a, r, i, w in zip(answers, rows, ids, where)]
     return {"headers": [(c.header, c.right) for c in cols], "rows": body}
 
 

@@ -230,7 +230,7 @@ def page_markdown(title: str, runs: list[tuple[Path, Any]]) -> str:
     sweep grids."""
     slugs = anchors([p for p, _ in runs])
     cols = index_columns([a.index_row() for _, a in runs])
-    rows = [[f"[{a.index_row()['step']}](#{slug})" if c.key == "step" else c.text(a.index_row()) for c in cols]
+    rows = [[f"[{c.text(a.index_row())}](#{slug})" if c.link else c.text(a.index_row()) for c in cols]
             for (_, a), slug in zip(runs, slugs)]
     lines = [f"# {title}", "", md_table([c.header for c in cols], rows, [c.right for c in cols]), ""]
     for (p, a), slug in zip(runs, slugs):
@@ -249,20 +249,23 @@ def page_markdown(title: str, runs: list[tuple[Path, Any]]) -> str:
 # -- the index of many steps: one column spec, drawn as HTML, Markdown and console text ----------
 @dataclass(frozen=True)
 class IndexColumn:
-    """One column of the index: the row key it reads, its header, right-aligned or not, its text."""
+    """One column of the index: the row key it reads, its header, right-aligned or not, its text,
+    and whether it is the link to the row's section (the first: the step's name)."""
     key: str
     header: str
     right: bool
     text: Callable[[dict[str, Any]], str]
+    link: bool = False
 
 
-INDEX_HEADERS = {"step": "step", "share": "share [95 % CI]", "denominator": "share of", "judgement": "judgement"}
+INDEX_HEADERS = {"share": "share [95 % CI]", "denominator": "share of"}
 
 
 def index_columns(rows: list[dict[str, Any]]) -> list[IndexColumn]:
     """The columns of StepAnswer.index_row() dicts, whatever keys they hold: `X` with `X_lo` and
     `X_hi` is one interval column (a percentage where X names a share), any other key its own
-    column; `run_dir` is the link, not a column; a column with nothing in any row is left out."""
+    column; the first (the step's name) links to the row's section, `run_dir` is said beside it,
+    not a column of its own; a column with nothing in any row is left out."""
     keys = list(dict.fromkeys(k for r in rows for k in r))
     out = []
     for k in keys:
@@ -272,7 +275,8 @@ def index_columns(rows: list[dict[str, Any]]) -> list[IndexColumn]:
             col = IndexColumn(k, INDEX_HEADERS.get(k, f"{k.replace('_', ' ')} [95 % CI]"), True,
                               lambda r, k=k: _interval(r.get(k), r.get(f"{k}_lo"), r.get(f"{k}_hi"), "share" in k))
         else:
-            col = IndexColumn(k, INDEX_HEADERS.get(k, k.replace("_", " ")), False, lambda r, k=k: _cell(r.get(k)))
+            col = IndexColumn(k, INDEX_HEADERS.get(k, k.replace("_", " ")), False, lambda r, k=k: _cell(r.get(k)),
+                              link=k == keys[0])
         if any(col.text(r) not in ("", "n/a") for r in rows):
             out.append(col)
     return out
