@@ -173,3 +173,4 @@ def test_step_help_says_what_the_code_does(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "right before each op" not in text
     assert "a flush node before every kernel node" in text and "falls back to the per-op method" in text
+    assert "--graph ignored, kept so old command lines still parse" in text

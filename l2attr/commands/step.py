@@ -48,7 +48,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="measure the top N producer -> consumer edges by selective eviction, in graph copies "
                         "with one node in front of the consumer kernel (default: the step_range's, 5; 0: none)")
     p.add_argument("--graph", action="store_true",
-                   help="(kept for old scripts: graph surgery is the default method now)")
+                   help="ignored, kept so old command lines still parse: graph surgery is the method, --eager the "
+                        "per-op one")
     p.add_argument("--eager", action="store_true",
                    help="the per-op eager method (a flush before each op) instead of graph surgery (a flush "
                         "before every kernel of the captured step)")
