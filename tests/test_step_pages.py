@@ -116,7 +116,7 @@ def test_page_without_edges_grids_or_graphs_is_the_index_and_the_section(runs):
     assert page_markdown("T", plain) == (
         "# T\n\n| step | share [95 % CI] | share of | judgement |\n|---|---:|---|---|\n"
         f"| [layer-b16](#{slug}) | +0.00 % [+0.00, +0.00] | the step's kernel time | within noise |\n\n"
-        f'<a id="{slug}"></a>\n\n## layer-b16\n\n`{p.name}`: {a.headline()}\n')
+        f'<a id="{slug}"></a>\n\n## layer-b16\n\nRun dir `{p.name}`.\n\n{a.headline()}\n')
 
 
 def test_cli_show_prints_the_measured_edges(runs, capsys):

@@ -234,7 +234,8 @@ def page_markdown(title: str, runs: list[tuple[Path, Any]]) -> str:
             for (_, a), slug in zip(runs, slugs)]
     lines = [f"# {title}", "", md_table([c.header for c in cols], rows, [c.right for c in cols]), ""]
     for (p, a), slug in zip(runs, slugs):
-        lines += [f'<a id="{slug}"></a>', "", f"## {step_name(a)}", "", f"`{slug_path(p, [q for q, _ in runs])}`: {a.headline()}", ""]
+        lines += [f'<a id="{slug}"></a>', "", f"## {step_name(a)}", "", f"Run dir `{slug_path(p, [q for q, _ in runs])}`.", "",
+                  *[x for line in a.headline().splitlines() for x in (line, "")]]
         if edge_rows(a):
             lines += [f"Edges measured by selective eviction ({edges_how(a.manifest)}):", "",
                       md_table(EDGE_HEADERS, edge_rows(a), [False, True, True, True, True, True, True, False, False]), ""]
