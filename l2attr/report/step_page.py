@@ -73,9 +73,15 @@ def index(answers: list[Any], ids: list[str], where: list[str]) -> dict[str, Any
     the step's name linking to its section, with its run dir and its answer's first line (a caveat)."""
     rows = [a.index_row() for a in answers]
     cols = index_columns(rows)
-    body = [{"id": i, "where": w, "note": a.note.splitlines()[0] if a.note else "",
+    body = [{"id": i, "where": w, "note": _first_line(a.note),
              "cells": [(c.link, c.text(r), c.right) for c in cols]} for a, r, i, w in zip(answers, rows, ids, where)]
     return {"headers": [(c.header, c.right) for c in cols], "rows": body}
+
+
+def _first_line(note: str) -> str:
+    """The line of an answer's first lines the index shows: a caveat where there is one."""
+    lines = note.splitlines()
+    return next((x for x in lines if x.startswith("Caveat")), lines[0] if lines else "")
 
 
 def render(answers: list[Any], paths: list[Any] | None = None) -> str:
