@@ -233,11 +233,12 @@ def test_nested_step_runs_make_one_page_with_the_index_first(tmp_path: Path, cap
     out = tmp_path / "steps.md"
     assert main(["report", str(ROOT / "examples" / "steps"), "-o", str(out)]) == 0
     printed = capsys.readouterr().out.splitlines()
-    assert printed[0] == f"wrote {out}" and len(printed) == 1 + 1 + 42          # the index on the console
+    assert printed[0] == f"wrote {out}" and len(printed) == 1 + 2 + 42          # the index on the console
+    assert printed[1].startswith("share of: ") and printed[2].startswith("step ")   # one denominator: said once
     assert sum(x.endswith(p.name) for x in printed for p in (ROOT / "examples/steps/surgery").iterdir()) == 23
     text = out.read_text().splitlines()
-    assert text[2].startswith("| step | share [95 % CI] |") and all(x.startswith("| [") for x in text[4:46])
-    assert text[46] == ""
+    assert text[2].startswith("Share of: ") and text[4].startswith("| step | share [95 % CI] |")
+    assert all(x.startswith("| [") for x in text[6:48]) and text[48] == ""
 
 
 def test_one_step_run_prints_its_headline_and_has_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from l2attr.analysis.step import StepAnswer, analyse_step
 from l2attr.cli import main
-from l2attr.report.step_text import anchors, index_columns, page_markdown, steps_markdown
+from l2attr.report.step_text import anchors, index_columns, index_layout, page_markdown, steps_markdown
 
 from test_step_synthetic import make_run
 
@@ -48,14 +48,15 @@ def test_report_md_opens_with_one_index_table_linked_to_each_section(runs, tmp_p
     root, rs = runs
     page = page_markdown("T", rs)
     lines = page.splitlines()
-    assert lines[:4] == ["# T", "", "| step | share [95 % CI] | share of | judgement |", "|---|---:|---|---|"]
+    of = rs[0][1].index_row()["denominator"]                 # what every share is of: said once, above the table
+    assert lines[:6] == ["# T", "", f"Share of: {of}.", "", "| step | share [95 % CI] | judgement |", "|---|---:|---|"]
     ids = anchors([p for p, _ in rs])
     # b1: cold 42 against natural 30 µs of kernels per step: +40 %, every step pair alike
-    assert lines[4] == f"| [layer-b1](#{ids[0]}) | +40.00 % [+40.00, +40.00] | the step's kernel time | faster |"
-    assert lines[5].startswith(f"| [layer-b16](#{ids[1]}) | +0.00 % [+0.00, +0.00] |") and len(lines) > 8
-    assert not lines[7].startswith("|")                      # one table, then the sections
+    assert lines[6] == f"| [layer-b1](#{ids[0]}) | +40.00 % [+40.00, +40.00] | faster |"
+    assert lines[7].startswith(f"| [layer-b16](#{ids[1]}) | +0.00 % [+0.00, +0.00] |") and len(lines) > 10
+    assert not lines[9].startswith("|")                      # one table, then the sections
     for (p, a), slug in zip(rs, ids):                         # every link lands on its section
-        assert page.index(f'<a id="{slug}"></a>\n\n## {a.name}\n') > page.index(lines[6])
+        assert page.index(f'<a id="{slug}"></a>\n\n## {a.name}\n') > page.index(lines[8])
     assert page.count("| mul#0 -> sum#1") == 1 and "## Sweep grids" in page and "CUDA graph step" in page
     out = tmp_path / "page.md"
     assert main(["report", *[str(p) for p, _ in rs], "--format", "md", "-o", str(out)]) == 0
@@ -67,9 +68,9 @@ def test_report_html_index_first_then_each_step_folded(runs, tmp_path, capsys):
     html = tmp_path / "page.html"
     assert main(["report", *[str(p) for p, _ in rs], "-o", str(html)]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith(f"wrote {html}") and out[1].split() == ["step", "share", "[95", "%", "CI]", "share", "of",
-                                                                     "judgement", "run", "dir"]
-    assert [x.split()[0] for x in out[2:]] == ["layer-b1", "layer-b16", "layer-graph"]
+    assert out[0].startswith(f"wrote {html}") and out[1] == f"share of: {rs[0][1].index_row()['denominator']}"
+    assert out[2].split() == ["step", "share", "[95", "%", "CI]", "judgement", "run", "dir"]
+    assert [x.split()[0] for x in out[3:]] == ["layer-b1", "layer-b16", "layer-graph"]
     h = html.read_text()
     assert h.index('<table class="data index">') == h.index("<table")             # the index is the first table
     for (p, a), slug in zip(rs, anchors([p for p, _ in rs])):
@@ -81,21 +82,35 @@ def test_report_html_index_first_then_each_step_folded(runs, tmp_path, capsys):
 
 
 def test_index_columns_render_whatever_keys_the_rows_hold():
-    """A key with _lo/_hi is one interval column (% where it names a share), any other key a column
-    of its own, run_dir the link; a column n/a in every row is left out."""
+    """A key with _lo/_hi is one interval column (% where it names a share or the activations'),
+    any other key a column of its own, run_dir the link; a column n/a or not measured in every row
+    is left out."""
+    nan = float("nan")
     rows = [{"step": "a", "share": 0.1, "share_lo": 0.05, "share_hi": 0.2, "denominator": "kernel time",
-             "matched_share": -0.01, "matched_share_lo": -0.02, "matched_share_hi": 0.0, "saving_us": 3.0,
-             "saving_us_lo": 2.0, "saving_us_hi": 4.0, "eager_denominator": None, "judgement": "within_noise",
-             "run_dir": "/x/a"},
-            {"step": "b", "share": float("nan"), "share_lo": float("nan"), "share_hi": float("nan"),
-             "denominator": "kernel time", "judgement": "not_measured", "run_dir": "/x/b"}]
+             "activations": -0.01, "activations_lo": -0.02, "activations_hi": 0.0, "versus_study": "below it",
+             "saving_us": 3.0, "saving_us_lo": 2.0, "saving_us_hi": 4.0, "eager_denominator": None,
+             "judgement": "within_noise", "run_dir": "/x/a"},
+            {"step": "b", "share": nan, "share_lo": nan, "share_hi": nan, "denominator": "kernel time",
+             "activations": nan, "activations_lo": nan, "activations_hi": nan, "versus_study": "not measured",
+             "judgement": "not_measured", "run_dir": "/x/b"}]
     cols = index_columns(rows)
-    assert [c.header for c in cols] == ["step", "share [95 % CI]", "share of", "matched share [95 % CI]",
-                                        "saving us [95 % CI]", "judgement"]
-    assert [c.text(rows[0]) for c in cols] == ["a", "+10.00 % [+5.00, +20.00]", "kernel time",
-                                               "-1.00 % [-2.00, +0.00]", "+3.00 [+2.00, +4.00]", "within_noise"]
-    assert [c.text(rows[1]) for c in cols] == ["b", "n/a", "kernel time", "n/a", "n/a", "not measured"]
-    assert [c.right for c in cols] == [False, True, False, True, True, False]
+    assert [c.header for c in cols] == ["step", "share [95 % CI]", "share of", "activations' share [95 % CI]",
+                                        "against the study", "saving us [95 % CI]", "judgement"]
+    assert [c.text(rows[0]) for c in cols] == ["a", "+10.00 % [+5.00, +20.00]", "kernel time", "-1.00 % [-2.00, +0.00]",
+                                               "below it", "+3.00 [+2.00, +4.00]", "within_noise"]
+    assert [c.text(rows[1]) for c in cols] == ["b", "n/a", "kernel time", "n/a", "not measured", "n/a", "not measured"]
+    assert [c.right for c in cols] == [False, True, False, True, False, True, False] and [c.link for c in cols][:2] == [True, False]
+    assert [c.key for c in index_columns(rows[1:])] == ["step", "denominator"]      # n/a everywhere: left out
+
+
+def test_words_every_row_shares_are_said_once_above_the_index():
+    rows = [{"step": s, "share": 0.1, "share_lo": 0.0, "share_hi": 0.2, "denominator": "the eager step",
+             "judgement": "faster", "run_dir": ""} for s in "ab"]
+    cols, said = index_layout(rows)
+    assert [c.key for c in cols] == ["step", "share", "judgement"] and said == ["share of: the eager step"]
+    rows[1] = {**rows[1], "denominator": "the replay"}
+    assert [c.key for c in index_layout(rows)[0]] == ["step", "share", "denominator", "judgement"]
+    assert index_layout(rows[:1])[1] == []                 # one row: nothing to fold
 
 
 def test_format_text_of_steps_is_the_index_and_each_headline(runs, capsys):
@@ -103,7 +118,8 @@ def test_format_text_of_steps_is_the_index_and_each_headline(runs, capsys):
     assert main(["report", str(root), "--format", "text"]) == 0       # a folder of step runs
     out = capsys.readouterr().out
     index, *heads = out.rstrip("\n").split("\n\n")
-    assert index.splitlines()[0].startswith("step") and len(index.splitlines()) == 4
+    assert index.splitlines()[0].startswith("share of: ") and index.splitlines()[1].startswith("step")
+    assert len(index.splitlines()) == 5
     assert heads == [a.headline() for _, a in rs]
 
 
@@ -115,7 +131,7 @@ def test_page_without_edges_grids_or_graphs_is_the_index_and_the_section(runs):
     slug = anchors([p])[0]
     assert page_markdown("T", plain) == (
         "# T\n\n| step | share [95 % CI] | share of | judgement |\n|---|---:|---|---|\n"
-        f"| [layer-b16](#{slug}) | +0.00 % [+0.00, +0.00] | the step's kernel time | within noise |\n\n"
+        f"| [layer-b16](#{slug}) | +0.00 % [+0.00, +0.00] | {a.index_row()['denominator']} | within noise |\n\n"
         f'<a id="{slug}"></a>\n\n## layer-b16\n\nRun dir `{p.name}`.\n\n{a.headline()}\n')
 
 

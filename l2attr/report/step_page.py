@@ -21,7 +21,7 @@ from l2attr.report.charts import figure_json
 from l2attr.report.html import page_environment
 from l2attr.analysis.step_load import step_name
 from l2attr.report.step_text import (EDGE_HEADERS, SURGERY_HEADERS, anchors, edge_rows, edges_how, graph_line, grids,
-                                     index_columns, slug_path, surgery_intro, surgery_row)
+                                     index_layout, slug_path, surgery_intro, surgery_row)
 
 TEMPLATE = "step.html.j2"
 KERNEL_HEADERS = ["kernel (op#index)", "natural µs", "cold µs", "saving µs", "judgement"]     # a per-op run's kernel table
@@ -72,10 +72,10 @@ def index(answers: list[Any], ids: list[str], where: list[str]) -> dict[str, Any
     """The index table: StepAnswer.index_row() of each step under report.step_text.index_columns,
     the step's name linking to its section, with its run dir and its answer's first line (a caveat)."""
     rows = [a.index_row() for a in answers]
-    cols = index_columns(rows)
+    cols, said = index_layout(rows)
     body = [{"id": i, "where": w, "note": _first_line(a.note),
              "cells": [(c.link, c.text(r), c.right) for c in cols]} for a, r, i, w in zip(answers, rows, ids, where)]
-    return {"headers": [(c.header, c.right) for c in cols], "rows": body}
+    return {"headers": [(c.header, c.right) for c in cols], "rows": body, "said": said}
 
 
 def _first_line(note: str) -> str:

@@ -229,10 +229,11 @@ def page_markdown(title: str, runs: list[tuple[Path, Any]]) -> str:
     section), then a section per step (its answer, the measured edges, the graph method), then the
     sweep grids."""
     slugs = anchors([p for p, _ in runs])
-    cols = index_columns([a.index_row() for _, a in runs])
+    cols, said = index_layout([a.index_row() for _, a in runs])
     rows = [[f"[{c.text(a.index_row())}](#{slug})" if c.link else c.text(a.index_row()) for c in cols]
             for (_, a), slug in zip(runs, slugs)]
-    lines = [f"# {title}", "", md_table([c.header for c in cols], rows, [c.right for c in cols]), ""]
+    lines = [f"# {title}", "", *[f"{x[0].upper()}{x[1:]}." for x in said], *([""] if said else []),
+             md_table([c.header for c in cols], rows, [c.right for c in cols]), ""]
     for (p, a), slug in zip(runs, slugs):
         lines += [f'<a id="{slug}"></a>', "", f"## {step_name(a)}", "", f"Run dir `{slug_path(p, [q for q, _ in runs])}`.", "",
                   *[x for line in a.headline().splitlines() for x in (line, "")]]
@@ -259,14 +260,17 @@ class IndexColumn:
     link: bool = False
 
 
-INDEX_HEADERS = {"share": "share [95 % CI]", "denominator": "share of"}
+INDEX_HEADERS = {"share": "share [95 % CI]", "denominator": "share of", "activations": "activations' share [95 % CI]",
+                 "versus_study": "against the study"}
+INDEX_PERCENT = ("share", "activations")        # interval columns that are shares: printed in %
+INDEX_KEPT = "judgement"                        # a column each row keeps even where all rows agree
 
 
 def index_columns(rows: list[dict[str, Any]]) -> list[IndexColumn]:
     """The columns of StepAnswer.index_row() dicts, whatever keys they hold: `X` with `X_lo` and
     `X_hi` is one interval column (a percentage where X names a share), any other key its own
     column; the first (the step's name) links to the row's section, `run_dir` is said beside it,
-    not a column of its own; a column with nothing in any row is left out."""
+    not a column of its own; a column n/a (or not measured) in every row is left out."""
     keys = list(dict.fromkeys(k for r in rows for k in r))
     out = []
     for k in keys:
@@ -274,13 +278,23 @@ def index_columns(rows: list[dict[str, Any]]) -> list[IndexColumn]:
             continue
         if f"{k}_lo" in keys and f"{k}_hi" in keys:
             col = IndexColumn(k, INDEX_HEADERS.get(k, f"{k.replace('_', ' ')} [95 % CI]"), True,
-                              lambda r, k=k: _interval(r.get(k), r.get(f"{k}_lo"), r.get(f"{k}_hi"), "share" in k))
+                              lambda r, k=k: _interval(r.get(k), r.get(f"{k}_lo"), r.get(f"{k}_hi"),
+                                                          any(w in k for w in INDEX_PERCENT)))
         else:
             col = IndexColumn(k, INDEX_HEADERS.get(k, k.replace("_", " ")), False, lambda r, k=k: _cell(r.get(k)),
                               link=k == keys[0])
-        if any(col.text(r) not in ("", "n/a") for r in rows):
+        if any(col.text(r) not in ("", "n/a", "not measured") for r in rows):
             out.append(col)
     return out
+
+
+def index_layout(rows: list[dict[str, Any]]) -> tuple[list[IndexColumn], list[str]]:
+    """The index's columns, less any words every row shares (the denominator of every row, say):
+    those are said once above the table ("share of: ..."), not repeated in each row."""
+    cols = index_columns(rows)
+    same = [c for c in cols if len(rows) > 1 and not c.link and not c.right and c.key != INDEX_KEPT
+            and len({c.text(r) for r in rows}) == 1]
+    return [c for c in cols if c not in same], [f"{c.header}: {c.text(rows[0])}" for c in same]
 
 
 def _interval(m: Any, lo: Any, hi: Any, pct: bool) -> str:
@@ -312,9 +326,9 @@ def anchors(paths: list[Path]) -> list[str]:
 
 def index_text(runs: list[tuple[Path, Any]]) -> str:
     """The index on a terminal: the same columns, aligned, and the run dir of each row."""
-    cols = index_columns([a.index_row() for _, a in runs])
+    cols, said = index_layout([a.index_row() for _, a in runs])
     body = [[c.text(a.index_row()) for c in cols] + [slug_path(p, [q for q, _ in runs])] for p, a in runs]
-    return text_table([c.header for c in cols] + ["run dir"], body, [c.right for c in cols] + [False])
+    return "\n".join([*said, text_table([c.header for c in cols] + ["run dir"], body, [c.right for c in cols] + [False])])
 
 
 def _words(judgement: str) -> str:
