@@ -30,7 +30,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, default=Path("runs"), help="run dirs go here (default runs)")
     p.add_argument("--name", default="", help="run name (default: the step_range's name)")
     p.add_argument("--repeats", type=int, default=10,
-                   help="replays of each arm (natural, cold, cold_dirty), interleaved (default 10)")
+                   help="replays of each arm (natural and the cold arms), interleaved (default 10)")
     p.add_argument("--warmup", type=int, default=3, help="warm-up steps (default 3)")
     p.add_argument("--show", type=Path, metavar="RUN_DIR",
                    help="print the answer of a step run dir, its top kernels and edges")
