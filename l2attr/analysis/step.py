@@ -28,7 +28,8 @@ from l2attr.analysis.significance import Interval, compare
 from l2attr.measure.stats import bootstrap_median_ci
 from l2attr.analysis.step_reading import (EAGER, MATCHED, REPLAY, START, STUDY, STUDY_CLAIM, Share,  # noqa: F401
                                           Split, eager_interval, of_denominator, of_kernel_time, out_of_bracket,
-                                          matched_headline, per_repeat, split, versus_claim)
+                                          describe_kernel, dram_per_kernel, dram_totals, matched_headline, per_repeat, split, top_edges,
+                                          top_kernels, versus_claim)
 from l2attr.analysis.step_edges import EDGE_COLUMNS, OUTSIDE, edges  # noqa: F401  (re-exported)
 from l2attr.names import UNMATCHED, name_op  # noqa: F401  (re-exported: the readers call them here)
 from l2attr.vocab import Judgement, Command, L2Condition, StepMode
@@ -170,8 +171,10 @@ class StepAnswer:
         return pd.DataFrame([{**self.index_row(), "headline": self.headline()}])
 
     def __repr__(self) -> str:
-        where = f"\n  run dir: {self.run_dir}" if self.run_dir is not None else ""
-        return f"<StepAnswer: {len(self.kernels)} kernels>\n{self.headline(self.name or Command.STEP.value)}{where}"
+        """What `l2attr step --show` prints: the headline, the top kernels and edges, where it lives."""
+        from l2attr.analysis.step_reading import summary
+
+        return summary(self)
 
     @property
     def step_share(self) -> tuple[float, float, float]:
@@ -292,22 +295,6 @@ def answer(k: pd.DataFrame, ops: pd.DataFrame, times: pd.DataFrame | None = None
                       ops=facts.pop("ops_table", None), **facts)
 
 
-def top_kernels(ans: StepAnswer, n: int = 10) -> pd.DataFrame:
-    k = ans.kernels[ans.kernels["met_flush"]] if len(ans.kernels) else ans.kernels
-    return k.reindex(k["saving_us"].abs().sort_values(ascending=False).index).head(n)
-
-
-def top_edges(ans: StepAnswer, ops: pd.DataFrame, n: int = 10) -> pd.DataFrame:
-    e = ans.edges[ans.edges["producer"] != OUTSIDE].dropna(subset=["attributed_saving_us"])
-    e = e.reindex(e["attributed_saving_us"].abs().sort_values(ascending=False).index).head(n)
-    name = dict(zip(ops["op_index"], ops["op"]))
-    return e.assign(producer_op=e["producer"].map(name), consumer_op=e["consumer"].map(name))
-
-
-def describe_kernel(row: Any) -> str:
-    return f"{row['op']}#{row['op_index']} {str(row['kernel'])[:60]}"
-
-
 def compare_step_times(base: StepAnswer, other: StepAnswer) -> str:
     """Is `other`'s untraced step faster than `base`'s? (same process and GPU: in-run intervals)"""
     j = compare(base.step_time, other.step_time)
@@ -316,18 +303,6 @@ def compare_step_times(base: StepAnswer, other: StepAnswer) -> str:
     word = {Judgement.WITHIN_NOISE: "no different within noise"}.get(j.judgement, j.judgement.value)
     return (f"{other.step_time.median:.1f} µs against {base.step_time.median:.1f} µs: {word} "
             f"({j.speedup:.3f}x [{j.lo:.3f}, {j.hi:.3f}])")
-
-
-def dram_totals(dram: pd.DataFrame) -> dict[str, float]:
-    """DRAM read + write bytes of one profiled step, per cache control (none, all)."""
-    return {str(cc): float(g["value"].sum()) for cc, g in dram.groupby("cache_control")}
-
-
-def dram_per_kernel(dram: pd.DataFrame) -> pd.DataFrame:
-    """Per (op, kernel): read + write bytes with the L2 as left and with caches flushed."""
-    s = dram.groupby(["op_index", "kernel_index", "kernel", "cache_control"])["value"].sum().unstack("cache_control")
-    s.columns.name = None
-    return s.reset_index()
 
 
 def analyse_step(path: Path) -> StepAnswer:

@@ -27,12 +27,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from l2attr.analysis.significance import Interval
+from l2attr.analysis.step_edges import OUTSIDE
 from l2attr.vocab import Judgement, L2Condition
 
 MATCHED, START = L2Condition.COLD_MATCHED.value, L2Condition.COLD_START.value
@@ -221,3 +223,100 @@ def grid_sentence(answers: list[Any]) -> str:
             f"steps below it, {above} above it, {len(got) - below - above} not distinguishable from it; the largest is "
             f"{name} at {100 * top.share.median:.2f} % [{100 * top.share.lo:.2f}, {100 * top.share.hi:.2f}] "
             "(write-back-matched cold arm, eager step as it runs).")
+
+
+# -- the answer in words for a terminal: what repr(StepAnswer) and `l2attr step --show` print ------
+def graph_line(ans: Any) -> str:
+    """How a graph step's arms were made, and how well its replay matched the eager step."""
+    from l2attr.analysis.step_load import is_graph
+
+    g = ans.manifest.get("graph") or {}
+    if not is_graph(ans.manifest):
+        return ""
+    differ = "" if g.get("capture_ops_same", True) else "; the captured ops differ from the eager step's"
+    return (f"CUDA graph step: natural = {g.get('natural', '?')}; cold = {g.get('cold', '?')}; "
+            f"{g.get('matched_kernels', '?')} of {g.get('replay_kernels', '?')} replayed kernels matched to "
+            f"the eager step's {g.get('eager_kernels', '?')} by name and order{differ}.")
+
+
+def edges_how(m: dict[str, Any]) -> str:
+    """How a run's edges were measured and at which level (kernel nodes or ops), and why not kernel-level."""
+    why = m.get("kernel_edges_error")
+    parts = [m.get("edges_method", ""), m.get("edges_level", ""),
+             f"kernel-level edges not read: {why}" if why else ""]
+    return "; ".join(str(p) for p in parts if p)
+
+
+def measured_edge_lines(ans: Any, n: int = 5) -> list[str]:
+    """The CLI's lines: the measured edges, one sentence each (analysis/step_edges.describe)."""
+    e = getattr(ans, "measured_edges", None)
+    if e is None or not len(e):
+        return []
+    from l2attr.analysis.step_edges import describe as describe_edge
+
+    return [f"edges measured by selective eviction ({edges_how(ans.manifest)}):",
+            *[describe_edge(r) for r in e.head(n).to_dict("records")]]
+
+
+def dram_lines(path: Path) -> list[str]:
+    """The step's DRAM bytes under Nsight Compute, where `l2attr step --ncu` measured them."""
+    from l2attr.integrity.step import check_step_dram
+    from l2attr.rundir import RunDir
+    from l2attr.schema import STEP_DRAM
+
+    run = RunDir.open(path)
+    if not run.has(STEP_DRAM):
+        return []
+    t = dram_totals(check_step_dram(run.read(STEP_DRAM), run.path))
+    return ["", f"DRAM read + write per step under Nsight Compute (application replay): "
+                f"{t['none'] / 1e6:.2f} MB with cache control none, {t['all'] / 1e6:.2f} MB with cache control all "
+                f"(flushed before every kernel): {(t['all'] - t['none']) / 1e6:+.2f} MB kept off DRAM by reuse."]
+
+
+def top_kernels(ans: Any, n: int = 10) -> pd.DataFrame:
+    k = ans.kernels[ans.kernels["met_flush"]] if len(ans.kernels) else ans.kernels
+    return k.reindex(k["saving_us"].abs().sort_values(ascending=False).index).head(n)
+
+
+def top_edges(ans: Any, ops: pd.DataFrame, n: int = 10) -> pd.DataFrame:
+    e = ans.edges[ans.edges["producer"] != OUTSIDE].dropna(subset=["attributed_saving_us"])
+    e = e.reindex(e["attributed_saving_us"].abs().sort_values(ascending=False).index).head(n)
+    name = dict(zip(ops["op_index"], ops["op"]))
+    return e.assign(producer_op=e["producer"].map(name), consumer_op=e["consumer"].map(name))
+
+
+def describe_kernel(row: Any) -> str:
+    return f"{row['op']}#{row['op_index']} {str(row['kernel'])[:60]}"
+
+
+def dram_totals(dram: pd.DataFrame) -> dict[str, float]:
+    """DRAM read + write bytes of one profiled step, per cache control (none, all)."""
+    return {str(cc): float(g["value"].sum()) for cc, g in dram.groupby("cache_control")}
+
+
+def dram_per_kernel(dram: pd.DataFrame) -> pd.DataFrame:
+    """Per (op, kernel): read + write bytes with the L2 as left and with caches flushed."""
+    s = dram.groupby(["op_index", "kernel_index", "kernel", "cache_control"])["value"].sum().unstack("cache_control")
+    s.columns.name = None
+    return s.reset_index()
+
+
+def summary(ans: Any) -> str:
+    """Everything a terminal shows of one step answer (`l2attr step --show` prints `repr(ans)`)."""
+    lines = [f"<StepAnswer: {len(ans.kernels)} kernels>", ans.headline(), "top kernels (saving = cold - natural, median µs):"]
+    top = top_kernels(ans, 8).to_dict("records")
+    width = max((len(str(r["judgement"])) for r in top), default=0)      # the kernel column starts in one place
+    for r in top:
+        lines.append(f"  {r['saving_us']:+8.2f}  {r['natural_us']:8.2f} -> {r['cold_us']:8.2f}  "
+                     f"{str(r['judgement']):<{width}}  {describe_kernel(r)}")
+    edges = top_edges(ans, ans.ops, 5) if ans.ops is not None else []
+    if len(edges):
+        lines.append("top edges (a consumer's saving split over its inputs by bytes):")
+        for r in edges.to_dict("records"):
+            lines.append(f"  {r['attributed_saving_us']:+8.2f}  {r['producer_op']}#{r['producer']} -> "
+                         f"{r['consumer_op']}#{r['consumer']}  {r['bytes'] / 1e6:.2f} MB")
+    lines += [f"  {x}" if i else x for i, x in enumerate(measured_edge_lines(ans))]
+    lines += [x for x in [graph_line(ans), *(dram_lines(ans.run_dir) if ans.run_dir is not None else [])] if x]
+    if ans.run_dir is not None:
+        lines.append(f"  run dir: {ans.run_dir}")
+    return "\n".join(lines)

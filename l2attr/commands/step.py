@@ -56,27 +56,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def summary(path: Path) -> str:
-    from l2attr.analysis.step import describe_kernel, top_edges, top_kernels
-    from l2attr.analysis.step import analyse_step
+    """What `--show` prints: the answer's repr (analysis/step_text.py), the same text a script's
+    `print(ans)` gives."""
+    from l2attr.analysis.step import StepAnswer
 
-    ans = analyse_step(path)
-    name = (ans.manifest.get("step") or {}).get("name", path.name)
-    lines = [ans.headline(name), "top kernels (saving = cold - natural, median µs):"]
-    top = top_kernels(ans, 8).to_dict("records")
-    width = max((len(str(r["judgement"])) for r in top), default=0)      # the kernel column starts in one place
-    for r in top:
-        lines.append(f"  {r['saving_us']:+8.2f}  {r['natural_us']:8.2f} -> {r['cold_us']:8.2f}  "
-                     f"{str(r['judgement']):<{width}}  {describe_kernel(r)}")
-    edges = top_edges(ans, ans.ops, 5)
-    if len(edges):
-        lines.append("top edges (a consumer's saving split over its inputs by bytes):")
-        for r in edges.to_dict("records"):
-            lines.append(f"  {r['attributed_saving_us']:+8.2f}  {r['producer_op']}#{r['producer']} -> "
-                         f"{r['consumer_op']}#{r['consumer']}  {r['bytes'] / 1e6:.2f} MB")
-    from l2attr.report.step_text import dram_lines, graph_line, measured_edge_lines
-
-    lines += [f"  {x}" if i else x for i, x in enumerate(measured_edge_lines(ans))]
-    return "\n".join(lines + [x for x in [graph_line(ans), *dram_lines(path)] if x])
+    return repr(StepAnswer.from_run(path))
 
 
 def _write_back(command: list[str], tmp: Path, warmup: int) -> str:

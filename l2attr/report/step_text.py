@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from l2attr.analysis.step_reading import dram_lines, edges_how, graph_line, measured_edge_lines  # noqa: F401
 from l2attr.analysis.step import compare_step_times, describe_kernel, top_edges, top_kernels, versus_claim
 from l2attr.analysis.step_edges import describe as describe_edge
 from l2attr.analysis.step_load import is_graph, step_name
@@ -22,17 +23,6 @@ EDGE_HEADERS = ["edge (producer -> consumer)", "MB", "natural µs", "edge_cold �
                 "saving µs [interval]", "control (rewarmed vs natural)", "judgement"]
 
 
-def graph_line(ans: Any) -> str:
-    """How a graph step's arms were made, and how well its replay matched the eager step."""
-    g = ans.manifest.get("graph") or {}
-    if not is_graph(ans.manifest):
-        return ""
-    differ = "" if g.get("capture_ops_same", True) else "; the captured ops differ from the eager step's"
-    return (f"CUDA graph step: natural = {g.get('natural', '?')}; cold = {g.get('cold', '?')}; "
-            f"{g.get('matched_kernels', '?')} of {g.get('replay_kernels', '?')} replayed kernels matched to "
-            f"the eager step's {g.get('eager_kernels', '?')} by name and order{differ}.")
-
-
 def edge_rows(ans: Any, n: int = 5) -> list[list[str]]:
     e = getattr(ans, "measured_edges", None)
     if e is None or not len(e):
@@ -42,23 +32,6 @@ def edge_rows(ans: Any, n: int = 5) -> list[list[str]]:
              f"{r['saving_us']:+.2f} [{r['saving_lo']:+.2f}, {r['saving_hi']:+.2f}]",
              f"{r['control']} ({r['control_pct']:+.1f} %)", _edge_words(r)]
             for r in e.head(n).to_dict("records")]
-
-
-def edges_how(m: dict[str, Any]) -> str:
-    """How a run's edges were measured and at which level (kernel nodes or ops), and why not kernel-level."""
-    why = m.get("kernel_edges_error")
-    parts = [m.get("edges_method", ""), m.get("edges_level", ""),
-             f"kernel-level edges not read: {why}" if why else ""]
-    return "; ".join(str(p) for p in parts if p)
-
-
-def measured_edge_lines(ans: Any, n: int = 5) -> list[str]:
-    """The CLI's lines: the measured edges, one sentence each (analysis/step_edges.describe)."""
-    e = getattr(ans, "measured_edges", None)
-    if e is None or not len(e):
-        return []
-    return [f"edges measured by selective eviction ({edges_how(ans.manifest)}):",
-            *[describe_edge(r) for r in e.head(n).to_dict("records")]]
 
 
 def _edge_block(ans: Any) -> list[str]:
@@ -144,22 +117,6 @@ def surgery_row(r: dict[str, Any]) -> list[str]:
             f"{r['dirty_us']:.2f}", f"{r['saving_us']:+.2f} / {r['saving_dirty_us']:+.2f}",
             f"{r['write_back_bound_us']:.2f} ({100 * r['write_back_bound_us'] / r['natural_us']:.0f} %)",
             _words(r["judgement"])]
-
-
-def dram_lines(path: Path) -> list[str]:
-    """The step's DRAM bytes under Nsight Compute, where `l2attr step --ncu` measured them."""
-    from l2attr.analysis.step import dram_totals
-    from l2attr.integrity.step import check_step_dram
-    from l2attr.rundir import RunDir
-    from l2attr.schema import STEP_DRAM
-
-    run = RunDir.open(path)
-    if not run.has(STEP_DRAM):
-        return []
-    t = dram_totals(check_step_dram(run.read(STEP_DRAM), run.path))
-    return ["", f"DRAM read + write per step under Nsight Compute (application replay): "
-                f"{t['none'] / 1e6:.2f} MB with cache control none, {t['all'] / 1e6:.2f} MB with cache control all "
-                f"(flushed before every kernel): {(t['all'] - t['none']) / 1e6:+.2f} MB kept off DRAM by reuse."]
 
 
 def _facts(ans: Any) -> dict[str, Any]:
