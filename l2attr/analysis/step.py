@@ -281,9 +281,9 @@ def answer(k: pd.DataFrame, ops: pd.DataFrame, times: pd.DataFrame | None = None
     matched = replay = eager = parts = None
     if f"saving_{MATCHED}_us" in pairs and len(pairs):
         matched = of_kernel_time("matched", pairs[f"saving_{MATCHED}_us"].to_numpy(float), kt)
-        judgement = matched.judgement.value
         replay = of_denominator("matched", matched.saving, REPLAY, step)
         eager = of_denominator("matched", matched.saving, EAGER, eager_interval(m))
+        judgement = (eager or replay or matched).judgement.value        # the headline's share's word
         control = [float(x) for x in sf.get("control_us") or [] if isinstance(x, (int, float)) and math.isfinite(x)]
         parts = split(pairs, control, len(met))
     return StepAnswer(kern, pairs, edges(ops, kern), float(np.median(kt)),
