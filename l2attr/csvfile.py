@@ -72,7 +72,17 @@ def read_complete_csv(path: Path, damage: Damage = STRICT) -> pd.DataFrame:
         df = pd.read_csv(io.BytesIO(data))
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise UserError(f"{path}: unreadable CSV ({str(exc).splitlines()[0]})") from None
-    return _without_long_numbers(df, str(path), damage)
+    return _without_long_numbers(as_object_text(df), str(path), damage)
+
+
+def as_object_text(df: pd.DataFrame) -> pd.DataFrame:
+    """Text columns as object columns, an empty cell NaN, as pandas 2 reads them: pandas 3 reads
+    text as its `str` dtype, whose later `map`/`where` results differ (None becomes NaN, then
+    'nan'); every reader downstream sees one form on either."""
+    for column in df.columns:
+        if df[column].dtype != object and pd.api.types.is_string_dtype(df[column].dtype):
+            df[column] = df[column].astype(object)
+    return df
 
 
 # No writer writes a number of more digits than a float's repr (about 25 characters); pandas

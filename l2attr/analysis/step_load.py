@@ -13,10 +13,10 @@ import pandas as pd
 
 from l2attr.analysis.significance import compare
 from l2attr.analysis.step_program import compiled_caveat, program_caveat, program_check
-from l2attr.errors import STRICT, UserError
+from l2attr.errors import STRICT, Damage, UserError
 from l2attr.integrity.manifest import check_manifest
 from l2attr.integrity.step import check_step_dram, check_step_tables, replays_a_graph
-from l2attr.integrity.step_counts import check_graph_counts
+from l2attr.integrity.step_counts import check_declared, check_graph_counts
 from l2attr.rundir import RunDir
 from l2attr.schema import KERNEL_EDGES, STEP_DRAM, STEP_EDGES, STEP_KERNELS, STEP_OPS, STEP_TIMES
 from l2attr.vocab import EDGE_ARMS, Command, RungId, StepMode, condition_words
@@ -52,7 +52,7 @@ def load_edges(run: RunDir) -> pd.DataFrame:
     return e
 
 
-def load_step(path: Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+def load_step(path: Path, damage: Damage = STRICT) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     run = RunDir.open(Path(path))
     m = run.manifest()
     if m.get("kind") != KIND:
@@ -79,6 +79,7 @@ def load_step(path: Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, p
                             f"({counts.min()}-{counts.max()}): cut or mixed data")
     if not is_graph(m) and k.groupby("condition").size().nunique() > 1:
         raise UserError(f"{where}: natural and cold steps hold different numbers of kernels: cut or mixed data")
+    check_declared(m, k, times if run.has(STEP_TIMES) else None, dram, run.path, damage)   # the declared arms, repeats
     if dram is not None:            # read by `step show` and the step pages: whole, or the run is refused
         check_step_dram(dram, run.path)
     _finite(times, "step_us", run.path / STEP_TIMES.filename, positive=True)
@@ -89,18 +90,23 @@ def is_graph(manifest: dict[str, Any]) -> bool:
     return (manifest.get("step") or {}).get("mode") == StepMode.GRAPH.value
 
 
-def analyse_step(path: Path) -> Any:
+def analyse_step(path: Path, damage: Damage = STRICT) -> Any:
+    """A step run's answer; `damage` (report --allow-partial) notes repeats a run lacks, and the
+    answer's first line says so."""
     from l2attr.analysis.step import answer
     from l2attr.analysis.step_edges import edge_results
 
-    m, k, ops, times = load_step(path)
+    before = len(damage.messages)
+    m, k, ops, times = load_step(path, damage)
+    partial = [f"Partial data (--allow-partial): {msg}" for msg in damage.messages[before:]]
     surgery = (m.get("step") or {}).get("mode") == StepMode.SURGERY.value
     ans = answer(k, ops, times, every_kernel=surgery)
     raw = load_edges(RunDir.open(Path(path)))
     if len(raw):
         _edge_fields(m, Path(path))
     edges = edge_results(raw, edge_names(m, k, ops)) if len(raw) else pd.DataFrame()
-    return replace(ans, note=first_line(m, ans), manifest=m, ops=ops, measured_edges=edges)
+    note = "\n".join([*partial, first_line(m, ans)]).strip("\n")
+    return replace(ans, note=note, manifest=m, ops=ops, measured_edges=edges)
 
 
 def _edge_fields(m: dict[str, Any], path: Path) -> None:

@@ -9,29 +9,30 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from l2attr.errors import UserError
+from l2attr.errors import Damage, UserError
 from l2attr.outputs import check_output
 from l2attr.rundir import RunDir
 from l2attr.vocab import Command
 
 
-Reader = Callable[[list[Path]], tuple[list[str], Callable[[], str], Callable[[str], str] | None]]
+Reader = Callable[[list[Path], Damage], tuple[list[str], Callable[[], str], Callable[[str], str] | None]]
 
 
-def _experiments(dirs: list[Path]) -> tuple[list[str], Callable[[], str], None]:
+def _experiments(dirs: list[Path], damage: Damage) -> tuple[list[str], Callable[[], str], None]:
     from l2attr.analysis.experiment_load import analyse_experiment, load_experiment
     from l2attr.report.experiment import render
 
-    analyses = [analyse_experiment(load_experiment(d)) for d in dirs]
-    return [h for a in analyses for h in a.verdict.get("headline", [])], lambda: render(analyses), None
+    analyses = [analyse_experiment(load_experiment(d, damage)) for d in dirs]
+    said = [f"Partial data (--allow-partial): {m}" for m in damage.messages]
+    return said + [h for a in analyses for h in a.verdict.get("headline", [])], lambda: render(analyses), None
 
 
-def _steps(dirs: list[Path]) -> tuple[list[str], Callable[[], str], Callable[[str], str]]:
+def _steps(dirs: list[Path], damage: Damage) -> tuple[list[str], Callable[[], str], Callable[[str], str]]:
     from l2attr.analysis.step_load import analyse_step, step_name
     from l2attr.report.step_page import render
     from l2attr.report.step_text import page_markdown
 
-    answers = [analyse_step(d) for d in dirs]
+    answers = [analyse_step(d, damage) for d in dirs]
     return ([a.headline(step_name(a)) for a in answers], lambda: render(answers, dirs),
             lambda title: page_markdown(title, list(zip(dirs, answers))))
 
@@ -64,9 +65,17 @@ def page_kind(run_dirs: list[Path]) -> str | None:
 
 
 def report_page(kind: str, run_dirs: list[Path], fmt: str, output: Path | None,
-                emit: Callable[[Path | None, str], int], write: Callable[[Path, str], None]) -> int:
+                emit: Callable[[Path | None, str], int], write: Callable[[Path, str], None],
+                allow_partial: bool = False) -> int:
+    """The kind's page; with `allow_partial` a run short of what its manifest declares is read,
+    and each shortfall said on the console and on the page (the answer's first line)."""
+    import sys
+
     title, read = PAGES[kind]
-    headlines, render, page = read(run_dirs)
+    damage = Damage(allow_partial)
+    headlines, render, page = read(run_dirs, damage)
+    for message in damage.messages:
+        print(f"l2attr report: warning: partial data: {message}", file=sys.stderr)
     if fmt == "md":
         if page is not None:
             return emit(output, page(title))
