@@ -119,6 +119,8 @@ def check_manifest(manifest: dict[str, Any], path: Path, damage: Damage) -> None
         for name in shape if manifest.get("schema_version") == 1 else sorted(known):
             if name not in config:
                 bad(f"config.{name}", "present (the workload's shape)", None)
+        for name in sorted(set(map(str, config)) - known):     # every writer records cfg.to_dict()
+            bad(f"config.{name}", "a field of the workload (" + ", ".join(sorted(known)) + ")", config[name])
         try:
             WorkloadConfig(**{k: v for k, v in config.items() if k in known})
         except UserError as exc:
@@ -134,6 +136,8 @@ def check_manifest(manifest: dict[str, Any], path: Path, damage: Damage) -> None
         name = gpu.get("name") if isinstance(gpu, dict) else None
         if not (isinstance(name, str) and name.strip()) and not (isinstance(gpu, dict) and "name" not in gpu):
             bad("gpu.name", "a non-empty string (the GPU the run measured)", name if isinstance(gpu, dict) else gpu)
+    if "config" in manifest and not isinstance(config, dict) and manifest.get("kind") not in ENGINE_KINDS:
+        bad("config", "an object (the workload's shape)", config)
     if "measure" in manifest and not isinstance(manifest["measure"], dict):
         bad("measure", "an object (the ladder's settings)", manifest["measure"])
     if "sweep" in manifest and not isinstance(manifest["sweep"], dict):

@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from l2attr.vocab import Command, StepMode, TimerKind, CELL_CONDITIONS, condition_words
+from l2attr.vocab import Command, Family, StepMode, TimerKind, CELL_CONDITIONS, condition_words
 
 Rule = tuple[Callable[[Any], bool], str]
 Bad = Callable[[str, str, Any], None]
@@ -83,10 +83,22 @@ def lists(v: Any) -> bool:
 LIST_OF_LISTS: Rule = (lists, "a list of lists of strings")
 NUMBER_OR_NULL_NONNEG: Rule = (lambda v: v is None or (_number(v) and v >= 0), "a finite number >= 0 or null")
 
+POSITIVE: Rule = (lambda v: _number(v) and 0 < v <= 1e6, "a finite number > 0")
+# the adaptive stopping rule a ladder, sweep or experiment records (measure/adaptive.py AdaptiveRule.manifest)
+ADAPTIVE: dict[str, Rule] = {"": OBJECT, ".target_rel": POSITIVE, ".min_repeats": whole(1),
+                             ".max_repeats": whole(1), ".max_seconds": POSITIVE}
+FAMILIES: Rule = words(Family.values())
+
+
+def adaptive(at: str, null: bool = False) -> dict[str, Rule]:
+    rules = {f"{at}{k}": r for k, r in ADAPTIVE.items()}
+    return {**rules, at: nullable({at: OBJECT})[at]} if null else rules
+
+
 BY_KIND: dict[str, dict[str, Rule]] = {
     Command.LADDER.value: {
         "measure.bandwidth": FLAG, "measure.cache_dir": TEXT_OR_NULL, "measure.drop_out_of_range": FLAG,
-        "measure.extra_cells": LIST, "measure.families": STRINGS, "measure.host_repeat": FLAG,
+        "measure.extra_cells": LIST, "measure.families": FAMILIES, **adaptive("adaptive"), "measure.host_repeat": FLAG,
         "measure.hot": TEXT_OR_NULL, "measure.l2_state": TEXT, "measure.maxrregcount": whole(0),
         "measure.nvtx_calls": FLAG, "measure.nvtx_last": whole(0), "measure.pin_granularity": TEXT_OR_NULL,
         "measure.profiles": STRINGS, "measure.repeats": whole(1), "measure.rpf_depth": whole(0),
@@ -122,7 +134,9 @@ BY_KIND: dict[str, dict[str, Rule]] = {
         "reference_check.max_abs_error": NUMBER_OR_NULL, "reference_check.reference_max_abs": NUMBER_OR_NULL,
         "profile": OBJECT, "profile.chip": TEXT_OR_NULL, "profile.metrics": TEXT_OR_NULL,
         "profile.report": TEXT_OR_NULL, "profile.wall_s": SECONDS, "profile.command": STRINGS,
-        "profile.ncu_argv": STRINGS, "profile.warnings": STRINGS,
+        "profile.ncu_argv": STRINGS, "profile.warnings": STRINGS, **adaptive("adaptive"),
+        "experiment.until_rel_ci": nullable({"x": POSITIVE})["x"], "experiment.max_repeats": nullable({"x": whole(1)})["x"],
+        "experiment.max_seconds": nullable({"x": POSITIVE})["x"],
     },
     Command.STEP.value: {
         "step": OBJECT, "step.name": TEXT, "step.repeats": whole(2), "step.warmup": whole(0),
@@ -132,7 +146,7 @@ BY_KIND: dict[str, dict[str, Rule]] = {
         "step_ncu.chip": TEXT_OR_NULL, "step_ncu.metrics": TEXT_OR_NULL,
     },
     Command.SWEEP.value: {
-        "sweep.axis": TEXT, "sweep.families": STRINGS, "sweep.profiles": STRINGS,
+        "sweep.axis": TEXT, "sweep.families": FAMILIES, **adaptive("sweep.adaptive", null=True), "sweep.profiles": STRINGS,
         "sweep.repeats": whole(1), "sweep.host_repeat": FLAG, "sweep.spin_us": TOLERANCE,
         "sweep.orders": STRINGS, "sweep.nvtx_ranges": FLAG, "sweep.profile": FLAG,
         "sweep.cache_dir": TEXT_OR_NULL, "sweep.pin_granularity": TEXT_OR_NULL,
@@ -188,6 +202,12 @@ def check_fields(manifest: dict[str, Any], bad: Bad, required: tuple[str, ...] =
             if recorded != (mode == facts) and (recorded or "mode" in step):
                 bad("step.mode", f"{facts} exactly when the manifest records the {facts} facts ({facts})", mode)
                 break
+    for at in ("adaptive", "sweep.adaptive"):
+        rule = _values(manifest, at)
+        if rule and isinstance(rule[0][1], dict) and not any(w == at or w.startswith(at + ".") for w in wrong):
+            lo, hi = rule[0][1].get("min_repeats"), rule[0][1].get("max_repeats")
+            if _whole(lo) and _whole(hi) and lo > hi:
+                bad(f"{at}.max_repeats", f"at least {at}.min_repeats ({lo})", hi)
     decl = manifest.get("experiment")
     if kind == Command.EXPERIMENT.value and isinstance(decl, dict) and "experiment.conditions" not in wrong:
         conditions, baseline = decl.get("conditions"), decl.get("baseline")
