@@ -69,7 +69,7 @@ def read_complete_csv(path: Path, damage: Damage = STRICT) -> pd.DataFrame:
             raise UserError(f"{path}: not a whole gzip file ({exc})") from None
     data = check_complete(data, str(path), damage)
     try:
-        df = pd.read_csv(io.BytesIO(data))
+        df = pd.read_csv(io.BytesIO(data), low_memory=False)     # one dtype per column, however long
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise UserError(f"{path}: unreadable CSV ({str(exc).splitlines()[0]})") from None
     return _without_long_numbers(as_object_text(df), str(path), damage)
