@@ -17,11 +17,11 @@ from l2attr import atomic
 from l2attr.csvfile import read_complete_csv
 from l2attr.errors import STRICT, Damage, UserError
 from l2attr.schema import CELLS, READABLE_VERSIONS, SAMPLES, SCHEMA_VERSION, TABLES, Table, check_frame
-from l2attr.vocab import Family, Pin, Quantity, RungId, Timer
+from l2attr.vocab import Command, Family, Pin, Quantity, RungId, Timer
 
 MANIFEST = "manifest.json"
 # the kinds l2attr wrote before kernel families (schema version 1): the ladder and its profile
-V1_KINDS = ("ladder", "profile")
+V1_KINDS = (Command.LADDER.value, Command.PROFILE.value)
 
 
 def utc_stamp(now: dt.datetime | None = None) -> str:
@@ -246,15 +246,15 @@ def command_line() -> str:
 __all__ = ["RunDir", "MANIFEST", "TABLES", "utc_stamp", "command_line"]
 
 
-def open_for_resume(path: Path, kind: str) -> tuple["RunDir", dict[str, Any]]:
+def open_for_resume(path: Path, kind: str, check: Any = None) -> tuple["RunDir", dict[str, Any]]:
     """A run dir of `kind` written by this schema, and its manifest: what `--resume` may continue.
 
-    Why one place: a run of another kind or an older schema can be reported, never extended."""
+    Why one place: a run of another kind or an older schema can be reported, never extended.
+    `check(manifest, path)`: the typed contract (integrity/manifest.py check_manifest, which stands
+    above this module; the commands pass it in). An experiment's resume needs none: its
+    declaration must equal the one it resumes, field for field."""
     from l2attr.errors import UserError
     from l2attr.schema import SCHEMA_VERSION
-
-    from l2attr.errors import STRICT
-    from l2attr.integrity.manifest import check_manifest
 
     run = RunDir.open(path)
     m = run.manifest()
@@ -263,7 +263,8 @@ def open_for_resume(path: Path, kind: str) -> tuple["RunDir", dict[str, Any]]:
     if m.get("schema_version") != SCHEMA_VERSION:
         raise UserError(f"{path} was written by an older l2attr (schema "
                         f"{m.get('schema_version')}); it can be reported but not resumed")
-    check_manifest(m, run.path, STRICT)      # the kind's typed fields, before anything is built from them
+    if check is not None:   # the kind's typed fields (integrity/manifest.py), before anything is built from them
+        check(m, run.path)
     return run, m
 
 

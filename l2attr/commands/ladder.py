@@ -133,10 +133,11 @@ def _resume(args: argparse.Namespace):
     from dataclasses import fields
 
     from l2attr.dlrm.measure.run import LadderOptions
+    from l2attr.integrity.manifest import check_manifest
     from l2attr.rundir import open_for_resume, resumed
     from l2attr.vocab import Family
 
-    run, m = open_for_resume(args.resume, Command.LADDER)   # typed (integrity/manifest.py) first
+    run, m = open_for_resume(args.resume, Command.LADDER, check_manifest)   # typed (integrity/manifest.py) first
     cfg = resumed(run, "config", lambda: WorkloadConfig(**m["config"]))
 
     def options() -> LadderOptions:

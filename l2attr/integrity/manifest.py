@@ -100,8 +100,11 @@ def _lookup(manifest: dict[str, Any], dotted: str) -> Any:
     return value
 
 
-def check_manifest(manifest: dict[str, Any], path: Path, damage: Damage) -> None:
+def check_manifest(manifest: dict[str, Any], path: Path, damage: Damage | None = None) -> None:
     """Every typed field of a run's manifest (any kind); each wrong one through `damage`."""
+    from l2attr.errors import STRICT
+
+    damage = damage or STRICT
     source = f"{path}/manifest.json"
 
     said: set[str] = set()

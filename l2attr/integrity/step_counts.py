@@ -110,8 +110,8 @@ def _check_call_times(got: dict[str, Any], manifest: dict[str, Any], path: Path,
 # hold, so each is held to it here.
 
 # the arms a step run measured before its manifest listed them (`surgery.arms`)
-DEFAULT_ARMS = {StepMode.SURGERY.value: ("natural", "cold", "cold_dirty")}
-TWO_ARMS = ("natural", "cold")
+DEFAULT_ARMS = {StepMode.SURGERY.value: (L2Condition.NATURAL.value, L2Condition.COLD.value, L2Condition.COLD_DIRTY.value)}
+TWO_ARMS = (L2Condition.NATURAL.value, L2Condition.COLD.value)
 
 
 def declared_arms(manifest: dict[str, Any]) -> tuple[str, ...]:
@@ -139,7 +139,7 @@ def check_declared(manifest: dict[str, Any], kernels: pd.DataFrame, times: pd.Da
     have = list(dict.fromkeys(cond))
     missing, extra = [a for a in arms if a not in have], [c for c in have if c not in arms]
     if missing or extra:
-        raise UserError(f"{source}: the arms are {', '.join(have) or 'none'}, the manifest declares "
+        raise UserError(f"{source}: the arms are {', '.join(have) or '(no rows)'}, the manifest declares "
                         f"{', '.join(arms)} (" + ("; ".join(
                             ([f"missing {', '.join(missing)}"] if missing else [])
                             + ([f"undeclared {', '.join(extra)}"] if extra else []))) + ")")
