@@ -93,6 +93,28 @@ def required_fields(manifest: dict[str, Any]) -> tuple[str, ...]:
     return out
 
 
+def manifest_doc() -> str:
+    """The manifest section of docs/run-dirs.md (manifest_fields.manifest_doc over these rules)."""
+    from l2attr.integrity.manifest_fields import manifest_doc as doc
+
+    return doc(required_fields, CHECKED)
+
+
+# the rules check_manifest states by hand (beside manifest_fields' tables), for the docs
+CHECKED = {
+    "schema_version": "1 or 2 (1: a ladder or profile run written before kernel families)",
+    "created_utc": "an ISO 8601 time (when the run was made)",
+    "config": "an object: every field of the workload (WorkloadConfig), no other",
+    "gpu.name": "a non-empty string (the GPU the run measured)",
+    "measure": "an object (the ladder's settings)", "sweep": "an object (the sweep's settings)",
+    **{k: "a finite number > 0 (GB/s)" for k in BANDWIDTHS},
+    "validity_control.verdict": "one of " + ", ".join((*VALIDITY_VERDICTS, "skipped")),
+    "replayer_passes": "an object: report -> a whole number of kernels >= 0",
+    "software.l2attr": "a string (the code that measured)", "versions.l2attr": "a string (the code that measured)",
+    "(any string)": "text without a lone surrogate escape (\\ud800)",
+}
+
+
 def _lookup(manifest: dict[str, Any], dotted: str) -> Any:
     value: Any = manifest
     for part in dotted.split("."):

@@ -142,7 +142,10 @@ BY_KIND: dict[str, dict[str, Rule]] = {
         "step": OBJECT, "step.name": TEXT, "step.repeats": whole(2), "step.warmup": whole(0),
         "step.function": TEXT_OR_NULL, "step.mode": word(StepMode.values()), "step.edges": whole(0),
         "step.facts": OBJECT, "cold": ANY_TEXT, "edges_method": ANY_TEXT,
-        "graph": OBJECT, "graph.*": SCALAR, "surgery": OBJECT, "surgery.compiled": FLAG, "surgery.call_kernel_difference": OBJECT, "step_ncu": OBJECT, "step_ncu.argv": OBJECT,
+        "graph": OBJECT, "graph.*": SCALAR, "surgery": OBJECT, "surgery.compiled": FLAG,
+        "surgery.arms": ((lambda v: isinstance(v, list) and len(v) > 0 and texts(v) and len(set(v)) == len(v)),
+                         "a non-empty list of distinct arm names (the conditions step_kernels.csv holds; "
+                         "absent: natural, cold, cold_dirty; other surgery keys are free)"), "surgery.call_kernel_difference": OBJECT, "step_ncu": OBJECT, "step_ncu.argv": OBJECT,
         "step_ncu.chip": TEXT_OR_NULL, "step_ncu.metrics": TEXT_OR_NULL,
     },
     Command.SWEEP.value: {
@@ -214,3 +217,24 @@ def check_fields(manifest: dict[str, Any], bad: Bad, required: tuple[str, ...] =
         if isinstance(conditions, list) and "experiment.baseline" not in wrong and baseline not in conditions:
             bad("experiment.baseline", "one of the declared conditions (the comparand every verdict needs)",
                 baseline)
+
+
+def manifest_doc(required: Callable[[dict[str, Any]], tuple[str, ...]], checked: dict[str, str]) -> str:
+    """docs/run-dirs.md's manifest section, made from these tables (tests/test_schema_readme.py
+    holds the page to it): per kind, every typed field, its rule, and whether every writer of the
+    kind records it (`required(manifest)`: integrity/manifest.py's required_fields); `checked`: the
+    rules manifest.py states by hand (field -> rule)."""
+    out = []
+    for kind in (Command.LADDER.value, Command.SWEEP.value, Command.PROFILE.value, Command.TIMELINE.value,
+                 Command.EXPERIMENT.value, Command.STEP.value):
+        need = required({"kind": kind, "schema_version": 2})
+        table = {**{f: (None, checked.get(f, "present")) for f in need},
+                 **{f: (None, r) for f, r in checked.items() if f in need or f.split(".")[0] not in ("measure", "sweep")
+                    or f.split(".")[0] in need},
+                 **COMMON, **BY_KIND.get(kind, {})}
+        out += [f"**`{kind}`** manifest", "", "| field | rule | every writer records it |", "|---|---|---|"]
+        for name in sorted(table, key=lambda f: (f not in need, f)):
+            rule = table[name][1].replace("|", "\\|")
+            out.append(f"| `{name}` | {rule} | {'yes' if name in need else ''} |")
+        out.append("")
+    return "\n".join(out)
