@@ -57,6 +57,15 @@ def test_one_kernels_cold_rows_relabelled_is_refused(surgery):
     refused(surgery, "step_kernels.csv", "cold")
 
 
+def test_one_kernels_cold_rows_given_another_node_is_refused(surgery):
+    """The cold rows of node 1 relabelled as a node no other arm has: the kernel's pairs vanish."""
+    def relabel(df):
+        df.loc[(df["condition"] == "cold") & (df["node"] == "1"), "node"] = "7"
+        return df
+    edit(surgery, "step_kernels.csv", relabel)
+    refused(surgery, "step_kernels.csv", "arm cold holds other kernels")
+
+
 def test_kernels_swapped_between_arms_is_refused(surgery):
     def swap(df):
         cold = df["condition"] == "cold"
@@ -82,12 +91,12 @@ def test_clean_cold_arm_deleted_is_refused(surgery):
     refused(surgery, "step_kernels.csv", "missing cold")
 
 
-def test_undeclared_arm_is_refused(surgery):
-    def add(df):
-        extra = df[df["condition"] == "cold"].assign(condition="cold_dirty")
-        return pd.concat([df[df["condition"] != "cold_dirty"], extra.assign(condition="natural_x")])
-    edit(surgery, "step_kernels.csv", add)
-    refused(surgery, "step_kernels.csv")
+def test_undeclared_arm_is_refused(tmp_path):
+    """An eager step measures natural and cold: cold_dirty rows (a word of the vocabulary, an arm
+    this run never declared) are refused, not averaged in or dropped."""
+    run = copy_run("step", tmp_path)
+    edit(run, "step_kernels.csv", lambda df: pd.concat([df, df[df["condition"] == "cold"].assign(condition="cold_dirty")]))
+    refused(run, "step_kernels.csv", "undeclared cold_dirty")
 
 
 def test_declared_arms_come_from_the_manifest(surgery):
