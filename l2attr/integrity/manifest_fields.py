@@ -229,8 +229,8 @@ def manifest_doc(required: Callable[[dict[str, Any]], tuple[str, ...]], checked:
                  Command.EXPERIMENT.value, Command.STEP.value):
         need = required({"kind": kind, "schema_version": 2})
         table = {**{f: (None, checked.get(f, "present")) for f in need},
-                 **{f: (None, r) for f, r in checked.items() if f in need or f.split(".")[0] not in ("measure", "sweep")
-                    or f.split(".")[0] in need},
+                 **{f: (None, r) for f, r in checked.items()       # a kind's own section only where it has it
+                    if f.split(".")[0] in need or f.split(".")[0] not in ("measure", Command.SWEEP.value, "config")},
                  **COMMON, **BY_KIND.get(kind, {})}
         out += [f"**`{kind}`** manifest", "", "| field | rule | every writer records it |", "|---|---|---|"]
         for name in sorted(table, key=lambda f: (f not in need, f)):
