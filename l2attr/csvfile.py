@@ -52,6 +52,12 @@ def check_complete(data: bytes, label: str, damage: Damage = STRICT) -> bytes:
     return out.getvalue().encode()
 
 
+# Floats read back exactly as written: pandas 2 parses with its fast "high" precision by default, one
+# unit in the last place off (0.2 read as 0.20000000000000004 on 2.0); pandas 3 reads them exactly
+# and deprecates the argument.
+ROUND_TRIP = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
+
+
 def read_complete_csv(path: Path, damage: Damage = STRICT) -> pd.DataFrame:
     """The table at `path`, read only if it is complete (see check_complete)."""
     path = Path(path)
@@ -69,9 +75,7 @@ def read_complete_csv(path: Path, damage: Damage = STRICT) -> pd.DataFrame:
             raise UserError(f"{path}: not a whole gzip file ({exc})") from None
     data = check_complete(data, str(path), damage)
     try:
-        # one dtype per column however long; floats read back exactly as written (pandas 2.0 parses
-        # with its fast "high" precision, one unit in the last place off: 0.2 read as 0.20000000000000004)
-        df = pd.read_csv(io.BytesIO(data), low_memory=False, float_precision="round_trip")
+        df = pd.read_csv(io.BytesIO(data), low_memory=False, **ROUND_TRIP)   # one dtype per column, however long
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise UserError(f"{path}: unreadable CSV ({str(exc).splitlines()[0]})") from None
     return _without_long_numbers(as_object_text(df), str(path), damage)

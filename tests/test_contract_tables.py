@@ -154,6 +154,16 @@ def test_a_repeat_pair_removed_is_refused(experiment):
     refused(experiment, "exp_samples.csv", "experiment.repeats 3")
 
 
+def test_a_repeat_pair_removed_is_read_with_allow_partial_and_said(experiment, tmp_path):
+    edit(experiment, "exp_samples.csv", lambda df: df[~df["repeat"].isin(["4", "5"])])
+    recompute_cells(experiment)
+    for out in (tmp_path / "p.md", tmp_path / "p.html"):
+        o = read(["report", str(experiment), "-o", str(out), "--allow-partial"])
+        assert o.code == 0, o.err
+        assert "warning: partial data" in o.err and "holds 4 repeats" in o.err
+        assert "holds 4 repeats" in out.read_text()
+
+
 def test_samples_of_an_undeclared_condition_are_refused(experiment):
     def add(df):
         return pd.concat([df, df[df["condition"] == "natural"].assign(condition="no_producer")])
