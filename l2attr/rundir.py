@@ -19,6 +19,8 @@ from l2attr.errors import STRICT, Damage, UserError
 from l2attr.schema import CELLS, READABLE_VERSIONS, SAMPLES, SCHEMA_VERSION, TABLES, Table, check_frame
 from l2attr.vocab import Command, Family, Pin, Quantity, RungId, Timer
 
+COMPLETE = "complete"      # the manifest status a finished run writes (steps/run.py, the readers check it)
+
 MANIFEST = "manifest.json"
 # the kinds l2attr wrote before kernel families (schema version 1): the ladder and its profile
 V1_KINDS = (Command.LADDER.value, Command.PROFILE.value)

@@ -54,3 +54,10 @@ def test_pipeline_line_is_current():
     text = text_with(readme_experiments.PIPELINE_BEGIN)
     assert between(text, readme_experiments.PIPELINE_BEGIN, readme_experiments.PIPELINE_END).strip() == \
         readme_experiments.pipeline_block().strip()
+
+
+def test_llm_grid_line_is_current():
+    """The README's answer to the study for LLM steps is generated from the grid's committed runs."""
+    text = text_with(readme_experiments.GRID_BEGIN)
+    assert between(text, readme_experiments.GRID_BEGIN, readme_experiments.GRID_END).strip() == \
+        readme_experiments.grid_block().strip()

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from l2attr.analysis.step_load import analyse_step
+from l2attr.analysis.step import analyse_step
 from l2attr.cli import main
 from l2attr.report.step_text import page_markdown, steps_markdown
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import gzip
 import json
 
-from l2attr.analysis.step_load import analyse_step, load_step
+from l2attr.analysis.step import analyse_step
+from l2attr.analysis.step_load import load_step
 from l2attr.cli import main
 from l2attr.steps.trace import kernels
 

@@ -30,6 +30,8 @@ BEGIN, END = "<!-- experiments:begin -->\n", "<!-- experiments:end -->"
 TIMER_BEGIN, TIMER_END = "<!-- timer:begin -->\n", "<!-- timer:end -->"
 STEPS_BEGIN, STEPS_END = "<!-- steps:begin -->\n", "<!-- steps:end -->"
 PIPELINE_BEGIN, PIPELINE_END = "<!-- pipeline:begin -->", "<!-- pipeline:end -->"
+GRID_BEGIN, GRID_END = "<!-- llm-grid:begin -->", "<!-- llm-grid:end -->"
+GRID = ROOT / "examples" / "steps" / "hf_grid"
 
 
 def runs(folder: Path) -> list[Path]:
@@ -51,17 +53,34 @@ def timer_block() -> str:
 
 def pipeline_block(folder: Path | None = None) -> str:
     """The README's one line on the paper's pipeline figure (analysis/step_load.py)."""
-    from l2attr.analysis.step_load import analyse_step, pipeline_sentence
+    from l2attr.analysis.step import analyse_step
+    from l2attr.analysis.step_load import pipeline_sentence
 
     runs = runs_in(folder or ROOT / "examples" / "steps" / "surgery")
     return pipeline_sentence([analyse_step(p) for p in runs]) + (
         " (`examples/steps/surgery/`, `python benchmarks/bench_steps.py`)")
 
 
+def grid_block(folder: Path | None = None) -> str:
+    """The README's answer to the study for LLM steps, from the HuggingFace grid's committed runs
+    (analysis/step_reading.py grid_sentence); says so when the grid has not run."""
+    from l2attr.analysis.step import StepAnswer
+    from l2attr.analysis.step_reading import grid_sentence
+
+    folder = folder or GRID
+    found = sorted(p.parent for p in folder.rglob("manifest.json")) if folder.is_dir() else []
+    if not found:
+        return ("The HuggingFace grid (`python examples/steps/hf_grid.py`, a Llama-style and a GPT-2-style model, "
+                "decode and prefill) has not run on the H200 yet: no answer for LLM steps is given here.")
+    gpu = ((StepAnswer.from_run(found[0]).manifest.get("gpu") or {}).get("name")) or "this GPU"
+    return (grid_sentence([StepAnswer.from_run(p) for p in found]) + f" {len(found)} steps on {gpu} "
+            "(`examples/steps/hf_grid/README.md`, `python examples/steps/hf_grid.py`)")
+
+
 def steps_block(folder: Path | None = None) -> str:
     """Every step run of `folder` (default examples/steps/runs): per run its answer, measured edges,
     graph method and DRAM bytes; then the DLRM step times against no pin, and the sweep grids."""
-    from l2attr.analysis.step_load import analyse_step
+    from l2attr.analysis.step import analyse_step
     from l2attr.report.step_text import steps_markdown
 
     runs = [(p, analyse_step(p)) for p in runs_in(folder or ROOT / "examples" / "steps" / "surgery")]
@@ -88,5 +107,6 @@ if __name__ == "__main__":
         write_block(TIMER_BEGIN, TIMER_END, timer_block())
         write_block(STEPS_BEGIN, STEPS_END, steps_block())
         write_block(PIPELINE_BEGIN, PIPELINE_END, pipeline_block())
+        write_block(GRID_BEGIN, GRID_END, grid_block())
     else:
         print(block() + "\n" + timer_block() + "\n" + steps_block())

@@ -28,11 +28,13 @@ def _experiments(dirs: list[Path], damage: Damage) -> tuple[list[str], Callable[
 
 
 def _steps(dirs: list[Path], damage: Damage) -> tuple[list[str], Callable[[], str], Callable[[str], str]]:
-    from l2attr.analysis.step_load import analyse_step, step_name
+    from l2attr.analysis.step import analyse_step
+    from l2attr.analysis.step_load import partial_reading, step_name
     from l2attr.report.step_page import render
     from l2attr.report.step_text import page_markdown
 
-    answers = [analyse_step(d, damage) for d in dirs]
+    with partial_reading(damage):            # each answer's first line says what it read past
+        answers = [analyse_step(d) for d in dirs]
     return ([a.headline(step_name(a)) for a in answers], lambda: render(answers, dirs),
             lambda title: page_markdown(title, list(zip(dirs, answers))))
 

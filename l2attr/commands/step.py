@@ -8,6 +8,7 @@ run dir.
   l2attr step --out runs -- python my_step.py
   l2attr step --eager --out runs -- python my_step.py     # the per-op method (no graph capture)
   l2attr step --ncu --ncu-metrics dram --out runs -- python my_step.py
+  l2attr step --matched --out runs -- python my_step.py   # the write-back read by ncu first: the matched arm
   l2attr step --show runs/<...>-decode
 """
 
@@ -33,6 +34,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ncu", action="store_true",
                    help="also DRAM bytes per kernel under Nsight Compute (application replay, cache control "
                         "none against all)")
+    p.add_argument("--matched", action="store_true",
+                   help="read each kernel node's inherited write-back under Nsight Compute first (the script "
+                        "re-run as its child, cache control none against all), so the answer is the "
+                        "write-back-matched cold arm rather than the clean/dirty bracket")
     p.add_argument("--chip", help="with --ncu: ga100 | gh100 (default: from the GPU)")
     p.add_argument("--ncu-metrics", default="l2", metavar="SET",
                    help="with --ncu: the metric set (default l2; dram: DRAM bytes only, the fewest replay passes)")
@@ -47,7 +52,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def summary(path: Path) -> str:
     from l2attr.analysis.step import describe_kernel, top_edges, top_kernels
-    from l2attr.analysis.step_load import analyse_step
+    from l2attr.analysis.step import analyse_step
 
     ans = analyse_step(path)
     name = (ans.manifest.get("step") or {}).get("name", path.name)
@@ -67,12 +72,27 @@ def summary(path: Path) -> str:
     return "\n".join(lines + [x for x in [graph_line(ans), *dram_lines(path)] if x])
 
 
+def _write_back(command: list[str], tmp: Path, warmup: int) -> str:
+    """The matched arm's reading: the marked script re-run under ncu as its own graph child (both
+    cache controls), each kernel node's inherited write-back into a CSV the measuring run reads."""
+    from l2attr.steps.ncu import child_env, deltas, profile_graph
+
+    d = deltas(profile_graph(command, tmp / "ncu", 1, sets="dram", env=child_env(warmup, "ncu-graph", 1)))
+    path = tmp / "write_back.csv"
+    d.to_csv(path, index=False)
+    return str(path)
+
+
 def check_flags(args: argparse.Namespace) -> None:
     """What the step's own flags must be, by the rules every command shares: a known chip, metric
     names that resolve, a folder of runs that can hold one (a typo must not cost the user's run)."""
     from l2attr.catalog.sets import check_chip
     from l2attr.outputs import check_out_folder
     from l2attr.profile.metricsets import check_metrics_text
+
+    if args.matched and args.eager:
+        raise UserError("--matched reads the write-back of the captured step's kernel nodes: it does not apply "
+                        "to --eager (the per-op method)")
 
     check_out_folder(args.out)
     if not args.ncu and (args.chip is not None or args.ncu_metrics != "l2"):
@@ -98,15 +118,19 @@ def run(args: argparse.Namespace) -> int:
 
     args.out.mkdir(parents=True, exist_ok=True)
     before = set(args.out.iterdir())
+    import tempfile
+
     env = dict(os.environ)
-    env[ENV] = json.dumps({"out": str(args.out.resolve()), "repeats": args.repeats, "warmup": args.warmup,
-                           "name": args.name, "edges": args.edges, "graph": args.graph,
-                           "eager": args.eager})
     t0 = time.perf_counter()
-    try:
-        rc = subprocess.run(command, env=env, check=False).returncode
-    except FileNotFoundError:
-        raise UserError(f"cannot run {command[0]!r}: not found") from None
+    with tempfile.TemporaryDirectory(prefix="l2attr-write-back-") as tmp:
+        write_back = _write_back(command, Path(tmp), args.warmup) if args.matched else ""
+        env[ENV] = json.dumps({"out": str(args.out.resolve()), "repeats": args.repeats, "warmup": args.warmup,
+                               "name": args.name, "edges": args.edges, "eager": args.eager,
+                               "write_back": write_back})
+        try:
+            rc = subprocess.run(command, env=env, check=False).returncode
+        except FileNotFoundError:
+            raise UserError(f"cannot run {command[0]!r}: not found") from None
     new = sorted(p for p in set(args.out.iterdir()) - before if (p / "manifest.json").is_file())
     if rc != 0 or not new:
         raise UserError(f"{' '.join(command)} ended with status {rc} and wrote no step run "
