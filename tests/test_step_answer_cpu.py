@@ -32,7 +32,8 @@ def _kernels(arms=ARMS, repeats=REPEATS) -> pd.DataFrame:
 
 
 OPS = pd.DataFrame(columns=["op_index", "op", "module", "flushed_in_cold", "inputs", "outputs", "view"])
-TIMES = pd.DataFrame({"repeat": range(REPEATS), "step_us": [40.0] * REPEATS, "discard": [""] * REPEATS})
+# two untraced timings per repeat, as steps/timing.py writes them (the reader holds step_times.csv to it)
+TIMES = pd.DataFrame({"repeat": range(2 * REPEATS), "step_us": [40.0] * (2 * REPEATS), "discard": [""] * (2 * REPEATS)})
 MANIFEST = {"surgery": {"eager_us": [100.0] * REPEATS, "control_us": [0.5] * REPEATS}}
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from contextlib import contextmanager, nullcontext
+import sys
 from types import SimpleNamespace
 
 import numpy as np
@@ -199,6 +200,11 @@ def sim(monkeypatch):
     import l2attr.steps.run
 
     monkeypatch.setattr(l2attr.experiment.device, "Device", Device)
+    # The fake device simulates the eager and graph methods. Graph surgery starts where cuda-bindings
+    # imports (steps/surgery_run.py); torch's CUDA wheel installs it, and surgery then built real flush
+    # buffers on this fake torch (issue 38: 'SimpleNamespace' object has no attribute 'arange'), so
+    # the fake says it is not there, whatever the venv holds.
+    monkeypatch.setitem(sys.modules, "cuda.bindings.runtime", None)
     monkeypatch.setattr(l2attr.measure.timer, "BlockingTimer", Timer)
     monkeypatch.setattr(l2attr.steps.edges, "Warmer", Warmer)
     for mod in (l2attr.steps.run, l2attr.steps.edges, l2attr.steps.record):

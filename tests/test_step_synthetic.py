@@ -90,8 +90,8 @@ def make_run(root: Path, name: str, natural: dict[str, float], cold: dict[str, f
     run = RunDir.create(root, name, manifest)
     run.write(STEP_OPS, OPS)
     run.write(STEP_KERNELS, k)
-    run.write(STEP_TIMES, pd.DataFrame({"repeat": range(steps), "step_us": step_us + 0.01 * np.arange(steps),
-                                        "discard": [""] * steps}))
+    run.write(STEP_TIMES, pd.DataFrame({"repeat": range(2 * steps), "step_us": step_us + 0.01 * (np.arange(2 * steps) % steps),
+                                        "discard": [""] * (2 * steps)}))     # two per repeat, as steps/run.py times
     if edge_arms:
         rows = [{"edge": 0, "producer": 0, "consumer": 1, "bytes": 400, "arm": a, "repeat": r,
                  "consumer_us": v + 0.01 * r, "n_kernels": 1, "warmed_bytes": 0 if a in ("natural", "cold") else 400}
@@ -113,7 +113,7 @@ def test_make_run_writes_a_loadable_run(tmp_path):
 
     m, k, ops, times = load_step(make_run(tmp_path, "x", {"produce": 10.0, "consume": 20.0},
                                           {"produce": 12.0, "consume": 30.0}))
-    assert m["step"]["mode"] == "eager" and len(k) == 24 and len(ops) == 2 and len(times) == 6
+    assert m["step"]["mode"] == "eager" and len(k) == 24 and len(ops) == 2 and len(times) == 12
 
 
 # The retired graph writer's alignment (l2attr.step(graph=True) until issue 37), kept to make runs of

@@ -5,17 +5,19 @@ answer the paper's pipeline claim from the shipped rung steps' answers.
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pandas as pd
 
 from l2attr.analysis.significance import compare
 from l2attr.analysis.step_program import compiled_caveat, program_caveat, program_check
-from l2attr.errors import STRICT, UserError
+from l2attr.errors import STRICT, Damage, UserError
 from l2attr.integrity.manifest import check_manifest
 from l2attr.integrity.step import check_step_dram, check_step_tables, replays_a_graph
-from l2attr.integrity.step_counts import check_graph_counts
+from l2attr.integrity.step_counts import check_declared, check_graph_counts
 from l2attr.rundir import COMPLETE, RunDir
 from l2attr.schema import KERNEL_EDGES, STEP_DRAM, STEP_EDGES, STEP_KERNELS, STEP_OPS, STEP_TIMES
 from l2attr.vocab import EDGE_ARMS, Command, RungId, StepMode, condition_words
@@ -50,7 +52,27 @@ def load_edges(run: RunDir) -> pd.DataFrame:
     return e
 
 
-def load_step(path: Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+# `report --allow-partial` over step runs: the Damage the loader reads with (STRICT unless a page sets
+# one, commands/report_pages.py) and, per manifest read under it, what it read past, which the
+# answer's first line says (first_line). A context, so the answer's own path (analysis/step.py
+# analyse_step) needs no argument for it.
+_DAMAGE: ContextVar[Damage] = ContextVar("step_damage", default=STRICT)
+_PARTIAL: dict[int, tuple[dict[str, Any], list[str]]] = {}
+
+
+@contextmanager
+def partial_reading(damage: Damage) -> Iterator[Damage]:
+    token = _DAMAGE.set(damage)
+    try:
+        yield damage
+    finally:
+        _DAMAGE.reset(token)
+        _PARTIAL.clear()
+
+
+def load_step(path: Path, damage: Damage | None = None) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    damage = damage or _DAMAGE.get()
+    before = len(damage.messages)
     run = RunDir.open(Path(path))
     m = run.manifest()
     if m.get("kind") != KIND:
@@ -77,9 +99,12 @@ def load_step(path: Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, p
                             f"({counts.min()}-{counts.max()}): cut or mixed data")
     if not is_graph(m) and k.groupby("condition").size().nunique() > 1:
         raise UserError(f"{where}: natural and cold steps hold different numbers of kernels: cut or mixed data")
+    check_declared(m, k, times if run.has(STEP_TIMES) else None, dram, run.path, damage)   # the declared arms, repeats
     if dram is not None:            # read by `step show` and the step pages: whole, or the run is refused
         check_step_dram(dram, run.path)
     _finite(times, "step_us", run.path / STEP_TIMES.filename, positive=True)
+    if len(damage.messages) > before:
+        _PARTIAL[id(m)] = (m, damage.messages[before:])
     return m, k, ops, times
 
 
@@ -135,7 +160,15 @@ def overlap_line(kern: pd.DataFrame) -> str:
 
 def first_line(manifest: dict[str, Any], kernels: pd.DataFrame) -> str:
     """What the answer must say before anything else: a step measured per op (it could not be
-    captured, or eager was asked for) leaves kernels warm, and how much kernel time they hold."""
+    captured, or eager was asked for) leaves kernels warm, and how much kernel time they hold; before
+    it, what --allow-partial read past."""
+    said = _PARTIAL.get(id(manifest))
+    partial = [f"Partial data (--allow-partial): {m}" for m in said[1]] if said and said[0] is manifest else []
+    line = _first_line(manifest, kernels)
+    return "\n".join([*partial, *([line] if line else [])])
+
+
+def _first_line(manifest: dict[str, Any], kernels: pd.DataFrame) -> str:
     mode = (manifest.get("step") or {}).get("mode")
     if mode == StepMode.SURGERY.value:
         sf = manifest.get("surgery") or {}

@@ -138,7 +138,7 @@ def _run(args: argparse.Namespace, progress: Progress) -> int:
 
     kind = page_kind(run_dirs)
     if kind is not None:
-        return report_page(kind, run_dirs, fmt, output, _emit, _write)
+        return report_page(kind, run_dirs, fmt, output, _emit, _write, args.allow_partial)
     sweep_dirs, run_dirs = split_sweeps(run_dirs)
     progress.step(f"reading {len(run_dirs)} run dirs and {len(sweep_dirs)} sweeps")
     sweeps = load_sweeps(sweep_dirs, args.allow_partial)

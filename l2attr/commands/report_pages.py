@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from l2attr.errors import UserError
+from l2attr.errors import Damage, UserError
 from l2attr.outputs import check_output
 from l2attr.rundir import RunDir
 from l2attr.vocab import Command
@@ -27,23 +27,26 @@ class Page:
     text: Callable[[], str]
 
 
-def _experiments(dirs: list[Path]) -> Page:
+def _experiments(dirs: list[Path], damage: Damage) -> Page:
     from l2attr.analysis.experiment_load import analyse_experiment, load_experiment
     from l2attr.report.experiment import experiments_text, render
 
-    analyses = [analyse_experiment(load_experiment(d)) for d in dirs]
-    heads = [h for a in analyses for h in a.verdict.get("headline", [])]
+    analyses = [analyse_experiment(load_experiment(d, damage)) for d in dirs]
+    said = [f"Partial data (--allow-partial): {m}" for m in damage.messages]
+    heads = said + [h for a in analyses for h in a.verdict.get("headline", [])]
     return Page("\n".join(heads), lambda: render(analyses),
                 lambda title: "\n".join([f"# {title}", "", *[f"- {h}" for h in heads]]) + "\n",
                 lambda: experiments_text(analyses))
 
 
-def _steps(dirs: list[Path]) -> Page:
+def _steps(dirs: list[Path], damage: Damage) -> Page:
     from l2attr.analysis.step import StepAnswer
+    from l2attr.analysis.step_load import partial_reading
     from l2attr.report.step_page import render
     from l2attr.report.step_text import index_text, page_markdown
 
-    runs = [(d, StepAnswer.from_run(d)) for d in dirs]
+    with partial_reading(damage):            # each answer's first line says what it read past
+        runs = [(d, StepAnswer.from_run(d)) for d in dirs]
     answers = [a for _, a in runs]
     index = index_text(runs)
     return Page(answers[0].headline() if len(runs) == 1 else index, lambda: render(answers, dirs),
@@ -52,7 +55,7 @@ def _steps(dirs: list[Path]) -> Page:
 
 
 # run kind -> (Markdown title, reader: dirs -> Page)
-PAGES: dict[str, tuple[str, Callable[[list[Path]], Page]]] = {
+PAGES: dict[str, tuple[str, Callable[[list[Path], Damage], Page]]] = {
     Command.STEP: ("What is inter-kernel L2 reuse worth in a step? (l2attr step)", _steps),
     Command.EXPERIMENT: ("What is the L2 handoff worth? (l2attr experiments)", _experiments),
 }
@@ -79,9 +82,17 @@ def page_kind(run_dirs: list[Path]) -> str | None:
 
 
 def report_page(kind: str, run_dirs: list[Path], fmt: str, output: Path | None,
-                emit: Callable[[Path | None, str], int], write: Callable[[Path, str], None]) -> int:
+                emit: Callable[[Path | None, str], int], write: Callable[[Path, str], None],
+                allow_partial: bool = False) -> int:
+    """The kind's page; with `allow_partial` a run short of what its manifest declares is read,
+    and each shortfall said on the console and on the page (the answer's first line)."""
+    import sys
+
     title, read = PAGES[kind]
-    page = read(run_dirs)
+    damage = Damage(allow_partial)
+    page = read(run_dirs, damage)
+    for message in damage.messages:
+        print(f"l2attr report: warning: partial data: {message}", file=sys.stderr)
     if fmt in ("md", "text"):
         code = emit(output, page.markdown(title) if fmt == "md" else page.text())
         if output is not None and page.console:       # on stdout the page itself carries it
