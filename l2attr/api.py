@@ -35,6 +35,11 @@ class Experiment(Declaration):
              device: Any = None) -> ExperimentResult:
         """Time every condition; `.cells` (exp_cells.csv), `.verdict`, `.run_dir`, and a repr
         that prints the headline with its interval. Empty in the Nsight Compute child."""
+        if resume is not None:         # the typed contract before anything is built (integrity/manifest.py)
+            from l2attr.integrity.manifest import check_manifest
+            from l2attr.rundir import open_for_resume
+
+            open_for_resume(Path(resume), Command.EXPERIMENT.value, check_manifest)
         path = time_experiment(self, repeats=repeats, out=out, resume=resume, log=log, device=device)
         return ExperimentResult.from_run(path) if path is not None else ExperimentResult.empty(list(EXP_CELLS.columns))
 

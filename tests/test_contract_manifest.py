@@ -123,3 +123,31 @@ def test_a_lone_surrogate_escape_is_refused(tmp_path, kind, path):
         argv.append(["step", "--show", str(run)] if kind == "step" else ["experiment", "show", str(run)])
     for a in argv:
         one_line(a, "manifest.json", ".".join(path))
+
+
+def test_an_experiment_resume_checks_the_typed_contract_before_anything_is_built(tmp_path):
+    """Issue 38: `Experiment.time(resume=...)` reads the manifest through the same typed rules as
+    every other read path, before a device or a declaration is touched."""
+    import json
+    import shutil
+    from pathlib import Path
+
+    import pytest
+
+    import l2attr
+    from l2attr.errors import UserError
+
+    src = Path(__file__).resolve().parents[1] / "examples" / "experiments" / "20261201T163314Z-my-pair"
+    run = tmp_path / src.name
+    shutil.copytree(src, run)
+    m = json.loads((run / "manifest.json").read_text())
+    m["experiment"]["repeats"] = "many"
+    (run / "manifest.json").write_text(json.dumps(m))
+
+    class NoDevice:
+        def __getattr__(self, name):
+            raise AssertionError("the device was used before the manifest was checked")
+
+    exp = l2attr.Experiment("my-pair", setup=lambda: None, producer=lambda t: None, consumer=lambda t: None)
+    with pytest.raises(UserError, match="manifest.json"):
+        exp.time(resume=run, device=NoDevice())
