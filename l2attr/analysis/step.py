@@ -233,9 +233,10 @@ class StepAnswer:
         step = ""
         if self.step_time.valid:
             m, a, b = self.step_share
-            step = f", {100 * m:+.2f} % [{100 * a:+.2f}, {100 * b:+.2f}] of the {self.step_time.median:.1f} µs step"
+            whole = "graph replay" if self.every_kernel else "step"
+            step = f", {100 * m:+.2f} % [{100 * a:+.2f}, {100 * b:+.2f}] of the {self.step_time.median:.1f} µs {whole}"
         where = "kernel node" if self.every_kernel else "op"
-        return first + (f"{name}: inter-kernel L2 reuse is {what}; cold before each {where}, the kernels take "
+        return first + (f"{name}: inter-kernel L2 reuse is {what}; clean-cold before each {where}, the kernels take "
                 f"{self.saving_us:+.1f} µs [{self.saving_ci[0]:+.1f}, {self.saving_ci[1]:+.1f}]{step} "
                 f"({self.kernel_time_us:.1f} µs of kernels per step){self._no_match()}.")
 
