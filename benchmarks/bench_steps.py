@@ -3,6 +3,8 @@ surgery, clean and write-back-paying cold arms), each attribution's wall time, t
 against the function timed on its own, and the bad-input cases. Runs land in --out.
 
     python benchmarks/bench_steps.py --out runs [--only NAME ...]   # target: each attribution <= 2 min
+    python benchmarks/bench_steps.py --out runs --kernels 250 500 1000 --record examples/logs/bench_steps_scale.json
+        # chains of N one-kernel ops: attribution's wall against its kernel count (target: 1,000 <= 60 s, linear)
 """
 
 from __future__ import annotations
@@ -25,7 +27,12 @@ def main() -> None:
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--bad", action="store_true", help="the bad-input cases too")
     ap.add_argument("--edges", type=int, default=2, help="top edges measured apart per step (the self-checks: 1)")
+    ap.add_argument("--kernels", nargs="*", type=int, help="only chains of this many kernels (the scale record)")
+    ap.add_argument("--record", type=Path, help="with --kernels: write their walls here (JSON)")
     args = ap.parse_args()
+    if args.kernels:
+        scale(args.kernels, args.out, args.repeats, args.record)
+        return
     import numpy as np
     import torch
 
@@ -72,6 +79,43 @@ def main() -> None:
                       f"{r['judgement']:<22} {r['op'][:28]:<28} {str(r['kernel'])[:70]}", flush=True)
         if args.bad:
             bad(torch, l2attr, args.out)
+
+
+def chain(torch, n: int):
+    """A step of `n` kernels exactly: each adds one to the buffer the kernel before it wrote (1 MiB
+    each, four buffers in turn): a chain of activations, every kernel a producer and a consumer."""
+    bufs = [torch.zeros(1 << 18, device="cuda") for _ in range(4)]
+
+    def step(bufs):
+        for i in range(n):
+            torch.add(bufs[i % 4], 1.0, out=bufs[(i + 1) % 4])
+    return step, (bufs,)
+
+
+def scale(counts: list[int], out: str, repeats: int, record: Path | None) -> None:
+    """Attribution's wall time against the step's kernel count, with its phases (issue 39: linear,
+    1,000 kernels within 60 s)."""
+    import torch
+
+    import l2attr
+
+    rows = []
+    for n in counts:
+        fn, a = chain(torch, n)
+        t0 = time.perf_counter()
+        ans = l2attr.step(fn, *a, name=f"chain-{n}", repeats=repeats, out=out, edges=0, log=lambda s: None)
+        wall = time.perf_counter() - t0
+        sf = ans.manifest.get("surgery") or {}
+        rows.append({"kernels": int(sf.get("graph_kernels") or 0), "wall_s": round(wall, 2),
+                     "timings": {**(sf.get("timings") or {}), **(ans.manifest.get("timings") or {})},
+                     "gpu": (ans.manifest.get("gpu") or {}).get("name"), "run": Path(ans.run_dir).name})
+        print(f"chain-{n}: {rows[-1]['kernels']} kernels, wall {wall:.1f} s, {rows[-1]['timings']}", flush=True)
+    if record is not None:
+        from l2attr import atomic
+        from l2attr.source import checkout_sha
+
+        atomic.write_text(record, json.dumps({"command": " ".join(sys.argv), "tree": checkout_sha(ROOT)[0],
+                                              "runs": rows}, indent=1) + "\n")
 
 
 _KEEP: list = []      # the host callback must outlive the graph that points at it

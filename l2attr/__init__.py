@@ -8,7 +8,7 @@ from typing import Any
 
 __version__ = "0.1.0"
 _API = {"Experiment": "l2attr.api", "annotate": "l2attr.experiment.annotate",
-        "step": "l2attr.steps", "step_range": "l2attr.steps", "ladder": "l2attr.api"}
+        "step": "l2attr.api", "step_range": "l2attr.api", "ladder": "l2attr.api"}
 
 
 def __getattr__(name: str) -> Any:

@@ -1,20 +1,28 @@
-"""`l2attr.Experiment`: the frozen declaration (experiment/declare.py) with its verbs, time and profile.
+"""The Python API, every verb in one place: `l2attr.Experiment` (the frozen declaration of
+experiment/declare.py with its verbs, time and profile), `l2attr.ladder`, `l2attr.step` and
+`l2attr.step_range`.
 
-Why a module at the top floor: `time()` returns a judged result (analysis/result.py), and the
-engine under l2attr/experiment never imports the readers; the verbs join the two here.
+Why a module at the top floor: each verb returns a judged result (analysis/), and the engines under
+l2attr/experiment, l2attr/dlrm and l2attr/steps never import the readers; the verbs join the two here.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+import json
+import os
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from l2attr.analysis.result import ExperimentResult, LadderResult
+from l2attr.analysis.step import StepAnswer
 from l2attr.experiment.declare import Declaration
 from l2attr.experiment.profile import profile_experiment
 from l2attr.experiment.run import time_experiment
 from l2attr.schema import EXP_CELLS
+from l2attr.steps.record import ENV as STEP_ENV
+from l2attr.vocab import Command, TimerKind
 
 
 @dataclass(frozen=True)
@@ -27,6 +35,11 @@ class Experiment(Declaration):
              device: Any = None) -> ExperimentResult:
         """Time every condition; `.cells` (exp_cells.csv), `.verdict`, `.run_dir`, and a repr
         that prints the headline with its interval. Empty in the Nsight Compute child."""
+        if resume is not None:         # the typed contract before anything is built (integrity/manifest.py)
+            from l2attr.integrity.manifest import check_manifest
+            from l2attr.rundir import open_for_resume
+
+            open_for_resume(Path(resume), Command.EXPERIMENT.value, check_manifest)
         path = time_experiment(self, repeats=repeats, out=out, resume=resume, log=log, device=device)
         return ExperimentResult.from_run(path) if path is not None else ExperimentResult.empty(list(EXP_CELLS.columns))
 
@@ -69,3 +82,94 @@ def ladder(*flags: str, out: Path | str = "runs") -> LadderResult:
             raise UserError(f"{root}: expected one new run dir from the ladder, found {len(new)}")
         target = new[0]
     return LadderResult.from_run(target)
+
+
+# -- a whole step: l2attr.step, l2attr.step_range --------------------------------------------------
+
+def step(fn: Callable[..., Any], *args: Any, kwargs: Mapping[str, Any] | None = None,
+         setup: Callable[[], Any] | None = None, name: str = Command.STEP.value, repeats: int = 10,
+         warmup: int = 3, out: Path | str = "runs", log: Callable[[str], None] = print, edges: int = 5,
+         write_back: Any = None, facts: Mapping[str, Any] | None = None, eager: bool = False,
+         keep_trace: bool = False, device: Any = None) -> StepAnswer:
+    """Measure one step of `fn(*args, **kwargs)` (or a torch.cuda.CUDAGraph captured with keep_graph=True):
+    captured into a CUDA graph, every kernel natural against its cold arms; the top `edges` edges
+    measured apart. Returns its `StepAnswer` (`.headline()`, `.kernels`, `.run_dir`; repr = headline).
+
+    Args:
+        fn: the step. The step's own keyword arguments go in `kwargs` (a dict), never beside l2attr's,
+            so a step that takes `name` or `out` is measured as it is.
+        setup: called once the GPU answers, returns the step's inputs (a tuple of positional
+            arguments, appended to `args`; anything else is one argument): inputs made at
+            measurement time, so a script on a machine without a GPU stops at one line.
+        write_back: per kernel node, the DRAM bytes its natural run writes back for its predecessors
+            (steps/ncu.py `profile_graph` then `deltas`, or a mapping node -> bytes): the matched
+            cold arm, the answer's. Without it the answer is the clean/dirty bracket, and says so.
+        eager: the per-op method on purpose (a flush before every op; later kernels of an op stay warm).
+    """
+    from l2attr.steps.run import StepSpec, run_step
+
+    spec = StepSpec(fn, tuple(args), dict(kwargs or {}), name, repeats, warmup, out, edges, dict(facts or {}),
+                    eager, write_back, keep_trace)
+    spec.check()                           # name, counts: before the GPU is touched
+    if setup is not None or device is None:
+        from l2attr.experiment.device import Device
+
+        device = device or Device(TimerKind.SPIN.value, spin_us=0.0)
+    if setup is not None:
+        made = setup()
+        spec = replace(spec, args=spec.args + (made if isinstance(made, tuple) else (made,)))
+    path = run_step(spec, log=log, choose_edges=choose_op_edges, device=device)
+    return StepAnswer.from_run(path)
+
+
+def choose_op_edges(kernels: Any, ops: Any, n: int) -> list[tuple[int, int, int]]:
+    """The op-level edges worth measuring apart: the top `n` by attributed saving (analysis/step_edges.py)."""
+    from l2attr.analysis.step import answer
+    from l2attr.analysis.step_edges import candidates
+
+    cand = candidates(answer(kernels, ops).edges, ops, kernels[kernels["op_index"] >= 0], n)
+    return [(int(r.producer), int(r.consumer), int(r.bytes)) for r in cand.itertuples()]
+
+
+def step_range(name: str = Command.STEP.value, repeats: int = 10, warmup: int = 3,
+               edges: int = 5) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Mark a step function. Under `l2attr step -- python script.py` its first call is measured
+    (as l2attr.step would) into the run dir the command names, then the process ends; otherwise
+    it is the function itself inside an NVTX range `step:<name>` of l2attr's domain."""
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def inner(*args: Any, **kwargs: Any) -> Any:
+            spec = os.environ.get(STEP_ENV)
+            if spec:
+                from l2attr.steps.run import StepSpec, run_step
+
+                s = json.loads(spec)
+                if s.get("mode") == "ncu":
+                    from l2attr.steps.ncu import profiled_child
+
+                    profiled_child(fn, args, kwargs, int(s.get("warmup", warmup)))
+                    raise SystemExit(0)
+                if s.get("mode") == "ncu-graph":           # the matched arm's write-back, per kernel node
+                    from l2attr.steps.ncu import replay_steps
+
+                    replay_steps([(name, fn, args, kwargs)], int(s.get("replays", 1)), int(s.get("warmup", warmup)))
+                    raise SystemExit(0)
+                wb = None
+                if s.get("write_back"):
+                    import pandas as pd
+
+                    wb = pd.read_csv(s["write_back"])
+                run_step(StepSpec(fn, args, kwargs, s.get("name") or name, int(s.get("repeats", repeats)),
+                                  int(s.get("warmup", warmup)), s["out"],
+                                  int(s["edges"]) if s.get("edges") is not None else edges,
+                                  eager=bool(s.get("eager")), write_back=wb), choose_edges=choose_op_edges)
+                raise SystemExit(0)
+            try:
+                import nvtx
+            except ImportError:
+                return fn(*args, **kwargs)
+            from l2attr.names import NVTX_DOMAIN, STEP_MARK
+            with nvtx.annotate(STEP_MARK.build(name=name), domain=NVTX_DOMAIN):
+                return fn(*args, **kwargs)
+        return inner
+    return wrap

@@ -57,7 +57,8 @@ def write_stream(path: Path, write: Callable[[BinaryIO], None]) -> None:
     if path.is_symlink():
         path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    remove_stale_temps(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)
@@ -68,6 +69,38 @@ def write_stream(path: Path, write: Callable[[BinaryIO], None]) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def remove_stale_temps(path: Path) -> list[Path]:
+    """Remove the temp files of earlier writes of `path` whose process is gone (SIGKILL, a power
+    cut: nothing ran to remove them); the ones removed. A temp file is named `.NAME.PID.XXXX.tmp`
+    by the process writing it, so a live writer's is left alone."""
+    gone = []
+    prefix = f".{path.name}."
+    try:
+        siblings = [p for p in path.parent.iterdir() if p.name.startswith(prefix) and p.name.endswith(".tmp")]
+    except OSError:
+        return gone
+    for p in siblings:
+        pid = p.name[len(prefix):-len(".tmp")].split(".")[0]
+        if not pid.isdigit() or int(pid) == os.getpid() or _alive(int(pid)):
+            continue
+        try:
+            p.unlink()
+            gone.append(p)
+        except OSError:
+            pass
+    return gone
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True
+    return True
 
 
 def write_text(path: Path, text: str) -> None:

@@ -152,13 +152,35 @@ def os_error_text(exc: OSError) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Run one command. Without `argv` this is the process's own command line (the console script,
     `python -m l2attr`): once the command has ended, Ctrl-C is ignored for the rest of the exit."""
+    if argv is None:
+        terminate_as_interrupt()
     try:
-        return _main(argv)
+        code = _main(argv)
+        return EXIT_TERMINATED if code == EXIT_INTERRUPTED and _TERMINATED else code
     except KeyboardInterrupt:   # in the few instructions between the command's handlers and here
-        return EXIT_INTERRUPTED
+        return EXIT_TERMINATED if _TERMINATED else EXIT_INTERRUPTED
     finally:
         if argv is None:
             hold_interrupts_for_exit()
+
+
+EXIT_TERMINATED = 128 + 15
+_TERMINATED: list[int] = []
+
+
+def terminate_as_interrupt() -> None:
+    """SIGTERM (a `kill`, a job scheduler, a CI timeout) handled as Ctrl-C is: the Python exception
+    unwinds, so a temp file being written is removed (atomic.write_stream) and a temp folder is
+    deleted, the command says how to go on, and the exit status is 143. Python's default for
+    SIGTERM ends the process at once and left a hidden `.tmp` of megabytes beside the run's tables."""
+    def handler(signum: int, frame: Any) -> None:
+        _TERMINATED.append(signum)
+        raise KeyboardInterrupt
+
+    try:
+        signal.signal(signal.SIGTERM, handler)
+    except ValueError:      # not the main thread
+        pass
 
 
 def hold_interrupts_for_exit() -> None:
@@ -173,6 +195,7 @@ def hold_interrupts_for_exit() -> None:
     """
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     except ValueError:      # not the main thread: the interpreter delivers SIGINT elsewhere
         pass
 

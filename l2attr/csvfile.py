@@ -67,6 +67,12 @@ def _plain_and_whole(text: str) -> bool:
     return text.count(",") == commas * len(lines) and all(line.count(",") == commas for line in lines)
 
 
+# Floats read back exactly as written: pandas 2 parses with its fast "high" precision by default, one
+# unit in the last place off (0.2 read as 0.20000000000000004 on 2.0); pandas 3 reads them exactly
+# and deprecates the argument.
+ROUND_TRIP = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
+
+
 def read_complete_csv(path: Path, damage: Damage = STRICT) -> pd.DataFrame:
     """The table at `path`, read only if it is complete (see check_complete)."""
     path = Path(path)
@@ -84,10 +90,20 @@ def read_complete_csv(path: Path, damage: Damage = STRICT) -> pd.DataFrame:
             raise UserError(f"{path}: not a whole gzip file ({exc})") from None
     data = check_complete(data, str(path), damage)
     try:
-        df = pd.read_csv(io.BytesIO(data))
+        df = pd.read_csv(io.BytesIO(data), low_memory=False, **ROUND_TRIP)   # one dtype per column, however long
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise UserError(f"{path}: unreadable CSV ({str(exc).splitlines()[0]})") from None
-    return _without_long_numbers(df, str(path), damage)
+    return _without_long_numbers(as_object_text(df), str(path), damage)
+
+
+def as_object_text(df: pd.DataFrame) -> pd.DataFrame:
+    """Text columns as object columns, an empty cell NaN, as pandas 2 reads them: pandas 3 reads
+    text as its `str` dtype, whose later `map`/`where` results differ (None becomes NaN, then
+    'nan'); every reader downstream sees one form on either."""
+    for column in df.columns:
+        if df[column].dtype != object and pd.api.types.is_string_dtype(df[column].dtype):
+            df[column] = df[column].astype(object)
+    return df
 
 
 # No writer writes a number of more digits than a float's repr (about 25 characters); pandas

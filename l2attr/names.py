@@ -240,3 +240,19 @@ def parse_experiment_range(name: str | None) -> dict[str, Any]:
     if got:
         out.update(got)
     return out
+
+
+# -- a step's kernels that no eager op launched ---------------------------------------------------
+UNMATCHED = -2  # op_index of a graph kernel no eager op launched (attributed by its name, name_op)
+
+def name_op(kernel: str) -> str:
+    """An op name from a kernel's own name, for kernels no eager op launched: Inductor's
+    `triton_<kind>_fused_<ops>_<n>` says what it fused; any other, its function's identifier."""
+    s = str(kernel)
+    if s.startswith("triton_"):
+        parts = s.split("_")
+        body = parts[2:-1] if parts[-1].isdigit() else parts[2:]
+        return "triton:" + "_".join(body)
+    s = s.removeprefix("void ")
+    head = s.split("(")[0].split("<")[0]
+    return head.rsplit("::", 1)[-1] or s[:40]

@@ -17,9 +17,13 @@ from l2attr import atomic
 from l2attr.csvfile import read_complete_csv
 from l2attr.errors import STRICT, Damage, UserError
 from l2attr.schema import CELLS, READABLE_VERSIONS, SAMPLES, SCHEMA_VERSION, TABLES, Table, check_frame
-from l2attr.vocab import Family, Pin, Quantity, RungId, Timer
+from l2attr.vocab import Command, Family, Pin, Quantity, RungId, Timer
+
+COMPLETE = "complete"      # the manifest status a finished run writes (steps/run.py, the readers check it)
 
 MANIFEST = "manifest.json"
+# the kinds l2attr wrote before kernel families (schema version 1): the ladder and its profile
+V1_KINDS = (Command.LADDER.value, Command.PROFILE.value)
 
 
 def utc_stamp(now: dt.datetime | None = None) -> str:
@@ -71,6 +75,9 @@ class RunDir:
         if version not in READABLE_VERSIONS or isinstance(version, bool):
             raise UserError(f"{path / MANIFEST}: schema version {version!r}, this l2attr reads "
                             f"{', '.join(map(str, READABLE_VERSIONS))}")
+        if version == 1 and kind not in V1_KINDS:
+            raise UserError(f"{path / MANIFEST}: schema_version must be 2 for a {kind} run (version 1 is a "
+                            f"{' or '.join(V1_KINDS)} run written before kernel families; no {kind} writer wrote it)")
         return run
 
     # -- manifest -----------------------------------------------------------------------------
@@ -146,8 +153,11 @@ def upgrade_v1(df: pd.DataFrame, table: Table, manifest: dict) -> pd.DataFrame:
     Every schema-1 run used today's `tuned` kernels; its pin granularity is the run's
     `measure.pin_granularity` (default line); `call_wall` became quantity `call` with timer `wall`.
     """
+    if "rung" not in df:               # a table of a kind that has no rungs: nothing to upgrade
+        return df
     df = df.copy()
-    pin = str((manifest.get("measure") or {}).get("pin_granularity") or Pin.LINE.value)
+    measure = manifest.get("measure") if isinstance(manifest.get("measure"), dict) else {}
+    pin = str(measure.get("pin_granularity") or Pin.LINE.value)
     if "family" not in df:
         df["family"] = [(Family.REFERENCE if r == RungId.TORCH else Family.TUNED).value for r in df["rung"]]
     if "pin" not in df and "rung" in df:
@@ -199,7 +209,28 @@ def read_manifest(file: Path) -> dict[str, Any]:
                         "digits; no l2attr writer records one)") from None
     if not isinstance(value, dict):
         raise UserError(f"{file}: expected a JSON object, found {type(value).__name__}")
+    where = _surrogate(value)
+    if where is not None:
+        raise UserError(f"{file}: {where or 'a key'} must be text (it holds a lone surrogate escape such as "
+                        "\\ud800, which no writer writes and no page or terminal can print)")
     return value
+
+
+def _surrogate(value: Any, at: str = "") -> str | None:
+    """The dotted field whose key or string holds a lone UTF-16 surrogate (JSON `\\udXXX` not in a
+    pair), or None: Python keeps it in a str that cannot be encoded, so a page or a print of it
+    ended in a UnicodeEncodeError traceback."""
+    if isinstance(value, str):
+        return at if any(0xD800 <= ord(c) <= 0xDFFF for c in value) else None
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for k, v in items:
+        name = f"{at}.{k}" if at and isinstance(k, str) else f"{at}[{k}]" if not isinstance(k, str) else k
+        if isinstance(k, str) and _surrogate(k) is not None:
+            return name
+        found = _surrogate(v, name)
+        if found is not None:
+            return found
+    return None
 
 
 def command_line() -> str:
@@ -213,10 +244,13 @@ def command_line() -> str:
 __all__ = ["RunDir", "MANIFEST", "TABLES", "utc_stamp", "command_line"]
 
 
-def open_for_resume(path: Path, kind: str) -> tuple["RunDir", dict[str, Any]]:
+def open_for_resume(path: Path, kind: str, check: Any = None) -> tuple["RunDir", dict[str, Any]]:
     """A run dir of `kind` written by this schema, and its manifest: what `--resume` may continue.
 
-    Why one place: a run of another kind or an older schema can be reported, never extended."""
+    Why one place: a run of another kind or an older schema can be reported, never extended.
+    `check(manifest, path)`: the typed contract (integrity/manifest.py check_manifest, which stands
+    above this module; the commands pass it in). An experiment's resume needs none: its
+    declaration must equal the one it resumes, field for field."""
     from l2attr.errors import UserError
     from l2attr.schema import SCHEMA_VERSION
 
@@ -227,4 +261,27 @@ def open_for_resume(path: Path, kind: str) -> tuple["RunDir", dict[str, Any]]:
     if m.get("schema_version") != SCHEMA_VERSION:
         raise UserError(f"{path} was written by an older l2attr (schema "
                         f"{m.get('schema_version')}); it can be reported but not resumed")
+    if check is not None:   # the kind's typed fields (integrity/manifest.py), before anything is built from them
+        check(m, run.path)
     return run, m
+
+
+def resumed(run: "RunDir", section: str, build: Any, allowed: Any = None) -> Any:
+    """`build()` of the settings a resumed run's manifest `section` records; a key `allowed` does not
+    name, or settings the builder refuses, is one line naming the file and the field (the typed
+    fields are checked already: this is what no type can say, e.g. a rung list it cannot parse)."""
+    from l2attr.errors import UserError
+
+    where = run.path / MANIFEST
+    saved = run.manifest().get(section)
+    if allowed is not None and isinstance(saved, dict):
+        stray = sorted(set(map(str, saved)) - set(allowed))
+        if stray:
+            raise UserError(f"{where}: {section}.{stray[0]} is no setting a {section} section records "
+                            f"({', '.join(sorted(allowed))}); it cannot be resumed")
+    try:
+        return build()
+    except UserError as exc:
+        raise UserError(f"{where}: {section}: {exc}") from None
+    except (TypeError, KeyError, ValueError, AttributeError) as exc:
+        raise UserError(f"{where}: {section} cannot be resumed ({type(exc).__name__}: {exc})") from None

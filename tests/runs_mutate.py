@@ -220,7 +220,28 @@ def key_columns(table: Path) -> list[str]:
 def damage(draw: st.DrawFn, kind: str) -> tuple[str, object]:
     """(what, how): a description and the change, drawn against the committed run's files."""
     run = RUNS[kind]
-    what = draw(st.sampled_from(["cell", "key", "manifest"]), label="what")
+    what = draw(st.sampled_from(["cell", "key", "manifest", "escape", "arm", "cut"]), label="what")
+    if what == "escape":           # issue 38: a lone surrogate in any string of the manifest
+        manifest = json.loads((run / "manifest.json").read_text())
+        strings = [p for p in fields(manifest) if isinstance(_at(manifest, p), str)]
+        path = draw(st.sampled_from(strings), label="field")
+        return f"manifest {path} -> a lone surrogate", ("manifest", path, "x\ud800y", False)
+    grouped = [t for t in tables(run) if {"condition"} <= set(read_table(t).columns)
+               and ({"step"} | {"repeat"}) & set(read_table(t).columns)]
+    if what in ("arm", "cut") and grouped:
+        # issue 38: the rows of one arm relabelled or gone, or one repeat gone from every arm
+        table = draw(st.sampled_from(grouped), label="table")
+        df = read_table(table)
+        index = "step" if "step" in df.columns else "repeat"
+        if what == "cut":
+            value = draw(st.sampled_from(sorted(set(df[index]))), label=index)
+            return f"{table.name}: {index} {value} removed from every arm", ("drop", table.name, index, value)
+        arm = draw(st.sampled_from(sorted(set(df["condition"]))), label="arm")
+        to = draw(st.sampled_from([None, *sorted(set(df["condition"]) - {arm}), "cold_start", "no_producer"]),
+                  label="to")
+        return f"{table.name}: arm {arm} -> {to}", ("arm", table.name, arm, to)
+    if what in ("arm", "cut", "escape"):
+        what = "cell"
     if what == "manifest":
         manifest = json.loads((run / "manifest.json").read_text())
         path = draw(st.sampled_from(fields(manifest)), label="field")
@@ -245,8 +266,26 @@ def damage(draw: st.DrawFn, kind: str) -> tuple[str, object]:
     return f"{table.name}:{row + 2}:{column} {df.at[row, column]!r} -> {value!r}", ("cell", table.name, row, (column, value))
 
 
+def _at(value: Any, path: tuple) -> Any:
+    for part in path:
+        value = value[part]
+    return value
+
+
 def apply(run: Path, how: tuple) -> None:
     kind, where, row, change = how
+    if kind in ("drop", "arm"):
+        table = run / where
+        df = read_table(table)
+        if kind == "drop":
+            df = df[df[row] != change]
+        elif change is None:
+            df = df[df["condition"] != row]
+        else:      # the first half of the arm's rows relabelled (whole rows, so keys may clash: refused too)
+            idx = df.index[df["condition"] == row]
+            df.loc[idx[: max(1, len(idx) // 2)], "condition"] = change
+        write_table(table, df)
+        return
     if kind == "manifest":
         manifest = json.loads((run / "manifest.json").read_text())
         set_field(manifest, where, row, delete=change)
@@ -276,3 +315,47 @@ def check(kind: str, tmp: Path, data: st.DataObject) -> None:
     assert digest(run) == before, f"{what}: a reader changed a file of the run"
 
 
+
+
+# -- `--resume` (issue 38: it trusted the manifest and built options from whatever was there) --------
+
+RESUMABLE = {"ladder": ["ladder", "--resume"], "sweep": ["sweep", "--resume"]}
+
+
+@st.composite
+def manifest_damage(draw: st.DrawFn, kind: str) -> tuple[str, object]:
+    """A manifest field of the kind's run changed to a JSON value of another type, or removed, or
+    (in an object the resume builds from) a key added that no writer writes."""
+    manifest = json.loads((RUNS[kind] / "manifest.json").read_text())
+    path = draw(st.sampled_from(fields(manifest)), label="field")
+    node = _at(manifest, path)
+    how = draw(st.sampled_from(["remove", "retype", "extra"]), label="how")
+    if how == "remove":
+        return f"manifest {path} removed", ("manifest", path, None, True)
+    if how == "extra" and isinstance(node, dict):
+        return f"manifest {path} + a stray key", ("manifest", (*path, "turbo"), 1, False)
+    value = draw(st.sampled_from([v for v in JSON_VALUES if not same_type(v, node)]), label="value")
+    return f"manifest {path} {node!r:.40} -> {value!r}", ("manifest", path, value, False)
+
+
+def check_resume(kind: str, tmp: Path, data: st.DataObject) -> None:
+    """A damaged manifest's --resume is one line naming manifest.json, or the line the intact run
+    gets (this CPU machine: no GPU); never a traceback, never a changed file."""
+    intact_run = tmp / "intact" / RUNS[kind].name
+    if not intact_run.exists():
+        copy_run(kind, tmp / "intact")
+    want = read([*RESUMABLE[kind], str(intact_run)])
+    what, how = data.draw(manifest_damage(kind), label="damage")
+    run = tmp / "damaged" / RUNS[kind].name
+    shutil.rmtree(run.parent, ignore_errors=True)
+    run.parent.mkdir(parents=True)
+    shutil.copytree(RUNS[kind], run)
+    apply(run, how)
+    before = digest(run)
+    o = read([*RESUMABLE[kind], str(run)])
+    assert o.code != 0 and "Traceback" not in o.err, f"{what}: {o.err[-600:]}"
+    lines = [x for x in o.err.splitlines() if ": error: " in x]
+    assert len(lines) == 1, f"{what}: {o.err}"
+    same = lines[0] == [x for x in want.err.splitlines() if ": error: " in x][0].replace(str(intact_run), str(run))
+    assert same or "manifest.json" in lines[0], f"{what}: {lines[0]}"
+    assert digest(run) == before, f"{what}: --resume changed a file of the run"

@@ -65,7 +65,8 @@ def test_newer_run_wins(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("manifest, message", [
     ({"schema_version": 9, "kind": "ladder", "config": {}}, "schema version 9"),
-    ({"schema_version": 1, "kind": "sweep", "config": {}}, "kind 'sweep'"),
+    ({"schema_version": 2, "kind": "sweep", "config": {}}, "kind 'sweep'"),
+    ({"schema_version": 1, "kind": "step", "config": {}}, "schema_version must be 2 for a step run"),
     ({"schema_version": 1, "kind": "ladder"}, "no workload 'config'"),
     ([1, 2], "expected a JSON object"),
 ])

@@ -204,3 +204,64 @@ def test_cells_missing_at_a_row_boundary_are_found(tmp_path: Path, capsys: pytes
     assert len(load_runs([run], allow_partial=True).damage) == 1
     whole = write_ladder_run(tmp_path, "whole", cells=cells, measure=measure)
     assert load_runs([whole]).damage == []
+
+
+def test_a_folder_reports_the_run_dirs_of_its_shallowest_level_that_holds_any(tmp_path: Path) -> None:
+    """`report examples/steps` (runs in runs/ and surgery/) finds runs two levels down, and deeper;
+    a folder with run dirs of its own keeps to them (so `report examples/` is the study's runs, not
+    the step and experiment runs in its subfolders); a run dir's own folders are never searched."""
+    from l2attr.commands.report import expand_run_dirs
+
+    a = write_ladder_run(tmp_path / "top" / "x" / "deep" / "er")
+    b = write_profile_run(tmp_path / "top" / "y")
+    (a / "inner").mkdir()
+    write_ladder_run(a / "inner", name="not-searched")
+    (tmp_path / "top" / ".hidden").mkdir()
+    write_ladder_run(tmp_path / "top" / ".hidden", name="hidden")
+    assert expand_run_dirs([tmp_path / "top"]) == [b]                    # y/ is one level up from x/deep/er/
+    assert expand_run_dirs([tmp_path / "top" / "x"]) == [a]
+    shallow = write_ladder_run(tmp_path / "top", name="20261129T190000Z-ladder")
+    assert expand_run_dirs([tmp_path / "top"]) == [shallow]
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_nested_step_runs_make_one_page_with_the_index_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`l2attr report examples/steps` was refused (the runs are nested); now it is one page: the
+    index's rows are the 19 per-op runs of runs/ and the 23 graph-surgery runs of surgery/."""
+    out = tmp_path / "steps.md"
+    assert main(["report", str(ROOT / "examples" / "steps"), "-o", str(out)]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == f"wrote {out}" and len(printed) == 1 + 2 + 42          # the index on the console
+    assert printed[1].startswith("share of: ") and printed[2].startswith("step ")   # one denominator: said once
+    assert sum(x.endswith(p.name) for x in printed for p in (ROOT / "examples/steps/surgery").iterdir()) == 23
+    text = out.read_text().splitlines()
+    assert text[2].startswith("Share of: ") and text[4].startswith("| step | share [95 % CI] |")
+    assert all(x.startswith("| [") for x in text[6:48]) and text[48] == ""
+
+
+def test_one_step_run_prints_its_headline_and_has_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from l2attr.analysis.step import StepAnswer
+
+    run = ROOT / "examples/steps/surgery/20261202T160529Z-bert-layer-fastpath"
+    head = StepAnswer.from_run(run).headline()
+    assert main(["report", str(run), "-o", str(tmp_path / "one.html")]) == 0
+    assert capsys.readouterr().out.splitlines()[1:] == head.splitlines()
+    assert main(["report", str(run), "--format", "text"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[1].startswith("bert-layer-fastpath  +2.29 % [+1.69, +3.35]") and out.endswith(head + "\n")
+
+
+def test_experiment_runs_print_their_headlines_and_have_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from l2attr.analysis.experiment_load import analyse_experiment, load_experiment
+
+    folder = ROOT / "examples" / "experiments"
+    runs = sorted(p for p in folder.iterdir() if (p / "manifest.json").is_file())
+    heads = [h for p in runs for h in analyse_experiment(load_experiment(p)).verdict["headline"]]
+    assert len(heads) == 4
+    assert main(["report", str(folder), "-o", str(tmp_path / "e.html")]) == 0
+    assert capsys.readouterr().out.splitlines()[1:] == heads
+    assert main(["report", str(folder), "--format", "text"]) == 0
+    out = capsys.readouterr().out
+    assert all(h in out for h in heads) and out.count("condition  ") == 4 and "|" not in out

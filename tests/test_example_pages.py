@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.mark.parametrize("runs, page", [("examples/experiments", "examples/experiments/report.md"),
                                         ("examples/steps/runs", "examples/steps/runs/report.md"),
+                                        ("examples/steps/surgery", "examples/steps/surgery/report.md"),
                                         ("examples/charges", "examples/charges/report.md")])
 def test_committed_page_is_current(tmp_path, runs, page):
     out = tmp_path / "page.md"
@@ -31,9 +32,11 @@ GENERATED = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC")   # the page's generate
 
 @pytest.mark.parametrize("runs, page", [(["examples"], "examples/report.md"), (["examples"], "examples/report.html"),
                                         (SESSION4, "examples/session4/report.md"),
-                                        (TWO_PROCESSES, "examples/reproduction/compare-two-processes.md")])
+                                        (TWO_PROCESSES, "examples/reproduction/compare-two-processes.md"),
+                                        (["examples/steps/surgery"], "examples/steps/surgery/report.html")])
 def test_committed_study_page_is_current(tmp_path, runs, page):
-    """The study's pages (docs/study.md and examples/session4/README.md say how each is made): what
+    """The study's pages and the steps' combined page (docs/study.md, examples/session4/README.md and
+    docs/step-results.md say how each is made): what
     `l2attr report` writes from the committed runs today, the time it was generated aside."""
     out = tmp_path / Path(page).name
     assert main(["report", *[str(ROOT / r) for r in runs], "-o", str(out)]) == 0

@@ -27,12 +27,11 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("names", "catalog", "schema", "csvfile", "outputs"),
     ("rundir", "gpu"),
     ("measure", "profile"),
-    ("experiment",),
+    ("experiment", "steps"),
     ("dlrm",),
     ("distribute",),
     ("integrity",),
     ("analysis",),
-    ("steps",),
     ("report",),
     ("api", "commands", "cli", "__main__"),
 )
@@ -46,6 +45,7 @@ NEVER = (
     ("measure", "dlrm", "the engine's cell protocol and timers know no workload"),
     ("profile", "dlrm", "the engine's Nsight Compute layer knows no workload"),
     ("experiment", "dlrm", "a user's experiment never reaches into the EmbeddingBag ladder"),
+    ("steps", "dlrm", "the step engine knows no workload"),
 )
 # (importing file, imported module): held until its owner moves it. analysis/load.py is being split
 # by issue 20; its one import of the catalog should then read `from l2attr.catalog.sets import ...`.

@@ -1,5 +1,5 @@
-"""The experiment, timer and steps blocks (docs/experiment.md, docs/layer-a.md, docs/steps.md) are what
-the analysis makes of the committed runs; the README's snippet is one block, the same on the experiment page."""
+"""The experiment, timer and steps blocks (docs/experiment.md, docs/layer-a.md, docs/step-results.md)
+and the step quick start's answer (docs/steps.md) are what the analysis makes of the committed runs; the README's snippet is one block, the same on the experiment page."""
 
 from __future__ import annotations
 
@@ -54,3 +54,22 @@ def test_pipeline_line_is_current():
     text = text_with(readme_experiments.PIPELINE_BEGIN)
     assert between(text, readme_experiments.PIPELINE_BEGIN, readme_experiments.PIPELINE_END).strip() == \
         readme_experiments.pipeline_block().strip()
+
+
+def test_llm_grid_line_is_current():
+    """The README's answer to the study for LLM steps is generated from the grid's committed runs."""
+    text = text_with(readme_experiments.GRID_BEGIN)
+    assert between(text, readme_experiments.GRID_BEGIN, readme_experiments.GRID_END).strip() == \
+        readme_experiments.grid_block().strip()
+
+
+def test_step_quick_start_prints_its_committed_run():
+    """docs/steps.md opens with a quick start of at most 25 lines: the step, what it prints (the
+    committed run of that step, generated), its page."""
+    text = (ROOT / "docs" / "steps.md").read_text()
+    quick = text[text.index("## Quick start"):text.index("\n## ", text.index("## Quick start") + 1)]
+    assert quick.rstrip("\n").count("\n") + 1 <= 25, quick
+    assert "l2attr.step(" in quick and "print(ans.headline())" in quick and "l2attr report" in quick
+    assert readme_experiments.ANSWER_RUN in quick
+    assert between(text, readme_experiments.ANSWER_BEGIN, readme_experiments.ANSWER_END) == \
+        readme_experiments.answer_block()

@@ -12,3 +12,13 @@ from doc_pages import between, text_with  # noqa: E402
 def test_readme_schema_section_is_current():
     begin = "<!-- schema:begin -->\n"
     assert between(text_with(begin), begin, "<!-- schema:end -->") == markdown_doc()
+
+
+def test_run_dirs_manifest_section_is_the_schema():
+    """The manifest fields docs/run-dirs.md lists are the typed rules every reader applies."""
+    from l2attr.integrity.manifest import manifest_doc
+
+    begin = "<!-- manifest:begin -->\n"
+    assert between(text_with(begin), begin, "<!-- manifest:end -->") == manifest_doc(), (
+        "docs/run-dirs.md's manifest section is stale: put l2attr.integrity.manifest.manifest_doc() "
+        "between its markers")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from contextlib import contextmanager, nullcontext
+import sys
 from types import SimpleNamespace
 
 import numpy as np
@@ -199,6 +200,11 @@ def sim(monkeypatch):
     import l2attr.steps.run
 
     monkeypatch.setattr(l2attr.experiment.device, "Device", Device)
+    # The fake device simulates the eager and graph methods. Graph surgery starts where cuda-bindings
+    # imports (steps/surgery_run.py); torch's CUDA wheel installs it, and surgery then built real flush
+    # buffers on this fake torch (issue 38: 'SimpleNamespace' object has no attribute 'arange'), so
+    # the fake says it is not there, whatever the venv holds.
+    monkeypatch.setitem(sys.modules, "cuda.bindings.runtime", None)
     monkeypatch.setattr(l2attr.measure.timer, "BlockingTimer", Timer)
     monkeypatch.setattr(l2attr.steps.edges, "Warmer", Warmer)
     for mod in (l2attr.steps.run, l2attr.steps.edges, l2attr.steps.record):
@@ -235,7 +241,8 @@ def test_step_answer_has_the_result_shape(sim, tmp_path):
     ans = l2attr.step(_step(sim), name="simr", repeats=4, warmup=1, out=tmp_path, edges=0, log=lambda s: None)
     assert ans.cells is ans.kernels and ans.run_dir is not None and ans.run_dir.is_dir()
     v = ans.verdict.iloc[0]
-    assert v["name"] == "simr" and v["judgement"] == ans.judgement and v["share_lo"] <= v["share"] <= v["share_hi"]
+    assert v["step"] == "simr" and v["judgement"] == ans.judgement and v["share_lo"] <= v["share"] <= v["share_hi"]
+    assert v["denominator"].startswith("the step's kernel time") and v["versus_study"] == "not measured"
     assert ans.headline("simr") in repr(ans) and str(ans.run_dir) in repr(ans)
     import dataclasses
 
@@ -243,15 +250,37 @@ def test_step_answer_has_the_result_shape(sim, tmp_path):
         ans.judgement = "faster"
 
 
-def test_graph_step_by_hand(sim, tmp_path):
+def test_a_step_whose_own_keywords_are_name_and_out_is_measured_as_it_is(sim, tmp_path):
+    """The step's keywords travel in `kwargs=`, never beside l2attr's: `name` and `out` reach the
+    step, and l2attr's own name and out are untouched (issue 37)."""
     import l2attr
 
-    ans = l2attr.step(_step(sim), name="simg", repeats=4, warmup=1, out=tmp_path, edges=1, graph=True, log=lambda s: None)
-    g = ans.manifest["graph"]
-    assert (g["eager_kernels"], g["replay_kernels"], g["matched_kernels"], g["capture_ops_same"]) == (2, 2, 2, True)
-    per = ans.kernels.set_index("op")
-    assert per.loc["sum", "natural_us"] == pytest.approx(3.0) and per.loc["sum", "cold_us"] == pytest.approx(7.0)
-    assert ans.measured_edges.iloc[0]["judgement"] == "faster"
+    seen = {}
+    inner = _step(sim)
+
+    def step(name, out):
+        seen.update(name=name, out=out)
+        return inner()
+
+    ans = l2attr.step(step, kwargs={"name": "mine", "out": "my-out"}, name="kw", repeats=2, warmup=0, out=tmp_path,
+                      edges=0, log=lambda s: None)
+    assert seen == {"name": "mine", "out": "my-out"}
+    assert ans.name == "kw" and ans.run_dir.parent == tmp_path and "\nkw: " in ans.headline()
+
+
+def test_inputs_made_by_setup_reach_the_step(sim, tmp_path):
+    import l2attr
+
+    got = []
+    inner = _step(sim)
+
+    def step(a, b):
+        got.append((a, b))
+        return inner()
+
+    l2attr.step(step, 1, setup=lambda: (2,), name="setup", repeats=2, warmup=0, out=tmp_path, edges=0,
+                log=lambda s: None)
+    assert got and set(got) == {(1, 2)}
 
 
 def test_a_step_without_aten_ops_is_refused_with_the_graph_hint(sim, tmp_path):
@@ -259,7 +288,7 @@ def test_a_step_without_aten_ops_is_refused_with_the_graph_hint(sim, tmp_path):
 
     g = FakeGraph(sim)
     g.kernels = [("mul_k", [SRC], [BUF])]
-    with pytest.raises(UserError, match="graph=True"):
+    with pytest.raises(UserError, match="CUDAGraph itself"):
         l2attr.step(g.replay, name="raw", repeats=2, warmup=0, out=tmp_path, log=lambda s: None)
 
 
@@ -278,7 +307,7 @@ def test_an_edge_that_cannot_be_measured_keeps_the_step(sim, tmp_path, monkeypat
 
 def test_marked_step_under_l2attr_step_takes_the_commands_options(sim, tmp_path, monkeypatch):
     import l2attr
-    from l2attr.analysis.step_load import analyse_step
+    from l2attr.analysis.step import analyse_step
     from l2attr.steps import ENV
 
     marked = l2attr.step_range("marked")(_step(sim))
@@ -289,5 +318,23 @@ def test_marked_step_under_l2attr_step_takes_the_commands_options(sim, tmp_path,
     assert stop.value.code == 0
     (run,) = [p for p in tmp_path.iterdir() if p.name.endswith("-marked")]
     ans = analyse_step(run)
-    assert ans.manifest["step"]["mode"] == "graph" and ans.manifest["step"]["edges"] == 0
+    assert ans.manifest["step"]["mode"] == "eager" and ans.manifest["step"]["edges"] == 0
     assert ans.measured_edges.empty and "edges_method" not in ans.manifest
+
+
+def test_a_marked_step_takes_the_write_back_the_command_read(sim, tmp_path, monkeypatch):
+    """`l2attr step --matched`: the reading travels to the marked step as a CSV named in its spec,
+    and reaches the measurement as its write-back (issue 36)."""
+    import l2attr
+    import l2attr.steps.run as run
+    from l2attr.steps import ENV
+
+    (tmp_path / "wb.csv").write_text("node,write_none_b,write_all_b\n0,5000000,0\n1,0,0\n")
+    got = {}
+    monkeypatch.setattr(run, "run_step", lambda spec, **kw: got.setdefault("spec", spec))
+    marked = l2attr.step_range("wb")(_step(sim))
+    monkeypatch.setenv(ENV, json.dumps({"out": str(tmp_path), "repeats": 2, "warmup": 0, "name": "", "edges": 0,
+                                        "write_back": str(tmp_path / "wb.csv")}))
+    with pytest.raises(SystemExit):
+        marked()
+    assert got["spec"].write_back["write_none_b"].tolist() == [5000000, 0]

@@ -124,7 +124,7 @@ def _copy_kernel_edge_run(tmp_path):
 
 
 def test_a_kernel_level_edge_must_name_kernel_nodes_in_order(tmp_path):
-    from l2attr.analysis.step_load import analyse_step
+    from l2attr.analysis.step import analyse_step
 
     run = _copy_kernel_edge_run(tmp_path)
     assert analyse_step(run).measured_edges["consumer"].tolist() == [1]

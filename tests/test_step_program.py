@@ -82,7 +82,7 @@ def test_compiled_callables_are_recognised_and_recorded_forced_eager():
 
 
 def test_the_kernels_only_one_side_launched_are_named():
-    from l2attr.steps.replay import kernel_difference
+    from l2attr.steps.timing import kernel_difference
 
     d = kernel_difference(["gemm", "norm", "norm"], ["norm", "copy", "copy"])
     assert d == {"only_in_graph": ["gemm", "norm"], "only_in_call": ["copy", "copy"]}

@@ -7,7 +7,8 @@ from __future__ import annotations
 import gzip
 import json
 
-from l2attr.analysis.step_load import analyse_step, load_step
+from l2attr.analysis.step import analyse_step
+from l2attr.analysis.step_load import load_step
 from l2attr.cli import main
 from l2attr.steps.trace import kernels
 
@@ -50,3 +51,18 @@ def test_every_committed_step_run_loads_and_reports(tmp_path, capsys):
     out = tmp_path / "steps.html"
     assert main(["report", *map(str, RUNS), "-o", str(out)]) == 0
     assert "waterfall" in out.read_text().lower() or "Waterfall" in out.read_text()
+
+
+def test_every_committed_step_run_answers_by_itself_and_prints_as_show_does(capsys):
+    """Issue 37: StepAnswer.from_run on every committed step run, named and placed; headline() with no
+    argument; repr is exactly what `l2attr step --show` prints."""
+    from l2attr.analysis.step import StepAnswer
+
+    found = sorted({p.parent for p in (EXAMPLES / "steps").rglob("manifest.json")})
+    assert len(found) >= 30
+    for run in found:
+        ans = StepAnswer.from_run(run)
+        assert ans.name and ans.run_dir == run, run
+        assert f"{ans.name}: " in ans.headline(), run
+        assert main(["step", "--show", str(run)]) == 0
+        assert capsys.readouterr().out.rstrip("\n") == repr(ans), run

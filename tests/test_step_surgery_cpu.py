@@ -12,7 +12,7 @@ import pytest
 from l2attr.analysis.step import answer, bracket, name_op
 from l2attr.errors import UserError
 from l2attr.steps.attribute import assign
-from l2attr.steps.replay import occurrence_keys, plan
+from l2attr.steps.trace import occurrence_keys, plan
 from l2attr.steps.surgery import Shape, refuse_shape
 from l2attr.vocab import Judgement
 
@@ -47,7 +47,7 @@ def _trace_of(rows: list[dict]) -> pd.DataFrame:
 
 
 def test_node_kernels_pairs_natural_by_name_and_refuses_a_changed_replay(monkeypatch):
-    from l2attr.steps import replay
+    from l2attr.steps import trace as replay
 
     rows = _rows("cold", 0, ["a", "b"], [2.0, 3.0]) + _rows("natural", 1, ["b", "a"], [1.0, 1.5])
     monkeypatch.setattr("l2attr.steps.trace._events", lambda t: t)
@@ -99,7 +99,7 @@ def test_write_back_is_not_called_a_cost():
 
 
 def test_committed_surgery_runs_have_every_kernel_cold():
-    from l2attr.analysis.step_load import analyse_step
+    from l2attr.analysis.step import analyse_step
 
     runs = sorted((ROOT / "examples" / "steps" / "surgery").glob("*-bert-layer-fastpath"))
     assert runs, "the BERT fast-path surgery run is committed"
@@ -111,7 +111,7 @@ def test_committed_surgery_runs_have_every_kernel_cold():
 def test_the_step_page_folds_every_kernel_with_its_write_back_bound():
     """A surgery step with more kernels than the visible table: the page's folded table has one row
     per kernel node, each with its write-back bound (the issue: each kernel's share, not the top 15)."""
-    from l2attr.analysis.step_load import analyse_step
+    from l2attr.analysis.step import analyse_step
     from l2attr.report.step_page import card, render
     from l2attr.report.step_text import SURGERY_HEADERS
 

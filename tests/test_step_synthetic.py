@@ -12,8 +12,12 @@ import pandas as pd
 
 from l2attr.rundir import RunDir
 from l2attr.schema import STEP_EDGES, STEP_KERNELS, STEP_OPS, STEP_TIMES
-from l2attr.steps.graph import align
+import difflib
+
+from l2attr.errors import UserError
+from l2attr.names import UNMATCHED
 from l2attr.steps.trace import kernels
+from l2attr.vocab import L2Condition
 
 KERNELS = ("produce", "consume")
 OPS = pd.DataFrame([
@@ -86,8 +90,8 @@ def make_run(root: Path, name: str, natural: dict[str, float], cold: dict[str, f
     run = RunDir.create(root, name, manifest)
     run.write(STEP_OPS, OPS)
     run.write(STEP_KERNELS, k)
-    run.write(STEP_TIMES, pd.DataFrame({"repeat": range(steps), "step_us": step_us + 0.01 * np.arange(steps),
-                                        "discard": [""] * steps}))
+    run.write(STEP_TIMES, pd.DataFrame({"repeat": range(2 * steps), "step_us": step_us + 0.01 * (np.arange(2 * steps) % steps),
+                                        "discard": [""] * (2 * steps)}))     # two per repeat, as steps/run.py times
     if edge_arms:
         rows = [{"edge": 0, "producer": 0, "consumer": 1, "bytes": 400, "arm": a, "repeat": r,
                  "consumer_us": v + 0.01 * r, "n_kernels": 1, "warmed_bytes": 0 if a in ("natural", "cold") else 400}
@@ -109,4 +113,43 @@ def test_make_run_writes_a_loadable_run(tmp_path):
 
     m, k, ops, times = load_step(make_run(tmp_path, "x", {"produce": 10.0, "consume": 20.0},
                                           {"produce": 12.0, "consume": 30.0}))
-    assert m["step"]["mode"] == "eager" and len(k) == 24 and len(ops) == 2 and len(times) == 6
+    assert m["step"]["mode"] == "eager" and len(k) == 24 and len(ops) == 2 and len(times) == 12
+
+
+# The retired graph writer's alignment (l2attr.step(graph=True) until issue 37), kept to make runs of
+# that mode, which the readers still load.
+def align(k: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
+    """Give a graph run's natural kernels the op and order of the eager cold step's kernels they
+    match (by name, in order); the others UNMATCHED. Returns the table and the counts."""
+    cold = k[k["condition"] == L2Condition.COLD.value]
+    nat = k[k["condition"] == L2Condition.NATURAL.value]
+    if cold.empty or nat.empty:
+        raise UserError("graph step: no kernels traced in the natural replays or the eager cold steps "
+                        "(kineto recorded none of the graph's kernels?)")
+    first = cold[cold["step"] == cold["step"].min()].sort_values("start_us")
+    ref = list(zip(first["op_index"], first["kernel_index"], first["kernel"]))
+    names = [x[2] for x in ref]
+    out, worst = [], len(ref)
+    for _, g in nat.groupby("step", sort=True):
+        g = g.sort_values("start_us").reset_index(drop=True)
+        ops, idx, hit = [UNMATCHED] * len(g), [0] * len(g), [False] * len(g)
+        sm = difflib.SequenceMatcher(None, names, list(g["kernel"]), autojunk=False)
+        matched = 0
+        for a, b, size in sm.get_matching_blocks():
+            for i in range(size):
+                ops[b + i], idx[b + i], hit[b + i] = int(ref[a + i][0]), int(ref[a + i][1]), True
+                matched += 1
+        extra = 0
+        for j in range(len(g)):
+            if not hit[j]:
+                idx[j] = extra
+                extra += 1
+        worst = min(worst, matched)
+        out.append(g.assign(op_index=ops, kernel_index=idx))
+    counts = {"eager_kernels": len(ref), "replay_kernels": int(nat.groupby("step").size().max()),
+              "matched_kernels": worst}
+    if worst == 0:
+        raise UserError(f"graph step: none of the {counts['replay_kernels']} replayed kernels matches the "
+                        f"eager step's {len(ref)} by name and order")
+    merged = pd.concat([cold, *out], ignore_index=True)
+    return merged.sort_values(["condition", "step", "start_us"]).reset_index(drop=True), counts

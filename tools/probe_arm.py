@@ -79,7 +79,7 @@ def traced(torch, call, n: int, before=None, sync: bool = True) -> list[list[flo
 def main() -> None:
     import torch
 
-    from l2attr.steps import replay, surgery
+    from l2attr.steps import surgery, trace as replay
     from l2attr.steps.flushes import Flushes
     from l2attr.vocab import STEP_CONDITIONS, condition_words
 

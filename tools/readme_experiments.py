@@ -1,5 +1,6 @@
 """Regenerate the experiments, timer and steps blocks (docs/experiment.md, docs/layer-a.md,
-docs/steps.md: each in the page that holds it, tools/doc_pages.py) from the committed runs.
+docs/step-results.md, and the quick start's answer in docs/steps.md: each in the page that holds
+it, tools/doc_pages.py) from the committed runs.
 
     python tools/readme_experiments.py            # print the blocks
     python tools/readme_experiments.py --write    # replace them in their pages
@@ -30,6 +31,11 @@ BEGIN, END = "<!-- experiments:begin -->\n", "<!-- experiments:end -->"
 TIMER_BEGIN, TIMER_END = "<!-- timer:begin -->\n", "<!-- timer:end -->"
 STEPS_BEGIN, STEPS_END = "<!-- steps:begin -->\n", "<!-- steps:end -->"
 PIPELINE_BEGIN, PIPELINE_END = "<!-- pipeline:begin -->", "<!-- pipeline:end -->"
+GRID_BEGIN, GRID_END = "<!-- llm-grid:begin -->", "<!-- llm-grid:end -->"
+GRID = ROOT / "examples" / "steps" / "hf_grid"
+ANSWER_BEGIN, ANSWER_END = "<!-- step-answer:begin -->\n", "<!-- step-answer:end -->"
+# the quick start's step (docs/steps.md), as benchmarks/bench_steps.py measured it
+ANSWER_RUN = "examples/steps/surgery/20261202T160528Z-selfcheck-quarter-l2"
 
 
 def runs(folder: Path) -> list[Path]:
@@ -51,21 +57,45 @@ def timer_block() -> str:
 
 def pipeline_block(folder: Path | None = None) -> str:
     """The README's one line on the paper's pipeline figure (analysis/step_load.py)."""
-    from l2attr.analysis.step_load import analyse_step, pipeline_sentence
+    from l2attr.analysis.step import analyse_step
+    from l2attr.analysis.step_load import pipeline_sentence
 
     runs = runs_in(folder or ROOT / "examples" / "steps" / "surgery")
     return pipeline_sentence([analyse_step(p) for p in runs]) + (
         " (`examples/steps/surgery/`, `python benchmarks/bench_steps.py`)")
 
 
+def grid_block(folder: Path | None = None) -> str:
+    """The README's answer to the study for LLM steps, from the HuggingFace grid's committed runs
+    (analysis/step_reading.py grid_sentence); says so when the grid has not run."""
+    from l2attr.analysis.step import StepAnswer
+    from l2attr.analysis.step_reading import grid_sentence
+
+    folder = folder or GRID
+    found = sorted(p.parent for p in folder.rglob("manifest.json")) if folder.is_dir() else []
+    if not found:
+        return ("The HuggingFace grid (`python examples/steps/hf_grid.py`, a Llama-style and a GPT-2-style model, "
+                "decode and prefill) has not run on the H200 yet: no answer for LLM steps is given here.")
+    gpu = ((StepAnswer.from_run(found[0]).manifest.get("gpu") or {}).get("name")) or "this GPU"
+    return (grid_sentence([StepAnswer.from_run(p) for p in found]) + f" {len(found)} steps on {gpu} "
+            "(`examples/steps/hf_grid/README.md`, `python examples/steps/hf_grid.py`)")
+
+
 def steps_block(folder: Path | None = None) -> str:
     """Every step run of `folder` (default examples/steps/runs): per run its answer, measured edges,
     graph method and DRAM bytes; then the DLRM step times against no pin, and the sweep grids."""
-    from l2attr.analysis.step_load import analyse_step
+    from l2attr.analysis.step import analyse_step
     from l2attr.report.step_text import steps_markdown
 
     runs = [(p, analyse_step(p)) for p in runs_in(folder or ROOT / "examples" / "steps" / "surgery")]
     return steps_markdown(runs, ROOT if folder is None else folder, base="dlrm-rung-baseline")
+
+
+def answer_block(run: Path | None = None) -> str:
+    """What the quick start's `print(ans.headline())` prints for its step: the committed run's."""
+    from l2attr.analysis.step import StepAnswer
+
+    return "```text\n" + StepAnswer.from_run(run or ROOT / ANSWER_RUN).headline() + "\n```\n"
 
 
 def runs_in(folder: Path) -> list[Path]:
@@ -88,5 +118,7 @@ if __name__ == "__main__":
         write_block(TIMER_BEGIN, TIMER_END, timer_block())
         write_block(STEPS_BEGIN, STEPS_END, steps_block())
         write_block(PIPELINE_BEGIN, PIPELINE_END, pipeline_block())
+        write_block(GRID_BEGIN, GRID_END, grid_block())
+        write_block(ANSWER_BEGIN, ANSWER_END, answer_block())
     else:
-        print(block() + "\n" + timer_block() + "\n" + steps_block())
+        print(block() + "\n" + timer_block() + "\n" + steps_block() + "\n" + answer_block())

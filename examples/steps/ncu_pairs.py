@@ -20,3 +20,35 @@ def bert():
 
     fn, args, _ = steps(["bert-layer-fastpath"])["bert-layer-fastpath"]
     return fn, args
+
+
+def writeback():
+    """A step whose second kernel inherits write-back: the first writes half an L2 (dirty lines), the
+    second reads a buffer of one L2 it never shares, evicting them. (The matched arm's GPU test.)"""
+    import torch
+
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    out = torch.empty(l2 // 8, device="cuda")
+    src = torch.randn(l2 // 4, device="cuda")
+    sink = torch.empty((), device="cuda")
+
+    def step(out, src, sink):
+        out.fill_(1.0)                              # writes L2 / 2 of dirty lines
+        torch.sum(src, dim=0, out=sink)             # reads L2: evicts them, pays their write-back
+    return step, (out, src, sink)
+
+
+def split():
+    """A step whose split is known by construction: the first kernel reads only what was there before
+    the step (a quarter-L2 weight) and writes an activation; the second reads only that activation."""
+    import torch
+
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    w = torch.randn(l2 // 16, device="cuda")
+    act = torch.empty_like(w)
+    sink = torch.empty((), device="cuda")
+
+    def step(w, act, sink):
+        torch.mul(w, 2.0, out=act)                  # reads the weight (before the step), writes the activation
+        torch.sum(act, dim=0, out=sink)             # reads the activation (within the step)
+    return step, (w, act, sink)

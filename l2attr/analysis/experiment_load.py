@@ -14,8 +14,8 @@ from typing import Any
 
 import pandas as pd
 
-from l2attr.errors import STRICT, UserError
-from l2attr.integrity.experiment import check_cells_recomputed, check_metric_sets, read_table
+from l2attr.errors import STRICT, Damage, UserError
+from l2attr.integrity.experiment import check_cells_recomputed, check_declared, check_metric_sets, read_table
 from l2attr.integrity.manifest import check_manifest
 from l2attr.measure.stats import summarize_pairs
 from l2attr.rundir import RunDir
@@ -37,9 +37,13 @@ class ExperimentRun:
     samples: pd.DataFrame
     cells: pd.DataFrame
     metrics: pd.DataFrame = field(default_factory=pd.DataFrame)
+    partial: list[str] = field(default_factory=list)     # what --allow-partial read past
 
 
-def load_experiment(path: Path) -> ExperimentRun:
+def load_experiment(path: Path, damage: Damage = STRICT) -> ExperimentRun:
+    """The run's tables, held to its manifest (integrity/experiment.py check_declared); `damage`
+    (report --allow-partial) reads past repeats the run lacks and keeps what it said."""
+    before = len(damage.messages)
     run = RunDir.open(Path(path))
     m = run.manifest()
     if m.get("kind") != KIND:
@@ -53,6 +57,7 @@ def load_experiment(path: Path) -> ExperimentRun:
     samples = read_table(run, EXP_SAMPLES) if run.has(EXP_SAMPLES) else empty(EXP_SAMPLES)
     cells = read_table(run, EXP_CELLS) if run.has(EXP_CELLS) else empty(EXP_CELLS)
     metrics = read_table(run, EXP_METRICS) if run.has(EXP_METRICS) else empty(EXP_METRICS)
+    check_declared(m, samples, len(metrics) if run.has(EXP_METRICS) else None, run.path, damage)
     if samples.empty and metrics.empty:
         raise UserError(f"{run.path}: an experiment run with neither timings nor metrics")
     if not samples.empty:
@@ -62,7 +67,7 @@ def load_experiment(path: Path) -> ExperimentRun:
             raise UserError(f"{run.path / EXP_CELLS.filename}: declared conditions not measured: {', '.join(missing)}")
     if not metrics.empty:
         check_metric_sets(metrics, run.path)
-    return ExperimentRun(run.path, m, samples, cells, metrics)
+    return ExperimentRun(run.path, m, samples, cells, metrics, damage.messages[before:])
 
 
 @dataclass
@@ -87,5 +92,6 @@ def analyse_experiment(run: ExperimentRun) -> ExperimentAnalysis:
     disc = run.samples["discard"].value_counts().to_dict() if not run.samples.empty else {}
     from l2attr.analysis.noisy import limit_note
 
-    noisy = limit_note(run.cells, ("condition",), run.manifest.get("adaptive"))
+    noisy = "; ".join([*(f"partial data: {p}" for p in run.partial),
+                       *[limit_note(run.cells, ("condition",), run.manifest.get("adaptive"))]]).strip("; ")
     return ExperimentAnalysis(run, v, d, c, {str(k or "kept"): int(n) for k, n in disc.items()}, noisy)

@@ -16,7 +16,6 @@ separate measurement, and said so wherever it is shown.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,24 +26,16 @@ import pandas as pd
 
 from l2attr.analysis.significance import Interval, compare
 from l2attr.measure.stats import bootstrap_median_ci
-from l2attr.vocab import Judgement, Command, L2Condition
+from l2attr.analysis.step_reading import (EAGER, MATCHED, REPLAY, START, STUDY, STUDY_CLAIM, Share,  # noqa: F401
+                                          Split, eager_interval, of_denominator, of_kernel_time, out_of_bracket,
+                                          describe_kernel, dram_per_kernel, dram_totals, matched_headline, per_repeat, split, top_edges,
+                                          top_kernels, versus_claim)
+from l2attr.analysis.step_edges import EDGE_COLUMNS, OUTSIDE, edges  # noqa: F401  (re-exported)
+from l2attr.names import UNMATCHED, name_op  # noqa: F401  (re-exported: the readers call them here)
+from l2attr.vocab import Judgement, Command, L2Condition, StepMode
 
-OUTSIDE = -1   # producer index of bytes no op of the step wrote
-UNMATCHED = -2  # op_index of a graph kernel no eager op launched (attributed by its name, name_op)
-EDGE_COLUMNS = ["producer", "consumer", "bytes", "attributed_saving_us"]   # op indices, bytes, µs
+KERNEL_TIME_CLEAN = "the step's kernel time (clean-cold arm: no write-back reading)"
 
-
-def name_op(kernel: str) -> str:
-    """An op name from a kernel's own name, for kernels no eager op launched: Inductor's
-    `triton_<kind>_fused_<ops>_<n>` says what it fused; any other, its function's identifier."""
-    s = str(kernel)
-    if s.startswith("triton_"):
-        parts = s.split("_")
-        body = parts[2:-1] if parts[-1].isdigit() else parts[2:]
-        return "triton:" + "_".join(body)
-    s = s.removeprefix("void ")
-    head = s.split("(")[0].split("<")[0]
-    return head.rsplit("::", 1)[-1] or s[:40]
 
 
 def bracket(clean: Judgement, dirty: Judgement | None) -> Judgement:
@@ -110,32 +101,18 @@ def per_kernel(k: pd.DataFrame, ops: pd.DataFrame, every_kernel: bool = False) -
             row.update({"dirty_us": di.median, "dirty_lo": di.lo, "dirty_hi": di.hi,
                         "saving_dirty_us": di.median - ni.median, "dirty_judgement": jd.value,
                         "write_back_bound_us": max(0.0, di.median - ci.median)})
+        for arm in (MATCHED, START):
+            v = g.loc[g["condition"] == arm, "duration_us"].to_numpy(float)
+            if len(v):
+                ai = Interval.of(v)
+                row.update({f"{arm}_us": ai.median, f"{arm}_lo": ai.lo, f"{arm}_hi": ai.hi,
+                            f"saving_{arm}_us": ai.median - ni.median})
+        if f"{MATCHED}_us" in row:
+            row["judgement"] = (Judgement.OVERLAPPED.value if row["overlapped"] else
+                                compare(Interval.of(g.loc[g["condition"] == MATCHED, "duration_us"]), ni).judgement.value)
         rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def _pairs(k: pd.DataFrame, met: set[tuple[int, int]], skip: set[tuple[int, int]] | None = None) -> pd.DataFrame:
-    """Per step index: saving S_i over kernels that met a flush, natural kernel time T_i, span;
-    the `skip` kernels (ran beside another in natural) left out of S_i and T_i, not of the span."""
-    out = []
-    skip = skip or set()
-    for i, g in k.groupby("step"):
-        n = g[g["condition"] == L2Condition.NATURAL.value]
-        c = g[g["condition"] == L2Condition.COLD.value]
-        if n.empty or c.empty:
-            continue
-        key = ["op_index", "kernel_index"]
-        both = n.merge(c, on=key, suffixes=("_n", "_c"))
-        mine = both[[(a, b) in met for a, b in zip(both["op_index"], both["kernel_index"])]]
-        d = g[g["condition"] == L2Condition.COLD_DIRTY.value]
-        dmine = n.merge(d, on=key, suffixes=("_n", "_d"))
-        dmine = dmine[[(a, b) in met for a, b in zip(dmine["op_index"], dmine["kernel_index"])]]
-        out.append({"step": int(i), "saving_us": float((mine["duration_us_c"] - mine["duration_us_n"]).sum()),
-                    "saving_dirty_us": float((dmine["duration_us_d"] - dmine["duration_us_n"]).sum()) if len(d) else math.nan,
-                    "kernel_time_us": float(n.loc[[(a, b) not in skip for a, b in zip(n["op_index"], n["kernel_index"])],
-                                                  "duration_us"].sum()),
-                    "span_us": float((n["start_us"] + n["duration_us"]).max() - n["start_us"].min())})
-    return pd.DataFrame(out)
+    out = pd.DataFrame(rows)
+    return out.assign(out_of_bracket=out_of_bracket(out)) if len(out) else out
 
 
 @dataclass(frozen=True)
@@ -161,6 +138,25 @@ class StepAnswer:
     manifest: dict[str, Any] = field(default_factory=dict)   # the run's manifest (a loaded run's answer)
     ops: pd.DataFrame | None = None                     # the step's ops (a loaded run's answer)
     measured_edges: pd.DataFrame = field(default_factory=pd.DataFrame)   # edges by selective eviction
+    matched: Share | None = None                        # the write-back-matched saving over kernel time
+    replay: Share | None = None                         # ... over the graph replay
+    eager: Share | None = None                          # ... over the eager step (a function's loop)
+    parts: Split | None = None                          # the matched saving split by what was reused
+    write_back_missing: str = ""                        # why there is no matched arm (the bracket is the answer)
+
+    @property
+    def primary(self) -> Share | None:
+        """The answer's share: the matched saving over the eager step for a function, over the replay
+        for the user's own graph; over kernel time where neither was timed."""
+        return self.eager or self.replay or self.matched
+
+    @property
+    def activations(self) -> Share | None:
+        """The activations' share of the primary denominator (the split's activations over it)."""
+        p, sp = self.primary, self.parts
+        if p is None or sp is None:
+            return None
+        return of_denominator("activations", sp.activations, p.denominator, p.denominator_us)
 
     # -- the result-object shape every front-door verb shares (.cells, .verdict, .run_dir, repr) --
     @property
@@ -170,14 +166,15 @@ class StepAnswer:
 
     @property
     def verdict(self) -> pd.DataFrame:
-        """One row: the judgement and the share of kernel time with its interval."""
-        return pd.DataFrame([{"name": self.name, "judgement": self.judgement, "share": self.share,
-                              "share_lo": self.share_ci[0], "share_hi": self.share_ci[1],
-                              "saving_us": self.saving_us, "headline": self.headline(self.name or Command.STEP.value)}])
+        """One row: the index row (the answer's share, its denominator, the activations' share) with
+        the headline."""
+        return pd.DataFrame([{**self.index_row(), "headline": self.headline()}])
 
     def __repr__(self) -> str:
-        where = f"\n  run dir: {self.run_dir}" if self.run_dir is not None else ""
-        return f"<StepAnswer: {len(self.kernels)} kernels>\n{self.headline(self.name or Command.STEP.value)}{where}"
+        """What `l2attr step --show` prints: the headline, the top kernels and edges, where it lives."""
+        from l2attr.analysis.step_reading import summary
+
+        return summary(self)
 
     @property
     def step_share(self) -> tuple[float, float, float]:
@@ -188,9 +185,33 @@ class StepAnswer:
         lo, hi = self.saving_ci
         return (self.saving_us / t.median, lo / t.hi if lo >= 0 else lo / t.lo, hi / t.lo if hi >= 0 else hi / t.hi)
 
-    def headline(self, name: str) -> str:
+    @classmethod
+    def from_run(cls, path: Path | str) -> "StepAnswer":
+        """The answer of a step run dir on disk (checked as `l2attr report` checks it), named and
+        placed: what `l2attr.step` returned when it measured it."""
+        return analyse_step(Path(path))
+
+    def index_row(self) -> dict[str, Any]:
+        """One row of a many-step index: the step, its answer's share (the matched saving over the
+        eager step or the replay where measured, else the clean reading over kernel time) with the
+        denominator it is of, the activations' share and its place against the study's bound, the
+        judgement, where it lives."""
+        p, a = self.primary, self.activations
+        share = p.share if p is not None else Interval(self.share, *self.share_ci)
+        return {"step": self.name or Command.STEP.value, "share": share.median, "share_lo": share.lo,
+                "share_hi": share.hi, "denominator": p.denominator if p is not None else KERNEL_TIME_CLEAN,
+                "activations": a.share.median if a is not None else math.nan,
+                "activations_lo": a.share.lo if a is not None else math.nan,
+                "activations_hi": a.share.hi if a is not None else math.nan,
+                "versus_study": versus_claim(a.share.lo, a.share.hi) if a is not None else "not measured",
+                "judgement": self.judgement, "run_dir": str(self.run_dir) if self.run_dir is not None else ""}
+
+    def headline(self, name: str | None = None) -> str:
         """One sentence; 'worth' / 'costs' only beyond noise (the share's interval excludes 0) and, with
         a write-back-paying cold arm, only where both cold readings agree (analysis.step.bracket)."""
+        name = name or self.name or Command.STEP.value
+        if self.primary is not None:
+            return (f"{self.note}\n" if self.note else "") + matched_headline(self, name)
         lo, hi = self.share_ci
         span = f"[{100 * lo:.2f}, {100 * hi:.2f}]"
         first = f"{self.note}\n" if self.note else ""
@@ -201,7 +222,7 @@ class StepAnswer:
                     f"{span} of the step's kernel time, against a cold arm that pays a full L2 of write-back "
                     f"{100 * self.share_dirty:+.2f} % [{100 * dlo:.2f}, {100 * dhi:.2f}]")
             return first + (f"{name}: for inter-kernel L2 reuse {what} (saving = cold - natural; "
-                            f"{self.kernel_time_us:.1f} µs of kernels per step).")
+                            f"{self.kernel_time_us:.1f} µs of kernels per step){self._no_match()}.")
         if self.judgement == Judgement.WITHIN_NOISE.value:
             what = f"within noise: {100 * self.share:+.2f} % of the step's kernel time {span}"
         elif self.judgement == Judgement.FASTER.value:
@@ -212,46 +233,16 @@ class StepAnswer:
         step = ""
         if self.step_time.valid:
             m, a, b = self.step_share
-            step = f", {100 * m:+.2f} % [{100 * a:+.2f}, {100 * b:+.2f}] of the {self.step_time.median:.1f} µs step"
+            whole = "graph replay" if self.every_kernel else "step"
+            step = f", {100 * m:+.2f} % [{100 * a:+.2f}, {100 * b:+.2f}] of the {self.step_time.median:.1f} µs {whole}"
         where = "kernel node" if self.every_kernel else "op"
-        return first + (f"{name}: inter-kernel L2 reuse is {what}; cold before each {where}, the kernels take "
+        return first + (f"{name}: inter-kernel L2 reuse is {what}; clean-cold before each {where}, the kernels take "
                 f"{self.saving_us:+.1f} µs [{self.saving_ci[0]:+.1f}, {self.saving_ci[1]:+.1f}]{step} "
-                f"({self.kernel_time_us:.1f} µs of kernels per step).")
+                f"({self.kernel_time_us:.1f} µs of kernels per step){self._no_match()}.")
 
-
-def edges(ops: pd.DataFrame, kern: pd.DataFrame) -> pd.DataFrame:
-    """Producer -> consumer edges by bytes, with each consumer's first-kernel saving split by bytes.
-    Views are neither: they launch nothing and write nothing (their output aliases their input). An
-    op whose schema may alias but that launched a kernel (`contiguous` of a strided tensor copies)
-    wrote its output, so it is no view here."""
-    from l2attr.analysis.step_edges import views
-
-    writers: list[tuple[int, int, int]] = []        # (start, end, op) of every output so far
-    saving = {int(r.op_index): float(r.saving_us) for r in kern.itertuples() if r.met_flush} if len(kern) else {}
-    skip = views(ops) - (set(kern["op_index"].astype(int)) if len(kern) else set())
-    rows = []
-    for r in ops.sort_values("op_index").itertuples():
-        if int(r.op_index) in skip:
-            continue
-        ins = [tuple(x) for x in json.loads(r.inputs or "[]")]
-        parts: dict[int, int] = {}
-        for ptr, n in ins:
-            left = n
-            for s, e, p in reversed(writers):
-                overlap = min(e, ptr + n) - max(s, ptr)
-                if overlap > 0:
-                    parts[p] = parts.get(p, 0) + overlap
-                    left -= overlap
-                    break
-            if left > 0:
-                parts[OUTSIDE] = parts.get(OUTSIDE, 0) + left
-        total = sum(parts.values())
-        for p, nbytes in parts.items():
-            rows.append({"producer": p, "consumer": int(r.op_index), "bytes": nbytes,
-                         "attributed_saving_us": saving.get(int(r.op_index), math.nan) * nbytes / total if total else math.nan})
-        for ptr, n in (tuple(x) for x in json.loads(r.outputs or "[]")):
-            writers.append((ptr, ptr + n, int(r.op_index)))
-    return pd.DataFrame(rows, columns=EDGE_COLUMNS)
+    def _no_match(self) -> str:
+        return (f"; no write-back-matched arm ({self.write_back_missing}): the clean and dirty readings are the "
+                "bracket" if self.write_back_missing and self.every_kernel else "")
 
 
 def _judge(lo: float, hi: float) -> Judgement:
@@ -259,12 +250,19 @@ def _judge(lo: float, hi: float) -> Judgement:
 
 
 def answer(k: pd.DataFrame, ops: pd.DataFrame, times: pd.DataFrame | None = None,
-           every_kernel: bool = False) -> StepAnswer:
+           every_kernel: bool = False, manifest: dict[str, Any] | None = None,
+           first: Any = None, **facts: Any) -> StepAnswer:
+    """The answer, built once from a run's tables and its manifest (the eager loop, the control,
+    why no write-back reading): the clean and dirty readings always, the matched one where it was
+    measured. `first(kernels)`: the line it must open with; `facts`: the run's name, place, ops
+    and measured edges."""
     kern = per_kernel(k, ops, every_kernel)
     skip = {(int(r.op_index), int(r.kernel_index)) for r in kern.itertuples() if r.overlapped}
     met = {(int(r.op_index), int(r.kernel_index)) for r in kern.itertuples() if r.met_flush} - skip
-    pairs = _pairs(k, met, skip)
-    shares = (pairs["saving_us"] / pairs["kernel_time_us"]).to_numpy(float)
+    pairs = per_repeat(k, met, skip)
+    pairs = pairs.rename(columns={"saving_cold_us": "saving_us", "saving_cold_dirty_us": "saving_dirty_us"})
+    kt = pairs["kernel_time_us"].to_numpy(float)
+    shares = pairs["saving_us"].to_numpy(float) / kt
     s_lo, s_hi = bootstrap_median_ci(pairs["saving_us"].to_numpy(float))
     lo, hi = bootstrap_median_ci(shares)
     clean = _judge(lo, hi)
@@ -279,40 +277,23 @@ def answer(k: pd.DataFrame, ops: pd.DataFrame, times: pd.DataFrame | None = None
         kept = times[times["discard"].map(lambda x: "" if pd.isna(x) else str(x)) == ""]["step_us"].to_numpy(float)
         if len(kept):
             step = Interval.of(kept)
-    return StepAnswer(kern, pairs, edges(ops, kern), float(pairs["kernel_time_us"].median()),
+    m = manifest or {}
+    sf = m.get("surgery") or {}
+    matched = replay = eager = parts = None
+    if f"saving_{MATCHED}_us" in pairs and len(pairs):
+        matched = of_kernel_time("matched", pairs[f"saving_{MATCHED}_us"].to_numpy(float), kt)
+        replay = of_denominator("matched", matched.saving, REPLAY, step)
+        eager = of_denominator("matched", matched.saving, EAGER, eager_interval(m))
+        judgement = (eager or replay or matched).judgement.value        # the headline's share's word
+        control = [float(x) for x in sf.get("control_us") or [] if isinstance(x, (int, float)) and math.isfinite(x)]
+        parts = split(pairs, control, len(met))
+    return StepAnswer(kern, pairs, edges(ops, kern), float(np.median(kt)),
                       float(pairs["span_us"].median()), float(pairs["saving_us"].median()), (s_lo, s_hi),
                       float(np.median(shares)), (lo, hi), judgement, step, d_share, d_ci, clean.value,
-                      every_kernel=every_kernel)
-
-
-def top_kernels(ans: StepAnswer, n: int = 10) -> pd.DataFrame:
-    k = ans.kernels[ans.kernels["met_flush"]] if len(ans.kernels) else ans.kernels
-    return k.reindex(k["saving_us"].abs().sort_values(ascending=False).index).head(n)
-
-
-def top_edges(ans: StepAnswer, ops: pd.DataFrame, n: int = 10) -> pd.DataFrame:
-    e = ans.edges[ans.edges["producer"] != OUTSIDE].dropna(subset=["attributed_saving_us"])
-    e = e.reindex(e["attributed_saving_us"].abs().sort_values(ascending=False).index).head(n)
-    name = dict(zip(ops["op_index"], ops["op"]))
-    return e.assign(producer_op=e["producer"].map(name), consumer_op=e["consumer"].map(name))
-
-
-def describe_kernel(row: Any) -> str:
-    return f"{row['op']}#{row['op_index']} {str(row['kernel'])[:60]}"
-
-
-STUDY_CLAIM = 0.0065   # the study's bound for eager-mode LLM inference: under 0.65 % of step time
-
-
-def versus_claim(lo: float, hi: float, claim: float = STUDY_CLAIM) -> str:
-    """Where an interval of a share stands against the study's bound (the one rule: intervals)."""
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        return "not measured"
-    if hi < claim:
-        return f"below the study's {100 * claim:.2f} %"
-    if lo > claim:
-        return f"above the study's {100 * claim:.2f} %"
-    return f"not distinguishable from the study's {100 * claim:.2f} % (the interval holds it)"
+                      every_kernel=every_kernel, matched=matched, replay=replay, eager=eager, parts=parts,
+                      write_back_missing=str(sf.get("write_back_missing") or ""),
+                      note=first(kern) if first is not None else "", manifest=m,
+                      ops=facts.pop("ops_table", None), **facts)
 
 
 def compare_step_times(base: StepAnswer, other: StepAnswer) -> str:
@@ -325,13 +306,17 @@ def compare_step_times(base: StepAnswer, other: StepAnswer) -> str:
             f"({j.speedup:.3f}x [{j.lo:.3f}, {j.hi:.3f}])")
 
 
-def dram_totals(dram: pd.DataFrame) -> dict[str, float]:
-    """DRAM read + write bytes of one profiled step, per cache control (none, all)."""
-    return {str(cc): float(g["value"].sum()) for cc, g in dram.groupby("cache_control")}
+def analyse_step(path: Path) -> StepAnswer:
+    """A step run dir's answer, checked as `l2attr report` checks it (analysis/step_load.py)."""
+    from l2attr.analysis.step_edges import edge_results
+    from l2attr.analysis.step_load import _edge_fields, edge_names, first_line, load_edges, load_step, step_name
+    from l2attr.rundir import RunDir
 
-
-def dram_per_kernel(dram: pd.DataFrame) -> pd.DataFrame:
-    """Per (op, kernel): read + write bytes with the L2 as left and with caches flushed."""
-    s = dram.groupby(["op_index", "kernel_index", "kernel", "cache_control"])["value"].sum().unstack("cache_control")
-    s.columns.name = None
-    return s.reset_index()
+    m, k, ops, times = load_step(path)
+    surgery = (m.get("step") or {}).get("mode") == StepMode.SURGERY.value
+    raw = load_edges(RunDir.open(Path(path)))
+    if len(raw):
+        _edge_fields(m, Path(path))
+    edges = edge_results(raw, edge_names(m, k, ops)) if len(raw) else pd.DataFrame()
+    return answer(k, ops, times, every_kernel=surgery, manifest=m, first=lambda kern: first_line(m, kern),
+                  name=step_name(m), run_dir=Path(path), ops_table=ops, measured_edges=edges)

@@ -22,9 +22,12 @@ from typing import Any
 import pandas as pd
 
 from l2attr.analysis.significance import Interval, compare
+import json
+
 from l2attr.vocab import L2Condition, Verdict, Judgement, EDGE_ARMS
 
-OUTSIDE = -1
+OUTSIDE = -1   # producer index of bytes no op of the step wrote
+EDGE_COLUMNS = ["producer", "consumer", "bytes", "attributed_saving_us"]   # op indices, bytes, µs
 
 
 def views(ops: pd.DataFrame) -> set[int]:
@@ -96,3 +99,36 @@ def describe(r: Any) -> str:
         return f"{head}, {word} (control holds: rewarmed {r['control_pct']:+.1f} % of natural, within noise)"
     return (f"{head}, not judged: control {r['control']} (rewarmed {r['control_pct']:+.1f} % of natural); "
             f"against rewarmed {r['vs_rewarmed_us']:+.2f} µs, {r['vs_rewarmed_judgement']}")
+
+
+def edges(ops: pd.DataFrame, kern: pd.DataFrame) -> pd.DataFrame:
+    """Producer -> consumer edges by bytes, with each consumer's first-kernel saving split by bytes.
+    Views are neither: they launch nothing and write nothing (their output aliases their input). An
+    op whose schema may alias but that launched a kernel (`contiguous` of a strided tensor copies)
+    wrote its output, so it is no view here."""
+    writers: list[tuple[int, int, int]] = []        # (start, end, op) of every output so far
+    saving = {int(r.op_index): float(r.saving_us) for r in kern.itertuples() if r.met_flush} if len(kern) else {}
+    skip = views(ops) - (set(kern["op_index"].astype(int)) if len(kern) else set())
+    rows = []
+    for r in ops.sort_values("op_index").itertuples():
+        if int(r.op_index) in skip:
+            continue
+        ins = [tuple(x) for x in json.loads(r.inputs or "[]")]
+        parts: dict[int, int] = {}
+        for ptr, n in ins:
+            left = n
+            for s, e, p in reversed(writers):
+                overlap = min(e, ptr + n) - max(s, ptr)
+                if overlap > 0:
+                    parts[p] = parts.get(p, 0) + overlap
+                    left -= overlap
+                    break
+            if left > 0:
+                parts[OUTSIDE] = parts.get(OUTSIDE, 0) + left
+        total = sum(parts.values())
+        for p, nbytes in parts.items():
+            rows.append({"producer": p, "consumer": int(r.op_index), "bytes": nbytes,
+                         "attributed_saving_us": saving.get(int(r.op_index), math.nan) * nbytes / total if total else math.nan})
+        for ptr, n in (tuple(x) for x in json.loads(r.outputs or "[]")):
+            writers.append((ptr, ptr + n, int(r.op_index)))
+    return pd.DataFrame(rows, columns=EDGE_COLUMNS)

@@ -5,24 +5,24 @@ answer the paper's pipeline claim from the shipped rung steps' answers.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pandas as pd
 
 from l2attr.analysis.significance import compare
 from l2attr.analysis.step_program import compiled_caveat, program_caveat, program_check
-from l2attr.errors import STRICT, UserError
+from l2attr.errors import STRICT, Damage, UserError
 from l2attr.integrity.manifest import check_manifest
 from l2attr.integrity.step import check_step_dram, check_step_tables, replays_a_graph
-from l2attr.integrity.step_counts import check_graph_counts
-from l2attr.rundir import RunDir
+from l2attr.integrity.step_counts import check_declared, check_graph_counts
+from l2attr.rundir import COMPLETE, RunDir
 from l2attr.schema import KERNEL_EDGES, STEP_DRAM, STEP_EDGES, STEP_KERNELS, STEP_OPS, STEP_TIMES
 from l2attr.vocab import EDGE_ARMS, Command, RungId, StepMode, condition_words
 
 KIND = Command.STEP.value
-COMPLETE = "complete"      # the manifest status a finished run writes (steps/run.py)
 
 
 def _finite(df: pd.DataFrame, col: str, where: Path, positive: bool = False) -> None:
@@ -52,7 +52,27 @@ def load_edges(run: RunDir) -> pd.DataFrame:
     return e
 
 
-def load_step(path: Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+# `report --allow-partial` over step runs: the Damage the loader reads with (STRICT unless a page sets
+# one, commands/report_pages.py) and, per manifest read under it, what it read past, which the
+# answer's first line says (first_line). A context, so the answer's own path (analysis/step.py
+# analyse_step) needs no argument for it.
+_DAMAGE: ContextVar[Damage] = ContextVar("step_damage", default=STRICT)
+_PARTIAL: dict[int, tuple[dict[str, Any], list[str]]] = {}
+
+
+@contextmanager
+def partial_reading(damage: Damage) -> Iterator[Damage]:
+    token = _DAMAGE.set(damage)
+    try:
+        yield damage
+    finally:
+        _DAMAGE.reset(token)
+        _PARTIAL.clear()
+
+
+def load_step(path: Path, damage: Damage | None = None) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    damage = damage or _DAMAGE.get()
+    before = len(damage.messages)
     run = RunDir.open(Path(path))
     m = run.manifest()
     if m.get("kind") != KIND:
@@ -79,28 +99,17 @@ def load_step(path: Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, p
                             f"({counts.min()}-{counts.max()}): cut or mixed data")
     if not is_graph(m) and k.groupby("condition").size().nunique() > 1:
         raise UserError(f"{where}: natural and cold steps hold different numbers of kernels: cut or mixed data")
+    check_declared(m, k, times if run.has(STEP_TIMES) else None, dram, run.path, damage)   # the declared arms, repeats
     if dram is not None:            # read by `step show` and the step pages: whole, or the run is refused
         check_step_dram(dram, run.path)
     _finite(times, "step_us", run.path / STEP_TIMES.filename, positive=True)
+    if len(damage.messages) > before:
+        _PARTIAL[id(m)] = (m, damage.messages[before:])
     return m, k, ops, times
 
 
 def is_graph(manifest: dict[str, Any]) -> bool:
     return (manifest.get("step") or {}).get("mode") == StepMode.GRAPH.value
-
-
-def analyse_step(path: Path) -> Any:
-    from l2attr.analysis.step import answer
-    from l2attr.analysis.step_edges import edge_results
-
-    m, k, ops, times = load_step(path)
-    surgery = (m.get("step") or {}).get("mode") == StepMode.SURGERY.value
-    ans = answer(k, ops, times, every_kernel=surgery)
-    raw = load_edges(RunDir.open(Path(path)))
-    if len(raw):
-        _edge_fields(m, Path(path))
-    edges = edge_results(raw, edge_names(m, k, ops)) if len(raw) else pd.DataFrame()
-    return replace(ans, note=first_line(m, ans), manifest=m, ops=ops, measured_edges=edges)
 
 
 def _edge_fields(m: dict[str, Any], path: Path) -> None:
@@ -122,7 +131,7 @@ def _edge_fields(m: dict[str, Any], path: Path) -> None:
 def edge_names(m: dict[str, Any], k: pd.DataFrame, ops: pd.DataFrame) -> pd.DataFrame:
     """What an edge's producer and consumer indices name: ops, or kernel nodes (named by kernel)
     when the run's edges are kernel-level."""
-    from l2attr.analysis.step import name_op
+    from l2attr.names import name_op
 
     if not m.get(KERNEL_EDGES) or "node" not in k.columns:
         return ops
@@ -131,8 +140,10 @@ def edge_names(m: dict[str, Any], k: pd.DataFrame, ops: pd.DataFrame) -> pd.Data
 
 
 def step_name(ans: Any) -> str:
-    """The name a step run was given (the kind's name when none was recorded)."""
-    return str((ans.manifest.get("step") or {}).get("name") or KIND)
+    """The name a step run was given (the kind's name when none was recorded); `ans` is an answer
+    or a manifest."""
+    m = ans if isinstance(ans, dict) else ans.manifest
+    return str((m.get("step") or {}).get("name") or KIND)
 
 
 def overlap_line(kern: pd.DataFrame) -> str:
@@ -147,9 +158,17 @@ def overlap_line(kern: pd.DataFrame) -> str:
             "the answer.")
 
 
-def first_line(manifest: dict[str, Any], ans: Any) -> str:
+def first_line(manifest: dict[str, Any], kernels: pd.DataFrame) -> str:
     """What the answer must say before anything else: a step measured per op (it could not be
-    captured, or eager was asked for) leaves kernels warm, and how much kernel time they hold."""
+    captured, or eager was asked for) leaves kernels warm, and how much kernel time they hold; before
+    it, what --allow-partial read past."""
+    said = _PARTIAL.get(id(manifest))
+    partial = [f"Partial data (--allow-partial): {m}" for m in said[1]] if said and said[0] is manifest else []
+    line = _first_line(manifest, kernels)
+    return "\n".join([*partial, *([line] if line else [])])
+
+
+def _first_line(manifest: dict[str, Any], kernels: pd.DataFrame) -> str:
     mode = (manifest.get("step") or {}).get("mode")
     if mode == StepMode.SURGERY.value:
         sf = manifest.get("surgery") or {}
@@ -158,11 +177,11 @@ def first_line(manifest: dict[str, Any], ans: Any) -> str:
         if isinstance(n, int) and isinstance(m, int) and m < n:
             lines.append(f"Measured as the captured graph runs it: {n - m} of {n} kernels are not the eager ops' "
                          "(a compiled step's own kernels), attributed by kernel name.")
-        check = program_check(manifest, ans.kernels)
-        lines += [compiled_caveat(manifest, ans.kernels), program_caveat(check, sf.get("call_kernel_difference")),
-                  overlap_line(ans.kernels)]
+        check = program_check(manifest, kernels)
+        lines += [compiled_caveat(manifest, kernels), program_caveat(check, sf.get("call_kernel_difference")),
+                  overlap_line(kernels)]
         return "\n".join(x for x in lines if x)
-    k = ans.kernels
+    k = kernels
     if not len(k) or not manifest.get("fallback"):      # an eager run asked for is the per-op method by name
         return ""
     warm = k[~k["met_flush"].astype(bool)]

@@ -173,6 +173,10 @@ def read_check(path: Path) -> RetentionCheck | None:
         return None
     try:
         d = json.loads(path.read_text())
+        code = d.get("returncode")
+        if code is not None and code != 0:       # ncu failed: its rows (if any) are not the check's
+            return RetentionCheck(path, problem=f"not usable: Nsight Compute exited {code!r} (returncode), "
+                                  "so its figures are not the check's; run tools/capacity_ncu_check.py again")
         rows = [r for r in d["results"] if isinstance(r, dict) and {"occupy_mib", "arm", "retained_share"} <= set(r)]
         for i, r in enumerate(rows):
             wrong = _row_problem(r)

@@ -130,21 +130,28 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _resume(args: argparse.Namespace):
+    from dataclasses import fields
+
     from l2attr.dlrm.measure.run import LadderOptions
-    from l2attr.rundir import open_for_resume
+    from l2attr.integrity.manifest import check_manifest
+    from l2attr.rundir import open_for_resume, resumed
     from l2attr.vocab import Family
 
-    run, m = open_for_resume(args.resume, Command.LADDER)
-    cfg = WorkloadConfig(**m["config"])
-    saved = dict(m["measure"])
-    saved.pop("variants", None)
-    saved["rungs"] = parse_rungs(",".join(saved["rungs"]))
-    saved["families"] = [Family(f) for f in saved["families"]]
-    saved["shape"] = LaunchShape(**{k: tuple(v) if isinstance(v, list) else v
-                                    for k, v in saved["shape"].items()})
-    for key in ("trace", "hot", "cache_dir"):
-        saved[key] = Path(saved[key]) if saved.get(key) else None
-    return run, cfg, LadderOptions(**saved)
+    run, m = open_for_resume(args.resume, Command.LADDER, check_manifest)   # typed (integrity/manifest.py) first
+    cfg = resumed(run, "config", lambda: WorkloadConfig(**m["config"]))
+
+    def options() -> LadderOptions:
+        saved = dict(m["measure"])
+        saved.pop("variants", None)
+        saved["rungs"] = parse_rungs(",".join(saved["rungs"]))
+        saved["families"] = [Family(f) for f in saved["families"]]
+        saved["shape"] = LaunchShape(**{k: tuple(v) if isinstance(v, list) else v
+                                        for k, v in saved["shape"].items()})
+        for key in ("trace", "hot", "cache_dir"):
+            saved[key] = Path(saved[key]) if saved.get(key) else None
+        return LadderOptions(**saved)
+
+    return run, cfg, resumed(run, "measure", options, {f.name for f in fields(LadderOptions)} | {"variants"})
 
 
 def head_start(cfg: WorkloadConfig, opts: "LadderOptions") -> Any:

@@ -14,6 +14,7 @@ examples:
   l2attr report runs/20261129T200000Z-ladder --format md > summary.md
   l2attr report runs/20261129T200000Z-ladder -o summary.md
   l2attr report runs/20261129T200000Z-ladder --format text      # the headline and tables, on the terminal
+  l2attr report examples/steps -o steps.html       # step runs below a folder: one index table, a section each
 """
 
 from __future__ import annotations
@@ -38,14 +39,14 @@ EXTENSION_FORMATS = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "h
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dirs", nargs="+", type=Path, metavar="RUN_DIR",
-                   help="run directories (ladder, profile, timeline runs of one config), or folders "
-                        "holding run directories (e.g. examples/)")
+                   help="run directories (ladder, profile, timeline runs of one config; step or experiment "
+                        "runs), or folders holding run directories at any depth (e.g. examples/steps/)")
     p.add_argument("-o", "--output", type=Path, metavar="FILE",
                    help="output file (default: html -> ./report.html in the current folder, never inside a run dir; "
                         "md -> stdout)")
     p.add_argument("--format", choices=("html", "md", "text"),
-                   help="html, md, or text (the headline and the verdict tables for the terminal; "
-                        "default: from the -o extension, else html)")
+                   help="html, md, or text (for the terminal: the headline and the verdict tables; step runs: "
+                        "their index and headlines; default: from the -o extension, else html)")
     p.add_argument("--allow-mixed", action="store_true",
                    help="combine runs whose workload configs differ (listed as a caveat)")
     p.add_argument("--allow-partial", action="store_true",
@@ -74,9 +75,11 @@ def check_extension(output: Path, fmt: str | None) -> None:
 
 
 def expand_run_dirs(paths: list[Path]) -> list[Path]:
-    """The run dirs the arguments name: a run dir itself, or a folder of run dirs (its direct
-    subfolders with a manifest, e.g. `examples/`). Among several arguments, an existing file or
-    folder that is neither (a shell glob's report.html, logs/) is skipped with a line saying so;
+    """The run dirs the arguments name: a run dir itself, or a folder holding run dirs at any depth
+    (`examples/`, `examples/steps/` whose runs sit in runs/ and surgery/): the run dirs nearest
+    below it, those of the shallowest level that holds any (so `examples/` is its own runs, not
+    the experiments and steps in its subfolders). Among several arguments, an existing file or
+    folder that holds none (a shell glob's report.html, logs/) is skipped with a line saying so;
     a path that does not exist is an error (a typo must not shrink the report quietly)."""
     out: list[Path] = []
     for p in paths:
@@ -85,7 +88,7 @@ def expand_run_dirs(paths: list[Path]) -> list[Path]:
         if (p / MANIFEST).is_file():
             out.append(p)
             continue
-        inner = sorted(d for d in p.iterdir() if (d / MANIFEST).is_file()) if p.is_dir() else []
+        inner = runs_below(p) if p.is_dir() else []
         if inner:
             out.extend(inner)
         elif len(paths) > 1:
@@ -95,6 +98,19 @@ def expand_run_dirs(paths: list[Path]) -> list[Path]:
     if not out:
         raise UserError("none of the arguments is a run dir (a folder with manifest.json)")
     return list(dict.fromkeys(out))
+
+
+def runs_below(folder: Path) -> list[Path]:
+    """The run dirs of the shallowest level below `folder` that holds any, in name order; a run
+    dir's own folders are never searched, nor hidden ones."""
+    level = [folder]
+    while level:
+        subs = sorted(d for f in level for d in f.iterdir() if d.is_dir() and not d.name.startswith("."))
+        found = [d for d in subs if (d / MANIFEST).is_file()]
+        if found:
+            return found
+        level = subs
+    return []
 
 
 def run_inputs(run_dirs: list[Path]) -> list[Path]:
@@ -121,11 +137,8 @@ def _run(args: argparse.Namespace, progress: Progress) -> int:
     from l2attr.commands.report_pages import page_kind, report_page
 
     kind = page_kind(run_dirs)
-    if kind is not None and fmt == "text":
-        raise UserError(f"--format text is the ladder study's terminal summary; {kind} runs have "
-                        "--format html or md")
     if kind is not None:
-        return report_page(kind, run_dirs, fmt, output, _emit, _write)
+        return report_page(kind, run_dirs, fmt, output, _emit, _write, args.allow_partial)
     sweep_dirs, run_dirs = split_sweeps(run_dirs)
     progress.step(f"reading {len(run_dirs)} run dirs and {len(sweep_dirs)} sweeps")
     sweeps = load_sweeps(sweep_dirs, args.allow_partial)

@@ -1,13 +1,15 @@
 """What is inter-kernel L2 reuse worth in a whole step? (any PyTorch program, GPU)
 
 Run a script whose step function is marked with `@l2attr.step_range("name")`: its first call is
-measured (every kernel with the L2 as the program leaves it, and with the L2 read-flushed right
-before each op; then the top edges by selective eviction), then the script ends. Or read a step
-run dir.
+captured as a CUDA graph and measured by graph surgery (every kernel with the L2 as the program
+leaves it, and in a copy of the graph with a flush node before every kernel node; then the top
+edges by selective eviction), then the script ends. A step that cannot be captured falls back to
+the per-op method (a flush before each op; --eager asks for it). Or read a step run dir.
 
   l2attr step --out runs -- python my_step.py
   l2attr step --eager --out runs -- python my_step.py     # the per-op method (no graph capture)
   l2attr step --ncu --ncu-metrics dram --out runs -- python my_step.py
+  l2attr step --matched --out runs -- python my_step.py   # the write-back read by ncu first: the matched arm
   l2attr step --show runs/<...>-decode
 """
 
@@ -27,44 +29,49 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD", help="-- CMD ...: the script to run")
     p.add_argument("--out", type=Path, default=Path("runs"), help="run dirs go here (default runs)")
     p.add_argument("--name", default="", help="run name (default: the step_range's name)")
-    p.add_argument("--repeats", type=int, default=10, help="natural + cold step pairs (default 10)")
+    p.add_argument("--repeats", type=int, default=10,
+                   help="replays of each arm (natural and the cold arms), interleaved (default 10)")
     p.add_argument("--warmup", type=int, default=3, help="warm-up steps (default 3)")
-    p.add_argument("--show", type=Path, metavar="RUN_DIR", help="print the answer of a step run dir")
+    p.add_argument("--show", type=Path, metavar="RUN_DIR",
+                   help="print the answer of a step run dir, its top kernels and edges")
     p.add_argument("--ncu", action="store_true",
-                   help="also DRAM bytes per kernel under Nsight Compute (application replay, cache control "
-                        "none against all)")
+                   help="also DRAM bytes per kernel under Nsight Compute (the captured step, application "
+                        "replay, cache control none against all)")
+    p.add_argument("--matched", action="store_true",
+                   help="read each kernel node's inherited write-back under Nsight Compute first (the script "
+                        "re-run as its child, cache control none against all), so the answer is the "
+                        "write-back-matched cold arm rather than the clean/dirty bracket")
     p.add_argument("--chip", help="with --ncu: ga100 | gh100 (default: from the GPU)")
     p.add_argument("--ncu-metrics", default="l2", metavar="SET",
                    help="with --ncu: the metric set (default l2; dram: DRAM bytes only, the fewest replay passes)")
     p.add_argument("--edges", type=int, default=None, metavar="N",
-                   help="measure the top N edges by selective eviction (default: the step_range's, 5; 0: none)")
+                   help="measure the top N producer -> consumer edges by selective eviction, in graph copies "
+                        "with one node in front of the consumer kernel (default: the step_range's, 5; 0: none)")
     p.add_argument("--graph", action="store_true",
-                   help="(kept for old scripts: graph surgery is the default method now)")
+                   help="ignored, kept so old command lines still parse: graph surgery is the method, --eager the "
+                        "per-op one")
     p.add_argument("--eager", action="store_true",
                    help="the per-op eager method (a flush before each op) instead of graph surgery (a flush "
                         "before every kernel of the captured step)")
 
 
 def summary(path: Path) -> str:
-    from l2attr.analysis.step import describe_kernel, top_edges, top_kernels
-    from l2attr.analysis.step_load import analyse_step
+    """What `--show` prints: the answer's repr (analysis/step_text.py), the same text a script's
+    `print(ans)` gives."""
+    from l2attr.analysis.step import StepAnswer
 
-    ans = analyse_step(path)
-    name = (ans.manifest.get("step") or {}).get("name", path.name)
-    lines = [ans.headline(name), "top kernels (saving = cold - natural, median µs):"]
-    for r in top_kernels(ans, 8).to_dict("records"):
-        lines.append(f"  {r['saving_us']:+8.2f}  {r['natural_us']:8.2f} -> {r['cold_us']:8.2f}  "
-                     f"{r['judgement']:<13} {describe_kernel(r)}")
-    edges = top_edges(ans, ans.ops, 5)
-    if len(edges):
-        lines.append("top edges (a consumer's saving split over its inputs by bytes):")
-        for r in edges.to_dict("records"):
-            lines.append(f"  {r['attributed_saving_us']:+8.2f}  {r['producer_op']}#{r['producer']} -> "
-                         f"{r['consumer_op']}#{r['consumer']}  {r['bytes'] / 1e6:.2f} MB")
-    from l2attr.report.step_text import dram_lines, graph_line, measured_edge_lines
+    return repr(StepAnswer.from_run(path))
 
-    lines += [f"  {x}" if i else x for i, x in enumerate(measured_edge_lines(ans))]
-    return "\n".join(lines + [x for x in [graph_line(ans), *dram_lines(path)] if x])
+
+def _write_back(command: list[str], tmp: Path, warmup: int) -> str:
+    """The matched arm's reading: the marked script re-run under ncu as its own graph child (both
+    cache controls), each kernel node's inherited write-back into a CSV the measuring run reads."""
+    from l2attr.steps.ncu import child_env, deltas, profile_graph
+
+    d = deltas(profile_graph(command, tmp / "ncu", 1, sets="dram", env=child_env(warmup, "ncu-graph", 1)))
+    path = tmp / "write_back.csv"
+    d.to_csv(path, index=False)
+    return str(path)
 
 
 def check_flags(args: argparse.Namespace) -> None:
@@ -73,6 +80,10 @@ def check_flags(args: argparse.Namespace) -> None:
     from l2attr.catalog.sets import check_chip
     from l2attr.outputs import check_out_folder
     from l2attr.profile.metricsets import check_metrics_text
+
+    if args.matched and args.eager:
+        raise UserError("--matched reads the write-back of the captured step's kernel nodes: it does not apply "
+                        "to --eager (the per-op method)")
 
     check_out_folder(args.out)
     if not args.ncu and (args.chip is not None or args.ncu_metrics != "l2"):
@@ -98,15 +109,19 @@ def run(args: argparse.Namespace) -> int:
 
     args.out.mkdir(parents=True, exist_ok=True)
     before = set(args.out.iterdir())
+    import tempfile
+
     env = dict(os.environ)
-    env[ENV] = json.dumps({"out": str(args.out.resolve()), "repeats": args.repeats, "warmup": args.warmup,
-                           "name": args.name, "edges": args.edges, "graph": args.graph,
-                           "eager": args.eager})
     t0 = time.perf_counter()
-    try:
-        rc = subprocess.run(command, env=env, check=False).returncode
-    except FileNotFoundError:
-        raise UserError(f"cannot run {command[0]!r}: not found") from None
+    with tempfile.TemporaryDirectory(prefix="l2attr-write-back-") as tmp:
+        write_back = _write_back(command, Path(tmp), args.warmup) if args.matched else ""
+        env[ENV] = json.dumps({"out": str(args.out.resolve()), "repeats": args.repeats, "warmup": args.warmup,
+                               "name": args.name, "edges": args.edges, "eager": args.eager,
+                               "write_back": write_back})
+        try:
+            rc = subprocess.run(command, env=env, check=False).returncode
+        except FileNotFoundError:
+            raise UserError(f"cannot run {command[0]!r}: not found") from None
     new = sorted(p for p in set(args.out.iterdir()) - before if (p / "manifest.json").is_file())
     if rc != 0 or not new:
         raise UserError(f"{' '.join(command)} ended with status {rc} and wrote no step run "

@@ -128,15 +128,16 @@ def adaptive_rule(args: argparse.Namespace):
 
 
 def _resume(args: argparse.Namespace):
-    from l2attr.rundir import open_for_resume
+    from l2attr.integrity.manifest import check_manifest
+    from l2attr.rundir import open_for_resume, resumed
 
-    run, m = open_for_resume(args.resume, Command.SWEEP)
+    run, m = open_for_resume(args.resume, Command.SWEEP, check_manifest)     # typed (integrity/manifest.py) first
     if args.axis and args.axis != m["sweep"].get("axis"):
         raise UserError(f"{args.resume} is a {m['sweep']['axis']} sweep, not {args.axis}")
-    cfg = WorkloadConfig(**m["config"])
-    opts = spec.SweepOptions.from_manifest(m["sweep"])
+    cfg = resumed(run, "config", lambda: WorkloadConfig(**m["config"]))
+    opts = resumed(run, Command.SWEEP.value, lambda: spec.SweepOptions.from_manifest(m["sweep"]))
     opts.profile = opts.profile or args.profile
-    spec.validate(cfg, opts)
+    resumed(run, Command.SWEEP.value, lambda: spec.validate(cfg, opts))
     return run, cfg, opts
 
 

@@ -131,7 +131,10 @@ def precompile(specs: list[KernelSpec], workers: int | None = None) -> int:
     keys = list(dict.fromkeys((s.source, s.options) for s in specs))
     if len(keys) < 2:
         return 0
-    arch, device = device_arch(), cupy.cuda.Device().id
+    try:
+        arch, device = device_arch(), cupy.cuda.Device().id
+    except Exception:         # CuPy without a device that answers (no GPU, no or an old driver)
+        return 0              # nothing to compile ahead: the serial calls say why
 
     def build(key: tuple[str, tuple[str, ...]]) -> bool:
         try:

@@ -60,7 +60,7 @@ def read_table(run: RunDir, table: Table, damage: Damage = STRICT) -> pd.DataFra
     source = str(run.table_file(table))
     df = typed_columns(run.read(table, damage), NUMERIC[table.name], TEXT[table.name], source, damage)
     if table is EXP_SAMPLES:
-        df["discard"] = df["discard"].map(lambda x: "" if x is None else str(x))
+        df["discard"] = rules.text_values(df["discard"], empty="")
         odd = rules.one_pattern(df, ("experiment", "condition", "repeat"), SAMPLE_TIMES, source, damage,
                                 "a repeat is timed by one timer (device or host)")
         df = df[~odd].reset_index(drop=True)
@@ -105,3 +105,48 @@ def check_metric_sets(metrics: pd.DataFrame, path: Path, damage: Damage = STRICT
             damage.found(f"{path / EXP_METRICS.filename}: kernel {'/'.join(map(str, key))} lacks {len(lacking)} of the "
                          f"{len(every)} metrics the other kernels hold, first {lacking[0]} (cut, or rows deleted)")
             return
+
+
+def check_declared(manifest: dict, samples: pd.DataFrame, metrics_rows: int | None, path: Path,
+                   damage: Damage = STRICT) -> None:
+    """exp_samples.csv holds what the declaration asks: every declared condition and no other,
+    each over the declared repeats (two per repeat: device, then host; an adaptive run's own count,
+    in whole pairs, from 0 on), each repeat `calls - 1` rows (the first call is the warm-up the
+    writer leaves out); an exp_metrics.csv present holds rows. Why: a repeat pair removed moved the
+    verdict silently, an undeclared condition's samples were dropped without a word, and a
+    header-only metrics table made the DRAM table vanish (issue 38). Missing repeats go through
+    `damage` (--allow-partial reads what is there and says so); the rest is refused."""
+    from l2attr.errors import UserError
+
+    source = str(path / EXP_SAMPLES.filename)
+    if metrics_rows == 0:
+        raise UserError(f"{path / EXP_METRICS.filename}: a header and no rows: the profile wrote none, or the "
+                        "file was cut (remove it to report the timings alone)")
+    decl = manifest.get("experiment") if isinstance(manifest.get("experiment"), dict) else {}
+    declared = [c for c in decl.get("conditions") or [] if isinstance(c, str)]
+    if samples.empty or not declared:
+        return
+    have = list(dict.fromkeys(samples["condition"].astype(str)))
+    extra = [c for c in have if c not in declared]
+    if extra:
+        raise UserError(f"{source}: condition {extra[0]} is not one the manifest declares "
+                        f"({', '.join(declared)}): samples of another experiment, or edited")
+    repeats, calls = decl.get("repeats"), decl.get("calls")
+    if manifest.get("status") != "complete" or not (isinstance(repeats, int) and isinstance(calls, int)):
+        return
+    adaptive = manifest.get("adaptive")
+    for cond in declared:
+        got = samples[samples["condition"].astype(str) == cond]
+        idx = sorted(set(pd.to_numeric(got["repeat"], errors="coerce").dropna().astype(int)))
+        n = len(idx)
+        want = (n if adaptive and n % 2 == 0 and n >= 2 * repeats else 2 * repeats)
+        if idx != list(range(want)):
+            damage.found(f"{source}: condition {cond} holds {n} repeats, the manifest declares experiment.repeats "
+                         f"{repeats} ({2 * repeats} device + host repeats{', at least: adaptive' if adaptive else ''}; "
+                         "cut, or rows deleted)")
+            continue
+        per = got.groupby("repeat").size()
+        short = per[per != calls - 1]
+        if len(short):
+            damage.found(f"{source}: condition {cond} repeat {short.index[0]} holds {int(short.iloc[0])} calls, "
+                         f"the manifest declares experiment.calls {calls} ({calls - 1} timed; cut, or rows deleted)")

@@ -93,6 +93,28 @@ def required_fields(manifest: dict[str, Any]) -> tuple[str, ...]:
     return out
 
 
+def manifest_doc() -> str:
+    """The manifest section of docs/run-dirs.md (manifest_fields.manifest_doc over these rules)."""
+    from l2attr.integrity.manifest_fields import manifest_doc as doc
+
+    return doc(required_fields, CHECKED)
+
+
+# the rules check_manifest states by hand (beside manifest_fields' tables), for the docs
+CHECKED = {
+    "schema_version": "1 or 2 (1: a ladder or profile run written before kernel families)",
+    "created_utc": "an ISO 8601 time (when the run was made)",
+    "config": "an object: every field of the workload (WorkloadConfig), no other",
+    "gpu.name": "a non-empty string (the GPU the run measured)",
+    "measure": "an object (the ladder's settings)", "sweep": "an object (the sweep's settings)",
+    **{k: "a finite number > 0 (GB/s)" for k in BANDWIDTHS},
+    "validity_control.verdict": "one of " + ", ".join((*VALIDITY_VERDICTS, "skipped")),
+    "replayer_passes": "an object: report -> a whole number of kernels >= 0",
+    "software.l2attr": "a string (the code that measured)", "versions.l2attr": "a string (the code that measured)",
+    "(any string)": "text without a lone surrogate escape (\\ud800)",
+}
+
+
 def _lookup(manifest: dict[str, Any], dotted: str) -> Any:
     value: Any = manifest
     for part in dotted.split("."):
@@ -100,8 +122,11 @@ def _lookup(manifest: dict[str, Any], dotted: str) -> Any:
     return value
 
 
-def check_manifest(manifest: dict[str, Any], path: Path, damage: Damage) -> None:
+def check_manifest(manifest: dict[str, Any], path: Path, damage: Damage | None = None) -> None:
     """Every typed field of a run's manifest (any kind); each wrong one through `damage`."""
+    from l2attr.errors import STRICT
+
+    damage = damage or STRICT
     source = f"{path}/manifest.json"
 
     said: set[str] = set()
@@ -119,6 +144,8 @@ def check_manifest(manifest: dict[str, Any], path: Path, damage: Damage) -> None
         for name in shape if manifest.get("schema_version") == 1 else sorted(known):
             if name not in config:
                 bad(f"config.{name}", "present (the workload's shape)", None)
+        for name in sorted(set(map(str, config)) - known):     # every writer records cfg.to_dict()
+            bad(f"config.{name}", "a field of the workload (" + ", ".join(sorted(known)) + ")", config[name])
         try:
             WorkloadConfig(**{k: v for k, v in config.items() if k in known})
         except UserError as exc:
@@ -134,6 +161,8 @@ def check_manifest(manifest: dict[str, Any], path: Path, damage: Damage) -> None
         name = gpu.get("name") if isinstance(gpu, dict) else None
         if not (isinstance(name, str) and name.strip()) and not (isinstance(gpu, dict) and "name" not in gpu):
             bad("gpu.name", "a non-empty string (the GPU the run measured)", name if isinstance(gpu, dict) else gpu)
+    if "config" in manifest and not isinstance(config, dict) and manifest.get("kind") not in ENGINE_KINDS:
+        bad("config", "an object (the workload's shape)", config)
     if "measure" in manifest and not isinstance(manifest["measure"], dict):
         bad("measure", "an object (the ladder's settings)", manifest["measure"])
     if "sweep" in manifest and not isinstance(manifest["sweep"], dict):

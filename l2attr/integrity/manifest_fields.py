@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from l2attr.vocab import Command, StepMode, TimerKind, CELL_CONDITIONS, condition_words
+from l2attr.vocab import Command, Family, StepMode, TimerKind, CELL_CONDITIONS, condition_words
 
 Rule = tuple[Callable[[Any], bool], str]
 Bad = Callable[[str, str, Any], None]
@@ -83,10 +83,22 @@ def lists(v: Any) -> bool:
 LIST_OF_LISTS: Rule = (lists, "a list of lists of strings")
 NUMBER_OR_NULL_NONNEG: Rule = (lambda v: v is None or (_number(v) and v >= 0), "a finite number >= 0 or null")
 
+POSITIVE: Rule = (lambda v: _number(v) and 0 < v <= 1e6, "a finite number > 0")
+# the adaptive stopping rule a ladder, sweep or experiment records (measure/adaptive.py AdaptiveRule.manifest)
+ADAPTIVE: dict[str, Rule] = {"": OBJECT, ".target_rel": POSITIVE, ".min_repeats": whole(1),
+                             ".max_repeats": whole(1), ".max_seconds": POSITIVE}
+FAMILIES: Rule = words(Family.values())
+
+
+def adaptive(at: str, null: bool = False) -> dict[str, Rule]:
+    rules = {f"{at}{k}": r for k, r in ADAPTIVE.items()}
+    return {**rules, at: nullable({at: OBJECT})[at]} if null else rules
+
+
 BY_KIND: dict[str, dict[str, Rule]] = {
     Command.LADDER.value: {
         "measure.bandwidth": FLAG, "measure.cache_dir": TEXT_OR_NULL, "measure.drop_out_of_range": FLAG,
-        "measure.extra_cells": LIST, "measure.families": STRINGS, "measure.host_repeat": FLAG,
+        "measure.extra_cells": LIST, "measure.families": FAMILIES, **adaptive("adaptive"), "measure.host_repeat": FLAG,
         "measure.hot": TEXT_OR_NULL, "measure.l2_state": TEXT, "measure.maxrregcount": whole(0),
         "measure.nvtx_calls": FLAG, "measure.nvtx_last": whole(0), "measure.pin_granularity": TEXT_OR_NULL,
         "measure.profiles": STRINGS, "measure.repeats": whole(1), "measure.rpf_depth": whole(0),
@@ -122,17 +134,22 @@ BY_KIND: dict[str, dict[str, Rule]] = {
         "reference_check.max_abs_error": NUMBER_OR_NULL, "reference_check.reference_max_abs": NUMBER_OR_NULL,
         "profile": OBJECT, "profile.chip": TEXT_OR_NULL, "profile.metrics": TEXT_OR_NULL,
         "profile.report": TEXT_OR_NULL, "profile.wall_s": SECONDS, "profile.command": STRINGS,
-        "profile.ncu_argv": STRINGS, "profile.warnings": STRINGS,
+        "profile.ncu_argv": STRINGS, "profile.warnings": STRINGS, **adaptive("adaptive"),
+        "experiment.until_rel_ci": nullable({"x": POSITIVE})["x"], "experiment.max_repeats": nullable({"x": whole(1)})["x"],
+        "experiment.max_seconds": nullable({"x": POSITIVE})["x"],
     },
     Command.STEP.value: {
         "step": OBJECT, "step.name": TEXT, "step.repeats": whole(2), "step.warmup": whole(0),
         "step.function": TEXT_OR_NULL, "step.mode": word(StepMode.values()), "step.edges": whole(0),
         "step.facts": OBJECT, "cold": ANY_TEXT, "edges_method": ANY_TEXT,
-        "graph": OBJECT, "graph.*": SCALAR, "surgery": OBJECT, "surgery.compiled": FLAG, "surgery.call_kernel_difference": OBJECT, "step_ncu": OBJECT, "step_ncu.argv": OBJECT,
+        "graph": OBJECT, "graph.*": SCALAR, "surgery": OBJECT, "surgery.compiled": FLAG,
+        "surgery.arms": ((lambda v: isinstance(v, list) and len(v) > 0 and texts(v) and len(set(v)) == len(v)),
+                         "a non-empty list of distinct arm names (the conditions step_kernels.csv holds; "
+                         "absent: natural, cold, cold_dirty; other surgery keys are free)"), "surgery.call_kernel_difference": OBJECT, "step_ncu": OBJECT, "step_ncu.argv": OBJECT,
         "step_ncu.chip": TEXT_OR_NULL, "step_ncu.metrics": TEXT_OR_NULL,
     },
     Command.SWEEP.value: {
-        "sweep.axis": TEXT, "sweep.families": STRINGS, "sweep.profiles": STRINGS,
+        "sweep.axis": TEXT, "sweep.families": FAMILIES, **adaptive("sweep.adaptive", null=True), "sweep.profiles": STRINGS,
         "sweep.repeats": whole(1), "sweep.host_repeat": FLAG, "sweep.spin_us": TOLERANCE,
         "sweep.orders": STRINGS, "sweep.nvtx_ranges": FLAG, "sweep.profile": FLAG,
         "sweep.cache_dir": TEXT_OR_NULL, "sweep.pin_granularity": TEXT_OR_NULL,
@@ -188,9 +205,36 @@ def check_fields(manifest: dict[str, Any], bad: Bad, required: tuple[str, ...] =
             if recorded != (mode == facts) and (recorded or "mode" in step):
                 bad("step.mode", f"{facts} exactly when the manifest records the {facts} facts ({facts})", mode)
                 break
+    for at in ("adaptive", "sweep.adaptive"):
+        rule = _values(manifest, at)
+        if rule and isinstance(rule[0][1], dict) and not any(w == at or w.startswith(at + ".") for w in wrong):
+            lo, hi = rule[0][1].get("min_repeats"), rule[0][1].get("max_repeats")
+            if _whole(lo) and _whole(hi) and lo > hi:
+                bad(f"{at}.max_repeats", f"at least {at}.min_repeats ({lo})", hi)
     decl = manifest.get("experiment")
     if kind == Command.EXPERIMENT.value and isinstance(decl, dict) and "experiment.conditions" not in wrong:
         conditions, baseline = decl.get("conditions"), decl.get("baseline")
         if isinstance(conditions, list) and "experiment.baseline" not in wrong and baseline not in conditions:
             bad("experiment.baseline", "one of the declared conditions (the comparand every verdict needs)",
                 baseline)
+
+
+def manifest_doc(required: Callable[[dict[str, Any]], tuple[str, ...]], checked: dict[str, str]) -> str:
+    """docs/run-dirs.md's manifest section, made from these tables (tests/test_schema_readme.py
+    holds the page to it): per kind, every typed field, its rule, and whether every writer of the
+    kind records it (`required(manifest)`: integrity/manifest.py's required_fields); `checked`: the
+    rules manifest.py states by hand (field -> rule)."""
+    out = []
+    for kind in (Command.LADDER.value, Command.SWEEP.value, Command.PROFILE.value, Command.TIMELINE.value,
+                 Command.EXPERIMENT.value, Command.STEP.value):
+        need = required({"kind": kind, "schema_version": 2})
+        table = {**{f: (None, checked.get(f, "present")) for f in need},
+                 **{f: (None, r) for f, r in checked.items()       # a kind's own section only where it has it
+                    if f.split(".")[0] in need or f.split(".")[0] not in ("measure", Command.SWEEP.value, "config")},
+                 **COMMON, **BY_KIND.get(kind, {})}
+        out += [f"**`{kind}`** manifest", "", "| field | rule | every writer records it |", "|---|---|---|"]
+        for name in sorted(table, key=lambda f: (f not in need, f)):
+            rule = table[name][1].replace("|", "\\|")
+            out.append(f"| `{name}` | {rule} | {'yes' if name in need else ''} |")
+        out.append("")
+    return "\n".join(out)

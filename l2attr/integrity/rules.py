@@ -48,6 +48,16 @@ def check_range(values: pd.Series, source: str, may_be_empty: bool, non_negative
     return bad if bad.any() else None
 
 
+def text_values(values: pd.Series, empty: str | None = None) -> pd.Series:
+    """A text column as Python strings, `empty` where the CSV cell was empty, in an object column.
+
+    Why built whole: pandas 3 reads text as its `str` dtype and infers it again from what `map`
+    returns, so a None put back became NaN and then the word 'nan' (an empty discard read as
+    'nan' refused a valid run); pandas 2 kept None. An object Series stays as built on both."""
+    return pd.Series([empty if v is None or (isinstance(v, float) and v != v) else str(v) for v in values],
+                     index=values.index, dtype=object)
+
+
 def typed_columns(df: pd.DataFrame, numeric: Numeric, text: tuple[str, ...], source: str,
                   damage: Damage = STRICT) -> pd.DataFrame:
     """`df` with `text` columns as str (None where empty) and `numeric` columns as float, rows
@@ -56,8 +66,7 @@ def typed_columns(df: pd.DataFrame, numeric: Numeric, text: tuple[str, ...], sou
     df = df.copy()
     for column in text:
         if column in df.columns:
-            df[column] = df[column].astype(object).where(df[column].notna(), None)
-            df[column] = df[column].map(lambda v: None if v is None else str(v))
+            df[column] = text_values(df[column])
     for column, (may_be_empty, non_negative) in numeric.items():
         if column not in df.columns:
             continue

@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from l2attr.errors import STRICT, Damage
+from l2attr.errors import STRICT, Damage, UserError
 from l2attr.integrity.manifest import is_whole
 from l2attr.integrity.step import GRAPH_ONLY
 from l2attr.schema import STEP_KERNELS
@@ -100,3 +100,89 @@ def _check_call_times(got: dict[str, Any], manifest: dict[str, Any], path: Path,
     if not ok:
         damage.found(f"{where}: fields surgery.call_kernel_us and surgery.call_kernels must be one kernel "
                      f"time (µs > 0) and one kernel count (> 0) per repeat ({repeats!r}), or none")
+
+
+# -- the tables against the declaration ------------------------------------------------------------
+# Why: the battery of issue 38 relabelled one kernel's cold rows (the kernel dropped out of the
+# answer, 27.6 % -> 14.7 %), cut repeats 5-9 from every arm, deleted the clean cold arm (a KeyError),
+# zeroed every natural duration ("-inf % slower") and cut step_times.csv to its header; each table
+# was whole by its own rules. What the manifest declares (the arms, the repeats) is what they must
+# hold, so each is held to it here.
+
+# the arms a step run measured before its manifest listed them (`surgery.arms`)
+DEFAULT_ARMS = {StepMode.SURGERY.value: (L2Condition.NATURAL.value, L2Condition.COLD.value, L2Condition.COLD_DIRTY.value)}
+TWO_ARMS = (L2Condition.NATURAL.value, L2Condition.COLD.value)
+
+
+def declared_arms(manifest: dict[str, Any]) -> tuple[str, ...]:
+    """The conditions a step run's step_kernels.csv holds: `surgery.arms` where the writer lists
+    them, else the arms its mode has always measured."""
+    mode = (manifest.get("step") or {}).get("mode")
+    listed = (manifest.get("surgery") or {}).get("arms") if isinstance(manifest.get("surgery"), dict) else None
+    if isinstance(listed, list) and listed and all(isinstance(a, str) for a in listed):
+        return tuple(listed)
+    return DEFAULT_ARMS.get(str(mode), TWO_ARMS)
+
+
+def check_declared(manifest: dict[str, Any], kernels: pd.DataFrame, times: pd.DataFrame | None,
+                   dram: pd.DataFrame | None, path: Path, damage: Damage = STRICT) -> None:
+    """Every declared arm present and no other; each arm the declared repeats, every kernel (node)
+    of the step in every arm, durations finite and > 0; step_times.csv two timings per repeat (the
+    writer's warm-up pairs left out); step_dram.csv both cache controls. Missing repeats go through
+    `damage` (--allow-partial reads what is there and says so); an arm or a kernel missing never does:
+    an answer without it is not the step's."""
+    from l2attr.vocab import CACHE_CONTROLS
+
+    source = str(path / STEP_KERNELS.filename)
+    arms = declared_arms(manifest)
+    cond = kernels["condition"].astype(str)
+    have = list(dict.fromkeys(cond))
+    missing, extra = [a for a in arms if a not in have], [c for c in have if c not in arms]
+    if missing or extra:
+        raise UserError(f"{source}: the arms are {', '.join(have) or '(no rows)'}, the manifest declares "
+                        f"{', '.join(arms)} (" + ("; ".join(
+                            ([f"missing {', '.join(missing)}"] if missing else [])
+                            + ([f"undeclared {', '.join(extra)}"] if extra else []))) + ")")
+    dur = pd.to_numeric(kernels["duration_us"], errors="coerce")
+    bad = ~(dur > 0) | dur.isin([float("inf")])
+    if bad.any():
+        row = int(bad.to_numpy().argmax())
+        raise UserError(f"{source}:{row + 2}: column duration_us must be a finite time > 0 "
+                        f"(found {kernels['duration_us'].iloc[row]!r})")
+    mode = (manifest.get("step") or {}).get("mode")
+    if mode != StepMode.GRAPH.value:         # a graph's natural replay may hold its own kernels
+        _same_kernels_in_every_arm(kernels, cond, arms, source)
+    repeats = (manifest.get("step") or {}).get("repeats")
+    if not _whole(repeats):
+        return
+    steps = pd.to_numeric(kernels["step"], errors="coerce")
+    for arm in arms:
+        n = int(steps[cond == arm].nunique())
+        if n != repeats:
+            damage.found(f"{source}: arm {arm} holds {n} steps, the manifest declares step.repeats {repeats} "
+                         "(cut, or rows deleted)")
+    if times is not None:
+        got = sorted(pd.to_numeric(times["repeat"], errors="coerce").dropna().astype(int))
+        if got != list(range(2 * repeats)):
+            damage.found(f"{path / 'step_times.csv'}: {len(got)} timings, the step writer times {2 * repeats} "
+                         f"(two per repeat, step.repeats {repeats}; cut, or rows deleted)")
+    if dram is not None:
+        controls = set(dram["cache_control"].astype(str))
+        lacking = [c for c in CACHE_CONTROLS if c not in controls]
+        if lacking:
+            raise UserError(f"{path / 'step_dram.csv'}: no rows under cache control {', '.join(lacking)}: the "
+                            f"step is profiled under each of {', '.join(CACHE_CONTROLS)} (the L2 as left, flushed)")
+
+
+def _same_kernels_in_every_arm(kernels: pd.DataFrame, cond: pd.Series, arms: tuple[str, ...], source: str) -> None:
+    """Each arm runs the step's kernels, each at its node (graph surgery) or op and launch index."""
+    parts = [kernels[c].astype(str) for c in ("node", "op_index", "kernel_index") if c in kernels.columns]
+    ident = parts[0].str.cat(parts[1:], sep="/") + " " + kernels["kernel"].astype(str)
+    first = set(ident[cond == arms[0]])
+    for arm in arms[1:]:
+        other = set(ident[cond == arm])
+        if other != first:
+            odd = sorted(first ^ other)[0]
+            raise UserError(f"{source}: arm {arm} holds other kernels than {arms[0]} (first differing: "
+                            f"{'node/' if 'node' in kernels.columns else ''}op/kernel {odd[:80]}): every kernel "
+                            "of the step is measured in every arm")

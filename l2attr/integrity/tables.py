@@ -54,8 +54,13 @@ class Contract:
 SPREAD = (("p10_us", "median_us", "p90_us"), ("ci95_lo_us", "ci95_hi_us"))
 
 CONTRACTS: dict[str, Contract] = {c.table.name: c for c in (
-    Contract(SAMPLES, whole=("repeat", "batch", "table"), filled=("profile",), numbers=("launch_lag_us",),
-             known={"family": Family.values(), "rung": RUNGS, "pin": Pin.values(), "l2_state": condition_words(LADDER_STATES)},
+    # the optional host times and the discard flag too (issue 38: a negative set-aside time and a
+    # timer_discard of 'maybe' were read as they stood)
+    Contract(SAMPLES, whole=("repeat", "batch", "table"), filled=("profile",),
+             numbers=("launch_lag_us", "window_setaside_us", "window_reset_us", "prepare_wall_time_us",
+                      "pin_wall_time_us", "sm_clock_mhz", "mem_clock_mhz", "power_w"),
+             known={"family": Family.values(), "rung": RUNGS, "pin": Pin.values(), "l2_state": condition_words(LADDER_STATES),
+                    "timer_discard": Discard.values()}, may_be_empty=("timer_discard",),
              times=("pin_time_us", "consumer_time_us", "consumer_artifact_time_us", "call_wall_time_us")),
     Contract(CELLS, whole=("n_samples", "bytes_per_call"), ordered=SPREAD, filled=("profile",),
              known={"family": Family.values(), "rung": RUNGS, "pin": Pin.values(), "l2_state": condition_words(LADDER_STATES),

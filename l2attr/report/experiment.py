@@ -23,6 +23,7 @@ from l2attr.analysis.experiment_dram import describe
 from l2attr.analysis.experiment_load import ExperimentAnalysis
 from l2attr.report import fmt
 from l2attr.report.charts import figure_json
+from l2attr.report.fmt import text_table
 from l2attr.report.html import page_environment
 from l2attr.report.markdown import md_table
 from l2attr.vocab import L2Condition, Quantity, Role, Timer
@@ -155,16 +156,32 @@ def experiment_markdown(an: ExperimentAnalysis, root: Path | None = None) -> str
     lines = [f"**{decl.get('name', where.name)}** (`{where}`, {gpu.get('name', '?')} `{gpu.get('uuid', '?')}`, "
              f"timer {(m.get('timer') or {}).get('kind', '?')})", ""]
     lines += [f"{h}", ""] if not an.verdict.empty and (h := an.verdict.iloc[0]["headline"]) else []
-    rows = []
-    for cond in decl.get("conditions", []):
-        rows.append([cond, _ci(an.run.cells, cond, Quantity.PRODUCER, Timer.KERNEL),
-                     _ci(an.run.cells, cond, Quantity.CONSUMER, Timer.KERNEL),
-                     _ci(an.run.cells, cond, Quantity.PRODUCER, Timer.WALL),
-                     _ci(an.run.cells, cond, Quantity.CALL, Timer.WALL), _dram(an, cond)])
-    lines.append(md_table(["condition", "producer kernel µs", "consumer kernel µs", "producer step (wall) µs",
-                           "call (wall) µs", "consumer DRAM read"], rows, [False, True, True, True, True, True]))
+    lines.append(md_table(CONDITION_HEADERS, condition_rows(an), [False, True, True, True, True, True]))
     lines += ["", describe(an.control) if an.control else "validity control: not profiled", ""]
     return "\n".join(lines)
+
+
+CONDITION_HEADERS = ["condition", "producer kernel µs", "consumer kernel µs", "producer step (wall) µs",
+                     "call (wall) µs", "consumer DRAM read"]
+
+
+def condition_rows(an: ExperimentAnalysis) -> list[list[str]]:
+    """Per declared condition: kernel and wall medians [95 % CI], the consumer's DRAM read."""
+    cells = an.run.cells
+    return [[cond, _ci(cells, cond, Quantity.PRODUCER, Timer.KERNEL), _ci(cells, cond, Quantity.CONSUMER, Timer.KERNEL),
+             _ci(cells, cond, Quantity.PRODUCER, Timer.WALL), _ci(cells, cond, Quantity.CALL, Timer.WALL), _dram(an, cond)]
+            for cond in (an.run.manifest.get("experiment") or {}).get("conditions", [])]
+
+
+def experiments_text(analyses: list[ExperimentAnalysis]) -> str:
+    """`l2attr report --format text` of experiment runs: per run its name, headline and conditions."""
+    out = []
+    for an in analyses:
+        decl = an.run.manifest.get("experiment") or {}
+        head = an.verdict.iloc[0]["headline"] if not an.verdict.empty else "no timings in this run"
+        out += [f"{decl.get('name') or an.run.path.name} ({an.run.path.name})", str(head), "",
+                text_table(CONDITION_HEADERS, condition_rows(an), [False, True, True, True, True, True]), ""]
+    return "\n".join(out)
 
 
 def experiments_markdown(analyses: list[ExperimentAnalysis], root: Path | None = None) -> str:

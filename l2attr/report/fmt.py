@@ -126,3 +126,11 @@ PROFILE_COLORS: dict[str, str] = {
     Profile.RANDOM: "#22508F",
 }
 FALLBACK_COLOR = "#9CA3AF"
+
+
+def text_table(head: list[str], body: list[list[str]], right: list[bool]) -> str:
+    """Rows as plain aligned columns for a terminal (the step index, an experiment's conditions)."""
+    width = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
+    def line(r: list[str]) -> str:
+        return "  ".join(v.rjust(w) if rt else v.ljust(w) for v, w, rt in zip(r, width, right)).rstrip()
+    return "\n".join([line(head), *[line(r) for r in body]])

@@ -4,29 +4,23 @@ it (analysis/step.py, analysis/step_edges.py judge; this lays out)."""
 from __future__ import annotations
 
 import math
+import os
+import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
+from l2attr.analysis.step_reading import dram_lines, edges_how, graph_line, measured_edge_lines  # noqa: F401
 from l2attr.analysis.step import compare_step_times, describe_kernel, top_edges, top_kernels, versus_claim
 from l2attr.analysis.step_edges import describe as describe_edge
 from l2attr.analysis.step_load import is_graph, step_name
 from l2attr.analysis.step_program import program_check, program_line
+from l2attr.report.fmt import text_table
 from l2attr.report.markdown import md_table
 from l2attr.vocab import Judgement
 
 EDGE_HEADERS = ["edge (producer -> consumer)", "MB", "natural µs", "edge_cold µs", "rewarmed µs", "cold µs",
                 "saving µs [interval]", "control (rewarmed vs natural)", "judgement"]
-
-
-def graph_line(ans: Any) -> str:
-    """How a graph step's arms were made, and how well its replay matched the eager step."""
-    g = ans.manifest.get("graph") or {}
-    if not is_graph(ans.manifest):
-        return ""
-    differ = "" if g.get("capture_ops_same", True) else "; the captured ops differ from the eager step's"
-    return (f"CUDA graph step: natural = {g.get('natural', '?')}; cold = {g.get('cold', '?')}; "
-            f"{g.get('matched_kernels', '?')} of {g.get('replay_kernels', '?')} replayed kernels matched to "
-            f"the eager step's {g.get('eager_kernels', '?')} by name and order{differ}.")
 
 
 def edge_rows(ans: Any, n: int = 5) -> list[list[str]]:
@@ -38,23 +32,6 @@ def edge_rows(ans: Any, n: int = 5) -> list[list[str]]:
              f"{r['saving_us']:+.2f} [{r['saving_lo']:+.2f}, {r['saving_hi']:+.2f}]",
              f"{r['control']} ({r['control_pct']:+.1f} %)", _edge_words(r)]
             for r in e.head(n).to_dict("records")]
-
-
-def edges_how(m: dict[str, Any]) -> str:
-    """How a run's edges were measured and at which level (kernel nodes or ops), and why not kernel-level."""
-    why = m.get("kernel_edges_error")
-    parts = [m.get("edges_method", ""), m.get("edges_level", ""),
-             f"kernel-level edges not read: {why}" if why else ""]
-    return "; ".join(str(p) for p in parts if p)
-
-
-def measured_edge_lines(ans: Any, n: int = 5) -> list[str]:
-    """The CLI's lines: the measured edges, one sentence each (analysis/step_edges.describe)."""
-    e = getattr(ans, "measured_edges", None)
-    if e is None or not len(e):
-        return []
-    return [f"edges measured by selective eviction ({edges_how(ans.manifest)}):",
-            *[describe_edge(r) for r in e.head(n).to_dict("records")]]
 
 
 def _edge_block(ans: Any) -> list[str]:
@@ -142,22 +119,6 @@ def surgery_row(r: dict[str, Any]) -> list[str]:
             _words(r["judgement"])]
 
 
-def dram_lines(path: Path) -> list[str]:
-    """The step's DRAM bytes under Nsight Compute, where `l2attr step --ncu` measured them."""
-    from l2attr.analysis.step import dram_totals
-    from l2attr.integrity.step import check_step_dram
-    from l2attr.rundir import RunDir
-    from l2attr.schema import STEP_DRAM
-
-    run = RunDir.open(path)
-    if not run.has(STEP_DRAM):
-        return []
-    t = dram_totals(check_step_dram(run.read(STEP_DRAM), run.path))
-    return ["", f"DRAM read + write per step under Nsight Compute (application replay): "
-                f"{t['none'] / 1e6:.2f} MB with cache control none, {t['all'] / 1e6:.2f} MB with cache control all "
-                f"(flushed before every kernel): {(t['all'] - t['none']) / 1e6:+.2f} MB kept off DRAM by reuse."]
-
-
 def _facts(ans: Any) -> dict[str, Any]:
     return dict((ans.manifest.get("step") or {}).get("facts") or {})
 
@@ -221,22 +182,110 @@ def steps_markdown(runs: list[tuple[Path, Any]], root: Path | None = None, base:
 
 
 def page_markdown(title: str, runs: list[tuple[Path, Any]]) -> str:
-    """`l2attr report --format md` of step runs: the headlines, the sweep grids, the measured edges
-    and the graph steps."""
-    lines = [f"# {title}", "", *[f"- {a.headline(step_name(a))}" for _, a in runs], ""]
+    """`l2attr report --format md` of step runs: one index table (a row per step, linked to its
+    section), then a section per step (its answer, the measured edges, the graph method), then the
+    sweep grids."""
+    slugs = anchors([p for p, _ in runs])
+    cols, said = index_layout([a.index_row() for _, a in runs])
+    rows = [[f"[{c.text(a.index_row())}](#{slug})" if c.link else c.text(a.index_row()) for c in cols]
+            for (_, a), slug in zip(runs, slugs)]
+    lines = [f"# {title}", "", *[f"{x[0].upper()}{x[1:]}." for x in said], *([""] if said else []),
+             md_table([c.header for c in cols], rows, [c.right for c in cols]), ""]
+    for (p, a), slug in zip(runs, slugs):
+        lines += [f'<a id="{slug}"></a>', "", f"## {step_name(a)}", "", f"Run dir `{slug_path(p, [q for q, _ in runs])}`.", "",
+                  *[x for line in a.headline().splitlines() for x in (line, "")]]
+        if edge_rows(a):
+            lines += [f"Edges measured by selective eviction ({edges_how(a.manifest)}):", "",
+                      md_table(EDGE_HEADERS, edge_rows(a), [False, True, True, True, True, True, True, False, False]), ""]
+        if graph_line(a):
+            lines += [graph_line(a), ""]
     grids = grid_tables(runs)
     if grids:
         lines += ["## Sweep grids", "", *grids]
-    measured = [(p, a) for p, a in runs if edge_rows(a)]
-    if measured:
-        lines += ["## Edges measured by selective eviction", ""]
-        for _, a in measured:
-            lines += [f"**{step_name(a)}** ({edges_how(a.manifest)})", "",
-                      md_table(EDGE_HEADERS, edge_rows(a), [False, True, True, True, True, True, True, False, False]), ""]
-    graphs = [(p, a) for p, a in runs if graph_line(a)]
-    if graphs:
-        lines += ["## CUDA graph steps", "", *[f"- {step_name(a)}: {graph_line(a)}" for _, a in graphs], ""]
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+# -- the index of many steps: one column spec, drawn as HTML, Markdown and console text ----------
+@dataclass(frozen=True)
+class IndexColumn:
+    """One column of the index: the row key it reads, its header, right-aligned or not, its text,
+    and whether it is the link to the row's section (the first: the step's name)."""
+    key: str
+    header: str
+    right: bool
+    text: Callable[[dict[str, Any]], str]
+    link: bool = False
+
+
+INDEX_HEADERS = {"share": "share [95 % CI]", "denominator": "share of", "activations": "activations' share [95 % CI]",
+                 "versus_study": "against the study"}
+INDEX_PERCENT = ("share", "activations")        # interval columns that are shares: printed in %
+INDEX_KEPT = "judgement"                        # a column each row keeps even where all rows agree
+
+
+def index_columns(rows: list[dict[str, Any]]) -> list[IndexColumn]:
+    """The columns of StepAnswer.index_row() dicts, whatever keys they hold: `X` with `X_lo` and
+    `X_hi` is one interval column (a percentage where X names a share), any other key its own
+    column; the first (the step's name) links to the row's section, `run_dir` is said beside it,
+    not a column of its own; a column n/a (or not measured) in every row is left out."""
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    out = []
+    for k in keys:
+        if k == "run_dir" or (k.endswith(("_lo", "_hi")) and k[:-3] in keys):
+            continue
+        if f"{k}_lo" in keys and f"{k}_hi" in keys:
+            col = IndexColumn(k, INDEX_HEADERS.get(k, f"{k.replace('_', ' ')} [95 % CI]"), True,
+                              lambda r, k=k: _interval(r.get(k), r.get(f"{k}_lo"), r.get(f"{k}_hi"),
+                                                          any(w in k for w in INDEX_PERCENT)))
+        else:
+            col = IndexColumn(k, INDEX_HEADERS.get(k, k.replace("_", " ")), False, lambda r, k=k: _cell(r.get(k)),
+                              link=k == keys[0])
+        if any(col.text(r) not in ("", "n/a", "not measured") for r in rows):
+            out.append(col)
+    return out
+
+
+def index_layout(rows: list[dict[str, Any]]) -> tuple[list[IndexColumn], list[str]]:
+    """The index's columns, less any words every row shares (the denominator of every row, say):
+    those are said once above the table ("share of: ..."), not repeated in each row."""
+    cols = index_columns(rows)
+    same = [c for c in cols if len(rows) > 1 and not c.link and not c.right and c.key != INDEX_KEPT
+            and len({c.text(r) for r in rows}) == 1]
+    return [c for c in cols if c not in same], [f"{c.header}: {c.text(rows[0])}" for c in same]
+
+
+def _interval(m: Any, lo: Any, hi: Any, pct: bool) -> str:
+    vals = [float(x) if isinstance(x, (int, float)) else math.nan for x in (m, lo, hi)]
+    if not all(math.isfinite(v) for v in vals):
+        return "n/a"
+    if pct:
+        return f"{100 * vals[0]:+.2f} % [{100 * vals[1]:+.2f}, {100 * vals[2]:+.2f}]"
+    return f"{vals[0]:+.2f} [{vals[1]:+.2f}, {vals[2]:+.2f}]"
+
+
+def _cell(v: Any) -> str:
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "n/a"
+    return f"{v:.2f}" if isinstance(v, float) else _words(str(v))
+
+
+def slug_path(path: Path, paths: list[Path]) -> str:
+    """A run dir as the page names it: relative to the folder all the page's runs share."""
+    resolved = [Path(p).resolve() for p in paths]
+    root = Path(os.path.commonpath([r.parent for r in resolved])) if resolved else Path()
+    return Path(path).resolve().relative_to(root).as_posix()
+
+
+def anchors(paths: list[Path]) -> list[str]:
+    """Each run dir's anchor on the page (from its path below the shared folder: names may repeat)."""
+    return ["step-" + re.sub(r"[^a-z0-9]+", "-", slug_path(p, paths).lower()).strip("-") for p in paths]
+
+
+def index_text(runs: list[tuple[Path, Any]]) -> str:
+    """The index on a terminal: the same columns, aligned, and the run dir of each row."""
+    cols, said = index_layout([a.index_row() for _, a in runs])
+    body = [[c.text(a.index_row()) for c in cols] + [slug_path(p, [q for q, _ in runs])] for p, a in runs]
+    return "\n".join([*said, text_table([c.header for c in cols] + ["run dir"], body, [c.right for c in cols] + [False])])
 
 
 def _words(judgement: str) -> str:

@@ -17,7 +17,6 @@ function's caches are left as they were, and the record is the eager program by 
 from __future__ import annotations
 
 import difflib
-import json
 from typing import Any, Callable
 
 import pandas as pd
@@ -25,7 +24,7 @@ import pandas as pd
 from l2attr.names import LEGACY_PREFIX, STEP_TRACE
 from l2attr.vocab import L2Condition
 
-from l2attr.analysis.step import UNMATCHED, name_op  # noqa: F401  (name_op: re-exported for callers)
+from l2attr.names import UNMATCHED, name_op  # noqa: F401  (name_op: re-exported for callers)
 
 
 def eager_stance(torch: Any) -> Any:
@@ -48,24 +47,16 @@ def eager_record(torch: Any, fn: Callable[..., Any], args: tuple, kwargs: dict) 
     """One eager call under the recorder: (its kernels with op_index, kernel_index; its ops; why
     not, when it could not be recorded)."""
     from l2attr.steps.record import make_recorder
-    from l2attr.steps.trace import kernels
+    from l2attr.steps.trace import kernels, profiled
 
-    acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
     rec = make_recorder(None)
     label = LEGACY_PREFIX + STEP_TRACE.build(condition=L2Condition.NATURAL.value, step=0)
-    try:
-        with torch.profiler.profile(activities=acts) as prof:
-            with eager_stance(torch), torch.profiler.record_function(label), rec.modules, rec:
-                fn(*args, **kwargs)
-            torch.cuda.synchronize()
-        import os
-        import tempfile
 
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "trace.json")
-            prof.export_chrome_trace(path)
-            with open(path) as fh:
-                k = kernels(json.load(fh))
+    def body() -> None:
+        with eager_stance(torch), torch.profiler.record_function(label), rec.modules, rec:
+            fn(*args, **kwargs)
+    try:
+        k = kernels(profiled(torch, body))
     except Exception as exc:          # a compiled or exotic step may refuse the dispatch mode
         return pd.DataFrame(), [], f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"
     return k, rec.ops, ""
@@ -92,3 +83,15 @@ def assign(k: pd.DataFrame, node_names: list[str], eager: pd.DataFrame) -> tuple
     out = k.merge(by_node, on="node", how="left")
     counts = {"graph_kernels": len(node_names), "eager_kernels": len(ref), "matched_kernels": int(sum(hit))}
     return out, counts
+
+
+def attribute(torch: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, k: pd.DataFrame, names: list[str],
+              record: bool) -> tuple[pd.DataFrame, list[Any], dict[str, int], str]:
+    """The attribute phase: one eager call recorded (when `record`: the step is a function) and the
+    nodes given their ops; (kernels, ops, counts, why the call was not recorded)."""
+    if record:
+        eager, ops, why = eager_record(torch, fn, args, kwargs)
+    else:
+        eager, ops, why = pd.DataFrame(), [], "the step is the user's own CUDA graph: no eager call to record"
+    k, counts = assign(k, names, eager)
+    return k, ops, counts, why

@@ -21,11 +21,7 @@ time is the sum of its op's kernels (CUPTI durations), from one torch.profiler s
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable, Iterable
 
 import pandas as pd
@@ -165,13 +161,12 @@ def measure_edges(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, p
                   repeats: int, reference: list[str]) -> pd.DataFrame:
     """Every arm of every planned edge, `repeats` times: step_edges rows. `reference`: the step's
     op names, which every measured step must repeat."""
-    from l2attr.steps.trace import edge_kernels
+    from l2attr.steps.trace import edge_kernels, profiled
 
     torch = dev.torch
     warm = Warmer(dev)
     warmed: dict[tuple[int, str, int], int] = {}
-    acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-    with torch.profiler.profile(activities=acts) as prof:
+    def body() -> None:
         for r in range(repeats):
             for e, plan in enumerate(plans):
                 for arm in rotate(ARMS, r + e):
@@ -198,8 +193,5 @@ def measure_edges(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, p
                         raise UserError(f"edge {plan.producer} -> {plan.consumer}: the step ran other ops than "
                                         "its first measured step (the step must be deterministic)")
                     warmed[(e, arm.value, r)] = got[0]
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "edges.json")
-        prof.export_chrome_trace(path)
-        trace = json.loads(Path(path).read_bytes())
+    trace = profiled(torch, body)
     return consumer_rows(edge_kernels(trace), plans, warmed)

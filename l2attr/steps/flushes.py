@@ -6,6 +6,11 @@ never touches, and pays no one's write-back. Dirty (the `cold_dirty` arm): the s
 of one L2 of useless data: the kernel pays the write-back of a full L2 of dirty lines, at least what
 the program's own state could leave it. A kernel's matched cold time lies between the two (the
 program leaves at most an L2 of dirty lines), which is why both readings are kept.
+
+Matched (the `cold_matched` arm, the answer's): the clean flush, then as many dirty bytes as the
+kernel inherits in natural (its write-back, read by Nsight Compute: docs/step-method.md), rounded to
+WRITE_BACK_GRAIN: the kernel meets the write-back the program leaves it and nothing it could reuse.
+One graph per distinct size, captured once.
 """
 
 from __future__ import annotations
@@ -15,6 +20,15 @@ from typing import Any
 from l2attr.vocab import L2Condition
 
 LINE = 128
+WRITE_BACK_GRAIN = 64 << 10     # matched write-back is rounded to this (the probe's D: median 0 B, p90 31 KB)
+
+
+def grain(nbytes: float, l2_bytes: int) -> int:
+    """A kernel's inherited write-back as the matched flush writes it: rounded to the nearest
+    WRITE_BACK_GRAIN, at most one L2 (what the program can leave dirty), never negative."""
+    if not nbytes or nbytes != nbytes or nbytes <= 0:
+        return 0
+    return int(min(round(nbytes / WRITE_BACK_GRAIN) * WRITE_BACK_GRAIN, l2_bytes - l2_bytes % WRITE_BACK_GRAIN))
 
 
 class Flushes:
@@ -26,7 +40,7 @@ class Flushes:
         from l2attr.gpu.runtime import DEMOTE_SPEC, DIRTY_SPEC, FLUSH_SPEC, UNPIN_SPEC, get_kernel
         from l2attr.measure.timer import torch_stream
 
-        self.torch, self.cupy, self.np = torch, cupy, np
+        self.torch, self.cupy, self.np, self.l2_bytes = torch, cupy, np, l2_bytes
         self._stream = lambda: torch_stream(torch, cupy)
         # no random op: a failed capture of the user's step may have left torch's generator unusable
         self.read = torch.arange(2 * l2_bytes // 4, dtype=torch.int32, device="cuda")
@@ -35,19 +49,29 @@ class Flushes:
         self.k = {name: get_kernel(spec) for name, spec in
                   (("unpin", UNPIN_SPEC), ("demote", DEMOTE_SPEC), ("read", FLUSH_SPEC), ("dirty", DIRTY_SPEC))}
         self.graphs: dict[str, Any] = {}
+        self._matched: dict[int, Any] = {}  # dirty bytes -> the clean flush followed by that many written
         self._keep: list[Any] = []          # the torch graphs whose cudaGraph_t the cold copies embed
-        for cond in (L2Condition.COLD, L2Condition.COLD_DIRTY):
-            self.graphs[cond.value] = self._capture(cond == L2Condition.COLD_DIRTY)
+        self.graphs[L2Condition.COLD.value] = self._capture(0)
+        self.graphs[L2Condition.COLD_DIRTY.value] = self._capture(self.dirty.numel() * 4)
 
-    def launch(self, dirty: bool) -> None:
+    def matched(self, nbytes: float) -> Any:
+        """The clean flush, then `nbytes` (after `grain`) of dirty lines: one graph per size."""
+        n = grain(nbytes, self.l2_bytes)
+        if n == 0:
+            return self.graphs[L2Condition.COLD.value]
+        if n not in self._matched:
+            self._matched[n] = self._capture(n)
+        return self._matched[n]
+
+    def launch(self, dirty_bytes: int) -> None:
         """The flush itself, on torch's current stream (captured by `_capture`, or run eagerly)."""
         np, s = self.np, self._stream()
         ptr, lines = np.uint64(self.read.data_ptr()), np.int64(self.read.numel() * 4 // LINE)
         self.k["unpin"]((1024,), (256,), (ptr, lines), stream=s)
         self.k["demote"]((1024,), (256,), (ptr, lines), stream=s)
         self.k["read"]((1024,), (256,), (ptr, np.int64(self.read.numel()), np.uint64(self.sink.data_ptr())), stream=s)
-        if dirty:
-            self.k["dirty"]((1024,), (256,), (np.uint64(self.dirty.data_ptr()), np.int64(self.dirty.numel()),
+        if dirty_bytes:
+            self.k["dirty"]((1024,), (256,), (np.uint64(self.dirty.data_ptr()), np.int64(min(dirty_bytes // 4, self.dirty.numel())),
                                               np.uint32(0x5bd1e995)), stream=s)
 
     def settle(self) -> None:
@@ -64,11 +88,11 @@ class Flushes:
         self.k["read"]((1024,), (256,), (np.uint64(self.read.data_ptr()), np.int64(self.read.numel()),
                                          np.uint64(self.sink.data_ptr())), stream=self._stream())
 
-    def _capture(self, dirty: bool) -> Any:
+    def _capture(self, dirty_bytes: int) -> Any:
         from l2attr.steps.surgery import capture, raw_graph
 
-        self.launch(dirty)                            # compile + load the kernels outside the capture
-        g = capture(self.torch, lambda: self.launch(dirty), warmup=1)
+        self.launch(dirty_bytes)                      # compile + load the kernels outside the capture
+        g = capture(self.torch, lambda: self.launch(dirty_bytes), warmup=1)
         self._keep.append(g)
         return raw_graph(g)
 

@@ -18,11 +18,7 @@ kernel node indices as producer and consumer (the manifest's `edges_level` says 
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
-from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pandas as pd
 
@@ -68,7 +64,7 @@ def rank(edges: pd.DataFrame, k: pd.DataFrame, n: int) -> pd.DataFrame:
 def rows_from(kern: pd.DataFrame, plans: pd.DataFrame, names: list[str], warmed: dict[tuple[int, str], int]) -> pd.DataFrame:
     """Traced edge replays (steps/trace.edge_kernels) -> step_edges rows: the consumer node's duration
     per (edge, arm, repeat), the node found by (name, occurrence) in its replay."""
-    from l2attr.steps.replay import occurrence_keys
+    from l2attr.steps.trace import occurrence_keys
 
     keys = occurrence_keys(names)
     out = []
@@ -89,7 +85,7 @@ def measure(dev: Any, raw: Any, s: Any, k: pd.DataFrame, flushes: Any, n: int, r
     """Discover, pick and measure the top `n` kernel edges; None when the step has none."""
     from l2attr.steps import pointers, surgery
     from l2attr.steps.edges import Warmer
-    from l2attr.steps.replay import cold_names
+    from l2attr.steps.trace import cold_names
     from l2attr.steps.trace import edge_kernels
 
     torch = dev.torch
@@ -109,7 +105,7 @@ def measure(dev: Any, raw: Any, s: Any, k: pd.DataFrame, flushes: Any, n: int, r
             ranges = fit(warm_spans(j, touch, spans, drop), dev.l2_bytes)
 
             def before(ranges: list[tuple[int, int]] = ranges) -> None:
-                flushes.launch(False)
+                flushes.launch(0)
                 warm.launch(ranges)
 
             g = surgery.capture(torch, before, warmup=1)
@@ -120,8 +116,9 @@ def measure(dev: Any, raw: Any, s: Any, k: pd.DataFrame, flushes: Any, n: int, r
     for a in [natural, *arms.values()]:
         a()
     torch.cuda.synchronize()
-    acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-    with torch.profiler.profile(activities=acts) as prof:
+    from l2attr.steps.trace import profiled
+
+    def body() -> None:
         for r in range(repeats):
             for e in range(len(plans)):
                 for arm in rotate(ARMS, r + e):
@@ -129,11 +126,25 @@ def measure(dev: Any, raw: Any, s: Any, k: pd.DataFrame, flushes: Any, n: int, r
                     with torch.profiler.record_function(LEGACY_PREFIX + STEP_EDGE.build(edge=e, arm=arm.value, repeat=r)):
                         (natural if arm == L2Condition.NATURAL else arms[(e, arm.value)])()
             torch.cuda.synchronize()
+    trace = profiled(torch, body)
     for a in [natural, *arms.values()]:
         a.close()
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "edges.json")
-        prof.export_chrome_trace(path)
-        trace = json.loads(Path(path).read_bytes())
     del keep
     return rows_from(edge_kernels(trace), plans, cold_names(k), warmed)
+
+
+def measured_edges(dev: Any, raw: Any, s: Any, k: pd.DataFrame, flushes: Any, n: int, repeats: int,
+                  log: Callable[[str], None]) -> tuple[pd.DataFrame | None, str]:
+    """The kernel-level edges, or (None, why) when the driver does not give the nodes' arguments or
+    an edge cannot be measured (the caller then measures op-level edges, and says so)."""
+    from l2attr.steps.pointers import PointersUnavailable
+
+    try:
+        rows = measure(dev, raw, s, k, flushes, n, repeats)
+    except (PointersUnavailable, UserError, RuntimeError) as exc:
+        why = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        log(f"step graph: kernel-level edges not measured: {why}")
+        return None, why
+    if rows is None:
+        return None, "no two kernel nodes' pointer arguments share an allocator block"
+    return rows, ""

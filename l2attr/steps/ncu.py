@@ -38,7 +38,7 @@ from l2attr.names import NVTX_DOMAIN, STEP_OP
 from l2attr.rundir import RunDir
 from l2attr.schema import STEP_DRAM
 from l2attr.steps.record import NVTX_OP_INCLUDE
-from l2attr.vocab import Ncu, StepMode
+from l2attr.vocab import Command, Ncu, StepMode
 
 CACHE_CONTROLS = (Ncu.NONE.value, Ncu.ALL.value)
 KEYS = ("dram_read", "dram_write")
@@ -121,10 +121,12 @@ def profile_step(command: Sequence[str], run: RunDir, env: dict[str, str], chip:
     return df
 
 
-def child_env(warmup: int) -> dict[str, str]:
+def child_env(warmup: int, mode: str = "ncu", replays: int = 1) -> dict[str, str]:
+    """How a marked script is told to be an ncu child: `ncu` (each op in its NVTX range, per-op
+    DRAM bytes) or `ncu-graph` (its step captured and replayed, per kernel node: the write-back)."""
     from l2attr.steps.record import ENV
 
-    return {ENV: json.dumps({"mode": "ncu", "warmup": warmup})}
+    return {ENV: json.dumps({"mode": mode, "warmup": warmup, "replays": replays})}
 
 
 
@@ -143,29 +145,57 @@ def load_factory(target: str) -> Callable[[], tuple[Callable[..., Any], tuple]]:
     return getattr(mod, name)
 
 
+COUNTS_ENV = "L2ATTR_NCU_COUNTS"      # where the child writes each step's kernel-node count (JSON)
+
+
 def graph_child(target: str, replays: int, warmup: int = 3) -> None:
+    """The profiled child: FACTORY() gives one step `(fn, args)` or many `[(name, fn, args), ...]`
+    (a grid: one process, one model build, one ncu run for all of them). Each is captured as
+    `l2attr.step` captures it, replayed once unprofiled (the state a step leaves the next), then
+    `replays` times between cudaProfilerStart and cudaProfilerStop."""
+    made = load_factory(target)()
+    replay_steps(made if isinstance(made, list) else [(Command.STEP.value, made[0], made[1], {})], replays, warmup)
+
+
+def replay_steps(steps: list[tuple], replays: int, warmup: int = 3) -> None:
+    """The child's work for each (name, fn, args[, kwargs]): captured as `l2attr.step` captures it,
+    replayed once unprofiled (the state a step leaves the next), then `replays` times between
+    cudaProfilerStart and cudaProfilerStop; each step's kernel-node count to COUNTS_ENV's file."""
+    import os
+
     import torch
     from cuda.bindings import runtime as rt
 
     from l2attr.steps import surgery
 
-    fn, args = load_factory(target)()
+    counts = {}
     with torch.inference_mode():
-        g = surgery.capture(torch, lambda: fn(*args), warmup)
-        ex = surgery.Exec(torch, surgery.raw_graph(g))
-        ex()
-        torch.cuda.synchronize()
-        rt.cudaProfilerStart()
-        for _ in range(replays):
+        for name, fn, args, *rest in steps:
+            kwargs = rest[0] if rest else {}
+            g = surgery.capture(torch, lambda: fn(*args, **kwargs), warmup)
+            raw = surgery.raw_graph(g)
+            counts[name] = len(surgery.shape(raw).kernels)
+            ex = surgery.Exec(torch, raw)
             ex()
             torch.cuda.synchronize()
-        rt.cudaProfilerStop()
-        ex.close()
+            rt.cudaProfilerStart()
+            for _ in range(replays):
+                ex()
+                torch.cuda.synchronize()
+            rt.cudaProfilerStop()
+            ex.close()
+            del g
+    if os.environ.get(COUNTS_ENV):
+        Path(os.environ[COUNTS_ENV]).write_text(json.dumps(list(counts.items())))
 
 
-def profile_graph(target: str, out: Path, replays: int, ncu: str = "ncu", runner: Any = None,
-            log: Callable[[str], None] = print) -> pd.DataFrame:
-    """Both cache controls of the child: one row per (cache_control, replay, node, key)."""
+def profile_graph(target: str | Sequence[str], out: Path, replays: int, ncu: str = "ncu", runner: Any = None,
+                  log: Callable[[str], None] = print, sets: str = GRAPH_SETS,
+                  env: dict[str, str] | None = None) -> pd.DataFrame:
+    """Both cache controls of the child: one row per (cache_control, step, replay, node, key).
+    `target`: FILE.py:FACTORY, or a command whose marked step replays itself (`env`: how it is
+    told to, l2attr.step_range's child mode). `sets`: the metric sets (`dram` alone is all the
+    matched arm needs: one pass)."""
     from l2attr.catalog.keys import catalog
     from l2attr.experiment.profile import QuietLog
     from l2attr.profile.metricsets import resolve_metrics
@@ -175,7 +205,7 @@ def profile_graph(target: str, out: Path, replays: int, ncu: str = "ncu", runner
     from l2attr.profile.tools import detect_chip
 
     chip = detect_chip()
-    names = resolve_metrics(GRAPH_SETS, chip).metrics
+    names = resolve_metrics(sets, chip).metrics
     cat = catalog()
     key_of = {n: cat.key_of(n) for n in names}
     frames = []
@@ -184,22 +214,33 @@ def profile_graph(target: str, out: Path, replays: int, ncu: str = "ncu", runner
         rep.parent.mkdir(parents=True, exist_ok=True)
         opts = NcuOptions(cache_control=cc, allow_cache_flush=(cc == Ncu.ALL), nvtx_include=(),
                           extra=("--profile-from-start", "off"))
-        argv = build_ncu_argv([sys.executable, "-m", "l2attr.steps.ncu", "child", target, str(replays)],
-                              names, rep, opts, ncu)
-        result = run_job(f"ncu graph (cache control {cc})", argv, QuietLog(log), runner or stream_run)
+        child = list(target) if not isinstance(target, str) else [
+            sys.executable, "-m", "l2attr.steps.ncu", "child", target, str(replays)]
+        argv = build_ncu_argv(child, names, rep, opts, ncu)
+        counts = out / f"graph-cache-{cc}.counts.json"
+        from l2attr.experiment.annotate import environment
+
+        with environment({**(env or {}), COUNTS_ENV: str(counts.resolve())}):
+            result = run_job(f"ncu graph (cache control {cc})", argv, QuietLog(log), runner or stream_run)
         check_job(result, rep.with_suffix(".ncu-rep"), chip)
         t = read_report(rep.with_suffix(".ncu-rep"), condition="").table
         t = t[t["metric"].isin(key_of)].copy()
         order = sorted(t["launch"].unique())
-        if len(order) % replays:
-            raise UserError(f"ncu profiled {len(order)} kernels, not a multiple of {replays} replays")
-        k = len(order) // replays
-        pos = {launch: i for i, launch in enumerate(order)}
-        t["replay"] = t["launch"].map(lambda x: pos[x] // k)
-        t["node"] = t["launch"].map(lambda x: pos[x] % k)
+        steps = json.loads(counts.read_text()) if counts.is_file() else [[Command.STEP.value, len(order) // max(replays, 1)]]
+        if len(order) != replays * sum(n for _, n in steps):
+            raise UserError(f"ncu profiled {len(order)} kernels, not {replays} replays of "
+                            f"{' + '.join(str(n) for _, n in steps)} kernel nodes")
+        where, at = {}, 0
+        for name, n in steps:                       # launches in order: step by step, replay by replay
+            for i in range(replays * n):
+                where[order[at + i]] = (name, i // n, i % n)
+            at += replays * n
+        t["step"] = t["launch"].map(lambda x: where[x][0])
+        t["replay"] = t["launch"].map(lambda x: where[x][1])
+        t["node"] = t["launch"].map(lambda x: where[x][2])
         t["key"] = t["metric"].map(key_of)
         t["cache_control"] = cc
-        frames.append(t[["cache_control", "replay", "node", "kernel", "key", "value"]])
+        frames.append(t[["cache_control", "step", "replay", "node", "kernel", "key", "value"]])
     return pd.concat(frames, ignore_index=True)
 
 
@@ -218,10 +259,11 @@ def deltas(ncu: pd.DataFrame) -> pd.DataFrame:
         n = min(len(none), len(full))
         d = full[:n] - none[:n]
         lo, hi = bootstrap_median_ci(d) if n > 1 else (float("nan"), float("nan"))
-        rows.append({"node": int(node), "kernel": g["kernel"].iloc[0], "none_us": float(np.median(none)),
-                     "all_us": float(np.median(full)), "delta_us": float(np.median(d)), "delta_lo": lo,
-                     "delta_hi": hi, "write_none_b": float(np.median(vals("dram_write", CACHE_CONTROLS[0]))),
-                     "write_all_b": float(np.median(vals("dram_write", CACHE_CONTROLS[1])))})
+        med = (lambda x: float(np.median(x)) if len(x) else float("nan"))
+        rows.append({"node": int(node), "kernel": g["kernel"].iloc[0], "none_us": med(none),
+                     "all_us": med(full), "delta_us": med(d), "delta_lo": lo,
+                     "delta_hi": hi, "write_none_b": med(vals("dram_write", CACHE_CONTROLS[0])),
+                     "write_all_b": med(vals("dram_write", CACHE_CONTROLS[1]))})
     return pd.DataFrame(rows)
 
 

@@ -159,20 +159,55 @@ def _extra_buffer(extra: Any) -> bytes:
     return ctypes.string_at(buf, n)
 
 
-def node_words(node: Any) -> list[int]:
-    """Every aligned word of one kernel node's arguments (raises PointersUnavailable)."""
+def node_launch(node: Any) -> tuple[tuple[int, ...], list[bytes]]:
+    """One kernel node's launch: (grid x y z, block x y z, dynamic shared bytes) and each argument's
+    bytes (one buffer when the node was given its arguments packed). Raises PointersUnavailable."""
     get = _fn("cuGraphKernelNodeGetParams_v2", "cuGraphKernelNodeGetParams")
     p = _NodeParams()
     err = get(ctypes.c_void_p(int(node)), ctypes.byref(p))
     if err:
         raise PointersUnavailable(f"cuGraphKernelNodeGetParams failed (CUresult {err})")
+    dims = (p.gridDimX, p.gridDimY, p.gridDimZ, p.blockDimX, p.blockDimY, p.blockDimZ, p.sharedMemBytes)
     if not p.kernelParams:
-        return words(_extra_buffer(p.extra)) if p.extra else []
-    out = []
-    for i, (_, size) in enumerate(_param_sizes(p)):
-        if size >= WORD and p.kernelParams[i]:
-            out += words(ctypes.string_at(p.kernelParams[i], size))
-    return out
+        return dims, ([_extra_buffer(p.extra)] if p.extra else [])
+    return dims, [ctypes.string_at(p.kernelParams[i], size) if p.kernelParams[i] else b""
+                  for i, (_, size) in enumerate(_param_sizes(p))]
+
+
+def node_words(node: Any) -> list[int]:
+    """Every aligned word of one kernel node's arguments (raises PointersUnavailable)."""
+    return [w for blob in node_launch(node)[1] if len(blob) >= WORD for w in words(blob)]
+
+
+# A differing 8-byte word outside torch's allocator counts as a changed value only below this: sizes,
+# counts and positions are small; a device or host address (another library's buffer, a pool of its
+# own) is not, and may differ between captures without the work changing.
+SCALAR_LIMIT = 1 << 32
+
+
+def launch_difference(a: tuple[tuple[int, ...], list[bytes]], b: tuple[tuple[int, ...], list[bytes]],
+                      spans: list[tuple[int, int]]) -> str:
+    """How two captures' launches of one kernel node differ, '' when they do not: launch dimensions,
+    argument sizes, an argument shorter than a word, or an 8-byte word that is no pointer into the
+    allocator and small enough to be a size, a count or a position (SCALAR_LIMIT). Pointers may
+    differ (each capture has its own memory pool)."""
+    (da, xa), (db, xb) = a, b
+    if da != db:
+        return f"launch dimensions (grid, block, shared) {da} against {db}"
+    if [len(x) for x in xa] != [len(x) for x in xb]:
+        return "argument sizes differ"
+    for i, (p, q) in enumerate(zip(xa, xb)):
+        if p == q:
+            continue
+        if len(p) < WORD:
+            return f"argument {i} holds {p.hex()} against {q.hex()}"
+        for j, (u, v) in enumerate(zip(words(p), words(q))):
+            if u != v and not (touched([u], spans) and touched([v], spans)) and max(u, v) < SCALAR_LIMIT:
+                return f"argument {i} (word {j}) holds {u} against {v}"
+        tail = len(p) - len(p) % WORD
+        if p[tail:] != q[tail:]:
+            return f"argument {i} ends in {p[tail:].hex()} against {q[tail:].hex()}"
+    return ""
 
 
 def read(torch: Any, kernel_nodes: list[Any]) -> tuple[list[set[int]], list[tuple[int, int]]]:

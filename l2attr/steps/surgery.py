@@ -127,6 +127,38 @@ def refuse_shape(s: Shape, again: Shape | None) -> None:
                         "time to be paired kernel by kernel")
 
 
+CHANGES_HINT = ("a step must launch the same work on every call to be replayed: a cache that grows (transformers' "
+                "DynamicCache) or a Python counter baked into the launch changes it; use a fixed-size cache "
+                "(StaticCache) and pass positions and other state in as GPU tensors")
+
+
+def refuse_changing(torch: Any, s: Shape, again: Shape) -> str:
+    """Before any replay: one clear line when the two captures launch a kernel node differently
+    (a size, a count or a position that is no pointer), which a replay would run stale: a grown
+    cache's kernels read memory that is gone (an illegal address that ends the process's CUDA
+    context). '' when they agree; a why-not when the driver gives no node parameters (the check
+    is then not made for those nodes, and the run says so)."""
+    from l2attr.steps.pointers import PointersUnavailable, blocks, launch_difference, node_launch
+
+    spans = blocks(torch.cuda.memory_snapshot())
+    unread: list[int] = []
+    why = ""
+    for j, (a, b) in enumerate(zip(s.kernels, again.kernels)):
+        try:
+            la, lb = node_launch(a), node_launch(b)
+        except PointersUnavailable as exc:          # this node unread; the others are still compared
+            unread.append(j)
+            why = why or (str(exc).splitlines() or [type(exc).__name__])[0]
+            continue
+        diff = launch_difference(la, lb, spans)
+        if diff:
+            raise UserError(f"the step changes between calls: kernel node {j} is launched differently by two "
+                            f"consecutive calls ({diff}); {CHANGES_HINT}")
+    if unread:
+        return f"{len(unread)} of {len(s.kernels)} kernel nodes' launches could not be read ({why}): not compared"
+    return ""
+
+
 def with_flushes(graph: Any, s: Shape, flush: Any, only: dict[int, Any] | None = None) -> Any:
     """A copy of `graph` with a child-graph node (`flush`) in front of every kernel node, the kernels
     serialised in creation order; with `only` (kernel position -> child graph), a node in front of

@@ -1,30 +1,34 @@
 """`l2attr.step` by graph surgery (the default for any step that can be captured).
 
-1. Capture the step twice (the two must hold the same nodes) into CUDA graphs; refuse host and
-   conditional nodes (steps/surgery.py).
-2. Build the cold copies: a clean flush before every kernel node (`cold`) and a flush that leaves
-   one L2 of dirty lines (`cold_dirty`): steps/flushes.py.
-3. Replay natural, cold and cold_dirty graphs interleaved under torch.profiler; every kernel's
-   duration per arm, keyed by its node (steps/replay.py).
-4. Attribute nodes to ops from one eager recorded call, by name where it launches other kernels
-   (steps/attribute.py).
-5. Time the natural graph's replays untraced (blocking timer), and the function called on its own,
-   so a reader can see that the graph is the program the user runs: the call's wall (blocking
-   timer: every launch queued first, so no host gap; the GPU's own per-launch gaps stay in) and its
-   kernels summed per call under the profiler, the figure the natural replay's kernels are held to.
+1. Capture the step twice (the two must hold the same nodes, launched alike) into CUDA graphs;
+   refuse host and conditional nodes and a step that changes between calls (steps/surgery.py).
+2. Build the cold copies (steps/flushes.py): a clean flush before every kernel node (`cold`), a
+   flush that leaves one L2 of dirty lines (`cold_dirty`), a clean flush followed by the kernel's
+   own inherited write-back (`cold_matched`, where the write-back was measured), and one flush before
+   the first kernel only (`cold_start`: what the step reuses of what was there before it).
+3. Replay the arms interleaved under torch.profiler; every kernel's duration per arm, keyed by its
+   node (steps/trace.py).
+4. Attribute nodes to ops from one eager recorded call (steps/attribute.py).
+5. Time the step three ways, the answer's denominators: the natural graph's replays (blocking
+   timer), the function called on its own in a loop as a program runs it (host clock, nothing
+   queued ahead: the eager step), and its kernels summed per call under the profiler, the figure
+   the natural replay's kernels are held to. Then the flush's non-data cost, by a control kernel.
 """
+
 
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
 
 import pandas as pd
 
-from l2attr.schema import STEP_TIMES
-from l2attr.vocab import STEP_CONDITIONS, condition_words
+from l2attr.vocab import L2Condition
 
-ARMS = condition_words(STEP_CONDITIONS)      # natural, cold, cold_dirty (vocab/conditions.py)
+NATURAL, COLD, MATCHED, DIRTY, START = (L2Condition.NATURAL.value, L2Condition.COLD.value,
+                                        L2Condition.COLD_MATCHED.value, L2Condition.COLD_DIRTY.value,
+                                        L2Condition.COLD_START.value)
 METHOD = {
     "natural": "replays of the CUDA graph captured from the step (kineto kernel records), each after a reset of "
                "evict-last lines, a read of 2x L2 and five untraced replays: the L2 as the program's own "
@@ -38,22 +42,32 @@ METHOD = {
            "and order; kernels it does not launch attributed by name",
     "call_kernels": "the step function called on its own under the profiler, once per repeat: its kernels' "
                     "durations summed per call (call_kernel_us) and counted (call_kernels)",
+    "cold_matched": "the copy whose flush before kernel j is the clean flush followed by D_j bytes written, D_j the "
+                    "DRAM bytes kernel j writes in natural minus those it writes after Nsight Compute's flush "
+                    "(rounded to 64 KiB, at most one L2): the write-back it inherits, and no data it could reuse",
+    "cold_start": "the natural graph with one flush before its first kernel only (matched to that kernel's "
+                  "write-back when measured): the step's own kernels leave L2 as in natural, what was resident "
+                  "before the step is gone",
+    "eager_us": "the step function called in a loop, five calls per reading, host clock between two "
+                "synchronisations, no launch queued ahead: the eager step as a program runs it, per call",
+    "control_us": "per repeat: a 1 MiB sum over data no step leaves resident, after the clean flush minus after "
+                  "the same kernel on another slice: the flush's cost to one kernel besides its data",
 }
 
 
-def time_steps(dev: Any, step: Callable[[], Any], repeats: int) -> pd.DataFrame:
-    """Blocking-timer events around the step's launches (no launch lag before the first kernel; the
-    host gaps between an eager step's kernels are part of it and stay in)."""
-    from l2attr.measure.timer import BlockingTimer
+@dataclass(frozen=True)
+class SurgeryRun:
+    """What one graph-surgery measurement gives the writer: node-keyed kernels of every arm, the eager
+    ops, the replays' step times, the facts for the manifest, and the kernel-level edges."""
 
-    timer = BlockingTimer(dev.torch, dev.cupy, timeout_ms=2000.0)
-    rows = []
-    for i in range(2 * repeats + 2):
-        s = timer.time(step)
-        if i >= 2:                                       # two more warm-ups
-            rows.append({"repeat": i - 2, "step_us": s.time_us, "discard": s.discard})
-    timer.close()
-    return pd.DataFrame(rows, columns=list(STEP_TIMES.columns))
+    kernels: pd.DataFrame
+    ops: list[Any]
+    times: pd.DataFrame
+    facts: dict[str, Any]
+    edges: pd.DataFrame | None = None
+    edges_why: str = ""
+    write_back: pd.DataFrame = field(default_factory=pd.DataFrame)     # node, kernel, bytes (matched arm)
+
 
 
 def user_graph(torch: Any, fn: Any) -> Any:
@@ -70,12 +84,35 @@ def user_graph(torch: Any, fn: Any) -> Any:
     return None
 
 
+def write_back_bytes(write_back: Any, n_kernels: int) -> tuple[dict[int, float], str]:
+    """Per kernel node, the write-back its natural run inherits (bytes), from what the caller gives:
+    a mapping node -> bytes, or a table with `node` and `bytes` (or Nsight Compute's `write_none_b`
+    and `write_all_b`, steps/ncu.py `deltas`). ({}, why) when there is none or it does not fit."""
+    if write_back is None:
+        return {}, "no write-back reading was given (Nsight Compute per kernel node: steps/ncu.py profile_graph)"
+    if isinstance(write_back, pd.DataFrame):
+        w = write_back
+        if "bytes" not in w.columns and {"write_none_b", "write_all_b"} <= set(w.columns):
+            w = w.assign(bytes=(w["write_none_b"] - w["write_all_b"]).clip(lower=0))
+        if not {"node", "bytes"} <= set(w.columns):
+            return {}, "the write-back table holds no node and bytes columns"
+        got = {int(r.node): float(r.bytes) for r in w.itertuples()}
+    elif isinstance(write_back, Mapping):
+        got = {int(k): float(v) for k, v in write_back.items()}
+    else:
+        return {}, f"write_back must be a table or a mapping, not {type(write_back).__name__}"
+    if sorted(got) != list(range(n_kernels)):
+        return {}, (f"the write-back reading covers {len(got)} kernel nodes and the captured graph holds "
+                    f"{n_kernels}: not the same graph")
+    return got, ""
+
+
 def measure(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, repeats: int, warmup: int,
-            log: Callable[[str], None], edges: int = 0) -> dict[str, Any]:
-    """Everything the surgery run writes: kernels, ops, step times, the manifest's facts, and the
-    top `edges` kernel-level edges (None with a reason where the driver gives no arguments)."""
-    from l2attr.steps import attribute, replay, surgery
-    from l2attr.steps.flushes import Flushes
+            log: Callable[[str], None], edges: int = 0, write_back: Any = None) -> SurgeryRun:
+    """Everything the surgery run writes, phase by phase: capture, arms, trace, attribute, time,
+    control, edges (steps/graph_edges.py; None with a reason where the driver gives no arguments)."""
+    from l2attr.steps import attribute, graph_edges, surgery, timing, trace
+    from l2attr.steps.flushes import Flushes, grain
 
     torch = dev.torch
     t0 = time.perf_counter()
@@ -83,91 +120,68 @@ def measure(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, repeats
         import cuda.bindings.runtime  # noqa: F401
     except ImportError:
         raise surgery.UncapturableStep("the cuda-bindings package is not installed: pip install cuda-bindings") from None
+    # -- capture: twice, the same nodes launched alike, or one clear line before any replay
     own = user_graph(torch, fn)
     flushes = Flushes(torch, dev.cupy, dev.l2_bytes)   # before the user's capture: a failed one can leave torch's RNG mid-capture
     call = (lambda: fn(*args, **kwargs))
     keep: list[Any] = []
+    launch_check = "the user's own graph: captured once"
     if own is None:
         g1 = surgery.capture(torch, call, max(1, warmup))
         g2 = surgery.capture(torch, call, 0)      # the very next call: must capture the same nodes
         keep += [g1, g2]
         raw = surgery.raw_graph(g1)
         s, again = surgery.shape(raw), surgery.shape(surgery.raw_graph(g2))
+        surgery.refuse_shape(s, again)
+        launch_check = surgery.refuse_changing(torch, s, again) or "the two captures launch every kernel node alike"
+        log(f"step graph: {launch_check}")
     else:
         raw = surgery.as_graph(own)
-        s, again = surgery.shape(raw), None
-    surgery.refuse_shape(s, again)
+        s = surgery.shape(raw)
+        surgery.refuse_shape(s, None)
     t_capture = time.perf_counter() - t0
-    arms = {ARMS[0]: surgery.Exec(torch, raw)}
-    for cond in ARMS[1:]:
-        arms[cond] = surgery.Exec(torch, surgery.with_flushes(raw, s, flushes.graph(cond)))
+    # -- arms: natural and its cold copies
+    wb, wb_why = write_back_bytes(write_back, len(s.kernels))
+    arms = {NATURAL: surgery.Exec(torch, raw),
+            COLD: surgery.Exec(torch, surgery.with_flushes(raw, s, flushes.graph(COLD)))}
+    if wb:
+        arms[MATCHED] = surgery.Exec(torch, surgery.with_flushes(raw, s, None, only={
+            j: flushes.matched(wb[j]) for j in range(len(s.kernels))}))
+    arms[DIRTY] = surgery.Exec(torch, surgery.with_flushes(raw, s, flushes.graph(DIRTY)))
+    arms[START] = surgery.Exec(torch, surgery.with_flushes(raw, s, None, only={0: flushes.matched(wb.get(0, 0.0))}))
     for a in arms.values():         # one replay each before tracing: upload, first-launch costs
         a()
     torch.cuda.synchronize()
+    # -- trace: every kernel of every arm, keyed by node
     t1 = time.perf_counter()
-    trace = replay.trace_arms(torch, arms, repeats, settle=flushes.settle)
-    k = replay.node_kernels(trace)
+    k, names = trace.trace_replays(torch, arms, repeats, settle=flushes.settle)
     t_trace = time.perf_counter() - t1
-    names = replay.cold_names(k)
-    if own is None:
-        eager, ops, why = attribute.eager_record(torch, fn, args, kwargs)
-    else:
-        eager, ops, why = pd.DataFrame(), [], "the step is the user's own CUDA graph: no eager call to record"
-    k, counts = attribute.assign(k, names, eager)
-    step_times = time_steps(dev, arms[ARMS[0]], repeats)
-    call_us = [] if own is not None else _time_call(dev, call, repeats)
-    torch_graph_us = [] if own is not None else _time_call(dev, keep[0].replay, repeats)   # torch's own replay
-    calls = replay.trace_calls(torch, call, repeats) if own is None else None
+    # -- attribute: nodes to the eager ops that launch them
+    k, ops, counts, why = attribute.attribute(torch, fn, args, kwargs, k, names, own is None)
+    # -- time: the replay, the call, the eager loop, the call's own kernels; the flush's non-data cost
+    times = timing.times(dev, arms[NATURAL], None if own is not None else call,
+                         None if own is not None else keep[0].replay, repeats, lambda: flushes.launch(0), names)
     for a in arms.values():
         a.close()
-    edge_rows, edge_why = _kernel_edges(dev, raw, s, k, flushes, edges, repeats, log) if edges else (None, "")
-    facts = {**METHOD, **counts, "overlapping_kernels": s.overlapping, "nodes": len(s.types),
+    edge_rows, edge_why = graph_edges.measured_edges(dev, raw, s, k, flushes, edges, repeats, log) if edges else (None, "")
+    wb_table = pd.DataFrame({"node": list(range(len(names))), "kernel": names,
+                             "bytes": [float(wb[j]) for j in range(len(names))],
+                             "matched_bytes": [grain(wb[j], dev.l2_bytes) for j in range(len(names))]}) if wb else pd.DataFrame()
+    facts = {**METHOD, **counts, "arms": list(arms), "overlapping_kernels": s.overlapping, "nodes": len(s.types),
              "node_types": {t: s.types.count(t) for t in sorted(set(s.types))},
-             "call_us": call_us, "torch_graph_us": torch_graph_us,
-             "call_kernel_us": [] if calls is None else [round(float(x), 3) for x in calls["kernel_us"]],
-             "call_kernels": [] if calls is None else [int(x) for x in calls["kernels"]],
+             **times.facts(), "launch_check": launch_check,
              "timings": {"capture_s": round(t_capture, 2), "trace_s": round(t_trace, 2)}}
+    if not wb:
+        facts["write_back_missing"] = wb_why
+    if not times.control_us:
+        facts["control_missing"] = "the control kernel's launches were not all traced: no non-data cost is taken off"
     facts["compiled"] = attribute.is_compiled(torch, fn)
-    if calls is not None and len(calls):
-        diff = replay.kernel_difference(names, list(calls["names"].iloc[0]))
-        if diff["only_in_graph"] or diff["only_in_call"]:
-            facts["call_kernel_difference"] = diff
+    if times.difference:
+        facts["call_kernel_difference"] = times.difference
     if why:
         facts["eager_record"] = why
     log(f"step graph: {len(names)} kernel nodes, {counts['matched_kernels']} attributed to eager ops"
-        f"{f', {s.overlapping} may overlap in natural' if s.overlapping else ''}")
+        f"{f', {s.overlapping} may overlap in natural' if s.overlapping else ''}"
+        f"{'' if wb else '; no write-back reading: the answer is the clean/dirty bracket'}")
     del keep
-    return {"kernels": k, "ops": ops, "times": step_times, "facts": facts, "edges": edge_rows, "edges_why": edge_why}
-
-
-def _kernel_edges(dev: Any, raw: Any, s: Any, k: pd.DataFrame, flushes: Any, n: int, repeats: int,
-                  log: Callable[[str], None]) -> tuple[pd.DataFrame | None, str]:
-    """The kernel-level edges, or (None, why) when the driver does not give the nodes' arguments or
-    an edge cannot be measured (the caller then measures op-level edges, and says so)."""
-    from l2attr.errors import UserError
-    from l2attr.steps import graph_edges
-    from l2attr.steps.pointers import PointersUnavailable
-
-    try:
-        rows = graph_edges.measure(dev, raw, s, k, flushes, n, repeats)
-    except (PointersUnavailable, UserError, RuntimeError) as exc:
-        why = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        log(f"step graph: kernel-level edges not measured: {why}")
-        return None, why
-    if rows is None:
-        return None, "no two kernel nodes' pointer arguments share an allocator block"
-    return rows, ""
-
-
-def _time_call(dev: Any, call: Callable[[], Any], repeats: int) -> list[float]:
-    """The step function called on its own (not replayed): what the user's program runs."""
-    from l2attr.measure.timer import BlockingTimer
-
-    timer = BlockingTimer(dev.torch, dev.cupy, timeout_ms=2000.0)
-    out = []
-    for i in range(repeats + 2):
-        r = timer.time(call)
-        if i >= 2 and not r.discard:
-            out.append(round(float(r.time_us), 3))
-    timer.close()
-    return out
+    return SurgeryRun(k, ops, times.steps, facts, edge_rows, edge_why, wb_table)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import bisect
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pandas as pd
 
@@ -34,6 +34,22 @@ def load_trace(path: Path) -> dict[str, Any]:
         return json.loads(Path(path).read_text())
     except (OSError, json.JSONDecodeError) as exc:
         raise UserError(f"{path}: not a readable kineto trace ({exc})") from None
+
+
+def profiled(torch: Any, body: Any) -> dict[str, Any]:
+    """Run `body()` inside one torch.profiler session (CPU and CUDA activity) and return the kineto
+    trace as a dict: the one place a step's profiler session is started, exported and read."""
+    import os
+    import tempfile
+
+    acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    with torch.profiler.profile(activities=acts) as prof:
+        body()
+        torch.cuda.synchronize()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "trace.json")
+        prof.export_chrome_trace(path)
+        return json.loads(Path(path).read_text())
 
 
 class _Ranges:
@@ -127,3 +143,102 @@ def edge_kernels(trace: dict[str, Any]) -> pd.DataFrame:
     """One row per kernel launched inside an edge measurement's step range (steps/edges.py)."""
     rows = _launched(_events(trace), EDGE_RANGE, STEP_EDGE.parse)
     return pd.DataFrame(rows, columns=EDGE_KERNEL_COLUMNS)[EDGE_KERNEL_COLUMNS]
+
+
+# -- the trace phase of graph surgery: every arm replayed under the profiler, kernels keyed by node --
+# Per repeat the arms run in a rotating order, so drift touches each alike. A natural replay follows
+# a settle (evict-last reset, read flush) and five untraced natural replays (the L2 as the program's
+# own back-to-back steps leave it); a cold replay needs none (every kernel is flushed first). Kernels
+# are keyed by their node: the serialised cold copies run the kernels one at a time in creation
+# order, so a cold replay's j-th kernel is kernel node j; the natural and start arms' kernels (which
+# may overlap) are matched to nodes by (name, occurrence).
+NATURAL = L2Condition.NATURAL.value
+# arms whose kernels run in the graph's own order (no flush node serialises them): paired by name
+UNSERIALISED = (NATURAL, L2Condition.COLD_START.value)
+# untraced natural replays before a traced one (after the settle)
+NATURAL_WARM_REPLAYS = 5
+NODE_COLUMNS = ["condition", "step", "node", "kernel", "duration_us", "start_us", "stream"]
+
+
+def plan(conditions: list[str], repeats: int) -> list[tuple[int, str]]:
+    """(repeat, condition) in the order they run: each repeat rotates the arms by one."""
+    out = []
+    for i in range(repeats):
+        r = i % len(conditions)
+        out += [(i, c) for c in conditions[r:] + conditions[:r]]
+    return out
+
+
+def trace_arms(torch: Any, arms: dict[str, Callable[[], None]], repeats: int,
+               settle: Callable[[], None] | None = None, warm_replays: int = NATURAL_WARM_REPLAYS) -> dict[str, Any]:
+    """Replay each arm `repeats` times under the profiler; the kineto trace as a dict. Before a
+    natural replay: `settle` (steps/flushes.py `Flushes.settle`: reset evict-last lines, write back
+    the dirty lines a cold_dirty arm left), then `warm_replays` untraced natural replays, so the
+    traced one meets the L2 as the program's own back-to-back steps leave it. After any flush one
+    untraced replay is not enough for a step smaller than L2 (the quarter-L2 self-check's kernels
+    read slower than in back-to-back calls on the H200; three replays came within a few percent):
+    docs/steps.md#natural-arm."""
+    natural = arms[NATURAL]
+
+    def body() -> None:
+        for i, cond in plan(list(arms), repeats):
+            if cond == NATURAL:
+                if settle is not None:
+                    settle()
+                for _ in range(warm_replays):
+                    natural()                           # the state the step leaves the next, untraced
+            with torch.profiler.record_function(LEGACY_PREFIX + STEP_TRACE.build(condition=cond, step=i)):
+                arms[cond]()
+            if cond == list(arms)[-1]:
+                torch.cuda.synchronize()
+    return profiled(torch, body)
+
+
+def trace_replays(torch: Any, arms: dict[str, Callable[[], None]], repeats: int,
+          settle: Callable[[], None] | None = None) -> tuple[pd.DataFrame, list[str]]:
+    """The trace phase: every arm replayed `repeats` times under the profiler, every kernel keyed by
+    its node; (the node-keyed table, the kernel names in node order)."""
+    k = node_kernels(trace_arms(torch, arms, repeats, settle=settle))
+    return k, cold_names(k)
+
+
+def node_kernels(trace: dict[str, Any]) -> pd.DataFrame:
+    """One row per kernel of every traced replay, with its node index; refused when replays differ."""
+    rows = [r for r in _launched(_events(trace), STEP_RANGE, STEP_TRACE.parse) if r["graph"]]
+    if not rows:
+        raise UserError("no kernel of the step's graph replays was traced (kineto recorded none)")
+    df = pd.DataFrame(rows).sort_values(["condition", "step", "start_us"]).reset_index(drop=True)
+    cold = df[df["condition"] != NATURAL]
+    if cold.empty:
+        raise UserError("no cold replay was traced")
+    ref = cold[(cold["condition"] == cold["condition"].iloc[0]) & (cold["step"] == cold["step"].iloc[0])]
+    names = list(ref["kernel"])
+    key_to_node = {k: j for j, k in enumerate(occurrence_keys(names))}
+    parts = []
+    for (cond, step), g in df.groupby(["condition", "step"], sort=True):
+        got = list(g["kernel"])
+        if sorted(got) != sorted(names):
+            raise UserError(f"the step's kernel sequence changes between replays ({cond} replay {step}: "
+                            f"{len(got)} kernels against {len(names)}): kernels cannot be paired")
+        if cond not in UNSERIALISED and got != names:
+            raise UserError(f"a cold replay ran its kernels in another order ({cond} replay {step}): "
+                            "the serialised copy should not allow that")
+        parts.append(g.assign(node=[key_to_node[k] for k in occurrence_keys(got)]))
+    out = pd.concat(parts, ignore_index=True)
+    return out[NODE_COLUMNS]
+
+
+def occurrence_keys(names: list[str]) -> list[tuple[str, int]]:
+    """(name, occurrence) per kernel: how a replay's kernels are paired with nodes by name."""
+    seen: dict[str, int] = {}
+    out = []
+    for n in names:
+        out.append((n, seen.get(n, 0)))
+        seen[n] = seen.get(n, 0) + 1
+    return out
+
+
+def cold_names(k: pd.DataFrame) -> list[str]:
+    """Kernel names in node order (from the node-keyed table)."""
+    first = k.drop_duplicates("node").sort_values("node")
+    return list(first["kernel"])

@@ -79,6 +79,11 @@ class L2Condition(Vocab):
               "read-flushed before the consumer op, nothing read back: every input cold", engines=(STEP, EDGE))
     COLD_DIRTY = _c("cold_dirty", "step: flushed, then one L2 of useless dirty lines before every kernel: pays a "
                     "full L2's write-back", engines=(STEP,))
+    COLD_MATCHED = _c("cold_matched", "step: clean-flushed, then as many dirty bytes as the kernel's natural run "
+                      "inherits (its write-back, read by Nsight Compute) before every kernel: the answer's cold arm",
+                      engines=(STEP,))
+    COLD_START = _c("cold_start", "step: one flush before the step's first kernel only (matched to its write-back "
+                    "when known): what the step reuses of what was resident before it began", engines=(STEP,))
     REWARMED = _c("rewarmed", "edge: read-flushed, then every input of the consumer read back into L2 (the control)",
                   engines=(EDGE,))
     EDGE_COLD = _c("edge_cold", "edge: read-flushed, every input read back except the bytes the producer wrote",

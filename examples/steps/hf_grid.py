@@ -1,0 +1,217 @@
+"""The study's question for the LLMs people run: HuggingFace `transformers` models built from a config
+(random weights, nothing downloaded), one decode or prefill step each, measured by `l2attr.step` with
+the write-back-matched cold arm (its bytes read by Nsight Compute, one ncu run per model and cache
+control for the whole grid), the eager step as the denominator, and the saving split by what was reused.
+
+Models: a Llama-style decoder (GQA: 16 query heads, 4 KV heads) and a GPT-2-style one (MHA), 4 layers
+each, bf16, SDPA attention. Steps: decode one token at batch {1, 8, 32} x KV {512, 4K, 16K} with a
+StaticCache (the new token at the cache's last slot, attending over all of it), and prefill of 512 and
+2K tokens at batch 1.
+
+    python examples/steps/hf_grid.py --out runs/hf-grid              # the grid: ncu, then every step
+    python examples/steps/hf_grid.py --out runs/hf-grid --only llama-decode-b8-kv4k
+    python examples/steps/hf_grid.py --page examples/steps/hf_grid    # the grid's page from its runs
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+MODELS = ("llama", "gpt2")
+BATCHES, KVS, PREFILLS = (1, 8, 32), (512, 4096, 16384), (512, 2048)
+LAYERS, HIDDEN, HEADS, KV_HEADS, FFN = 4, 2048, 16, 4, 5632
+GPT2_HIDDEN = 1024
+
+
+def configs(model: str) -> list[tuple[str, str, int, int]]:
+    """(step name, phase, batch, tokens): decode attends over `tokens`, prefill runs `tokens`."""
+    kv = lambda n: f"{n // 1024}k" if n >= 1024 else str(n)          # noqa: E731
+    return ([(f"{model}-decode-b{b}-kv{kv(n)}", "decode", b, n) for b in BATCHES for n in KVS]
+            + [(f"{model}-prefill-{kv(n)}", "prefill", 1, n) for n in PREFILLS])
+
+
+def build(model: str):
+    import torch
+    import transformers as tf
+
+    if model == "llama":
+        cfg = tf.LlamaConfig(hidden_size=HIDDEN, intermediate_size=FFN, num_hidden_layers=LAYERS,
+                             num_attention_heads=HEADS, num_key_value_heads=KV_HEADS, vocab_size=32000,
+                             max_position_embeddings=max(KVS) + 1)
+        cls = tf.LlamaForCausalLM
+    else:
+        cfg = tf.GPT2Config(n_embd=GPT2_HIDDEN, n_layer=LAYERS, n_head=HEADS, vocab_size=50257,
+                            n_positions=max(KVS) + 1, bos_token_id=0, eos_token_id=0)
+        cls = tf.GPT2LMHeadModel
+    cfg._attn_implementation = "sdpa"
+    torch.manual_seed(0)
+    with torch.device("cuda"):
+        m = cls(cfg).to(torch.bfloat16).eval()
+    return m, cfg
+
+
+def step_of(m, cfg, phase: str, batch: int, tokens: int):
+    """(fn, args): one step's call with its static inputs; the cache is made here, filled by the call."""
+    import torch
+    import transformers as tf
+
+    cache = tf.StaticCache(config=cfg, max_cache_len=tokens)
+    t = 1 if phase == "decode" else tokens
+    ids = torch.randint(0, 1000, (batch, t), device="cuda")
+    pos = torch.arange(tokens - t, tokens, device="cuda")
+
+    def call(ids, pos):
+        with torch.inference_mode():
+            return m(input_ids=ids, past_key_values=cache, cache_position=pos, use_cache=True).logits
+
+    call(ids, pos)                    # the cache's first use allocates it, outside any capture
+    torch.cuda.synchronize()
+    # transformers' StaticCache layers write at a device counter of their own and advance it on every
+    # call, whatever cache_position says: replayed as is, the step walks off the cache's end (a
+    # device-side assert that ends the CUDA context). Each call sets it back, so every call is the same.
+    counters = [c for c in (getattr(layer, "cumulative_length", None) for layer in getattr(cache, "layers", []))
+                if isinstance(c, torch.Tensor)]
+
+    def step(ids, pos):
+        for c in counters:
+            c.fill_(tokens - t)
+        return call(ids, pos)
+
+    return step, (ids, pos)
+
+
+def ncu_steps(model: str, only: list[str] | None = None):
+    """The ncu child's factory: every step of one model, one build."""
+    m, cfg = build(model)
+    return [(name, *step_of(m, cfg, phase, b, n)) for name, phase, b, n in configs(model)
+            if not only or name in only]
+
+
+def ncu_steps_llama():
+    return ncu_steps("llama", _only())
+
+
+def ncu_steps_gpt2():
+    return ncu_steps("gpt2", _only())
+
+
+def _only() -> list[str] | None:
+    import os
+
+    got = os.environ.get("HF_GRID_ONLY", "")
+    return got.split(",") if got else None
+
+
+def done(folders: list[Path]) -> set[str]:
+    """Step names that already have a finished run under any of `folders` (a grid resumes)."""
+    import json
+
+    names = set()
+    for f in folders:
+        for m in f.rglob("manifest.json") if f.is_dir() else []:
+            got = json.loads(m.read_text())
+            if got.get("status") == "complete" and got.get("kind") == "step":
+                names.add((got.get("step") or {}).get("name"))
+    return names
+
+
+def write_back_of(model: str, wanted: list[str], out: Path) -> dict:
+    """Per step, the ncu write-back table (steps/ncu.py deltas); read from out/ncu/<model>.csv when a
+    previous run of the grid left it (the second reader's cache), else profiled now and cached."""
+    import os
+
+    import pandas as pd
+
+    from l2attr.steps.ncu import deltas, profile_graph
+
+    cache = out / "ncu" / f"{model}-write-back.csv"
+    have = pd.read_csv(cache) if cache.is_file() else pd.DataFrame(columns=["step"])
+    need = [n for n in wanted if n not in set(have["step"])]
+    if need:
+        t0 = time.perf_counter()
+        os.environ["HF_GRID_ONLY"] = ",".join(need)
+        frame = profile_graph(f"{Path(__file__).resolve()}:ncu_steps_{model}", out / "ncu" / model, 1,
+                              sets="dram", log=lambda s: None)
+        fresh = pd.concat([deltas(g).assign(step=name) for name, g in frame.groupby("step")], ignore_index=True)
+        have = pd.concat([have, fresh], ignore_index=True) if len(have) else fresh
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        have.to_csv(cache, index=False)
+        print(f"{model}: ncu write-back of {len(need)} steps in {time.perf_counter() - t0:.1f} s", flush=True)
+    return {name: g.drop(columns="step").reset_index(drop=True) for name, g in have.groupby("step")}
+
+
+def measure(out: Path, models: list[str], only: list[str] | None, repeats: int, ncu: bool,
+            skip: list[Path] = ()) -> None:
+    import l2attr
+
+    finished = done([out, *skip])
+    for model in models:
+        wanted = [c for c in configs(model) if (not only or c[0] in only) and c[0] not in finished]
+        if not wanted:
+            continue
+        write_back = write_back_of(model, [c[0] for c in wanted], out) if ncu else {}
+        m, cfg = build(model)
+        for name, phase, b, n in wanted:
+            t0 = time.perf_counter()
+            fn, args = step_of(m, cfg, phase, b, n)
+            ans = l2attr.step(fn, *args, name=name, repeats=repeats, out=out, edges=0,
+                              write_back=write_back.get(name), log=lambda s: None,
+                              facts={"series": "hf-grid", "model": model, "phase": phase, "batch": b, "tokens": n})
+            print(f"{name}: wall {time.perf_counter() - t0:.1f} s | {ans.headline()}", flush=True)
+        del m
+
+
+PAGE = "README.md"
+
+
+def write_page(folder: Path) -> str:
+    """The grid's page (Markdown) from every grid run below `folder`: one row per configuration."""
+    from l2attr.analysis.step import StepAnswer
+    from l2attr.analysis.step_reading import STUDY, grid_rows, grid_sentence
+
+    runs = sorted(p.parent for p in folder.rglob("manifest.json") if "hf-grid" in p.read_text())
+    answers = [StepAnswer.from_run(r) for r in runs]
+    rows = grid_rows(answers)
+    cols = ["step", "eager_us", "eager_share", "activations_share", "versus_study", "replay_share",
+            "kernel_share", "clean_share", "dirty_share", "out_of_bracket"]
+    head = ["step", "eager step (µs)", "matched share of the eager step", "activations' share of the eager step",
+            "activations against the study", "matched share of the replay", "matched share of kernel time",
+            "clean (kernel time)", "dirty (kernel time)", "kernels outside their bracket"]
+    lines = ["# The study's question on HuggingFace LLM steps (H200)", "",
+             f"The study: {STUDY}. Each row is one step measured by `l2attr.step` with the write-back-matched "
+             "cold arm (docs/step-method.md); shares are medians with 95 % bootstrap intervals; the judgement "
+             "against 0.65 % uses the activations' interval of the eager step's share.", "",
+             grid_sentence(answers), "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows.to_dict("records")]
+    lines += ["", f"Made by `python examples/steps/hf_grid.py --page {folder}` from the runs below this folder "
+              f"({len(runs)} runs; the command that measured them is in each manifest).", ""]
+    text = "\n".join(lines)
+    (folder / PAGE).write_text(text)
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=Path("runs/hf-grid"))
+    ap.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
+    ap.add_argument("--only", nargs="+", default=None)
+    ap.add_argument("--repeats", type=int, default=10)
+    ap.add_argument("--no-ncu", action="store_true", help="no write-back reading: the answer is the bracket")
+    ap.add_argument("--done", nargs="*", type=Path, default=[], help="folders of finished runs: their steps are skipped")
+    ap.add_argument("--page", type=Path, help="write the grid's page from the runs under this folder, and stop")
+    a = ap.parse_args(argv)
+    if a.page:
+        print(write_page(a.page))
+        return 0
+    t0 = time.perf_counter()
+    measure(a.out, a.models, a.only, a.repeats, not a.no_ncu, a.done)
+    print(f"grid wall {time.perf_counter() - t0:.1f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,182 @@
+"""The step's answer on data whose answer is known by hand (issue 36): the write-back-matched saving
+over each named denominator, the split by what was reused, a kernel outside its bracket flagged, the
+bracket as the answer where no write-back was read; and the pieces the GPU path stands on (the
+write-back reading, its grain, two captures' launches compared)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from l2attr.analysis.step import answer
+from l2attr.analysis.step_reading import grid_rows, grid_sentence
+from l2attr.steps.flushes import WRITE_BACK_GRAIN, grain
+from l2attr.steps.pointers import launch_difference
+from l2attr.steps.surgery_run import write_back_bytes
+
+# two kernel nodes, per arm: (node 0, node 1) durations in µs; every repeat the same plus a tiny ramp
+ARMS = {"natural": (10.0, 20.0), "cold": (12.0, 22.0), "cold_matched": (13.0, 24.0),
+        "cold_dirty": (15.0, 27.0), "cold_start": (12.5, 20.0)}
+REPEATS = 8
+
+
+def _kernels(arms=ARMS, repeats=REPEATS) -> pd.DataFrame:
+    rows = []
+    for cond, durs in arms.items():
+        for i in range(repeats):
+            for node, d in enumerate(durs):
+                rows.append({"condition": cond, "step": i, "op_index": -2, "kernel_index": node, "node": node,
+                             "kernel": f"k{node}", "duration_us": d + 0.001 * i, "start_us": 1000.0 * i + 100 * node,
+                             "stream": 7})
+    return pd.DataFrame(rows)
+
+
+OPS = pd.DataFrame(columns=["op_index", "op", "module", "flushed_in_cold", "inputs", "outputs", "view"])
+# two untraced timings per repeat, as steps/timing.py writes them (the reader holds step_times.csv to it)
+TIMES = pd.DataFrame({"repeat": range(2 * REPEATS), "step_us": [40.0] * (2 * REPEATS), "discard": [""] * (2 * REPEATS)})
+MANIFEST = {"surgery": {"eager_us": [100.0] * REPEATS, "control_us": [0.5] * REPEATS}}
+
+
+def test_the_matched_saving_over_every_named_denominator():
+    a = answer(_kernels(), OPS, TIMES, every_kernel=True, manifest=MANIFEST)
+    # matched - natural: (13 - 10) + (24 - 20) = 7 µs over 30 µs of kernels, a 40 µs replay, a 100 µs eager step
+    assert a.matched.saving.median == pytest.approx(7.0, abs=0.01)
+    assert a.matched.share.median == pytest.approx(7.0 / 30.0, abs=1e-3)
+    assert a.replay.share.median == pytest.approx(7.0 / 40.0, abs=1e-3)
+    assert a.eager.share.median == pytest.approx(7.0 / 100.0, abs=1e-3)
+    assert a.primary is a.eager and a.judgement == "faster"
+    head = a.headline("two")
+    assert head.startswith("two: inter-kernel L2 reuse is worth 7.00 % of the eager step")
+    assert "write-back-matched cold arm" in head and "clean +13.33 %" in head and "dirty +39.9" in head
+
+
+def test_the_split_by_what_was_reused():
+    a = answer(_kernels(), OPS, TIMES, every_kernel=True, manifest=MANIFEST)
+    p = a.parts
+    assert p.before.median == pytest.approx(2.5, abs=0.01)          # start arm: node 0 lost its pre-step data
+    assert p.within.median == pytest.approx(4.5, abs=0.01)          # 7 - 2.5
+    assert p.nondata.median == pytest.approx(0.5, abs=1e-9)         # (2 kernels - 1 flush) x 0.5 µs control
+    assert p.activations.median == pytest.approx(4.0, abs=0.01)
+    assert a.activations.share.median == pytest.approx(4.0 / 100.0, abs=1e-3)
+    assert "above the study's 0.65 %" in a.headline("two")
+
+
+def test_a_kernel_outside_its_bracket_is_flagged_never_hidden():
+    arms = {**ARMS, "cold_matched": (9.0, 24.0)}         # node 0 matched faster than clean-cold
+    a = answer(_kernels(arms), OPS, TIMES, every_kernel=True, manifest=MANIFEST)
+    assert a.kernels.set_index("node")["out_of_bracket"].to_dict() == {0: True, 1: False}
+    assert "1 kernel(s) read outside their bracket" in a.headline("two")
+
+
+def test_without_a_write_back_reading_the_bracket_is_the_answer_and_says_why():
+    arms = {k: v for k, v in ARMS.items() if k != "cold_matched"}
+    m = {"surgery": {**MANIFEST["surgery"], "write_back_missing": "no write-back reading was given"}}
+    a = answer(_kernels(arms), OPS, TIMES, every_kernel=True, manifest=m)
+    assert a.matched is None and a.parts is None and a.primary is None
+    assert "no write-back-matched arm (no write-back reading was given)" in a.headline("two")
+
+
+def test_the_write_back_reading_and_its_grain():
+    ncu = pd.DataFrame({"node": [0, 1], "write_none_b": [5e6, 1e3], "write_all_b": [1e6, 2e3]})
+    got, why = write_back_bytes(ncu, 2)
+    assert got == {0: 4e6, 1: 0.0} and why == ""
+    assert write_back_bytes(ncu, 3)[1].startswith("the write-back reading covers 2 kernel nodes")
+    assert write_back_bytes(None, 2)[0] == {}
+    l2 = 60 << 20
+    assert grain(0, l2) == 0 and grain(31_000, l2) == 0 and grain(40_000, l2) == WRITE_BACK_GRAIN
+    assert grain(1e12, l2) == l2 and grain(float("nan"), l2) == 0
+
+
+def test_two_captures_may_differ_in_pointers_only():
+    spans = [(0x1000, 0x1000), (0x9000, 0x1000)]
+    ptr = lambda p: p.to_bytes(8, "little")                        # noqa: E731
+    dims = (4, 1, 1, 128, 1, 1, 0)
+    a = (dims, [ptr(0x1010), (7).to_bytes(4, "little")])
+    b = (dims, [ptr(0x9020), (7).to_bytes(4, "little")])
+    assert launch_difference(a, b, spans) == ""                   # each capture's own pool: fine
+    grown = (dims, [ptr(0x9020), (8).to_bytes(4, "little")])
+    assert "argument 1" in launch_difference(a, grown, spans)     # a size that grew: refused
+    wider = ((5, 1, 1, 128, 1, 1, 0), a[1])
+    assert "launch dimensions" in launch_difference(a, wider, spans)
+    count = (dims, [ptr(18), (7).to_bytes(4, "little")])             # a count, not a pointer: refused
+    assert "word 0" in launch_difference((dims, [ptr(17), a[1][1]]), count, spans)
+
+
+def test_the_grid_table_and_its_sentence():
+    a = answer(_kernels(), OPS, TIMES, every_kernel=True, manifest=MANIFEST)
+    from dataclasses import replace
+
+    rows = grid_rows([replace(a, name="s1")])
+    assert rows.loc[0, "eager_us"] == "100.0" and rows.loc[0, "activations_share"].startswith("+4.00 %")
+    assert grid_sentence([replace(a, name="s1")]).startswith(
+        "Reuse of activations, as a share of the eager step, against the study's 0.65 %: 0 of 1 steps below it, 1 above")
+
+
+def test_an_address_outside_the_allocator_may_differ_between_captures():
+    dims = (4, 1, 1, 128, 1, 1, 0)
+    a = (dims, [(0x7F00_1234_0000).to_bytes(8, "little")])
+    b = (dims, [(0x7F00_5678_0000).to_bytes(8, "little")])
+    assert launch_difference(a, b, []) == ""
+
+
+class _Dev:
+    reset_ok = False
+
+    def facts(self):
+        return {"gpu": {"name": "hand-made", "uuid": "none"}, "software": {"l2attr": "test"}}
+
+    def close(self):
+        pass
+
+
+def test_the_one_writer_writes_a_run_the_reader_answers(tmp_path):
+    """A graph-surgery record with every arm, written by the writer and read back by the reader:
+    the same answer as the tables give by hand, the write-back table beside it."""
+    import time
+
+    from l2attr.analysis.step import StepAnswer
+    from l2attr.steps.run import StepSpec, _write
+    from l2attr.steps.surgery_run import SurgeryRun
+    from l2attr.vocab import StepMode
+
+    wb = pd.DataFrame({"node": [0, 1], "kernel": ["k0", "k1"], "bytes": [0.0, 2e6], "matched_bytes": [0, 2031616]})
+    facts = {**MANIFEST["surgery"], "arms": list(ARMS), "graph_kernels": 2, "eager_kernels": 0, "matched_kernels": 0,
+             "overlapping_kernels": 0, "nodes": 2, "node_types": {"Kernel": 2}, "call_us": [], "torch_graph_us": [],
+             "call_kernel_us": [], "call_kernels": [], "launch_check": "the two captures launch every kernel node alike"}
+    got = SurgeryRun(_kernels(), [], TIMES, facts, write_back=wb)
+    path = _write(_Dev(), StepSpec(lambda: None, name="written", repeats=REPEATS, out=tmp_path, edges=0),
+                  StepMode.SURGERY, got, lambda s: None, None, time.perf_counter())
+    a = StepAnswer.from_run(path)
+    assert a.name == "written" and a.eager.share.median == pytest.approx(0.07, abs=1e-3)
+    assert a.parts.activations.median == pytest.approx(4.0, abs=0.01)
+    assert pd.read_csv(path / "step_write_back.csv")["matched_bytes"].tolist() == [0, 2031616]
+    assert "\nwritten: inter-kernel L2 reuse is worth 7.00 % of the eager step" in repr(a)
+
+
+def test_the_grid_page_has_one_row_per_configuration(tmp_path):
+    """examples/steps/hf_grid.py --page on two hand-made grid runs: a row each, the study defined,
+    the sentence from the same answers (the README's line is made the same way)."""
+    import importlib.util
+    import time
+    from pathlib import Path
+
+    from l2attr.steps.run import StepSpec, _write
+    from l2attr.steps.surgery_run import SurgeryRun
+    from l2attr.vocab import StepMode
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("hf_grid", root / "examples" / "steps" / "hf_grid.py")
+    grid = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(grid)
+    facts = {**MANIFEST["surgery"], "arms": list(ARMS), "graph_kernels": 2, "eager_kernels": 0, "matched_kernels": 0,
+             "overlapping_kernels": 0, "nodes": 2, "node_types": {"Kernel": 2}, "call_us": [], "torch_graph_us": [],
+             "call_kernel_us": [], "call_kernels": []}
+    for name in ("llama-decode-b1-kv512", "gpt2-decode-b1-kv512"):
+        _write(_Dev(), StepSpec(lambda: None, name=name, repeats=REPEATS, out=tmp_path, edges=0,
+                                facts={"series": "hf-grid"}),
+               StepMode.SURGERY, SurgeryRun(_kernels(), [], TIMES, facts), lambda s: None, None, time.perf_counter())
+    text = grid.write_page(tmp_path)
+    rows = [x for x in text.splitlines() if x.startswith("| ") and "decode" in x]
+    assert len(rows) == 2 and all("+4.00 %" in r and "above the study's 0.65 %" in r for r in rows)
+    assert "claims that transient inter-kernel L2 reuse of activations" in text
+    assert "0 of 2 steps below it, 2 above it" in text and (tmp_path / "README.md").read_text() == text
