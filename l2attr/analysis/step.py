@@ -233,7 +233,7 @@ class StepAnswer:
         step = ""
         if self.step_time.valid:
             m, a, b = self.step_share
-            whole = "graph replay" if self.every_kernel else "step"
+            whole = REPLAY.removeprefix("the ") if self.every_kernel else Command.STEP.value
             step = f", {100 * m:+.2f} % [{100 * a:+.2f}, {100 * b:+.2f}] of the {self.step_time.median:.1f} µs {whole}"
         where = "kernel node" if self.every_kernel else "op"
         return first + (f"{name}: inter-kernel L2 reuse is {what}; clean-cold before each {where}, the kernels take "
