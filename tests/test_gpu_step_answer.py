@@ -65,7 +65,10 @@ cfg = tf.LlamaConfig(hidden_size=256, intermediate_size=512, num_hidden_layers=2
 cfg._attn_implementation = "sdpa"
 with torch.device("cuda"):
     m = tf.LlamaForCausalLM(cfg).eval()
-cache = tf.DynamicCache(config=cfg)
+try:
+    cache = tf.DynamicCache(config=cfg)
+except TypeError:          # a transformers whose DynamicCache takes no config
+    cache = tf.DynamicCache()
 ids = torch.zeros(2, 1, dtype=torch.long, device="cuda")
 def decode(ids):
     with torch.inference_mode():
