@@ -257,7 +257,7 @@ def open_for_resume(path: Path, kind: str, check: Any = None) -> tuple["RunDir",
     run = RunDir.open(path)
     m = run.manifest()
     if m.get("kind") != kind:
-        raise UserError(f"{path} is a {m.get('kind')!r} run, not a {kind} run")
+        raise UserError(f"{path} is a {m.get('kind')!r} run, not a {kind} run ({run.path / MANIFEST}: kind)")
     if m.get("schema_version") != SCHEMA_VERSION:
         raise UserError(f"{path} was written by an older l2attr (schema "
                         f"{m.get('schema_version')}); it can be reported but not resumed")

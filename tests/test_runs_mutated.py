@@ -225,3 +225,19 @@ def test_a_damaged_retention_check_is_said_in_the_report(value: object, tmp_path
     (run / "occupy_ncu.json").write_text(json.dumps(check))
     assert main(["report", str(run), "--format", "md", "-o", str(tmp_path / "o.md")]) == 0
     assert "unreadable (result 0: retained_share must be a finite share" in (tmp_path / "o.md").read_text()
+
+
+@pytest.mark.parametrize("kind", [L, S])
+def test_a_resume_of_a_manifest_without_its_kind_names_the_manifest(kind: str, tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture) -> None:
+    """The CI-profile property's counterexample (manifest ('kind',) removed): one line naming manifest.json."""
+    import json
+
+    run = rm.copy_run(kind, tmp_path)
+    m = json.loads((run / "manifest.json").read_text())
+    del m["kind"]
+    (run / "manifest.json").write_text(json.dumps(m))
+    argv = ["ladder", "--resume", str(run)] if kind == L else ["sweep", "--resume", str(run)]
+    assert main(argv) == 2
+    err = [x for x in capsys.readouterr().err.splitlines() if x.strip()]
+    assert len(err) == 1 and "manifest.json" in err[0] and "Traceback" not in err[0], err
