@@ -194,15 +194,18 @@ def _cached_reader(read_run: Any) -> Any:
     return read
 
 
-def _install_read_cache() -> None:
+def _install(owner: Any, name: str, wrap: Any) -> None:
+    """Wrap `owner.name` once for this test process (L2ATTR_TEST_READ_CACHE=0: never), and rebind
+    it in every l2attr module that imported the original by name."""
     if os.environ.get("L2ATTR_TEST_READ_CACHE", "1") == "0":
         return
-    from l2attr.analysis import load_runs
-
-    module = sys.modules[load_runs.__module__]
-    original = getattr(module, "read_run", None)
-    if original is not None and not getattr(original, "__wrapped_by_tests__", False):
-        module.read_run = _cached_reader(original)
+    original = getattr(owner, name, None)
+    if original is None or getattr(original, "__wrapped_by_tests__", False):
+        return
+    cached = wrap(original)
+    for mod_name, module in list(sys.modules.items()):
+        if (module is owner or mod_name.startswith("l2attr.")) and getattr(module, name, None) is original:
+            setattr(module, name, cached)
 
 
 # --- one ncu_report child per committed report and question ----------------------------------
@@ -247,28 +250,17 @@ def _cached_child(run_reader: Any) -> Any:
     return run
 
 
-def _install_child_cache() -> None:
-    if os.environ.get("L2ATTR_TEST_READ_CACHE", "1") == "0":
-        return
-    from l2attr.profile import ncu_child
-
-    original = ncu_child.run_reader
-    if getattr(original, "__wrapped_by_tests__", False):
-        return
-    cached = _cached_child(original)
-    for name, module in list(sys.modules.items()):       # the modules that bound it by name already
-        if name.startswith("l2attr.") and getattr(module, "run_reader", None) is original:
-            module.run_reader = cached
-
-
 def pytest_configure(config: pytest.Config) -> None:
     """The cache where tests run: not in an xdist controller, which only hands out tests (and
     would import l2attr.analysis, most of a second, before any worker starts)."""
     distributing = getattr(config.option, "dist", "no") != "no" and bool(getattr(config.option, "tx", None))
     controller = distributing and "PYTEST_XDIST_WORKER" not in os.environ
     if not controller:
-        _install_read_cache()
-        _install_child_cache()
+        from l2attr.analysis import load_runs
+        from l2attr.profile import ncu_child
+
+        _install(sys.modules[load_runs.__module__], "read_run", _cached_reader)
+        _install(ncu_child, "run_reader", _cached_child)
 
 
 @pytest.fixture(autouse=True, scope="session")
