@@ -101,15 +101,16 @@ def per_kernel(k: pd.DataFrame, ops: pd.DataFrame, every_kernel: bool = False) -
             row.update({"dirty_us": di.median, "dirty_lo": di.lo, "dirty_hi": di.hi,
                         "saving_dirty_us": di.median - ni.median, "dirty_judgement": jd.value,
                         "write_back_bound_us": max(0.0, di.median - ci.median)})
+        arm_iv = {}
         for arm in (MATCHED, START):
             v = g.loc[g["condition"] == arm, "duration_us"].to_numpy(float)
             if len(v):
-                ai = Interval.of(v)
+                ai = arm_iv[arm] = Interval.of(v)
                 row.update({f"{arm}_us": ai.median, f"{arm}_lo": ai.lo, f"{arm}_hi": ai.hi,
                             f"saving_{arm}_us": ai.median - ni.median})
-        if f"{MATCHED}_us" in row:
+        if MATCHED in arm_iv:                  # the answer's arm judges the kernel
             row["judgement"] = (Judgement.OVERLAPPED.value if row["overlapped"] else
-                                compare(Interval.of(g.loc[g["condition"] == MATCHED, "duration_us"]), ni).judgement.value)
+                                compare(arm_iv[MATCHED], ni).judgement.value)
         rows.append(row)
     out = pd.DataFrame(rows)
     return out.assign(out_of_bracket=out_of_bracket(out)) if len(out) else out
