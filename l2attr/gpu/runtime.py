@@ -28,12 +28,16 @@ NO_GPU_HINT = ("for CPU work use `l2attr traces` (inspect/generate traces) and "
                "`l2attr report RUN_DIR` (reports from recorded runs)")
 
 
+def _missing(name: str, pip_hint: str) -> UserError:
+    """The one line of a GPU library that is not installed."""
+    return UserError(f"{name} is not installed (pip install 'l2attr[gpu]' or {pip_hint}); {NO_GPU_HINT}")
+
+
 def _import(name: str, pip_hint: str) -> ModuleType:
     try:
         return __import__(name)
     except ImportError:
-        raise UserError(f"{name} is not installed (pip install 'l2attr[gpu]' or {pip_hint}); "
-                        f"{NO_GPU_HINT}") from None
+        raise _missing(name, pip_hint) from None
 
 
 def require_gpu(import_torch: bool = True) -> tuple[Any, Any]:
@@ -46,8 +50,8 @@ def require_gpu(import_torch: bool = True) -> tuple[Any, Any]:
     if not import_torch:
         import importlib.util
 
-        if importlib.util.find_spec("torch") is None:
-            _import("torch", "a torch build for your CUDA")        # the one line of a missing torch
+        if importlib.util.find_spec("torch") is None:             # said without importing anything
+            raise _missing("torch", "a torch build for your CUDA")
     torch = _import("torch", "a torch build for your CUDA") if import_torch else None
     cupy = _import("cupy", "cupy-cuda13x / cupy-cuda12x")
     try:
