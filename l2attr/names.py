@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Iterable
 
-from l2attr.vocab import (Arm, CELL_CONDITIONS, EDGE_ARMS, LADDER_STATES, RANGE_ROLES, STEP_CONDITIONS, SWEEP_ROLES,
+from l2attr.vocab import (Arm, CELL_CONDITIONS, LADDER_STATES, RANGE_ROLES, SWEEP_ROLES,
                           Family, Pin, Role, cell_condition)
 
 # -- how a range name is put together ----------------------------------------------------------
@@ -209,14 +209,12 @@ _LABEL = Field("experiment", "[A-Za-z0-9._-]+")
 EXPERIMENT = Grammar((), (_EXP_ROLE, _LABEL, word("condition", CELL_CONDITIONS), count("call", "c")))
 EXPERIMENT_BARE = Grammar((), (_EXP_ROLE, _LABEL))
 STEP_OP = Grammar(("op",), (Field("op_index", r"\d+", number=True),))
-# One traced step of `l2attr.step` (a torch.profiler range, under LEGACY_PREFIX like every
-# l2attr range outside its NVTX domain) and a marked step function's NVTX range.
-STEP_TRACE = Grammar(("step",), (word("condition", STEP_CONDITIONS), Field("step", r"\d+", number=True)))
+# One traced replay or call of `l2attr.step` (a torch.profiler range, under LEGACY_PREFIX like
+# every l2attr range outside its NVTX domain): its number only. What it measured (the arm as an
+# L2Condition, the repeat, the edge) stays with the session that numbered it (steps/trace.py
+# Slots) and is never written into a name to be parsed back. A marked step function's NVTX range:
+STEP_SLOT = Grammar(("slot",), (Field("slot", r"\d+", number=True),))
 STEP_MARK = Grammar(("step",), (Field("name", "[A-Za-z0-9._-]+"),))
-# One traced step of an edge's selective-eviction measurement (steps/edges.py): which edge, which
-# arm, which repeat (a torch.profiler range under LEGACY_PREFIX).
-STEP_EDGE = Grammar(("edge",), (Field("edge", r"\d+", number=True), word("arm", EDGE_ARMS),
-                                Field("repeat", r"\d+", number=True)))
 
 
 def experiment_range_name(role: str, experiment: str, condition: str | None = None,

@@ -222,14 +222,14 @@ def test_stopping_rule_stops_once_intervals_are_narrow(tmp_path: Path) -> None:
 
 def test_engine_names_are_declared_in_the_one_grammar():
     """Every range the engine writes parses back through vocab's Grammar declarations."""
-    from l2attr.names import EXPERIMENT, EXPERIMENT_BARE, LEGACY_PREFIX, STEP_MARK, STEP_OP, STEP_TRACE
+    from l2attr.names import EXPERIMENT, EXPERIMENT_BARE, LEGACY_PREFIX, STEP_MARK, STEP_OP, STEP_SLOT
 
     assert EXPERIMENT.parse(experiment_range_name("producer", "p-1", "natural", 3)) == {
         "role": "producer", "experiment": "p-1", "condition": "natural", "call": 3}
     assert EXPERIMENT_BARE.parse(experiment_range_name("consumer", "p-1")) == {"role": "consumer", "experiment": "p-1"}
     assert STEP_OP.parse(STEP_OP.build(op_index=12)) == {"op_index": 12}
-    assert STEP_TRACE.parse(STEP_TRACE.build(condition="cold", step=4)) == {"condition": "cold", "step": 4}
-    assert STEP_TRACE.parse("step:warm:4") is None            # only the declared conditions
+    assert STEP_SLOT.parse(STEP_SLOT.build(slot=4)) == {"slot": 4}
+    assert STEP_SLOT.parse("slot:cold") is None               # a number only: the arm is not in the name
     assert STEP_MARK.parse(STEP_MARK.build(name="decode")) == {"name": "decode"}
     assert LEGACY_PREFIX == "l2attr:"
 

@@ -15,7 +15,8 @@ from l2attr.analysis.step_edges import candidates, describe, edge_results, views
 from l2attr.errors import UserError
 from l2attr.steps.edges import EdgePlan, consumer_rows, rotate, sectors, warm_ranges
 from l2attr.steps.record import OpRecord
-from l2attr.steps.trace import edge_kernels
+from l2attr.steps.trace import Slots, edge_kernels
+from l2attr.vocab import L2Condition
 
 
 def _op(i, ins=(), outs=(), view=False, name="op"):
@@ -57,7 +58,7 @@ def test_rotate_gives_every_arm_every_position():
 def _edge_trace(times: dict[tuple[int, str, int], list[float]]) -> dict:
     """One edge-range step per (edge, arm, repeat) on thread 1: the consumer op 3 launches the
     given kernels; op 2 one kernel of 100 µs; a warm_l2 kernel before the consumer (dropped)."""
-    ev, corr, t = [], 0, 0.0
+    ev, corr, t, slots = [], 0, 0.0, Slots()
     for (e, arm, r), ks in times.items():
         start = t
         for op, durs in ((2, [100.0]), (3, ks)):
@@ -76,16 +77,16 @@ def _edge_trace(times: dict[tuple[int, str, int], list[float]]) -> dict:
                         "args": {"correlation": corr, "stream": 7}}]
                 t += 2
             t += 300
-        ev.append({"ph": "X", "cat": "user_annotation", "name": f"l2attr:edge:{e}:{arm}:{r}", "tid": 1,
-                   "ts": start - 1, "dur": t - start + 2})
+        ev.append({"ph": "X", "cat": "user_annotation", "name": slots.name(edge=e, arm=L2Condition(arm), repeat=r),
+                   "tid": 1, "ts": start - 1, "dur": t - start + 2})
         t += 50
-    return {"traceEvents": ev}
+    return {"traceEvents": ev}, slots
 
 
 def test_consumer_rows_sum_the_consumer_ops_kernels_per_arm():
     times = {(0, "natural", 0): [10.0, 2.0], (0, "edge_cold", 0): [14.0, 2.0], (0, "rewarmed", 0): [10.5, 2.0],
              (0, "cold", 0): [16.0, 2.5]}
-    k = edge_kernels(_edge_trace(times))
+    k = edge_kernels(*_edge_trace(times))
     assert "warm_l2" not in set(k["kernel"]) and set(k["op_index"]) == {2, 3}
     plans = [EdgePlan(2, 3, 4096)]
     rows = consumer_rows(k, plans, {key: 0 for key in times}).set_index("arm")
@@ -96,7 +97,7 @@ def test_consumer_rows_sum_the_consumer_ops_kernels_per_arm():
 
 
 def test_a_consumer_that_launched_nothing_in_an_arm_is_refused():
-    k = edge_kernels(_edge_trace({(0, "natural", 0): [10.0]}))
+    k = edge_kernels(*_edge_trace({(0, "natural", 0): [10.0]}))
     with pytest.raises(UserError, match="launched no kernel"):
         consumer_rows(k, [EdgePlan(2, 3, 1)], {(0, "natural", 0): 0, (0, "cold", 0): 0})
 

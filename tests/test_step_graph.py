@@ -10,9 +10,7 @@ from l2attr.analysis.step import answer
 from l2attr.analysis.step import analyse_step
 from l2attr.analysis.step_load import load_step
 from l2attr.errors import UserError
-from l2attr.steps.trace import kernels
-
-from test_step_synthetic import OPS, align, make_run, trace
+from test_step_synthetic import OPS, align, kernels, make_run, trace
 
 NAT, COLD = {"produce": 10.0, "consume": 20.0}, {"produce": 12.0, "consume": 30.0}
 

@@ -12,9 +12,9 @@ import pytest
 from l2attr.analysis.step import answer, bracket, name_op
 from l2attr.errors import UserError
 from l2attr.steps.attribute import assign
-from l2attr.steps.trace import occurrence_keys, plan
+from l2attr.steps.trace import Slots, occurrence_keys, plan
 from l2attr.steps.surgery import Shape, refuse_shape
-from l2attr.vocab import Judgement
+from l2attr.vocab import Judgement, L2Condition
 
 F, S, W = Judgement.FASTER, Judgement.SLOWER, Judgement.WITHIN_NOISE
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,27 +37,56 @@ def test_same_named_kernels_are_keyed_by_occurrence():
     assert occurrence_keys(["a", "b", "a"]) == [("a", 0), ("b", 0), ("a", 1)]
 
 
-def _rows(cond: str, step: int, names: list[str], durs: list[float]) -> list[dict]:
-    return [{"condition": cond, "step": step, "kernel": n, "duration_us": d, "start_us": 100.0 * step + i,
-             "stream": 7, "graph": True, "op_index": -1} for i, (n, d) in enumerate(zip(names, durs))]
+def _graph_trace(replays: list[tuple[L2Condition, int, list[str], list[float]]]) -> tuple[dict, Slots]:
+    """A kineto trace of graph replays, each in its numbered range: one cudaGraphLaunch whose
+    kernels share its correlation id, after a kernel the replay launches itself (dropped)."""
+    ev, slots, t = [], Slots(), 0.0
+    for corr, (cond, step, names, durs) in enumerate(replays, start=1):
+        fill = 1000 + corr
+        ev += [{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "tid": 1, "ts": t + 1, "dur": 1,
+                "args": {"correlation": fill}},
+               {"ph": "X", "cat": "kernel", "name": "fill_rng", "tid": 7, "ts": t + 2, "dur": 1,
+                "args": {"correlation": fill, "stream": 7}},
+               {"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "tid": 1, "ts": t + 3, "dur": 1,
+                "args": {"correlation": corr}},
+               {"ph": "X", "cat": "user_annotation", "name": slots.name(condition=cond, step=step), "tid": 1,
+                "ts": t, "dur": 10}]
+        ts = t + 5
+        for n, d in zip(names, durs):
+            ev.append({"ph": "X", "cat": "kernel", "name": n, "tid": 7, "ts": ts, "dur": d,
+                       "args": {"correlation": corr, "stream": 7}})
+            ts += d + 1
+        t = ts + 50
+    return {"traceEvents": ev}, slots
 
 
-def _trace_of(rows: list[dict]) -> pd.DataFrame:
-    return pd.DataFrame(rows)
-
-
-def test_node_kernels_pairs_natural_by_name_and_refuses_a_changed_replay(monkeypatch):
+def test_node_kernels_pairs_natural_by_name_and_refuses_a_changed_replay():
     from l2attr.steps import trace as replay
 
-    rows = _rows("cold", 0, ["a", "b"], [2.0, 3.0]) + _rows("natural", 1, ["b", "a"], [1.0, 1.5])
-    monkeypatch.setattr("l2attr.steps.trace._events", lambda t: t)
-    monkeypatch.setattr("l2attr.steps.trace._launched", lambda ev, prefix, parse: ev)
-    k = replay.node_kernels(rows)
-    nat = k[k["condition"] == "natural"].set_index("kernel")["node"].to_dict()
-    assert nat == {"a": 0, "b": 1}           # natural ran b first (overlap): matched by name, not position
-    bad = rows + _rows("natural", 2, ["a"], [1.0])
+    cold, nat = L2Condition.COLD, L2Condition.NATURAL
+    arms = [(cold, 0, ["a", "b"], [2.0, 3.0]), (nat, 1, ["b", "a"], [1.0, 1.5])]
+    k = replay.node_kernels(*_graph_trace(arms))
+    assert set(k["condition"]) == {"cold", "natural"} and "fill_rng" not in set(k["kernel"])
+    got = k[k["condition"] == "natural"].set_index("kernel")["node"].to_dict()
+    assert got == {"a": 0, "b": 1}           # natural ran b first (overlap): matched by name, not position
     with pytest.raises(UserError, match="changes between replays"):
-        replay.node_kernels(bad)
+        replay.node_kernels(*_graph_trace(arms + [(nat, 2, ["a"], [1.0])]))
+    with pytest.raises(UserError, match="another order"):      # a serialised cold copy keeps node order
+        replay.node_kernels(*_graph_trace(arms + [(cold, 3, ["b", "a"], [3.0, 2.0])]))
+
+
+def test_a_range_the_slots_did_not_number_is_not_a_replay():
+    """Kernels inside another session's numbered range (or a slot number past the table) are left out."""
+    from l2attr.steps import trace as replay
+
+    tr, slots = _graph_trace([(L2Condition.COLD, 0, ["a"], [2.0]), (L2Condition.NATURAL, 0, ["a"], [1.0])])
+    other = replay.Slots()
+    other.name(condition=L2Condition.COLD, step=0)           # numbers slot 0 only
+    assert set(replay.kernels(tr, other)["condition"]) == {"cold"}
+    kept = {**tr, replay.SLOTS_KEY: slots.table()}
+    assert replay.Slots.kept(kept).table() == [{"condition": "cold", "step": 0}, {"condition": "natural", "step": 0}]
+    with pytest.raises(UserError, match="table of traced replays"):
+        replay.Slots.kept(tr)
 
 
 def test_graph_kernels_take_their_eager_op_or_a_name():

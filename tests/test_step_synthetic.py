@@ -16,7 +16,7 @@ import difflib
 
 from l2attr.errors import UserError
 from l2attr.names import UNMATCHED
-from l2attr.steps.trace import kernels
+from l2attr.steps.trace import SLOTS_KEY, Slots, kernels as read_kernels
 from l2attr.vocab import L2Condition
 
 KERNELS = ("produce", "consume")
@@ -34,7 +34,7 @@ def trace(steps: int, natural: dict[str, float], cold: dict[str, float], graph: 
     Eager natural steps launch like the cold ones (without the flush); `graph`: a natural step is
     one cudaGraphLaunch whose kernels share its correlation id, after a fill kernel that replay()
     launches itself (which must be dropped), and `extra` one more graph kernel at its end."""
-    ev, corr, t = [], 0, 0.0
+    ev, corr, t, slots = [], 0, 0.0, Slots()
 
     def launch(name: str, ts: float, api: str = "cudaLaunchKernel") -> int:
         nonlocal corr
@@ -65,10 +65,15 @@ def trace(steps: int, natural: dict[str, float], cold: dict[str, float], graph: 
                     ev.append({"ph": "X", "cat": "user_annotation", "name": f"l2attr:op:{op}", "tid": 1, "ts": t, "dur": 5})
                     kernel(name, t + 3, times[name], launch(name, t + 1))
                     t += 100
-            ev.append({"ph": "X", "cat": "user_annotation", "name": f"l2attr:step:{cond}:{i}", "tid": 1,
+            ev.append({"ph": "X", "cat": "user_annotation", "name": slots.name(condition=cond, step=i), "tid": 1,
                        "ts": start - 1, "dur": t - start + 2})
             t += 50
-    return {"traceEvents": ev}
+    return {"traceEvents": ev, SLOTS_KEY: slots.table()}
+
+
+def kernels(trace: dict, graph: bool = False):
+    """The kernels of a hand-made trace, read through the replays it carries (as a kept trace)."""
+    return read_kernels(trace, Slots.kept(trace), graph=graph)
 
 
 def make_run(root: Path, name: str, natural: dict[str, float], cold: dict[str, float], steps: int = 6,

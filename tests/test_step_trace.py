@@ -9,13 +9,13 @@ import pandas as pd
 import pytest
 
 from l2attr.analysis.step import answer, edges, top_edges
-from l2attr.steps.trace import kernels
+from l2attr.steps.trace import SLOTS_KEY, Slots, kernels as read_kernels
 
 
 def _trace(steps: int, natural: dict[str, float], cold: dict[str, float]) -> dict:
     """Two ops per step on thread 1: op 0 launches kernel 'produce', op 1 'consume' (and in the
     cold arm a flush kernel before each op, which must be dropped)."""
-    ev, corr, t = [], 0, 0.0
+    ev, corr, t, slots = [], 0, 0.0, Slots()
     for i in range(steps):
         for cond, times in (("natural", natural), ("cold", cold)):
             start = t
@@ -34,10 +34,15 @@ def _trace(steps: int, natural: dict[str, float], cold: dict[str, float]) -> dic
                        {"ph": "X", "cat": "kernel", "name": kname, "tid": 7, "ts": t + 3, "dur": times[kname],
                         "args": {"correlation": corr, "stream": 7}}]
                 t += 100
-            ev.append({"ph": "X", "cat": "user_annotation", "name": f"l2attr:step:{cond}:{i}", "tid": 1,
+            ev.append({"ph": "X", "cat": "user_annotation", "name": slots.name(condition=cond, step=i), "tid": 1,
                        "ts": start - 1, "dur": t - start + 2})
             t += 50
-    return {"traceEvents": ev}
+    return {"traceEvents": ev, SLOTS_KEY: slots.table()}
+
+
+def kernels(trace: dict):
+    """The kernels of a hand-made trace, read through the replays it carries (as a kept trace)."""
+    return read_kernels(trace, Slots.kept(trace))
 
 
 OPS = pd.DataFrame([

@@ -21,19 +21,18 @@ sys.path[:0] = [str(ROOT), str(ROOT / "examples" / "steps")]
 def sums(torch, call, n: int, sync: bool, before=None) -> list[float]:
     """Per call of `call` (after three untraced ones, `before` run untraced ahead of each), the sum
     of its kernels' CUPTI durations; the first traced call dropped."""
-    from l2attr.names import LEGACY_PREFIX, STEP_TRACE
-    from l2attr.steps.record import STEP_RANGE
-    from l2attr.steps.trace import _events, _launched
+    from l2attr.steps.trace import Slots, launched
 
     for _ in range(3):
         call()
     torch.cuda.synchronize()
+    slots = Slots()
     acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
     with torch.profiler.profile(activities=acts) as prof:
         for i in range(n):
             if before is not None:
                 before()
-            with torch.profiler.record_function(LEGACY_PREFIX + STEP_TRACE.build(condition="natural", step=i)):
+            with slots.range(torch, step=i):
                 call()
             if sync:
                 torch.cuda.synchronize()
@@ -41,7 +40,7 @@ def sums(torch, call, n: int, sync: bool, before=None) -> list[float]:
     with tempfile.TemporaryDirectory() as tmp:
         p = os.path.join(tmp, "t.json")
         prof.export_chrome_trace(p)
-        rows = _launched(_events(json.loads(Path(p).read_text())), STEP_RANGE, STEP_TRACE.parse)
+        rows = launched(json.loads(Path(p).read_text()), slots)
     per: dict[int, float] = {}
     for r in rows:
         per[r["step"]] = per.get(r["step"], 0.0) + r["duration_us"]

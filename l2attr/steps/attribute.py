@@ -21,7 +21,6 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from l2attr.names import LEGACY_PREFIX, STEP_TRACE
 from l2attr.vocab import L2Condition
 
 from l2attr.names import UNMATCHED, name_op  # noqa: F401  (name_op: re-exported for callers)
@@ -47,16 +46,16 @@ def eager_record(torch: Any, fn: Callable[..., Any], args: tuple, kwargs: dict) 
     """One eager call under the recorder: (its kernels with op_index, kernel_index; its ops; why
     not, when it could not be recorded)."""
     from l2attr.steps.record import make_recorder
-    from l2attr.steps.trace import kernels, profiled
+    from l2attr.steps.trace import Slots, kernels, profiled
 
     rec = make_recorder(None)
-    label = LEGACY_PREFIX + STEP_TRACE.build(condition=L2Condition.NATURAL.value, step=0)
+    slots = Slots()
 
     def body() -> None:
-        with eager_stance(torch), torch.profiler.record_function(label), rec.modules, rec:
+        with eager_stance(torch), slots.range(torch, condition=L2Condition.NATURAL, step=0), rec.modules, rec:
             fn(*args, **kwargs)
     try:
-        k = kernels(profiled(torch, body))
+        k = kernels(profiled(torch, body), slots)
     except Exception as exc:          # a compiled or exotic step may refuse the dispatch mode
         return pd.DataFrame(), [], f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"
     return k, rec.ops, ""

@@ -27,7 +27,6 @@ from typing import Any, Callable, Iterable
 import pandas as pd
 
 from l2attr.errors import UserError
-from l2attr.names import LEGACY_PREFIX, STEP_EDGE
 from l2attr.schema import STEP_EDGES
 from l2attr.steps.record import OpRecord, make_recorder
 from l2attr.vocab import L2Condition
@@ -161,9 +160,10 @@ def measure_edges(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, p
                   repeats: int, reference: list[str]) -> pd.DataFrame:
     """Every arm of every planned edge, `repeats` times: step_edges rows. `reference`: the step's
     op names, which every measured step must repeat."""
-    from l2attr.steps.trace import edge_kernels, profiled
+    from l2attr.steps.trace import Slots, edge_kernels, profiled
 
     torch = dev.torch
+    slots = Slots()
     warm = Warmer(dev)
     warmed: dict[tuple[int, str, int], int] = {}
     def body() -> None:
@@ -185,8 +185,7 @@ def measure_edges(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, p
                         return True
 
                     rec = make_recorder(None, before=before, range_ops={plan.consumer})
-                    label = LEGACY_PREFIX + STEP_EDGE.build(edge=e, arm=arm.value, repeat=r)
-                    with torch.profiler.record_function(label), rec.modules, rec:
+                    with slots.range(torch, edge=e, arm=arm, repeat=r), rec.modules, rec:
                         fn(*args, **kwargs)
                     dev.sync()
                     if [o.op for o in rec.ops] != reference:
@@ -194,4 +193,4 @@ def measure_edges(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, p
                                         "its first measured step (the step must be deterministic)")
                     warmed[(e, arm.value, r)] = got[0]
     trace = profiled(torch, body)
-    return consumer_rows(edge_kernels(trace), plans, warmed)
+    return consumer_rows(edge_kernels(trace, slots), plans, warmed)

@@ -23,7 +23,6 @@ from typing import Any, Callable
 import pandas as pd
 
 from l2attr.errors import UserError
-from l2attr.names import LEGACY_PREFIX, STEP_EDGE
 from l2attr.schema import STEP_EDGES
 from l2attr.steps.edges import ARMS, rotate
 from l2attr.steps.pointers import kernel_edges, warm_spans
@@ -85,8 +84,7 @@ def measure(dev: Any, raw: Any, s: Any, k: pd.DataFrame, flushes: Any, n: int, r
     """Discover, pick and measure the top `n` kernel edges; None when the step has none."""
     from l2attr.steps import pointers, surgery
     from l2attr.steps.edges import Warmer
-    from l2attr.steps.trace import cold_names
-    from l2attr.steps.trace import edge_kernels
+    from l2attr.steps.trace import Slots, cold_names, edge_kernels, profiled
 
     torch = dev.torch
     touch, spans = pointers.read(torch, s.kernels)
@@ -116,21 +114,21 @@ def measure(dev: Any, raw: Any, s: Any, k: pd.DataFrame, flushes: Any, n: int, r
     for a in [natural, *arms.values()]:
         a()
     torch.cuda.synchronize()
-    from l2attr.steps.trace import profiled
+    slots = Slots()
 
     def body() -> None:
         for r in range(repeats):
             for e in range(len(plans)):
                 for arm in rotate(ARMS, r + e):
                     natural()                      # the step before: L2 as the program leaves it
-                    with torch.profiler.record_function(LEGACY_PREFIX + STEP_EDGE.build(edge=e, arm=arm.value, repeat=r)):
+                    with slots.range(torch, edge=e, arm=arm, repeat=r):
                         (natural if arm == L2Condition.NATURAL else arms[(e, arm.value)])()
             torch.cuda.synchronize()
     trace = profiled(torch, body)
     for a in [natural, *arms.values()]:
         a.close()
     del keep
-    return rows_from(edge_kernels(trace), plans, cold_names(k), warmed)
+    return rows_from(edge_kernels(trace, slots), plans, cold_names(k), warmed)
 
 
 def measured_edges(dev: Any, raw: Any, s: Any, k: pd.DataFrame, flushes: Any, n: int, repeats: int,

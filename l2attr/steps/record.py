@@ -23,8 +23,7 @@ ENV = "L2ATTR_STEP_CHILD"
 
 OP_RANGE = f"{LEGACY_PREFIX}op:"          # LEGACY_PREFIX + names.STEP_OP: one op in the kineto trace
 NVTX_OP_INCLUDE = "regex:l2attr@op:.*/"
-STEP_RANGE = f"{LEGACY_PREFIX}step:"      # LEGACY_PREFIX + names.STEP_TRACE: one traced step
-EDGE_RANGE = f"{LEGACY_PREFIX}edge:"      # LEGACY_PREFIX + names.STEP_EDGE: one step of an edge's arm
+SLOT_RANGE = f"{LEGACY_PREFIX}slot:"      # LEGACY_PREFIX + names.STEP_SLOT: one traced replay or call
 
 
 @dataclass

@@ -21,10 +21,11 @@ import pandas as pd
 
 from l2attr import atomic
 from l2attr.errors import UserError
-from l2attr.names import LEGACY_PREFIX, STEP_TRACE, check_label
+from l2attr.names import check_label
 from l2attr.rundir import COMPLETE, RunDir, command_line
 from l2attr.schema import KERNEL_EDGES, STEP_EDGES, STEP_KERNELS, STEP_OPS, STEP_TIMES
 from l2attr.steps.record import OpRecord, make_recorder
+from l2attr.steps.trace import SLOTS_KEY
 from l2attr.steps.timing import time_steps
 from l2attr.steps.surgery_run import SurgeryRun
 from l2attr.vocab import Command, L2Condition, StepMode, TimerKind
@@ -184,9 +185,10 @@ def _op_edges(run: RunDir, dev: Any, spec: StepSpec, k: pd.DataFrame, ops: list[
 def _measure_eager(dev: Any, spec: StepSpec, fallback: str) -> SurgeryRun:
     """The per-op method: a read flush before every op (its later kernels stay warm), natural and
     cold steps alternating inside one profiler session."""
-    from l2attr.steps.trace import kernels, profiled
+    from l2attr.steps.trace import Slots, kernels, profiled
 
     torch, fn, args, kwargs = dev.torch, spec.fn, spec.args, dict(spec.kwargs)
+    slots = Slots()
     for _ in range(spec.warmup):
         fn(*args, **kwargs)
     torch.cuda.synchronize()
@@ -203,8 +205,7 @@ def _measure_eager(dev: Any, spec: StepSpec, fallback: str) -> SurgeryRun:
                 fn(*args, **kwargs)     # a step leaves L2 for the next: once untraced
             torch.cuda.synchronize()
             rec = make_recorder(dev.flush_l2 if cond == L2Condition.COLD else None)
-            with torch.profiler.record_function(LEGACY_PREFIX + STEP_TRACE.build(condition=cond.value, step=i)), \
-                    rec.modules, rec:
+            with slots.range(torch, condition=cond, step=i), rec.modules, rec:
                 fn(*args, **kwargs)
             torch.cuda.synchronize()
             if not rec.ops:
@@ -216,10 +217,10 @@ def _measure_eager(dev: Any, spec: StepSpec, fallback: str) -> SurgeryRun:
                 raise UserError(f"step {spec.name}: step {i} ({cond.value}) ran other ops than the first "
                                 "(the step must be deterministic to pair its kernels)")
     trace = profiled(torch, body)
-    k = kernels(trace)
+    k = kernels(trace, slots)
     if k.empty:
         raise UserError(f"step {spec.name}: no kernels were traced inside the step (is it on the GPU?)")
     facts: dict[str, Any] = {"fallback": fallback} if fallback else {}
     if spec.keep_trace:
-        facts["_trace"] = json.dumps(trace).encode()
+        facts["_trace"] = json.dumps({**trace, SLOTS_KEY: slots.table()}).encode()
     return SurgeryRun(k, cold_ops, time_steps(dev, lambda: fn(*args, **kwargs), spec.repeats), facts)

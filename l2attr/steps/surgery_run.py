@@ -26,9 +26,9 @@ import pandas as pd
 
 from l2attr.vocab import L2Condition
 
-NATURAL, COLD, MATCHED, DIRTY, START = (L2Condition.NATURAL.value, L2Condition.COLD.value,
-                                        L2Condition.COLD_MATCHED.value, L2Condition.COLD_DIRTY.value,
-                                        L2Condition.COLD_START.value)
+# the arms, as members from here to the kernel table (steps/trace.py Slots)
+NATURAL, COLD, MATCHED, DIRTY, START = (L2Condition.NATURAL, L2Condition.COLD, L2Condition.COLD_MATCHED,
+                                        L2Condition.COLD_DIRTY, L2Condition.COLD_START)
 METHOD = {
     "natural": "replays of the CUDA graph captured from the step (kineto kernel records), each after a reset of "
                "evict-last lines, a read of 2x L2 and five untraced replays: the L2 as the program's own "
@@ -167,7 +167,7 @@ def measure(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, repeats
     wb_table = pd.DataFrame({"node": list(range(len(names))), "kernel": names,
                              "bytes": [float(wb[j]) for j in range(len(names))],
                              "matched_bytes": [grain(wb[j], dev.l2_bytes) for j in range(len(names))]}) if wb else pd.DataFrame()
-    facts = {**METHOD, **counts, "arms": list(arms), "overlapping_kernels": s.overlapping, "nodes": len(s.types),
+    facts = {**METHOD, **counts, "arms": [a.value for a in arms], "overlapping_kernels": s.overlapping, "nodes": len(s.types),
              "node_types": {t: s.types.count(t) for t in sorted(set(s.types))},
              **times.facts(), "launch_check": launch_check,
              "timings": {"capture_s": round(t_capture, 2), "trace_s": round(t_trace, 2)}}

@@ -15,9 +15,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from l2attr.errors import UserError
 from l2attr.schema import STEP_TIMES
-from l2attr.names import LEGACY_PREFIX, STEP_TRACE
 from l2attr.vocab import L2Condition
 
 NATURAL = L2Condition.NATURAL.value
@@ -29,21 +27,19 @@ def trace_calls(torch: Any, call: Callable[[], Any], repeats: int) -> pd.DataFra
     the natural replay's kernel time to it, so a capture that ran another program (an eager twin, a
     branch the capture froze) is seen: kernels inside one call are the program's own, the launch
     gaps between them are not counted."""
-    from l2attr.steps.record import STEP_RANGE
-    from l2attr.steps.trace import _events, _launched
+    from l2attr.steps.trace import Slots, launched, profiled
 
-    from l2attr.steps.trace import profiled
-
+    slots = Slots()
     call()                                  # the state one call leaves the next, untraced
     torch.cuda.synchronize()
 
     def body() -> None:
         for i in range(repeats):
-            with torch.profiler.record_function(LEGACY_PREFIX + STEP_TRACE.build(condition=NATURAL, step=i)):
+            with slots.range(torch, condition=L2Condition.NATURAL, step=i):
                 call()
             torch.cuda.synchronize()
     trace = profiled(torch, body)
-    rows = [r for r in _launched(_events(trace), STEP_RANGE, STEP_TRACE.parse) if not r["graph"]]
+    rows = [r for r in launched(trace, slots) if not r["graph"]]
     if not rows:
         return pd.DataFrame({"kernel_us": [], "kernels": [], "names": []})
     df = pd.DataFrame(rows).sort_values(["step", "start_us"])

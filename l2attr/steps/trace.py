@@ -1,13 +1,16 @@
-"""Kernels of a kineto (torch.profiler) trace, matched to the step and the op that launched them.
+"""Kernels of a kineto (torch.profiler) trace, matched to the traced replay and the op that launched them.
 
 A GPU kernel event carries the correlation id of the runtime call that launched it; that call
-happened on a CPU thread inside l2attr's ranges `l2attr:step:<condition>:<i>` and
-`l2attr:op:<index>` (step/record.py). Matching by the launch's CPU time inside those ranges
-works for any launch API (cudaLaunchKernel, cuLaunchKernelEx, cuBLAS, Triton) and needs no
-knowledge of how kineto links ops. Kernels of l2attr's own flush and re-warm are dropped by name.
-A CUDA graph's replay launches its kernels with one cudaGraphLaunch: they carry its correlation
-id and no op range (steps/graph.py gives them their ops); an edge measurement's steps lie in
-ranges `l2attr:edge:<edge>:<arm>:<repeat>` (steps/edges.py).
+happened on a CPU thread inside l2attr's ranges `l2attr:slot:<k>` (one traced replay or call,
+numbered by a `Slots`) and `l2attr:op:<index>` (steps/record.py). Matching by the launch's CPU
+time inside those ranges works for any launch API (cudaLaunchKernel, cuLaunchKernelEx, cuBLAS,
+Triton) and needs no knowledge of how kineto links ops. Kernels of l2attr's own flush and re-warm
+are dropped by name. A CUDA graph's replay launches its kernels with one cudaGraphLaunch: they
+carry its correlation id and no op range (steps/attribute.py gives them their ops).
+
+A range's name holds its number only. What the replay measured (its arm, an `L2Condition`; its
+repeat; its edge) is kept by the `Slots` that numbered it, as typed values, and joins the kernel
+rows from there: a condition is never written into a name and parsed back.
 """
 
 from __future__ import annotations
@@ -20,12 +23,13 @@ from typing import Any, Callable
 import pandas as pd
 
 from l2attr.errors import UserError
-from l2attr.steps.record import EDGE_RANGE, OP_RANGE, STEP_RANGE
-from l2attr.names import LEGACY_PREFIX, STEP_EDGE, STEP_OP, STEP_TRACE
-from l2attr.vocab import L2Condition
+from l2attr.steps.record import OP_RANGE, SLOT_RANGE
+from l2attr.names import LEGACY_PREFIX, STEP_OP, STEP_SLOT
+from l2attr.vocab import L2Condition, Vocab
 
 OWN_KERNELS = ("flush_l2", "block_on_flag", "spin_ns", "warm_l2")
 KINETO_KERNEL = "kernel"      # kineto's event category of a GPU kernel (its word, not l2attr's)
+SLOTS_KEY = "l2attrSlots"      # a kept trace's top-level key: the fields of each numbered replay
 KERNEL_COLUMNS = ["condition", "step", "op_index", "kernel_index", "kernel", "duration_us", "start_us", "stream"]
 
 
@@ -50,6 +54,52 @@ def profiled(torch: Any, body: Any) -> dict[str, Any]:
         path = os.path.join(tmp, "trace.json")
         prof.export_chrome_trace(path)
         return json.loads(Path(path).read_text())
+
+
+def _words(fields: dict[str, Any]) -> dict[str, Any]:
+    """A replay's fields as a table row holds them: each vocabulary member as its word."""
+    return {k: v.value if isinstance(v, Vocab) else v for k, v in fields.items()}
+
+
+class Slots:
+    """The numbered traced replays of one profiler session, and what each measured.
+
+    `name(**fields)` numbers the next replay and keeps its fields (members of l2attr's vocabularies,
+    ints); `range(torch, **fields)` opens its profiler range. The trace readers below join every
+    kernel to its replay's fields through this object, giving each member's word only where the
+    row is made."""
+
+    def __init__(self) -> None:
+        self.fields: list[dict[str, Any]] = []
+
+    def name(self, **fields: Any) -> str:
+        self.fields.append(fields)
+        return LEGACY_PREFIX + STEP_SLOT.build(slot=len(self.fields) - 1)
+
+    def range(self, torch: Any, **fields: Any) -> Any:
+        return torch.profiler.record_function(self.name(**fields))
+
+    @classmethod
+    def kept(cls, trace: dict[str, Any]) -> "Slots":
+        """The numbered replays a kept trace carries (`trace.json.gz` of `keep_trace`, SLOTS_KEY)."""
+        table = trace.get(SLOTS_KEY) if isinstance(trace, dict) else None
+        if not isinstance(table, list) or not all(isinstance(f, dict) for f in table):
+            raise UserError(f"kineto trace without l2attr's table of traced replays ({SLOTS_KEY})")
+        slots = cls()
+        slots.fields = [dict(f) for f in table]
+        return slots
+
+    def table(self) -> list[dict[str, Any]]:
+        """Every replay's fields as words, by number: what a kept trace carries (SLOTS_KEY) so that
+        its `l2attr:slot:<k>` ranges can be read without this object."""
+        return [_words(f) for f in self.fields]
+
+    def parse(self, name: str) -> dict[str, Any] | None:
+        """The fields of the replay named `name` (without LEGACY_PREFIX); None for another's range."""
+        got = STEP_SLOT.parse(name)
+        if got is None or not 0 <= got["slot"] < len(self.fields):
+            return None
+        return _words(self.fields[got["slot"]])
 
 
 class _Ranges:
@@ -88,10 +138,10 @@ def _events(trace: dict[str, Any]) -> list[dict[str, Any]]:
     return events
 
 
-def _launched(events: list[dict[str, Any]], prefix: str, parse: Any) -> list[dict[str, Any]]:
-    """Every kernel (l2attr's own dropped) whose launch lies inside a range of `prefix`: the
-    range's parsed fields, the op (-1: outside any op range), the launching call's name."""
-    outer, ops = _Ranges(events, prefix), _Ranges(events, OP_RANGE)
+def _launched(events: list[dict[str, Any]], slots: Slots) -> list[dict[str, Any]]:
+    """Every kernel (l2attr's own dropped) whose launch lies inside a range numbered by `slots`: the
+    replay's fields, the op (-1: outside any op range), whether a graph launch ran it."""
+    outer, ops = _Ranges(events, SLOT_RANGE), _Ranges(events, OP_RANGE)
     launches: dict[Any, tuple[Any, float, str]] = {}
     for e in events:
         cat = str(e.get("cat", ""))
@@ -109,7 +159,7 @@ def _launched(events: list[dict[str, Any]], prefix: str, parse: Any) -> list[dic
             continue
         tid, ts, api = launch
         got = outer.innermost(tid, ts)
-        fields = parse(got[len(LEGACY_PREFIX):]) if got else None
+        fields = slots.parse(got[len(LEGACY_PREFIX):]) if got else None
         if fields is None:
             continue
         op = ops.innermost(tid, ts)
@@ -121,11 +171,16 @@ def _launched(events: list[dict[str, Any]], prefix: str, parse: Any) -> list[dic
     return rows
 
 
-def kernels(trace: dict[str, Any], graph: bool = False) -> pd.DataFrame:
-    """One row per kernel launched inside a step range: condition, step, op, order within the op.
-    `graph`: the natural steps replay a CUDA graph; only the graph's kernels count there (a
-    replay may launch others of its own first, e.g. torch's RNG-offset fills)."""
-    rows = _launched(_events(trace), STEP_RANGE, STEP_TRACE.parse)
+def launched(trace: dict[str, Any], slots: Slots) -> list[dict[str, Any]]:
+    """Every kernel of a traced replay numbered by `slots`, as a row (steps/timing.py, tools)."""
+    return _launched(_events(trace), slots)
+
+
+def kernels(trace: dict[str, Any], slots: Slots, graph: bool = False) -> pd.DataFrame:
+    """One row per kernel launched inside a traced step (fields `condition`, `step`): condition,
+    step, op, order within the op. `graph`: the natural steps replay a CUDA graph; only the graph's
+    kernels count there (a replay may launch others of its own first, e.g. torch's RNG-offset fills)."""
+    rows = _launched(_events(trace), slots)
     if graph:
         rows = [r for r in rows if r["graph"] or r["condition"] != L2Condition.NATURAL.value]
     df = pd.DataFrame(rows, columns=[c for c in KERNEL_COLUMNS if c != "kernel_index"])
@@ -139,9 +194,10 @@ def kernels(trace: dict[str, Any], graph: bool = False) -> pd.DataFrame:
 EDGE_KERNEL_COLUMNS = ["edge", "arm", "repeat", "op_index", "kernel", "duration_us", "start_us"]
 
 
-def edge_kernels(trace: dict[str, Any]) -> pd.DataFrame:
-    """One row per kernel launched inside an edge measurement's step range (steps/edges.py)."""
-    rows = _launched(_events(trace), EDGE_RANGE, STEP_EDGE.parse)
+def edge_kernels(trace: dict[str, Any], slots: Slots) -> pd.DataFrame:
+    """One row per kernel launched inside an edge measurement's traced step (fields `edge`, `arm`,
+    `repeat`: steps/edges.py, steps/graph_edges.py)."""
+    rows = _launched(_events(trace), slots)
     return pd.DataFrame(rows, columns=EDGE_KERNEL_COLUMNS)[EDGE_KERNEL_COLUMNS]
 
 
@@ -154,13 +210,13 @@ def edge_kernels(trace: dict[str, Any]) -> pd.DataFrame:
 # may overlap) are matched to nodes by (name, occurrence).
 NATURAL = L2Condition.NATURAL.value
 # arms whose kernels run in the graph's own order (no flush node serialises them): paired by name
-UNSERIALISED = (NATURAL, L2Condition.COLD_START.value)
+UNSERIALISED = (L2Condition.NATURAL, L2Condition.COLD_START)
 # untraced natural replays before a traced one (after the settle)
 NATURAL_WARM_REPLAYS = 5
 NODE_COLUMNS = ["condition", "step", "node", "kernel", "duration_us", "start_us", "stream"]
 
 
-def plan(conditions: list[str], repeats: int) -> list[tuple[int, str]]:
+def plan(conditions: list[L2Condition], repeats: int) -> list[tuple[int, L2Condition]]:
     """(repeat, condition) in the order they run: each repeat rotates the arms by one."""
     out = []
     for i in range(repeats):
@@ -169,42 +225,45 @@ def plan(conditions: list[str], repeats: int) -> list[tuple[int, str]]:
     return out
 
 
-def trace_arms(torch: Any, arms: dict[str, Callable[[], None]], repeats: int,
-               settle: Callable[[], None] | None = None, warm_replays: int = NATURAL_WARM_REPLAYS) -> dict[str, Any]:
-    """Replay each arm `repeats` times under the profiler; the kineto trace as a dict. Before a
+def trace_arms(torch: Any, arms: dict[L2Condition, Callable[[], None]], repeats: int,
+               settle: Callable[[], None] | None = None,
+               warm_replays: int = NATURAL_WARM_REPLAYS) -> tuple[dict[str, Any], Slots]:
+    """Replay each arm `repeats` times under the profiler; the kineto trace as a dict and the
+    numbered replays (each with its arm and repeat). Before a
     natural replay: `settle` (steps/flushes.py `Flushes.settle`: reset evict-last lines, write back
     the dirty lines a cold_dirty arm left), then `warm_replays` untraced natural replays, so the
     traced one meets the L2 as the program's own back-to-back steps leave it. After any flush one
     untraced replay is not enough for a step smaller than L2 (the quarter-L2 self-check's kernels
     read slower than in back-to-back calls on the H200; three replays came within a few percent):
     docs/steps.md#natural-arm."""
-    natural = arms[NATURAL]
+    natural = arms[L2Condition.NATURAL]
+    slots = Slots()
 
     def body() -> None:
         for i, cond in plan(list(arms), repeats):
-            if cond == NATURAL:
+            if cond is L2Condition.NATURAL:
                 if settle is not None:
                     settle()
                 for _ in range(warm_replays):
                     natural()                           # the state the step leaves the next, untraced
-            with torch.profiler.record_function(LEGACY_PREFIX + STEP_TRACE.build(condition=cond, step=i)):
+            with slots.range(torch, condition=cond, step=i):
                 arms[cond]()
-            if cond == list(arms)[-1]:
+            if cond is list(arms)[-1]:
                 torch.cuda.synchronize()
-    return profiled(torch, body)
+    return profiled(torch, body), slots
 
 
-def trace_replays(torch: Any, arms: dict[str, Callable[[], None]], repeats: int,
-          settle: Callable[[], None] | None = None) -> tuple[pd.DataFrame, list[str]]:
+def trace_replays(torch: Any, arms: dict[L2Condition, Callable[[], None]], repeats: int,
+                  settle: Callable[[], None] | None = None) -> tuple[pd.DataFrame, list[str]]:
     """The trace phase: every arm replayed `repeats` times under the profiler, every kernel keyed by
     its node; (the node-keyed table, the kernel names in node order)."""
-    k = node_kernels(trace_arms(torch, arms, repeats, settle=settle))
+    k = node_kernels(*trace_arms(torch, arms, repeats, settle=settle))
     return k, cold_names(k)
 
 
-def node_kernels(trace: dict[str, Any]) -> pd.DataFrame:
+def node_kernels(trace: dict[str, Any], slots: Slots) -> pd.DataFrame:
     """One row per kernel of every traced replay, with its node index; refused when replays differ."""
-    rows = [r for r in _launched(_events(trace), STEP_RANGE, STEP_TRACE.parse) if r["graph"]]
+    rows = [r for r in _launched(_events(trace), slots) if r["graph"]]
     if not rows:
         raise UserError("no kernel of the step's graph replays was traced (kineto recorded none)")
     df = pd.DataFrame(rows).sort_values(["condition", "step", "start_us"]).reset_index(drop=True)
