@@ -81,7 +81,7 @@ def main() -> None:
 
     from l2attr.steps import surgery, trace as replay
     from l2attr.steps.flushes import Flushes
-    from l2attr.vocab import STEP_CONDITIONS, condition_words
+    from l2attr.vocab import L2Condition
 
     wanted = sys.argv[1:] or ["llama-compiled-prefill-512", "selfcheck-quarter-l2", "llama-prefill-512"]
     steps = {}
@@ -111,9 +111,9 @@ def main() -> None:
             raw = surgery.raw_graph(g1)
             s = surgery.shape(raw)
             ex = surgery.Exec(torch, raw)
-            clean = (lambda: flushes.launch(dirty=False))
-            arms = {c: ex if c == "natural" else surgery.Exec(torch, surgery.with_flushes(raw, s, flushes.graph(c)))
-                    for c in condition_words(STEP_CONDITIONS)}
+            clean = (lambda: flushes.launch(0))
+            arms = {c: ex if c is L2Condition.NATURAL else surgery.Exec(torch, surgery.with_flushes(raw, s, flushes.graph(c)))
+                    for c in (L2Condition.NATURAL, L2Condition.COLD, L2Condition.COLD_DIRTY)}
             for a in arms.values():
                 a()
             torch.cuda.synchronize()
@@ -128,7 +128,7 @@ def main() -> None:
                 "dirty+settle+3": traced(torch, ex, N, before=lambda: (arms["cold_dirty"](), flushes.settle(), ex(), ex(), ex()),
                                          sync=False),
             }
-            k = replay.node_kernels(replay.trace_arms(torch, arms, N, settle=flushes.settle))
+            k = replay.node_kernels(*replay.trace_arms(torch, arms, N, settle=flushes.settle))
             nat = k[k["condition"] == "natural"]
             arm_calls = [list(g.sort_values("node")["duration_us"]) for _, g in nat.groupby("step")]
             node_names = replay.cold_names(k)
