@@ -156,18 +156,13 @@ def test_the_one_writer_writes_a_run_the_reader_answers(tmp_path):
 def test_the_grid_page_has_one_row_per_configuration(tmp_path):
     """examples/steps/hf_grid.py --page on two hand-made grid runs: a row each, the study defined,
     the sentence from the same answers (the README's line is made the same way)."""
-    import importlib.util
     import time
-    from pathlib import Path
 
     from l2attr.steps.run import StepSpec, _write
     from l2attr.steps.surgery_run import SurgeryRun
     from l2attr.vocab import StepMode
 
-    root = Path(__file__).resolve().parents[1]
-    spec = importlib.util.spec_from_file_location("hf_grid", root / "examples" / "steps" / "hf_grid.py")
-    grid = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(grid)
+    grid = _grid_module()
     facts = {**MANIFEST["surgery"], "arms": list(ARMS), "graph_kernels": 2, "eager_kernels": 0, "matched_kernels": 0,
              "overlapping_kernels": 0, "nodes": 2, "node_types": {"Kernel": 2}, "call_us": [], "torch_graph_us": [],
              "call_kernel_us": [], "call_kernels": []}
@@ -180,3 +175,46 @@ def test_the_grid_page_has_one_row_per_configuration(tmp_path):
     assert len(rows) == 2 and all("+4.00 %" in r and "above the study's 0.65 %" in r for r in rows)
     assert "claims that transient inter-kernel L2 reuse of activations" in text
     assert "0 of 2 steps below it, 2 above it" in text and (tmp_path / "README.md").read_text() == text
+
+
+def _grid_module():
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("hf_grid", root / "examples" / "steps" / "hf_grid.py")
+    grid = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(grid)
+    return grid
+
+
+def test_the_grids_ncu_reading_is_cached_chunk_by_chunk_and_found_again(tmp_path, monkeypatch):
+    """The grid's second reader: steps are profiled NCU_CHUNK at a time, each chunk cached before the
+    next starts (a call cut off keeps what it read), and a later call finds the cache in a --done
+    folder and profiles only what is missing."""
+    import os
+
+    import l2attr.steps.ncu as ncu
+
+    grid = _grid_module()
+    calls = []
+
+    def fake_profile(target, out, replays, **kw):
+        names = os.environ["HF_GRID_ONLY"].split(",")
+        calls.append(names)
+        if len(calls) == 2:
+            raise RuntimeError("cut off")
+        return pd.DataFrame([{"cache_control": cc, "step": n, "replay": 0, "node": j, "kernel": f"k{j}",
+                              "key": "dram_write", "value": float(100 * j + (cc == "none"))}
+                             for n in names for j in range(2) for cc in ("none", "all")])
+    monkeypatch.setattr(ncu, "profile_graph", fake_profile)
+    steps = [f"s{i}" for i in range(grid.NCU_CHUNK + 2)]
+    with pytest.raises(RuntimeError):
+        grid.write_back_of("llama", steps, tmp_path / "first")
+    cached = pd.read_csv(tmp_path / "first" / "ncu" / "llama-write-back.csv")
+    assert calls == [steps[:grid.NCU_CHUNK], steps[grid.NCU_CHUNK:]]
+    assert sorted(set(cached["step"])) == steps[:grid.NCU_CHUNK] and len(cached) == 2 * grid.NCU_CHUNK
+    calls.clear()
+    got = grid.write_back_of("llama", steps, tmp_path / "second", skip=[tmp_path / "first"])
+    assert calls == [steps[grid.NCU_CHUNK:]] and sorted(got) == steps         # only the missing ones
+    assert got["s0"]["write_none_b"].tolist() == [1.0, 101.0] and got["s0"]["write_all_b"].tolist() == [0.0, 100.0]

@@ -24,6 +24,7 @@ MODELS = ("llama", "gpt2")
 BATCHES, KVS, PREFILLS = (1, 8, 32), (512, 4096, 16384), (512, 2048)
 LAYERS, HIDDEN, HEADS, KV_HEADS, FFN = 4, 2048, 16, 4, 5632
 GPT2_HIDDEN = 1024
+NCU_CHUNK = 4          # steps per ncu child (one model build and one process start per cache control each)
 
 
 def configs(model: str) -> list[tuple[str, str, int, int]]:
@@ -33,9 +34,27 @@ def configs(model: str) -> list[tuple[str, str, int, int]]:
             + [(f"{model}-prefill-{kv(n)}", "prefill", 1, n) for n in PREFILLS])
 
 
+def eager_masks_under_capture() -> None:
+    """Let transformers build the eager program's attention inside a CUDA-graph capture.
+
+    transformers asks `is_cuda_stream_capturing()` (through `is_tracing`) before it skips the causal
+    mask: while a stream captures, a prefill builds an explicit mask, calls SDPA with
+    `is_causal=False` and, for GQA, repeats K and V to every query head, where the eager call passes
+    no mask, `is_causal=True` and `enable_gqa=True` (read in transformers 5.17 and 5.25; a decode
+    step is the same either way). The captured graph would then be another program than the eager
+    step it is divided by. These steps pass no padding mask, so the eager decision needs no host
+    sync (a sync would make the capture fail loudly); the answer's program check (the call's kernels
+    against the graph's) holds the two to each other."""
+    import transformers.utils.import_utils as iu
+
+    iu.is_cuda_stream_capturing = lambda: False
+
+
 def build(model: str):
     import torch
     import transformers as tf
+
+    eager_masks_under_capture()
 
     if model == "llama":
         cfg = tf.LlamaConfig(hidden_size=HIDDEN, intermediate_size=FFN, num_hidden_layers=LAYERS,
@@ -76,8 +95,9 @@ def step_of(m, cfg, phase: str, batch: int, tokens: int):
                 if isinstance(c, torch.Tensor)]
 
     def step(ids, pos):
-        for c in counters:
-            c.fill_(tokens - t)
+        with torch.inference_mode():      # the counters became inference tensors on their first use
+            for c in counters:
+                c.fill_(tokens - t)
         return call(ids, pos)
 
     return step, (ids, pos)
@@ -118,28 +138,34 @@ def done(folders: list[Path]) -> set[str]:
     return names
 
 
-def write_back_of(model: str, wanted: list[str], out: Path) -> dict:
-    """Per step, the ncu write-back table (steps/ncu.py deltas); read from out/ncu/<model>.csv when a
-    previous run of the grid left it (the second reader's cache), else profiled now and cached."""
+def write_back_of(model: str, wanted: list[str], out: Path, skip: list[Path] = ()) -> dict:
+    """Per step, the ncu write-back table (steps/ncu.py deltas); read from <folder>/ncu/<model>-write-back.csv
+    of `out` or a --done folder when an earlier run of the grid left it (the second reader's cache),
+    else profiled now and cached under `out`."""
     import os
 
     import pandas as pd
 
     from l2attr.steps.ncu import deltas, profile_graph
 
+    from l2attr import atomic
+
     cache = out / "ncu" / f"{model}-write-back.csv"
-    have = pd.read_csv(cache) if cache.is_file() else pd.DataFrame(columns=["step"])
+    found = [pd.read_csv(f) for f in (d / "ncu" / cache.name for d in (out, *skip)) if f.is_file()]
+    have = (pd.concat(found, ignore_index=True).drop_duplicates(["step", "node"]) if found
+            else pd.DataFrame(columns=["step"]))
     need = [n for n in wanted if n not in set(have["step"])]
-    if need:
+    for at in range(0, len(need), NCU_CHUNK):      # cached chunk by chunk: a cut-off call keeps what it read
+        chunk = need[at:at + NCU_CHUNK]
         t0 = time.perf_counter()
-        os.environ["HF_GRID_ONLY"] = ",".join(need)
+        os.environ["HF_GRID_ONLY"] = ",".join(chunk)
         frame = profile_graph(f"{Path(__file__).resolve()}:ncu_steps_{model}", out / "ncu" / model, 1,
                               sets="dram", log=lambda s: None)
         fresh = pd.concat([deltas(g).assign(step=name) for name, g in frame.groupby("step")], ignore_index=True)
         have = pd.concat([have, fresh], ignore_index=True) if len(have) else fresh
         cache.parent.mkdir(parents=True, exist_ok=True)
-        have.to_csv(cache, index=False)
-        print(f"{model}: ncu write-back of {len(need)} steps in {time.perf_counter() - t0:.1f} s", flush=True)
+        atomic.write_text(cache, have.to_csv(index=False))
+        print(f"{model}: ncu write-back of {len(chunk)} steps in {time.perf_counter() - t0:.1f} s", flush=True)
     return {name: g.drop(columns="step").reset_index(drop=True) for name, g in have.groupby("step")}
 
 
@@ -152,7 +178,7 @@ def measure(out: Path, models: list[str], only: list[str] | None, repeats: int, 
         wanted = [c for c in configs(model) if (not only or c[0] in only) and c[0] not in finished]
         if not wanted:
             continue
-        write_back = write_back_of(model, [c[0] for c in wanted], out) if ncu else {}
+        write_back = write_back_of(model, [c[0] for c in wanted], out, list(skip)) if ncu else {}
         m, cfg = build(model)
         for name, phase, b, n in wanted:
             t0 = time.perf_counter()

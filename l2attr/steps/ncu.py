@@ -158,8 +158,9 @@ def graph_child(target: str, replays: int, warmup: int = 3) -> None:
 
 
 def replay_steps(steps: list[tuple], replays: int, warmup: int = 3) -> None:
-    """The child's work for each (name, fn, args[, kwargs]): captured as `l2attr.step` captures it,
-    replayed once unprofiled (the state a step leaves the next), then `replays` times between
+    """The child's work for each (name, fn, args[, kwargs]): captured as `l2attr.step` captures it
+    (at least one warm-up, in the grad mode the step sets for itself: a different mode can capture
+    other kernels, whose bytes would then be matched to the wrong nodes), replayed once unprofiled (the state a step leaves the next), then `replays` times between
     cudaProfilerStart and cudaProfilerStop; each step's kernel-node count to COUNTS_ENV's file."""
     import os
 
@@ -169,22 +170,21 @@ def replay_steps(steps: list[tuple], replays: int, warmup: int = 3) -> None:
     from l2attr.steps import surgery
 
     counts = {}
-    with torch.inference_mode():
-        for name, fn, args, *rest in steps:
-            kwargs = rest[0] if rest else {}
-            g = surgery.capture(torch, lambda: fn(*args, **kwargs), warmup)
-            raw = surgery.raw_graph(g)
-            counts[name] = len(surgery.shape(raw).kernels)
-            ex = surgery.Exec(torch, raw)
+    for name, fn, args, *rest in steps:     # in the caller's grad mode, as l2attr.step captures it
+        kwargs = rest[0] if rest else {}
+        g = surgery.capture(torch, lambda: fn(*args, **kwargs), max(1, warmup))
+        raw = surgery.raw_graph(g)
+        counts[name] = len(surgery.shape(raw).kernels)
+        ex = surgery.Exec(torch, raw)
+        ex()
+        torch.cuda.synchronize()
+        rt.cudaProfilerStart()
+        for _ in range(replays):
             ex()
             torch.cuda.synchronize()
-            rt.cudaProfilerStart()
-            for _ in range(replays):
-                ex()
-                torch.cuda.synchronize()
-            rt.cudaProfilerStop()
-            ex.close()
-            del g
+        rt.cudaProfilerStop()
+        ex.close()
+        del g
     if os.environ.get(COUNTS_ENV):
         Path(os.environ[COUNTS_ENV]).write_text(json.dumps(list(counts.items())))
 

@@ -123,8 +123,7 @@ def refuse_shape(s: Shape, again: Shape | None) -> None:
         raise UserError("the captured step launched no GPU kernel (are its tensors on the GPU?)")
     if again is not None and again.types != s.types:
         raise UserError(f"the step's kernel sequence changes between calls ({len(s.types)} nodes in one "
-                        f"capture, {len(again.types)} in the next): a step must launch the same work each "
-                        "time to be paired kernel by kernel")
+                        f"capture, {len(again.types)} in the next); {CHANGES_HINT}")
 
 
 CHANGES_HINT = ("a step must launch the same work on every call to be replayed: a cache that grows (transformers' "

@@ -159,13 +159,20 @@ def time_steps(dev: Any, step: Callable[[], Any], repeats: int) -> pd.DataFrame:
 
 
 def _time_call(dev: Any, call: Callable[[], Any], repeats: int) -> list[float]:
-    """The step function called on its own (not replayed): what the user's program runs."""
+    """The step function called on its own (not replayed): what the user's program runs. A call
+    that launches more kernels than the launch queue holds behind the blocking kernel cannot be
+    timed so (the host blocks on a launch and never releases the kernel, which times out): when a
+    warm-up times out it is given up at once, with no samples, rather than every repeat waiting out
+    the timeout; the answer then has no call time and its other denominators stand."""
     from l2attr.measure.timer import BlockingTimer
+    from l2attr.vocab import Discard
 
     timer = BlockingTimer(dev.torch, dev.cupy, timeout_ms=2000.0)
     out = []
     for i in range(repeats + 2):
         r = timer.time(call)
+        if i < 2 and r.discard == Discard.TIMEOUT.value:
+            break
         if i >= 2 and not r.discard:
             out.append(round(float(r.time_us), 3))
     timer.close()
