@@ -24,7 +24,7 @@ MODELS = ("llama", "gpt2")
 BATCHES, KVS, PREFILLS = (1, 8, 32), (512, 4096, 16384), (512, 2048)
 LAYERS, HIDDEN, HEADS, KV_HEADS, FFN = 4, 2048, 16, 4, 5632
 GPT2_HIDDEN = 1024
-NCU_CHUNK = 4          # steps per ncu child (one model build and one process start per cache control each)
+NCU_CHUNK = 6          # steps per ncu child (one model build and one process start per cache control each)
 
 
 def configs(model: str) -> list[tuple[str, str, int, int]]:
