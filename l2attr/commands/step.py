@@ -2,9 +2,14 @@
 
 Run a script whose step function is marked with `@l2attr.step_range("name")`: its first call is
 captured as a CUDA graph and measured by graph surgery (every kernel with the L2 as the program
-leaves it, and in a copy of the graph with a flush node before every kernel node; then the top
-edges by selective eviction), then the script ends. A step that cannot be captured falls back to
-the per-op method (a flush before each op; --eager asks for it). Or read a step run dir.
+leaves it, and in copies of the graph with a flush node before every kernel node: clean, dirty,
+and with --matched the write-back each kernel inherits; then the top edges by selective eviction),
+then the script ends. The answer is the saving as a share of the eager step (the function called
+in a loop), the graph replay and the kernel time, split into what was resident before the step
+and what the step's own kernels produced; without --matched it is the clean/dirty bracket, and
+says so. A step that changes between calls (a growing cache) is refused in one line; one that
+cannot be captured falls back to the per-op method (a flush before each op; --eager asks for it).
+Or read a step run dir.
 
   l2attr step --out runs -- python my_step.py
   l2attr step --eager --out runs -- python my_step.py     # the per-op method (no graph capture)
