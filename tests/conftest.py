@@ -70,6 +70,7 @@ def _gpu_available() -> bool:
 SLOW = (
     "tests/test_analysis_examples.py",
     "tests/test_report_families.py::test_report_on_examples_still_renders",
+    "tests/test_cli_report.py::test_nested_step_runs_make_one_page_with_the_index_first",
     "tests/test_readme_prose.py::test_prose_blocks_are_the_filled_templates",
     "tests/test_readme_results.py",
     "tests/test_readme_experiments.py",
