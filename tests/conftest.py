@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import gc
 import os
 import sys
 from pathlib import Path
@@ -130,6 +131,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for item in items:
             if item.get_closest_marker("gpu"):
                 item.add_marker(skip)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What the imports and the collection built (modules, test items, fixtures) lives to the end of
+    the process: moved out of the cyclic collector's reach (gc.freeze), whose full passes walked it
+    again and again, and the youngest generation collected less often: about 2.5 s of collector
+    time a worker before, under 1 s after. Garbage is still collected, a little later."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(10_000, 20, 20)
 
 
 # --- pytest-xdist (the README's test command runs `-n auto`; optional hooks: without xdist, as
