@@ -137,11 +137,14 @@ def cell_value(l2: pd.DataFrame, rung: str, profile: str, quantity: str,
     """(value, source, reason-if-missing) of one quantity of one cell."""
     if l2.empty:
         return NA, "", "layer B not measured (no metrics.csv)"
-    hit = l2[(l2["condition"] == condition) & (l2["role"] == role) & (l2["rung"] == rung)
-             & (l2["profile"] == profile)]
-    if hit.empty:
+    # the first matching row, found on the columns' arrays: a report asks this hundreds of times
+    # a page, and four Series comparisons and a filtered frame a call were most of its analysis
+    match = np.ones(len(l2), dtype=bool)
+    for column, want in (("condition", condition), ("role", role), ("rung", rung), ("profile", profile)):
+        match &= l2[column].to_numpy(dtype=object) == want
+    if not match.any():
         return NA, "", f"{rung}/{profile} not profiled ({role}, {condition})"
-    row = hit.iloc[0]
+    row = l2.iloc[int(match.argmax())]
     value = row[quantity] if quantity in row else NA
     reason = "" if not is_missing(value) else (row["missing"].get(quantity) or f"{label(quantity)} not collected")
     return value, row["source"], reason
