@@ -180,3 +180,18 @@ def test_the_grid_page_has_one_row_per_configuration(tmp_path):
     assert len(rows) == 2 and all("+4.00 %" in r and "above the study's 0.65 %" in r for r in rows)
     assert "claims that transient inter-kernel L2 reuse of activations" in text
     assert "0 of 2 steps below it, 2 above it" in text and (tmp_path / "README.md").read_text() == text
+
+
+def test_per_repeat_on_the_arrays_is_the_merge_and_a_twice_named_key_is_left_to_it():
+    """analysis/step_reading.per_repeat matches each arm's kernels on the table's arrays; the merge
+    it replaced gives the same sums, rows shuffled or not, and still answers where a key is named
+    twice in one arm (its cross product)."""
+    from l2attr.analysis.step_reading import _per_repeat_merged, per_repeat
+
+    k = _kernels().sample(frac=1.0, random_state=3).reset_index(drop=True)
+    met, skip = {(-2, 0), (-2, 1)}, {(-2, 1)}
+    pd.testing.assert_frame_equal(per_repeat(k, met, skip), _per_repeat_merged(k, met, skip), check_exact=True)
+    twice = pd.concat([k, k[(k["condition"] == "cold") & (k["step"] == 0)].head(1)], ignore_index=True)
+    got = per_repeat(twice, met, skip)
+    pd.testing.assert_frame_equal(got, _per_repeat_merged(twice, met, skip), check_exact=True)
+    assert got["saving_cold_us"].iloc[0] != got["saving_cold_us"].iloc[1]       # the cross product counted twice
