@@ -140,8 +140,9 @@ def cell_value(l2: pd.DataFrame, rung: str, profile: str, quantity: str,
     # the first matching row, found on the columns' arrays: a report asks this hundreds of times
     # a page, and four Series comparisons and a filtered frame a call were most of its analysis
     match = np.ones(len(l2), dtype=bool)
-    for column, want in (("condition", condition), ("role", role), ("rung", rung), ("profile", profile)):
-        match &= l2[column].to_numpy(dtype=object) == want
+    for values, want in ((l2["condition"], condition), (l2["role"], role), (l2["rung"], rung),
+                         (l2["profile"], profile)):
+        match &= values.to_numpy(dtype=object) == want
     if not match.any():
         return NA, "", f"{rung}/{profile} not profiled ({role}, {condition})"
     row = l2.iloc[int(match.argmax())]
