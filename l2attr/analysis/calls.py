@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from l2attr.analysis.common import NA, is_missing, rung_label, sort_rows
+from l2attr.analysis.common import NA, is_missing, rows_where, rung_label, sort_rows
 from l2attr.catalog.keys import Catalog, catalog
 from l2attr.catalog.sets import DERIVED_PREFIX
 from l2attr.vocab import Condition, Role
@@ -137,12 +137,7 @@ def cell_value(l2: pd.DataFrame, rung: str, profile: str, quantity: str,
     """(value, source, reason-if-missing) of one quantity of one cell."""
     if l2.empty:
         return NA, "", "layer B not measured (no metrics.csv)"
-    # the first matching row, found on the columns' arrays: a report asks this hundreds of times
-    # a page, and four Series comparisons and a filtered frame a call were most of its analysis
-    match = np.ones(len(l2), dtype=bool)
-    for values, want in ((l2["condition"], condition), (l2["role"], role), (l2["rung"], rung),
-                         (l2["profile"], profile)):
-        match &= values.to_numpy(dtype=object) == want
+    match = rows_where(l2, condition=condition, role=role, rung=rung, profile=profile)
     if not match.any():
         return NA, "", f"{rung}/{profile} not profiled ({role}, {condition})"
     row = l2.iloc[int(match.argmax())]
