@@ -52,7 +52,7 @@ def check_sample_counts(samples: pd.DataFrame, cells: pd.DataFrame, path: Path, 
     """
     keys = ["family", "rung", "pin", "profile", "l2_state"]
     for (quantity, timer), column in SAMPLE_COLUMNS.items():
-        held = samples.dropna(subset=[column]).groupby(keys).size()
+        held = samples.dropna(subset=[column]).groupby(keys).size().to_dict()    # a dict: a lookup a cell
         counted = cells[(cells["quantity"] == quantity) & (cells["timer"] == timer)].set_index(keys)["n_samples"]
         for key, n in counted.items():
             have = int(held.get(key, 0))
