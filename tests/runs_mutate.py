@@ -76,7 +76,7 @@ def read_table(path: Path) -> pd.DataFrame:
 def write_table(path: Path, df: pd.DataFrame) -> None:
     text = df.to_csv(index=False)
     if path.name.endswith(".gz"):
-        path.write_bytes(gzip.compress(text.encode(), mtime=0))
+        path.write_bytes(gzip.compress(text.encode(), compresslevel=1, mtime=0))   # level 1: fast, read the same
     else:
         path.write_text(text)
 

@@ -39,3 +39,14 @@ def test_a_dir_outside_examples_is_read_each_time(tmp_path: Path) -> None:
     manifest = copy / "manifest.json"
     manifest.write_text(manifest.read_text().replace(before, "2026-11-30T23:59:59Z"))
     assert LOAD.read_run(copy).manifest["created_utc"] == "2026-11-30T23:59:59Z"
+
+
+def test_a_committed_experiment_is_read_once_and_each_caller_gets_its_own_copy() -> None:
+    from l2attr.analysis import experiment_load
+
+    run = EXAMPLES / "experiments" / "20261201T163314Z-my-pair"
+    assert getattr(experiment_load.load_experiment, "__wrapped_by_tests__", False)
+    first, second = experiment_load.load_experiment(run), experiment_load.load_experiment(run)
+    assert first is not second and first.samples is not second.samples and first.samples.equals(second.samples)
+    first.samples.loc[0, "condition"] = "edited by a test"
+    assert experiment_load.load_experiment(run).samples.loc[0, "condition"] == second.samples.loc[0, "condition"]

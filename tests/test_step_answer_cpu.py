@@ -218,3 +218,18 @@ def test_the_grids_ncu_reading_is_cached_chunk_by_chunk_and_found_again(tmp_path
     got = grid.write_back_of("llama", steps, tmp_path / "second", skip=[tmp_path / "first"])
     assert calls == [steps[grid.NCU_CHUNK:]] and sorted(got) == steps         # only the missing ones
     assert got["s0"]["write_none_b"].tolist() == [1.0, 101.0] and got["s0"]["write_all_b"].tolist() == [0.0, 100.0]
+
+
+def test_per_repeat_on_the_arrays_is_the_merge_and_a_twice_named_key_is_left_to_it():
+    """analysis/step_reading.per_repeat matches each arm's kernels on the table's arrays; the merge
+    it replaced gives the same sums, rows shuffled or not, and still answers where a key is named
+    twice in one arm (its cross product)."""
+    from l2attr.analysis.step_reading import _per_repeat_merged, per_repeat
+
+    k = _kernels().sample(frac=1.0, random_state=3).reset_index(drop=True)
+    met, skip = {(-2, 0), (-2, 1)}, {(-2, 1)}
+    pd.testing.assert_frame_equal(per_repeat(k, met, skip), _per_repeat_merged(k, met, skip), check_exact=True)
+    twice = pd.concat([k, k[(k["condition"] == "cold") & (k["step"] == 0)].head(1)], ignore_index=True)
+    got = per_repeat(twice, met, skip)
+    pd.testing.assert_frame_equal(got, _per_repeat_merged(twice, met, skip), check_exact=True)
+    assert got["saving_cold_us"].iloc[0] != got["saving_cold_us"].iloc[1]       # the cross product counted twice

@@ -4,6 +4,7 @@ whose numbers are known by hand."""
 
 from __future__ import annotations
 
+import copy
 import re
 
 import pytest
@@ -18,15 +19,24 @@ NAT, COLD = {"produce": 10.0, "consume": 20.0}, {"produce": 12.0, "consume": 30.
 ARMS = {"natural": 20.0, "rewarmed": 20.0, "edge_cold": 28.0, "cold": 30.0}
 
 
-@pytest.fixture()
-def runs(tmp_path):
+@pytest.fixture(scope="module")
+def analysed(tmp_path_factory):
+    """The three runs written and analysed once for the module (the tests only read the folder)."""
+    root = tmp_path_factory.mktemp("steps")
     paths = [
-        make_run(tmp_path, "layer-b1", NAT, COLD, facts={"series": "layer", "phase": "decode", "batch": 1}, edge_arms=ARMS),
-        make_run(tmp_path, "layer-b16", NAT, {"produce": 10.0, "consume": 20.0}, step_us=80.0,
+        make_run(root, "layer-b1", NAT, COLD, facts={"series": "layer", "phase": "decode", "batch": 1}, edge_arms=ARMS),
+        make_run(root, "layer-b16", NAT, {"produce": 10.0, "consume": 20.0}, step_us=80.0,
                  facts={"series": "layer", "phase": "decode", "batch": 16}),
-        make_run(tmp_path, "layer-graph", NAT, COLD, graph=True, facts={"series": "layer", "phase": "graph", "batch": 1}),
+        make_run(root, "layer-graph", NAT, COLD, graph=True, facts={"series": "layer", "phase": "graph", "batch": 1}),
     ]
-    return tmp_path, [(p, StepAnswer.from_run(p)) for p in paths]
+    return root, [(p, StepAnswer.from_run(p)) for p in paths]
+
+
+@pytest.fixture()
+def runs(analysed):
+    """Each test its own copy of the answers (one edits a manifest)."""
+    root, rs = analysed
+    return root, copy.deepcopy(rs)
 
 
 def test_block_shows_measured_edges_graph_and_grid(runs):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable
 
+import numpy as np
 import pandas as pd
 
 from l2attr.dlrm.declare import FAMILIES, LADDER_ORDER, PROFILES, RUNG_BY_NAME
@@ -22,6 +23,18 @@ NA = float("nan")
 
 def is_missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def rows_where(df: pd.DataFrame, **match: Any) -> np.ndarray:
+    """Per row of `df`: do its columns equal `match`, as `df[column] == value` says (a missing value
+    matches nothing)? Compared on the columns' arrays: the Series comparisons and the filtered
+    frame of each lookup were much of an analysis and its page, which look rows up thousands of
+    times."""
+    hit = np.ones(len(df), dtype=bool)
+    for column, value in match.items():
+        values = df[column].to_numpy(dtype=object)
+        hit &= False if is_missing(value) else values == value
+    return hit
 
 
 def number(value: Any) -> float:

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from l2attr.analysis.common import NA, is_missing, ordered_profiles, rung_label
+from l2attr.analysis.common import NA, is_missing, ordered_profiles, rows_where, rung_label
 from l2attr.analysis.gpus import cross_gpu_reason, two_gpus
 from l2attr.analysis.verdict import HONEST_COMPARAND, PIN_RUNG
 from l2attr.dlrm.declare import HEADLINE_FAMILY
@@ -27,14 +27,9 @@ REFERENCE_FAMILY = Family.TUNED.value   # the ratio column is taken against its 
 
 
 def _value(df: pd.DataFrame, field: str, **match: Any) -> float:
-    if df is None or df.empty or field not in df:
+    if df is None or df.empty or field not in df or any(k not in df for k in match):
         return NA
-    mask = pd.Series(True, index=df.index)
-    for k, v in match.items():
-        if k not in df:
-            return NA
-        mask &= df[k] == v
-    hit = df.loc[mask, field].dropna()
+    hit = df[field][rows_where(df, **match)].dropna()
     return float(hit.iloc[0]) if len(hit) else NA
 
 
@@ -42,10 +37,7 @@ def _word(df: pd.DataFrame, field: str, **match: Any) -> str:
     """A judgement word of the verdict row ('within noise' when the row or the word is absent)."""
     if df is None or df.empty or field not in df or any(k not in df for k in match):
         return Judgement.WITHIN_NOISE.value
-    mask = pd.Series(True, index=df.index)
-    for k, v in match.items():
-        mask &= df[k] == v
-    hit = df.loc[mask, field].dropna()
+    hit = df[field][rows_where(df, **match)].dropna()
     return str(hit.iloc[0]) if len(hit) else Judgement.WITHIN_NOISE.value
 
 

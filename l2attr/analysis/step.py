@@ -75,26 +75,30 @@ def per_kernel(k: pd.DataFrame, ops: pd.DataFrame, every_kernel: bool = False) -
     flushed = dict(zip(ops["op_index"], ops["flushed_in_cold"].astype(str).str.lower() == "true")) if len(ops) else {}
     names = dict(zip(ops["op_index"], ops["op"])) if len(ops) else {}
     modules = dict(zip(ops["op_index"], ops["module"].map(lambda x: "" if pd.isna(x) else str(x)))) if len(ops) else {}
-    beside = overlapped(k) if every_kernel else pd.Series(False, index=k.index)
-    for (op, ki), g in k.groupby(["op_index", "kernel_index"], sort=True):
-        nat = g.loc[g["condition"] == L2Condition.NATURAL.value, "duration_us"].to_numpy(float)
-        cold = g.loc[g["condition"] == L2Condition.COLD.value, "duration_us"].to_numpy(float)
+    # one kernel's rows by position in the table's arrays (its group's row order), not a frame per
+    # kernel filtered once per arm: that was half of a step run's analysis
+    beside = (overlapped(k) if every_kernel else pd.Series(False, index=k.index)).to_numpy(bool)
+    cond, dur = k["condition"].to_numpy(dtype=object), k["duration_us"].to_numpy(float)
+    kernels, nodes = k["kernel"].to_numpy(dtype=object), k["node"].to_numpy() if "node" in k.columns else None
+    for (op, ki), at in sorted(k.groupby(["op_index", "kernel_index"]).indices.items()):
+        arms = {c: dur[at[cond[at] == c]] for c in set(cond[at])}
+        nat, cold = (arms.get(c, dur[:0]) for c in (L2Condition.NATURAL.value, L2Condition.COLD.value))
         if not len(nat) or not len(cold):
             continue
         ni, ci = Interval.of(nat), Interval.of(cold)
         j = compare(ci, ni)
-        dirty = g.loc[g["condition"] == L2Condition.COLD_DIRTY.value, "duration_us"].to_numpy(float)
+        dirty = arms.get(L2Condition.COLD_DIRTY.value, dur[:0])
         di = Interval.of(dirty) if len(dirty) else None
         jd = compare(di, ni).judgement if di is not None else None
-        op_name = names.get(op, name_op(g["kernel"].iloc[0]) if int(op) == UNMATCHED else "?")
+        op_name = names.get(op, name_op(kernels[at[0]]) if int(op) == UNMATCHED else "?")
         row = {"op_index": int(op), "kernel_index": int(ki), "op": op_name, "module": modules.get(op, ""),
-               "kernel": g["kernel"].iloc[0], "natural_us": ni.median, "natural_lo": ni.lo, "natural_hi": ni.hi,
+               "kernel": kernels[at[0]], "natural_us": ni.median, "natural_lo": ni.lo, "natural_hi": ni.hi,
                "cold_us": ci.median, "cold_lo": ci.lo, "cold_hi": ci.hi, "saving_us": ci.median - ni.median,
                "judgement": bracket(j.judgement, jd).value, "clean_judgement": j.judgement.value,
-               "overlapped": bool(beside.loc[g[g["condition"] == L2Condition.NATURAL.value].index].mean() > 0.5),
+               "overlapped": bool(beside[at[cond[at] == L2Condition.NATURAL.value]].mean() > 0.5),
                "met_flush": every_kernel or (bool(flushed.get(op, False)) and int(ki) == 0)}
-        if "node" in g.columns:
-            row["node"] = int(g["node"].iloc[0])
+        if nodes is not None:
+            row["node"] = int(nodes[at[0]])
         if row["overlapped"]:
             row["judgement"] = Judgement.OVERLAPPED.value
         if di is not None:
@@ -103,7 +107,7 @@ def per_kernel(k: pd.DataFrame, ops: pd.DataFrame, every_kernel: bool = False) -
                         "write_back_bound_us": max(0.0, di.median - ci.median)})
         arm_iv = {}
         for arm in (MATCHED, START):
-            v = g.loc[g["condition"] == arm, "duration_us"].to_numpy(float)
+            v = arms.get(arm, dur[:0])
             if len(v):
                 ai = arm_iv[arm] = Interval.of(v)
                 row.update({f"{arm}_us": ai.median, f"{arm}_lo": ai.lo, f"{arm}_hi": ai.hi,

@@ -81,7 +81,33 @@ def versus_claim(lo: float, hi: float, claim: float = STUDY_CLAIM) -> str:
 
 
 def per_repeat(k: pd.DataFrame, met: set[tuple[int, int]], skip: set[tuple[int, int]]) -> pd.DataFrame:
-    """Per repeat: S_i for every cold arm present (saving_<arm>_us) and T_i (kernel_time_us)."""
+    """Per repeat: S_i for every cold arm present (saving_<arm>_us) and T_i (kernel_time_us). An arm's
+    kernels meet the natural ones by (op_index, kernel_index) on the table's arrays, in the natural
+    rows' order (a merge per repeat and arm was most of a step run's analysis); a key named twice
+    in one arm (a checked run has none) is left to the merge and its cross product."""
+    if k.duplicated(["step", "condition", "op_index", "kernel_index"]).any():
+        return _per_repeat_merged(k, met, skip)
+    cond, ident = k["condition"].to_numpy(dtype=object), list(zip(k["op_index"], k["kernel_index"]))
+    dur, start = k["duration_us"].to_numpy(float), k["start_us"].to_numpy(float)
+    rows = []
+    for i, at in sorted(k.groupby("step").indices.items()):
+        nat = at[cond[at] == L2Condition.NATURAL.value]
+        if not len(nat):
+            continue
+        row: dict[str, Any] = {"step": int(i)}
+        for arm in sorted(set(cond[at]) - {L2Condition.NATURAL.value}):
+            took = {ident[j]: dur[j] for j in at[cond[at] == arm]}
+            row[f"saving_{arm}_us"] = float(pd.Series([took[ident[j]] - dur[j] for j in nat if ident[j] in took
+                                                       and ident[j] in met], dtype=float).sum())
+        keep = np.array([ident[j] not in skip for j in nat], dtype=bool)
+        row["kernel_time_us"] = float(pd.Series(dur[nat][keep]).sum())
+        ends, starts = pd.Series(start[nat] + dur[nat]), pd.Series(start[nat])
+        row["span_us"] = float(ends.max() - starts.min())
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _per_repeat_merged(k: pd.DataFrame, met: set[tuple[int, int]], skip: set[tuple[int, int]]) -> pd.DataFrame:
     key = ["op_index", "kernel_index"]
     rows = []
     for i, g in k.groupby("step"):

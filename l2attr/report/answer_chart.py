@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from l2attr.analysis.answer import CHARGED, FREE
-from l2attr.analysis.common import is_missing, ordered_profiles
+from l2attr.analysis.common import is_missing, ordered_profiles, rows_where
 from l2attr.analysis.families import rung_name
 from l2attr.analysis.series import Series
 from l2attr.analysis.verdict import HONEST_COMPARAND, PIN_RUNG
@@ -31,10 +31,11 @@ def series_label(s: Series) -> str:
 
 
 def _value(rows: pd.DataFrame, series: str, profile: str, field: str) -> float | None:
-    hit = rows[(rows["series"] == series) & (rows["profile"] == profile)]
-    if hit.empty or is_missing(hit.iloc[0][field]):
+    hit = rows_where(rows, series=series, profile=profile)
+    row = rows.iloc[int(hit.argmax())] if hit.any() else None
+    if row is None or is_missing(row[field]):
         return None
-    return float(hit.iloc[0][field])
+    return float(row[field])
 
 
 def answer_figure(verdict: pd.DataFrame, series: list[Series]) -> go.Figure | None:

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any, Callable, Iterable, Sequence
 
 import pandas as pd
 
 from l2attr.analysis.common import is_missing, not_applicable, rung_label, why
-from l2attr.catalog.keys import catalog
+from l2attr.catalog.keys import Catalog, catalog
 from l2attr.report import fmt
 from l2attr.report.fmt import FALLBACK_COLOR, RUNG_COLORS
 
@@ -152,10 +153,17 @@ UNIT_FORMATS: dict[str, Callable[[Any], str]] = {"byte": fmt.nbytes, "sector": f
                                                  "%": fmt.pct, "block": fmt.count}
 
 
+@lru_cache(maxsize=1)
+def _catalog() -> Catalog:
+    """The metric catalog, its TOML files read once a process (every page declares a dozen metric
+    columns, and each read them all again)."""
+    return catalog()
+
+
 def metric(key: str, header: str = "", name: str = "") -> Column:
     """A layer-B quantity by its catalog key: its header the catalog's label (unless given), its
     format the catalog's unit, its field `name` (default: the key itself)."""
-    cat = catalog()
+    cat = _catalog()
     if key in cat.rates:
         label, unit = cat.rates[key].label, "%"
     elif key in cat.totals:
