@@ -24,6 +24,7 @@ MODELS = ("llama", "gpt2")
 BATCHES, KVS, PREFILLS = (1, 8, 32), (512, 4096, 16384), (512, 2048)
 LAYERS, HIDDEN, HEADS, KV_HEADS, FFN = 4, 2048, 16, 4, 5632
 GPT2_HIDDEN = 1024
+DEVICE = "cuda"        # tools/check_grid_capture.py builds the same steps on the CPU
 NCU_CHUNK = 6          # steps per ncu child (one model build and one process start per cache control each)
 
 
@@ -67,7 +68,7 @@ def build(model: str):
         cls = tf.GPT2LMHeadModel
     cfg._attn_implementation = "sdpa"
     torch.manual_seed(0)
-    with torch.device("cuda"):
+    with torch.device(DEVICE):
         m = cls(cfg).to(torch.bfloat16).eval()
     return m, cfg
 
@@ -79,15 +80,16 @@ def step_of(m, cfg, phase: str, batch: int, tokens: int):
 
     cache = tf.StaticCache(config=cfg, max_cache_len=tokens)
     t = 1 if phase == "decode" else tokens
-    ids = torch.randint(0, 1000, (batch, t), device="cuda")
-    pos = torch.arange(tokens - t, tokens, device="cuda")
+    ids = torch.randint(0, 1000, (batch, t), device=DEVICE)
+    pos = torch.arange(tokens - t, tokens, device=DEVICE)
 
     def call(ids, pos):
         with torch.inference_mode():
             return m(input_ids=ids, past_key_values=cache, cache_position=pos, use_cache=True).logits
 
     call(ids, pos)                    # the cache's first use allocates it, outside any capture
-    torch.cuda.synchronize()
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
     # transformers' StaticCache layers write at a device counter of their own and advance it on every
     # call, whatever cache_position says: replayed as is, the step walks off the cache's end (a
     # device-side assert that ends the CUDA context). Each call sets it back, so every call is the same.
