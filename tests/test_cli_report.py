@@ -196,7 +196,7 @@ def test_cells_missing_at_a_row_boundary_are_found(tmp_path: Path, capsys: pytes
     from l2attr.analysis import load_runs
     cells = ladder_cells()
     last = (cells["profile"] == "random") & (cells["rung"] == "torch")
-    measure = {"rungs": list(TIMINGS["random"]), "profiles": list(PROFILES), "l2_state": "natural",
+    measure = {"rungs": list(TIMINGS["random"]), "profiles": list(PROFILES), "l2_state": "natural", "spin_us": 50.0,
                "variants": [[family_of(r), r, pin_of(r)] for r in TIMINGS["random"]]}
     run = write_ladder_run(tmp_path, cells=cells[~last], measure=measure)
     err = one_line_error(capsys, ["report", str(run), "-o", str(tmp_path / "s.md")])

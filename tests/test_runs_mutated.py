@@ -104,6 +104,7 @@ CASES = [
     (D, cell("units.csv", 1, "started_utc", "yesterday"), "ISO 8601"),
     (L, cell("samples.csv.gz", 0, "repeat", "999"), "a repeat index beyond the"),
     (L, removed(("config", "hot_rows")), "config.hot_rows must be present"),
+    (L, removed(("measure", "spin_us")), "measure.spin_us must be present (the head start"),   # was a silent 0 µs
     (P, removed(("config", "seed")), "config.seed must be present"),
     (D, first_where("consumer_artifact_time_us", "", "consumer_artifact_time_us", "1.5", "samples.csv.gz"),
      "a repeat is timed by one timer"),

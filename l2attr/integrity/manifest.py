@@ -17,7 +17,7 @@ from typing import Any
 from l2attr.dlrm.config import WorkloadConfig
 from l2attr.errors import Damage, UserError
 from l2attr.integrity.manifest_fields import check_fields
-from l2attr.vocab import Command, VALIDITY_VERDICTS
+from l2attr.vocab import Command, TimerKind, VALIDITY_VERDICTS
 
 BANDWIDTHS = ("hbm_copy_GBps", "hbm_read_GBps", "l2_read_GBps")
 # validity_control figures that must be numbers when present (analysis/control.py writes them)
@@ -100,6 +100,8 @@ def manifest_doc() -> str:
     return doc(required_fields, CHECKED)
 
 
+SPIN_RULE = "present (the head start a spin timer's samples are judged by; every spin run records it)"
+
 # the rules check_manifest states by hand (beside manifest_fields' tables), for the docs
 CHECKED = {
     "schema_version": "1 or 2 (1: a ladder or profile run written before kernel families)",
@@ -107,6 +109,7 @@ CHECKED = {
     "config": "an object: every field of the workload (WorkloadConfig), no other",
     "gpu.name": "a non-empty string (the GPU the run measured)",
     "measure": "an object (the ladder's settings)", "sweep": "an object (the sweep's settings)",
+    "measure.spin_us": "in a ladder run whose kernel timer spins (measure.timer not blocking): " + SPIN_RULE,
     **{k: "a finite number > 0 (GB/s)" for k in BANDWIDTHS},
     "validity_control.verdict": "one of " + ", ".join((*VALIDITY_VERDICTS, "skipped")),
     "replayer_passes": "an object: report -> a whole number of kernels >= 0",
@@ -165,6 +168,9 @@ def check_manifest(manifest: dict[str, Any], path: Path, damage: Damage | None =
         bad("config", "an object (the workload's shape)", config)
     if "measure" in manifest and not isinstance(manifest["measure"], dict):
         bad("measure", "an object (the ladder's settings)", manifest["measure"])
+    elif (manifest.get("kind") == Command.LADDER.value and isinstance(manifest.get("measure"), dict)
+          and manifest["measure"].get("timer") != TimerKind.BLOCKING.value and "spin_us" not in manifest["measure"]):
+        bad("measure.spin_us", SPIN_RULE, None)   # the report would print a 0 µs head start, the caveat none
     if "sweep" in manifest and not isinstance(manifest["sweep"], dict):
         bad("sweep", "an object (the sweep's settings)", manifest["sweep"])
     for key in BANDWIDTHS:

@@ -231,7 +231,8 @@ def manifest_doc(required: Callable[[dict[str, Any]], tuple[str, ...]], checked:
         table = {**{f: (None, checked.get(f, "present")) for f in need},
                  **{f: (None, r) for f, r in checked.items()       # a kind's own section only where it has it
                     if f.split(".")[0] in need or f.split(".")[0] not in ("measure", Command.SWEEP.value, "config")},
-                 **COMMON, **BY_KIND.get(kind, {})}
+                 **{f: (r[0], f"{r[1]}; {checked[f]}" if f in checked else r[1])
+                    for f, r in {**COMMON, **BY_KIND.get(kind, {})}.items()}}
         out += [f"**`{kind}`** manifest", "", "| field | rule | every writer records it |", "|---|---|---|"]
         for name in sorted(table, key=lambda f: (f not in need, f)):
             rule = table[name][1].replace("|", "\\|")
