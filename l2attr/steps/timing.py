@@ -18,8 +18,6 @@ import pandas as pd
 from l2attr.schema import STEP_TIMES
 from l2attr.vocab import L2Condition
 
-NATURAL = L2Condition.NATURAL.value
-
 
 def trace_calls(torch: Any, call: Callable[[], Any], repeats: int) -> pd.DataFrame:
     """The step function called on its own (not replayed), `repeats` times under the profiler as

@@ -182,7 +182,7 @@ def kernels(trace: dict[str, Any], slots: Slots, graph: bool = False) -> pd.Data
     kernels count there (a replay may launch others of its own first, e.g. torch's RNG-offset fills)."""
     rows = _launched(_events(trace), slots)
     if graph:
-        rows = [r for r in rows if r["graph"] or r["condition"] != L2Condition.NATURAL.value]
+        rows = [r for r in rows if r["graph"] or r["condition"] != NATURAL]
     df = pd.DataFrame(rows, columns=[c for c in KERNEL_COLUMNS if c != "kernel_index"])
     if df.empty:
         return pd.DataFrame(columns=KERNEL_COLUMNS)
