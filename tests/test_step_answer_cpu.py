@@ -174,6 +174,7 @@ def test_the_grid_page_has_one_row_per_configuration(tmp_path):
     rows = [x for x in text.splitlines() if x.startswith("| ") and "decode" in x]
     assert len(rows) == 2 and all("+4.00 %" in r and "above the study's 0.65 %" in r for r in rows)
     assert "claims that transient inter-kernel L2 reuse of activations" in text
+    assert text.startswith("# The study's question on HuggingFace LLM steps (hand-made)\n")   # the runs' GPU
     assert "0 of 2 steps below it, 2 above it" in text and (tmp_path / "README.md").read_text() == text
 
 

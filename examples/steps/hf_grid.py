@@ -208,7 +208,8 @@ def write_page(folder: Path) -> str:
     head = ["step", "eager step (µs)", "matched share of the eager step", "activations' share of the eager step",
             "activations against the study", "matched share of the replay", "matched share of kernel time",
             "clean (kernel time)", "dirty (kernel time)", "kernels outside their bracket"]
-    lines = ["# The study's question on HuggingFace LLM steps (H200)", "",
+    gpus = sorted({(a.manifest.get("gpu") or {}).get("name") or "an unnamed GPU" for a in answers})
+    lines = [f"# The study's question on HuggingFace LLM steps ({', '.join(gpus) or 'no runs yet'})", "",
              f"The study: {STUDY}. Each row is one step measured by `l2attr.step` with the write-back-matched "
              "cold arm (docs/step-method.md); shares are medians with 95 % bootstrap intervals; the judgement "
              "against 0.65 % uses the activations' interval of the eager step's share.", "",
