@@ -11,7 +11,7 @@ import pytest
 from l2attr.analysis.step import answer
 from l2attr.analysis.step_reading import grid_rows, grid_sentence
 from l2attr.steps.flushes import WRITE_BACK_GRAIN, grain
-from l2attr.steps.pointers import launch_difference
+from l2attr.steps.pointers import host_spans, launch_difference, touched
 from l2attr.steps.surgery_run import write_back_bytes
 
 # two kernel nodes, per arm: (node 0, node 1) durations in µs; every repeat the same plus a tiny ramp
@@ -117,6 +117,35 @@ def test_an_address_outside_the_allocator_may_differ_between_captures():
     a = (dims, [(0x7F00_1234_0000).to_bytes(8, "little")])
     b = (dims, [(0x7F00_5678_0000).to_bytes(8, "little")])
     assert launch_difference(a, b, []) == ""
+
+
+
+def test_a_host_address_in_a_structs_padding_may_differ_between_captures():
+    """The H100's record (examples/logs/answer/gpu_tests_h100.log): torch's reduce kernel took a struct
+    whose word 33 held the previous kernel node's handle, a heap address below 4 GiB (0x19e67018 in
+    one capture, 0x19e68650 in the next). Inside a host mapping in both captures it is no change; the
+    same words with no mapping, or a counter beside them, still are."""
+    dims = (4, 1, 1, 128, 1, 1, 0)
+    arg = lambda *ws: b"".join(w.to_bytes(8, "little") for w in ws)     # noqa: E731
+    a, b = (dims, [arg(0, 0x19E67018)]), (dims, [arg(0, 0x19E68650)])
+    heap = host_spans("00400000-00600000 r-xp 0 08:01 1 /usr/bin/python3\n19a00000-1a200000 rw-p 0 00:00 0 [heap]\n")
+    assert heap == [(0x400000, 0x200000), (0x19A00000, 0x800000)]
+    assert launch_difference(a, b, [], heap) == ""
+    assert "word 1" in launch_difference(a, b, [])                             # the failure it mends
+    assert "word 0" in launch_difference((dims, [arg(7, 0x19E67018)]), (dims, [arg(8, 0x19E68650)]), [], heap)
+    assert "word 1" in launch_difference(a, (dims, [arg(0, 0x30000000)]), [], heap)   # one side unmapped
+
+
+def test_this_process_maps_its_own_heap():
+    """host_spans reads /proc/self/maps: two live host buffers lie inside it, a small count does not."""
+    import ctypes
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("/proc/self/maps is Linux's")
+    bufs = [ctypes.create_string_buffer(64) for _ in range(2)]
+    maps = host_spans()
+    assert all(touched([ctypes.addressof(x)], maps) for x in bufs) and not touched([4096], maps)
 
 
 class _Dev:

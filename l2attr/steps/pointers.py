@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import bisect
 import ctypes
+from pathlib import Path
 from typing import Any, Iterable
 
 import pandas as pd
@@ -180,17 +181,43 @@ def node_words(node: Any) -> list[int]:
 
 
 # A differing 8-byte word outside torch's allocator counts as a changed value only below this: sizes,
-# counts and positions are small; a device or host address (another library's buffer, a pool of its
-# own) is not, and may differ between captures without the work changing.
+# counts and positions are small; a device address (another library's buffer, a pool of its own) is
+# not, and may differ between captures without the work changing.
 SCALAR_LIMIT = 1 << 32
 
 
+def host_spans(maps: str | None = None) -> list[tuple[int, int]]:
+    """(start, size) of every region mapped into this process (/proc/self/maps; [] where there is none).
+
+    A struct passed by value carries its padding bytes as they were on the host: whatever the launch
+    path left there, often a heap address. glibc's heap can lie below 4 GiB, so such a word passes
+    SCALAR_LIMIT and differs between two captures of the same work (seen on an H100: word 33 of
+    torch's reduce kernel argument held the previous kernel node's handle, 0x19e67018). A word that
+    is an address mapped into this process in both captures is no size, count or position: no
+    mapping starts below the kernel's mmap_min_addr (64 KiB on Linux)."""
+    if maps is None:
+        try:
+            maps = Path("/proc/self/maps").read_text()
+        except OSError:
+            return []
+    out = []
+    for line in maps.splitlines():
+        lo, _, hi = line.partition(" ")[0].partition("-")
+        try:
+            a, b = int(lo, 16), int(hi, 16)
+        except ValueError:
+            continue
+        out.append((a, b - a))
+    return sorted(out)
+
+
 def launch_difference(a: tuple[tuple[int, ...], list[bytes]], b: tuple[tuple[int, ...], list[bytes]],
-                      spans: list[tuple[int, int]]) -> str:
+                      spans: list[tuple[int, int]], host: list[tuple[int, int]] = ()) -> str:
     """How two captures' launches of one kernel node differ, '' when they do not: launch dimensions,
     argument sizes, an argument shorter than a word, or an 8-byte word that is no pointer into the
-    allocator and small enough to be a size, a count or a position (SCALAR_LIMIT). Pointers may
-    differ (each capture has its own memory pool)."""
+    allocator, no address mapped into the host process (`host`, host_spans) and small enough to be a
+    size, a count or a position (SCALAR_LIMIT). Pointers may differ (each capture has its own memory
+    pool), and so may host addresses (a struct's padding)."""
     (da, xa), (db, xb) = a, b
     if da != db:
         return f"launch dimensions (grid, block, shared) {da} against {db}"
@@ -202,7 +229,8 @@ def launch_difference(a: tuple[tuple[int, ...], list[bytes]], b: tuple[tuple[int
         if len(p) < WORD:
             return f"argument {i} holds {p.hex()} against {q.hex()}"
         for j, (u, v) in enumerate(zip(words(p), words(q))):
-            if u != v and not (touched([u], spans) and touched([v], spans)) and max(u, v) < SCALAR_LIMIT:
+            if (u != v and max(u, v) < SCALAR_LIMIT and not (touched([u], spans) and touched([v], spans))
+                    and not (touched([u], host) and touched([v], host))):
                 return f"argument {i} (word {j}) holds {u} against {v}"
         tail = len(p) - len(p) % WORD
         if p[tail:] != q[tail:]:

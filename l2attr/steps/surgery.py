@@ -137,9 +137,9 @@ def refuse_changing(torch: Any, s: Shape, again: Shape) -> str:
     cache's kernels read memory that is gone (an illegal address that ends the process's CUDA
     context). '' when they agree; a why-not when the driver gives no node parameters (the check
     is then not made for those nodes, and the run says so)."""
-    from l2attr.steps.pointers import PointersUnavailable, blocks, launch_difference, node_launch
+    from l2attr.steps.pointers import PointersUnavailable, blocks, host_spans, launch_difference, node_launch
 
-    spans = blocks(torch.cuda.memory_snapshot())
+    spans, host = blocks(torch.cuda.memory_snapshot()), host_spans()
     unread: list[int] = []
     why = ""
     for j, (a, b) in enumerate(zip(s.kernels, again.kernels)):
@@ -149,7 +149,7 @@ def refuse_changing(torch: Any, s: Shape, again: Shape) -> str:
             unread.append(j)
             why = why or (str(exc).splitlines() or [type(exc).__name__])[0]
             continue
-        diff = launch_difference(la, lb, spans)
+        diff = launch_difference(la, lb, spans, host)
         if diff:
             raise UserError(f"the step changes between calls: kernel node {j} is launched differently by two "
                             f"consecutive calls ({diff}); {CHANGES_HINT}")
