@@ -79,6 +79,7 @@ l2attr.step(decode, ids, name="dynamic", repeats=2, out={str(tmp_path)!r}, edges
                        env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
     err = [x for x in r.stderr.strip().splitlines() if x.startswith("l2attr: error:")]
     assert r.returncode != 0 and err, r.stderr[-2000:]
+    print(err[0])                     # which difference refused it: shown by the device scripts (-rP)
     assert "changes between calls" in err[0] and "StaticCache" in err[0], err[0]
     assert "Traceback" not in r.stderr and "illegal memory access" not in r.stderr, r.stderr[-2000:]
 

@@ -206,6 +206,29 @@ def test_the_grid_page_has_one_row_per_configuration(tmp_path):
     assert text.startswith("# The study's question on HuggingFace LLM steps (hand-made)\n")   # the runs' GPU
     assert "0 of 2 steps below it, 2 above it" in text and (tmp_path / "README.md").read_text() == text
 
+    assert grid.finished([tmp_path]) == {"llama-decode-b1-kv512": "hand-made", "gpt2-decode-b1-kv512": "hand-made"}
+
+
+def test_the_grid_adds_no_row_from_another_gpu(tmp_path, monkeypatch):
+    """One GPU identity per comparison: a grid that would resume on another GPU than its finished
+    runs' stops with one line before any profile or measurement; the same GPU goes on."""
+    import sys
+    import types
+
+    grid = _grid_module()
+    run = tmp_path / "20261205T000000Z-llama-decode-b1-kv512"
+    run.mkdir()
+    (run / "manifest.json").write_text('{"status": "complete", "kind": "step", "step": {"name": "llama-decode-b1-kv512"},'
+                                       ' "gpu": {"name": "NVIDIA H100 80GB HBM3"}}')
+    assert grid.one_gpu(grid.finished([tmp_path]), "NVIDIA H100 80GB HBM3") == ""
+    monkeypatch.setitem(sys.modules, "torch", types.SimpleNamespace(
+        cuda=types.SimpleNamespace(get_device_name=lambda: "NVIDIA H200")))
+    monkeypatch.setattr(grid, "write_back_of", lambda *a, **k: pytest.fail("profiled on another GPU"))
+    with pytest.raises(SystemExit) as e:
+        grid.measure(tmp_path / "new", ["llama"], None, 2, True, [tmp_path])
+    assert str(e.value).startswith("hf_grid: error: the finished runs were measured on NVIDIA H100 80GB HBM3, "
+                                   "this GPU is NVIDIA H200") and "\n" not in str(e.value)
+
 
 def _grid_module():
     import importlib.util

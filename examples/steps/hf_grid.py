@@ -127,17 +127,27 @@ def _only() -> list[str] | None:
     return got.split(",") if got else None
 
 
-def done(folders: list[Path]) -> set[str]:
-    """Step names that already have a finished run under any of `folders` (a grid resumes)."""
+def finished(folders: list[Path]) -> dict[str, str]:
+    """Step name -> GPU name of every finished run under any of `folders` (a grid resumes)."""
     import json
 
-    names = set()
+    names = {}
     for f in folders:
         for m in f.rglob("manifest.json") if f.is_dir() else []:
             got = json.loads(m.read_text())
             if got.get("status") == "complete" and got.get("kind") == "step":
-                names.add((got.get("step") or {}).get("name"))
+                names[(got.get("step") or {}).get("name")] = (got.get("gpu") or {}).get("name") or "?"
     return names
+
+
+def one_gpu(runs: dict[str, str], here: str) -> str:
+    """'' when every finished run was measured on this GPU; else the one line that refuses to add
+    rows from another (a grid's page is one comparison: one GPU identity)."""
+    others = sorted({g for g in runs.values() if g != here})
+    if not others:
+        return ""
+    return (f"the finished runs were measured on {', '.join(others)}, this GPU is {here}: a grid's rows come "
+            "from one GPU; measure into an empty --out with no --done, or on that GPU")
 
 
 def write_back_of(model: str, wanted: list[str], out: Path, skip: list[Path] = ()) -> dict:
@@ -173,11 +183,16 @@ def write_back_of(model: str, wanted: list[str], out: Path, skip: list[Path] = (
 
 def measure(out: Path, models: list[str], only: list[str] | None, repeats: int, ncu: bool,
             skip: list[Path] = ()) -> None:
+    import torch
+
     import l2attr
 
-    finished = done([out, *skip])
+    have = finished([out, *skip])
+    refused = one_gpu(have, torch.cuda.get_device_name())
+    if refused:
+        raise SystemExit(f"hf_grid: error: {refused}")
     for model in models:
-        wanted = [c for c in configs(model) if (not only or c[0] in only) and c[0] not in finished]
+        wanted = [c for c in configs(model) if (not only or c[0] in only) and c[0] not in have]
         if not wanted:
             continue
         write_back = write_back_of(model, [c[0] for c in wanted], out, list(skip)) if ncu else {}
