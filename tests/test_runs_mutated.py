@@ -106,6 +106,7 @@ CASES = [
     (L, removed(("config", "hot_rows")), "config.hot_rows must be present"),
     (L, removed(("measure", "spin_us")), "measure.spin_us must be present (the head start"),   # was a silent 0 µs
     (P, removed(("config", "seed")), "config.seed must be present"),
+    (P, field(("derived_metrics", 0), []), "derived_metrics must be a list of strings"),   # was a TypeError
     (D, first_where("consumer_artifact_time_us", "", "consumer_artifact_time_us", "1.5", "samples.csv.gz"),
      "a repeat is timed by one timer"),
     # profile: identity columns held to the NVTX range, profiles to the manifest

@@ -114,7 +114,7 @@ BY_KIND: dict[str, dict[str, Rule]] = {
         "metric_set": TEXT_OR_NULL, "metric_validation": TEXT_OR_NULL, "metrics": STRINGS,
         "metrics_collected": STRINGS, "nvtx_include": STRINGS, "profiles": STRINGS, "rungs": STRINGS,
         "replay_mode": TEXT_OR_NULL, "settings_warnings": STRINGS, "wall_s_total": SECONDS,
-        "jobs": LIST, "derived_metrics": LIST, "control": OBJECT, "ncu": OBJECT, "wall_s": OBJECT,
+        "jobs": LIST, "derived_metrics": STRINGS, "control": OBJECT, "ncu": OBJECT, "wall_s": OBJECT,
         "validity_control.hit_rate_label": TEXT_OR_NULL, "validity_control.hit_rate_metric": TEXT_OR_NULL,
         "validity_control.rule": TEXT_OR_NULL, "validity_control.ranges_separated": (
             lambda v: v is None or isinstance(v, bool), "true, false or null"),

@@ -149,8 +149,9 @@ def check_profile_manifest(metrics: pd.DataFrame, manifest: dict[str, Any], path
         if missing:
             damage.found(f"{path / METRICS.filename}: no rows of {', '.join(missing)}, which manifest.json "
                          "lists as collected (removed after the run? the report would show it as n/a)")
-        derived = manifest.get("derived_metrics")
-        known = set(declared) | set(derived if isinstance(derived, list) else []) | set(ALWAYS_KEEP)
+        derived = manifest.get("derived_metrics")       # a non-text entry is the typed check's damage
+        known = ({m for m in declared if isinstance(m, str)} | set(ALWAYS_KEEP)
+                 | {m for m in (derived if isinstance(derived, list) else []) if isinstance(m, str)})
         name = metrics["metric"].astype(str)
         rules.flag(damage, str(path / METRICS.filename), ~(name.isin(known) | name.str.fullmatch(NCU_NAME)),
                    "column metric must be an Nsight Compute metric name (unit__counter.rollup) or one manifest.json "
