@@ -243,3 +243,17 @@ def test_a_resume_of_a_manifest_without_its_kind_names_the_manifest(kind: str, t
     assert main(argv) == 2
     err = [x for x in capsys.readouterr().err.splitlines() if x.strip()]
     assert len(err) == 1 and "manifest.json" in err[0] and "Traceback" not in err[0], err
+
+
+def test_a_sweep_whose_repeats_are_null_is_read_without_a_traceback(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture) -> None:
+    """The CI-sweep property's counterexample (manifest ('sweep', 'repeats') 3 -> None): the units
+    check took int(None). Each reader now exits 0 or says one line; none raises."""
+    run = rm.copy_run(S, tmp_path)
+    m = json.loads((run / "manifest.json").read_text())
+    m["sweep"]["repeats"] = None
+    (run / "manifest.json").write_text(json.dumps(m))
+    for argv in rm.readers(S, run, tmp_path / "out.md"):
+        code = main(argv)
+        err = [x for x in capsys.readouterr().err.splitlines() if x.strip()]
+        assert code == 0 or (len(err) == 1 and ": error: " in err[0]), err

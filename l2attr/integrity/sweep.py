@@ -45,6 +45,8 @@ def declared_units(manifest: dict[str, Any]) -> list[tuple[str, ...]] | None:
     modes = [RepeatMode.DEVICE.value] + ([RepeatMode.HOST.value] if s.get("host_repeat", True) else [])
     # an adaptive sweep (sweep/adaptive.py) declares only its minimum: a point may stop there
     repeats = (s["adaptive"] or {}).get("min_repeats", 0) if s.get("adaptive") else s.get("repeats", 0)
+    if not isinstance(repeats, int) or isinstance(repeats, bool):
+        return None                  # not a count: the typed manifest check names the field
     return [(*a, str(r), m) for a in arms for r in range(int(repeats)) for m in modes]
 
 
