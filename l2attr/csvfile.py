@@ -95,7 +95,7 @@ def read_complete_csv(path: Path, damage: Damage = STRICT) -> pd.DataFrame:
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise UserError(f"{path}: unreadable CSV ({str(exc).splitlines()[0]})") from None
     df = as_object_text(df)
-    if len(data) > 262_144 or _LONG_RUN.search(data):
+    if len(data) > SEARCH_BYTES or _LONG_RUN.search(data):
         df = _without_long_numbers(df, str(path), damage)
     return df
 
@@ -117,6 +117,7 @@ MAX_NUMBER_CHARS = 64
 # exponents, spaces; quoting only adds bytes): a small table without one needs no look at its cells
 # (1.5 ms a small table, now 0.1; a large file is looked at cell by cell, faster than the search)
 _LONG_RUN = re.compile(rb"[^,]{%d,}" % (MAX_NUMBER_CHARS + 1))
+SEARCH_BYTES = 1 << 18           # above this a file's cells are looked at directly
 
 
 def _without_long_numbers(df: pd.DataFrame, source: str, damage: Damage) -> pd.DataFrame:

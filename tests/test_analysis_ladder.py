@@ -157,3 +157,17 @@ def test_verdict_sets_the_measured_break_even_beside_the_formula():
     empty = {"profile": "reuse_low"}
     _add_measured(empty, measured)
     assert measured_text(empty) == ""
+
+
+def test_rows_are_looked_up_as_pandas_equality_says():
+    """analysis/common.py rows_where / first_row on a table whose answer is known by hand: text and
+    numbers compared as `df[col] == value`, a missing value matching nothing, the first hit returned."""
+    import pandas as pd
+
+    from l2attr.analysis.common import first_row, rows_where
+
+    df = pd.DataFrame({"rung": ["a", "b", "b", None], "k": [1, 2, 2, 3], "v": [10, 20, 30, 40]})
+    assert rows_where(df, rung="b", k=2).tolist() == [False, True, True, False]
+    assert (rows_where(df, rung="b", k=2) == ((df["rung"] == "b") & (df["k"] == 2)).to_numpy()).all()
+    assert not rows_where(df, rung=None).any() and not rows_where(df, rung=math.nan).any()
+    assert first_row(df, rung="b")["v"] == 20 and first_row(df, rung="z") is None

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from l2attr.analysis.common import NA, is_missing, rows_where, rung_label, sort_rows
+from l2attr.analysis.common import NA, first_row, is_missing, rung_label, sort_rows
 from l2attr.catalog.keys import Catalog, catalog
 from l2attr.catalog.sets import DERIVED_PREFIX
 from l2attr.vocab import Condition, Role
@@ -137,10 +137,9 @@ def cell_value(l2: pd.DataFrame, rung: str, profile: str, quantity: str,
     """(value, source, reason-if-missing) of one quantity of one cell."""
     if l2.empty:
         return NA, "", "layer B not measured (no metrics.csv)"
-    match = rows_where(l2, condition=condition, role=role, rung=rung, profile=profile)
-    if not match.any():
+    row = first_row(l2, condition=condition, role=role, rung=rung, profile=profile)
+    if row is None:
         return NA, "", f"{rung}/{profile} not profiled ({role}, {condition})"
-    row = l2.iloc[int(match.argmax())]
     value = row[quantity] if quantity in row else NA
     reason = "" if not is_missing(value) else (row["missing"].get(quantity) or f"{label(quantity)} not collected")
     return value, row["source"], reason

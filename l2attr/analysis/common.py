@@ -37,6 +37,12 @@ def rows_where(df: pd.DataFrame, **match: Any) -> np.ndarray:
     return hit
 
 
+def first_row(df: pd.DataFrame, **match: Any) -> pd.Series | None:
+    """The first row of `df` whose columns equal `match` (rows_where), or None when none does."""
+    hit = rows_where(df, **match)
+    return df.iloc[int(hit.argmax())] if hit.any() else None
+
+
 def number(value: Any) -> float:
     """A float, or NaN for anything that is not a finite number."""
     try:

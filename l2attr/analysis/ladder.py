@@ -24,7 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from l2attr.analysis.common import (NA, CellIndex, is_missing, join_sources, number, ratio, rows_where, rung_label,
+from l2attr.analysis.common import (NA, CellIndex, first_row, is_missing, join_sources, number, ratio, rung_label,
                                     sort_rows)
 from l2attr.dlrm.declare import RUNG_BY_NAME
 from l2attr.vocab import Quantity, RungId, Timer
@@ -187,5 +187,4 @@ def _run(rec: dict[str, Any] | None) -> str:
 
 def ladder_row(ladder: pd.DataFrame, state: str, profile: str, rung: str) -> pd.Series | None:
     """The ladder row of one rung, or None when that rung was not measured there."""
-    hit = rows_where(ladder, l2_state=state, profile=profile, rung=rung)
-    return ladder.iloc[int(hit.argmax())] if hit.any() else None
+    return first_row(ladder, l2_state=state, profile=profile, rung=rung)

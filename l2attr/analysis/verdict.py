@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from l2attr.analysis.common import NA, is_missing, join_sources, ordered_profiles, ratio, rows_where, rung_label
+from l2attr.analysis.common import NA, first_row, is_missing, join_sources, ordered_profiles, ratio, rung_label
 from l2attr.analysis.ladder import ladder_row
 from l2attr.analysis.noise import NONE, CrossProcess, Verdict, judge
 from l2attr.analysis.significance import Interval
@@ -66,10 +66,7 @@ def _add_measured(row: dict[str, Any], measured: pd.DataFrame | None) -> None:
 
 
 def _pick(df: pd.DataFrame, **match: Any) -> pd.Series | None:
-    if df.empty:
-        return None
-    hit = rows_where(df, **match)
-    return df.iloc[int(hit.argmax())] if hit.any() else None
+    return None if df.empty else first_row(df, **match)
 
 
 # ladder quantity -> its interval columns, run column, and the cells quantity and timer it is judged as

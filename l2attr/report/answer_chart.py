@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from l2attr.analysis.answer import CHARGED, FREE
-from l2attr.analysis.common import is_missing, ordered_profiles, rows_where
+from l2attr.analysis.common import first_row, is_missing, ordered_profiles
 from l2attr.analysis.families import rung_name
 from l2attr.analysis.series import Series
 from l2attr.analysis.verdict import HONEST_COMPARAND, PIN_RUNG
@@ -31,8 +31,7 @@ def series_label(s: Series) -> str:
 
 
 def _value(rows: pd.DataFrame, series: str, profile: str, field: str) -> float | None:
-    hit = rows_where(rows, series=series, profile=profile)
-    row = rows.iloc[int(hit.argmax())] if hit.any() else None
+    row = first_row(rows, series=series, profile=profile)
     if row is None or is_missing(row[field]):
         return None
     return float(row[field])

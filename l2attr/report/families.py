@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from l2attr.analysis.common import is_missing, ordered_profiles, rows_where
+from l2attr.analysis.common import first_row, is_missing, ordered_profiles
 from l2attr.analysis.series import Series
 from l2attr.analysis.verdict import HONEST_COMPARAND
 from l2attr.dlrm.declare import FAMILY_ORDER
@@ -72,8 +72,8 @@ def series_title(rec: dict[str, Any]) -> str:
 def _match(df: pd.DataFrame, **keys: Any) -> dict[str, Any] | None:
     if df is None or df.empty or any(k not in df for k in keys):
         return None
-    hit = rows_where(df, **keys)
-    return df.iloc[int(hit.argmax())].to_dict() if hit.any() else None
+    row = first_row(df, **keys)
+    return None if row is None else row.to_dict()
 
 
 def _reason(row: dict[str, Any] | None, field: str) -> str:

@@ -160,8 +160,9 @@ def graph_child(target: str, replays: int, warmup: int = 3) -> None:
 def replay_steps(steps: list[tuple], replays: int, warmup: int = 3) -> None:
     """The child's work for each (name, fn, args[, kwargs]): captured as `l2attr.step` captures it
     (at least one warm-up, in the grad mode the step sets for itself: a different mode can capture
-    other kernels, whose bytes would then be matched to the wrong nodes), replayed once unprofiled (the state a step leaves the next), then `replays` times between
-    cudaProfilerStart and cudaProfilerStop; each step's kernel-node count to COUNTS_ENV's file."""
+    other kernels, whose bytes would then be matched to the wrong nodes), replayed once unprofiled
+    (the state a step leaves the next), then `replays` times between cudaProfilerStart and
+    cudaProfilerStop; each step's kernel-node count to COUNTS_ENV's file."""
     import os
 
     import torch

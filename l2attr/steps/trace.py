@@ -29,6 +29,7 @@ from l2attr.vocab import L2Condition, Vocab
 
 OWN_KERNELS = ("flush_l2", "block_on_flag", "spin_ns", "warm_l2")
 KINETO_KERNEL = "kernel"      # kineto's event category of a GPU kernel (its word, not l2attr's)
+NATURAL = L2Condition.NATURAL.value   # a kernel row's condition is the word (Slots.table, _words)
 SLOTS_KEY = "l2attrSlots"      # a kept trace's top-level key: the fields of each numbered replay
 KERNEL_COLUMNS = ["condition", "step", "op_index", "kernel_index", "kernel", "duration_us", "start_us", "stream"]
 
@@ -208,7 +209,6 @@ def edge_kernels(trace: dict[str, Any], slots: Slots) -> pd.DataFrame:
 # are keyed by their node: the serialised cold copies run the kernels one at a time in creation
 # order, so a cold replay's j-th kernel is kernel node j; the natural and start arms' kernels (which
 # may overlap) are matched to nodes by (name, occurrence).
-NATURAL = L2Condition.NATURAL.value
 # arms whose kernels run in the graph's own order (no flush node serialises them): paired by name
 UNSERIALISED = (L2Condition.NATURAL, L2Condition.COLD_START)
 # untraced natural replays before a traced one (after the settle)
