@@ -168,7 +168,9 @@ def check_timeline(timeline: pd.DataFrame | None, phases: pd.DataFrame | None, m
     ranges = [r.get("range") for r in manifest.get("ranges") or [] if isinstance(r, dict)]
     have = set(timeline["range"].astype(str))
     for r in ranges:
-        if r not in have:
+        if not isinstance(r, str):
+            damage.found(f"{path}/manifest.json: ranges[].range must be a range's name (found {r!r})")
+        elif r not in have:
             damage.found(f"{path / TIMELINE.filename}: no samples for range {r}, which manifest.json lists "
                          "(truncated?)")
     check_sample_counts_per_range(timeline, manifest, path, damage)
