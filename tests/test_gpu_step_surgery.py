@@ -85,6 +85,13 @@ def test_bad_steps_are_one_line(gpu, tmp_path):
 
     with pytest.raises(UserError, match="changes between calls"):
         l2attr.step(changes, repeats=2, out=tmp_path, edges=0, log=lambda s: None)
+
+    def counts():                 # a Python counter baked into the launch: x + 1.0, x + 2.0, x + 3.0
+        calls["n"] += 1
+        return x + calls["n"]
+
+    with pytest.raises(UserError, match="moves by one step per call"):
+        l2attr.step(counts, repeats=2, out=tmp_path, edges=0, log=lambda s: None)
     with pytest.raises(UserError, match="cpu tensor"):
         l2attr.step(lambda t: t * 2, gpu.randn(4), repeats=2, out=tmp_path, edges=0, log=lambda s: None)
 

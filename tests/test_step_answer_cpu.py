@@ -1,9 +1,11 @@
 """The step's answer on data whose answer is known by hand (issue 36): the write-back-matched saving
 over each named denominator, the split by what was reused, a kernel outside its bracket flagged, the
 bracket as the answer where no write-back was read; and the pieces the GPU path stands on (the
-write-back reading, its grain, two captures' launches compared)."""
+write-back reading, its grain, three captures' launches compared)."""
 
 from __future__ import annotations
+
+import struct
 
 import pandas as pd
 import pytest
@@ -11,7 +13,7 @@ import pytest
 from l2attr.analysis.step import answer
 from l2attr.analysis.step_reading import grid_rows, grid_sentence
 from l2attr.steps.flushes import WRITE_BACK_GRAIN, grain
-from l2attr.steps.pointers import host_spans, launch_difference, touched
+from l2attr.steps.pointers import host_spans, launch_difference, moves_by_one_step, touched
 from l2attr.steps.surgery_run import write_back_bytes
 
 # two kernel nodes, per arm: (node 0, node 1) durations in µs; every repeat the same plus a tiny ramp
@@ -87,19 +89,49 @@ def test_the_write_back_reading_and_its_grain():
     assert grain(1e12, l2) == l2 and grain(float("nan"), l2) == 0
 
 
-def test_two_captures_may_differ_in_pointers_only():
-    spans = [(0x1000, 0x1000), (0x9000, 0x1000)]
+def test_captures_may_differ_in_pointers_only():
+    spans = [(0x1000, 0x1000), (0x9000, 0x1000), (0xA000, 0x1000)]
     ptr = lambda p: p.to_bytes(8, "little")                        # noqa: E731
+    four = lambda v: v.to_bytes(4, "little")                       # noqa: E731
     dims = (4, 1, 1, 128, 1, 1, 0)
-    a = (dims, [ptr(0x1010), (7).to_bytes(4, "little")])
-    b = (dims, [ptr(0x9020), (7).to_bytes(4, "little")])
-    assert launch_difference(a, b, spans) == ""                   # each capture's own pool: fine
-    grown = (dims, [ptr(0x9020), (8).to_bytes(4, "little")])
-    assert "argument 1" in launch_difference(a, grown, spans)     # a size that grew: refused
+    a, b, c = ((dims, [ptr(p), four(7)]) for p in (0x1010, 0x9020, 0xA020))
+    assert launch_difference([a, b, c], spans) == ("", 0)          # each capture's own pool: fine
+    grown = [(dims, [ptr(p), four(n)]) for p, n in ((0x1010, 7), (0x9020, 8), (0xA020, 9))]
+    why, _ = launch_difference(grown, spans)
+    assert why == "argument 1 moves by one step per call (read as integer): 7, 8, 9"
     wider = ((5, 1, 1, 128, 1, 1, 0), a[1])
-    assert "launch dimensions" in launch_difference(a, wider, spans)
-    count = (dims, [ptr(18), (7).to_bytes(4, "little")])             # a count, not a pointer: refused
-    assert "word 0" in launch_difference((dims, [ptr(17), a[1][1]]), count, spans)
+    assert "launch dimensions" in launch_difference([a, b, wider], spans)[0]
+    assert launch_difference([a, b, (dims, [ptr(0xA020)])], spans)[0] == "argument sizes differ"
+    counts = [(dims, [ptr(n), four(7)]) for n in (17, 18, 19)]     # a count, not a pointer: refused
+    assert "argument 0 (word 0)" in launch_difference(counts, spans)[0]
+
+
+def test_values_that_move_at_random_are_counted_not_refused():
+    """The H100's records (examples/logs/answer/): torch's reduce kernel argument held 6 against 0 at
+    one word and 3395512506 against 1244895801 at another in two captures of the same work; a one-byte
+    argument held 0xe0 against 0xf0. No third value makes the first two a step of a counter's, except
+    the one that continues it, which is refused."""
+    dims = (4, 1, 1, 128, 1, 1, 0)
+    arg = lambda *ws: b"".join(w.to_bytes(8, "little") for w in ws)     # noqa: E731
+    caps = [(dims, [arg(1, 6, 3395512506), b"\xe0"]), (dims, [arg(1, 0, 1244895801), b"\xf0"]),
+            (dims, [arg(1, 0, 1244895801), b"\x00"])]
+    assert launch_difference(caps, []) == ("", 3)
+    on = [(dims, [b"\xd0"]), (dims, [b"\xe0"]), (dims, [b"\xf0"])]    # the same byte, by one step: refused
+    assert launch_difference(on, [])[0] == "argument 0 moves by one step per call (read as integer): 208, 224, 240"
+
+
+def test_float_counters_are_seen_and_addresses_are_not_floats():
+    dims = (1, 1, 1, 32, 1, 1, 0)
+    f32 = lambda v: struct.pack("<f", v)                             # noqa: E731
+    f64 = lambda v: struct.pack("<d", v)                             # noqa: E731
+    assert moves_by_one_step([f32(v) for v in (0.1, 0.2, 0.3)]) == "float32"   # rounding inside STEP_REL
+    assert moves_by_one_step([f64(v) for v in (1.0, 2.0, 3.0)]) == "float64"
+    assert moves_by_one_step([f64(v) for v in (1.0, 2.0, 5.0)]) == ""
+    assert moves_by_one_step([f32(v) for v in (1.0, 1.0, 1.0)]) == ""            # no step
+    far = [(0x7F00_0000_1000 + k * 0x10000).to_bytes(8, "little") for k in range(3)]
+    assert moves_by_one_step(far) == ""          # a device address by a fixed step: a denormal, not a count
+    caps = [(dims, [f32(v)]) for v in (1.0, 2.0, 3.0)]
+    assert launch_difference(caps, [])[0].endswith("(read as float32): 1, 2, 3")
 
 
 def test_the_grid_table_and_its_sentence():
@@ -114,26 +146,25 @@ def test_the_grid_table_and_its_sentence():
 
 def test_an_address_outside_the_allocator_may_differ_between_captures():
     dims = (4, 1, 1, 128, 1, 1, 0)
-    a = (dims, [(0x7F00_1234_0000).to_bytes(8, "little")])
-    b = (dims, [(0x7F00_5678_0000).to_bytes(8, "little")])
-    assert launch_difference(a, b, []) == ""
+    caps = [(dims, [w.to_bytes(8, "little")]) for w in (0x7F00_1234_0000, 0x7F00_5678_0000, 0x7F00_9ABC_0000)]
+    assert launch_difference(caps, []) == ("", 1)
 
 
-
-def test_a_host_address_in_a_structs_padding_may_differ_between_captures():
-    """The H100's record (examples/logs/answer/gpu_tests_h100.log): torch's reduce kernel took a struct
-    whose word 33 held the previous kernel node's handle, a heap address below 4 GiB (0x19e67018 in
-    one capture, 0x19e68650 in the next). Inside a host mapping in both captures it is no change; the
-    same words with no mapping, or a counter beside them, still are."""
+def test_a_host_address_in_a_structs_padding_may_move_by_a_step():
+    """The H100's record: word 33 of torch's reduce kernel argument held the previous kernel node's
+    handle, a heap address below 4 GiB (0x19e67018 in one capture, 0x19e68650 in the next). Handles
+    made one per capture may well move by a fixed step; inside a host mapping in all three captures
+    that is no counter. The same words with no mapping, or with one side unmapped, are."""
     dims = (4, 1, 1, 128, 1, 1, 0)
     arg = lambda *ws: b"".join(w.to_bytes(8, "little") for w in ws)     # noqa: E731
-    a, b = (dims, [arg(0, 0x19E67018)]), (dims, [arg(0, 0x19E68650)])
+    step = [(dims, [arg(0, 0x19E67018 + k * 0x1638)]) for k in range(3)]
     heap = host_spans("00400000-00600000 r-xp 0 08:01 1 /usr/bin/python3\n19a00000-1a200000 rw-p 0 00:00 0 [heap]\n")
     assert heap == [(0x400000, 0x200000), (0x19A00000, 0x800000)]
-    assert launch_difference(a, b, [], heap) == ""
-    assert "word 1" in launch_difference(a, b, [])                             # the failure it mends
-    assert "word 0" in launch_difference((dims, [arg(7, 0x19E67018)]), (dims, [arg(8, 0x19E68650)]), [], heap)
-    assert "word 1" in launch_difference(a, (dims, [arg(0, 0x30000000)]), [], heap)   # one side unmapped
+    assert launch_difference(step, [], heap) == ("", 0)
+    assert "word 1" in launch_difference(step, [])[0]
+    assert launch_difference(step[:2] + [(dims, [arg(0, 0x30000000)])], [], heap) == ("", 1)   # unmapped: at random
+    grow = [(dims, [arg(n, 0x19E67018 + k * 0x1638)]) for k, n in enumerate((7, 8, 9))]
+    assert "word 0" in launch_difference(grow, [], heap)[0]                 # a counter beside them
 
 
 def test_this_process_maps_its_own_heap():

@@ -1,4 +1,5 @@
-"""Producer -> consumer edges of a captured step, read from its kernel nodes' pointer arguments.
+"""What a captured step's kernel node arguments say: its producer -> consumer edges, and whether
+consecutive captures launch the same work.
 
 A compiled step has no eager ops to follow tensors through, but every kernel node of its graph
 keeps the argument values it was launched with. The driver gives them out: a kernel node's
@@ -14,14 +15,40 @@ not say how much of the block the kernel reads, nor whether it reads or writes; 
 frees and reuses joins the kernels that touched it at either time (the same lines of L2, so the
 same residency question). The measured arms (steps/graph_edges.py) then say what the edge is
 worth. Pointers outside torch's allocator (another library's buffers) are not followed.
+
+Launches compared (the second part, below `read`). A graph replays the launches of the call it captured. A step whose launches change between calls
+(a `DynamicCache` that grows, a Python counter baked into a scalar argument) would replay stale work;
+a grown cache's replay reads memory that is gone and ends the process's CUDA context. So the step is
+captured three times and every kernel node's launch is compared before any replay:
+
+- launch dimensions (grid, block, dynamic shared memory) and argument sizes must agree exactly;
+- a differing argument value is a *changed value* only when it moves by one step per call: the same
+  nonzero difference from the first capture to the second as from the second to the third, read as
+  an integer, a float32 or a float64. A cache grows by the tokens of a call, a counter by one, a
+  position by its stride.
+
+Why not "any differing byte": torch passes structs by value, and their unused bytes carry whatever
+the host left there. Seen on an H100 (examples/logs/answer/): the padding of torch's reduce kernel
+argument held a heap address in one capture and another in the next, then 6 against 0, then two
+unrelated 32-bit values; a one-byte argument (an empty functor) held 0xe0 against 0xf0 in a
+StaticCache decode step. Such bytes move at random between calls, never by a fixed step on three;
+they are counted and reported, not refused.
+
+Pointers are not values: each capture has its own memory pool. A word inside torch's allocator in
+all three captures (`spans`), or an address mapped into the host process in all three (`host`,
+/proc/self/maps), is skipped, and so is, as an integer, any 8-byte word of 2^32 or more (a device
+address outside the allocator may move by a fixed step). What is left unseen is written in
+docs/step-method.md.
 """
 
 from __future__ import annotations
 
 import bisect
 import ctypes
+import math
+import struct
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import pandas as pd
 
@@ -180,21 +207,29 @@ def node_words(node: Any) -> list[int]:
     return [w for blob in node_launch(node)[1] if len(blob) >= WORD for w in words(blob)]
 
 
-# A differing 8-byte word outside torch's allocator counts as a changed value only below this: sizes,
-# counts and positions are small; a device address (another library's buffer, a pool of its own) is
-# not, and may differ between captures without the work changing.
+def read(torch: Any, kernel_nodes: list[Any]) -> tuple[list[set[int]], list[tuple[int, int]]]:
+    """(blocks each kernel node touches, the allocator's blocks): what kernel_edges reads."""
+    spans = blocks(torch.cuda.memory_snapshot())
+    return [touched(node_words(n), spans) for n in kernel_nodes], spans
+
+
+# -- launches compared across three captures: pure, tested on a CPU ------------------------------
+
+Launch = tuple[tuple[int, ...], list[bytes]]
+
+# An 8-byte word at or above this is read as an integer no more: sizes, counts and positions are
+# small; a device address outside the allocator (another library's buffer) is not.
 SCALAR_LIMIT = 1 << 32
+# Two float steps are one step when they agree to this fraction (float32 rounding of a counter's
+# sum stays far inside it; two random values agree this closely about once in a million).
+STEP_REL = 1e-6
+_NORMAL64 = 2.2250738585072014e-308     # the smallest normal double: an address reads as a denormal
 
 
 def host_spans(maps: str | None = None) -> list[tuple[int, int]]:
     """(start, size) of every region mapped into this process (/proc/self/maps; [] where there is none).
-
-    A struct passed by value carries its padding bytes as they were on the host: whatever the launch
-    path left there, often a heap address. glibc's heap can lie below 4 GiB, so such a word passes
-    SCALAR_LIMIT and differs between two captures of the same work (seen on an H100: word 33 of
-    torch's reduce kernel argument held the previous kernel node's handle, 0x19e67018). A word that
-    is an address mapped into this process in both captures is no size, count or position: no
-    mapping starts below the kernel's mmap_min_addr (64 KiB on Linux)."""
+    A word that is a mapped address in every capture is a host pointer left in a struct (padding), no
+    size, count or position: Linux maps nothing below vm.mmap_min_addr (64 KiB)."""
     if maps is None:
         try:
             maps = Path("/proc/self/maps").read_text()
@@ -211,34 +246,65 @@ def host_spans(maps: str | None = None) -> list[tuple[int, int]]:
     return sorted(out)
 
 
-def launch_difference(a: tuple[tuple[int, ...], list[bytes]], b: tuple[tuple[int, ...], list[bytes]],
-                      spans: list[tuple[int, int]], host: list[tuple[int, int]] = ()) -> str:
-    """How two captures' launches of one kernel node differ, '' when they do not: launch dimensions,
-    argument sizes, an argument shorter than a word, or an 8-byte word that is no pointer into the
-    allocator, no address mapped into the host process (`host`, host_spans) and small enough to be a
-    size, a count or a position (SCALAR_LIMIT). Pointers may differ (each capture has its own memory
-    pool), and so may host addresses (a struct's padding)."""
-    (da, xa), (db, xb) = a, b
-    if da != db:
-        return f"launch dimensions (grid, block, shared) {da} against {db}"
-    if [len(x) for x in xa] != [len(x) for x in xb]:
-        return "argument sizes differ"
-    for i, (p, q) in enumerate(zip(xa, xb)):
-        if p == q:
-            continue
-        if len(p) < WORD:
-            return f"argument {i} holds {p.hex()} against {q.hex()}"
-        for j, (u, v) in enumerate(zip(words(p), words(q))):
-            if (u != v and max(u, v) < SCALAR_LIMIT and not (touched([u], spans) and touched([v], spans))
-                    and not (touched([u], host) and touched([v], host))):
-                return f"argument {i} (word {j}) holds {u} against {v}"
-        tail = len(p) - len(p) % WORD
-        if p[tail:] != q[tail:]:
-            return f"argument {i} ends in {p[tail:].hex()} against {q[tail:].hex()}"
+def _pieces(blob: bytes) -> list[tuple[int, bytes]]:
+    """(offset, bytes) of each aligned 8-byte word of an argument, then its shorter tail, if any."""
+    cut = len(blob) - len(blob) % WORD
+    out = [(i, blob[i:i + WORD]) for i in range(0, cut, WORD)]
+    return out + ([(cut, blob[cut:])] if cut < len(blob) else [])
+
+
+def _one_step(x: float, y: float, z: float) -> bool:
+    """x -> y -> z by one nonzero, finite step (floats: to STEP_REL)."""
+    d1, d2 = y - x, z - y
+    if not (math.isfinite(d1) and math.isfinite(d2)) or d1 == 0:
+        return False
+    return d1 == d2 or abs(d1 - d2) <= STEP_REL * max(abs(d1), abs(d2))
+
+
+def moves_by_one_step(vals: Sequence[bytes]) -> str:
+    """How three captures' bytes of one word move by one step per call ('' when they do not):
+    'integer', 'float32' or 'float64'."""
+    x, y, z = (int.from_bytes(v, "little") for v in vals)
+    n = len(vals[0])
+    if (n < WORD or max(x, y, z) < SCALAR_LIMIT) and _one_step(x, y, z):
+        return "integer"
+    if n == 4 or (n == WORD and max(x, y, z) < SCALAR_LIMIT):
+        f = [struct.unpack("<f", v[:4])[0] for v in vals]
+        if all(math.isfinite(v) for v in f) and _one_step(*f):
+            return "float32"
+    if n == WORD:
+        d = [struct.unpack("<d", v)[0] for v in vals]
+        if all(math.isfinite(v) and abs(v) >= _NORMAL64 for v in d) and _one_step(*d):
+            return "float64"
     return ""
 
 
-def read(torch: Any, kernel_nodes: list[Any]) -> tuple[list[set[int]], list[tuple[int, int]]]:
-    """(blocks each kernel node touches, the allocator's blocks): what kernel_edges reads."""
-    spans = blocks(torch.cuda.memory_snapshot())
-    return [touched(node_words(n), spans) for n in kernel_nodes], spans
+def launch_difference(caps: Sequence[Launch], spans: list[tuple[int, int]],
+                      host: list[tuple[int, int]] = ()) -> tuple[str, int]:
+    """(why the launches differ, '' when they agree; how many values move at random) for one kernel
+    node's launch in three consecutive captures."""
+    a, b, c = caps
+    for other in (b, c):
+        if other[0] != a[0]:
+            return f"launch dimensions (grid, block, shared) {a[0]} against {other[0]}", 0
+        if [len(x) for x in other[1]] != [len(x) for x in a[1]]:
+            return "argument sizes differ", 0
+    irregular = 0
+    for i, args in enumerate(zip(a[1], b[1], c[1])):
+        if args[0] == args[1] == args[2]:
+            continue
+        for (off, p), (_, q), (_, r) in zip(*(_pieces(x) for x in args)):
+            if p == q == r:
+                continue
+            ws = [int.from_bytes(v, "little") for v in (p, q, r)]
+            if len(p) == WORD and any(all(touched([w], where) for w in ws) for where in (spans, host) if where):
+                continue
+            how = moves_by_one_step((p, q, r))
+            if how:
+                at = f" (word {off // WORD})" if len(p) == WORD else (f" (bytes from {off})" if off else "")
+                shown = ", ".join(str(w) for w in ws) if how == "integer" else ", ".join(
+                    f"{struct.unpack('<f' if how == 'float32' else '<d', v[:4] if how == 'float32' else v)[0]:g}"
+                    for v in (p, q, r))
+                return f"argument {i}{at} moves by one step per call (read as {how}): {shown}", 0
+            irregular += 1
+    return "", irregular

@@ -14,7 +14,8 @@ in front of every kernel node:
   kernels can overlap says so (`overlapping`): its kernels are serialised in the cold arms only.
 
 A graph is refused when it holds nodes whose work the copies cannot reproduce faithfully (host
-callbacks, conditional nodes, memory allocation nodes) or when two captures of the step differ.
+callbacks, conditional nodes, memory allocation nodes) or when three captures of the step differ
+(steps/pointers.py launch_difference).
 """
 
 from __future__ import annotations
@@ -131,31 +132,38 @@ CHANGES_HINT = ("a step must launch the same work on every call to be replayed: 
                 "(StaticCache) and pass positions and other state in as GPU tensors")
 
 
-def refuse_changing(torch: Any, s: Shape, again: Shape) -> str:
-    """Before any replay: one clear line when the two captures launch a kernel node differently
-    (a size, a count or a position that is no pointer), which a replay would run stale: a grown
-    cache's kernels read memory that is gone (an illegal address that ends the process's CUDA
-    context). '' when they agree; a why-not when the driver gives no node parameters (the check
-    is then not made for those nodes, and the run says so)."""
+def refuse_changing(torch: Any, caps: list[Shape]) -> str:
+    """Before any replay: one clear line when three consecutive captures launch a kernel node
+    differently (pointers.launch_difference: dimensions, argument sizes, or a value that moves by one
+    step per call), which a replay would run stale: a grown cache's kernels read memory that is gone (an
+    illegal address that ends the process's CUDA context). Otherwise what the run says of the check:
+    the values that moved at random (a struct's padding), the nodes whose launch the driver did not
+    give (not compared)."""
     from l2attr.steps.pointers import PointersUnavailable, blocks, host_spans, launch_difference, node_launch
 
     spans, host = blocks(torch.cuda.memory_snapshot()), host_spans()
     unread: list[int] = []
     why = ""
-    for j, (a, b) in enumerate(zip(s.kernels, again.kernels)):
+    irregular = 0
+    for j, nodes in enumerate(zip(*(c.kernels for c in caps))):
         try:
-            la, lb = node_launch(a), node_launch(b)
+            launches = [node_launch(n) for n in nodes]
         except PointersUnavailable as exc:          # this node unread; the others are still compared
             unread.append(j)
             why = why or (str(exc).splitlines() or [type(exc).__name__])[0]
             continue
-        diff = launch_difference(la, lb, spans, host)
+        diff, n = launch_difference(launches, spans, host)
         if diff:
-            raise UserError(f"the step changes between calls: kernel node {j} is launched differently by two "
-                            f"consecutive calls ({diff}); {CHANGES_HINT}")
+            raise UserError(f"the step changes between calls: kernel node {j} is launched differently by "
+                            f"{len(caps)} consecutive calls ({diff}); {CHANGES_HINT}")
+        irregular += n
+    said = f"the {len(caps)} captures launch every kernel node alike"
+    if irregular:
+        said += (f", but for {irregular} argument value(s) that move at random between calls (bytes the "
+                 "host left in a struct; none moves by one step per call)")
     if unread:
-        return f"{len(unread)} of {len(s.kernels)} kernel nodes' launches could not be read ({why}): not compared"
-    return ""
+        said += f"; {len(unread)} of {len(caps[0].kernels)} kernel nodes' launches could not be read ({why}): not compared"
+    return said
 
 
 def with_flushes(graph: Any, s: Shape, flush: Any, only: dict[int, Any] | None = None) -> Any:

@@ -127,13 +127,14 @@ def measure(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, repeats
     keep: list[Any] = []
     launch_check = "the user's own graph: captured once"
     if own is None:
-        g1 = surgery.capture(torch, call, max(1, warmup))
-        g2 = surgery.capture(torch, call, 0)      # the very next call: must capture the same nodes
-        keep += [g1, g2]
-        raw = surgery.raw_graph(g1)
-        s, again = surgery.shape(raw), surgery.shape(surgery.raw_graph(g2))
-        surgery.refuse_shape(s, again)
-        launch_check = surgery.refuse_changing(torch, s, again) or "the two captures launch every kernel node alike"
+        keep += [surgery.capture(torch, call, max(1, warmup))]
+        keep += [surgery.capture(torch, call, 0) for _ in range(2)]   # the next calls: the same launches
+        raw = surgery.raw_graph(keep[0])
+        caps = [surgery.shape(raw)] + [surgery.shape(surgery.raw_graph(g)) for g in keep[1:]]
+        s = caps[0]
+        for again in caps[1:]:
+            surgery.refuse_shape(s, again)
+        launch_check = surgery.refuse_changing(torch, caps)
         log(f"step graph: {launch_check}")
     else:
         raw = surgery.as_graph(own)
