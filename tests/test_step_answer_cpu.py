@@ -274,8 +274,8 @@ def _grid_module():
 
 def test_the_grids_ncu_reading_is_cached_chunk_by_chunk_and_found_again(tmp_path, monkeypatch):
     """The grid's second reader: steps are profiled NCU_CHUNK at a time, each chunk cached before the
-    next starts (a call cut off keeps what it read), and a later call finds the cache in a --done
-    folder and profiles only what is missing."""
+    next starts (a call cut off keeps what it read), and a later call on the same GPU finds the cache
+    in a --done folder and profiles only what is missing; on another GPU it profiles again."""
     import os
 
     import l2attr.steps.ncu as ncu
@@ -294,14 +294,18 @@ def test_the_grids_ncu_reading_is_cached_chunk_by_chunk_and_found_again(tmp_path
     monkeypatch.setattr(ncu, "profile_graph", fake_profile)
     steps = [f"s{i}" for i in range(grid.NCU_CHUNK + 2)]
     with pytest.raises(RuntimeError):
-        grid.write_back_of("llama", steps, tmp_path / "first")
+        grid.write_back_of("llama", steps, tmp_path / "first", gpu="G1")
     cached = pd.read_csv(tmp_path / "first" / "ncu" / "llama-write-back.csv")
     assert calls == [steps[:grid.NCU_CHUNK], steps[grid.NCU_CHUNK:]]
     assert sorted(set(cached["step"])) == steps[:grid.NCU_CHUNK] and len(cached) == 2 * grid.NCU_CHUNK
     calls.clear()
-    got = grid.write_back_of("llama", steps, tmp_path / "second", skip=[tmp_path / "first"])
+    got = grid.write_back_of("llama", steps, tmp_path / "second", skip=[tmp_path / "first"], gpu="G1")
     assert calls == [steps[grid.NCU_CHUNK:]] and sorted(got) == steps         # only the missing ones
     assert got["s0"]["write_none_b"].tolist() == [1.0, 101.0] and got["s0"]["write_all_b"].tolist() == [0.0, 100.0]
+    assert set(pd.read_csv(tmp_path / "second" / "ncu" / "llama-write-back.csv")["gpu"]) == {"G1"}
+    calls.clear()
+    grid.write_back_of("llama", steps[:1], tmp_path / "third", skip=[tmp_path / "second"], gpu="G2")
+    assert calls == [steps[:1]]                       # another GPU's reading is not this GPU's: read again
 
 
 def test_per_repeat_on_the_arrays_is_the_merge_and_a_twice_named_key_is_left_to_it():

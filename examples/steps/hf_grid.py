@@ -150,10 +150,11 @@ def one_gpu(runs: dict[str, str], here: str) -> str:
             "from one GPU; measure into an empty --out with no --done, or on that GPU")
 
 
-def write_back_of(model: str, wanted: list[str], out: Path, skip: list[Path] = ()) -> dict:
+def write_back_of(model: str, wanted: list[str], out: Path, skip: list[Path] = (), gpu: str = "") -> dict:
     """Per step, the ncu write-back table (steps/ncu.py deltas); read from <folder>/ncu/<model>-write-back.csv
-    of `out` or a --done folder when an earlier run of the grid left it (the second reader's cache),
-    else profiled now and cached under `out`."""
+    of `out` or a --done folder when an earlier run of the grid on this `gpu` left it (the second reader's
+    cache: rows carry the GPU that read them, as a write-back depends on the L2's size), else profiled
+    now and cached under `out`."""
     import os
 
     import pandas as pd
@@ -164,6 +165,7 @@ def write_back_of(model: str, wanted: list[str], out: Path, skip: list[Path] = (
 
     cache = out / "ncu" / f"{model}-write-back.csv"
     found = [pd.read_csv(f) for f in (d / "ncu" / cache.name for d in (out, *skip)) if f.is_file()]
+    found = [f[f["gpu"] == gpu] for f in found if "gpu" in f.columns]
     have = (pd.concat(found, ignore_index=True).drop_duplicates(["step", "node"]) if found
             else pd.DataFrame(columns=["step"]))
     need = [n for n in wanted if n not in set(have["step"])]
@@ -173,12 +175,12 @@ def write_back_of(model: str, wanted: list[str], out: Path, skip: list[Path] = (
         os.environ["HF_GRID_ONLY"] = ",".join(chunk)
         frame = profile_graph(f"{Path(__file__).resolve()}:ncu_steps_{model}", out / "ncu" / model, 1,
                               sets="dram", log=lambda s: None)
-        fresh = pd.concat([deltas(g).assign(step=name) for name, g in frame.groupby("step")], ignore_index=True)
+        fresh = pd.concat([deltas(g).assign(step=name, gpu=gpu) for name, g in frame.groupby("step")], ignore_index=True)
         have = pd.concat([have, fresh], ignore_index=True) if len(have) else fresh
         cache.parent.mkdir(parents=True, exist_ok=True)
         atomic.write_text(cache, have.to_csv(index=False))
         print(f"{model}: ncu write-back of {len(chunk)} steps in {time.perf_counter() - t0:.1f} s", flush=True)
-    return {name: g.drop(columns="step").reset_index(drop=True) for name, g in have.groupby("step")}
+    return {name: g.drop(columns=["step", "gpu"]).reset_index(drop=True) for name, g in have.groupby("step")}
 
 
 def measure(out: Path, models: list[str], only: list[str] | None, repeats: int, ncu: bool,
@@ -187,15 +189,15 @@ def measure(out: Path, models: list[str], only: list[str] | None, repeats: int, 
 
     import l2attr
 
-    have = finished([out, *skip])
-    refused = one_gpu(have, torch.cuda.get_device_name())
+    have, here = finished([out, *skip]), torch.cuda.get_device_name()
+    refused = one_gpu(have, here)
     if refused:
         raise SystemExit(f"hf_grid: error: {refused}")
     for model in models:
         wanted = [c for c in configs(model) if (not only or c[0] in only) and c[0] not in have]
         if not wanted:
             continue
-        write_back = write_back_of(model, [c[0] for c in wanted], out, list(skip)) if ncu else {}
+        write_back = write_back_of(model, [c[0] for c in wanted], out, list(skip), here) if ncu else {}
         m, cfg = build(model)
         for name, phase, b, n in wanted:
             t0 = time.perf_counter()
