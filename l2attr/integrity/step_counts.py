@@ -76,8 +76,8 @@ def _times(v: Any) -> bool:
 
 def _check_call_times(got: dict[str, Any], manifest: dict[str, Any], path: Path, damage: Damage) -> None:
     """The function called on its own and torch's replay of the capture: at most one time per repeat
-    each (a blocking-timer sample it discards is left out; a run may keep none), both present or
-    both empty; the call's kernel sums (the profiler, no discards), when recorded, one per repeat or
+    each (a blocking-timer sample it discards is left out; a run may keep none of either: every
+    sample of one timer discarded, or the call given up behind the blocking kernel); the call's kernel sums (the profiler, no discards), when recorded, one per repeat or
     none (the user's own graph has no call). The page prints
     their medians beside natural."""
     where = path / "manifest.json"
@@ -88,9 +88,9 @@ def _check_call_times(got: dict[str, Any], manifest: dict[str, Any], path: Path,
             damage.found(f"{where}: field surgery.{key} must be a list of times in µs (> 0)")
             return
     most = repeats if _whole(repeats) else 10 ** 9
-    if bool(call) != bool(torch_g) or len(call) > most or len(torch_g) > most:
+    if len(call) > most or len(torch_g) > most:
         damage.found(f"{where}: fields surgery.call_us and surgery.torch_graph_us hold {len(call)} and "
-                     f"{len(torch_g)} times: at most one per repeat ({repeats!r}) each, both or neither")
+                     f"{len(torch_g)} times: at most one per repeat ({repeats!r}) each")
         return
     if "call_kernel_us" not in got and "call_kernels" not in got:
         return                              # a run made before the call's kernels were traced

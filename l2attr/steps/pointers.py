@@ -16,29 +16,23 @@ frees and reuses joins the kernels that touched it at either time (the same line
 same residency question). The measured arms (steps/graph_edges.py) then say what the edge is
 worth. Pointers outside torch's allocator (another library's buffers) are not followed.
 
-Launches compared (the second part, below `read`). A graph replays the launches of the call it captured. A step whose launches change between calls
-(a `DynamicCache` that grows, a Python counter baked into a scalar argument) would replay stale work;
-a grown cache's replay reads memory that is gone and ends the process's CUDA context. So the step is
-captured three times and every kernel node's launch is compared before any replay:
+Launches compared (the second part, below `read`). A graph replays the launches of the call it
+captured. A step whose launches change between calls (a `DynamicCache` that grows, a Python counter
+baked into a scalar argument) would replay stale work; a grown cache's replay reads memory that is
+gone and ends the process's CUDA context. So the step is captured three times and every kernel
+node's launch is compared before any replay: launch dimensions and argument sizes must agree
+exactly, and a value (4 aligned bytes, read as an int32 or a float32) is a *changed value* when it
+moves by one step per call: the same nonzero difference, at most STEP_LIMIT, from the first capture
+to the second as from the second to the third. A cache grows by the tokens of a call, a counter by
+one, a position by its stride.
 
-- launch dimensions (grid, block, dynamic shared memory) and argument sizes must agree exactly;
-- a differing argument value is a *changed value* only when it moves by one step per call: the same
-  nonzero difference from the first capture to the second as from the second to the third, read as
-  an integer, a float32 or a float64. A cache grows by the tokens of a call, a counter by one, a
-  position by its stride.
-
-Why not "any differing byte": torch passes structs by value, and their unused bytes carry whatever
-the host left there. Seen on an H100 (examples/logs/answer/): the padding of torch's reduce kernel
-argument held a heap address in one capture and another in the next, then 6 against 0, then two
-unrelated 32-bit values; a one-byte argument (an empty functor) held 0xe0 against 0xf0 in a
-StaticCache decode step. Such bytes move at random between calls, never by a fixed step on three;
-they are counted and reported, not refused.
-
-Pointers are not values: each capture has its own memory pool. A word inside torch's allocator in
-all three captures (`spans`), or an address mapped into the host process in all three (`host`,
-/proc/self/maps), is skipped, and so is, as an integer, any 8-byte word of 2^32 or more (a device
-address outside the allocator may move by a fixed step). What is left unseen is written in
-docs/step-method.md.
+Why not "any differing byte": torch passes structs by value, and bytes it never set (padding, an
+offset calculator's unused dimensions, an empty functor's one byte) carry whatever the host left
+there. Seen on an H100 (examples/logs/answer/): torch's reduce kernel argument held a heap address,
+6 against 0, two unrelated 32-bit values, and a double that grew by 1.165e7 a call; a one-byte
+argument held 0xe0 against 0xf0 in a StaticCache decode step. Such values are counted and reported,
+not refused. Pointers are skipped (each capture has its own pool), and so is a value whose word's
+other half moves too (no 4-byte field). What is left unseen is written in docs/step-method.md.
 """
 
 from __future__ import annotations
@@ -217,13 +211,19 @@ def read(torch: Any, kernel_nodes: list[Any]) -> tuple[list[set[int]], list[tupl
 
 Launch = tuple[tuple[int, ...], list[bytes]]
 
-# An 8-byte word at or above this is read as an integer no more: sizes, counts and positions are
-# small; a device address outside the allocator (another library's buffer) is not.
-SCALAR_LIMIT = 1 << 32
+HALF = 4
+# A value is compared 4 bytes at a time (an int32 or a float32 field; a size, count or position).
+# One that moves by more than this per call is no count a call adds to: a running total or a clock
+# the host left in padding moves by millions (seen on an H100: word 75 of torch's reduce kernel
+# argument, read as a float64, went 2.61313e9, 2.62478e9, 2.63643e9).
+STEP_LIMIT = 1 << 16
+# A word in this range in all three captures reads as an address (48-bit, above 4 GiB): a device
+# buffer outside the allocator, a host pointer, may move by a fixed step between captures.
+ADDRESSES = (1 << 32, 1 << 48)
 # Two float steps are one step when they agree to this fraction (float32 rounding of a counter's
 # sum stays far inside it; two random values agree this closely about once in a million).
 STEP_REL = 1e-6
-_NORMAL64 = 2.2250738585072014e-308     # the smallest normal double: an address reads as a denormal
+_NORMAL32 = 1.1754943508222875e-38      # the smallest normal float32
 
 
 def host_spans(maps: str | None = None) -> list[tuple[int, int]]:
@@ -246,43 +246,37 @@ def host_spans(maps: str | None = None) -> list[tuple[int, int]]:
     return sorted(out)
 
 
-def _pieces(blob: bytes) -> list[tuple[int, bytes]]:
-    """(offset, bytes) of each aligned 8-byte word of an argument, then its shorter tail, if any."""
-    cut = len(blob) - len(blob) % WORD
-    out = [(i, blob[i:i + WORD]) for i in range(0, cut, WORD)]
-    return out + ([(cut, blob[cut:])] if cut < len(blob) else [])
-
-
 def _one_step(x: float, y: float, z: float) -> bool:
-    """x -> y -> z by one nonzero, finite step (floats: to STEP_REL)."""
+    """x -> y -> z by one nonzero, finite step of at most STEP_LIMIT (floats: to STEP_REL)."""
     d1, d2 = y - x, z - y
-    if not (math.isfinite(d1) and math.isfinite(d2)) or d1 == 0:
+    if not (math.isfinite(d1) and math.isfinite(d2)) or d1 == 0 or abs(d1) > STEP_LIMIT:
         return False
     return d1 == d2 or abs(d1 - d2) <= STEP_REL * max(abs(d1), abs(d2))
 
 
 def moves_by_one_step(vals: Sequence[bytes]) -> str:
-    """How three captures' bytes of one word move by one step per call ('' when they do not):
-    'integer', 'float32' or 'float64'."""
-    x, y, z = (int.from_bytes(v, "little") for v in vals)
-    n = len(vals[0])
-    if (n < WORD or max(x, y, z) < SCALAR_LIMIT) and _one_step(x, y, z):
+    """How three captures' 4 bytes of one value move by one step per call ('' when they do not):
+    'integer' (int32) or 'float32'."""
+    if _one_step(*(int.from_bytes(v, "little", signed=True) for v in vals)):
         return "integer"
-    if n == 4 or (n == WORD and max(x, y, z) < SCALAR_LIMIT):
-        f = [struct.unpack("<f", v[:4])[0] for v in vals]
-        if all(math.isfinite(v) for v in f) and _one_step(*f):
-            return "float32"
-    if n == WORD:
-        d = [struct.unpack("<d", v)[0] for v in vals]
-        if all(math.isfinite(v) and abs(v) >= _NORMAL64 for v in d) and _one_step(*d):
-            return "float64"
-    return ""
+    f = [struct.unpack("<f", v)[0] for v in vals]
+    normal = all(v == 0 or abs(v) >= _NORMAL32 for v in f)     # a small integer reads as a denormal
+    return "float32" if normal and _one_step(*f) else ""
+
+
+def _is_address(ws: Sequence[int], spans: list[tuple[int, int]], host: list[tuple[int, int]]) -> bool:
+    """The word is a pointer in all three captures: into torch's allocator (each capture has its own
+    pool), into the host process (a host pointer left in padding), or in the 48-bit address range."""
+    return (all(ADDRESSES[0] <= w < ADDRESSES[1] for w in ws)
+            or any(all(touched([w], where) for w in ws) for where in (spans, host) if where))
 
 
 def launch_difference(caps: Sequence[Launch], spans: list[tuple[int, int]],
                       host: list[tuple[int, int]] = ()) -> tuple[str, int]:
     """(why the launches differ, '' when they agree; how many values move at random) for one kernel
-    node's launch in three consecutive captures."""
+    node's launch in three consecutive captures. A value is 4 aligned bytes whose 8-byte word is no
+    pointer and whose other 4 bytes stay put; an argument shorter than 4 bytes (a flag, an empty
+    functor's byte) is never a count."""
     a, b, c = caps
     for other in (b, c):
         if other[0] != a[0]:
@@ -293,18 +287,27 @@ def launch_difference(caps: Sequence[Launch], spans: list[tuple[int, int]],
     for i, args in enumerate(zip(a[1], b[1], c[1])):
         if args[0] == args[1] == args[2]:
             continue
-        for (off, p), (_, q), (_, r) in zip(*(_pieces(x) for x in args)):
-            if p == q == r:
+        n = len(args[0])
+        for off in range(0, n, HALF):
+            vals = [x[off:off + HALF] for x in args]
+            if vals[0] == vals[1] == vals[2]:
                 continue
-            ws = [int.from_bytes(v, "little") for v in (p, q, r)]
-            if len(p) == WORD and any(all(touched([w], where) for w in ws) for where in (spans, host) if where):
+            if len(vals[0]) < HALF:
+                irregular += 1
                 continue
-            how = moves_by_one_step((p, q, r))
+            w0 = off - off % WORD
+            if w0 + WORD <= n:              # a whole word: a pointer is skipped; its other half must stay put
+                if _is_address([int.from_bytes(x[w0:w0 + WORD], "little") for x in args], spans, host):
+                    continue
+                mate = w0 + HALF if off == w0 else w0
+                if len({x[mate:mate + HALF] for x in args}) > 1:
+                    irregular += 1
+                    continue
+            how = moves_by_one_step(vals)
             if how:
-                at = f" (word {off // WORD})" if len(p) == WORD else (f" (bytes from {off})" if off else "")
-                shown = ", ".join(str(w) for w in ws) if how == "integer" else ", ".join(
-                    f"{struct.unpack('<f' if how == 'float32' else '<d', v[:4] if how == 'float32' else v)[0]:g}"
-                    for v in (p, q, r))
+                shown = ", ".join(f"{struct.unpack('<f', v)[0]:g}" if how == "float32"
+                                  else str(int.from_bytes(v, "little", signed=True)) for v in vals)
+                at = f" (bytes {off}-{off + HALF - 1})" if n > HALF else ""
                 return f"argument {i}{at} moves by one step per call (read as {how}): {shown}", 0
             irregular += 1
     return "", irregular
