@@ -13,7 +13,7 @@ import pytest
 from l2attr.analysis.step import answer
 from l2attr.analysis.step_reading import grid_rows, grid_sentence
 from l2attr.steps.flushes import WRITE_BACK_GRAIN, grain
-from l2attr.steps.pointers import host_spans, launch_difference, moves_by_one_step, touched
+from l2attr.steps.pointers import VALUE_LIMIT, host_spans, launch_difference, moves_by_one_step, touched
 from l2attr.steps.surgery_run import write_back_bytes
 
 # two kernel nodes, per arm: (node 0, node 1) durations in µs; every repeat the same plus a tiny ramp
@@ -124,14 +124,31 @@ def test_values_that_move_at_random_are_counted_not_refused():
     assert "read as integer): 6, 0, -6" in launch_difference(back, [])[0]
 
 
-def test_float_counters_are_seen_and_big_steps_are_not_counts():
+def test_values_that_move_by_a_fixed_step_but_are_no_small_whole_numbers_are_not_counts():
+    """The fourth H100 run: a heap address at a 4-byte offset (bytes 604-607: 1063302904, +5688 a
+    call), a packed value (1543504345, +24 a call) and a bit pattern that reads as a float32
+    (0x87200021, 0x87400016, 0x8760000b: -1.2e-34 by -2.4e-35) all moved by a fixed step. None is a
+    whole number of at most VALUE_LIMIT; a count of that size beside them is."""
+    dims = (4, 1, 1, 128, 1, 1, 0)
+    four = lambda *vs: b"".join(v.to_bytes(4, "little") for v in vs)    # noqa: E731
+    rows = [(7, 1063302904 + k * 5688, 0, 1543504345 + k * 24, 0, (0x87200021, 0x87400016, 0x8760000b)[k], 0)
+            for k in range(3)]
+    caps = [(dims, [four(*r)]) for r in rows]
+    assert launch_difference(caps, []) == ("", 3)
+    assert moves_by_one_step([four(v) for v in (VALUE_LIMIT - 2, VALUE_LIMIT - 1, VALUE_LIMIT)]) == "integer"
+    assert moves_by_one_step([four(v) for v in (VALUE_LIMIT - 1, VALUE_LIMIT, VALUE_LIMIT + 1)]) == ""
+    counted = [(dims, [four(*r[:-1], 5 + k)]) for k, r in enumerate(rows)]
+    assert launch_difference(counted, [])[0].startswith("argument 0 (bytes 24-27) moves by one step per call")
+
+
+def test_float_counters_are_whole_numbers():
     dims = (1, 1, 1, 32, 1, 1, 0)
     f32 = lambda v: struct.pack("<f", v)                             # noqa: E731
-    assert moves_by_one_step([f32(v) for v in (0.1, 0.2, 0.3)]) == "float32"   # rounding inside STEP_REL
+    assert moves_by_one_step([f32(v) for v in (1.0, 2.0, 3.0)]) == "float32"
+    assert moves_by_one_step([f32(v) for v in (0.1, 0.2, 0.3)]) == ""          # not a count: not seen
     assert moves_by_one_step([f32(v) for v in (1.0, 2.0, 5.0)]) == ""
     assert moves_by_one_step([f32(v) for v in (1.0, 1.0, 1.0)]) == ""            # no step
-    assert moves_by_one_step([f32(v) for v in (0.0, 1e6, 2e6)]) == ""            # beyond STEP_LIMIT: a total
-    assert moves_by_one_step([(n).to_bytes(4, "little") for n in (0, 70000, 140000)]) == ""
+    assert moves_by_one_step([f32(v) for v in (0.0, 2e6, 4e6)]) == ""            # beyond VALUE_LIMIT
     # x + n with a Python int n: torch's functor holds {alpha = 1.0, b = n} in one word
     caps = [(dims, [f32(1.0) + f32(v)]) for v in (1.0, 2.0, 3.0)]
     assert launch_difference(caps, [])[0] == "argument 0 (bytes 4-7) moves by one step per call (read as float32): 1, 2, 3"
@@ -157,15 +174,19 @@ def test_a_host_address_in_a_structs_padding_may_move_by_a_step():
     """The H100's record: word 33 of torch's reduce kernel argument held the previous kernel node's
     handle, a heap address below 4 GiB (0x19e67018 in one capture, 0x19e68650 in the next). Handles
     made one per capture may well move by a fixed step; inside a host mapping in all three captures
-    that is no counter. The same words with no mapping, or with one side unmapped, are."""
+    it is skipped, elsewhere counted as a value that moves (no small whole number); a counter beside
+    it is still refused."""
     dims = (4, 1, 1, 128, 1, 1, 0)
     arg = lambda *ws: b"".join(w.to_bytes(8, "little") for w in ws)     # noqa: E731
     step = [(dims, [arg(0, 0x19E67018 + k * 0x1638)]) for k in range(3)]
     heap = host_spans("00400000-00600000 r-xp 0 08:01 1 /usr/bin/python3\n19a00000-1a200000 rw-p 0 00:00 0 [heap]\n")
     assert heap == [(0x400000, 0x200000), (0x19A00000, 0x800000)]
     assert launch_difference(step, [], heap) == ("", 0)
-    assert "(bytes 8-11)" in launch_difference(step, [])[0]
+    assert launch_difference(step, []) == ("", 1)          # no mapping: no small whole number either
     assert launch_difference(step[:2] + [(dims, [arg(0, 0x30000000)])], [], heap) == ("", 1)   # unmapped: at random
+    packed = [(dims, [b"".join(v.to_bytes(4, "little") for v in (1, 0x19E67018 + k * 0x1638, 0, 5))])
+              for k in range(3)]                               # the address at bytes 4-11 of a packed struct
+    assert launch_difference(packed, [], heap) == ("", 0)
     grow = [(dims, [arg(n, 0x19E67018 + k * 0x1638)]) for k, n in enumerate((7, 8, 9))]
     assert "(bytes 0-3)" in launch_difference(grow, [], heap)[0]            # a counter beside them
 

@@ -22,17 +22,18 @@ baked into a scalar argument) would replay stale work; a grown cache's replay re
 gone and ends the process's CUDA context. So the step is captured three times and every kernel
 node's launch is compared before any replay: launch dimensions and argument sizes must agree
 exactly, and a value (4 aligned bytes, read as an int32 or a float32) is a *changed value* when it
-moves by one step per call: the same nonzero difference, at most STEP_LIMIT, from the first capture
-to the second as from the second to the third. A cache grows by the tokens of a call, a counter by
-one, a position by its stride.
+is a whole number of at most VALUE_LIMIT that moves by one step per call: the same nonzero
+difference from the first capture to the second as from the second to the third. A cache grows by
+the tokens of a call, a counter by one, a position by its stride.
 
 Why not "any differing byte": torch passes structs by value, and bytes it never set (padding, an
 offset calculator's unused dimensions, an empty functor's one byte) carry whatever the host left
-there. Seen on an H100 (examples/logs/answer/): torch's reduce kernel argument held a heap address,
-6 against 0, two unrelated 32-bit values, and a double that grew by 1.165e7 a call; a one-byte
-argument held 0xe0 against 0xf0 in a StaticCache decode step. Such values are counted and reported,
-not refused. Pointers are skipped (each capture has its own pool), and so is a value whose word's
-other half moves too (no 4-byte field). What is left unseen is written in docs/step-method.md.
+there. Seen on an H100 (examples/logs/answer/): torch's reduce kernel argument held heap addresses,
+6 against 0, unrelated 32-bit values, a double that grew by 1.165e7 a call, and values that moved by
+a fixed step but were no small whole numbers; a one-byte argument held 0xe0 against 0xf0 in a
+StaticCache decode step. Such values are counted and reported, not refused. Pointers are skipped
+(each capture has its own pool), and so is a value whose word's other half moves too (no 4-byte
+field). What is left unseen is written in docs/step-method.md.
 """
 
 from __future__ import annotations
@@ -212,18 +213,15 @@ def read(torch: Any, kernel_nodes: list[Any]) -> tuple[list[set[int]], list[tupl
 Launch = tuple[tuple[int, ...], list[bytes]]
 
 HALF = 4
-# A value is compared 4 bytes at a time (an int32 or a float32 field; a size, count or position).
-# One that moves by more than this per call is no count a call adds to: a running total or a clock
-# the host left in padding moves by millions (seen on an H100: word 75 of torch's reduce kernel
-# argument, read as a float64, went 2.61313e9, 2.62478e9, 2.63643e9).
-STEP_LIMIT = 1 << 16
+# A changed value is a size, a count or a position: a whole number, read from 4 aligned bytes as an
+# int32 or a float32, of at most this magnitude in all three captures, moving by one step per call.
+# What the host leaves in padding is an address or a bit pattern: on an H100 such values moved by a
+# fixed step too (a heap address 1063302904 by 5688 a call, 1543504345 by 24, a float32 -1.2e-34 by
+# -2.4e-35), but none was a small whole number (examples/logs/answer/README.md).
+VALUE_LIMIT = 1 << 20
 # A word in this range in all three captures reads as an address (48-bit, above 4 GiB): a device
 # buffer outside the allocator, a host pointer, may move by a fixed step between captures.
 ADDRESSES = (1 << 32, 1 << 48)
-# Two float steps are one step when they agree to this fraction (float32 rounding of a counter's
-# sum stays far inside it; two random values agree this closely about once in a million).
-STEP_REL = 1e-6
-_NORMAL32 = 1.1754943508222875e-38      # the smallest normal float32
 
 
 def host_spans(maps: str | None = None) -> list[tuple[int, int]]:
@@ -247,27 +245,26 @@ def host_spans(maps: str | None = None) -> list[tuple[int, int]]:
 
 
 def _one_step(x: float, y: float, z: float) -> bool:
-    """x -> y -> z by one nonzero, finite step of at most STEP_LIMIT (floats: to STEP_REL)."""
-    d1, d2 = y - x, z - y
-    if not (math.isfinite(d1) and math.isfinite(d2)) or d1 == 0 or abs(d1) > STEP_LIMIT:
+    """x -> y -> z, whole numbers of at most VALUE_LIMIT, by one nonzero step."""
+    if not all(math.isfinite(v) and v == int(v) and abs(v) <= VALUE_LIMIT for v in (x, y, z)):
         return False
-    return d1 == d2 or abs(d1 - d2) <= STEP_REL * max(abs(d1), abs(d2))
+    return y != x and y - x == z - y
 
 
 def moves_by_one_step(vals: Sequence[bytes]) -> str:
     """How three captures' 4 bytes of one value move by one step per call ('' when they do not):
-    'integer' (int32) or 'float32'."""
+    'integer' (int32) or 'float32' (a whole number held as a float, as torch holds a Python scalar)."""
     if _one_step(*(int.from_bytes(v, "little", signed=True) for v in vals)):
         return "integer"
-    f = [struct.unpack("<f", v)[0] for v in vals]
-    normal = all(v == 0 or abs(v) >= _NORMAL32 for v in f)     # a small integer reads as a denormal
-    return "float32" if normal and _one_step(*f) else ""
+    return "float32" if _one_step(*(struct.unpack("<f", v)[0] for v in vals)) else ""
 
 
-def _is_address(ws: Sequence[int], spans: list[tuple[int, int]], host: list[tuple[int, int]]) -> bool:
+def _is_address(ws: Sequence[int], spans: list[tuple[int, int]], host: list[tuple[int, int]],
+                by_range: bool = True) -> bool:
     """The word is a pointer in all three captures: into torch's allocator (each capture has its own
-    pool), into the host process (a host pointer left in padding), or in the 48-bit address range."""
-    return (all(ADDRESSES[0] <= w < ADDRESSES[1] for w in ws)
+    pool), into the host process (a host pointer left in padding), or (`by_range`, aligned words
+    only) in the 48-bit address range."""
+    return ((by_range and all(ADDRESSES[0] <= w < ADDRESSES[1] for w in ws))
             or any(all(touched([w], where) for w in ws) for where in (spans, host) if where))
 
 
@@ -296,9 +293,11 @@ def launch_difference(caps: Sequence[Launch], spans: list[tuple[int, int]],
                 irregular += 1
                 continue
             w0 = off - off % WORD
-            if w0 + WORD <= n:              # a whole word: a pointer is skipped; its other half must stay put
-                if _is_address([int.from_bytes(x[w0:w0 + WORD], "little") for x in args], spans, host):
-                    continue
+            if any(w + WORD <= n and _is_address([int.from_bytes(x[w:w + WORD], "little") for x in args],
+                                                 spans, host, by_range=w == w0)
+                   for w in (w0, off)):     # a pointer, aligned or at 4 bytes (a packed struct): skipped
+                continue
+            if w0 + WORD <= n:              # the value's word: its other half must stay put
                 mate = w0 + HALF if off == w0 else w0
                 if len({x[mate:mate + HALF] for x in args}) > 1:
                     irregular += 1
