@@ -11,7 +11,7 @@ echo "tree of commit ${COMMIT:-unknown}" | tee "$OUT/logs/gpu_tests_answer.log"
 # TESTS narrows the pytest part when device time is short (default: both files, every test)
 timeout 300 python3 -m pytest -q -m gpu ${TESTS:-tests/test_gpu_step_answer.py tests/test_gpu_step_surgery.py} \
   -p no:cacheprovider -rfEP --durations=0 2>&1 | tee -a "$OUT/logs/gpu_tests_answer.log" | tail -40
-timeout 150 python3 benchmarks/bench_steps.py --out "$OUT/runs/surgery" --kernels 1000 \
+[ "${BENCH:-1}" = 1 ] && timeout 150 python3 benchmarks/bench_steps.py --out "$OUT/runs/surgery" --kernels 1000 \
   --record "$OUT/logs/bench_steps_scale.json" 2>&1 | tee "$OUT/logs/bench_steps_scale.log" | tail -4
 left=$((END - SECONDS))
 echo "=== grid ${MODELS:-llama gpt2}: ${left} s left"
