@@ -345,3 +345,20 @@ def test_per_repeat_on_the_arrays_is_the_merge_and_a_twice_named_key_is_left_to_
     got = per_repeat(twice, met, skip)
     pd.testing.assert_frame_equal(got, _per_repeat_merged(twice, met, skip), check_exact=True)
     assert got["saving_cold_us"].iloc[0] != got["saving_cold_us"].iloc[1]       # the cross product counted twice
+
+
+def test_the_grid_page_checks_the_bracket_and_the_attention_kernels():
+    """hf_grid.checks on hand-made answers: the matched share inside [clean lo, dirty hi] or not, and
+    the attention kernels the clean arm calls slower counted with how many the matched arm still does."""
+    from types import SimpleNamespace as NS
+
+    grid = _grid_module()
+    k = pd.DataFrame({"kernel": ["cudnn_sdpa_flash_fprop", "cudnn_sdpa_flash_fprop", "fmha_kernel", "gemm"],
+                      "clean_judgement": ["slower", "slower", "within noise", "slower"],
+                      "judgement": ["faster", "slower", "slower", "slower"]})
+    sh = lambda lo, hi: NS(share=NS(lo=lo, hi=hi))                     # noqa: E731
+    a = NS(kernels=k, matched=sh(0.05, 0.06), share_ci=(0.04, 0.05), share_dirty_ci=(0.10, 0.12))
+    assert grid.checks(a) == {"inside": "yes", "attention": "2 of 3 clean -> 1 matched (+1 slower only when matched)"}
+    assert grid.checks(NS(**{**vars(a), "matched": sh(0.13, 0.14)}))["inside"] == "no"
+    assert grid.checks(NS(**{**vars(a), "matched": sh(0.01, 0.03)}))["inside"] == "no"
+    assert grid.checks(NS(**{**vars(a), "matched": None})) == {"inside": "n/a", "attention": "n/a"}

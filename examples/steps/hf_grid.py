@@ -19,6 +19,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 MODELS = ("llama", "gpt2")
 BATCHES, KVS, PREFILLS = (1, 8, 32), (512, 4096, 16384), (512, 2048)
@@ -210,6 +211,26 @@ def measure(out: Path, models: list[str], only: list[str] | None, repeats: int, 
 
 
 PAGE = "README.md"
+ATTENTION = r"sdpa|attention|fmha|flash"      # kernel names of scaled-dot-product attention (cuDNN, flash, mem-efficient)
+
+
+def checks(a: Any) -> dict[str, str]:
+    """Two cells per step for issue 36's must-show, from the run: whether the matched reading (share
+    of kernel time) lies inside its clean/dirty bracket within intervals, and the attention kernels
+    the clean arm calls slower by reuse, then how many of those the matched arm still calls slower
+    (with the write-back they inherit, per ncu), and any other attention kernel it calls slower."""
+    k = a.kernels
+    m = a.matched.share if a.matched is not None else None
+    (clo, _), (_, dhi) = a.share_ci, a.share_dirty_ci
+    inside = "n/a" if m is None else ("yes" if m.hi >= clo and m.lo <= dhi else "no")
+    if "judgement" not in k or "clean_judgement" not in k or m is None:
+        return {"inside": inside, "attention": "n/a"}
+    att = k[k["kernel"].astype(str).str.contains(ATTENTION, case=False, regex=True)]
+    clean_slow = att[att["clean_judgement"] == "slower"]
+    still = int((clean_slow["judgement"] == "slower").sum())
+    other = int(((att["judgement"] == "slower") & (att["clean_judgement"] != "slower")).sum())
+    return {"inside": inside, "attention": f"{len(clean_slow)} of {len(att)} clean -> {still} matched"
+                                            + (f" (+{other} slower only when matched)" if other else "")}
 
 
 def write_page(folder: Path) -> str:
@@ -220,16 +241,21 @@ def write_page(folder: Path) -> str:
     runs = sorted(p.parent for p in folder.rglob("manifest.json") if "hf-grid" in p.read_text())
     answers = [StepAnswer.from_run(r) for r in runs]
     rows = grid_rows(answers)
+    extra = [checks(a) for a in answers]
+    rows["inside"], rows["attention"] = [e["inside"] for e in extra], [e["attention"] for e in extra]
     cols = ["step", "eager_us", "eager_share", "activations_share", "versus_study", "replay_share",
-            "kernel_share", "clean_share", "dirty_share", "out_of_bracket"]
+            "kernel_share", "clean_share", "dirty_share", "inside", "out_of_bracket", "attention"]
     head = ["step", "eager step (µs)", "matched share of the eager step", "activations' share of the eager step",
             "activations against the study", "matched share of the replay", "matched share of kernel time",
-            "clean (kernel time)", "dirty (kernel time)", "kernels outside their bracket"]
+            "clean (kernel time)", "dirty (kernel time)", "matched inside its bracket (intervals)",
+            "kernels outside their bracket", "attention kernels slower by reuse"]
     gpus = sorted({(a.manifest.get("gpu") or {}).get("name") or "an unnamed GPU" for a in answers})
     lines = [f"# The study's question on HuggingFace LLM steps ({', '.join(gpus) or 'no runs yet'})", "",
              f"The study: {STUDY}. Each row is one step measured by `l2attr.step` with the write-back-matched "
              "cold arm (docs/step-method.md); shares are medians with 95 % bootstrap intervals; the judgement "
-             "against 0.65 % uses the activations' interval of the eager step's share.", "",
+             "against 0.65 % uses the activations' interval of the eager step's share. The last column counts the "
+             "attention kernels (names matching `" + ATTENTION + "`) the clean cold arm calls slower by reuse, "
+             "then how many of those the write-back-matched arm still calls slower.", "",
              grid_sentence(answers), "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows.to_dict("records")]
