@@ -257,17 +257,20 @@ def test_nested_step_folders_make_one_page_with_the_index_first(tmp_path: Path,
 
 def test_nested_step_runs_make_one_page_with_the_index_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`l2attr report examples/steps` was refused (the runs are nested); now it is one page: the
-    index's rows are the 19 per-op runs of runs/ and the 23 graph-surgery runs of surgery/. (Slow:
-    it analyses every committed step run; the fast test above is the same page of four.)"""
+    index's rows are the 19 per-op runs of runs/, the 23 graph-surgery runs of surgery/ and the 22
+    runs of the HuggingFace grid (hf_grid/), whose share is of the eager step: the denominators differ,
+    so each row names its own, and the grid's rows carry the activations' share. (Slow: it analyses
+    every committed step run; the fast test above is the same page of four.)"""
     out = tmp_path / "steps.md"
     assert main(["report", str(ROOT / "examples" / "steps"), "-o", str(out)]) == 0
     printed = capsys.readouterr().out.splitlines()
-    assert printed[0] == f"wrote {out}" and len(printed) == 1 + 2 + 42          # the index on the console
-    assert printed[1].startswith("share of: ") and printed[2].startswith("step ")   # one denominator: said once
+    assert printed[0] == f"wrote {out}" and len(printed) == 1 + 1 + 64          # the index on the console
+    assert printed[1].startswith("step ") and "share of" in printed[1]           # denominators differ: per row
     assert sum(x.endswith(p.name) for x in printed for p in (ROOT / "examples/steps/surgery").iterdir()) == 23
+    assert sum(x.endswith(p.name) for x in printed for p in (ROOT / "examples/steps/hf_grid").glob("2026*")) == 22
     text = out.read_text().splitlines()
-    assert text[2].startswith("Share of: ") and text[4].startswith("| step | share [95 % CI] |")
-    assert all(x.startswith("| [") for x in text[6:48]) and text[48] == ""
+    assert text[2].startswith("| step | share [95 % CI] | share of | activations' share")
+    assert all(x.startswith("| [") for x in text[4:68]) and text[68] == ""
 
 
 def test_one_step_run_prints_its_headline_and_has_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
