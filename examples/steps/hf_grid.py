@@ -176,7 +176,8 @@ def write_back_of(model: str, wanted: list[str], out: Path, skip: list[Path] = (
         os.environ["HF_GRID_ONLY"] = ",".join(chunk)
         frame = profile_graph(f"{Path(__file__).resolve()}:ncu_steps_{model}", out / "ncu" / model, 1,
                               sets="dram", log=lambda s: None)
-        fresh = pd.concat([deltas(g).assign(step=name, gpu=gpu) for name, g in frame.groupby("step")], ignore_index=True)
+        fresh = pd.concat([deltas(g).assign(step=name, gpu=gpu) for name, g in frame.groupby("step")],
+                          ignore_index=True)
         have = pd.concat([have, fresh], ignore_index=True) if len(have) else fresh
         cache.parent.mkdir(parents=True, exist_ok=True)
         atomic.write_text(cache, have.to_csv(index=False))
@@ -211,7 +212,8 @@ def measure(out: Path, models: list[str], only: list[str] | None, repeats: int, 
 
 
 PAGE = "README.md"
-ATTENTION = r"sdpa|attention|fmha|flash"      # kernel names of scaled-dot-product attention (cuDNN, flash, mem-efficient)
+# kernel names of scaled-dot-product attention (cuDNN, flash, memory-efficient)
+ATTENTION = r"sdpa|attention|fmha|flash"
 
 
 def checks(a: Any) -> dict[str, str]:

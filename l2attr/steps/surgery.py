@@ -134,11 +134,11 @@ CHANGES_HINT = ("a step must launch the same work on every call to be replayed: 
 
 def refuse_changing(torch: Any, caps: list[Shape]) -> str:
     """Before any replay: one clear line when three consecutive captures launch a kernel node
-    differently (pointers.launch_difference: dimensions, argument sizes, or a value that moves by one
-    step per call), which a replay would run stale: a grown cache's kernels read memory that is gone (an
-    illegal address that ends the process's CUDA context). Otherwise what the run says of the check:
-    the values that moved at random (a struct's padding), the nodes whose launch the driver did not
-    give (not compared)."""
+    differently (pointers.launch_difference: dimensions, argument sizes, or a small whole number that
+    moves by one step per call), which a replay would run stale: a grown cache's kernels read memory
+    that is gone (an illegal address that ends the process's CUDA context). Otherwise what the run
+    says of the check: the values that changed but are no count (a struct's padding), the nodes whose
+    launch the driver did not give (not compared)."""
     from l2attr.steps.pointers import PointersUnavailable, blocks, host_spans, launch_difference, node_launch
 
     spans, host = blocks(torch.cuda.memory_snapshot()), host_spans()
@@ -159,10 +159,11 @@ def refuse_changing(torch: Any, caps: list[Shape]) -> str:
         irregular += n
     said = f"the {len(caps)} captures launch every kernel node alike"
     if irregular:
-        said += (f", but for {irregular} argument value(s) that move at random between calls (bytes the "
-                 "host left in a struct; none moves by one step per call)")
+        said += (f", but for {irregular} argument value(s) that changed between calls and are no count (bytes "
+                 "the host left in a struct: no small whole number moving by one step per call)")
     if unread:
-        said += f"; {len(unread)} of {len(caps[0].kernels)} kernel nodes' launches could not be read ({why}): not compared"
+        said += (f"; {len(unread)} of {len(caps[0].kernels)} kernel nodes' launches could not be read ({why}): "
+                 "not compared")
     return said
 
 
