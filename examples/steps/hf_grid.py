@@ -218,13 +218,20 @@ ATTENTION = r"sdpa|attention|fmha|flash"
 
 def checks(a: Any) -> dict[str, str]:
     """Two cells per step for issue 36's must-show, from the run: whether the matched reading (share
-    of kernel time) lies inside its clean/dirty bracket within intervals, and the attention kernels
-    the clean arm calls slower by reuse, then how many of those the matched arm still calls slower
-    (with the write-back they inherit, per ncu), and any other attention kernel it calls slower."""
+    of kernel time) lies inside its clean/dirty bracket within intervals (the kernels' own rule,
+    analysis/step_reading.py out_of_bracket, on the step's shares), and the attention kernels the
+    clean arm calls slower by reuse, then how many of those the matched arm still calls slower, and
+    any other attention kernel only the matched arm calls slower."""
+    import pandas as pd
+
+    from l2attr.analysis.step_reading import MATCHED, out_of_bracket
+
     k = a.kernels
     m = a.matched.share if a.matched is not None else None
     (clo, _), (_, dhi) = a.share_ci, a.share_dirty_ci
-    inside = "n/a" if m is None else ("yes" if m.hi >= clo and m.lo <= dhi else "no")
+    step = pd.DataFrame({f"{MATCHED}_lo": [m.lo if m else 0.0], f"{MATCHED}_hi": [m.hi if m else 0.0],
+                         "cold_lo": [clo], "dirty_hi": [dhi]})
+    inside = "n/a" if m is None else ("no" if bool(out_of_bracket(step).iloc[0]) else "yes")
     if "judgement" not in k or "clean_judgement" not in k or m is None:
         return {"inside": inside, "attention": "n/a"}
     att = k[k["kernel"].astype(str).str.contains(ATTENTION, case=False, regex=True)]

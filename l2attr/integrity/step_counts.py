@@ -77,9 +77,9 @@ def _times(v: Any) -> bool:
 def _check_call_times(got: dict[str, Any], manifest: dict[str, Any], path: Path, damage: Damage) -> None:
     """The function called on its own and torch's replay of the capture: at most one time per repeat
     each (a blocking-timer sample it discards is left out; a run may keep none of either: every
-    sample of one timer discarded, or the call given up behind the blocking kernel); the call's kernel sums (the profiler, no discards), when recorded, one per repeat or
-    none (the user's own graph has no call). The page prints
-    their medians beside natural."""
+    sample of one timer discarded, or the call given up behind the blocking kernel); the call's
+    kernel sums (the profiler, no discards), when recorded, one per repeat or none (the user's own
+    graph has no call). The page prints their medians beside natural."""
     where = path / "manifest.json"
     call, torch_g = got.get("call_us"), got.get("torch_graph_us")
     repeats = (manifest.get("step") or {}).get("repeats")

@@ -295,7 +295,7 @@ def launch_difference(caps: Sequence[Launch], spans: list[tuple[int, int]],
             w0 = off - off % WORD
             if any(w + WORD <= n and _is_address([int.from_bytes(x[w:w + WORD], "little") for x in args],
                                                  spans, host, by_range=w == w0)
-                   for w in (w0, off)):     # a pointer, aligned or at 4 bytes (a packed struct): skipped
+                   for w in dict.fromkeys((w0, off))):   # a pointer, aligned or at 4 bytes (packed): skipped
                 continue
             if w0 + WORD <= n:              # the value's word: its other half must stay put
                 mate = w0 + HALF if off == w0 else w0
