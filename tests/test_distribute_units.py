@@ -70,8 +70,11 @@ def test_a_killed_worker_loses_only_its_unit(client, tmp_path):
     got = []
     units = [Unit(f"ok{i}", env_of, (i, 0.2)) for i in range(3)]
     units += [Unit("dies-once", die_first_time, (str(tmp_path / "marker"),)), Unit("dies-always", die_always)]
-    out = run_units(client, units, got.append, log=lambda s: None)
+    said: list[str] = []
+    out = run_units(client, units, got.append, log=said.append)
     assert (tmp_path / "marker").exists()                       # its first attempt killed a worker
+    # a unit lost with a worker gets one more try alone (so a neighbour cannot take it down)
+    assert any("tried once more, alone" in s and "dies-always" in s for s in said)
     assert {a.key: a.value for a in got}["dies-once"] == "second attempt"   # re-run on a fresh one
     assert list(out.missing) == ["dies-always"] and "KilledWorker" in out.missing["dies-always"]
     assert "dies-always" not in {a.key for a in got}           # never handed to the lead: nothing written

@@ -7,8 +7,9 @@ lock, so two profiling children on one GPU would wait on each other or fail, whi
 profile in parallel). The lead's `on_result` writes the unit's rows into the run dir before the
 next result is taken: a unit is on disk whole or not at all.
 
-A unit whose worker died is re-run on another worker by the scheduler (cluster.py); one that
-killed every worker it met, or raised, is reported missing, never half-written, and the run's
+A unit whose worker died is re-run on another worker by the scheduler (cluster.py), and once
+more alone at the end of the run (run_units says why); one that killed every worker it met, or
+raised, is reported missing, never half-written, and the run's
 other units go on. A UserError raised in a unit (a wrong kernel, a workload that does not fit) is
 the user's to read: the remaining units are cancelled and the error is raised in the lead.
 """
@@ -88,12 +89,12 @@ def run_units(client: Any, units: list[Unit], on_result: Callable[[Arrived], Non
     """Run every unit (GPU=1 each), calling `on_result` in this process for each as it arrives.
 
     Units are handed out as GPUs free up, never queued on a worker ahead of time: when a worker
-    dies the scheduler counts a failure against every unit assigned to it, so only the one it was
-    measuring may be there (and a finished unit's result is fetched at once, not left on it)."""
-    from collections import deque
-
-    from distributed import as_completed
-
+    dies the scheduler counts a failure against every unit assigned to it. That cannot be made
+    airtight while several units are in flight: after one death fewer workers than units remain,
+    so a rescheduled unit may wait behind a unit that kills its worker too, or finish there and
+    lose its result with the worker before the lead has fetched it. So every unit lost with a
+    worker (KilledWorker) is tried once more at the end, alone on the cluster: what is then
+    missing killed the worker it ran on by itself."""
     out = Outcome()
     if not units:
         return out
@@ -101,18 +102,37 @@ def run_units(client: Any, units: list[Unit], on_result: Callable[[Arrived], Non
     if len(set(keys)) != len(keys):
         raise ValueError(f"unit keys repeat: {sorted(k for k in set(keys) if keys.count(k) > 1)}")
     stamp = tag or f"{time.time_ns():x}"
+    lost = _round(client, units, gpu_slots(client), f"@{stamp}", on_result, out)
+    if lost:
+        log(f"{len(lost)} unit(s) lost with a worker; each tried once more, alone: {', '.join(u.key for u in lost)}")
+        for u in lost:
+            del out.missing[u.key]
+        _round(client, lost, 1, f"@{stamp}-alone", on_result, out)
+    for key, why in out.missing.items():
+        log(f"unit {key}: missing ({why})")
+    return out
+
+
+def _round(client: Any, units: list[Unit], slots: int, suffix: str,
+           on_result: Callable[[Arrived], None], out: Outcome) -> list[Unit]:
+    """One pass over `units` with at most `slots` in flight; returns those lost with a worker."""
+    from collections import deque
+
+    from distributed import KilledWorker, as_completed
+
     pending = deque(units)
     in_flight: dict[Any, Unit] = {}
+    lost: list[Unit] = []
     done = as_completed()
 
     def submit_next() -> None:
         u = pending.popleft()
-        fut = client.submit(execute, u.fn, u.args, u.ncu, key=f"{u.key}@{stamp}", pure=False,
+        fut = client.submit(execute, u.fn, u.args, u.ncu, key=u.key + suffix, pure=False,
                             resources={GPU_RESOURCE: 1})
         in_flight[fut] = u
         done.add(fut)
 
-    for _ in range(min(gpu_slots(client), len(pending))):
+    for _ in range(min(slots, len(pending))):
         submit_next()
     try:
         for fut in done:
@@ -124,7 +144,8 @@ def run_units(client: Any, units: list[Unit], on_result: Callable[[Arrived], Non
             except Exception as exc:   # KilledWorker (lost workers), or the unit's own failure
                 why = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": ")
                 out.missing[unit.key] = why[:300]
-                log(f"unit {unit.key}: missing ({out.missing[unit.key]})")
+                if isinstance(exc, KilledWorker):
+                    lost.append(unit)
             else:
                 on_result(Arrived(unit.key, value, where, started, wall))
                 out.done.append(unit.key)
@@ -134,7 +155,7 @@ def run_units(client: Any, units: list[Unit], on_result: Callable[[Arrived], Non
     except BaseException:
         client.cancel(list(in_flight))
         raise
-    return out
+    return lost
 
 
 class Counter:
