@@ -260,6 +260,20 @@ def test_the_grid_page_has_one_row_per_configuration(tmp_path):
     assert "claims that transient inter-kernel L2 reuse of activations" in text
     assert text.startswith("# The study's question on HuggingFace LLM steps (hand-made)\n")   # the runs' GPU
     assert "0 of 2 steps below it, 2 above it" in text and (tmp_path / "README.md").read_text() == text
+    assert "No wall-time record under this folder" in text
+
+    # the grid's wall time: one line per call that measured something, read back into the page
+    one = {"gpu": "hand-made", "models": {"llama": {"ncu_s": 10.0, "steps_s": 5.5, "steps": ["llama-decode-b1-kv512"]}}}
+    grid.record_call(tmp_path, {"gpu": "hand-made", "models": {}}, 1.0, [])        # measured nothing: no line
+    assert not (tmp_path / grid.CALLS).exists()
+    grid.record_call(tmp_path, one, 16.04, ["--out", "x"])
+    said = grid.write_page(tmp_path)
+    assert ("one call of the grid measured these 1 steps: 16.0 s on hand-made for 1 step(s) (ncu reading 10.0 s, "
+            "steps 5.5 s). 1 of the page's 2 rows were measured by calls with no record.") in said
+    two = {"gpu": "hand-made", "models": {"gpt2": {"ncu_s": 2.0, "steps_s": 3.0, "steps": ["gpt2-decode-b1-kv512"]}}}
+    grid.record_call(tmp_path, two, 5.0, [])
+    said = grid.write_page(tmp_path)
+    assert "2 calls of the grid measured these 2 steps, 21.0 s in all: 16.0 s" in said and "no record" not in said
 
     assert grid.finished([tmp_path]) == {"llama-decode-b1-kv512": "hand-made", "gpt2-decode-b1-kv512": "hand-made"}
 

@@ -186,7 +186,8 @@ def write_back_of(model: str, wanted: list[str], out: Path, skip: list[Path] = (
 
 
 def measure(out: Path, models: list[str], only: list[str] | None, repeats: int, ncu: bool,
-            skip: list[Path] = ()) -> None:
+            skip: list[Path] = ()) -> dict[str, Any]:
+    """Measure every wanted step not finished yet; returns where the time went (for CALLS)."""
     import torch
 
     import l2attr
@@ -195,12 +196,16 @@ def measure(out: Path, models: list[str], only: list[str] | None, repeats: int, 
     refused = one_gpu(have, here)
     if refused:
         raise SystemExit(f"hf_grid: error: {refused}")
+    spent: dict[str, Any] = {"gpu": here, "models": {}}
     for model in models:
         wanted = [c for c in configs(model) if (not only or c[0] in only) and c[0] not in have]
         if not wanted:
             continue
+        t_ncu = time.perf_counter()
         write_back = write_back_of(model, [c[0] for c in wanted], out, list(skip), here) if ncu else {}
+        t_steps = time.perf_counter()
         m, cfg = build(model)
+        spent["models"][model] = {"ncu_s": round(t_steps - t_ncu, 1), "steps": [c[0] for c in wanted]}
         for name, phase, b, n in wanted:
             t0 = time.perf_counter()
             fn, args = step_of(m, cfg, phase, b, n)
@@ -208,7 +213,52 @@ def measure(out: Path, models: list[str], only: list[str] | None, repeats: int, 
                               write_back=write_back.get(name), log=lambda s: None,
                               facts={"series": "hf-grid", "model": model, "phase": phase, "batch": b, "tokens": n})
             print(f"{name}: wall {time.perf_counter() - t0:.1f} s | {ans.headline()}", flush=True)
+        spent["models"][model]["steps_s"] = round(time.perf_counter() - t_steps, 1)
         del m
+    return spent
+
+
+CALLS = "grid_calls.jsonl"    # one line per call of the grid that measured something: its wall time
+
+
+def record_call(out: Path, spent: dict[str, Any], wall_s: float, argv: list[str]) -> None:
+    """Add this call's line to <out>/CALLS (rewritten whole, atomically): the grid's wall time is
+    a record beside its runs, not a number copied from a log."""
+    import datetime as dt
+    import json
+
+    from l2attr import atomic
+
+    if not spent["models"]:
+        return
+    line = {"finished_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "command": " ".join(["hf_grid.py", *argv]), "wall_s": round(wall_s, 1), **spent}
+    path = out / CALLS
+    before = path.read_text() if path.is_file() else ""
+    out.mkdir(parents=True, exist_ok=True)
+    atomic.write_text(path, before + json.dumps(line) + "\n")
+
+
+def wall_sentence(folder: Path, rows: int) -> str:
+    """What the grid's calls under `folder` took, from their CALLS lines; the `rows` no line covers
+    (a call cut off before its end writes none) are counted, not hidden."""
+    import json
+
+    lines = [json.loads(x) for f in sorted(folder.rglob(CALLS)) for x in f.read_text().splitlines() if x.strip()]
+    if not lines:
+        return f"No wall-time record under this folder ({CALLS}): these runs were measured before the grid kept one."
+    parts = []
+    for c in lines:
+        ms = c["models"].values()
+        n = sum(len(m["steps"]) for m in ms)
+        parts.append(f"{c['wall_s']:.1f} s on {c['gpu']} for {n} step(s) (ncu reading "
+                     f"{sum(m['ncu_s'] for m in ms):.1f} s, steps {sum(m.get('steps_s', 0.0) for m in ms):.1f} s)")
+    n_all = sum(len(m["steps"]) for c in lines for m in c["models"].values())
+    head = (f"Wall time ({CALLS}): one call of the grid measured these {n_all} steps: " if len(lines) == 1
+            else f"Wall time ({CALLS}): {len(lines)} calls of the grid measured these {n_all} steps, "
+                 f"{sum(c['wall_s'] for c in lines):.1f} s in all: ")
+    left = f" {rows - n_all} of the page's {rows} rows were measured by calls with no record." if rows > n_all else ""
+    return head + "; ".join(parts) + "." + left
 
 
 PAGE = "README.md"
@@ -265,7 +315,7 @@ def write_page(folder: Path) -> str:
              "against 0.65 % uses the activations' interval of the eager step's share. The last column counts the "
              "attention kernels (names matching `" + ATTENTION + "`) the clean cold arm calls slower by reuse, "
              "then how many of those the write-back-matched arm still calls slower.", "",
-             grid_sentence(answers), "",
+             grid_sentence(answers), "", wall_sentence(folder, len(runs)), "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows.to_dict("records")]
     lines += ["", f"Made by `python examples/steps/hf_grid.py --page {folder}` from the runs below this folder "
@@ -289,8 +339,10 @@ def main(argv: list[str] | None = None) -> int:
         print(write_page(a.page))
         return 0
     t0 = time.perf_counter()
-    measure(a.out, a.models, a.only, a.repeats, not a.no_ncu, a.done)
-    print(f"grid wall {time.perf_counter() - t0:.1f} s", flush=True)
+    spent = measure(a.out, a.models, a.only, a.repeats, not a.no_ncu, a.done)
+    wall = time.perf_counter() - t0
+    record_call(a.out, spent, wall, list(sys.argv[1:] if argv is None else argv))
+    print(f"grid wall {wall:.1f} s", flush=True)
     return 0
 
 
