@@ -1,6 +1,6 @@
 """The Python API, every verb in one place: `l2attr.Experiment` (the frozen declaration of
-experiment/declare.py with its verbs, time and profile), `l2attr.ladder`, `l2attr.step` and
-`l2attr.step_range`.
+experiment/declare.py with its verbs, time and profile), `l2attr.ladder`, `l2attr.step`,
+`l2attr.write_back` (the matched arm's input) and `l2attr.step_range`.
 
 Why a module at the top floor: each verb returns a judged result (analysis/), and the engines under
 l2attr/experiment, l2attr/dlrm and l2attr/steps never import the readers; the verbs join the two here.
@@ -120,6 +120,36 @@ def step(fn: Callable[..., Any], *args: Any, kwargs: Mapping[str, Any] | None = 
         spec = replace(spec, args=spec.args + (made if isinstance(made, tuple) else (made,)))
     path = run_step(spec, log=log, choose_edges=choose_op_edges, device=device)
     return StepAnswer.from_run(path)
+
+
+def write_back(target: str, out: Path | str = "runs/write-back", replays: int = 3,
+               log: Callable[[str], None] = print) -> Any:
+    """Each kernel node's inherited write-back, read by Nsight Compute: what `step(write_back=)` takes.
+
+    Nsight Compute profiles a process it starts, so the step is built anew in a child from
+    `target`, FILE.py:FACTORY, where FACTORY() returns the step as `(fn, args)` (or a list of
+    `(name, fn, args)` for several steps of one build). There it is captured as `step` captures it,
+    replayed once unprofiled, then `replays` times under cache control none and again under all
+    (the two DRAM counters only: one pass each). Reports go under `out`.
+
+    Returns:
+        steps/ncu.py `deltas` per kernel node (write_none_b - write_all_b is the matched arm's D_j,
+        docs/step-method.md), or, for a list of steps, a dict step name -> that table.
+    """
+    from l2attr.errors import UserError
+    from l2attr.steps.ncu import deltas, profile_graph
+
+    path, _, factory = str(target).rpartition(":")
+    if not path or not factory.isidentifier() or not Path(path).is_file():
+        raise UserError(f"write_back: {target!r}: give FILE.py:FACTORY, a file that exists and the name of "
+                        "a function in it that returns the step as (fn, args)")
+    if int(replays) < 1:
+        raise UserError(f"write_back: replays must be at least 1, not {replays}")
+    frame = profile_graph(f"{Path(path).resolve()}:{factory}", Path(out), int(replays), sets="dram", log=log)
+    steps = sorted(set(frame["step"]))
+    if steps == [Command.STEP.value]:
+        return deltas(frame)
+    return {name: deltas(g) for name, g in frame.groupby("step")}
 
 
 def choose_op_edges(kernels: Any, ops: Any, n: int) -> list[tuple[int, int, int]]:

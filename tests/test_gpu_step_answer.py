@@ -21,9 +21,9 @@ def test_matched_arm_holds_its_ncu_reading_and_its_bracket(gpu, tmp_path):
         pytest.skip("ncu not on PATH")
     import l2attr
     from l2attr.steps.flushes import grain
-    from l2attr.steps.ncu import deltas, load_factory, profile_graph
+    from l2attr.steps.ncu import load_factory
 
-    d = deltas(profile_graph(f"{PAIRS}:writeback", tmp_path / "ncu", replays=3, sets="dram", log=lambda s: None))
+    d = l2attr.write_back(f"{PAIRS}:writeback", out=tmp_path / "ncu", replays=3, log=lambda s: None)
     fn, args = load_factory(f"{PAIRS}:writeback")()
     ans = l2attr.step(fn, *args, name="matched", repeats=12, out=tmp_path, edges=0, write_back=d, log=lambda s: None)
     wb = __import__("pandas").read_csv(ans.run_dir / "step_write_back.csv")

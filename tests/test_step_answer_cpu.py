@@ -376,3 +376,38 @@ def test_the_grid_page_checks_the_bracket_and_the_attention_kernels():
     assert grid.checks(NS(**{**vars(a), "matched": sh(0.13, 0.14)}))["inside"] == "no"
     assert grid.checks(NS(**{**vars(a), "matched": sh(0.01, 0.03)}))["inside"] == "no"
     assert grid.checks(NS(**{**vars(a), "matched": None})) == {"inside": "n/a", "attention": "n/a"}
+
+
+def test_write_back_is_the_ncu_reading_per_node_and_a_bad_target_is_one_line(tmp_path, monkeypatch):
+    """l2attr.write_back: the target checked before Nsight Compute is looked for; one step gives its
+    deltas table (D_j = write_none_b - write_all_b per node), several steps a table each."""
+    import pandas as pd
+
+    import l2attr
+    from l2attr.errors import UserError
+    from l2attr.steps import ncu
+
+    made = tmp_path / "mine.py"
+    made.write_text("def make():\n    return None\n")
+    asked = []
+
+    def fake_profile(target, out, replays, sets="", log=print):
+        asked.append((target, replays, sets))
+        names = ["step"] if len(asked) == 1 else ["a", "b"]
+        return pd.DataFrame([{"cache_control": cc, "step": n, "replay": r, "node": j, "kernel": f"k{j}",
+                              "key": key, "value": float(1000 * j + (cc == "none") * (7 + i) + r)}
+                             for i, n in enumerate(names) for r in range(3) for j in range(2)
+                             for cc in ("none", "all") for key in ("dram_write", "duration")])
+    monkeypatch.setattr(ncu, "profile_graph", fake_profile)
+    for bad in ("mine.py", f"{tmp_path}/absent.py:make", f"{made}:", f"{made}:not-a-name"):
+        with pytest.raises(UserError, match="give FILE.py:FACTORY"):
+            l2attr.write_back(bad, out=tmp_path / "ncu")
+    with pytest.raises(UserError, match="replays must be at least 1"):
+        l2attr.write_back(f"{made}:make", replays=0)
+    assert asked == []                                     # nothing profiled for a bad call
+    one = l2attr.write_back(f"{made}:make", out=tmp_path / "ncu", log=lambda s: None)
+    assert asked == [(f"{made.resolve()}:make", 3, "dram")]
+    assert (one["write_none_b"] - one["write_all_b"]).tolist() == [7.0, 7.0]   # medians over replays: 1008 - 1001
+    many = l2attr.write_back(f"{made}:make", out=tmp_path / "ncu", log=lambda s: None)
+    assert sorted(many) == ["a", "b"] and (many["b"]["write_none_b"] - many["b"]["write_all_b"]).tolist() == [8.0, 8.0]
+    assert (many["a"]["write_none_b"] - many["a"]["write_all_b"]).tolist() == [7.0, 7.0]
