@@ -411,3 +411,42 @@ def test_write_back_is_the_ncu_reading_per_node_and_a_bad_target_is_one_line(tmp
     many = l2attr.write_back(f"{made}:make", out=tmp_path / "ncu", log=lambda s: None)
     assert sorted(many) == ["a", "b"] and (many["b"]["write_none_b"] - many["b"]["write_all_b"]).tolist() == [8.0, 8.0]
     assert (many["a"]["write_none_b"] - many["a"]["write_all_b"]).tolist() == [7.0, 7.0]
+
+
+def test_the_clock_tick_is_read_from_the_durations():
+    """significance.clock_tick_us on durations whose tick is known: 32 ns and 8 ns grids (stored to
+    1 ns, a few long kernels rescaled off it), none on free durations, none from too few."""
+    import numpy as np
+
+    from l2attr.analysis.significance import clock_tick_us
+
+    rng = np.random.default_rng(1)
+    on32 = rng.integers(20, 400, 200) * 0.032
+    assert clock_tick_us(np.round(on32, 3)) == 0.032
+    assert clock_tick_us(np.concatenate([np.round(on32, 3), [552.357, 549.957, 548.581]])) == 0.032
+    assert clock_tick_us(rng.integers(100, 1000, 200) * 0.008) == 0.008
+    assert clock_tick_us(rng.integers(1000, 100000, 200) / 1000.0) == 0.0     # every nanosecond
+    assert clock_tick_us(on32[:10]) == 0.0                                     # too few to tell
+
+
+def test_a_one_tick_difference_is_within_noise_and_four_ticks_are_not():
+    """analysis/step.per_kernel on a clock of 32 ns ticks: cold one tick above natural in every
+    repeat has bootstrap intervals of no width that do not overlap, yet the clock cannot tell it;
+    widened by a tick each side it is within noise, and a matched reading one tick outside its
+    bracket is not flagged. Four ticks stay faster, and four ticks outside the bracket are flagged."""
+    import pandas as pd
+
+    from l2attr.analysis.step import per_kernel
+
+    tick, rows = 0.032, []
+    for node, (nat, gap) in enumerate([(30, 1), (30, 4)]):
+        for arm, ticks in (("natural", nat), ("cold", nat + gap), ("cold_dirty", nat + gap + 1), ("cold_matched", nat)):
+            rows += [{"condition": arm, "step": r, "op_index": node, "kernel_index": 0, "kernel": f"k{node}",
+                      "duration_us": round(ticks * tick, 3), "start_us": 100.0 * r + 10 * node, "stream": 7,
+                      "node": node} for r in range(12)]
+    ops = pd.DataFrame({"op_index": [0, 1], "op": ["a", "b"], "module": ["", ""], "flushed_in_cold": [True, True]})
+    k = per_kernel(pd.DataFrame(rows), ops, every_kernel=True).set_index("node")
+    assert k.loc[0, "clean_judgement"] == "within noise" and k.loc[1, "clean_judgement"] == "faster"
+    assert k.loc[0, "cold_lo"] == pytest.approx(31 * tick - tick) and k.loc[0, "natural_hi"] == pytest.approx(31 * tick)
+    # matched = natural: one tick under clean is within the clock; four ticks under it is flagged
+    assert k["out_of_bracket"].tolist() == [False, True]

@@ -79,3 +79,17 @@ def test_every_committed_step_run_answers_by_itself_and_prints_as_show_does(caps
         assert f"{ans.name}: " in ans.headline(), run
         assert main(["step", "--show", str(run)]) == 0
         assert capsys.readouterr().out.rstrip("\n") == repr(ans), run
+
+
+def test_every_committed_step_run_was_timed_on_a_32_ns_clock():
+    """docs/facts.md#clock-tick says the committed step runs' kernel durations step by 32 ns, and
+    step-method.md that intervals are widened by that tick: held here to every committed run."""
+    import pandas as pd
+
+    from l2attr.analysis.significance import clock_tick_us
+
+    runs = sorted({p.parent for p in EXAMPLES.rglob("step_kernels.csv*")})
+    assert len(runs) > 20
+    ticks = {r.name: clock_tick_us(pd.read_csv(next(r.glob("step_kernels.csv*")))["duration_us"]) for r in runs}
+    assert {t for t in ticks.values()} == {0.032}, {n: t for n, t in ticks.items() if t != 0.032}
+    assert "whole multiples of 32 ns" in (EXAMPLES.parent / "docs" / "facts.md").read_text()

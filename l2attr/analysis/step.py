@@ -1,6 +1,7 @@
 """What inter-kernel L2 reuse is worth in a whole step, from step_kernels.csv and step_ops.csv.
 
-Per kernel (op, order within the op): natural against cold medians with their intervals, judged by
+Per kernel (op, order within the op): natural against cold medians with their intervals (each
+widened by one tick of the clock that timed it: significance.clock_tick_us), judged by
 analysis.significance. A kernel's saving is cold - natural; only the first kernel of each flushed
 op met a flush (an op's later kernels run after its first, so their L2 is the op's own): the
 others are reported, never summed. Per step pair i (the natural and the cold step of the same
@@ -24,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from l2attr.analysis.significance import Interval, compare
+from l2attr.analysis.significance import Interval, clock_tick_us, compare
 from l2attr.measure.stats import bootstrap_median_ci
 from l2attr.analysis.step_reading import (EAGER, MATCHED, REPLAY, START, STUDY, STUDY_CLAIM, Share,  # noqa: F401
                                           Split, eager_interval, of_denominator, of_kernel_time, out_of_bracket,
@@ -79,16 +80,18 @@ def per_kernel(k: pd.DataFrame, ops: pd.DataFrame, every_kernel: bool = False) -
     # kernel filtered once per arm: that was half of a step run's analysis
     beside = (overlapped(k) if every_kernel else pd.Series(False, index=k.index)).to_numpy(bool)
     cond, dur = k["condition"].to_numpy(dtype=object), k["duration_us"].to_numpy(float)
+    tick = clock_tick_us(dur)            # every interval at least one clock tick each side of its median
+    of = (lambda v: Interval.of(v).widened(tick))                 # noqa: E731
     kernels, nodes = k["kernel"].to_numpy(dtype=object), k["node"].to_numpy() if "node" in k.columns else None
     for (op, ki), at in sorted(k.groupby(["op_index", "kernel_index"]).indices.items()):
         arms = {c: dur[at[cond[at] == c]] for c in set(cond[at])}
         nat, cold = (arms.get(c, dur[:0]) for c in (L2Condition.NATURAL.value, L2Condition.COLD.value))
         if not len(nat) or not len(cold):
             continue
-        ni, ci = Interval.of(nat), Interval.of(cold)
+        ni, ci = of(nat), of(cold)
         j = compare(ci, ni)
         dirty = arms.get(L2Condition.COLD_DIRTY.value, dur[:0])
-        di = Interval.of(dirty) if len(dirty) else None
+        di = of(dirty) if len(dirty) else None
         jd = compare(di, ni).judgement if di is not None else None
         op_name = names.get(op, name_op(kernels[at[0]]) if int(op) == UNMATCHED else "?")
         row = {"op_index": int(op), "kernel_index": int(ki), "op": op_name, "module": modules.get(op, ""),
@@ -109,7 +112,7 @@ def per_kernel(k: pd.DataFrame, ops: pd.DataFrame, every_kernel: bool = False) -
         for arm in (MATCHED, START):
             v = arms.get(arm, dur[:0])
             if len(v):
-                ai = arm_iv[arm] = Interval.of(v)
+                ai = arm_iv[arm] = of(v)
                 row.update({f"{arm}_us": ai.median, f"{arm}_lo": ai.lo, f"{arm}_hi": ai.hi,
                             f"saving_{arm}_us": ai.median - ni.median})
         if MATCHED in arm_iv:                  # the answer's arm judges the kernel

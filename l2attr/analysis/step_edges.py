@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from l2attr.analysis.significance import Interval, compare
+from l2attr.analysis.significance import Interval, clock_tick_us, compare
 import json
 
 from l2attr.vocab import L2Condition, Verdict, Judgement, EDGE_ARMS
@@ -59,8 +59,10 @@ def edge_results(raw: pd.DataFrame, ops: pd.DataFrame | None = None) -> pd.DataF
     """One row per measured edge: arm medians and intervals, saving, control, judgements."""
     names = dict(zip(ops["op_index"].astype(int), ops["op"])) if ops is not None and len(ops) else {}
     rows = []
+    tick = clock_tick_us(raw["consumer_us"]) if len(raw) else 0.0     # as per_kernel: one clock tick each side
     for e, g in raw.groupby("edge", sort=True):
-        arm = {a: Interval.of(g.loc[g["arm"] == a.value, "consumer_us"].to_numpy(float)) for a in EDGE_ARMS}
+        arm = {a: Interval.of(g.loc[g["arm"] == a.value, "consumer_us"].to_numpy(float)).widened(tick)
+               for a in EDGE_ARMS}
         nat, cold, warm, edge = (arm[L2Condition.NATURAL], arm[L2Condition.COLD], arm[L2Condition.REWARMED],
                                  arm[L2Condition.EDGE_COLD])
         saving = compare(edge, nat)                  # faster: natural beats edge_cold, the edge saves
