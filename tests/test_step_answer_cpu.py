@@ -450,3 +450,7 @@ def test_a_one_tick_difference_is_within_noise_and_four_ticks_are_not():
     assert k.loc[0, "cold_lo"] == pytest.approx(31 * tick - tick) and k.loc[0, "natural_hi"] == pytest.approx(31 * tick)
     # matched = natural: one tick under clean is within the clock; four ticks under it is flagged
     assert k["out_of_bracket"].tolist() == [False, True]
+    from l2attr.report.step_text import _tick
+
+    assert _tick(k) == "; intervals include the GPU timer's 32 ns tick"      # the page says so
+    assert _tick(k.assign(clock_tick_us=0.0)) == ""

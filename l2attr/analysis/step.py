@@ -120,7 +120,7 @@ def per_kernel(k: pd.DataFrame, ops: pd.DataFrame, every_kernel: bool = False) -
                                 compare(arm_iv[MATCHED], ni).judgement.value)
         rows.append(row)
     out = pd.DataFrame(rows)
-    return out.assign(out_of_bracket=out_of_bracket(out)) if len(out) else out
+    return out.assign(out_of_bracket=out_of_bracket(out), clock_tick_us=tick) if len(out) else out
 
 
 @dataclass(frozen=True)

@@ -106,9 +106,15 @@ def surgery_lines(ans: Any, every_up_to: int = 12, top: int = 8) -> list[str]:
     shown = k if len(k) <= every_up_to else k.reindex(k["saving_us"].abs().sort_values(ascending=False).index).head(top)
     lines = [surgery_intro(ans), "",
              f"{'Every kernel' if len(shown) == len(k) else f'The {len(shown)} kernels of largest |saving| (all {len(k)}: the HTML page, folded, and step_kernels.csv)'} "
-             "(saving = cold - natural; a judgement word only where both cold readings agree):", ""]
+             "(saving = cold - natural; a judgement word only where both cold readings agree" + _tick(k) + "):", ""]
     return lines + [md_table(SURGERY_HEADERS, [surgery_row(r) for r in shown.to_dict("records")],
                              [True, False, True, True, True, True, True, False])]
+
+
+def _tick(k: Any) -> str:
+    """The clause that says the intervals include the timer's tick (analysis/step.per_kernel)."""
+    tick = float(k["clock_tick_us"].iloc[0]) if "clock_tick_us" in k and len(k) else 0.0
+    return f"; intervals include the GPU timer's {1000 * tick:.0f} ns tick" if tick > 0 else ""
 
 
 def surgery_row(r: dict[str, Any]) -> list[str]:
