@@ -145,6 +145,11 @@ def write_back(target: str, out: Path | str = "runs/write-back", replays: int = 
                         "a function in it that returns the step as (fn, args)")
     if int(replays) < 1:
         raise UserError(f"write_back: replays must be at least 1, not {replays}")
+    import shutil
+
+    if shutil.which("ncu") is None:
+        raise UserError("write_back: Nsight Compute (ncu) is not on PATH, and it reads the write-back; without it, "
+                        "call l2attr.step without write_back= (the answer is then the clean/dirty bracket)")
     frame = profile_graph(f"{Path(path).resolve()}:{factory}", Path(out), int(replays), sets="dram", log=log)
     steps = sorted(set(frame["step"]))
     if steps == [Command.STEP.value]:

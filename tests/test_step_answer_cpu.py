@@ -399,6 +399,11 @@ def test_write_back_is_the_ncu_reading_per_node_and_a_bad_target_is_one_line(tmp
                              for i, n in enumerate(names) for r in range(3) for j in range(2)
                              for cc in ("none", "all") for key in ("dram_write", "duration")])
     monkeypatch.setattr(ncu, "profile_graph", fake_profile)
+    monkeypatch.setenv("PATH", str(tmp_path))                   # no ncu here: said before anything runs
+    with pytest.raises(UserError, match="Nsight Compute \\(ncu\\) is not on PATH"):
+        l2attr.write_back(f"{made}:make")
+    (tmp_path / "ncu").write_text("#!/bin/sh\n")
+    (tmp_path / "ncu").chmod(0o755)
     for bad in ("mine.py", f"{tmp_path}/absent.py:make", f"{made}:", f"{made}:not-a-name"):
         with pytest.raises(UserError, match="give FILE.py:FACTORY"):
             l2attr.write_back(bad, out=tmp_path / "ncu")

@@ -1,6 +1,7 @@
-"""Write the README's "your own pair" snippet, exactly as written, to a file (device cycle).
+"""Write one of the README's snippets, exactly as written, to a file (device cycle).
 
-    python tools/readme_snippet.py OUT.py
+    python tools/readme_snippet.py OUT.py                 # "your own pair" (own-kernels)
+    python tools/readme_snippet.py OUT.py own-step        # "your own step"
 """
 
 from __future__ import annotations
@@ -8,16 +9,17 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-BEGIN, END = "<!-- snippet:own-kernels:begin -->", "<!-- snippet:own-kernels:end -->"
 
-
-def snippet(readme: str) -> str:
-    block = readme.split(BEGIN, 1)[1].split(END, 1)[0].strip()
+def snippet(readme: str, name: str = "own-kernels") -> str:
+    begin, end = f"<!-- snippet:{name}:begin -->", f"<!-- snippet:{name}:end -->"
+    if begin not in readme or end not in readme:
+        raise SystemExit(f"README has no snippet {name!r}")
+    block = readme.split(begin, 1)[1].split(end, 1)[0].strip()
     if not (block.startswith("```python\n") and block.endswith("```")):
-        raise SystemExit("README snippet is not one python code block")
+        raise SystemExit(f"README snippet {name!r} is not one python code block")
     return block[len("```python\n"):-3]
 
 
 if __name__ == "__main__":
     root = Path(__file__).resolve().parents[1]
-    Path(sys.argv[1]).write_text(snippet((root / "README.md").read_text()))
+    Path(sys.argv[1]).write_text(snippet((root / "README.md").read_text(), *sys.argv[2:3]))
