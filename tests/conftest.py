@@ -64,9 +64,9 @@ def _gpu_available() -> bool:
 # tests that start a real Dask cluster, and the damage batteries over every case (every table x
 # rule, every manifest field, every flag; test_readme_reliability's in-process rows and the
 # integrity tests left here keep one case per mechanism fast), and the damage property of every
-# committed run kind (each example reports a copied run; tests/test_runs_mutated.py keeps its
-# counterexamples in the command: .ci/run runs the property with 15 examples in `-m slow` and 200
-# in its last line). Each entry is a test file or a node id prefix; an entry that matches nothing
+# committed run kind (each example reports a copied run; tests/test_runs_mutated.py keeps one
+# counterexample per run kind in the command and marks the others slow itself: .ci/run runs the
+# property with 15 examples in `-m slow` and 200 in its last line). Each entry is a test file or a node id prefix; an entry that matches nothing
 # is an error.
 SLOW = (
     "tests/test_analysis_examples.py",
