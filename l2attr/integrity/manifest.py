@@ -110,6 +110,8 @@ CHECKED = {
     "gpu.name": "a non-empty string (the GPU the run measured)",
     "measure": "an object (the ladder's settings)", "sweep": "an object (the sweep's settings)",
     "measure.spin_us": "in a ladder run whose kernel timer spins (measure.timer not blocking): " + SPIN_RULE,
+    "measure.timer": "in a ladder run whose samples.csv has timer_discard: present, not null (every writer of "
+                     "that column records its kernel timer; integrity/runs.py check_timer_named)",
     **{k: "a finite number > 0 (GB/s)" for k in BANDWIDTHS},
     "validity_control.verdict": "one of " + ", ".join((*VALIDITY_VERDICTS, "skipped")),
     "replayer_passes": "an object: report -> a whole number of kernels >= 0",

@@ -48,6 +48,7 @@ def check_run(kind: str, tables: Tables, manifest: dict[str, Any], path: Path, d
             odd = rules.one_pattern(samples, ("family", "rung", "pin", "profile", "l2_state", "repeat"), SAMPLE_TIMES,
                                     str(path / SAMPLES.filename), damage, "a repeat is timed by one timer")
             odd |= check_repeats_declared(samples, manifest, str(path / SAMPLES.filename), damage)
+            check_timer_named(samples, measure, path, damage)
             tables["samples"] = samples[~odd].reset_index(drop=True) if odd.any() else samples
     if kind == Command.PROFILE and tables.get("metrics") is not None:
         check_profile_manifest(tables["metrics"], manifest, path, damage)
@@ -56,6 +57,17 @@ def check_run(kind: str, tables: Tables, manifest: dict[str, Any], path: Path, d
     if kind == Command.TIMELINE and manifest.get("method") != "nsys":
         check_timeline(tables.get("timeline"), tables.get("phases"), manifest, path, damage)
     return tables
+
+
+def check_timer_named(samples: pd.DataFrame, measure: Any, path: Path, damage: Damage) -> None:
+    """A ladder run whose samples carry the kernel timer's flag (timer_discard) names its timer: the
+    writer that records the flag records measure.timer too, and a run without it is read as a spin
+    run of before the blocking timer (the report would name the wrong timer and judge launch lag by
+    the spin's rule)."""
+    if "timer_discard" in samples.columns and isinstance(measure, dict) and not measure.get("timer"):
+        damage.found(f"{path}/manifest.json: measure.timer must be present in a ladder run whose "
+                     f"{SAMPLES.filename} has timer_discard (found {measure.get('timer')!r}): every writer of "
+                     "that column records its kernel timer")
 
 
 def check_declared_profiles(metrics: pd.DataFrame, manifest: dict[str, Any], path: Path,
