@@ -154,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     `python -m l2attr`): once the command has ended, Ctrl-C is ignored for the rest of the exit."""
     if argv is None:
         terminate_as_interrupt()
+        interrupts_never_unraisable()
     try:
         code = _main(argv)
         return EXIT_TERMINATED if code == EXIT_INTERRUPTED and _TERMINATED else code
@@ -183,6 +184,26 @@ def terminate_as_interrupt() -> None:
         pass
 
 
+_UNRAISED: list[bool] = []      # a Ctrl-C the interpreter could not raise where it landed
+
+
+def interrupts_never_unraisable() -> None:
+    """A Ctrl-C that lands where the interpreter cannot raise it (an import lock's weakref callback
+    while the parser imports pandas, a __del__) was printed as "Exception ignored ... Traceback ...
+    KeyboardInterrupt" and then lost, the command going on. It is kept instead: one that came while
+    the parser imported stops the command before it starts (`_main` says so in its one line); a
+    later one (rare) is dropped as the interpreter dropped it, without the traceback."""
+    previous = sys.unraisablehook
+
+    def hook(unraisable: Any) -> None:
+        if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
+            _UNRAISED.append(True)
+            return
+        previous(unraisable)
+
+    sys.unraisablehook = hook
+
+
 def hold_interrupts_for_exit() -> None:
     """Ignore SIGINT from here to the process's end.
 
@@ -204,6 +225,8 @@ def _main(argv: list[str] | None) -> int:
     try:   # building the parser imports every command (pandas, numpy): Ctrl-C lands here often
         parser = build_parser()
         args = parser.parse_args(argv)
+        if _UNRAISED:
+            raise KeyboardInterrupt
     except KeyboardInterrupt:
         _say("l2attr: interrupted before the command started; nothing was done")
         return EXIT_INTERRUPTED

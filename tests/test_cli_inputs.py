@@ -83,6 +83,25 @@ def test_ctrl_c_at_start_up_of_the_real_process(delay: float, tmp_path: Path) ->
     assert proc.returncode in (130, 0), (proc.returncode, text)
 
 
+def test_an_interrupt_the_interpreter_cannot_raise_stops_the_command(monkeypatch: pytest.MonkeyPatch,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """A KeyboardInterrupt raised where Python can only report it (here a __del__; in CI an import
+    lock's callback while the parser imported) is kept, not printed as a traceback and lost: the
+    command does not start and says so in one line."""
+    monkeypatch.setattr(sys, "unraisablehook", sys.unraisablehook)        # put back after the test
+    monkeypatch.setattr(cli, "_UNRAISED", [])
+    cli.interrupts_never_unraisable()
+
+    class Dies:
+        def __del__(self) -> None:
+            raise KeyboardInterrupt
+
+    Dies()
+    assert cli._UNRAISED == [True] and capsys.readouterr().err == ""      # nothing printed, nothing lost
+    assert main(["report", "x"]) == 130
+    assert one_line(capsys) == "l2attr: interrupted before the command started; nothing was done"
+
+
 def test_ctrl_c_after_the_command_ended_is_no_death_by_signal(tmp_path: Path) -> None:
     """The window the load found, held open on purpose: the command has finished, the interpreter
     is exiting (an atexit hook says so, then waits), and SIGINT arrives. Exit 0, nothing on
