@@ -226,6 +226,7 @@ def _main(argv: list[str] | None) -> int:
         parser = build_parser()
         args = parser.parse_args(argv)
         if _UNRAISED:
+            _UNRAISED.clear()          # said once: a later main() in this process starts afresh
             raise KeyboardInterrupt
     except KeyboardInterrupt:
         _say("l2attr: interrupted before the command started; nothing was done")

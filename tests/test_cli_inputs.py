@@ -100,6 +100,7 @@ def test_an_interrupt_the_interpreter_cannot_raise_stops_the_command(monkeypatch
     assert cli._UNRAISED == [True] and capsys.readouterr().err == ""      # nothing printed, nothing lost
     assert main(["report", "x"]) == 130
     assert one_line(capsys) == "l2attr: interrupted before the command started; nothing was done"
+    assert cli._UNRAISED == []                                            # used once, not again
 
 
 def test_ctrl_c_after_the_command_ended_is_no_death_by_signal(tmp_path: Path) -> None:

@@ -330,6 +330,10 @@ def test_the_grids_ncu_reading_is_cached_chunk_by_chunk_and_found_again(tmp_path
                               "key": "dram_write", "value": float(100 * j + (cc == "none"))}
                              for n in names for j in range(2) for cc in ("none", "all")])
     monkeypatch.setattr(ncu, "profile_graph", fake_profile)
+    (tmp_path / "bin").mkdir()                 # l2attr.write_back looks for ncu on PATH first
+    (tmp_path / "bin" / "ncu").write_text("#!/bin/sh\n")
+    (tmp_path / "bin" / "ncu").chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
     steps = [f"s{i}" for i in range(grid.NCU_CHUNK + 2)]
     with pytest.raises(RuntimeError):
         grid.write_back_of("llama", steps, tmp_path / "first", gpu="G1")

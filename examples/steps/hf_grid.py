@@ -160,8 +160,7 @@ def write_back_of(model: str, wanted: list[str], out: Path, skip: list[Path] = (
 
     import pandas as pd
 
-    from l2attr.steps.ncu import deltas, profile_graph
-
+    import l2attr
     from l2attr import atomic
 
     cache = out / "ncu" / f"{model}-write-back.csv"
@@ -174,10 +173,9 @@ def write_back_of(model: str, wanted: list[str], out: Path, skip: list[Path] = (
         chunk = need[at:at + NCU_CHUNK]
         t0 = time.perf_counter()
         os.environ["HF_GRID_ONLY"] = ",".join(chunk)
-        frame = profile_graph(f"{Path(__file__).resolve()}:ncu_steps_{model}", out / "ncu" / model, 1,
-                              sets="dram", log=lambda s: None)
-        fresh = pd.concat([deltas(g).assign(step=name, gpu=gpu) for name, g in frame.groupby("step")],
-                          ignore_index=True)
+        read = l2attr.write_back(f"{Path(__file__).resolve()}:ncu_steps_{model}", out=out / "ncu" / model,
+                                 replays=1, log=lambda s: None)      # several steps: a table per step
+        fresh = pd.concat([d.assign(step=name, gpu=gpu) for name, d in read.items()], ignore_index=True)
         have = pd.concat([have, fresh], ignore_index=True) if len(have) else fresh
         cache.parent.mkdir(parents=True, exist_ok=True)
         atomic.write_text(cache, have.to_csv(index=False))
