@@ -157,12 +157,15 @@ def main(argv: list[str] | None = None) -> int:
         interrupts_never_unraisable()
     try:
         code = _main(argv)
-        return EXIT_TERMINATED if code == EXIT_INTERRUPTED and _TERMINATED else code
+        code = EXIT_TERMINATED if code == EXIT_INTERRUPTED and _TERMINATED else code
     except KeyboardInterrupt:   # in the few instructions between the command's handlers and here
-        return EXIT_TERMINATED if _TERMINATED else EXIT_INTERRUPTED
+        code = EXIT_TERMINATED if _TERMINATED else EXIT_INTERRUPTED
     finally:
         if argv is None:
             hold_interrupts_for_exit()
+    if argv is None:
+        end_without_teardown(code)
+    return code
 
 
 EXIT_TERMINATED = 128 + 15
@@ -202,6 +205,35 @@ def interrupts_never_unraisable() -> None:
         previous(unraisable)
 
     sys.unraisablehook = hook
+
+
+def end_without_teardown(code: int) -> None:
+    """End a process that used the GPU through torch at once, with `code`, its output flushed.
+
+    Why: the interpreter's teardown after a GPU command (torch's modules, the CUDA context, its
+    pools) took most of a second on the H100 (docs/facts.md#process-exit), a twentieth of a
+    ladder's wall. By now the command's files are written and renamed (every write is atomic) and
+    l2attr registers no exit handler; the driver and the OS free the GPU's memory and context when
+    the process ends, as after any exit. Not taken while a child process lives (a Dask worker is
+    ended by its cluster's own exit), nor under a tool injected into CUDA (Nsight Compute's pass
+    may end in the driver's teardown)."""
+    torch = sys.modules.get("torch")
+    try:
+        used = torch is not None and bool(torch.cuda.is_initialized())
+    except Exception:       # a torch without CUDA, or half imported
+        used = False
+    if not used or os.environ.get("CUDA_INJECTION64_PATH"):
+        return
+    import multiprocessing
+
+    if multiprocessing.active_children():
+        return
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):   # a closed pipe: nothing more can reach it
+            pass
+    os._exit(code)
 
 
 def hold_interrupts_for_exit() -> None:

@@ -115,9 +115,9 @@ def test_graph_step_quarter_l2(tmp_path):
     import l2attr
 
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
-    ans = l2attr.step(make(l2 // 4), name="graph", repeats=8, warmup=2, out=tmp_path, edges=0, graph=True,
+    ans = l2attr.step(make(l2 // 4), name="graph", repeats=8, warmup=2, out=tmp_path, edges=0,
                       log=lambda s: None)
-    g = ans.manifest["surgery"]            # graph=True is graph surgery now: both arms replay the graph
+    g = ans.manifest["surgery"]            # graph surgery (l2attr.step's only method): both arms replay the graph
     assert g["matched_kernels"] == g["eager_kernels"] == g["graph_kernels"] == 2
     consumer = ans.kernels[ans.kernels["op"] == "sum"].iloc[0]
     assert consumer["judgement"] == "faster"

@@ -48,6 +48,26 @@ def _samples(pin, cons, wall, rung="l2p_optmt", artifact=None):
                          "call_wall_time_us": wall})
 
 
+def _sorted_resamples_ci(values: np.ndarray, resamples: int = 2000, seed: int = 0) -> tuple[float, float]:
+    """The bootstrap written plainly: draw each resample, take np.median of it."""
+    drawn = values[np.random.default_rng(seed).integers(0, values.size, size=(resamples, values.size))]
+    lo, hi = np.quantile(np.median(drawn, axis=1), [0.025, 0.975])
+    return float(lo), float(hi)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 7, 30, 167, 168, 513, 1000, 4097])
+def test_bootstrap_by_counts_is_the_bootstrap_of_sorted_resamples(n: int) -> None:
+    """The counting path (order statistics of the drawn counts) gives bit for bit the interval of
+    sorting every resample: odd and even lengths, ties (values on a 0.5 grid), above and below the
+    4,096 samples whose counts are kept, and a second call served from the kept counts."""
+    rng = np.random.default_rng(n)
+    for values in (rng.normal(100.0, 3.0, n), np.round(rng.normal(10.0, 1.0, n) * 2) / 2):
+        want = _sorted_resamples_ci(values)
+        assert bootstrap_median_ci(values) == want
+        assert bootstrap_median_ci(values) == want
+    assert bootstrap_median_ci(np.arange(n, dtype=float), seed=3) == _sorted_resamples_ci(np.arange(n, dtype=float), seed=3)
+
+
 def test_kernels_quantity_is_median_of_per_call_sums():
     df = _samples(pin=[10.0, 1.0, 5.0], cons=[1.0, 10.0, 5.0], wall=[np.nan] * 3)
     out = summarize_cell(df, bytes_per_call=1000).set_index(["quantity", "timer"])

@@ -94,22 +94,36 @@ def test_a_missing_torch_is_said_before_the_gpu_is_looked_for(tmp_path: Path) ->
 
 def test_the_ladder_imports_torch_after_its_head_start(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """The order of a fresh ladder process (fakes for the GPU side): the GPU looked for without
-    torch, the workload checked, workloads and kernels started, then torch; run_ladder gets the
-    head start."""
+    torch, the workload checked, workloads and kernels started, the tool versions asked for (a
+    thread), then torch; run_ladder gets the head start."""
     import l2attr.commands.ladder as ladder
     import l2attr.dlrm.measure.gpu as mgpu
     import l2attr.dlrm.measure.run as runmod
     import l2attr.gpu.device as device
     import l2attr.gpu.runtime as runtime
 
+    import threading
+
     order: list[str] = []
     got: dict = {}
-    monkeypatch.setattr(runtime, "require_gpu",
-                        lambda import_torch=True: order.append("torch" if import_torch else "gpu") or (None, None))
+    asked = threading.Event()     # the tool versions (subprocesses) are asked for beside the import
+
+    def require_gpu(import_torch: bool = True) -> tuple[None, None]:
+        if import_torch:
+            asked.wait(5)
+        order.append("torch" if import_torch else "gpu")
+        return None, None
+
+    def tool_versions() -> dict:
+        order.append("versions")
+        asked.set()
+        return {"l2attr": "test"}
+    monkeypatch.setattr(runtime, "require_gpu", require_gpu)
     monkeypatch.setattr(mgpu, "check_fits", lambda cfg: order.append("fits"))
     monkeypatch.setattr(ladder, "head_start", lambda cfg, opts: order.append("head start") or "AHEAD")
     monkeypatch.setattr(device, "gpu_facts", lambda: {"name": "fake"})
-    monkeypatch.setattr(device, "software_versions", lambda: {"l2attr": "test"})
+    monkeypatch.setattr(device, "tool_versions", tool_versions)
+    monkeypatch.setattr(device, "module_versions", lambda: {"torch": "fake"})
 
     def run_ladder(cfg, opts, run, log=print, progress=None, ahead=None):
         got["ahead"] = ahead
@@ -127,11 +141,12 @@ def test_the_ladder_imports_torch_after_its_head_start(monkeypatch: pytest.Monke
     from l2attr.rundir import RunDir
     monkeypatch.setattr(RunDir, "read", lambda self, table: __import__("pandas").DataFrame())
     assert main(["ladder", "--out", str(tmp_path / "runs"), "--quiet"]) == 0
-    assert order == ["gpu", "fits", "head start", "torch", "run"]
+    assert order == ["gpu", "fits", "head start", "versions", "torch", "run"]
     assert got["ahead"] == "AHEAD"
     (run,) = (tmp_path / "runs").iterdir()
     m = __import__("json").loads((run / "manifest.json").read_text())
     assert m["head_start"] is True and m["timings"]["torch_import_s"] >= 0
+    assert m["versions"] == {"l2attr": "test", "torch": "fake"}
 
 
 def test_run_ladder_takes_over_a_head_start_of_its_own_profiles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,8 +11,11 @@
 #  4. bench_profile: `l2attr profile --metrics l2` then `--timeline`, cold processes (target
 #     <= 60 s together, the validity control clear);
 #  5. speed.json: all of it in one summary; examples/<run>/ (manifest.json, cells.csv,
-#     samples.csv.gz) of B and C, the profile's and the timeline's manifests: what to commit.
-# Logs under $OUT/logs (each step tee'd). Run as:  bash tools/device_speed.sh
+#     samples.csv.gz) of B and C, the profile's and the timeline's manifests: what to commit;
+#  6. tools/exit_probe.py: the process's exit with and without teardown, `import torch` with and
+#     without a bytecode cache (process A starts with device_env.sh's PYTHONPYCACHEPREFIX empty).
+# Logs under $OUT/logs (each step tee'd); examples/ and logs/ come back in $OUT/speed.tar.gz
+# (a device call brings back a few files, not a tree). Run as:  bash tools/device_speed.sh
 set -uo pipefail
 . "$(dirname "$0")/device_env.sh"     # OUT, wheels, PYTHONPATH, the workload cache outside $OUT
 step() { echo; echo "=== $* ($(date -u +%T), ${SECONDS} s in)"; }
@@ -26,6 +29,7 @@ rm -rf "$OUT/runs-a" "$OUT/runs-b" "$OUT/runs-c" "$OUT/runs-profile"
 
 step "1. process A: default ladder, cold process, workload and kernel caches empty"
 case "$L2ATTR_CACHE_DIR" in /tmp/*) rm -rf "$L2ATTR_CACHE_DIR";; esac   # device_env.sh: outside $OUT
+case "$PYTHONPYCACHEPREFIX" in /tmp/*) rm -rf "$PYTHONPYCACHEPREFIX";; esac    # and Python's bytecode
 rm -rf "${CUPY_CACHE_DIR:-$HOME/.cupy/kernel_cache}"
 timeout 100 python3 benchmarks/bench_ladder.py --out "$OUT/runs-a" --name speed-a --json "$OUT/ladder_a.json" \
   2>&1 | tee "$L/bench_ladder_a.log" | grep "^bench_ladder" | grep -v "^bench_ladder: HBM"
@@ -107,4 +111,11 @@ for run in $(ls -d "$OUT"/runs-profile/*-profile "$OUT"/runs-profile/*-timeline 
 done
 du -sh "$OUT/examples"/* 2>/dev/null
 rm -rf "$OUT/runs-a" "$OUT/runs-b" "$OUT/runs-c" "$OUT/runs-profile" "$OUT/runs"
+
+step "6. the process's two ends: exit with and without teardown, import torch with and without bytecode"
+if left 40; then
+  timeout 60 python3 tools/exit_probe.py --json "$OUT/exit_probe.json" 2>&1 | tee "$L/exit_probe.log"
+fi
+# one archive: the device call brings back a few files, not a tree
+tar czf "$OUT/speed.tar.gz" -C "$OUT" examples logs && rm -rf "$OUT/examples" "$OUT/logs"
 echo "done in ${SECONDS} s"

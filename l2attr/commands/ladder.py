@@ -186,25 +186,27 @@ def _one_process(args: argparse.Namespace, cfg: WorkloadConfig, opts: "LadderOpt
 
     check_fits(cfg)  # refuse a workload that does not fit, before allocating or writing
     ahead = head_start(cfg, opts) if run_dir is None else None   # beside the import of torch (seconds)
-    t0 = time.perf_counter()
-    require_gpu()
-    torch_import_s = time.perf_counter() - t0
     facts = None
     if run_dir is None:   # the manifest's facts (git, nvidia-smi, ncu --version: subprocesses) meanwhile
         from concurrent.futures import ThreadPoolExecutor
 
-        from l2attr.gpu.device import gpu_facts, software_versions
+        from l2attr.gpu.device import gpu_facts, tool_versions
 
         pool = ThreadPoolExecutor(max_workers=2)
-        facts = (pool.submit(software_versions), pool.submit(gpu_facts))
+        facts = (pool.submit(tool_versions), pool.submit(gpu_facts))
         pool.shutdown(wait=False)
+    t0 = time.perf_counter()
+    require_gpu()
+    torch_import_s = time.perf_counter() - t0
 
     from l2attr.dlrm.measure.run import ladder_manifest, run_ladder
+    from l2attr.gpu.device import module_versions
     from l2attr.rundir import RunDir, command_line
 
     if run_dir is None:
         run_dir = RunDir.create(args.out, args.name,
-                                ladder_manifest(cfg, opts, command_line(), facts[0].result(), facts[1].result()))
+                                ladder_manifest(cfg, opts, command_line(), {**facts[0].result(), **module_versions()},
+                                                facts[1].result()))
     console.print(f"run dir: {run_dir.path}")
     progress = None if args.quiet else Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} repeats"),

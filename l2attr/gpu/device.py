@@ -124,8 +124,19 @@ def identity(torch: Any) -> dict[str, Any]:
 
 
 def software_versions() -> dict[str, Any]:
-    versions: dict[str, Any] = {"l2attr": __version__, "git_sha": git_sha(), "source_digest": source_digest(),
-                                "python": platform.python_version(), "ncu": ncu_version()}
+    return {**tool_versions(), **module_versions()}
+
+
+def tool_versions() -> dict[str, Any]:
+    """The versions that need no import (git and ncu are subprocesses): a ladder asks for them on a
+    thread while it imports torch."""
+    return {"l2attr": __version__, "git_sha": git_sha(), "source_digest": source_digest(),
+            "python": platform.python_version(), "ncu": ncu_version()}
+
+
+def module_versions() -> dict[str, Any]:
+    """The libraries' versions, importing each (after torch is imported, that costs nothing)."""
+    versions: dict[str, Any] = {}
     from importlib import metadata
 
     for mod, dist in (("torch", "torch"), ("cupy", None), ("numpy", "numpy"), ("pandas", "pandas"),
