@@ -211,7 +211,7 @@ def end_without_teardown(code: int) -> None:
     """End a process that used the GPU through torch at once, with `code`, its output flushed.
 
     Why: the interpreter's teardown after a GPU command (torch's modules, the CUDA context, its
-    pools) took most of a second on the H100 (docs/facts.md#process-exit), a twentieth of a
+    pools) took a large part of a second on the H100 (docs/facts.md#process-exit), some 5 % of a
     ladder's wall. By now the command's files are written and renamed (every write is atomic) and
     l2attr registers no exit handler; the driver and the OS free the GPU's memory and context when
     the process ends, as after any exit. Not taken while a child process lives (a Dask worker is

@@ -14,7 +14,3 @@ fi
 # Generated workloads: one cache for every run of the call, outside $OUT (nothing of it comes back)
 # and set here, so a device without platformdirs installed needs none (l2attr/dlrm/workload/cache.py).
 export L2ATTR_CACHE_DIR=${L2ATTR_CACHE_DIR:-/tmp/l2attr-cache}
-# Python's bytecode in a folder of its own (docs/facts.md#process-exit): the device's torch is a
-# read-only install whose bytecode Python does not use, so without it every process compiled torch's
-# modules anew (tools/exit_probe.py measures both); an ordinary install compiles them once.
-export PYTHONPYCACHEPREFIX=${PYTHONPYCACHEPREFIX:-/tmp/l2attr-pycache}

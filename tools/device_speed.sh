@@ -13,9 +13,10 @@
 #  5. speed.json: all of it in one summary; examples/<run>/ (manifest.json, cells.csv,
 #     samples.csv.gz) of B and C, the profile's and the timeline's manifests: what to commit;
 #  6. tools/exit_probe.py: the process's exit with and without teardown, `import torch` with and
-#     without a bytecode cache (process A starts with device_env.sh's PYTHONPYCACHEPREFIX empty).
+#     without a bytecode folder of its own.
 # Logs under $OUT/logs (each step tee'd); examples/ and logs/ come back in $OUT/speed.tar.gz
-# (a device call brings back a few files, not a tree). Run as:  bash tools/device_speed.sh
+# (a device call brings back a few files, not a tree). Run as:
+#   COMMIT=$(git rev-parse --short HEAD) bash tools/device_speed.sh   (the device's .git may be stale)
 set -uo pipefail
 . "$(dirname "$0")/device_env.sh"     # OUT, wheels, PYTHONPATH, the workload cache outside $OUT
 step() { echo; echo "=== $* ($(date -u +%T), ${SECONDS} s in)"; }
@@ -25,11 +26,10 @@ left() { [ $((SECONDS + $1)) -le "$BUDGET" ]; }
 mkdir -p "$L" "$OUT/examples"
 rm -rf "$OUT/runs-a" "$OUT/runs-b" "$OUT/runs-c" "$OUT/runs-profile"
 { nvidia-smi --query-gpu=name,uuid,driver_version,clocks.max.sm --format=csv,noheader 2>&1 | head -1
-  echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u +%FT%TZ)"; } | tee "$L/machine.log"
+  echo "commit ${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo '?')}, $(date -u +%FT%TZ)"; } | tee "$L/machine.log"
 
 step "1. process A: default ladder, cold process, workload and kernel caches empty"
 case "$L2ATTR_CACHE_DIR" in /tmp/*) rm -rf "$L2ATTR_CACHE_DIR";; esac   # device_env.sh: outside $OUT
-case "$PYTHONPYCACHEPREFIX" in /tmp/*) rm -rf "$PYTHONPYCACHEPREFIX";; esac    # and Python's bytecode
 rm -rf "${CUPY_CACHE_DIR:-$HOME/.cupy/kernel_cache}"
 timeout 100 python3 benchmarks/bench_ladder.py --out "$OUT/runs-a" --name speed-a --json "$OUT/ladder_a.json" \
   2>&1 | tee "$L/bench_ladder_a.log" | grep "^bench_ladder" | grep -v "^bench_ladder: HBM"

@@ -5,9 +5,9 @@
 1. The exit: a process imports torch and cupy, holds 3 GiB on the GPU and prints the time; the
    parent times from that line to the process's end, three times with the interpreter's teardown
    and three with cli.end_without_teardown (what `l2attr` does after a GPU command).
-2. `import torch`, three fresh processes without a bytecode cache of their own and three with one
-   (PYTHONPYCACHEPREFIX in an empty folder: the first fills it, as an install's compile step does):
-   a read-only install whose bytecode Python cannot use compiles every module in every process.
+2. `import torch`, three fresh processes without a bytecode folder of their own and three with one
+   (PYTHONPYCACHEPREFIX in an empty folder: the first fills it), and whether torch's own bytecode
+   lies beside it: does such a folder shorten a process's start on this machine?
 """
 
 from __future__ import annotations

@@ -1,0 +1,121 @@
+"""The study page's speed lines (issue 39's targets), made from the committed records.
+
+    python tools/speed_record.py            print the block
+    python tools/speed_record.py --write    put it between `<!-- speed:begin -->` and
+                                            `<!-- speed:end -->` on the page that holds them
+
+Reads: examples/logs/speed/final/ (`bash tools/device_speed.sh`: the ladder's three cold
+processes, their two-process compare, the exit probe, machine.log), examples/logs/speed/first/
+and bytecode/ (the profile job's records of the same script), the LLM grid's call record
+(examples/steps/hf_grid/grid_calls.jsonl) and the step attribution's scale record
+(examples/logs/answer/bench_steps_scale_h100_2.json). tests/test_speed_record.py holds the page to it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+SPEED = ROOT / "examples" / "logs" / "speed"
+GRID = ROOT / "examples" / "steps" / "hf_grid" / "grid_calls.jsonl"
+SCALE = ROOT / "examples" / "logs" / "answer" / "bench_steps_scale_h100_2.json"
+BEGIN, END = "<!-- speed:begin -->\n", "<!-- speed:end -->"
+TARGETS = {"ladder": 12.0, "compare": 1.0, "profile": 60.0, "grid": 600.0, "steps": 60.0}
+
+
+def verdict(value: float, target: float) -> str:
+    """The one rule for a target: at or under it is within, above it is over."""
+    return "within" if value <= target else "OVER"
+
+
+def _load(path: Path) -> Any:
+    return json.loads(path.read_text())
+
+
+def ladder_line(folder: Path) -> str:
+    s = _load(folder / "speed.json")
+    gpu = (folder / "machine.log").read_text().splitlines()[0].split(",")[0]
+    b, c, a = s["ladder"], s["ladder_second"], s["ladder_cold_caches"]
+    t = b["timings"]
+    cmp_ = s["compare"]["consumer_kernel_median_abs_diff_pct"]
+    rel = folder.relative_to(ROOT)
+    return (f"- the default ladder from a cold process (`bash tools/device_speed.sh`, {gpu}, `{rel}/`): "
+            f"**{b['wall_s']:.1f} s** ({verdict(b['wall_s'], TARGETS['ladder'])} the target of "
+            f"{TARGETS['ladder']:.0f} s), a second process {c['wall_s']:.1f} s, and {a['wall_s']:.1f} s with "
+            f"the workload and kernel caches empty. Of the first: process start {b['startup_s']:.1f} s "
+            f"(`import torch` {t['torch_import_s']:.1f} s of it), the run {b['run_s']:.1f} s (timed repeats "
+            f"{t['repeats_s']:.1f} s, bandwidths {t['bandwidth_s']:.1f} s, uploads {t['upload_s']:.1f} s, "
+            f"warm-ups {t['warmup_s']:.1f} s, summaries {t['summaries_s']:.1f} s), after it {b['after_s']:.1f} s. "
+            f"Two-process compare: the consumer's kernel medians differ by **{cmp_:.2f} %** (median over "
+            f"{s['compare']['rows'][0]['cells']} cells; {verdict(cmp_, TARGETS['compare'])} the target of "
+            f"{TARGETS['compare']:.0f} %);\n")
+
+
+def exit_line(folder: Path) -> str:
+    e = _load(folder / "exit_probe.json")
+
+    def span(xs: list[float]) -> str:
+        return f"{min(xs):.2f}–{max(xs):.2f} s"
+    return (f"- a GPU process's end (`python tools/exit_probe.py`, same machine, 3 processes each): "
+            f"{span(e['exit_with_teardown_s'])} from its last line to its end with the interpreter's "
+            f"teardown, {span(e['exit_without_teardown_s'])} without it (docs/facts.md#process-exit); "
+            f"`import torch` in a fresh process {span(e['import_torch_no_cache_s'][1:])} once the file "
+            f"cache is warm;\n")
+
+
+def profile_line(first: Path, other: Path) -> str:
+    p, q = _load(first / "profile.json"), _load(other / "profile.json")
+    return (f"- `l2attr profile --metrics l2` then `--timeline` (`benchmarks/bench_profile.py` in the same "
+            f"script, an H100, `{first.relative_to(ROOT)}/profile.json`): {p['profile_s']:.1f} s + "
+            f"{p['timeline_s']:.1f} s = **{p['total_s']:.1f} s** ({verdict(p['total_s'], TARGETS['profile'])} "
+            f"the target of {TARGETS['profile']:.0f} s), validity control {p['control']}, "
+            f"{p['passes']['sweep.ncu-rep']['min']} passes per report and {p['calls_per_cell']} calls per "
+            f"cell; on a second H100 whose processes started slower ({other.relative_to(ROOT)}/: a "
+            f"bytecode folder of their own, since removed) {q['total_s']:.1f} s;\n")
+
+
+def grid_line() -> str:
+    calls = [json.loads(x) for x in GRID.read_text().splitlines() if x.strip()]
+    (call,) = calls                   # the grid measured in one process: its wall is the grid's
+    steps = sum(len(m["steps"]) for m in call["models"].values())
+    ncu = sum(m["ncu_s"] for m in call["models"].values())
+    measured = sum(m["steps_s"] for m in call["models"].values())
+    return (f"- the LLM grid (`FRESH=1 bash tools/device_grid.sh`: {steps} steps, each with its "
+            f"write-back-matched arm and Nsight Compute reading, one process, {call['gpu']}): "
+            f"**{call['wall_s']:.1f} s** ({verdict(call['wall_s'], TARGETS['grid'])} the target of "
+            f"{TARGETS['grid']:.0f} s; ncu readings {ncu:.1f} s, steps {measured:.1f} s; "
+            f"`{GRID.relative_to(ROOT)}`);\n")
+
+
+def steps_line() -> str:
+    r = _load(SCALE)
+    runs = sorted(r["runs"], key=lambda x: x["kernels"])
+    said = ", ".join(f"{x['kernels']:,} kernels {x['wall_s']:.1f} s" for x in runs)
+    last = runs[-1]
+    return (f"- step attribution at scale (`python benchmarks/bench_steps.py --kernels 250 500 1000`, "
+            f"{last['gpu']}): {said} of wall time; the largest {verdict(last['wall_s'], TARGETS['steps'])} "
+            f"the target of {TARGETS['steps']:.0f} s (`{SCALE.relative_to(ROOT)}`).\n")
+
+
+def block() -> str:
+    final = SPEED / "final"
+    return (ladder_line(final) + exit_line(final) + profile_line(SPEED / "first", SPEED / "bytecode")
+            + grid_line() + steps_line())
+
+
+def main(argv: list[str]) -> int:
+    body = block()
+    if "--write" in argv:        # the page that holds the block (tools/doc_pages.py)
+        from doc_pages import write_block
+
+        write_block(BEGIN, END, body)
+    else:
+        print(body, end="")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
