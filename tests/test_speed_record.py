@@ -43,3 +43,18 @@ def test_the_grid_line_is_one_process_or_nothing(tmp_path: Path, monkeypatch: py
     grid.write_text(json.dumps(call) + "\n" + json.dumps(call) + "\n")
     with pytest.raises(ValueError):
         speed_record.grid_line()
+
+
+def test_bytecode_written_on_another_gpu_is_not_claimed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exit line says the ladder read bytecode an earlier probe wrote: only for one GPU."""
+    probe = {"exit_with_teardown_s": [0.5, 0.4, 0.6], "exit_without_teardown_s": [0.1, 0.2, 0.1],
+             "import_torch_no_cache_s": [4.0, 1.0, 1.5]}
+    for name, uuid in (("final", "GPU-a"), ("earlier", "GPU-a"), ("elsewhere", "GPU-b")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "exit_probe.json").write_text(json.dumps(probe))
+        (tmp_path / name / "machine.log").write_text(f"NVIDIA H100, {uuid}, 580, 1980 MHz\ncommit x\n")
+    monkeypatch.setattr(speed_record, "ROOT", tmp_path)
+    line = speed_record.exit_line(tmp_path / "final", tmp_path / "earlier")
+    assert "took 4.00 s and the next two 1.00–1.50 s" in line and "0.10–0.20 s without it" in line
+    with pytest.raises(ValueError):
+        speed_record.exit_line(tmp_path / "final", tmp_path / "elsewhere")

@@ -14,3 +14,8 @@ fi
 # Generated workloads: one cache for every run of the call, outside $OUT (nothing of it comes back)
 # and set here, so a device without platformdirs installed needs none (l2attr/dlrm/workload/cache.py).
 export L2ATTR_CACHE_DIR=${L2ATTR_CACHE_DIR:-/tmp/l2attr-cache}
+# Bytecode written as on an ordinary machine (docs/facts.md#process-exit): the device image turns
+# writing off, and its torch's bytecode was not usable as it stood, so every process compiled torch's
+# modules again; the first process of a call now writes them. What the image had is kept for the record.
+export L2ATTR_DEVICE_DONTWRITEBYTECODE=${PYTHONDONTWRITEBYTECODE-unset}
+unset PYTHONDONTWRITEBYTECODE

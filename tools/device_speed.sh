@@ -26,7 +26,8 @@ left() { [ $((SECONDS + $1)) -le "$BUDGET" ]; }
 mkdir -p "$L" "$OUT/examples"
 rm -rf "$OUT/runs-a" "$OUT/runs-b" "$OUT/runs-c" "$OUT/runs-profile"
 { nvidia-smi --query-gpu=name,uuid,driver_version,clocks.max.sm --format=csv,noheader 2>&1 | head -1
-  echo "commit ${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo '?')}, $(date -u +%FT%TZ)"; } | tee "$L/machine.log"
+  echo "commit ${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo '?')}, $(date -u +%FT%TZ)"
+  echo "PYTHONDONTWRITEBYTECODE in the image: ${L2ATTR_DEVICE_DONTWRITEBYTECODE:-?} (device_env.sh unsets it)"; } | tee "$L/machine.log"
 
 step "1. process A: default ladder, cold process, workload and kernel caches empty"
 case "$L2ATTR_CACHE_DIR" in /tmp/*) rm -rf "$L2ATTR_CACHE_DIR";; esac   # device_env.sh: outside $OUT

@@ -35,7 +35,17 @@ def _load(path: Path) -> Any:
     return json.loads(path.read_text())
 
 
-def ladder_line(folder: Path) -> str:
+def _gpu_uuid(folder: Path) -> str:
+    """The GPU's UUID from device_speed.sh's machine.log (nvidia-smi's name, uuid, ... line)."""
+    return (folder / "machine.log").read_text().splitlines()[0].split(",")[1].strip()
+
+
+def ladder_line(folder: Path, earlier: Path) -> str:
+    """`folder`'s three processes and compare, and the same code's plain ladder processes on the
+    same GPU in `earlier` (noprefix_*.json: without a bytecode folder), so no record stands alone."""
+    if _gpu_uuid(folder) != _gpu_uuid(earlier):
+        raise ValueError(f"{folder} and {earlier} were made on different GPUs")
+    others = [_load(p)["wall_s"] for p in sorted(earlier.glob("noprefix_*.json"))]
     s = _load(folder / "speed.json")
     gpu = (folder / "machine.log").read_text().splitlines()[0].split(",")[0]
     b, c, a = s["ladder"], s["ladder_second"], s["ladder_cold_caches"]
@@ -45,7 +55,9 @@ def ladder_line(folder: Path) -> str:
     return (f"- the default ladder from a cold process (`bash tools/device_speed.sh`, {gpu}, `{rel}/`): "
             f"**{b['wall_s']:.1f} s** ({verdict(b['wall_s'], TARGETS['ladder'])} the target of "
             f"{TARGETS['ladder']:.0f} s), a second process {c['wall_s']:.1f} s, and {a['wall_s']:.1f} s with "
-            f"the workload and kernel caches empty. Of the first: process start {b['startup_s']:.1f} s "
+            f"the workload and kernel caches empty; the same code on the same GPU, in an earlier call, "
+            f"{' and '.join(f'{w:.1f} s' for w in others)} (`{earlier.relative_to(ROOT)}/noprefix_*.json`: "
+            f"the host's share moves between calls). Of the first: process start {b['startup_s']:.1f} s "
             f"(`import torch` {t['torch_import_s']:.1f} s of it), the run {b['run_s']:.1f} s (timed repeats "
             f"{t['repeats_s']:.1f} s, bandwidths {t['bandwidth_s']:.1f} s, uploads {t['upload_s']:.1f} s, "
             f"warm-ups {t['warmup_s']:.1f} s, summaries {t['summaries_s']:.1f} s), after it {b['after_s']:.1f} s. "
@@ -54,16 +66,23 @@ def ladder_line(folder: Path) -> str:
             f"{TARGETS['compare']:.0f} %);\n")
 
 
-def exit_line(folder: Path) -> str:
-    e = _load(folder / "exit_probe.json")
+def exit_line(folder: Path, earlier: Path) -> str:
+    """The exit probe of `folder`, and the first `import torch` of `earlier` (an earlier call on the
+    same GPU, checked): the one that wrote torch's bytecode there, which `folder`'s processes read."""
+    e, first = _load(folder / "exit_probe.json"), _load(earlier / "exit_probe.json")
+    if _gpu_uuid(folder) != _gpu_uuid(earlier):
+        raise ValueError(f"{folder} and {earlier} were made on different GPUs: no bytecode of one reached the other")
 
     def span(xs: list[float]) -> str:
         return f"{min(xs):.2f}–{max(xs):.2f} s"
-    return (f"- a GPU process's end (`python tools/exit_probe.py`, same machine, 3 processes each): "
+    return (f"- a GPU process's two ends (`python tools/exit_probe.py`, same machine, 3 processes each): "
             f"{span(e['exit_with_teardown_s'])} from its last line to its end with the interpreter's "
-            f"teardown, {span(e['exit_without_teardown_s'])} without it (docs/facts.md#process-exit); "
-            f"`import torch` in a fresh process {span(e['import_torch_no_cache_s'][1:])} once the file "
-            f"cache is warm;\n")
+            f"teardown, {span(e['exit_without_teardown_s'])} without it; `import torch` in a fresh process "
+            f"{span(e['import_torch_no_cache_s'])}. The first `import torch` allowed to write its bytecode "
+            f"on that machine, in an earlier call, took {first['import_torch_no_cache_s'][0]:.2f} s and the "
+            f"next two {span(first['import_torch_no_cache_s'][1:])} (`{earlier.relative_to(ROOT)}/`): the "
+            f"ladder above read bytecode that probe had written, as on an ordinary machine "
+            f"(docs/facts.md#process-exit);\n")
 
 
 def profile_line(first: Path, other: Path) -> str:
@@ -102,7 +121,7 @@ def steps_line() -> str:
 
 def block() -> str:
     final = SPEED / "final"
-    return (ladder_line(final) + exit_line(final) + profile_line(SPEED / "first", SPEED / "bytecode")
+    return (ladder_line(final, SPEED / "bytecode") + exit_line(final, SPEED / "bytecode") + profile_line(SPEED / "first", SPEED / "bytecode")
             + grid_line() + steps_line())
 
 
