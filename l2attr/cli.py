@@ -9,6 +9,7 @@ import importlib
 import os
 import signal
 import sys
+import warnings
 from typing import Any, Iterable, NoReturn, Sequence
 
 from l2attr import __version__
@@ -253,14 +254,24 @@ def hold_interrupts_for_exit() -> None:
         pass
 
 
+def _raise_kept_interrupt() -> None:
+    if _UNRAISED:
+        _UNRAISED.clear()          # said once: a later main() in this process starts afresh
+        raise KeyboardInterrupt
+
+
 def _main(argv: list[str] | None) -> int:
     try:   # building the parser imports every command (pandas, numpy): Ctrl-C lands here often
-        parser = build_parser()
+        with warnings.catch_warnings(record=True) as said:
+            parser = build_parser()
+        _raise_kept_interrupt()
+        for w in said:                 # shown as they would have been, once the imports are whole
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)
         args = parser.parse_args(argv)
-        if _UNRAISED:
-            _UNRAISED.clear()          # said once: a later main() in this process starts afresh
-            raise KeyboardInterrupt
+        _raise_kept_interrupt()
     except KeyboardInterrupt:
+        # an import cut short may warn on its way out (a Cython module: "failed to patch module
+        # with custom type", seen in CI); the interrupt's one line is all that is said
         _say("l2attr: interrupted before the command started; nothing was done")
         return EXIT_INTERRUPTED
     if not getattr(args, "_run", None):
