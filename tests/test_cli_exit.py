@@ -18,7 +18,7 @@ SCRIPT = textwrap.dedent("""
     sys.modules["torch"] = types.SimpleNamespace(cuda=types.SimpleNamespace(is_initialized=lambda: used))
     atexit.register(lambda: print("teardown ran"))
     if child:
-        p = multiprocessing.get_context("spawn").Process(target=time.sleep, args=(1.5,))
+        p = multiprocessing.get_context("spawn").Process(target=time.sleep, args=(0.3,))
         p.start()
     print("the command's last line")          # buffered: stdout is a pipe
     end_without_teardown(3)

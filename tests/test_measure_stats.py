@@ -55,7 +55,7 @@ def _sorted_resamples_ci(values: np.ndarray, resamples: int = 2000, seed: int = 
     return float(lo), float(hi)
 
 
-@pytest.mark.parametrize("n", [2, 3, 4, 7, 30, 167, 168, 513, 1000, 4097])
+@pytest.mark.parametrize("n", [2, 3, 4, 7, 30, 167, 168, 513, 1000, pytest.param(4097, marks=pytest.mark.slow)])
 def test_bootstrap_by_counts_is_the_bootstrap_of_sorted_resamples(n: int) -> None:
     """The counting path (order statistics of the drawn counts) gives bit for bit the interval of
     sorting every resample: odd and even lengths, ties (values on a 0.5 grid), above and below the
