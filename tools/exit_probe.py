@@ -33,14 +33,20 @@ IMPORT = "import time; t = time.perf_counter(); import torch; print(time.perf_co
 
 
 def exit_s(how: str) -> float:
-    p = subprocess.Popen([sys.executable, "-c", HOLD, how], stdout=subprocess.PIPE, text=True)
-    said = float(p.stdout.readline())
-    p.wait()
+    p = subprocess.Popen([sys.executable, "-c", HOLD, how], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = p.stdout.readline() if p.stdout else ""
+    _, err = p.communicate()
+    if p.returncode != 0 or not line.strip():
+        raise SystemExit(f"exit_probe: the GPU process ended with {p.returncode} before its last line: "
+                         f"{(err.strip().splitlines() or ['?'])[-1]}")
+    said = float(line)
     return round(time.time() - said, 3)
 
 
 def import_s(env: dict[str, str]) -> float:
-    out = subprocess.run([sys.executable, "-c", IMPORT], capture_output=True, text=True, env=env, check=True)
+    out = subprocess.run([sys.executable, "-c", IMPORT], capture_output=True, text=True, env=env, check=False)
+    if out.returncode != 0:
+        raise SystemExit(f"exit_probe: `import torch` failed: {(out.stderr.strip().splitlines() or ['?'])[-1]}")
     return round(float(out.stdout.strip().splitlines()[-1]), 3)
 
 

@@ -66,12 +66,7 @@ def _draw_counts(n: int, resamples: int, seed: int) -> np.ndarray:
     """How often each of n samples is drawn by each resample: the draws of
     `default_rng(seed).integers(0, n, (resamples, n))`, counted per row (read-only). Kept for
     lengths up to 4,096 samples (8 tables of at most 16 MB), made anew above."""
-    return _kept_counts(n, resamples, seed) if n <= 4096 else _counts(n, resamples, seed)
-
-
-@functools.lru_cache(maxsize=8)
-def _kept_counts(n: int, resamples: int, seed: int) -> np.ndarray:
-    return _counts(n, resamples, seed)
+    return (_kept_counts if n <= 4096 else _counts)(n, resamples, seed)
 
 
 def _counts(n: int, resamples: int, seed: int) -> np.ndarray:
@@ -81,6 +76,9 @@ def _counts(n: int, resamples: int, seed: int) -> np.ndarray:
     counts = counts.astype(np.uint16 if n < 2**16 else np.int64)
     counts.setflags(write=False)
     return counts
+
+
+_kept_counts = functools.lru_cache(maxsize=8)(_counts)
 
 
 def summarize(values: np.ndarray) -> dict[str, float]:
