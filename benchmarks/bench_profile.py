@@ -40,11 +40,15 @@ def _where(run: Path | None, wall: float, label: str) -> None:
     print(f"bench_profile: {label}: ncu jobs {jobs} s; the parent around them {wall - sum(jobs.values()):.1f} s "
           f"(chip, ncu version, metric names, report import; recorded: {m.get('parent_s', {})})")
     for child in sorted((run / "child").glob("*/manifest.json")):
-        t = json.loads(child.read_text()).get("timings", {})
+        cm = json.loads(child.read_text())
+        t = cm.get("timings", {})
         if t:
             keys = ("startup_s", "compile_s", "check_s", "workload_wait_s", "real_check_s", "repeats_s", "total_s")
             print(f"bench_profile:   child {child.parent.name}: "
                   + ", ".join(f"{k.removesuffix('_s')} {t[k]:.1f}" for k in keys if k in t))
+        if cm.get("startup_ages_s"):     # the child's age at each step of its start (commands/ladder.py)
+            print("bench_profile:     its start, age in s at: "
+                  + ", ".join(f"{k.removesuffix('_s')} {v:.2f}" for k, v in cm["startup_ages_s"].items()))
 
 
 def _take(argv: list[str], flag: str) -> tuple[str | None, list[str]]:

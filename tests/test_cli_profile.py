@@ -147,7 +147,7 @@ def test_timeline_without_nsys_uses_range_replay(tmp_path):
 
     class FakeRangeNcu(FakeNcu):
         def stream(self, argv, echo):
-            self.report = FIXTURES / ("range_pmsampling_pin_consume_h200.ncu-rep" if "PmSampling" in argv
+            self.report = FIXTURES / ("range_pmsampling_pin_consume_h200.ncu-rep" if "--section" in argv
                                       else "range_evictlast_pin_consume_h200.ncu-rep")
             return super().stream(argv, echo)
 
@@ -169,6 +169,12 @@ def test_timeline_without_nsys_uses_range_replay(tmp_path):
         assert argv[argv.index("--nvtx-include") + 1] == "regex:l2attr@call:.*/"
         assert "--nvtx-calls" in argv and "--cache-control" in argv
     assert "--pm-sampling-interval" in pm and "--metrics" in totals
+    # l2attr's own section (profile/pm_section.py): written in the run, named on the command line,
+    # asking for every sampled quantity the reader knows for the chip
+    folder = Path(pm[pm.index("--section-folder") + 1])
+    assert folder.parent.parent == run_dir and pm[pm.index("--section") + 1] == "L2attrTimeline"
+    text = (folder / "L2attrTimeline.section").read_text()
+    assert "LTS.TriageCompute.lts__average_t_sector_hit_rate_realtime.pct" in text and "PmSampling" not in pm
     phases = pd.read_csv(run_dir / PHASES.filename)
     assert list(phases[phases["phase"].isin(["pin", "gap", "consumer"])]["phase"]) == ["pin", "gap", "consumer"]
     assert len(pd.read_csv(run_dir / TIMELINE.filename)) > 600

@@ -174,9 +174,12 @@ def _one_process(args: argparse.Namespace, cfg: WorkloadConfig, opts: "LadderOpt
     """Today's path: this process, its GPU, cell after cell."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from l2attr.dlrm.measure.phases import process_age_s
     from l2attr.gpu.runtime import require_gpu
 
+    ages = {"command_s": process_age_s()}     # the process's age at each step of its start
     require_gpu(import_torch=False)  # before any run dir is made: no GPU -> one line, exit 2
+    ages["gpu_seen_s"] = process_age_s()
     if any(r.window for r in opts.rungs):   # APW+OptMT: the window must fit
         from l2attr.gpu.persisting import device_limits
         from l2attr.dlrm.measure.residency import check_window_fits
@@ -192,12 +195,19 @@ def _one_process(args: argparse.Namespace, cfg: WorkloadConfig, opts: "LadderOpt
 
         from l2attr.gpu.device import gpu_facts, tool_versions
 
+        def aged(fn: Any, key: str) -> Any:     # the process's age when a fact was in
+            out = fn()
+            ages[key] = process_age_s()
+            return out
+
         pool = ThreadPoolExecutor(max_workers=2)
-        facts = (pool.submit(tool_versions), pool.submit(gpu_facts))
+        facts = (pool.submit(aged, tool_versions, "tool_versions_s"), pool.submit(aged, gpu_facts, "gpu_facts_s"))
         pool.shutdown(wait=False)
+    ages["threads_started_s"] = process_age_s()
     t0 = time.perf_counter()
     require_gpu()
     torch_import_s = time.perf_counter() - t0
+    ages["torch_s"] = process_age_s()
 
     from l2attr.dlrm.measure.run import ladder_manifest, run_ladder
     from l2attr.gpu.device import module_versions
@@ -207,6 +217,7 @@ def _one_process(args: argparse.Namespace, cfg: WorkloadConfig, opts: "LadderOpt
         run_dir = RunDir.create(args.out, args.name,
                                 ladder_manifest(cfg, opts, command_line(), {**facts[0].result(), **module_versions()},
                                                 facts[1].result()))
+    ages["run_dir_s"] = process_age_s()        # after the facts (git, ncu --version, nvidia-smi)
     console.print(f"run dir: {run_dir.path}")
     progress = None if args.quiet else Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} repeats"),
@@ -217,7 +228,8 @@ def _one_process(args: argparse.Namespace, cfg: WorkloadConfig, opts: "LadderOpt
     else:
         cells = run_ladder(cfg, opts, run_dir, log=console.print, ahead=ahead)
     timings = dict(run_dir.manifest().get("timings") or {})     # the process start's share of torch
-    run_dir.update_manifest(timings={**timings, "torch_import_s": torch_import_s}, head_start=ahead is not None)
+    run_dir.update_manifest(timings={**timings, "torch_import_s": torch_import_s}, head_start=ahead is not None,
+                            startup_ages_s={k: round(v, 3) for k, v in ages.items() if v == v})
     return run_dir, cells
 
 

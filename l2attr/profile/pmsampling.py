@@ -103,18 +103,22 @@ def _output_argv(output: Path | str, child: Sequence[str]) -> list[str]:
 
 def timeline_ncu_argv(child: Sequence[str], output: Path | str, ncu: str, nvtx_include: str,
                       interval_ns: int | None = None, *, chip: str = "gh100",
-                      buffer_bytes: int | None = None) -> list[str]:
+                      buffer_bytes: int | None = None, section: str = PM_SECTION,
+                      section_folder: Path | None = None) -> list[str]:
     """ncu over one NVTX range with PM sampling, at the chip's shortest interval unless given.
 
     `buffer_bytes` None leaves the buffer to ncu (`0` = sized dynamically; the fixture got 31 MB
-    for 619 samples and merged none).
+    for 619 samples and merged none). `section` / `section_folder`: l2attr's own section
+    (profile/pm_section.py) instead of ncu's stock PmSampling.
     """
     floor = shortest_interval_ns(chip)
     interval = floor if interval_ns is None else int(interval_ns)
     if interval < floor:
         raise UserError(f"PM-sampling interval {interval} ns is below {chip}'s shortest, {floor} ns")
     argv = _range_replay_argv(ncu, nvtx_include)
-    argv += ["--section", PM_SECTION, OPT_INTERVAL, str(interval)]
+    if section_folder is not None:
+        argv += ["--section-folder", str(section_folder)]
+    argv += ["--section", section, OPT_INTERVAL, str(interval)]
     if buffer_bytes is not None:
         if buffer_bytes <= 0:
             raise UserError("PM-sampling buffer size must be a positive number of bytes")

@@ -54,6 +54,7 @@ def _run_pm_timeline(s: ProfileSettings, log: Log, tools: Tools, why_not_nsys: s
     from l2attr.profile import pmsampling
     from l2attr.profile.metricsets import resolve_metrics
     from l2attr.profile.pmsampling import phases as find_phases
+    from l2attr.profile.pm_section import write_section
     from l2attr.profile.pmsampling import range_metrics_ncu_argv, timeline_ncu_argv
     from l2attr.schema import PHASES, TIMELINE
 
@@ -67,8 +68,11 @@ def _run_pm_timeline(s: ProfileSettings, log: Log, tools: Tools, why_not_nsys: s
     child = child_command(s.cfg, [CONTROL_RUNG], [profile], L2Condition.NATURAL.value, 1, run.path / "child",
                           Command.TIMELINE.value, [*s.extra, "--family", s.control_family, "--nvtx-calls"],
                           tools.python)
-    jobs = [(Job.TIMELINE.value, timeline_ncu_argv(child, run.path / "ncu" / Job.TIMELINE.value, ncu,
-                                                      NVTX_CALL_INCLUDE, chip=chip))]
+    sections = run.path / "ncu" / "sections"
+    section = write_section(sections, chip)         # None: ncu's stock PmSampling section
+    jobs = [(Job.TIMELINE.value, timeline_ncu_argv(
+        child, run.path / "ncu" / Job.TIMELINE.value, ncu, NVTX_CALL_INCLUDE, chip=chip,
+        **({"section": section, "section_folder": sections} if section else {})))]
     if s.timeline_totals:   # the range's totals of the l2 set: one more replay, ~5 passes
         metrics = resolve_metrics("l2", chip).metrics
         jobs.append((Job.RANGE_METRICS.value, range_metrics_ncu_argv(
