@@ -200,6 +200,8 @@ def test_every_flag_with_an_empty_or_negative_value(base: str, flag: str, value:
     (["ladder", "--name", ""], "--name '': use letters"),
     (["ladder", "--trace", "TRACE", "--rows", "50", "--hot-rows", "5"], "TRACE"),   # ids >= rows
     (["profile", "--timeline-totals"], "--timeline-totals only applies with --timeline"),
+    (["profile", "--pm-max-passes", "2"], "--pm-max-passes only applies with --timeline"),
+    (["profile", "--timeline", "--pm-max-passes", "-1"], "--pm-max-passes -1: give 0"),
     (["profile", "--import", "r.ncu-rep", "--metrics", "dram"], "--metrics does not apply to --import"),
     (["profile", "--import", "r.ncu-rep", "--condition", "banana"], "--condition 'banana': use one of"),
     (["profile", "--condition", "control_after_pin"], "--condition only applies to --import"),

@@ -18,7 +18,7 @@ def test_default_argv_is_exactly_this():
     assert argv == [
         "ncu", "--config-file", "off",
         "--replay-mode", "application", "--app-replay-match", "grid", "--app-replay-mode", "strict",
-        "--cache-control", "none", "--clock-control", "none",
+        "--app-replay-buffer", "file", "--cache-control", "none", "--clock-control", "none",
         "--nvtx", "--nvtx-include", "regex:l2attr@(pin|consumer):.*/",
         "--metrics", "dram__bytes_read.sum,gpu__time_duration.sum",
         "-o", "/r/ncu/sweep", "-f",

@@ -5,7 +5,10 @@
 #     program (tools/ncu_cost_probe.py, 3 ranges): as written; without its duration metric; without
 #     its header metrics;
 #  2. benchmarks/bench_profile.py: the default profile (each child pass prints its start-up steps)
-#     and the timeline with l2attr's section (its passes, the quantities it read).
+#     and the timeline with l2attr's section (its passes, the quantities it read);
+#  3. (MEMORY=1) `l2attr profile --metrics l2 --app-replay-buffer memory`, timed, and its cells
+#     against step 2's (tools/compare_profile.py NEW OLD).
+# SKIP_SECTIONS=1 skips step 1.
 # Run as:  COMMIT=$(git rev-parse --short HEAD) bash tools/device_profile_cost.sh
 set -uo pipefail
 . "$(dirname "$0")/device_env.sh"
@@ -27,13 +30,13 @@ head = text[text.index("Header {"):text.index("Body {")]
 (root / "nohead/L2attrTimeline.section").write_text(text.replace(head, ""))
 PY
 python3 $P --n 1 --m 1 > /dev/null 2>&1 || true
-for v in full nodur nohead; do
+for v in $([ "${SKIP_SECTIONS:-0}" = 1 ] || echo full nodur nohead); do
   timeout 60 "$NCU" --config-file off --replay-mode app-range --cache-control none --clock-control none --nvtx \
     --nvtx-include 'regex:l2attr@probe:.*/' --section-folder "$S/$v" --section L2attrTimeline --pm-sampling-interval 1000 \
     -o "$R/section_$v" -f python3 $P --n 3 --m 0 --tag "section_$v" > "$L/section_$v.log" 2>&1
   echo "section $v: exit $?, passes $(grep -c '^PROBE' "$L/section_$v.log")" | tee -a "$L/summary.log"
 done
-timeout 200 python3 -m l2attr.profile.pm_child timeline "$R/section_full.ncu-rep" 2>&1 | python3 -c "
+[ "${SKIP_SECTIONS:-0}" = 1 ] || timeout 200 python3 -m l2attr.profile.pm_child timeline "$R/section_full.ncu-rep" 2>&1 | python3 -c "
 import json, sys; text = sys.stdin.read(); d = json.loads(text) if text.strip().startswith('{') else {'error': text[-300:]}
 print('section_full report:', d.get('error') or [(a['range'], sorted(a['series']), sorted(a['missing']), a['duration_ns'],
       a['interval_ns'], a['pass_groups'], len(a['kernels'] or [])) for a in d['actions']][:1])
@@ -48,10 +51,15 @@ print('timeline ranges', m.get('ranges'), 'warnings', m.get('warnings'))
 t = pd.read_csv('$T/timeline.csv'); print('timeline quantities', sorted(t['quantity'].unique()), len(t), 'rows')
 " 2>&1 | tee -a "$L/summary.log"
 grep -c "Application replay pass" "$L/bench_profile.log" | sed 's/^/replay pass lines in bench_profile.log: /' | tee -a "$L/summary.log"
-mkdir -p "$OUT/pack"; cp -r "$L" "$OUT/pack/"; for d in "$OUT"/runs-profile/*; do
-  mkdir -p "$OUT/pack/runs/$(basename "$d")"; cp "$d"/*.json "$d"/*.csv* "$OUT/pack/runs/$(basename "$d")/" 2>/dev/null
-  for c in "$d"/child/*/manifest.json; do [ -f "$c" ] && mkdir -p "$OUT/pack/runs/$(basename "$d")/child/$(basename "$(dirname "$c")")" && cp "$c" "$_/"; done
-done
-cp "$OUT/profile.json" "$OUT/pack/" 2>/dev/null
-tar czf "$OUT/profile_cost.tar.gz" -C "$OUT/pack" .
+if [ "${MEMORY:-0}" = 1 ]; then
+  s0=$(date +%s.%N)
+  timeout 200 python3 -m l2attr profile --metrics l2 --app-replay-buffer memory --name profile-memory \
+    --out "$OUT/runs-profile" > "$L/profile_memory.log" 2>&1
+  echo "profile --app-replay-buffer memory: exit $?, wall $(python3 -c "import time; print(round(time.time() - $s0, 1))") s" | tee -a "$L/summary.log"
+  NEW=$(ls -d "$OUT"/runs-profile/*-profile-memory | tail -1); OLD=$(ls -d "$OUT"/runs-profile/*-profile | tail -1)
+  python3 -c "import json; m = json.load(open('$NEW/manifest.json')); print('memory run: ncu', m.get('wall_s'), 'parent', m.get('parent_s'), 'passes', m.get('replayer_passes'))" 2>&1 | tee -a "$L/summary.log"
+  timeout 60 python3 tools/compare_profile.py "$NEW" "$OLD" 2>&1 | tail -8 | tee -a "$L/summary.log"
+fi
+cp "$OUT/profile.json" "$L/" 2>/dev/null
+tar czf "$OUT/profile_cost.tar.gz" --exclude='*.ncu-rep' -C "$OUT" logs/profile_cost runs-profile
 ls -la "$OUT/profile_cost.tar.gz"

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from l2attr.dlrm.config import add_workload_args, config_from_args
 from l2attr.errors import UserError
 from l2attr.dlrm.declare import ALL_FAMILIES, parse_families, parse_profiles, rung
-from l2attr.profile.ncu_cmd import (APP_REPLAY_MATCHES, APP_REPLAY_MODES, CACHE_CONTROLS,
+from l2attr.profile.ncu_cmd import (APP_REPLAY_BUFFERS, APP_REPLAY_MATCHES, APP_REPLAY_MODES, CACHE_CONTROLS,
                                     CACHE_FLUSH_ACK, CLOCK_CONTROLS, KERNEL_REPLAY_ACK, REPLAY_MODES,
                                     NcuOptions)
 from l2attr.vocab import (Ncu, Command, Condition)
@@ -76,6 +76,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     run.add_argument("--timeline", action="store_true",
                      help="pin -> sync -> consumer in time: nsys where it can make reports, else ncu's "
                           "range replay of one call with PM sampling (timeline.csv, phases.csv)")
+    run.add_argument("--pm-max-passes", type=int, default=1, metavar="N",
+                     help="with --timeline: replays ncu may spend on PM sampling (default 1: the sampled "
+                          "quantities l2attr reads fit one; 0 lets ncu decide)")
     add_workload_args(p)
 
     ncu = p.add_argument_group("Nsight Compute settings (defaults keep the pin's L2 state)")
@@ -83,6 +86,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     ncu.add_argument("--replay-mode", choices=REPLAY_MODES, default=Ncu.APPLICATION.value)
     ncu.add_argument("--app-replay-mode", choices=APP_REPLAY_MODES, default=Ncu.STRICT.value)
     ncu.add_argument("--app-replay-match", choices=APP_REPLAY_MATCHES, default=Ncu.GRID.value)
+    ncu.add_argument("--app-replay-buffer", choices=APP_REPLAY_BUFFERS, default=NcuOptions.app_replay_buffer,
+                     help="where ncu keeps the passes' data: file (then the report is made after the last "
+                          "pass) or memory (made while profiling)")
     ncu.add_argument("--cache-control", choices=CACHE_CONTROLS, default=Ncu.NONE.value)
     ncu.add_argument("--clock-control", choices=CLOCK_CONTROLS, default=Ncu.NONE.value)
     ncu.add_argument(KERNEL_REPLAY_ACK, dest="allow_kernel_replay", action="store_true",
@@ -206,7 +212,7 @@ def _settings(args: argparse.Namespace):
     if args.control_profile:
         parse_profiles(args.control_profile)  # validates the name
     opts = NcuOptions(replay_mode=args.replay_mode, cache_control=args.cache_control,
-                      clock_control=args.clock_control, app_replay_match=args.app_replay_match,
+                      clock_control=args.clock_control, app_replay_match=args.app_replay_match, app_replay_buffer=args.app_replay_buffer,
                       app_replay_mode=args.app_replay_mode, allow_kernel_replay=args.allow_kernel_replay,
                       allow_cache_flush=args.allow_cache_flush)
     from l2attr.catalog.sets import check_chip
@@ -218,6 +224,7 @@ def _settings(args: argparse.Namespace):
         chip=check_chip(args.chip) if args.chip else None, ncu=args.ncu, opts=opts,
         control=args.control, control_profile=args.control_profile,
         control_family=parse_families(args.family)[0].value, timeline_totals=args.timeline_totals,
+        pm_max_passes=args.pm_max_passes,
         extra=["--family", args.family, *args.ladder_args],
         validate_metrics=args.validate_metrics, dry_run=args.dry_run, keep_all=args.keep_all_metrics,
         command=command_line())

@@ -57,3 +57,7 @@ def check_profile_flags(args: argparse.Namespace, defaults: dict[str, Any]) -> N
                         "to --import REPORT")
     if args.timeline_totals and not args.timeline:
         raise UserError("--timeline-totals only applies with --timeline")
+    if args.pm_max_passes != defaults.get("pm_max_passes", args.pm_max_passes) and not args.timeline:
+        raise UserError("--pm-max-passes only applies with --timeline")
+    if args.pm_max_passes < 0:
+        raise UserError(f"--pm-max-passes {args.pm_max_passes}: give 0 (ncu decides) or a number of passes >= 1")

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Sequence
 
 from l2attr.errors import UserError
-from l2attr.vocab import Ncu, APP_REPLAY_MATCHES, APP_REPLAY_MODES, CACHE_CONTROLS, CLOCK_CONTROLS
+from l2attr.vocab import Ncu, APP_REPLAY_BUFFERS, APP_REPLAY_MATCHES, APP_REPLAY_MODES, CACHE_CONTROLS, CLOCK_CONTROLS
 from l2attr.names import NVTX_INCLUDE
 
 REPLAY_MODES = (Ncu.APPLICATION.value, Ncu.KERNEL.value)   # the replays l2attr runs
@@ -47,6 +47,9 @@ class NcuOptions:
     # silently pairing counters of different cells.
     app_replay_match: str = Ncu.GRID.value
     app_replay_mode: str = Ncu.STRICT.value
+    # Where ncu keeps the passes' data until the report is made (docs/facts.md#ncu-replay):
+    # it changes when the report is written, not what a pass measures.
+    app_replay_buffer: str = Ncu.FILE.value
     nvtx_include: tuple[str, ...] = (NVTX_INCLUDE,)
     allow_kernel_replay: bool = False
     allow_cache_flush: bool = False
@@ -64,6 +67,8 @@ def check_options(opts: NcuOptions) -> list[str]:
         raise UserError(f"--clock-control {opts.clock_control!r}: use one of {', '.join(CLOCK_CONTROLS)}")
     if opts.app_replay_mode not in APP_REPLAY_MODES:
         raise UserError(f"--app-replay-mode {opts.app_replay_mode!r}: use one of {', '.join(APP_REPLAY_MODES)}")
+    if opts.app_replay_buffer not in APP_REPLAY_BUFFERS:
+        raise UserError(f"--app-replay-buffer {opts.app_replay_buffer!r}: use one of {', '.join(APP_REPLAY_BUFFERS)}")
     if opts.app_replay_match not in APP_REPLAY_MATCHES:
         raise UserError(f"--app-replay-match {opts.app_replay_match!r}: use one of {', '.join(APP_REPLAY_MATCHES)}")
     warnings = []
@@ -109,7 +114,8 @@ def build_ncu_argv(child: Sequence[str], metrics: Sequence[str], output: Path | 
         "--replay-mode", opts.replay_mode,
     ]
     if opts.replay_mode == Ncu.APPLICATION:
-        argv += ["--app-replay-match", opts.app_replay_match, "--app-replay-mode", opts.app_replay_mode]
+        argv += ["--app-replay-match", opts.app_replay_match, "--app-replay-mode", opts.app_replay_mode,
+                 "--app-replay-buffer", opts.app_replay_buffer]
     argv += ["--cache-control", opts.cache_control, "--clock-control", opts.clock_control]
     if opts.nvtx_include:
         argv.append("--nvtx")

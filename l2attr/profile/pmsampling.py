@@ -74,6 +74,7 @@ MIN_INTERVAL_NS: dict[str, int] = {"gh100": 1000}
 # `ncu --help` and public scripts passing `--pm-sampling-interval 1000` to ncu 2025.x.
 OPT_INTERVAL = "--pm-sampling-interval"
 OPT_BUFFER = "--pm-sampling-buffer-size"
+OPT_MAX_PASSES = "--pm-sampling-max-passes"
 
 
 def shortest_interval_ns(chip: str) -> int:
@@ -104,12 +105,13 @@ def _output_argv(output: Path | str, child: Sequence[str]) -> list[str]:
 def timeline_ncu_argv(child: Sequence[str], output: Path | str, ncu: str, nvtx_include: str,
                       interval_ns: int | None = None, *, chip: str = "gh100",
                       buffer_bytes: int | None = None, section: str = PM_SECTION,
-                      section_folder: Path | None = None) -> list[str]:
+                      section_folder: Path | None = None, max_passes: int = 0) -> list[str]:
     """ncu over one NVTX range with PM sampling, at the chip's shortest interval unless given.
 
     `buffer_bytes` None leaves the buffer to ncu (`0` = sized dynamically; the fixture got 31 MB
     for 619 samples and merged none). `section` / `section_folder`: l2attr's own section
-    (profile/pm_section.py) instead of ncu's stock PmSampling.
+    (profile/pm_section.py) instead of ncu's stock PmSampling. `max_passes` 0 lets ncu choose how
+    many replays PM sampling takes.
     """
     floor = shortest_interval_ns(chip)
     interval = floor if interval_ns is None else int(interval_ns)
@@ -119,6 +121,10 @@ def timeline_ncu_argv(child: Sequence[str], output: Path | str, ncu: str, nvtx_i
     if section_folder is not None:
         argv += ["--section-folder", str(section_folder)]
     argv += ["--section", section, OPT_INTERVAL, str(interval)]
+    if max_passes < 0:
+        raise UserError(f"PM-sampling max passes {max_passes}: 0 (ncu decides) or at least 1")
+    if max_passes:
+        argv += [OPT_MAX_PASSES, str(int(max_passes))]
     if buffer_bytes is not None:
         if buffer_bytes <= 0:
             raise UserError("PM-sampling buffer size must be a positive number of bytes")

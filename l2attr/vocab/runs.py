@@ -58,6 +58,9 @@ class Ncu(Vocab):
     GRID = "grid"
     NAME = "name"
     ALL = "all"                  # also --cache-control's: caches flushed before every profiled kernel (ncu's default)
+    # --app-replay-buffer
+    FILE = "file"                # ncu's default: pass data in a temporary file, the report made after the last pass
+    MEMORY = "memory"            # pass data in memory, the report made while profiling
     # --cache-control, --clock-control
     NONE = "none"                # l2attr's: caches (clocks) left alone
     BASE = "base"                # --clock-control's default: clocks locked to base
@@ -65,6 +68,7 @@ class Ncu(Vocab):
 
 APP_REPLAY_MODES = values(Ncu.STRICT, Ncu.BALANCED, Ncu.RELAXED)
 APP_REPLAY_MATCHES = values(Ncu.GRID, Ncu.NAME, Ncu.ALL)
+APP_REPLAY_BUFFERS = values(Ncu.FILE, Ncu.MEMORY)
 CACHE_CONTROLS = values(Ncu.NONE, Ncu.ALL)
 CLOCK_CONTROLS = values(Ncu.NONE, Ncu.BASE)
 RESULT_KINDS = values(Ncu.KERNEL, Ncu.RANGE)     # what one result of a report covers (ncu_report's workload type)

@@ -71,7 +71,7 @@ def _run_pm_timeline(s: ProfileSettings, log: Log, tools: Tools, why_not_nsys: s
     sections = run.path / "ncu" / "sections"
     section = write_section(sections, chip)         # None: ncu's stock PmSampling section
     jobs = [(Job.TIMELINE.value, timeline_ncu_argv(
-        child, run.path / "ncu" / Job.TIMELINE.value, ncu, NVTX_CALL_INCLUDE, chip=chip,
+        child, run.path / "ncu" / Job.TIMELINE.value, ncu, NVTX_CALL_INCLUDE, chip=chip, max_passes=s.pm_max_passes,
         **({"section": section, "section_folder": sections} if section else {})))]
     if s.timeline_totals:   # the range's totals of the l2 set: one more replay, ~5 passes
         metrics = resolve_metrics("l2", chip).metrics
