@@ -86,7 +86,22 @@ class Allowed:
 
 
 LOG = "examples/logs/"
+def _ncu_cost(field: str, tags: tuple[str, ...]) -> list[float]:
+    """Per-launch milliseconds of tools/ncu_cost_probe.py's runs, from its committed record."""
+    import json
+
+    rows = [json.loads(line.split("PROBE ", 1)[1])
+            for line in (ROOT / LOG / "speed/ncu_cost/probes.jsonl").read_text().splitlines() if "PROBE " in line]
+    return [r[field] for r in rows if r["tag"] in tags]
+
+
 ALLOWED = [
+    Allowed("about 10 to 25 ms", "ms per profiled launch, each pass of tools/ncu_cost_probe.py under application replay",
+            check=lambda: (round(min(_ncu_cost("per_profiled_ms", ("app_l2", "app_fast")))),
+                           round(max(_ncu_cost("per_profiled_ms", ("app_l2", "app_fast"))))) == (10, 25)),
+    Allowed("about 0.06 ms against 0.04 ms", "ms per unprofiled launch under ncu and without (tools/ncu_cost_probe.py)",
+            check=lambda: (round(sum(v := _ncu_cost("per_unprofiled_ms", ("app_l2", "app_none", "app_fast"))) / len(v), 2),
+                           round(sum(w := _ncu_cost("per_unprofiled_ms", ("plain1", "plain2"))) / len(w), 2)) == (0.06, 0.04)),
     Allowed("from 78 %", "the fast consumer's history, told by its log", LOG + "ceiling/README.md", ("78",)),
     Allowed("within 0.1 % on the recorded pins", "tools/probe_passes.py's comparison, in its log",
             LOG + "probe_passes.log", ()),
