@@ -169,7 +169,7 @@ def test_timeline_without_nsys_uses_range_replay(tmp_path):
         assert argv[argv.index("--nvtx-include") + 1] == "regex:l2attr@call:.*/"
         assert "--nvtx-calls" in argv and "--cache-control" in argv
     assert "--pm-sampling-interval" in pm and "--metrics" in totals
-    # l2attr's own section (profile/pm_section.py): written in the run, named on the command line,
+    # l2attr's own section (catalog/sampled.py write_section): written in the run, named on the command line,
     # asking for every sampled quantity the reader knows for the chip
     folder = Path(pm[pm.index("--section-folder") + 1])
     assert folder.parent.parent == run_dir and pm[pm.index("--section") + 1] == "L2attrTimeline"

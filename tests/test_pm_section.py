@@ -8,7 +8,7 @@ import pytest
 
 from l2attr.catalog.sampled import SampledQuantity, load_quantities
 from l2attr.errors import UserError
-from l2attr.profile import pm_section
+from l2attr.catalog import sampled as pm_section
 from l2attr.profile.pmsampling import timeline_ncu_argv
 
 

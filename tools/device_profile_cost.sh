@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 39, the profile job's seconds, second probe (after tools/device_ncu_cost.sh), under ${OUT:-out}/,
 # packed into $OUT/profile_cost.tar.gz:
-#  1. app-range passes of l2attr's own timeline section (l2attr/profile/pm_section.py) on the small
+#  1. app-range passes of l2attr's own timeline section (l2attr/catalog/sampled.py write_section) on the small
 #     program (tools/ncu_cost_probe.py, 3 ranges): as written; without its duration metric; without
 #     its header metrics;
 #  2. benchmarks/bench_profile.py: the default profile (each child pass prints its start-up steps)
@@ -21,7 +21,7 @@ P=tools/ncu_cost_probe.py
 python3 - "$S" <<'PY'
 import sys
 from pathlib import Path
-from l2attr.profile.pm_section import section_text, sampled_names
+from l2attr.catalog.sampled import section_text, sampled_names
 root = Path(sys.argv[1]); text = section_text("gh100", sampled_names("gh100"))
 (root / "full/L2attrTimeline.section").write_text(text)
 nodur = text.replace('  Metrics { Label: "gpu__time_duration.sum" Name: "gpu__time_duration.sum" }\n', "")

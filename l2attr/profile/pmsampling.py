@@ -110,7 +110,7 @@ def timeline_ncu_argv(child: Sequence[str], output: Path | str, ncu: str, nvtx_i
 
     `buffer_bytes` None leaves the buffer to ncu (`0` = sized dynamically; the fixture got 31 MB
     for 619 samples and merged none). `section` / `section_folder`: l2attr's own section
-    (profile/pm_section.py) instead of ncu's stock PmSampling. `max_passes` 0 lets ncu choose how
+    (catalog/sampled.py write_section) instead of ncu's stock PmSampling. `max_passes` 0 lets ncu choose how
     many replays PM sampling takes.
     """
     floor = shortest_interval_ns(chip)

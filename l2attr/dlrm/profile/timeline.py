@@ -54,7 +54,7 @@ def _run_pm_timeline(s: ProfileSettings, log: Log, tools: Tools, why_not_nsys: s
     from l2attr.profile import pmsampling
     from l2attr.profile.metricsets import resolve_metrics
     from l2attr.profile.pmsampling import phases as find_phases
-    from l2attr.profile.pm_section import write_section
+    from l2attr.catalog.sampled import write_section
     from l2attr.profile.pmsampling import range_metrics_ncu_argv, timeline_ncu_argv
     from l2attr.schema import PHASES, TIMELINE
 
