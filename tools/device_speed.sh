@@ -79,6 +79,16 @@ if left 150; then
 else
   echo "(bench_profile skipped: ${SECONDS} s used)" | tee "$L/bench_profile.log"
 fi
+if left 90; then   # 4b. the sweep again with ncu's replay data kept in memory: its wall, and its cells against 4's
+  s0=$(date +%s.%N)
+  timeout 90 python3 -m l2attr profile --metrics l2 --app-replay-buffer memory --name profile-memory \
+    --out "$OUT/runs-profile" > "$L/profile_memory.log" 2>&1
+  echo "profile --app-replay-buffer memory: exit $?, wall $(python3 -c "import time; print(round(time.time() - $s0, 1))") s" \
+    | tee "$L/profile_memory_summary.log"
+  NEW=$(ls -d "$OUT"/runs-profile/*-profile-memory 2>/dev/null | tail -1); OLD=$(ls -d "$OUT"/runs-profile/*-profile 2>/dev/null | tail -1)
+  [ -n "$NEW" ] && [ -n "$OLD" ] && timeout 60 python3 tools/compare_profile.py "$NEW" "$OLD" 2>&1 | tail -8 \
+    | tee -a "$L/profile_memory_summary.log"
+fi
 
 step "5. summary and the run dirs to commit"
 python3 - "$OUT" <<'EOF' 2>&1 | tee "$L/summary.log"
@@ -104,10 +114,11 @@ for run in $(ls -d "$OUT"/runs-b/*-speed-b "$OUT"/runs-c/*-speed-c 2>/dev/null);
   cp "$run/manifest.json" "$run/cells.csv" "$d/" 2>/dev/null
   [ -f "$run/samples.csv" ] && gzip -9 -c "$run/samples.csv" > "$d/samples.csv.gz"
 done
-for run in $(ls -d "$OUT"/runs-profile/*-profile "$OUT"/runs-profile/*-timeline 2>/dev/null); do
+for run in $(ls -d "$OUT"/runs-profile/*-profile "$OUT"/runs-profile/*-timeline "$OUT"/runs-profile/*-profile-memory 2>/dev/null); do
   d="$OUT/examples/$(basename "$run")"; mkdir -p "$d"
   cp "$run/manifest.json" "$d/"
   for f in timeline.csv phases.csv; do [ -f "$run/$f" ] && cp "$run/$f" "$d/"; done
+  for c in "$run"/child/*/manifest.json; do [ -f "$c" ] && mkdir -p "$d/child/$(basename "$(dirname "$c")")" && cp "$c" "$d/child/$(basename "$(dirname "$c")")/"; done
   [ -f "$run/metrics.csv" ] && gzip -9 -c "$run/metrics.csv" > "$d/metrics.csv.gz"
 done
 du -sh "$OUT/examples"/* 2>/dev/null
