@@ -9,7 +9,8 @@
 #     consumer's kernel median |difference| within 1 %), and B against the committed fixed run
 #     examples/20261130T231356Z-bench (information: another tree and machine);
 #  4. bench_profile: `l2attr profile --metrics l2` then `--timeline`, cold processes (target
-#     <= 60 s together, the validity control clear);
+#     <= 60 s together, the validity control clear); 4b. the sweep with --app-replay-buffer memory
+#     (its wall, its cells against 4's by tools/compare_profile.py);
 #  5. speed.json: all of it in one summary; examples/<run>/ (manifest.json, cells.csv,
 #     samples.csv.gz) of B and C, the profile's and the timeline's manifests: what to commit;
 #  6. tools/exit_probe.py: the process's exit with and without teardown, `import torch` with and
