@@ -216,16 +216,15 @@ def end_without_teardown(code: int) -> None:
     ladder's wall. By now the command's files are written and renamed (every write is atomic) and
     l2attr registers no exit handler; the driver and the OS free the GPU's memory and context when
     the process ends, as after any exit. Not taken while a child process lives (a Dask worker is
-    ended by its cluster's own exit). Taken under Nsight Compute too: it receives each profiled
-    kernel's counters as the kernel ends, and a report of application replay kept all 100 kernels
-    of a program that ended this way (docs/facts.md#process-exit); every pass of a profile's child
-    ends sooner."""
+    ended by its cluster's own exit), nor under a tool injected into CUDA (Nsight Compute): a small
+    program's report kept all its kernels when it ended this way (docs/facts.md#process-exit), but
+    a profile's own children have not yet run so."""
     torch = sys.modules.get("torch")
     try:
         used = torch is not None and bool(torch.cuda.is_initialized())
     except Exception:       # a torch without CUDA, or half imported
         used = False
-    if not used:
+    if not used or os.environ.get("CUDA_INJECTION64_PATH"):
         return
     import multiprocessing
 

@@ -175,7 +175,7 @@ def test_timeline_without_nsys_uses_range_replay(tmp_path):
     assert folder.parent.parent == run_dir and pm[pm.index("--section") + 1] == "L2attrTimeline"
     text = (folder / "L2attrTimeline.section").read_text()
     assert "LTS.TriageCompute.lts__average_t_sector_hit_rate_realtime.pct" in text and "PmSampling" not in pm
-    assert pm[pm.index("--pm-sampling-max-passes") + 1] == "1"      # the default: one sampling replay
+    assert "--pm-sampling-max-passes" not in pm                      # the default: ncu decides
     phases = pd.read_csv(run_dir / PHASES.filename)
     assert list(phases[phases["phase"].isin(["pin", "gap", "consumer"])]["phase"]) == ["pin", "gap", "consumer"]
     assert len(pd.read_csv(run_dir / TIMELINE.filename)) > 600

@@ -18,12 +18,22 @@ def test_default_argv_is_exactly_this():
     assert argv == [
         "ncu", "--config-file", "off",
         "--replay-mode", "application", "--app-replay-match", "grid", "--app-replay-mode", "strict",
-        "--app-replay-buffer", "file", "--cache-control", "none", "--clock-control", "none",
+        "--cache-control", "none", "--clock-control", "none",
         "--nvtx", "--nvtx-include", "regex:l2attr@(pin|consumer):.*/",
         "--metrics", "dram__bytes_read.sum,gpu__time_duration.sum",
         "-o", "/r/ncu/sweep", "-f",
         *CHILD,
     ]
+
+
+def test_the_replay_buffer_is_named_only_when_it_is_not_ncus_default():
+    argv = build_ncu_argv(CHILD, ["dram__bytes_read.sum"], Path("/r/x"), NcuOptions(app_replay_buffer="memory"))
+    assert argv[argv.index("--app-replay-buffer") + 1] == "memory" and argv.index("--app-replay-buffer") < argv.index("-o")
+    kernel = build_ncu_argv(CHILD, ["dram__bytes_read.sum"], Path("/r/x"),
+                            NcuOptions(replay_mode="kernel", allow_kernel_replay=True, app_replay_buffer="memory"))
+    assert "--app-replay-buffer" not in kernel                      # an application-replay option only
+    with pytest.raises(UserError, match="--app-replay-buffer 'disk'"):
+        build_ncu_argv(CHILD, ["dram__bytes_read.sum"], Path("/r/x"), NcuOptions(app_replay_buffer="disk"))
 
 
 def test_nvtx_include_selects_l2attrs_domain_with_trailing_slash():

@@ -58,3 +58,38 @@ def test_bytecode_written_on_another_gpu_is_not_claimed(tmp_path: Path, monkeypa
     assert "took 4.00 s and the next two 1.00–1.50 s" in line and "0.10–0.20 s without it" in line
     with pytest.raises(ValueError):
         speed_record.exit_line(tmp_path / "final", tmp_path / "elsewhere")
+
+
+def test_the_newest_profile_record_ran_todays_default_command_lines() -> None:
+    """The profile line calls its record's ncu command lines today's defaults: rebuilt from the
+    code (argv of `l2attr profile --metrics l2` and `--timeline`, paths and interpreter as on the
+    device), they equal those the record's manifests hold."""
+    import tarfile
+
+    from l2attr.cli import build_parser
+    from l2attr.commands.profile import _settings
+    from l2attr.dlrm.profile.plan import CONTROL_RUNG, child_command, make_plan
+    from l2attr.names import NVTX_CALL_INCLUDE
+    from l2attr.profile.metricsets import resolve_metrics
+    from l2attr.profile.pmsampling import timeline_ncu_argv
+
+    folder = ROOT / "examples" / "logs" / "speed" / "profile_cost"
+    with tarfile.open(folder / "runs.tar.gz") as tar:
+        manifests = {m.name.split("/")[1]: json.load(tar.extractfile(m)) for m in tar.getmembers()
+                     if m.name.count("/") == 2 and m.name.endswith("/manifest.json")}
+    (prof,) = [m for name, m in manifests.items() if name.endswith("-profile")]
+    (tl,) = [m for name, m in manifests.items() if name.endswith("-timeline")]
+    recorded_sweep, recorded_tl = prof["jobs"][0]["argv"], tl["jobs"][0]["argv"]
+    ncu, python = recorded_sweep[0], recorded_tl[recorded_tl.index("-f") + 1]
+    run_dir = Path(recorded_sweep[recorded_sweep.index("-o") + 1]).parents[1]
+    s = _settings(build_parser().parse_args(["profile", "--metrics", "l2"]))
+    plan = make_plan(run_dir, s.cfg, s.rungs, s.profiles, s.calls_per_cell, resolve_metrics("l2", "gh100").metrics,
+                     s.opts, ncu, s.control, s.control_profile, s.extra, python, s.control_family)
+    assert plan.argv["sweep"] == recorded_sweep
+    t = _settings(build_parser().parse_args(["profile", "--timeline"]))
+    tl_dir = Path(recorded_tl[recorded_tl.index("-o") + 1]).parents[1]
+    child = child_command(t.cfg, [CONTROL_RUNG], ["reuse_high"], "natural", 1, tl_dir / "child", "timeline",
+                          [*t.extra, "--family", t.control_family, "--nvtx-calls"], python)
+    assert timeline_ncu_argv(child, tl_dir / "ncu" / "timeline", ncu, NVTX_CALL_INCLUDE, chip="gh100",
+                             section="L2attrTimeline", section_folder=tl_dir / "ncu" / "sections",
+                             max_passes=t.pm_max_passes) == recorded_tl

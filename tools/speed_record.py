@@ -5,8 +5,9 @@
                                             `<!-- speed:end -->` on the page that holds them
 
 Reads: examples/logs/speed/final/ (`bash tools/device_speed.sh`: the ladder's three cold
-processes, their two-process compare, the exit probe, machine.log), examples/logs/speed/first/
-and bytecode/ (the profile job's records of the same script), the LLM grid's call record
+processes, their two-process compare, the exit probe, machine.log), examples/logs/speed/profile_cost/
+(the newest profile-job record, `bash tools/device_profile_cost.sh`), first/ and bytecode/ (the
+profile job's earlier records, of device_speed.sh), the LLM grid's call record
 (examples/steps/hf_grid/grid_calls.jsonl) and the step attribution's scale record
 (examples/logs/answer/bench_steps_scale_h100_2.json). tests/test_speed_record.py holds the page to it.
 """
@@ -41,6 +42,12 @@ def _machine(folder: Path) -> tuple[str, str]:
     """(GPU name, GPU UUID) from device_speed.sh's machine.log (nvidia-smi's name, uuid, ... line)."""
     name, uuid = (folder / "machine.log").read_text().splitlines()[0].split(",")[:2]
     return name.strip(), uuid.strip()
+
+
+def _commit(folder: Path) -> str:
+    """The tree a device call ran (machine.log's `commit X, date` line, from COMMIT=...)."""
+    line = (folder / "machine.log").read_text().splitlines()[1]
+    return line.split(",")[0].removeprefix("commit ").strip()
 
 
 def _gpu_uuid(folder: Path) -> str:
@@ -92,15 +99,20 @@ def exit_line(folder: Path, earlier: Path) -> str:
             f"(docs/facts.md#process-exit);\n")
 
 
-def profile_line(first: Path, other: Path) -> str:
-    p, q = _load(first / "profile.json"), _load(other / "profile.json")
-    return (f"- `l2attr profile --metrics l2` then `--timeline` (`benchmarks/bench_profile.py` in the same "
-            f"script, an H100, `{first.relative_to(ROOT)}/profile.json`): {p['profile_s']:.1f} s + "
+def profile_line(latest: Path, earlier: list[tuple[Path, str]]) -> str:
+    """The newest profile-job record (`latest`/profile.json, its GPU from machine.log), then each
+    earlier one with what differed, so no record stands alone."""
+    p = _load(latest / "profile.json")
+    sweep = p["passes"]["sweep.ncu-rep"]
+    said = "; ".join(f"{_load(f / 'profile.json')['total_s']:.1f} s {why} (`{f.relative_to(ROOT)}/profile.json`)"
+                     for f, why in earlier)
+    return (f"- `l2attr profile --metrics l2` then `--timeline` (`benchmarks/bench_profile.py` in "
+            f"`bash tools/device_profile_cost.sh`, {_machine(latest)[0]}, tree {_commit(latest)}, whose ncu command "
+            f"lines are today's defaults; `{latest.relative_to(ROOT)}/profile.json`): {p['profile_s']:.1f} s + "
             f"{p['timeline_s']:.1f} s = **{p['total_s']:.1f} s** ({verdict(p['total_s'], p['target_s'])} "
-            f"the target of {p['target_s']:.0f} s), validity control {p['control']}, "
-            f"{p['passes']['sweep.ncu-rep']['min']} passes per report and {p['calls_per_cell']} calls per "
-            f"cell; on a second H100 whose processes started slower ({other.relative_to(ROOT)}/: a "
-            f"bytecode folder of their own, since removed) {q['total_s']:.1f} s;\n")
+            f"the target of {p['target_s']:.0f} s), validity control {p['control']}, {sweep['min']} passes "
+            f"over {sweep['kernels']} kernels in the sweep's report and {p['calls_per_cell']} calls per cell; "
+            f"earlier records: {said};\n")
 
 
 def grid_line() -> str:
@@ -128,8 +140,12 @@ def steps_line() -> str:
 
 def block() -> str:
     final = SPEED / "final"
-    return (ladder_line(final, SPEED / "bytecode") + exit_line(final, SPEED / "bytecode") + profile_line(SPEED / "first", SPEED / "bytecode")
-            + grid_line() + steps_line())
+    earlier = [(SPEED / "first", "before the device scripts let Python write bytecode, with ncu's stock "
+                "PM-sampling section, another H100"),
+               (SPEED / "bytecode", "on an H100 whose processes started slower (a bytecode folder of their own, "
+                "since removed)")]
+    return (ladder_line(final, SPEED / "bytecode") + exit_line(final, SPEED / "bytecode")
+            + profile_line(SPEED / "profile_cost", earlier) + grid_line() + steps_line())
 
 
 def main(argv: list[str]) -> int:

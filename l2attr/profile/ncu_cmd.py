@@ -114,8 +114,9 @@ def build_ncu_argv(child: Sequence[str], metrics: Sequence[str], output: Path | 
         "--replay-mode", opts.replay_mode,
     ]
     if opts.replay_mode == Ncu.APPLICATION:
-        argv += ["--app-replay-match", opts.app_replay_match, "--app-replay-mode", opts.app_replay_mode,
-                 "--app-replay-buffer", opts.app_replay_buffer]
+        argv += ["--app-replay-match", opts.app_replay_match, "--app-replay-mode", opts.app_replay_mode]
+        if opts.app_replay_buffer != Ncu.FILE:      # ncu's default is left unsaid, as on the runs that hold it
+            argv += ["--app-replay-buffer", opts.app_replay_buffer]
     argv += ["--cache-control", opts.cache_control, "--clock-control", opts.clock_control]
     if opts.nvtx_include:
         argv.append("--nvtx")
