@@ -95,7 +95,6 @@ def quantity_labels(folder: Path | None = None) -> dict[str, str]:
 # -- the section ncu is given -------------------------------------------------------------------
 
 IDENTIFIER = "L2attrTimeline"
-STOCK_SECTION = "PmSampling"
 # The section filter's architecture per chip (ncu's own section files name GH100's CC_90).
 ARCH = {"gh100": "CC_90"}
 # Read by the timeline besides the sampled series (pm_child): the range's duration, and what the
@@ -135,6 +134,8 @@ def write_section(folder: Path, chip: str) -> str | None:
     names = sampled_names(chip) if chip in ARCH else []
     if not names:
         return None
+    from l2attr import atomic
+
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{IDENTIFIER}.section").write_text(section_text(chip, names))
+    atomic.write_text(folder / f"{IDENTIFIER}.section", section_text(chip, names))
     return IDENTIFIER

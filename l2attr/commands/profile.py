@@ -212,7 +212,8 @@ def _settings(args: argparse.Namespace):
     if args.control_profile:
         parse_profiles(args.control_profile)  # validates the name
     opts = NcuOptions(replay_mode=args.replay_mode, cache_control=args.cache_control,
-                      clock_control=args.clock_control, app_replay_match=args.app_replay_match, app_replay_buffer=args.app_replay_buffer,
+                      clock_control=args.clock_control, app_replay_match=args.app_replay_match,
+                      app_replay_buffer=args.app_replay_buffer,
                       app_replay_mode=args.app_replay_mode, allow_kernel_replay=args.allow_kernel_replay,
                       allow_cache_flush=args.allow_cache_flush)
     from l2attr.catalog.sets import check_chip
