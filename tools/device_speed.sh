@@ -94,17 +94,6 @@ if [ -n "$TL" ] && left 40; then   # 4c. the timeline with one sampling pass: it
   [ -n "$NEW" ] && timeout 60 python3 tools/compare_timeline.py "$NEW" "$TL" --json "$OUT/timeline_pm1.json" 2>&1 \
     | tee -a "$L/timeline_pm1_summary.log"
 fi
-if left 90; then   # 4b. the sweep again with ncu's replay data kept in memory: its wall, and its cells against 4's
-  s0=$(date +%s.%N)
-  timeout 90 python3 -m l2attr profile --metrics l2 --app-replay-buffer memory --name profile-memory \
-    --out "$OUT/runs-profile" > "$L/profile_memory.log" 2>&1
-  echo "profile --app-replay-buffer memory: exit $?, wall $(python3 -c "import time; print(round(time.time() - $s0, 1))") s" \
-    | tee "$L/profile_memory_summary.log"
-  NEW=$(ls -d "$OUT"/runs-profile/*-profile-memory 2>/dev/null | tail -1); OLD=$(ls -d "$OUT"/runs-profile/*-profile 2>/dev/null | tail -1)
-  [ -n "$NEW" ] && [ -n "$OLD" ] && timeout 60 python3 tools/compare_profile.py "$NEW" "$OLD" 2>&1 | tail -8 \
-    | tee -a "$L/profile_memory_summary.log"
-fi
-
 if left 90; then   # 4d. the sweep with the process's fast exit under ncu too (cli.end_without_teardown; a trial: the
   # device's copy of cli.py is edited and put back): its wall, its cells against 4's, the control
   cp l2attr/cli.py "$OUT/cli.py.orig"
@@ -120,6 +109,18 @@ if left 90; then   # 4d. the sweep with the process's fast exit under ncu too (c
   [ -n "$NEW" ] && [ -n "$OLD" ] && timeout 60 python3 tools/compare_profile.py "$NEW" "$OLD" 2>&1 | tail -8 \
     | tee -a "$L/profile_fastexit_summary.log"
 fi
+
+if left 90; then   # 4b. the sweep again with ncu's replay data kept in memory: its wall, and its cells against 4's
+  s0=$(date +%s.%N)
+  timeout 90 python3 -m l2attr profile --metrics l2 --app-replay-buffer memory --name profile-memory \
+    --out "$OUT/runs-profile" > "$L/profile_memory.log" 2>&1
+  echo "profile --app-replay-buffer memory: exit $?, wall $(python3 -c "import time; print(round(time.time() - $s0, 1))") s" \
+    | tee "$L/profile_memory_summary.log"
+  NEW=$(ls -d "$OUT"/runs-profile/*-profile-memory 2>/dev/null | tail -1); OLD=$(ls -d "$OUT"/runs-profile/*-profile 2>/dev/null | tail -1)
+  [ -n "$NEW" ] && [ -n "$OLD" ] && timeout 60 python3 tools/compare_profile.py "$NEW" "$OLD" 2>&1 | tail -8 \
+    | tee -a "$L/profile_memory_summary.log"
+fi
+
 
 step "5. summary and the run dirs to commit"
 python3 - "$OUT" <<'EOF' 2>&1 | tee "$L/summary.log"
