@@ -6,8 +6,9 @@
 Runs the pytest half of the README's second set-up command (what follows `pip install -e
 '.[dev]' &&`, read from README.md, so the figure is always of the command the README gives) N
 times, each from a cold process, and prints per run the wall time, the CPU seconds of pytest and
-its workers, the machine's cores and its load average just before: other work on the machine
-lengthens the wall time, not the CPU time. --load N starts N busy processes (`while 1: pass`) that
+its workers, the machine's cores, its load average just before, and a host probe (a fixed
+single-core loop's seconds, host_probe_s): other work on the machine lengthens the wall time, not
+the CPU time; a slower host lengthens both, and the probe with them. --load N starts N busy processes (`while 1: pass`) that
 compete for the cores for the whole run, so a test that holds only on a quiet machine fails here
 as it would on a shared CI runner. --record keeps the runs as JSON (--append adds them to the
 record's runs, so quiet and loaded runs sit in one file, each with its `load`); --readme prints the
@@ -89,8 +90,23 @@ def run_once(command: str, load: int = 0) -> dict[str, Any]:
         stop_load(busy)
 
 
+PROBE_ADDS = 20_000_000
+
+
+def host_probe_s() -> float:
+    """Seconds of a fixed single-core loop (PROBE_ADDS additions in this interpreter), just before
+    a run: the host's own speed at that moment. On a shared VM it moves by tens of per cent within
+    an hour, and the suite's CPU seconds with it; the record keeps it beside each run's wall."""
+    t0 = time.perf_counter()
+    total = 0
+    for i in range(PROBE_ADDS):
+        total += i
+    return round(time.perf_counter() - t0, 2)
+
+
 def _timed(command: str) -> dict[str, Any]:
     argv = shlex.split(command)
+    probe = host_probe_s()
     if argv[:1] == ["python"]:
         argv[0] = sys.executable
     load = os.getloadavg()[0]
@@ -103,7 +119,7 @@ def _timed(command: str) -> dict[str, Any]:
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if done.returncode != 0:      # say what failed: the tail of pytest's own output
         print("\n".join((done.stdout + done.stderr).splitlines()[-40:]), file=sys.stderr)
-    return {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "load_before": round(load, 2),
+    return {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "load_before": round(load, 2), "host_probe_s": probe,
             "exit": done.returncode, "summary": _summary(done.stdout + done.stderr),
             "failed": [line for line in (done.stdout + done.stderr).splitlines() if line.startswith(("FAILED ", "ERROR "))]}
 
@@ -116,8 +132,10 @@ def _span(values: list[float], fmt: str) -> str:
 def _runs_text(runs: list[dict[str, Any]]) -> str:
     walls = ", ".join(f"{r['wall_s']:.1f}" for r in runs)
     failed = sum(1 for r in runs if r["exit"] != 0)
+    probes = [r["host_probe_s"] for r in runs if "host_probe_s" in r]
+    probe = f"; host probe {_span(probes, '.2f')} s" if len(probes) == len(runs) else ""
     return (f"**{walls} s** wall (CPU {_span([r['cpu_s'] for r in runs], '.0f')} s; load average "
-            f"{_span([r['load_before'] for r in runs], '.1f')} before each run), "
+            f"{_span([r['load_before'] for r in runs], '.1f')} before each run{probe}), "
             f"{failed} failed run{'s' if failed != 1 else ''} of {len(runs)}, the last: {runs[-1]['summary']}")
 
 
@@ -191,7 +209,7 @@ def main(argv: list[str]) -> int:
         runs.append(r)
         verdict = "within" if r["wall_s"] <= TARGET_S else "over"
         print(f"bench_tests: run {i + 1}: wall {r['wall_s']:.1f} s ({verdict} the {TARGET_S:.0f} s target), "
-              f"CPU {r['cpu_s']:.1f} s, load average {r['load_before']:.2f} before; exit {r['exit']}; {r['summary']}",
+              f"CPU {r['cpu_s']:.1f} s, load average {r['load_before']:.2f} before, host probe {r['host_probe_s']:.2f} s; exit {r['exit']}; {r['summary']}",
               flush=True)
     if args.record:
         earlier = json.loads(args.record.read_text())["runs"] if args.append and args.record.exists() else []

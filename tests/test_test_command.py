@@ -78,3 +78,14 @@ def test_the_block_keeps_quiet_and_loaded_runs_apart() -> None:
     assert "0 failed runs of 2" in block
     assert "`--repeat 2 --load 2`, 2 busy processes competing: **200.0, 210.0 s** wall" in block
     assert "load average 0.5–2.4 before each run), 1 failed run of 2, the last: 1 failed, 8 passed" in block
+
+
+def test_the_host_probe_is_said_only_when_every_run_has_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    run = {"wall_s": 50.0, "cpu_s": 90.0, "load_before": 0.5, "exit": 0, "summary": "9 passed"}
+    both = {"command": "python -m pytest", "cores": 2, "date": "2026-12-06",
+            "runs": [{**run, "host_probe_s": 1.31}, {**run, "host_probe_s": 1.62}]}
+    assert "before each run; host probe 1.31–1.62 s)" in bench_tests.readme_block(both)
+    one = {**both, "runs": [run, {**run, "host_probe_s": 1.62}]}
+    assert "host probe" not in bench_tests.readme_block(one)
+    monkeypatch.setattr(bench_tests, "PROBE_ADDS", 1000)        # the loop itself, short
+    assert 0 <= bench_tests.host_probe_s() < 1
