@@ -76,7 +76,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     run.add_argument("--timeline", action="store_true",
                      help="pin -> sync -> consumer in time: nsys where it can make reports, else ncu's "
                           "range replay of one call with PM sampling (timeline.csv, phases.csv)")
-    run.add_argument("--pm-max-passes", type=int, default=0, metavar="N",
+    run.add_argument("--pm-max-passes", type=int, default=1, metavar="N",
                      help="with --timeline: replays ncu may spend on PM sampling (default 0: ncu decides; "
                           "1 took one replay fewer on a small program, docs/facts.md#pm-sampling)")
     add_workload_args(p)
