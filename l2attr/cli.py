@@ -216,9 +216,10 @@ def end_without_teardown(code: int) -> None:
     ladder's wall. By now the command's files are written and renamed (every write is atomic) and
     l2attr registers no exit handler; the driver and the OS free the GPU's memory and context when
     the process ends, as after any exit. Not taken while a child process lives (a Dask worker is
-    ended by its cluster's own exit), nor under a tool injected into CUDA (Nsight Compute): a small
-    program's report kept all its kernels when it ended this way (docs/facts.md#process-exit), but
-    a profile's own children have not yet run so."""
+    ended by its cluster's own exit). Taken under Nsight Compute too: ncu has each profiled kernel's
+    counters when the kernel ends, and a profile's sweep whose children ended this way kept every
+    kernel and pass, its cells within the spread of two sweeps ended by the teardown
+    (docs/facts.md#process-exit)."""
     torch = sys.modules.get("torch")
     try:
         used = torch is not None and bool(torch.cuda.is_initialized())

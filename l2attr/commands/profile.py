@@ -77,8 +77,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                      help="pin -> sync -> consumer in time: nsys where it can make reports, else ncu's "
                           "range replay of one call with PM sampling (timeline.csv, phases.csv)")
     run.add_argument("--pm-max-passes", type=int, default=1, metavar="N",
-                     help="with --timeline: replays ncu may spend on PM sampling (default 0: ncu decides; "
-                          "1 took one replay fewer on a small program, docs/facts.md#pm-sampling)")
+                     help="with --timeline: replays ncu may spend on PM sampling (default 1: one replay "
+                          "fewer than ncu's own choice, the same quantities and phases, docs/facts.md#pm-sampling; "
+                          "0: ncu decides)")
     add_workload_args(p)
 
     ncu = p.add_argument_group("Nsight Compute settings (defaults keep the pin's L2 state)")
