@@ -73,7 +73,7 @@ def test_the_newest_profile_record_ran_todays_default_command_lines() -> None:
     from l2attr.profile.metricsets import resolve_metrics
     from l2attr.profile.pmsampling import timeline_ncu_argv
 
-    folder = ROOT / "examples" / "logs" / "speed" / "profile_cost"
+    folder = ROOT / "examples" / "logs" / "speed" / "pm1"
     with tarfile.open(folder / "runs.tar.gz") as tar:
         manifests = {m.name.split("/")[1]: json.load(tar.extractfile(m)) for m in tar.getmembers()
                      if m.name.count("/") == 2 and m.name.endswith("/manifest.json")}
@@ -93,3 +93,21 @@ def test_the_newest_profile_record_ran_todays_default_command_lines() -> None:
     assert timeline_ncu_argv(child, tl_dir / "ncu" / "timeline", ncu, NVTX_CALL_INCLUDE, chip="gh100",
                              section="L2attrTimeline", section_folder=tl_dir / "ncu" / "sections",
                              max_passes=t.pm_max_passes) == recorded_tl
+
+
+def test_every_record_names_a_commit_of_this_history(tmp_path: Path) -> None:
+    """A record's tree is a commit git knows (a mistyped COMMIT=... label is caught; machine.log's
+    `tree X: why` line corrects one), and the correction line wins over the label."""
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("no git history here")
+    for log in sorted((ROOT / "examples" / "logs" / "speed").glob("*/machine.log")):
+        sha = speed_record._commit(log.parent)
+        if sha == "?":
+            continue
+        found = subprocess.run(["git", "cat-file", "-e", f"{sha}^{{commit}}"], cwd=ROOT, capture_output=True)
+        assert found.returncode == 0, f"{log.relative_to(ROOT)} names {sha}, not a commit here"
+    (tmp_path / "machine.log").write_text("GPU, uuid\ncommit abc1234, 2026\ntree def5678: the label was wrong\n")
+    assert speed_record._commit(tmp_path) == "def5678"

@@ -5,8 +5,8 @@
                                             `<!-- speed:end -->` on the page that holds them
 
 Reads: examples/logs/speed/final/ (`bash tools/device_speed.sh`: the ladder's three cold
-processes, their two-process compare, the exit probe, machine.log), examples/logs/speed/profile_cost/
-(the newest profile-job record, `bash tools/device_profile_cost.sh`), first/ and bytecode/ (the
+processes, their two-process compare, the exit probe, machine.log), examples/logs/speed/pm1/
+(the newest profile-job record, `bash tools/device_profile_record.sh`), profile_cost/, first/ and bytecode/ (the
 profile job's earlier records, of device_speed.sh), the LLM grid's call record
 (examples/steps/hf_grid/grid_calls.jsonl) and the step attribution's scale record
 (examples/logs/answer/bench_steps_scale_h100_2.json). tests/test_speed_record.py holds the page to it.
@@ -45,9 +45,13 @@ def _machine(folder: Path) -> tuple[str, str]:
 
 
 def _commit(folder: Path) -> str:
-    """The tree a device call ran (machine.log's `commit X, date` line, from COMMIT=...)."""
-    line = (folder / "machine.log").read_text().splitlines()[1]
-    return line.split(",")[0].removeprefix("commit ").strip()
+    """The tree a device call ran: machine.log's `commit X, date` line (from COMMIT=...), or a
+    `tree X: why` line added after the call where that label was wrong (the why says how it is known)."""
+    lines = (folder / "machine.log").read_text().splitlines()
+    fixed = [line for line in lines if line.startswith("tree ")]
+    if fixed:
+        return fixed[-1].removeprefix("tree ").split(":")[0].strip()
+    return lines[1].split(",")[0].removeprefix("commit ").strip()
 
 
 def _gpu_uuid(folder: Path) -> str:
@@ -99,7 +103,7 @@ def exit_line(folder: Path, earlier: Path) -> str:
             f"(docs/facts.md#process-exit);\n")
 
 
-def profile_line(latest: Path, earlier: list[tuple[Path, str]]) -> str:
+def profile_line(latest: Path, script: str, earlier: list[tuple[Path, str]]) -> str:
     """The newest profile-job record (`latest`/profile.json, its GPU from machine.log), then each
     earlier one with what differed, so no record stands alone."""
     p = _load(latest / "profile.json")
@@ -107,7 +111,7 @@ def profile_line(latest: Path, earlier: list[tuple[Path, str]]) -> str:
     said = "; ".join(f"{_load(f / 'profile.json')['total_s']:.1f} s {why} (`{f.relative_to(ROOT)}/profile.json`)"
                      for f, why in earlier)
     return (f"- `l2attr profile --metrics l2` then `--timeline` (`benchmarks/bench_profile.py` in "
-            f"`bash tools/device_profile_cost.sh`, {_machine(latest)[0]}, tree {_commit(latest)}, whose ncu command "
+            f"`bash {script}`, {_machine(latest)[0]}, tree {_commit(latest)}, whose ncu command "
             f"lines are today's defaults; `{latest.relative_to(ROOT)}/profile.json`): {p['profile_s']:.1f} s + "
             f"{p['timeline_s']:.1f} s = **{p['total_s']:.1f} s** ({verdict(p['total_s'], p['target_s'])} "
             f"the target of {p['target_s']:.0f} s), validity control {p['control']}, {sweep['min']} passes "
@@ -140,12 +144,14 @@ def steps_line() -> str:
 
 def block() -> str:
     final = SPEED / "final"
-    earlier = [(SPEED / "first", "before the device scripts let Python write bytecode, with ncu's stock "
+    earlier = [(SPEED / "profile_cost", "with ncu deciding the timeline's sampling replays and the teardown at "
+                "each child's end, on another H100"),
+               (SPEED / "first", "before the device scripts let Python write bytecode, with ncu's stock "
                 "PM-sampling section, another H100"),
                (SPEED / "bytecode", "on an H100 whose processes started slower (a bytecode folder of their own, "
                 "since removed)")]
     return (ladder_line(final, SPEED / "bytecode") + exit_line(final, SPEED / "bytecode")
-            + profile_line(SPEED / "profile_cost", earlier) + grid_line() + steps_line())
+            + profile_line(SPEED / "pm1", "tools/device_profile_record.sh", earlier) + grid_line() + steps_line())
 
 
 def main(argv: list[str]) -> int:
