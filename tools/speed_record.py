@@ -58,30 +58,35 @@ def _gpu_uuid(folder: Path) -> str:
     return _machine(folder)[1]
 
 
-def ladder_line(folder: Path, earlier: Path) -> str:
-    """`folder`'s three processes and compare, and the same code's plain ladder processes on the
-    same GPU in `earlier` (noprefix_*.json: without a bytecode folder), so no record stands alone."""
-    if _gpu_uuid(folder) != _gpu_uuid(earlier):
-        raise ValueError(f"{folder} and {earlier} were made on different GPUs")
-    others = [_load(p)["wall_s"] for p in sorted(earlier.glob("noprefix_*.json"))]
+def _ladder_wall(path: Path) -> float:
+    """A ladder process's wall: bench_ladder's JSON (`wall_s`) or device_speed.sh's summary's record."""
+    d = _load(path)
+    return d["ladder"]["wall_s"] if "ladder" in d else d["wall_s"]
+
+
+def ladder_line(folder: Path, earlier: list[tuple[list[Path], str]]) -> str:
+    """`folder`'s three processes and compare, then each earlier record's ladder with what differed,
+    so no record stands alone."""
     s = _load(folder / "speed.json")
     gpu = _machine(folder)[0]
     b, c, a = s["ladder"], s["ladder_second"], s["ladder_cold_caches"]
     t = b["timings"]
     cmp_ = s["compare"]["consumer_kernel_median_abs_diff_pct"]
     rel = folder.relative_to(ROOT)
-    return (f"- the default ladder from a cold process (`bash tools/device_speed.sh`, {gpu}, `{rel}/`): "
-            f"**{b['wall_s']:.1f} s** ({verdict(b['wall_s'], b['target_s'])} the target of "
+    gpus = [gpu] + [_machine(files[0].parent)[0] for files, _ in earlier]
+    h200 = "" if any("H200" in g for g in gpus) else ". None of these ran on an H200"
+    said = "; ".join(f"{' and '.join(f'{_ladder_wall(x):.1f} s' for x in files)} {why} "
+                     f"(`{'`, `'.join(str(x.relative_to(ROOT)) for x in files)}`)" for files, why in earlier)
+    return (f"- the default ladder from a cold process (`bash tools/device_speed.sh`, {gpu}, tree {_commit(folder)}, "
+            f"`{rel}/`): **{b['wall_s']:.1f} s** ({verdict(b['wall_s'], b['target_s'])} the target of "
             f"{b['target_s']:.0f} s), a second process {c['wall_s']:.1f} s, and {a['wall_s']:.1f} s with "
-            f"the workload and kernel caches empty; the same code on the same GPU, in an earlier call, "
-            f"{' and '.join(f'{w:.1f} s' for w in others)} (`{earlier.relative_to(ROOT)}/noprefix_*.json`: "
-            f"the host's share moves between calls). Of the first: process start {b['startup_s']:.1f} s "
+            f"the workload and kernel caches empty. Of the first: process start {b['startup_s']:.1f} s "
             f"(`import torch` {t['torch_import_s']:.1f} s of it), the run {b['run_s']:.1f} s (timed repeats "
             f"{t['repeats_s']:.1f} s, bandwidths {t['bandwidth_s']:.1f} s, uploads {t['upload_s']:.1f} s, "
             f"warm-ups {t['warmup_s']:.1f} s, summaries {t['summaries_s']:.1f} s), after it {b['after_s']:.1f} s. "
             f"Two-process compare: the consumer's kernel medians differ by **{cmp_:.2f} %** (median over "
             f"{s['compare']['rows'][0]['cells']} cells; {verdict(cmp_, TARGETS['compare'])} the target of "
-            f"{TARGETS['compare']:.0f} %);\n")
+            f"{TARGETS['compare']:.0f} %). Earlier records: {said}{h200};\n")
 
 
 def exit_line(folder: Path, earlier: Path) -> str:
@@ -99,7 +104,7 @@ def exit_line(folder: Path, earlier: Path) -> str:
             f"{span(e['import_torch_no_cache_s'])}. The first `import torch` allowed to write its bytecode "
             f"on that machine, in an earlier call, took {first['import_torch_no_cache_s'][0]:.2f} s and the "
             f"next two {span(first['import_torch_no_cache_s'][1:])} (`{earlier.relative_to(ROOT)}/`): the "
-            f"ladder above read bytecode that probe had written, as on an ordinary machine "
+            f"ladder of `{folder.relative_to(ROOT)}/` read bytecode that probe had written, as on an ordinary machine "
             f"(docs/facts.md#process-exit);\n")
 
 
@@ -150,7 +155,10 @@ def block() -> str:
                 "PM-sampling section, another H100"),
                (SPEED / "bytecode", "on an H100 whose processes started slower (a bytecode folder of their own, "
                 "since removed)")]
-    return (ladder_line(final, SPEED / "bytecode") + exit_line(final, SPEED / "bytecode")
+    ladders = [([final / "speed.json"], "on another H100"),
+               (sorted((SPEED / "bytecode").glob("noprefix_*.json")), "on that H100 in the call before, the same code: "
+                "the host's share moves between calls")]
+    return (ladder_line(SPEED / "trials", ladders) + exit_line(final, SPEED / "bytecode")
             + profile_line(SPEED / "pm1", "tools/device_profile_record.sh", earlier) + grid_line() + steps_line())
 
 
