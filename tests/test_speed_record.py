@@ -73,8 +73,8 @@ def test_the_newest_profile_record_ran_todays_default_command_lines() -> None:
     from l2attr.profile.metricsets import resolve_metrics
     from l2attr.profile.pmsampling import timeline_ncu_argv
 
-    folder = ROOT / "examples" / "logs" / "speed" / "pm1"
-    with tarfile.open(folder / "runs.tar.gz") as tar:
+    folder = speed_record.PROFILE_RECORD
+    with tarfile.open(folder / "runs.tar.gz") as tar:       # <top>/<run>/manifest.json
         manifests = {m.name.split("/")[1]: json.load(tar.extractfile(m)) for m in tar.getmembers()
                      if m.name.count("/") == 2 and m.name.endswith("/manifest.json")}
     (prof,) = [m for name, m in manifests.items() if name.endswith("-profile")]

@@ -24,6 +24,9 @@ SPEED = ROOT / "examples" / "logs" / "speed"
 GRID = ROOT / "examples" / "steps" / "hf_grid" / "grid_calls.jsonl"
 SCALE = ROOT / "examples" / "logs" / "answer" / "bench_steps_scale_h100_2.json"
 BEGIN, END = "<!-- speed:begin -->\n", "<!-- speed:end -->"
+# The newest profile-job record and the script that made it (the page's profile line; the test of
+# today's default command lines rebuilds its two ncu command lines)
+PROFILE_RECORD, PROFILE_SCRIPT = SPEED / "pm1", "tools/device_profile_record.sh"
 # The ladder's and the profile's targets come from their records (`target_s`, written by
 # benchmarks/bench_ladder.py and bench_profile.py); these have no record of their own.
 TARGETS = {"compare": 1.0, "grid": 600.0, "steps": 60.0}
@@ -159,7 +162,7 @@ def block() -> str:
                (sorted((SPEED / "bytecode").glob("noprefix_*.json")), "on that H100 in the call before, the same code: "
                 "the host's share moves between calls")]
     return (ladder_line(SPEED / "trials", ladders) + exit_line(final, SPEED / "bytecode")
-            + profile_line(SPEED / "pm1", "tools/device_profile_record.sh", earlier) + grid_line() + steps_line())
+            + profile_line(PROFILE_RECORD, PROFILE_SCRIPT, earlier) + grid_line() + steps_line())
 
 
 def main(argv: list[str]) -> int:
