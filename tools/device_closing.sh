@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A session's last device call, under ${OUT:-out}/: on an H200 first the ladder's three cold processes
 # and their compare (tools/device_speed.sh with a budget that stops there, plus its exit probe); then,
-# on any GPU, the profile record (tools/device_profile_record.sh) and the whole GPU suite
-# (`pytest -m gpu`, its log in $OUT/gpu_tests.log). The report tests need plotly, whose wheel does
+# on any GPU, the whole GPU suite (`pytest -m gpu`, its log in $OUT/gpu_tests.log) and the profile
+# record (tools/device_profile_record.sh). The report tests need plotly, whose wheel does
 # not fit beside the tree and nvtx in a call: carry `.whl/plotly-min.tar.xz` (plotly and narwhals,
 # without plotly's Jupyter bundles), unpacked here into the wheels' folder.
 # Run as:  COMMIT=$(git rev-parse --short HEAD) bash tools/device_closing.sh
@@ -15,7 +15,7 @@ echo "GPU: $GPU; commit ${COMMIT:-?}"
 if [[ "$GPU" == *H200* ]]; then
   BUDGET=130 bash tools/device_speed.sh 2>&1 | grep -v "Profiling" | tail -30
 fi
-bash tools/device_profile_record.sh 2>&1 | grep "^bench_profile\|exit\|H100\|H200" | tail -12
 { echo "$GPU, commit ${COMMIT:-?}, $(date -u +%FT%TZ)"
   python3 -m pytest -q -m gpu tests/test_gpu_*.py -p no:cacheprovider 2>&1 | tail -25; } > "$OUT/gpu_tests.log"
 tail -8 "$OUT/gpu_tests.log"
+bash tools/device_profile_record.sh 2>&1 | grep "^bench_profile\|exit\|H100\|H200" | tail -12
