@@ -4,8 +4,9 @@
     python tools/speed_record.py --write    put it between `<!-- speed:begin -->` and
                                             `<!-- speed:end -->` on the page that holds them
 
-Reads: examples/logs/speed/final/ (`bash tools/device_speed.sh`: the ladder's three cold
-processes, their two-process compare, the exit probe, machine.log), examples/logs/speed/pm1/
+Reads: examples/logs/speed/trials/ (`bash tools/device_speed.sh`: the ladder's three cold
+processes and their two-process compare), final/ (an earlier such call, and its exit probe),
+examples/logs/speed/pm1/
 (the newest profile-job record, `bash tools/device_profile_record.sh`), profile_cost/, first/ and bytecode/ (the
 profile job's earlier records, of device_speed.sh), the LLM grid's call record
 (examples/steps/hf_grid/grid_calls.jsonl) and the step attribution's scale record
