@@ -8,9 +8,9 @@ Runs the pytest half of the README's second set-up command (what follows `pip in
 times, each from a cold process, and prints per run the wall time, the CPU seconds of pytest and
 its workers, the machine's cores, its load average just before, and a host probe (a fixed
 single-core loop's seconds, host_probe_s): other work on the machine lengthens the wall time, not
-the CPU time; a slower host lengthens both, and the probe with them. --load N starts N busy processes (`while 1: pass`) that
-compete for the cores for the whole run, so a test that holds only on a quiet machine fails here
-as it would on a shared CI runner. --record keeps the runs as JSON (--append adds them to the
+the CPU time; a slower host lengthens both, and the probe with them. --load N starts N busy
+processes (`while 1: pass`) that compete for the cores for the whole run, so a test that holds only
+on a quiet machine fails here as it would on a shared CI runner. --record keeps the runs as JSON (--append adds them to the
 record's runs, so quiet and loaded runs sit in one file, each with its `load`); --readme prints the
 README's benchmark line made from that record (--write puts it between `<!-- bench-tests:begin
 -->` and `<!-- bench-tests:end -->`); tests/test_test_command.py fails when they disagree.
@@ -119,7 +119,8 @@ def _timed(command: str) -> dict[str, Any]:
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if done.returncode != 0:      # say what failed: the tail of pytest's own output
         print("\n".join((done.stdout + done.stderr).splitlines()[-40:]), file=sys.stderr)
-    return {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "load_before": round(load, 2), "host_probe_s": probe,
+    return {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "load_before": round(load, 2),
+            "host_probe_s": probe,
             "exit": done.returncode, "summary": _summary(done.stdout + done.stderr),
             "failed": [line for line in (done.stdout + done.stderr).splitlines() if line.startswith(("FAILED ", "ERROR "))]}
 
@@ -209,7 +210,8 @@ def main(argv: list[str]) -> int:
         runs.append(r)
         verdict = "within" if r["wall_s"] <= TARGET_S else "over"
         print(f"bench_tests: run {i + 1}: wall {r['wall_s']:.1f} s ({verdict} the {TARGET_S:.0f} s target), "
-              f"CPU {r['cpu_s']:.1f} s, load average {r['load_before']:.2f} before, host probe {r['host_probe_s']:.2f} s; exit {r['exit']}; {r['summary']}",
+              f"CPU {r['cpu_s']:.1f} s, load average {r['load_before']:.2f} before, "
+              f"host probe {r['host_probe_s']:.2f} s; exit {r['exit']}; {r['summary']}",
               flush=True)
     if args.record:
         earlier = json.loads(args.record.read_text())["runs"] if args.append and args.record.exists() else []
