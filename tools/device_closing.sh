@@ -4,7 +4,8 @@
 # on any GPU, the whole GPU suite (`pytest -m gpu`, its log in $OUT/gpu_tests.log) and the profile
 # record (tools/device_profile_record.sh). The report tests need plotly, whose wheel does
 # not fit beside the tree and nvtx in a call: carry `.whl/plotly-min.tar.xz` (plotly and narwhals,
-# without plotly's Jupyter bundles), unpacked here into the wheels' folder.
+# without plotly's Jupyter bundles; `bash tools/plotly_min.sh` makes it), unpacked here into the
+# wheels' folder.
 # Run as:  COMMIT=$(git rev-parse --short HEAD) bash tools/device_closing.sh
 set -uo pipefail
 . "$(dirname "$0")/device_env.sh"
