@@ -175,7 +175,7 @@ def test_timeline_without_nsys_uses_range_replay(tmp_path):
     assert folder.parent.parent == run_dir and pm[pm.index("--section") + 1] == "L2attrTimeline"
     text = (folder / "L2attrTimeline.section").read_text()
     assert "LTS.TriageCompute.lts__average_t_sector_hit_rate_realtime.pct" in text and "PmSampling" not in pm
-    assert "--pm-sampling-max-passes" not in pm                      # the default: ncu decides
+    assert pm[pm.index("--pm-sampling-max-passes") + 1] == "1"      # the default: one sampling replay
     phases = pd.read_csv(run_dir / PHASES.filename)
     assert list(phases[phases["phase"].isin(["pin", "gap", "consumer"])]["phase"]) == ["pin", "gap", "consumer"]
     assert len(pd.read_csv(run_dir / TIMELINE.filename)) > 600
@@ -483,3 +483,11 @@ def test_timeline_run_with_a_working_nsys(tmp_path):
     calls = pd.read_csv(run_dir / "timeline_nsys.csv")
     assert calls[["pin_us", "gap_us", "consumer_us"]].values.tolist() == [[16.0, 4.0, 45.0]]
     assert json.loads((run_dir / "manifest.json").read_text())["status"] == "done"
+
+
+def test_the_command_line_and_the_settings_share_the_sampling_default():
+    """`l2attr profile` and a ProfileSettings made in Python ask ncu for the same sampling replays."""
+    from l2attr.cli import build_parser
+    from l2attr.dlrm.profile.plan import ProfileSettings
+
+    assert build_parser().parse_args(["profile"]).pm_max_passes == ProfileSettings.pm_max_passes == 1

@@ -70,7 +70,7 @@ class ProfileSettings:
     control_profile: str | None = None
     control_family: str = HEADLINE_FAMILY.value   # the control profiles one family: the headline one
     timeline_totals: bool = False         # --timeline: also the range's totals of the l2 set
-    pm_max_passes: int = 0                # --timeline: ncu's --pm-sampling-max-passes (0: ncu decides)
+    pm_max_passes: int = 1                # --timeline: ncu's --pm-sampling-max-passes (0: ncu decides)
     extra: Sequence[str] = ()
     validate_metrics: bool = True
     dry_run: bool = False
