@@ -19,3 +19,18 @@ export L2ATTR_CACHE_DIR=${L2ATTR_CACHE_DIR:-/tmp/l2attr-cache}
 # modules again; the first process of a call now writes them. What the image had is kept for the record.
 export L2ATTR_DEVICE_DONTWRITEBYTECODE=${PYTHONDONTWRITEBYTECODE-unset}
 unset PYTHONDONTWRITEBYTECODE
+# What a device call brings back of a profile or timeline run folder: the manifest, the tables
+# (metrics.csv gzipped), each child pass's manifest and the ncu section files the run wrote.
+#   pack_profile_run RUN DEST
+pack_profile_run() {
+  local run=$1 d=$2 c f
+  mkdir -p "$d"
+  cp "$run/manifest.json" "$d/"
+  for f in timeline.csv phases.csv; do [ -f "$run/$f" ] && cp "$run/$f" "$d/"; done
+  [ -f "$run/metrics.csv" ] && gzip -9 -c "$run/metrics.csv" > "$d/metrics.csv.gz"
+  for c in "$run"/child/*/manifest.json; do
+    [ -f "$c" ] && mkdir -p "$d/child/$(basename "$(dirname "$c")")" && cp "$c" "$d/child/$(basename "$(dirname "$c")")/"
+  done
+  [ -d "$run/ncu/sections" ] && cp -r "$run/ncu/sections" "$d/"
+  return 0
+}

@@ -17,14 +17,5 @@ timeout 240 python3 benchmarks/bench_profile.py --out "$OUT/runs-profile" --json
 echo "bench_profile exit $?" | tee -a "$L/machine.log"
 grep "^bench_profile" "$L/bench_profile.log"
 mkdir -p "$OUT/pack"
-for run in "$OUT"/runs-profile/*; do
-  d="$OUT/pack/$(basename "$run")"; mkdir -p "$d"
-  cp "$run/manifest.json" "$d/"
-  for f in timeline.csv phases.csv; do [ -f "$run/$f" ] && cp "$run/$f" "$d/"; done
-  [ -f "$run/metrics.csv" ] && gzip -9 -c "$run/metrics.csv" > "$d/metrics.csv.gz"
-  for c in "$run"/child/*/manifest.json; do
-    [ -f "$c" ] && mkdir -p "$d/child/$(basename "$(dirname "$c")")" && cp "$c" "$d/child/$(basename "$(dirname "$c")")/"
-  done
-  [ -d "$run/ncu/sections" ] && cp -r "$run/ncu/sections" "$d/"
-done
+for run in "$OUT"/runs-profile/*; do pack_profile_run "$run" "$OUT/pack/$(basename "$run")"; done
 tar czf "$OUT/profile_record.tar.gz" -C "$OUT" logs/profile_record pack && ls -la "$OUT/profile_record.tar.gz"

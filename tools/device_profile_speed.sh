@@ -74,12 +74,7 @@ summary = {"probe_passes_l2": int(m.group(1)) if m else None, "bench": bench,
 print(json.dumps({k: summary[k] for k in ("probe_passes_l2", "within_100_s", "cells_hold")}),
       "total_s", bench and bench.get("total_s"))
 EOF
-for run in $PROF $TL; do
-  d="$OUT/examples/$(basename "$run")"; mkdir -p "$d"
-  cp "$run/manifest.json" "$d/"
-  [ -f "$run/metrics.csv" ] && gzip -9 -c "$run/metrics.csv" > "$d/metrics.csv.gz"
-  for f in timeline.csv phases.csv; do [ -f "$run/$f" ] && cp "$run/$f" "$d/"; done
-done
+for run in $PROF $TL; do pack_profile_run "$run" "$OUT/examples/$(basename "$run")"; done
 ls -la "$OUT/examples"/* 2>/dev/null
 cat "$L/header.txt" "$L/bench_profile.log" > "$L/bench_profile.log.tmp" && mv "$L/bench_profile.log.tmp" "$L/bench_profile.log"
 rm -f "$L/header.txt"

@@ -148,11 +148,7 @@ for run in $(ls -d "$OUT"/runs-b/*-speed-b "$OUT"/runs-c/*-speed-c 2>/dev/null);
 done
 for run in $(ls -d "$OUT"/runs-profile/*-profile "$OUT"/runs-profile/*-timeline "$OUT"/runs-profile/*-profile-memory \
            "$OUT"/runs-profile/*-timeline-pm1 "$OUT"/runs-profile/*-profile-fastexit 2>/dev/null); do
-  d="$OUT/examples/$(basename "$run")"; mkdir -p "$d"
-  cp "$run/manifest.json" "$d/"
-  for f in timeline.csv phases.csv; do [ -f "$run/$f" ] && cp "$run/$f" "$d/"; done
-  for c in "$run"/child/*/manifest.json; do [ -f "$c" ] && mkdir -p "$d/child/$(basename "$(dirname "$c")")" && cp "$c" "$d/child/$(basename "$(dirname "$c")")/"; done
-  [ -f "$run/metrics.csv" ] && gzip -9 -c "$run/metrics.csv" > "$d/metrics.csv.gz"
+  pack_profile_run "$run" "$OUT/examples/$(basename "$run")"
 done
 du -sh "$OUT/examples"/* 2>/dev/null
 rm -rf "$OUT/runs-a" "$OUT/runs-b" "$OUT/runs-c" "$OUT/runs-profile" "$OUT/runs"
