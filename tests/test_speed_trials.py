@@ -31,9 +31,10 @@ def _run(folder: Path, samples: dict[str, int], phases: tuple[str, ...]) -> Path
 
 
 def test_a_timeline_holds_when_every_quantity_keeps_half_its_samples_and_every_phase(tmp_path: Path) -> None:
-    old = _run(tmp_path / "old", {"a": 10, "b": 10}, ("pin", "gap", "consumer"))
-    assert compare_timeline.compare(_run(tmp_path / "same", {"a": 5, "b": 10}, ("pin", "gap", "consumer")), old)["holds"]
-    thin = compare_timeline.compare(_run(tmp_path / "thin", {"a": 4, "b": 10}, ("pin", "gap", "consumer")), old)
+    all3 = ("pin", "gap", "consumer")
+    old = _run(tmp_path / "old", {"a": 10, "b": 10}, all3)
+    assert compare_timeline.compare(_run(tmp_path / "half", {"a": 5, "b": 10}, all3), old)["holds"]
+    thin = compare_timeline.compare(_run(tmp_path / "thin", {"a": 4, "b": 10}, all3), old)
     assert thin["thin_or_lost"] == ["a"] and not thin["holds"]
     lost = compare_timeline.compare(_run(tmp_path / "lost", {"a": 10}, ("pin", "consumer")), old)
     assert lost["thin_or_lost"] == ["b"] and lost["phases_missing"] == ["gap"]
