@@ -2,15 +2,12 @@
 # A session's last device call, under ${OUT:-out}/: on an H200 first the ladder's three cold processes
 # and their compare (tools/device_speed.sh with a budget that stops there, plus its exit probe); then,
 # on any GPU, the whole GPU suite (`pytest -m gpu`, its log in $OUT/gpu_tests.log) and the profile
-# record (tools/device_profile_record.sh). The report tests need plotly, whose wheel does
-# not fit beside the tree and nvtx in a call: carry `.whl/plotly-min.tar.xz` (plotly and narwhals,
-# without plotly's Jupyter bundles; `bash tools/plotly_min.sh` makes it), unpacked here into the
-# wheels' folder.
+# record (tools/device_profile_record.sh). The report tests need plotly, and the runs nvtx, whose
+# wheels do not fit beside the tree in a call: carry `.whl/plotly-min.tar.xz` and
+# `.whl/nvtx-min.tar.xz` (`bash tools/pack_min.sh` makes them; device_env.sh unpacks them).
 # Run as:  COMMIT=$(git rev-parse --short HEAD) bash tools/device_closing.sh
 set -uo pipefail
 . "$(dirname "$0")/device_env.sh"
-[ -f .whl/plotly-min.tar.xz ] && mkdir -p /tmp/site && tar xJf .whl/plotly-min.tar.xz -C /tmp/site
-export PYTHONPATH=/tmp/site:$PWD
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "GPU: $GPU; commit ${COMMIT:-?}"
 if [[ "$GPU" == *H200* ]]; then

@@ -1,15 +1,19 @@
 # Sourced by the tools/device_*.sh scripts: the setting every device call needs, in one place.
 # OUT (default out/) with runs/ and logs/ under it; unbuffered Python (a killed call keeps its
-# log); the wheels carried in .whl/ installed into /tmp/site (nothing downloads on the device)
-# and put on PYTHONPATH before the repository, or the repository alone when none was carried.
+# log); what was carried in .whl/ (wheels, and packed folders .whl/*.tar.xz that tools/pack_min.sh
+# makes to fit a call's size limit) installed into /tmp/site (nothing downloads on the device) and put
+# on PYTHONPATH before the repository, or the repository alone when nothing was carried.
 OUT=${OUT:-out}
 mkdir -p "$OUT/runs" "$OUT/logs"
 export PYTHONUNBUFFERED=1
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+export PYTHONPATH=$PWD
+if ls .whl/*.whl .whl/*.tar.xz >/dev/null 2>&1; then
+  mkdir -p /tmp/site
+  if ls .whl/*.whl >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+  fi
+  for packed in .whl/*.tar.xz; do [ -f "$packed" ] && tar xJf "$packed" -C /tmp/site; done
   export PYTHONPATH=/tmp/site:$PWD
-else
-  export PYTHONPATH=$PWD
 fi
 # Generated workloads: one cache for every run of the call, outside $OUT (nothing of it comes back)
 # and set here, so a device without platformdirs installed needs none (l2attr/dlrm/workload/cache.py).

@@ -10,9 +10,8 @@
 #     examples/20261130T231356Z-bench (information: another tree and machine);
 #  4. bench_profile: `l2attr profile --metrics l2` then `--timeline`, cold processes (target
 #     <= 60 s together, the validity control clear); 4b. the sweep with --app-replay-buffer memory
-#     (its wall, its cells against 4's by tools/compare_profile.py); 4c. the timeline with
-#     --pm-max-passes 1 against 4's (tools/compare_timeline.py); 4d. the sweep with the fast exit under
-#     ncu (a trial: the device copy's cli.py edited, then put back) against 4's;
+#     (its wall, its cells against 4's by tools/compare_profile.py). Steps 4c and 4d, the trials that
+#     made one sampling pass and the fast exit under ncu the defaults, ran at e081d2a and are retired;
 #  5. speed.json: all of it in one summary; examples/<run>/ (manifest.json, cells.csv,
 #     samples.csv.gz) of B and C, the profile's and the timeline's manifests: what to commit;
 #  6. tools/exit_probe.py: the process's exit with and without teardown, `import torch` with and
@@ -82,34 +81,9 @@ if left 150; then
 else
   echo "(bench_profile skipped: ${SECONDS} s used)" | tee "$L/bench_profile.log"
 fi
-TL=$(ls -d "$OUT"/runs-profile/*-timeline 2>/dev/null | tail -1)
-if [ -n "$TL" ] && left 40; then   # 4c. the timeline with one sampling pass: its wall, and what it kept against 4's
-  s0=$(date +%s.%N)
-  timeout 40 python3 -m l2attr profile --timeline --pm-max-passes 1 --name timeline-pm1 \
-    --out "$OUT/runs-profile" > "$L/timeline_pm1.log" 2>&1
-  echo "profile --timeline --pm-max-passes 1: exit $?, wall $(python3 -c "import time; print(round(time.time() - $s0, 1))") s" \
-    | tee "$L/timeline_pm1_summary.log"
-  grep -c "==PROF== Profiling" "$L/timeline_pm1.log" "$L/bench_profile.log" | tee -a "$L/timeline_pm1_summary.log"
-  NEW=$(ls -d "$OUT"/runs-profile/*-timeline-pm1 2>/dev/null | tail -1)
-  [ -n "$NEW" ] && timeout 60 python3 tools/compare_timeline.py "$NEW" "$TL" --json "$OUT/timeline_pm1.json" 2>&1 \
-    | tee -a "$L/timeline_pm1_summary.log"
-fi
-if left 90; then   # 4d. the sweep with the process's fast exit under ncu too (cli.end_without_teardown; a trial: the
-  # device's copy of cli.py is edited and put back): its wall, its cells against 4's, the control
-  cp l2attr/cli.py "$OUT/cli.py.orig"
-  sed -i 's/if not used or os.environ.get("CUDA_INJECTION64_PATH"):/if not used:/' l2attr/cli.py
-  grep -c "^    if not used:" l2attr/cli.py | sed 's/^/fast exit under ncu patched: /' | tee "$L/profile_fastexit_summary.log"
-  s0=$(date +%s.%N)
-  timeout 90 python3 -m l2attr profile --metrics l2 --name profile-fastexit --out "$OUT/runs-profile" > "$L/profile_fastexit.log" 2>&1
-  echo "profile with the fast exit under ncu: exit $?, wall $(python3 -c "import time; print(round(time.time() - $s0, 1))") s" \
-    | tee -a "$L/profile_fastexit_summary.log"
-  cp "$OUT/cli.py.orig" l2attr/cli.py && rm "$OUT/cli.py.orig"
-  NEW=$(ls -d "$OUT"/runs-profile/*-profile-fastexit 2>/dev/null | tail -1); OLD=$(ls -d "$OUT"/runs-profile/*-profile 2>/dev/null | tail -1)
-  [ -n "$NEW" ] && python3 -c "import json,sys; m=json.load(open(sys.argv[1])); print('control', m.get('control'), 'passes', m.get('replayer_passes'), 'wall_s', m.get('wall_s'))" "$NEW/manifest.json" | tee -a "$L/profile_fastexit_summary.log"
-  [ -n "$NEW" ] && [ -n "$OLD" ] && timeout 60 python3 tools/compare_profile.py "$NEW" "$OLD" 2>&1 | tail -8 \
-    | tee -a "$L/profile_fastexit_summary.log"
-fi
-
+# 4c and 4d (the timeline with one sampling pass, the sweep's children ending without the teardown
+# under ncu) were one-time trials against 4's old defaults, run at e081d2a (examples/logs/speed/trials/).
+# Both are the defaults now, so step 4 runs them; the trial steps are retired.
 if left 90; then   # 4b. the sweep again with ncu's replay data kept in memory: its wall, and its cells against 4's
   s0=$(date +%s.%N)
   timeout 90 python3 -m l2attr profile --metrics l2 --app-replay-buffer memory --name profile-memory \
