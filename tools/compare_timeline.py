@@ -22,8 +22,21 @@ import pandas as pd
 PHASES = ("pin", "gap", "consumer")
 
 
+class Unreadable(ValueError):
+    """A run's timeline.csv or phases.csv that is not the table the timeline writes."""
+
+
 def _read(run: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    return pd.read_csv(run / "timeline.csv"), pd.read_csv(run / "phases.csv")
+    tables = []
+    for name, cols in (("timeline.csv", {"quantity", "value"}), ("phases.csv", {"phase", "duration_us"})):
+        try:
+            t = pd.read_csv(run / name)
+        except (ValueError, UnicodeDecodeError) as e:   # pandas' parser and empty-file errors are ValueErrors
+            raise Unreadable(f"{run / name} is not a CSV table: {str(e).splitlines()[0]}") from e
+        if not cols <= set(t.columns):
+            raise Unreadable(f"{run / name} lacks the columns {sorted(cols - set(t.columns))}")
+        tables.append(t)
+    return tables[0], tables[1]
 
 
 def compare(new: Path, old: Path) -> dict:
@@ -56,7 +69,11 @@ def main(argv: list[str]) -> int:
         if not (run / "timeline.csv").is_file() or not (run / "phases.csv").is_file():
             print(f"compare_timeline: {run} has no timeline.csv and phases.csv", file=sys.stderr)
             return 2
-    r = compare(a.new, a.old)
+    try:
+        r = compare(a.new, a.old)
+    except Unreadable as e:
+        print(f"compare_timeline: {e}", file=sys.stderr)
+        return 2
     for q, v in r["quantities"].items():
         print(f"compare_timeline: {q}: samples {v['samples_new']} (old {v['samples_old']}), "
               f"mean {v['mean_new']} (old {v['mean_old']})")
