@@ -7,7 +7,8 @@ OUT=${OUT:-out}
 mkdir -p "$OUT/runs" "$OUT/logs"
 export PYTHONUNBUFFERED=1
 export PYTHONPATH=$PWD
-if ls .whl/*.whl .whl/*.tar.xz >/dev/null 2>&1; then
+carried=$(ls .whl/*.whl .whl/*.tar.xz 2>/dev/null)   # ls fails when either pattern finds nothing
+if [ -n "$carried" ]; then
   mkdir -p /tmp/site
   if ls .whl/*.whl >/dev/null 2>&1; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
