@@ -19,3 +19,6 @@ grep "^bench_profile" "$L/bench_profile.log"
 mkdir -p "$OUT/pack"
 for run in "$OUT"/runs-profile/*; do pack_profile_run "$run" "$OUT/pack/$(basename "$run")"; done
 tar czf "$OUT/profile_record.tar.gz" -C "$OUT" logs/profile_record pack && ls -la "$OUT/profile_record.tar.gz"
+# a call brings back a limited count of files: what the archive holds leaves $OUT (in one call after
+# tools/device_speed.sh, the run folders left here cost that script's archive its place)
+rm -rf "$OUT/runs-profile" "$OUT/pack" "$OUT/logs/profile_record"

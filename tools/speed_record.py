@@ -4,11 +4,10 @@
     python tools/speed_record.py --write    put it between `<!-- speed:begin -->` and
                                             `<!-- speed:end -->` on the page that holds them
 
-Reads: examples/logs/speed/trials/ (`bash tools/device_speed.sh`: the ladder's three cold
-processes and their two-process compare), final/ (an earlier such call, and its exit probe),
-examples/logs/speed/pm1/
-(the newest profile-job record, `bash tools/device_profile_record.sh`), profile_cost/, first/ and bytecode/ (the
-profile job's earlier records, of device_speed.sh), the LLM grid's call record
+Reads: examples/logs/speed/h200/ (`bash tools/device_closing.sh` on an H200: the ladder's three cold
+processes and their two-process compare, then the profile-job record), trials/ and final/ (earlier
+ladder calls on H100s; final/ also for its exit probe), pm1/, profile_cost/, first/ and bytecode/
+(the profile job's earlier records), the LLM grid's call record
 (examples/steps/hf_grid/grid_calls.jsonl) and the step attribution's scale record
 (examples/logs/answer/bench_steps_scale_h100_2.json). tests/test_speed_record.py holds the page to it.
 """
@@ -27,7 +26,7 @@ SCALE = ROOT / "examples" / "logs" / "answer" / "bench_steps_scale_h100_2.json"
 BEGIN, END = "<!-- speed:begin -->\n", "<!-- speed:end -->"
 # The newest profile-job record and the script that made it (the page's profile line; the test of
 # today's default command lines rebuilds its two ncu command lines)
-PROFILE_RECORD, PROFILE_SCRIPT = SPEED / "pm1", "tools/device_profile_record.sh"
+PROFILE_RECORD, PROFILE_SCRIPT = SPEED / "h200", "tools/device_closing.sh"
 # The ladder's and the profile's targets come from their records (`target_s`, written by
 # benchmarks/bench_ladder.py and bench_profile.py); these have no record of their own.
 TARGETS = {"compare": 1.0, "grid": 600.0, "steps": 60.0}
@@ -68,7 +67,7 @@ def _ladder_wall(path: Path) -> float:
     return d["ladder"]["wall_s"] if "ladder" in d else d["wall_s"]
 
 
-def ladder_line(folder: Path, earlier: list[tuple[list[Path], str]]) -> str:
+def ladder_line(folder: Path, script: str, earlier: list[tuple[list[Path], str]]) -> str:
     """`folder`'s three processes and compare, then each earlier record's ladder with what differed,
     so no record stands alone."""
     s = _load(folder / "speed.json")
@@ -81,7 +80,7 @@ def ladder_line(folder: Path, earlier: list[tuple[list[Path], str]]) -> str:
     h200 = "" if any("H200" in g for g in gpus) else ". None of these ran on an H200"
     said = "; ".join(f"{' and '.join(f'{_ladder_wall(x):.1f} s' for x in files)} {why} "
                      f"(`{'`, `'.join(str(x.relative_to(ROOT)) for x in files)}`)" for files, why in earlier)
-    return (f"- the default ladder from a cold process (`bash tools/device_speed.sh`, {gpu}, tree {_commit(folder)}, "
+    return (f"- the default ladder from a cold process (`{script}`, {gpu}, tree {_commit(folder)}, "
             f"`{rel}/`): **{b['wall_s']:.1f} s** ({verdict(b['wall_s'], b['target_s'])} the target of "
             f"{b['target_s']:.0f} s), a second process {c['wall_s']:.1f} s, and {a['wall_s']:.1f} s with "
             f"the workload and kernel caches empty. Of the first: process start {b['startup_s']:.1f} s "
@@ -102,7 +101,8 @@ def exit_line(folder: Path, earlier: Path) -> str:
 
     def span(xs: list[float]) -> str:
         return f"{min(xs):.2f}–{max(xs):.2f} s"
-    return (f"- a GPU process's two ends (`python tools/exit_probe.py`, same machine, 3 processes each): "
+    return (f"- a GPU process's two ends (`python tools/exit_probe.py`, on the {_machine(folder)[0]} of "
+            f"`{folder.relative_to(ROOT)}/`, 3 processes each): "
             f"{span(e['exit_with_teardown_s'])} from its last line to its end with the interpreter's "
             f"teardown, {span(e['exit_without_teardown_s'])} without it; `import torch` in a fresh process "
             f"{span(e['import_torch_no_cache_s'])}. The first `import torch` allowed to write its bytecode "
@@ -153,16 +153,20 @@ def steps_line() -> str:
 
 def block() -> str:
     final = SPEED / "final"
-    earlier = [(SPEED / "profile_cost", "with ncu deciding the timeline's sampling replays and the teardown at "
+    pm1, trials = SPEED / "pm1", SPEED / "trials"
+    earlier = [(pm1, f"on an {_machine(pm1)[0]}, tree {_commit(pm1)}, the same ncu command lines "
+                "(`bash tools/device_profile_record.sh`)"),
+               (SPEED / "profile_cost", "with ncu deciding the timeline's sampling replays and the teardown at "
                 "each child's end, on another H100"),
                (SPEED / "first", "before the device scripts let Python write bytecode, with ncu's stock "
                 "PM-sampling section, another H100"),
                (SPEED / "bytecode", "on an H100 whose processes started slower (a bytecode folder of their own, "
                 "since removed)")]
-    ladders = [([final / "speed.json"], "on another H100"),
+    ladders = [([trials / "speed.json"], f"on an {_machine(trials)[0]}, tree {_commit(trials)}"),
+               ([final / "speed.json"], "on another H100"),
                (sorted((SPEED / "bytecode").glob("noprefix_*.json")), "on that H100 in the call before, the same code: "
                 "the host's share moves between calls")]
-    return (ladder_line(SPEED / "trials", ladders) + exit_line(final, SPEED / "bytecode")
+    return (ladder_line(SPEED / "h200", "bash tools/device_closing.sh`, whose first step is `tools/device_speed.sh", ladders) + exit_line(final, SPEED / "bytecode")
             + profile_line(PROFILE_RECORD, PROFILE_SCRIPT, earlier) + grid_line() + steps_line())
 
 
