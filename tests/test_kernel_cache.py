@@ -138,3 +138,54 @@ def test_a_compile_error_is_one_line(fake_cupy, tmp_path: Path, monkeypatch: pyt
     monkeypatch.setattr(runtime, "data_dir", lambda name: kdir)
     with pytest.raises(UserError, match=r"^compiling bad.cu -DX=1 failed: kern.cu\(3\): error: broken$"):
         runtime.get_kernel(runtime.KernelSpec("bad.cu", "f", ("-DX=1",)))
+
+
+@pytest.fixture
+def cupy14(fake_cupy, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """CuPy 14's shape: its compiler module holds a disk backend made at import from the $CUPY_CACHE_DIR
+    of that moment (here unset: CuPy's default folder), and RawModule writes through that backend."""
+    made = fake_cupy
+
+    class DiskKernelCacheBackend:
+        def __init__(self, cache_dir: str) -> None:
+            self._cache_dir = cache_dir
+            Path(cache_dir).mkdir(parents=True, exist_ok=True)
+
+    compiler = ModuleType("cupy.cuda.compiler")
+    compiler.CompileException = sys.modules["cupy"].cuda.compiler.CompileException
+    compiler._kernel_cache_backend = DiskKernelCacheBackend(str(tmp_path / "cupy-default"))
+
+    def set_backend(backend: DiskKernelCacheBackend) -> None:
+        compiler._kernel_cache_backend = backend
+    compiler._set_kernel_cache_backend = set_backend
+    cache_mod = ModuleType("cupy.cuda._compiler_cache")
+    cache_mod.DiskKernelCacheBackend = DiskKernelCacheBackend
+    cupy = sys.modules["cupy"]
+    cupy.cuda.compiler = compiler
+
+    def compile_(self) -> None:        # through the backend, whatever the variable says now
+        made.append(DiskCompiler(Path(compiler._kernel_cache_backend._cache_dir))(self.code, self.options))
+    monkeypatch.setattr(cupy.RawModule, "compile", compile_)
+    monkeypatch.setitem(sys.modules, "cupy.cuda", cupy.cuda)
+    monkeypatch.setitem(sys.modules, "cupy.cuda.compiler", compiler)
+    monkeypatch.setitem(sys.modules, "cupy.cuda._compiler_cache", cache_mod)
+    return compiler
+
+
+def test_cupy_14s_backend_is_pointed_at_the_l2attr_cache(cupy14, tmp_path: Path) -> None:
+    """CuPy 14 read its folder at import, before l2attr set the variable: without the new backend the
+    binaries went to CuPy's default folder and a cold process recorded every module as a hit."""
+    runtime.get_kernel(runtime.FLUSH_SPEC)
+    kernels = tmp_path / "cache" / "kernels"
+    assert cupy14._kernel_cache_backend._cache_dir == str(kernels)
+    assert len(list(kernels.iterdir())) == 1 and not list((tmp_path / "cupy-default").iterdir())
+    record = runtime.kernel_cache_record()
+    assert record is not None and (record["dir"], record["hits"], record["misses"]) == (str(kernels), 0, 1)
+
+
+def test_where_cupy_keeps_its_folder_the_record_names_and_counts_that_one(
+        cupy14, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delattr(cupy14, "_set_kernel_cache_backend")          # a CuPy without the setter
+    runtime.get_kernel(runtime.FLUSH_SPEC)
+    record = runtime.kernel_cache_record()
+    assert record is not None and (record["dir"], record["misses"]) == (str(tmp_path / "cupy-default"), 1)

@@ -206,6 +206,28 @@ _CACHE: list[KernelCache] = []
 _CACHE_LOCK = threading.Lock()
 
 
+def _point_cupy_at(directory: Path) -> Path:
+    """Make CuPy keep its binaries in `directory`, and return the folder it will write to. CuPy 13
+    reads $CUPY_CACHE_DIR at each compile; CuPy 14 reads it once, into its disk backend, when
+    `cupy.cuda.compiler` is imported, which a ladder does before its first compile: there the
+    backend is replaced by one on `directory` (CuPy's own class)."""
+    import sys
+
+    os.environ[CUPY_CACHE_ENV] = str(directory)
+    compiler = sys.modules.get("cupy.cuda.compiler")
+    backend = getattr(compiler, "_kernel_cache_backend", None)
+    current = getattr(backend, "_cache_dir", None)
+    if current is None or Path(current) == directory:
+        return directory
+    try:
+        from cupy.cuda._compiler_cache import DiskKernelCacheBackend
+
+        compiler._set_kernel_cache_backend(DiskKernelCacheBackend(str(directory)))
+    except (ImportError, AttributeError, OSError):
+        return Path(current)            # CuPy keeps its folder: the record names and counts that one
+    return directory
+
+
 def kernel_cache() -> KernelCache:
     """This process's kernel cache (made once, by the first of the compile threads to ask; CuPy's
     cache dir set where the user set none)."""
@@ -213,7 +235,7 @@ def kernel_cache() -> KernelCache:
         if not _CACHE:
             directory = kernel_cache_dir()
             if directory is not None and not os.environ.get(CUPY_CACHE_ENV):
-                os.environ[CUPY_CACHE_ENV] = str(directory)     # read by CuPy at each compile
+                directory = _point_cupy_at(directory)
             _CACHE.append(KernelCache(directory, _raw_module))
         return _CACHE[0]
 
