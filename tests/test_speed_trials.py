@@ -40,12 +40,15 @@ def test_a_timeline_holds_when_every_quantity_keeps_half_its_samples_and_every_p
     assert lost["thin_or_lost"] == ["b"] and lost["phases_missing"] == ["gap"]
 
 
-@pytest.mark.parametrize("timeline", ["", "quantity,t_us\nl2,1\n", "\"unclosed\n"])
+@pytest.mark.parametrize("timeline", ["", "quantity,t_us\nl2,1\n", "\"unclosed\n", None])
 def test_a_malformed_timeline_gets_one_line_and_exit_2(tmp_path: Path, capsys, timeline: str) -> None:
     all3 = ("pin", "gap", "consumer")
     old = _run(tmp_path / "old", {"a": 10}, all3)
     bad = _run(tmp_path / "bad", {"a": 10}, all3)
-    (bad / "timeline.csv").write_text(timeline)
+    if timeline is None:
+        (bad / "timeline.csv").unlink()                 # missing
+    else:
+        (bad / "timeline.csv").write_text(timeline)
     assert compare_timeline.main([str(bad), str(old)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("compare_timeline: ") and "timeline.csv" in err[0]

@@ -31,6 +31,8 @@ def _read(run: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     for name, cols in (("timeline.csv", {"quantity", "value"}), ("phases.csv", {"phase", "duration_us"})):
         try:
             t = pd.read_csv(run / name)
+        except OSError as e:                             # missing or unreadable
+            raise Unreadable(f"{run / name}: {e.strerror or e}") from e
         except (ValueError, UnicodeDecodeError) as e:   # pandas' parser and empty-file errors are ValueErrors
             raise Unreadable(f"{run / name} is not a CSV table: {str(e).splitlines()[0]}") from e
         if not cols <= set(t.columns):
@@ -65,10 +67,6 @@ def main(argv: list[str]) -> int:
     ap.add_argument("old", type=Path)
     ap.add_argument("--json", type=Path)
     a = ap.parse_args(argv)
-    for run in (a.new, a.old):
-        if not (run / "timeline.csv").is_file() or not (run / "phases.csv").is_file():
-            print(f"compare_timeline: {run} has no timeline.csv and phases.csv", file=sys.stderr)
-            return 2
     try:
         r = compare(a.new, a.old)
     except Unreadable as e:

@@ -6,16 +6,20 @@
 OUT=${OUT:-out}
 mkdir -p "$OUT/runs" "$OUT/logs"
 export PYTHONUNBUFFERED=1
-export PYTHONPATH=$PWD
-carried=$(ls .whl/*.whl .whl/*.tar.xz 2>/dev/null)   # ls fails when either pattern finds nothing
-if [ -n "$carried" ]; then
-  mkdir -p /tmp/site
-  if ls .whl/*.whl >/dev/null 2>&1; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+# once per call: a script sourced by another (device_closing.sh runs device_speed.sh) finds it done
+if [ -z "${L2ATTR_DEVICE_SITE:-}" ]; then
+  wheels=$(compgen -G ".whl/*.whl" || true); packed=$(compgen -G ".whl/*.tar.xz" || true)
+  if [ -n "$wheels$packed" ]; then
+    mkdir -p /tmp/site
+    [ -n "$wheels" ] && python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+      --target /tmp/site $wheels
+    for f in $packed; do tar xJf "$f" -C /tmp/site; done
+    export L2ATTR_DEVICE_SITE=/tmp/site
+  else
+    export L2ATTR_DEVICE_SITE=none
   fi
-  for packed in .whl/*.tar.xz; do [ -f "$packed" ] && tar xJf "$packed" -C /tmp/site; done
-  export PYTHONPATH=/tmp/site:$PWD
 fi
+if [ "$L2ATTR_DEVICE_SITE" = none ]; then export PYTHONPATH=$PWD; else export PYTHONPATH=$L2ATTR_DEVICE_SITE:$PWD; fi
 # Generated workloads: one cache for every run of the call, outside $OUT (nothing of it comes back)
 # and set here, so a device without platformdirs installed needs none (l2attr/dlrm/workload/cache.py).
 export L2ATTR_CACHE_DIR=${L2ATTR_CACHE_DIR:-/tmp/l2attr-cache}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -211,8 +212,6 @@ def _point_cupy_at(directory: Path) -> Path:
     reads $CUPY_CACHE_DIR at each compile; CuPy 14 reads it once, into its disk backend, when
     `cupy.cuda.compiler` is imported, which a ladder does before its first compile: there the
     backend is replaced by one on `directory` (CuPy's own class)."""
-    import sys
-
     os.environ[CUPY_CACHE_ENV] = str(directory)
     compiler = sys.modules.get("cupy.cuda.compiler")
     backend = getattr(compiler, "_kernel_cache_backend", None)
