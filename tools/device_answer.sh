@@ -3,7 +3,7 @@
 # (matched arm against ncu, the split by construction, the growing step refused, a step's own keywords)
 # and the surgery GPU tests (the compiled prefill's program check among them), the 1,000-kernel
 # bench_steps record, then the grid (Llama, then GPT-2) for what time is left (resumable: tools/device_grid.sh).
-#   COMMIT=$(git rev-parse --short HEAD) bash tools/device_answer.sh      (nvtx carried in .whl/; nothing it
+#   COMMIT=<short HEAD, typed: the device copy's .git is stale> bash tools/device_answer.sh      (nvtx carried in .whl/; nothing it
 #   runs imports plotly, so leaving plotly out keeps the tree under the device's 64 MiB)
 source tools/device_env.sh
 set -o pipefail

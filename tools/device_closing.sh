@@ -5,7 +5,7 @@
 # (`pytest -m gpu`, its log in $OUT/gpu_tests.log). The report tests need plotly, and the runs nvtx, whose
 # wheels do not fit beside the tree in a call: carry `.whl/plotly-min.tar.xz` and
 # `.whl/nvtx-min.tar.xz` (`bash tools/pack_min.sh` makes them; device_env.sh unpacks them).
-# Run as:  COMMIT=$(git rev-parse --short HEAD) bash tools/device_closing.sh
+# Run as:  COMMIT=<short HEAD, typed: the device copy's .git is stale> bash tools/device_closing.sh
 set -uo pipefail
 . "$(dirname "$0")/device_env.sh"
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)

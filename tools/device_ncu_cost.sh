@@ -9,7 +9,7 @@
 #  5. app-range replay of 3 ranges (no torch): --section PmSampling; the same with
 #     --pm-sampling-max-passes 1; only gpu__time_duration.sum: passes of each;
 #  6. ncu's section files for PM sampling, its --help and --list-sections: what a section asks for.
-# Run as:  COMMIT=$(git rev-parse --short HEAD) bash tools/device_ncu_cost.sh
+# Run as:  COMMIT=<short HEAD, typed: the device copy's .git is stale> bash tools/device_ncu_cost.sh
 set -uo pipefail
 . "$(dirname "$0")/device_env.sh"
 L="$OUT/logs/ncu_cost"; R="$OUT/ncu_cost_reports"

@@ -5,7 +5,7 @@
 # the README's "your own pair" snippet written out exactly as it stands (tools/readme_snippet.py)
 # and run, its report page made, then opened in headless chromium (tools/report_screens.py) where
 # the device has one.
-#   COMMIT=$(git rev-parse --short HEAD) bash tools/device_newcomer.sh
+#   COMMIT=<short HEAD, typed: the device copy's .git is stale> bash tools/device_newcomer.sh
 source tools/device_env.sh
 set -o pipefail
 LOG="$OUT/newcomer.md"; NEW=/tmp/newcomer

@@ -9,7 +9,7 @@
 #  3. (MEMORY=1) `l2attr profile --metrics l2 --app-replay-buffer memory`, timed, and its cells
 #     against step 2's (tools/compare_profile.py NEW OLD).
 # SKIP_SECTIONS=1 skips step 1.
-# Run as:  COMMIT=$(git rev-parse --short HEAD) bash tools/device_profile_cost.sh
+# Run as:  COMMIT=<short HEAD, typed: the device copy's .git is stale> bash tools/device_profile_cost.sh
 set -uo pipefail
 . "$(dirname "$0")/device_env.sh"
 L="$OUT/logs/profile_cost"; R="$OUT/profile_cost_reports"; S="$OUT/sections"

@@ -5,7 +5,7 @@
 # off); then benchmarks/bench_profile.py (`l2attr profile --metrics l2`, then `--timeline`, cold
 # processes; target <= 60 s, the validity control clear) and the two run folders' manifests,
 # tables and child manifests.
-# Run as:  COMMIT=$(git rev-parse --short HEAD) bash tools/device_profile_record.sh
+# Run as:  COMMIT=<short HEAD, typed: the device copy's .git is stale> bash tools/device_profile_record.sh
 set -uo pipefail
 . "$(dirname "$0")/device_env.sh"
 L="$OUT/logs/profile_record"; mkdir -p "$L"

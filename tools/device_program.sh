@@ -4,7 +4,7 @@
 # surgery with the call's own kernels traced: bench_steps (self-checks, BERT, compiled decoder,
 # DLRM rungs, 32-layer decode, bad inputs), the Llama eager grid, the DLRM step's three pin
 # placements. Runs come back packed in $OUT/runs.tar.gz.
-#   COMMIT=$(git rev-parse --short HEAD) bash tools/device_program.sh
+#   COMMIT=<short HEAD, typed: the device copy's .git is stale> bash tools/device_program.sh
 source tools/device_env.sh
 set -o pipefail
 echo "tree of commit ${COMMIT:-unknown}: python3 -m pytest -q -m gpu tests/test_gpu_*.py" | tee "$OUT/logs/gpu_tests_all.log"

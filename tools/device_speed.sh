@@ -9,16 +9,15 @@
 #     consumer's kernel median |difference| within 1 %), and B against the committed fixed run
 #     examples/20261130T231356Z-bench (information: another tree and machine);
 #  4. bench_profile: `l2attr profile --metrics l2` then `--timeline`, cold processes (target
-#     <= 60 s together, the validity control clear); 4b. the sweep with --app-replay-buffer memory
-#     (its wall, its cells against 4's by tools/compare_profile.py). Steps 4c and 4d, the trials that
-#     made one sampling pass and the fast exit under ncu the defaults, ran at e081d2a and are retired;
+#     <= 60 s together, the validity control clear). Steps 4b, 4c and 4d, one-time trials (ncu's
+#     replay data in memory, one sampling pass, the fast exit under ncu), ran at e081d2a and are retired;
 #  5. speed.json: all of it in one summary; examples/<run>/ (manifest.json, cells.csv,
 #     samples.csv.gz) of B and C, the profile's and the timeline's manifests: what to commit;
 #  6. tools/exit_probe.py: the process's exit with and without teardown, `import torch` with and
 #     without a bytecode folder of its own.
 # Logs under $OUT/logs (each step tee'd); examples/ and logs/ come back in $OUT/speed.tar.gz
 # (a device call brings back a few files, not a tree). Run as:
-#   COMMIT=$(git rev-parse --short HEAD) bash tools/device_speed.sh   (the device's .git may be stale)
+#   COMMIT=<short HEAD, typed: the device copy's .git is stale> bash tools/device_speed.sh   (the device's .git may be stale)
 set -uo pipefail
 . "$(dirname "$0")/device_env.sh"     # OUT, wheels, PYTHONPATH, the workload cache outside $OUT
 step() { echo; echo "=== $* ($(date -u +%T), ${SECONDS} s in)"; }
@@ -81,19 +80,10 @@ if left 150; then
 else
   echo "(bench_profile skipped: ${SECONDS} s used)" | tee "$L/bench_profile.log"
 fi
-# 4c and 4d (the timeline with one sampling pass, the sweep's children ending without the teardown
-# under ncu) were one-time trials against 4's old defaults, run at e081d2a (examples/logs/speed/trials/).
-# Both are the defaults now, so step 4 runs them; the trial steps are retired.
-if left 90; then   # 4b. the sweep again with ncu's replay data kept in memory: its wall, and its cells against 4's
-  s0=$(date +%s.%N)
-  timeout 90 python3 -m l2attr profile --metrics l2 --app-replay-buffer memory --name profile-memory \
-    --out "$OUT/runs-profile" > "$L/profile_memory.log" 2>&1
-  echo "profile --app-replay-buffer memory: exit $?, wall $(python3 -c "import time; print(round(time.time() - $s0, 1))") s" \
-    | tee "$L/profile_memory_summary.log"
-  NEW=$(ls -d "$OUT"/runs-profile/*-profile-memory 2>/dev/null | tail -1); OLD=$(ls -d "$OUT"/runs-profile/*-profile 2>/dev/null | tail -1)
-  [ -n "$NEW" ] && [ -n "$OLD" ] && timeout 60 python3 tools/compare_profile.py "$NEW" "$OLD" 2>&1 | tail -8 \
-    | tee -a "$L/profile_memory_summary.log"
-fi
+# 4b, 4c and 4d (the sweep with ncu's replay data in memory, the timeline with one sampling pass,
+# the sweep's children ending without the teardown under ncu) were one-time trials against 4's old
+# defaults, run at e081d2a (examples/logs/speed/trials/): 4b saved nothing, 4c and 4d are the
+# defaults now, so step 4 runs them; the trial steps are retired.
 
 
 step "5. summary and the run dirs to commit"

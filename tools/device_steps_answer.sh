@@ -3,7 +3,7 @@
 # arms (matched where a write-back is given, clean/dirty/start always), the compiled prefill's program
 # check among the GPU tests, the attribution's scale record (chains of 250, 500, 1,000 kernels), and
 # the README's `l2attr.step` snippet run as written (l2attr.write_back, then the step).
-#   COMMIT=$(git rev-parse --short HEAD) bash tools/device_steps_answer.sh
+#   COMMIT=<short HEAD, typed: the device copy's .git is stale> bash tools/device_steps_answer.sh
 source tools/device_env.sh
 set -o pipefail
 python3 benchmarks/bench_steps.py --out "$OUT/runs/surgery" --kernels 250 500 1000 \

@@ -5,7 +5,8 @@
                                             `<!-- speed:end -->` on the page that holds them
 
 Reads: examples/logs/speed/h200/ (`bash tools/device_closing.sh` on an H200: the ladder's three cold
-processes and their two-process compare, then the profile-job record), trials/ and final/ (earlier
+processes and their two-process compare, then a profile-job record), h100/ (that script on an H100:
+the newest profile-job record; its ladder step among the earlier ladders), trials/ and final/ (earlier
 ladder calls on H100s; final/ also for its exit probe), pm1/, profile_cost/, first/ and bytecode/
 (the profile job's earlier records), the LLM grid's call record
 (examples/steps/hf_grid/grid_calls.jsonl) and the step attribution's scale record
@@ -26,7 +27,7 @@ SCALE = ROOT / "examples" / "logs" / "answer" / "bench_steps_scale_h100_2.json"
 BEGIN, END = "<!-- speed:begin -->\n", "<!-- speed:end -->"
 # The newest profile-job record and the script that made it (the page's profile line; the test of
 # today's default command lines rebuilds its two ncu command lines)
-PROFILE_RECORD, PROFILE_SCRIPT = SPEED / "h200", "tools/device_closing.sh"
+PROFILE_RECORD, PROFILE_SCRIPT = SPEED / "h100", "tools/device_closing.sh"
 # The ladder's and the profile's targets come from their records (`target_s`, written by
 # benchmarks/bench_ladder.py and bench_profile.py); these have no record of their own.
 TARGETS = {"compare": 1.0, "grid": 600.0, "steps": 60.0}
@@ -154,7 +155,10 @@ def steps_line() -> str:
 def block() -> str:
     final = SPEED / "final"
     pm1, trials = SPEED / "pm1", SPEED / "trials"
-    earlier = [(pm1, f"on an {_machine(pm1)[0]}, tree {_commit(pm1)}, the same ncu command lines "
+    h200, h100 = SPEED / "h200", SPEED / "h100"
+    earlier = [(h200, f"on an {_machine(h200)[0]}, tree {_commit(h200)}, the same ncu command lines: the one "
+                "record of this job on an H200, over the target"),
+               (pm1, f"on an {_machine(pm1)[0]}, tree {_commit(pm1)}, the same ncu command lines "
                 "(`bash tools/device_profile_record.sh`)"),
                (SPEED / "profile_cost", "with ncu deciding the timeline's sampling replays and the teardown at "
                 "each child's end, on another H100"),
@@ -162,11 +166,15 @@ def block() -> str:
                 "PM-sampling section, another H100"),
                (SPEED / "bytecode", "on an H100 whose processes started slower (a bytecode folder of their own, "
                 "since removed)")]
-    ladders = [([trials / "speed.json"], f"on an {_machine(trials)[0]}, tree {_commit(trials)}"),
+    ka, kb = (_load(h100 / f"ladder_{x}.json")["kernel_cache"] for x in "ab")
+    ladders = [([h100 / "speed.json"], f"on an {_machine(h100)[0]}, tree {_commit(h100)}, whose first process compiled "
+                f"{ka['misses']} of its {ka['modules']} modules into l2attr's own folder and the next found "
+                f"{kb['hits']} there"),
+               ([trials / "speed.json"], f"on an {_machine(trials)[0]}, tree {_commit(trials)}"),
                ([final / "speed.json"], "on another H100"),
                (sorted((SPEED / "bytecode").glob("noprefix_*.json")), "on that H100 in the call before, the same code: "
                 "the host's share moves between calls")]
-    return (ladder_line(SPEED / "h200", "bash tools/device_closing.sh`, whose first step is `tools/device_speed.sh", ladders) + exit_line(final, SPEED / "bytecode")
+    return (ladder_line(h200, "bash tools/device_closing.sh`, whose first step is `tools/device_speed.sh", ladders) + exit_line(final, SPEED / "bytecode")
             + profile_line(PROFILE_RECORD, PROFILE_SCRIPT, earlier) + grid_line() + steps_line())
 
 
