@@ -111,3 +111,44 @@ def test_every_record_names_a_commit_of_this_history(tmp_path: Path) -> None:
         assert found.returncode == 0, f"{log.relative_to(ROOT)} names {sha}, not a commit here"
     (tmp_path / "machine.log").write_text("GPU, uuid\ncommit abc1234, 2026\ntree def5678: the label was wrong\n")
     assert speed_record._commit(tmp_path) == "def5678"
+
+
+def _write_record(folder: Path, total: float, uuid: str) -> None:
+    folder.mkdir(parents=True)
+    (folder / "machine.log").write_text(f"NVIDIA H100, {uuid}, 580, 1980 MHz\ncommit abc1234, 2026\n")
+    (folder / "profile.json").write_text(json.dumps({"total_s": total, "target_s": 60.0}))
+
+
+def test_the_spread_line_counts_records_within_and_the_same_machine_twice(tmp_path: Path) -> None:
+    """Hand numbers: 55 and 58 on one GPU, 61 on another: 2 of 3 within, 3 s apart on the one."""
+    for name, total, uuid in (("a", 55.0, "GPU-1"), ("b", 58.0, "GPU-1"), ("c", 61.0, "GPU-2")):
+        _write_record(tmp_path / name, total, uuid)
+    line = speed_record.spread_line([tmp_path / n for n in "abc"])
+    assert "2 of 3 records" in line and "on 2 GPUs, 55.0–61.0 s" in line and "differed by 3.0 s" in line
+    with pytest.raises(ValueError):        # no machine twice: no same-machine spread to state
+        speed_record.spread_line([tmp_path / "a", tmp_path / "c"])
+
+
+def test_the_passes_line_reads_each_group_from_the_probe_summary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(speed_record, "ROOT", tmp_path)
+    (tmp_path / "machine.log").write_text("NVIDIA H100, GPU-1, 580\ncommit abc1234\n")
+    (tmp_path / "summary.log").write_text(
+        "l2: exit 0, wall 7 s, passes 3, metrics a,b\nno_dram: exit 0, wall 7 s, passes 2, metrics a\n"
+        "only_dram: exit 0, wall 2 s, passes 1, metrics b\nl2: ms per profiled launch, pass by pass: 1.0; sum 1.0\n")
+    line = speed_record.passes_line(tmp_path)
+    assert "the whole set 3; each group alone: dram 1; the set less any one group: 2." in line
+
+
+def test_the_facts_page_says_what_the_pass_probe_measured() -> None:
+    """docs/facts.md's paragraph on passes against the committed probe: lookups 3 alone, DRAM, fill
+    and duration 1 each, the set 3 with or without any one group."""
+    summary = (ROOT / "examples" / "logs" / "speed" / "pass_probe" / "summary.log").read_text()
+    passes = {line.split(":", 1)[0]: int(line.split(", passes ", 1)[1].split(",", 1)[0])
+              for line in summary.splitlines() if ", passes " in line}
+    assert passes["only_lookup"] == passes["only_evict_last"] == passes["l2"] == 3
+    assert passes["only_dram"] == passes["only_fill"] == passes["only_duration"] == 1
+    assert {v for k, v in passes.items() if k.startswith("no_")} == {3}
+    facts = " ".join((ROOT / "docs" / "facts.md").read_text().split())
+    assert "the L2 lookup counters take 3 passes by themselves" in facts
+    assert "the DRAM bytes, the L2 fill and the duration take 1 pass each alone" in facts
+    assert "The `l2` set takes 3, and so does the set less any one group" in facts

@@ -129,6 +129,44 @@ def profile_line(latest: Path, script: str, earlier: list[tuple[Path, str]]) -> 
             f"earlier records: {said};\n")
 
 
+def spread_line(folders: list[Path]) -> str:
+    """The profile job over every machine that ran today's ncu command lines: how many records met
+    the target, and the range, so a record within it on one fast machine is never the whole story."""
+    totals = [(_load(f / "profile.json")["total_s"], _gpu_uuid(f)) for f in folders]
+    target = _load(folders[0] / "profile.json")["target_s"]
+    met = sum(verdict(t, target) == "within" for t, _ in totals)
+    return (f"- the profile job across machines: {met} of {len(totals)} records of today's ncu command lines "
+            f"within the target of {target:.0f} s, on {len({u for _, u in totals})} GPUs, "
+            f"{min(t for t, _ in totals):.1f}–{max(t for t, _ in totals):.1f} s; the same machine twice differed "
+            f"by {_same_machine_spread(folders):.1f} s. Its seconds are the host's: ncu's work per profiled "
+            f"kernel and each pass's process start;\n")
+
+
+def _same_machine_spread(folders: list[Path]) -> float:
+    by: dict[str, list[float]] = {}
+    for f in folders:
+        by.setdefault(_gpu_uuid(f), []).append(_load(f / "profile.json")["total_s"])
+    pairs = [max(v) - min(v) for v in by.values() if len(v) > 1]
+    if not pairs:
+        raise ValueError("no machine ran the profile job twice")
+    return max(pairs)
+
+
+def passes_line(folder: Path) -> str:
+    """What each group of the l2 set costs ncu in passes (tools/device_pass_probe.sh's summary)."""
+    passes = {}
+    for line in (folder / "summary.log").read_text().splitlines():
+        if ": exit " in line and ", passes " in line:
+            name = line.split(":", 1)[0]
+            passes[name] = int(line.split(", passes ", 1)[1].split(",", 1)[0])
+    alone = ", ".join(f"{k.removeprefix('only_')} {v}" for k, v in passes.items() if k.startswith("only_"))
+    less = sorted({v for k, v in passes.items() if k.startswith("no_")})
+    return (f"- ncu's passes for the `l2` set (`bash tools/device_pass_probe.sh`, {_machine(folder)[0]}, "
+            f"`{folder.relative_to(ROOT)}/summary.log`): the whole set {passes['l2']}; each group alone: {alone}; "
+            f"the set less any one group: {', '.join(map(str, less))}. The lookup counters hold the passes "
+            f"(docs/facts.md#ncu-replay);\n")
+
+
 def grid_line() -> str:
     calls = [json.loads(x) for x in GRID.read_text().splitlines() if x.strip()]
     (call,) = calls                   # the grid measured in one process: its wall is the grid's
@@ -156,8 +194,11 @@ def block() -> str:
     final = SPEED / "final"
     pm1, trials = SPEED / "pm1", SPEED / "trials"
     h200, h100 = SPEED / "h200", SPEED / "h100"
-    earlier = [(h200, f"on an {_machine(h200)[0]}, tree {_commit(h200)}, the same ncu command lines: the one "
-                "record of this job on an H200, over the target"),
+    same = [SPEED / n for n in ("h100_b92b_1", "h100_b92b_2", "h100_32f1")]
+    earlier = [(f, f"on an {_machine(f)[0]} ({_gpu_uuid(f)[:12]}…), tree {_commit(f)}, the same l2attr sources "
+                "(`bash tools/device_profile_record.sh`)") for f in same]
+    earlier += [(h200, f"on an {_machine(h200)[0]}, tree {_commit(h200)}, the same ncu command lines: the one "
+                "record of this job on an H200"),
                (pm1, f"on an {_machine(pm1)[0]}, tree {_commit(pm1)}, the same ncu command lines "
                 "(`bash tools/device_profile_record.sh`)"),
                (SPEED / "profile_cost", "with ncu deciding the timeline's sampling replays and the teardown at "
@@ -175,7 +216,9 @@ def block() -> str:
                (sorted((SPEED / "bytecode").glob("noprefix_*.json")), "on that H100 in the call before, the same code: "
                 "the host's share moves between calls")]
     return (ladder_line(h200, "bash tools/device_closing.sh`, whose first step is `tools/device_speed.sh", ladders) + exit_line(final, SPEED / "bytecode")
-            + profile_line(PROFILE_RECORD, PROFILE_SCRIPT, earlier) + grid_line() + steps_line())
+            + profile_line(PROFILE_RECORD, PROFILE_SCRIPT, earlier)
+            + spread_line([PROFILE_RECORD, *same, h200, pm1]) + passes_line(SPEED / "pass_probe")
+            + grid_line() + steps_line())
 
 
 def main(argv: list[str]) -> int:
