@@ -137,8 +137,8 @@ def spread_line(folders: list[Path]) -> str:
     met = sum(verdict(t, target) == "within" for t, _ in totals)
     return (f"- the profile job across machines: {met} of {len(totals)} records of today's ncu command lines "
             f"within the target of {target:.0f} s, on {len({u for _, u in totals})} GPUs, "
-            f"{min(t for t, _ in totals):.1f}–{max(t for t, _ in totals):.1f} s; the same machine twice differed "
-            f"by {_same_machine_spread(folders):.1f} s. Its seconds are the host's: ncu's work per profiled "
+            f"{min(t for t, _ in totals):.1f}–{max(t for t, _ in totals):.1f} s; a machine run twice differed "
+            f"by at most {_same_machine_spread(folders):.1f} s. Its seconds are the host's: ncu's work per profiled "
             f"kernel and each pass's process start;\n")
 
 
@@ -194,7 +194,7 @@ def block() -> str:
     final = SPEED / "final"
     pm1, trials = SPEED / "pm1", SPEED / "trials"
     h200, h100 = SPEED / "h200", SPEED / "h100"
-    same = [SPEED / n for n in ("h100_b92b_1", "h100_b92b_2", "h100_32f1")]
+    same = [SPEED / n for n in ("h100_b92b_1", "h100_b92b_2", "h100_32f1", "h100_0acb_1", "h100_0acb_2")]
     earlier = [(f, f"on an {_machine(f)[0]} ({_gpu_uuid(f)[:12]}…), tree {_commit(f)}, the same l2attr sources "
                 "(`bash tools/device_profile_record.sh`)") for f in same]
     earlier += [(h200, f"on an {_machine(h200)[0]}, tree {_commit(h200)}, the same ncu command lines: the one "
