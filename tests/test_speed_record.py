@@ -152,3 +152,23 @@ def test_the_facts_page_says_what_the_pass_probe_measured() -> None:
     assert "the L2 lookup counters take 3 passes by themselves" in facts
     assert "the DRAM bytes, the L2 fill and the duration take 1 pass each alone" in facts
     assert "The `l2` set takes 3, and so does the set less any one group" in facts
+
+
+def _write_family_record(folder: Path, total: float, kernels: int, uuid: str) -> None:
+    folder.mkdir(parents=True)
+    (folder / "machine.log").write_text(f"NVIDIA H100, {uuid}\ncommit abc1234, 2026\n")
+    (folder / "profile.json").write_text(json.dumps({"total_s": total, "target_s": 60.0, "control": "clear",
+                                                     "passes": {"sweep.ncu-rep": {"kernels": kernels}}}))
+
+
+def test_the_family_line_compares_runs_of_one_gpu_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hand numbers: 40 s for 100 kernels against 70 s for 200 on one GPU; another GPU is refused."""
+    monkeypatch.setattr(speed_record, "ROOT", tmp_path)
+    _write_family_record(tmp_path / "all", 70.0, 200, "GPU-1")
+    _write_family_record(tmp_path / "one", 40.0, 100, "GPU-1")
+    _write_family_record(tmp_path / "other", 40.0, 100, "GPU-2")
+    line = speed_record.family_line(tmp_path / "all", tmp_path / "one")
+    assert "100 profiled kernels against 200" in line
+    assert "**40.0 s** (within the target of 60 s) against 70.0 s for the default (OVER)" in line
+    with pytest.raises(ValueError):
+        speed_record.family_line(tmp_path / "all", tmp_path / "other")

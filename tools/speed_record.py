@@ -152,6 +152,21 @@ def _same_machine_spread(folders: list[Path]) -> float:
     return max(pairs)
 
 
+def family_line(default: Path, one: Path) -> str:
+    """The job with the headline family alone beside the default on the same GPU (checked): what
+    profiling fewer cells buys, measured, not projected."""
+    if _gpu_uuid(default) != _gpu_uuid(one):
+        raise ValueError(f"{default} and {one} ran on different GPUs: no comparison")
+    d, o = _load(default / "profile.json"), _load(one / "profile.json")
+    kd, ko = d["passes"]["sweep.ncu-rep"]["kernels"], o["passes"]["sweep.ncu-rep"]["kernels"]
+    return (f"- with the headline family alone (`bench_profile.py --family artifact`, {ko} profiled kernels "
+            f"against {kd}, the control included), on the {_machine(one)[0]} of `{default.relative_to(ROOT)}/` "
+            f"right after its default run: **{o['total_s']:.1f} s** ({verdict(o['total_s'], o['target_s'])} the "
+            f"target of {o['target_s']:.0f} s) against {d['total_s']:.1f} s for the default "
+            f"({verdict(d['total_s'], d['target_s'])}), validity control {o['control']} "
+            f"(`{one.relative_to(ROOT)}/profile.json`);\n")
+
+
 def passes_line(folder: Path) -> str:
     """What each group of the l2 set costs ncu in passes (tools/device_pass_probe.sh's summary)."""
     passes = {}
@@ -194,7 +209,8 @@ def block() -> str:
     final = SPEED / "final"
     pm1, trials = SPEED / "pm1", SPEED / "trials"
     h200, h100 = SPEED / "h200", SPEED / "h100"
-    same = [SPEED / n for n in ("h100_b92b_1", "h100_b92b_2", "h100_32f1", "h100_0acb_1", "h100_0acb_2")]
+    same = [SPEED / n for n in ("h100_b92b_1", "h100_b92b_2", "h100_32f1", "h100_0acb_1", "h100_0acb_2",
+                                "h100_7be8")]
     earlier = [(f, f"on an {_machine(f)[0]} ({_gpu_uuid(f)[:12]}…), tree {_commit(f)}, the same l2attr sources "
                 "(`bash tools/device_profile_record.sh`)") for f in same]
     earlier += [(h200, f"on an {_machine(h200)[0]}, tree {_commit(h200)}, the same ncu command lines: the one "
@@ -217,7 +233,8 @@ def block() -> str:
                 "the host's share moves between calls")]
     return (ladder_line(h200, "bash tools/device_closing.sh`, whose first step is `tools/device_speed.sh", ladders) + exit_line(final, SPEED / "bytecode")
             + profile_line(PROFILE_RECORD, PROFILE_SCRIPT, earlier)
-            + spread_line([PROFILE_RECORD, *same, h200, pm1]) + passes_line(SPEED / "pass_probe")
+            + spread_line([PROFILE_RECORD, *same, h200, pm1])
+            + family_line(SPEED / "h100_7be8", SPEED / "h100_7be8_artifact") + passes_line(SPEED / "pass_probe")
             + grid_line() + steps_line())
 
 
