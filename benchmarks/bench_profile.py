@@ -5,8 +5,9 @@
 Runs `l2attr profile --metrics l2` (the three kernel families, every rung and profile, the
 three-arm validity control folded into the sweep's child, the default calls per cell) and then
 `l2attr profile --timeline` (range replay with PM sampling), each as a new process, and prints
-each wall time and their sum (target <= 60 s at the artifact shape; the study page lists the records per machine), where each one's
-time went (the ncu jobs, and what the parent did around them: asking ncu, importing the
+each wall time and their sum (target <= 60 s at the artifact shape; the study page lists the
+records per machine), where each one's time went (the ncu jobs, and what the parent did around
+them: asking ncu, importing the
 reports), the passes ncu needed per report, each profiled child's own phases, and the control's
 verdict. `--json FILE` also writes those numbers as one JSON object.
 """

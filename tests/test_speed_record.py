@@ -113,10 +113,11 @@ def test_every_record_names_a_commit_of_this_history(tmp_path: Path) -> None:
     assert speed_record._commit(tmp_path) == "def5678"
 
 
-def _write_record(folder: Path, total: float, uuid: str) -> None:
+def _write_record(folder: Path, total: float, uuid: str, kernels: int = 0) -> None:
     folder.mkdir(parents=True)
     (folder / "machine.log").write_text(f"NVIDIA H100, {uuid}, 580, 1980 MHz\ncommit abc1234, 2026\n")
-    (folder / "profile.json").write_text(json.dumps({"total_s": total, "target_s": 60.0}))
+    (folder / "profile.json").write_text(json.dumps({"total_s": total, "target_s": 60.0, "control": "clear",
+                                                     "passes": {"sweep.ncu-rep": {"kernels": kernels}}}))
 
 
 def test_the_spread_line_counts_records_within_and_the_same_machine_twice(tmp_path: Path) -> None:
@@ -142,9 +143,7 @@ def test_the_passes_line_reads_each_group_from_the_probe_summary(tmp_path: Path,
 def test_the_facts_page_says_what_the_pass_probe_measured() -> None:
     """docs/facts.md's paragraph on passes against the committed probe: lookups 3 alone, DRAM, fill
     and duration 1 each, the set 3 with or without any one group."""
-    summary = (ROOT / "examples" / "logs" / "speed" / "pass_probe" / "summary.log").read_text()
-    passes = {line.split(":", 1)[0]: int(line.split(", passes ", 1)[1].split(",", 1)[0])
-              for line in summary.splitlines() if ", passes " in line}
+    passes = speed_record.probe_passes(speed_record.SPEED / "pass_probe")
     assert passes["only_lookup"] == passes["only_evict_last"] == passes["l2"] == 3
     assert passes["only_dram"] == passes["only_fill"] == passes["only_duration"] == 1
     assert {v for k, v in passes.items() if k.startswith("no_")} == {3}
@@ -154,19 +153,12 @@ def test_the_facts_page_says_what_the_pass_probe_measured() -> None:
     assert "The `l2` set takes 3, and so does the set less any one group" in facts
 
 
-def _write_family_record(folder: Path, total: float, kernels: int, uuid: str) -> None:
-    folder.mkdir(parents=True)
-    (folder / "machine.log").write_text(f"NVIDIA H100, {uuid}\ncommit abc1234, 2026\n")
-    (folder / "profile.json").write_text(json.dumps({"total_s": total, "target_s": 60.0, "control": "clear",
-                                                     "passes": {"sweep.ncu-rep": {"kernels": kernels}}}))
-
-
 def test_the_family_line_compares_runs_of_one_gpu_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Hand numbers: 40 s for 100 kernels against 70 s for 200 on one GPU; another GPU is refused."""
     monkeypatch.setattr(speed_record, "ROOT", tmp_path)
-    _write_family_record(tmp_path / "all", 70.0, 200, "GPU-1")
-    _write_family_record(tmp_path / "one", 40.0, 100, "GPU-1")
-    _write_family_record(tmp_path / "other", 40.0, 100, "GPU-2")
+    _write_record(tmp_path / "all", 70.0, "GPU-1", kernels=200)
+    _write_record(tmp_path / "one", 40.0, "GPU-1", kernels=100)
+    _write_record(tmp_path / "other", 40.0, "GPU-2", kernels=100)
     line = speed_record.family_line(tmp_path / "all", tmp_path / "one")
     assert "100 profiled kernels against 200" in line
     assert "**40.0 s** (within the target of 60 s) against 70.0 s for the default (OVER)" in line

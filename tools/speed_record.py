@@ -131,25 +131,22 @@ def profile_line(latest: Path, script: str, earlier: list[tuple[Path, str]]) -> 
 
 def spread_line(folders: list[Path]) -> str:
     """The profile job over every machine that ran today's ncu command lines: how many records met
-    the target, and the range, so a record within it on one fast machine is never the whole story."""
-    totals = [(_load(f / "profile.json")["total_s"], _gpu_uuid(f)) for f in folders]
-    target = _load(folders[0] / "profile.json")["target_s"]
-    met = sum(verdict(t, target) == "within" for t, _ in totals)
-    return (f"- the profile job across machines: {met} of {len(totals)} records of today's ncu command lines "
-            f"within the target of {target:.0f} s, on {len({u for _, u in totals})} GPUs, "
-            f"{min(t for t, _ in totals):.1f}–{max(t for t, _ in totals):.1f} s; a machine run twice differed "
-            f"by at most {_same_machine_spread(folders):.1f} s. Its seconds are the host's: ncu's work per profiled "
-            f"kernel and each pass's process start;\n")
-
-
-def _same_machine_spread(folders: list[Path]) -> float:
+    the target, the range, and the most one machine run twice moved, so a record within the target
+    on one fast machine is never the whole story."""
+    records = [(_load(f / "profile.json"), _gpu_uuid(f)) for f in folders]
+    totals = [p["total_s"] for p, _ in records]
+    target = records[0][0]["target_s"]
     by: dict[str, list[float]] = {}
-    for f in folders:
-        by.setdefault(_gpu_uuid(f), []).append(_load(f / "profile.json")["total_s"])
-    pairs = [max(v) - min(v) for v in by.values() if len(v) > 1]
-    if not pairs:
+    for p, uuid in records:
+        by.setdefault(uuid, []).append(p["total_s"])
+    twice = [max(v) - min(v) for v in by.values() if len(v) > 1]
+    if not twice:
         raise ValueError("no machine ran the profile job twice")
-    return max(pairs)
+    met = sum(verdict(t, target) == "within" for t in totals)
+    return (f"- the profile job across machines: {met} of {len(totals)} records of today's ncu command lines "
+            f"within the target of {target:.0f} s, on {len(by)} GPUs, {min(totals):.1f}–{max(totals):.1f} s; "
+            f"a machine run twice differed by at most {max(twice):.1f} s. Its seconds are the host's: ncu's "
+            f"work per profiled kernel and each pass's process start;\n")
 
 
 def family_line(default: Path, one: Path) -> str:
@@ -167,13 +164,15 @@ def family_line(default: Path, one: Path) -> str:
             f"(`{one.relative_to(ROOT)}/profile.json`);\n")
 
 
+def probe_passes(folder: Path) -> dict[str, int]:
+    """Passes per metric list in tools/device_pass_probe.sh's summary (`NAME: exit .., passes N, ..`)."""
+    return {line.split(":", 1)[0]: int(line.split(", passes ", 1)[1].split(",", 1)[0])
+            for line in (folder / "summary.log").read_text().splitlines() if ": exit " in line and ", passes " in line}
+
+
 def passes_line(folder: Path) -> str:
     """What each group of the l2 set costs ncu in passes (tools/device_pass_probe.sh's summary)."""
-    passes = {}
-    for line in (folder / "summary.log").read_text().splitlines():
-        if ": exit " in line and ", passes " in line:
-            name = line.split(":", 1)[0]
-            passes[name] = int(line.split(", passes ", 1)[1].split(",", 1)[0])
+    passes = probe_passes(folder)
     alone = ", ".join(f"{k.removeprefix('only_')} {v}" for k, v in passes.items() if k.startswith("only_"))
     less = sorted({v for k, v in passes.items() if k.startswith("no_")})
     return (f"- ncu's passes for the `l2` set (`bash tools/device_pass_probe.sh`, {_machine(folder)[0]}, "
