@@ -87,7 +87,7 @@ def fake(monkeypatch):
     monkeypatch.setattr(runmod, "Gpu", gpu)
     monkeypatch.setattr(checkmod, "VariantKernels", FakeKernels)
     monkeypatch.setattr(checkmod, "check_variant", lambda *a, **k: {"sum": 0.0})
-    monkeypatch.setattr(runmod, "check_real_data", lambda *a, **k: 0.0)
+    monkeypatch.setattr(checkmod, "check_real_data", lambda *a, **k: 0.0)
     from l2attr.dlrm.measure import protocol
     monkeypatch.setattr(protocol, "reference_launch", lambda gpu, idx, t: (lambda: None))
     shape = (CFG.warmup_batches + CFG.batches, CFG.tables, CFG.batch_size * CFG.pooling)

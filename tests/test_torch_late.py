@@ -170,7 +170,7 @@ def test_run_ladder_takes_over_a_head_start_of_its_own_profiles(tmp_path: Path, 
     monkeypatch.setattr(runmod, "Gpu", gpu)
     monkeypatch.setattr(checkmod, "VariantKernels", tm.FakeKernels)
     monkeypatch.setattr(checkmod, "check_variant", lambda *a, **k: {"sum": 0.0})
-    monkeypatch.setattr(runmod, "check_real_data", lambda *a, **k: 0.0)
+    monkeypatch.setattr(checkmod, "check_real_data", lambda *a, **k: 0.0)
     from l2attr.dlrm.measure import protocol
     monkeypatch.setattr(protocol, "reference_launch", lambda gpu, idx, t: (lambda: None))
     import numpy as np
@@ -182,7 +182,8 @@ def test_run_ladder_takes_over_a_head_start_of_its_own_profiles(tmp_path: Path, 
     waited: list[object] = []
     real_cc = checkmod.compile_and_check
     monkeypatch.setattr(runmod, "compile_and_check",
-                        lambda cfg, opts, timings, compiling=None: waited.append(compiling) or real_cc(cfg, opts, timings, compiling))
+                        lambda cfg, opts, timings, compiling=None, memo=None: waited.append(compiling)
+                        or real_cc(cfg, opts, timings, compiling, memo))
     done: Future = Future()
     done.set_result(0)
 

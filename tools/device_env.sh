@@ -29,7 +29,8 @@ export L2ATTR_CACHE_DIR=${L2ATTR_CACHE_DIR:-/tmp/l2attr-cache}
 export L2ATTR_DEVICE_DONTWRITEBYTECODE=${PYTHONDONTWRITEBYTECODE-unset}
 unset PYTHONDONTWRITEBYTECODE
 # What a device call brings back of a profile or timeline run folder: the manifest, the tables
-# (metrics.csv gzipped), each child pass's manifest and the ncu section files the run wrote.
+# (metrics.csv gzipped), each child pass's manifest, the children's check memo (ladder --checks-memo)
+# and the ncu section files the run wrote.
 #   pack_profile_run RUN DEST
 pack_profile_run() {
   local run=$1 d=$2 c f
@@ -41,5 +42,6 @@ pack_profile_run() {
     [ -f "$c" ] && mkdir -p "$d/child/$(basename "$(dirname "$c")")" && cp "$c" "$d/child/$(basename "$(dirname "$c")")/"
   done
   [ -d "$run/ncu/sections" ] && cp -r "$run/ncu/sections" "$d/"
+  for f in "$run"/child/checks-memo-*.json; do [ -f "$f" ] && cp "$f" "$d/child/"; done
   return 0
 }

@@ -110,6 +110,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--no-bandwidth", action="store_true",
                    help="skip the warm-up and the copy / HBM-read / L2-read bandwidth measurements "
                         "(what `l2attr profile` asks of its children)")
+    g.add_argument("--checks-memo", type=Path, default=None, metavar="FILE",
+                   help="keep the correctness checks' verdicts in FILE and take them from there when the "
+                        "same sources, workload, options and GPU checked before: how each later replay "
+                        "pass of an `l2attr profile` child skips checks its first pass made")
     g.add_argument("--extra-cell", dest="extra_cells", action="append", default=[],
                    metavar="FAMILY:RUNG:PROFILE:L2_STATE",
                    help="also measure this cell (repeatable): how `l2attr profile` runs its validity "
@@ -147,7 +151,7 @@ def _resume(args: argparse.Namespace):
         saved["families"] = [Family(f) for f in saved["families"]]
         saved["shape"] = LaunchShape(**{k: tuple(v) if isinstance(v, list) else v
                                         for k, v in saved["shape"].items()})
-        for key in ("trace", "hot", "cache_dir"):
+        for key in ("trace", "hot", "cache_dir", "checks_memo"):
             saved[key] = Path(saved[key]) if saved.get(key) else None
         return LadderOptions(**saved)
 

@@ -176,7 +176,8 @@ def options_from_args(args: argparse.Namespace) -> LadderOptions:
                           fast_load=args.fast_load, fast_maxrregcount=args.fast_maxrregcount),
         nvtx_last=args.nvtx_last, nvtx_calls=args.nvtx_calls, bandwidth=not args.no_bandwidth,
         spin_us=args.spin_us, timer=args.timer, host_repeat=not args.no_host_repeat,
-        cache_dir=args.cache_dir or default_cache_dir(), extra_cells=list(args.extra_cells))
+        cache_dir=args.cache_dir or default_cache_dir(), extra_cells=list(args.extra_cells),
+        checks_memo=args.checks_memo)
 
 
 def _families_with_rungs(families: list[Family], rungs: list, args: argparse.Namespace) -> list[Family]:

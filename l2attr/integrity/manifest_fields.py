@@ -97,7 +97,8 @@ def adaptive(at: str, null: bool = False) -> dict[str, Rule]:
 
 BY_KIND: dict[str, dict[str, Rule]] = {
     Command.LADDER.value: {
-        "measure.bandwidth": FLAG, "measure.cache_dir": TEXT_OR_NULL, "measure.drop_out_of_range": FLAG,
+        "measure.bandwidth": FLAG, "measure.cache_dir": TEXT_OR_NULL, "measure.checks_memo": TEXT_OR_NULL,
+        "checks_memo": OBJECT, "measure.drop_out_of_range": FLAG,
         "measure.extra_cells": LIST, "measure.families": FAMILIES, **adaptive("adaptive"), "measure.host_repeat": FLAG,
         "measure.hot": TEXT_OR_NULL, "measure.l2_state": TEXT, "measure.maxrregcount": whole(0),
         "measure.nvtx_calls": FLAG, "measure.nvtx_last": whole(0), "measure.pin_granularity": TEXT_OR_NULL,

@@ -9,12 +9,29 @@ the RPF depth, odd), a poisoned (NaN) output so an unwritten element cannot pass
 reference. Index buffers carry one spare element after the last index, as every buffer l2attr
 times does (the artifact's RPF may read it). A variant that misses the tolerance stops the run
 with its name and its error.
+
+The verdicts kept for replay passes (CheckMemo, `ladder --checks-memo FILE`): Nsight Compute's
+application replay reruns the whole child once per pass (three for the `l2` set), and every rerun
+checked every variant against torch again, a second or so of each pass under ncu
+(docs/layer-b.md#checks-memo). The passes of one ncu job run the same command on the same GPU with
+the same sources, so the first pass's verdicts are theirs: it writes them to the file as it makes
+them, and a later process whose key matches takes them instead of checking again. The key is all
+a verdict depends on, as the run's manifest records it: the source digest (l2attr, kernels/,
+metrics/), the GPU's UUID, the workload and the ladder's options. A different key, a damaged
+file, a verdict that is not there: the check runs as always. The manifest's `checks_memo` names
+the file and the run each kind of verdict was taken from.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
+
+from l2attr.atomic import write_json
 
 from l2attr.dlrm.config import WorkloadConfig
 from l2attr.dlrm.declare import Variant
@@ -85,6 +102,76 @@ def check_variant(kernels: VariantKernels, dtype_name: str, dim: int, seed: int)
                         f"> {TOLERANCE[dtype_name]:g} vs torch.nn.functional.embedding_bag "
                         f"({', '.join(f'{k}={v:.3g}' for k, v in errors.items())})")
     return errors
+
+
+# -- verdicts kept for replay passes ---------------------------------------------------------------
+CHECKS = "checks"                  # compile_and_check's verdicts: variant id -> case -> error
+REAL = "real_data_checks"          # "variant id:profile" -> error on the real workload
+
+
+def memo_key(manifest: dict[str, Any]) -> str | None:
+    """The hash of what a verdict depends on, or None when the manifest lacks the source digest or
+    the GPU's UUID (then nothing is taken or kept)."""
+    digest = (manifest.get("versions") or {}).get("source_digest")
+    uuid = (manifest.get("gpu") or {}).get("uuid")
+    if not digest or not uuid:
+        return None
+    what = {"source_digest": digest, "gpu": uuid, "config": manifest.get("config"),
+            "measure": manifest.get("measure")}
+    return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+@dataclass
+class CheckMemo:
+    """One run's view of a memo file: what it held under this run's key, and what was taken."""
+
+    path: Path
+    key: str | None
+    run: str                                          # this run's folder name
+    held: dict[str, Any] = field(default_factory=dict)
+    taken: dict[str, str] = field(default_factory=dict)   # CHECKS / REAL -> the run it came from
+
+    @classmethod
+    def open(cls, path: Path, manifest: dict[str, Any], run: str) -> "CheckMemo":
+        key = memo_key(manifest)
+        held: dict[str, Any] = {}
+        if key is not None:
+            try:
+                data = json.loads(path.read_text())
+                held = data if isinstance(data, dict) and data.get("key") == key else {}
+            except (OSError, ValueError):
+                held = {}
+        return cls(path, key, run, held)
+
+    def checks(self, variant_ids: list[str]) -> dict[str, Any] | None:
+        """The kept verdicts of exactly these variants, or None (check them)."""
+        kept = self.held.get(CHECKS)
+        if not isinstance(kept, dict) or sorted(kept) != sorted(variant_ids):
+            return None
+        self.taken[CHECKS] = str(self.held.get("run", ""))
+        return kept
+
+    def real(self, names: list[str]) -> dict[str, float] | None:
+        """The kept real-workload errors of all these names, or None (check them)."""
+        kept = self.held.get(REAL)
+        if not isinstance(kept, dict) or not all(isinstance(kept.get(n), (int, float)) for n in names):
+            return None
+        self.taken[REAL] = str(self.held.get("run", ""))
+        return {n: float(kept[n]) for n in names}
+
+    def keep(self, what: str, verdicts: dict[str, Any]) -> None:
+        """Add this run's verdicts to the file (atomically); nothing without a key."""
+        if self.key is None:
+            return
+        if self.held.get("key") != self.key:
+            self.held = {"key": self.key, "run": self.run}
+        self.held[what] = {**(self.held.get(what) or {}), **verdicts}
+        write_json(self.path, self.held)
+
+    def record(self) -> dict[str, Any]:
+        """The manifest's `checks_memo`: the file, its key, and the run each kind of verdict came
+        from (absent: this run checked)."""
+        return {"file": str(self.path), "key": self.key, "taken_from": dict(self.taken)}
 
 
 # -- the real workload's check -------------------------------------------------------------------
@@ -175,12 +262,13 @@ def start_compile(cfg: WorkloadConfig, opts: Any) -> Any:
     return future
 
 
-def compile_and_check(cfg: WorkloadConfig, opts: Any, timings: dict[str, float],
-                      compiling: Any = None) -> tuple[dict[str, VariantKernels | None], dict[str, Any], dict[str, Any]]:
+def compile_and_check(cfg: WorkloadConfig, opts: Any, timings: dict[str, float], compiling: Any = None,
+                      memo: Any = None) -> tuple[dict[str, VariantKernels | None], dict[str, Any], dict[str, Any]]:
     """Every variant of `opts` (the run's LadderOptions, measure/run.py, which imports this module)
     compiled, its resources read and checked against torch: (kernels by variant_id, resources,
     errors); the time each step took goes into `timings`. `compiling`: start_compile's Future when
-    the modules were started ahead (its failures are left to the serial calls, which raise them)."""
+    the modules were started ahead (its failures are left to the serial calls, which raise them).
+    `memo`: a CheckMemo (above) whose verdicts of these variants are taken, or kept."""
     from l2attr.dlrm import compile as kc
 
     t0 = time.perf_counter()
@@ -199,7 +287,41 @@ def compile_and_check(cfg: WorkloadConfig, opts: Any, timings: dict[str, float],
     timings["compile_s"] = time.perf_counter() - t0
     resources = {vid: k.resources() for vid, k in compiled.items() if k is not None}
     t0 = time.perf_counter()
-    checks = {vid: check_variant(k, cfg.dtype, cfg.dim, cfg.seed + i)
-              for i, (vid, k) in enumerate(compiled.items()) if k is not None}
+    checks = memo.checks(list(resources)) if memo is not None else None
+    if checks is None:
+        checks = {vid: check_variant(k, cfg.dtype, cfg.dim, cfg.seed + i)
+                  for i, (vid, k) in enumerate(compiled.items()) if k is not None}
+        if memo is not None:
+            memo.keep(CHECKS, checks)
     timings["check_s"] = time.perf_counter() - t0
     return compiled, resources, checks
+
+
+def check_profile(gpu: Any, cfg: WorkloadConfig, compiled: dict[str, VariantKernels | None], variants: list[Variant],
+                  profile: str, indices: Any, hot: Any, window: Any, memo: Any = None) -> dict[str, float]:
+    """Each variant's first call on a profile's real workload against one float64 reference
+    ("variant id:profile" -> relative error; a window rung also through its window). A variant
+    out of tolerance stops the run; `memo`'s verdicts of the same names are taken, or kept."""
+    names = {f"{variant_id(v)}:{profile}": v for v in variants}
+    held = memo.real(list(names)) if memo is not None else None
+    if held is not None:
+        return held
+    refs: dict[str, Any] = {}
+
+    def ref() -> Any:
+        if "ref" not in refs:
+            refs["ref"] = real_data_reference(gpu, indices)
+        return refs["ref"]
+
+    errors: dict[str, float] = {}
+    for name, v in names.items():
+        err = check_real_data(gpu, compiled[variant_id(v)], indices, hot, ref)
+        if v.rung.window and window is not None:
+            err = max(err, check_window_data(gpu, compiled[variant_id(v)], indices, window, ref))
+        errors[name] = err
+        if err > 1e-5 and cfg.dtype == "fp32":
+            raise UserError(f"variant {v.label} is wrong on the {profile} workload: relative "
+                            f"error {err:.3g} vs torch.nn.functional.embedding_bag")
+    if memo is not None:
+        memo.keep(REAL, errors)
+    return errors

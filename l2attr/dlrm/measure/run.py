@@ -24,13 +24,11 @@ import pandas as pd
 from l2attr.dlrm import ptxas
 from l2attr.dlrm.config import WorkloadConfig
 from l2attr.dlrm.declare import DEFAULT_MAXRREGCOUNT, Rung, Variant, parse_extra_cell, plan_variants
-from l2attr.dlrm.measure.check import (check_real_data, check_window_data, compile_and_check, real_data_reference,
-                                       variant_id, window_for)
+from l2attr.dlrm.measure.check import CheckMemo, check_profile, compile_and_check, variant_id, window_for
 from l2attr.dlrm.measure.gpu import Gpu
 from l2attr.dlrm.measure.gpu import describe as describe_gpu
 from l2attr.dlrm.measure.kernels import LaunchShape
 from l2attr.dlrm.measure.protocol import CellRunner, samples_per_repeat
-from l2attr.errors import UserError
 from l2attr.gpu.runtime import kernel_cache_record
 from l2attr.measure.adaptive import HOST_COLUMNS, AdaptiveRule, column_values, measure_rounds
 from l2attr.measure.stats import CELL_KEYS
@@ -65,6 +63,8 @@ class LadderOptions:
     timer: str = TimerKind.BLOCKING.value              # measure/timer.py: blocking (default) or spin
     host_repeat: bool = True
     cache_dir: Path | None = None
+    # the correctness verdicts kept for an ncu job's later passes (measure/check.py CheckMemo)
+    checks_memo: Path | None = None
     bandwidth: bool = True                 # measure copy / HBM-read / L2-read bandwidth (not under ncu)
     # cells beyond variants x profiles x states, "family:rung:profile:l2_state" (`l2attr profile`
     # runs its validity control's arms in the sweep's child this way)
@@ -103,6 +103,7 @@ class LadderOptions:
         d["trace"] = str(self.trace) if self.trace else None
         d["hot"] = str(self.hot) if self.hot else None
         d["cache_dir"] = str(self.cache_dir) if self.cache_dir else None
+        d["checks_memo"] = str(self.checks_memo) if self.checks_memo else None
         return d
 
 
@@ -231,7 +232,8 @@ def run_ladder(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir,
         with clock.phase("engine_s"):
             gpu = Gpu(cfg, opts.spin_us, log, timer=opts.timer)
         timings: dict[str, float] = {"table_generation_s": gpu.table_gen_s}
-        compiled, resources, checks = compile_and_check(cfg, opts, timings, ahead and ahead.compiling)
+        memo = CheckMemo.open(opts.checks_memo, run.manifest(), run.path.name) if opts.checks_memo else None
+        compiled, resources, checks = compile_and_check(cfg, opts, timings, ahead and ahead.compiling, memo)
         log("correctness vs torch.nn.functional.embedding_bag (worst relative error): " + ", ".join(
             f"{vid} {max(e.values()):.1e}" for vid, e in checks.items()))
     finally:
@@ -287,22 +289,8 @@ def run_ladder(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir,
                 gpu.warm_up(min(PROFILE_WARMUP_S, max(0.0, time.perf_counter() - gpu_busy_until)))
         with clock.phase("real_check_s"):
             window = window_for(gpu, [v for v, _ in cells], indices, hot)
-            refs: dict[str, Any] = {}
-
-            def ref(ix: Any = indices) -> Any:     # one float64 reference for every variant of the profile
-                if "ref" not in refs:
-                    refs["ref"] = real_data_reference(gpu, ix)
-                return refs["ref"]
-
-            for v in dict.fromkeys(v for v, _ in cells):
-                err = check_real_data(gpu, compiled[variant_id(v)], indices, hot, ref)
-                if v.rung.window and window is not None:
-                    err = max(err, check_window_data(gpu, compiled[variant_id(v)], indices, window, ref))
-                real_checks[f"{variant_id(v)}:{profile}"] = err
-                if err > 1e-5 and cfg.dtype == "fp32":
-                    raise UserError(f"variant {v.label} is wrong on the {profile} workload: relative "
-                                    f"error {err:.3g} vs torch.nn.functional.embedding_bag")
-            refs.clear()
+            real_checks.update(check_profile(gpu, cfg, compiled, list(dict.fromkeys(v for v, _ in cells)), profile,
+                                             indices, hot, window, memo))
         for state in dict.fromkeys(st for _, st in cells):
             mine = [v for v, st in cells if st == state]
             runners = {variant_id(v): CellRunner(gpu, compiled[variant_id(v)], v, profile, state, indices, hot,
@@ -341,6 +329,7 @@ def run_ladder(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir,
     timings.update(clock.seconds)
     timings["total_s"] = time.perf_counter() - t_start
     run.update_manifest(timings=timings, workloads_built_ahead=prefetch.ahead,
-                        **({"adaptive": opts.rule.manifest()} if opts.rule else {}))
+                        **({"adaptive": opts.rule.manifest()} if opts.rule else {}),
+                        **({"checks_memo": memo.record()} if memo is not None else {}))
     log(describe(timings))
     return run.read(CELLS)

@@ -39,6 +39,8 @@ CONTROL_STATES = (L2Condition.NATURAL.value, *(s.value for s in LADDER_STATES if
 # before it provides. Under ncu every kernel launch of the child costs milliseconds, profiled or not,
 # and application replay reruns the child once per pass: the ladder's 14 batches cost 7x the time.
 CHILD_BATCHES = {"--warmup-batches": "1", "--batches": "1"}
+# beside the child's run folders, one per ncu job: its first replay pass's check verdicts, for the later passes
+CHECKS_MEMO = "checks-memo-{job}.json"
 DEFAULT_RUNGS = tuple(r.name for r in RUNGS)
 # Table calls profiled per cell by default: the last 6 of the measured batch. The fewest whose
 # cell medians the committed fixed runs' per-call spread allows (profile/calls_rule.py,
@@ -105,6 +107,8 @@ def child_command(cfg: WorkloadConfig, rungs: Sequence[str], profiles: Sequence[
                   python: str = sys.executable) -> list[str]:
     """`python -m l2attr ladder ...` for one sweep; NVTX ranges only around the last calls.
 
+    `--checks-memo`: the first replay pass checks every variant against torch and each later
+    pass of the same job takes its verdicts (measure/check.py CheckMemo).
     `--repeats 1 --no-host-repeat`: each call is profiled once (a host-timed repeat would emit
     the same ranges again); `--spin-us 0`: the ladder's spin kernel would otherwise run inside
     the ranges and be profiled as if it were the pin or the consumer; `--no-bandwidth` and one
@@ -115,7 +119,8 @@ def child_command(cfg: WorkloadConfig, rungs: Sequence[str], profiles: Sequence[
     return [python, "-m", "l2attr", Command.LADDER.value, *workload_flags(cfg), *overrides,
             "--rungs", ",".join(rungs), "--profiles", ",".join(profiles), "--l2", l2,
             "--repeats", "1", "--no-host-repeat", "--timer", TimerKind.SPIN.value, "--spin-us", "0", "--no-bandwidth",
-            "--nvtx-last", str(nvtx_last), "--quiet", "--out", str(out), "--name", name, *extra]
+            "--nvtx-last", str(nvtx_last), "--quiet", "--out", str(out), "--name", name,
+            "--checks-memo", str(out / CHECKS_MEMO.format(job=name)), *extra]
 
 
 def hottest_profile(profiles: Sequence[str]) -> str:
