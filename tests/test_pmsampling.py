@@ -214,6 +214,7 @@ def test_timeline_rows_drop_untimed_samples_and_warn():
     assert [r["t_us"] for r in rows] == [0.0, 1.0, 2.0]
     assert kernels == [{"range": "r", "kernel": 0, "start_us": 0.5, "end_us": 2.0}]
     assert info["instances"] == 4 and info["untimed"] == 1
+    assert info["duration_us"] == 5.0 and info["span_us"] == 1.5      # the kernel's own 0.5 -> 2.0 us
     text = " ".join(warnings)
     assert "1 l2_hit_rate_pct samples outside [0, 100]" in text
     assert "no PM samples for dram_read_pct_of_peak (tried X.dram)" in text
@@ -332,3 +333,33 @@ def test_timeline_figure_absent_data():
     assert timeline_figure(pd.DataFrame(columns=pm.SAMPLE_COLUMNS)) is None
     only_sm = _synthetic({}, {1: 5.0})
     assert timeline_figure(only_sm[only_sm["quantity"] == "sm_inst_pct_of_peak"]) is None
+
+
+def test_a_range_spans_its_kernels_first_start_to_last_end_and_needs_no_duration():
+    """The one-replay section records no range duration: the span comes from the kernels' own
+    timestamps (two kernels, 0.5 -> 2.0 and 3.0 -> 4.25 us after the first sample), or is None."""
+    action = {"range": "r", "workload": "range", "chip": "gh100", "interval_ns": 1000.0, "pass_groups": 1.0,
+              "duration_ns": None, "kernels": [[1_003_000, 1_004_250], [1_000_500, 1_002_000]],
+              "series": {"l2_hit_rate_pct": {"metric": "X.l2", "unit": "%", "ts": [1_000_000, 1_001_000],
+                                             "values": [1.0, 2.0]}}, "missing": {}}
+    _, _, info = pm._timeline_rows(action, [])
+    assert info["duration_us"] is None and info["span_us"] == 3.75
+    _, _, bare = pm._timeline_rows({**action, "kernels": []}, [])
+    assert bare["span_us"] is None
+
+
+def test_the_recorded_ranges_span_lies_within_its_ncu_duration(report):
+    info = report.ranges.iloc[0]
+    k = report.kernels
+    assert info["span_us"] == pytest.approx(k["end_us"].max() - k["start_us"].min())
+    assert 0 < info["span_us"] <= info["duration_us"]
+
+
+def test_the_reports_range_line_names_which_length_it_shows():
+    from l2attr.report.provenance import ranges
+
+    old = ranges([{"range": "r", "duration_us": 860.5, "span_us": 800.0, "interval_ns": 1500.0}])
+    new = ranges([{"range": "r", "duration_us": None, "span_us": 775.2, "interval_ns": 1500.0}])
+    assert old == "r: 860 µs (ncu's range duration), PM sampling every 1.5 µs"
+    assert new == "r: 775 µs (first kernel start to last kernel end), PM sampling every 1.5 µs"
+    assert "no duration recorded" in ranges([{"range": "r", "interval_ns": None}])

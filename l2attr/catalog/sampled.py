@@ -97,9 +97,12 @@ def quantity_labels(folder: Path | None = None) -> dict[str, str]:
 IDENTIFIER = "L2attrTimeline"
 # The section filter's architecture per chip (ncu's own section files name GH100's CC_90).
 ARCH = {"gh100": "CC_90"}
-# Read by the timeline besides the sampled series (pm_child): the range's duration, and what the
-# sampler was set to (the interval converts sample ids to time; the pass groups are recorded).
-RANGE_METRICS = ("gpu__time_duration.sum",)
+# Read by the timeline besides the sampled series (pm_child): what the sampler was set to (the
+# interval converts sample ids to time; the pass groups are recorded). The range's own duration is
+# left out: it cost one more replay of the whole child, and came from that replay, not from the one
+# sampled (docs/facts.md#pm-sampling); the range's span is its kernels' (pmsampling.py), and
+# `--timeline-totals` records ncu's duration with the range's `l2` totals.
+RANGE_METRICS: tuple[str, ...] = ()
 HEADER_METRICS = ("profiler__pmsampler_interval_time", "profiler__pmsampler_pass_groups",
                   "profiler__pmsampler_buffer_size_bytes")
 
@@ -117,11 +120,12 @@ def section_text(chip: str, names: Sequence[str]) -> str:
 
     rows = "".join(f'        MetricRows {{ Metrics {{ Label: "{n}" Name: "{n}" Groups: "l2attr_sampling" }} }}\n'
                    for n in names)
+    range_block = ("Metrics {\n" + "".join(metric(n) for n in RANGE_METRICS) + "}\n") if RANGE_METRICS else ""
     return (f'Identifier: "{IDENTIFIER}"\n'
             'DisplayName: "l2attr timeline"\n'
-            'Description: "The PM-sampled quantities l2attr profile --timeline reads, and the range duration."\n'
-            "Metrics {\n" + "".join(metric(n) for n in RANGE_METRICS) + "}\n"
-            "Header {\n" + "".join(metric(n) for n in HEADER_METRICS) + "}\n"
+            'Description: "The PM-sampled quantities l2attr profile --timeline reads."\n'
+            + range_block
+            + "Header {\n" + "".join(metric(n) for n in HEADER_METRICS) + "}\n"
             "Body {\n  Items {\n"
             f"    Filter {{ MinArch: {ARCH[chip]} MaxArch: {ARCH[chip]} }}\n"
             "    Timeline {\n      MetricGroups {\n        Label: \"l2attr\"\n" + rows

@@ -23,8 +23,10 @@ sample and ends inside its last. Read as (t - interval, t], the consumer's threa
 launch 0.4 us before the consumer started.
 
 `t_us` counts from the first timestamped sample, taken as the range's start: the report holds no
-timestamp for the range itself (its `gpu__time_duration`, 860.5 us, is shorter than the 925.5 us
-the samples span, so the sampler runs a little longer than the range).
+timestamp for the range itself (in that recording its `gpu__time_duration`, 860.5 us, is shorter
+than the 925.5 us the samples span, so the sampler runs a little longer than the range). l2attr's
+section no longer asks for that duration (it cost a replay); a range's `span_us` is its kernels'
+own, from the first start to the last end.
 
 ncu_report is used in a child process (pm_child, through ncu_child), as the import's is, so
 this module imports no numpy/pandas at module level.
@@ -50,7 +52,11 @@ if TYPE_CHECKING:
 CHILD = "l2attr.profile.pm_child"
 SAMPLE_COLUMNS = ["range", "quantity", "t_us", "value", "unit", "metric"]
 KERNEL_COLUMNS = ["range", "kernel", "start_us", "end_us"]
-RANGE_COLUMNS = ["range", "workload", "chip", "interval_ns", "duration_us", "pass_groups", "instances", "untimed"]
+# duration_us: ncu's gpu__time_duration of the range, where the report holds it (recordings made
+# before the timeline's one-replay section); span_us: its kernels, first start to last end, in the
+# replay the samples come from
+RANGE_COLUMNS = ["range", "workload", "chip", "interval_ns", "duration_us", "span_us", "pass_groups",
+                 "instances", "untimed"]
 HIT_RATE_KEYS = ("l2_hit_rate_pct", "l2_tex_hit_rate_pct")
 PHASE_COLUMNS = ["range", "phase", "start_us", "end_us", "duration_us", "samples"]
 
@@ -193,6 +199,7 @@ def _timeline_rows(action: dict[str, Any], warnings: list[str]) -> tuple[list, l
     info = {"range": name, "workload": action["workload"], "chip": action["chip"],
             "interval_ns": action["interval_ns"],
             "duration_us": None if action["duration_ns"] is None else action["duration_ns"] / 1e3,
+            "span_us": max(k["end_us"] for k in kernels) - min(k["start_us"] for k in kernels) if kernels else None,
             "pass_groups": action["pass_groups"], "instances": instances, "untimed": untimed}
     return rows, kernels, info
 

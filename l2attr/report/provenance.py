@@ -147,8 +147,11 @@ def ranges(v: Any) -> str:
     out = []
     for r in v:
         if isinstance(r, dict):
-            out.append(f"{r.get('range', '?')}: {float(r.get('duration_us', 0)):,.0f} µs, PM sampling every "
-                       f"{float(r.get('interval_ns', 0)) / 1e3:.1f} µs")
+            span = (f"{float(r['duration_us']):,.0f} µs (ncu's range duration)" if r.get("duration_us") is not None
+                    else f"{float(r['span_us']):,.0f} µs (first kernel start to last kernel end)"
+                    if r.get("span_us") is not None else "no duration recorded")
+            out.append(f"{r.get('range', '?')}: {span}, PM sampling every "
+                       f"{float(r.get('interval_ns') or 0) / 1e3:.1f} µs")
     return "; ".join(out)
 
 
