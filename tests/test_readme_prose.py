@@ -86,6 +86,23 @@ class Allowed:
 
 
 LOG = "examples/logs/"
+def _timeline_trial(what: str) -> str:
+    """The one-replay timeline trial's figures from its manifests (examples/logs/speed/timeline_nodur/):
+    `walls` the ncu job's seconds, `durations` the range durations ncu gave, each arm's two in order."""
+    import json
+    import tarfile
+
+    arms: dict[str, list[dict]] = {}
+    with tarfile.open(ROOT / LOG / "speed" / "timeline_nodur" / "runs.tar.gz") as tar:
+        for m in sorted(tar.getmembers(), key=lambda m: m.name):
+            if m.name.endswith("/manifest.json"):
+                arms.setdefault(m.name.split("/")[-2].split("-", 1)[1].rstrip("12"), []).append(
+                    json.load(tar.extractfile(m)))
+    if what == "walls":
+        return " against ".join(" and ".join(f"{m['wall_s']['timeline']:.1f}" for m in arms[a])
+                                for a in ("nodur", "dur"))
+    return " and ".join(f"{m['ranges'][0]['duration_us']:,.0f}" for m in arms["dur"])
+
 def _ncu_cost(field: str, tags: tuple[str, ...]) -> list[float]:
     """Per-launch milliseconds of tools/ncu_cost_probe.py's runs, from its committed record."""
     import json
@@ -103,6 +120,10 @@ ALLOWED = [
             check=lambda: (lambda under, plain: (round(min(under) - plain, 1), round(max(under) - plain, 1)))(
                 [m["torch_import"] for m in _ncu_cost("marks", ("app_l2", "app_none", "app_fast"))],
                 _ncu_cost("marks", ("plain2",))[0]["torch_import"]) == (0.2, 0.7)),
+    Allowed("4.5 and 4.6 s against 9.9 and 7.8 s", "the one-replay timeline trial's ncu job walls, from its manifests",
+            check=lambda: _timeline_trial("walls") == "4.5 and 4.6 against 9.9 and 7.8"),
+    Allowed("2,423 and 1,951 µs", "the range durations ncu gave in that trial, from its manifests",
+            check=lambda: _timeline_trial("durations") == "2,423 and 1,951"),
     Allowed("about 0.06 ms against 0.04 ms", "ms per unprofiled launch under ncu and without (tools/ncu_cost_probe.py)",
             check=lambda: (round(sum(v := _ncu_cost("per_unprofiled_ms", ("app_l2", "app_none", "app_fast"))) / len(v), 2),
                            round(sum(w := _ncu_cost("per_unprofiled_ms", ("plain1", "plain2"))) / len(w), 2)) == (0.06, 0.04)),

@@ -126,8 +126,32 @@ def test_the_spread_line_counts_records_within_and_the_same_machine_twice(tmp_pa
         _write_record(tmp_path / name, total, uuid)
     line = speed_record.spread_line([tmp_path / n for n in "abc"])
     assert "2 of 3 records" in line and "on 2 GPUs, 55.0–61.0 s" in line and "differed by at most 3.0 s" in line
-    with pytest.raises(ValueError):        # no machine twice: no same-machine spread to state
-        speed_record.spread_line([tmp_path / "a", tmp_path / "c"])
+    alone = speed_record.spread_line([tmp_path / "a", tmp_path / "c"], "these lines")
+    assert "1 of 2 records of these lines" in alone and "no machine ran it twice" in alone
+
+
+def test_the_facts_page_says_what_the_one_replay_timeline_trial_measured() -> None:
+    """docs/facts.md's figures of the timeline without ncu's range duration, read back from the
+    trial's manifests: the ncu job's walls, the timestamped samples and the two durations."""
+    import tarfile
+
+    arms: dict[str, list[dict]] = {}
+    with tarfile.open(speed_record.SPEED / "timeline_nodur" / "runs.tar.gz") as tar:
+        for m in sorted(tar.getmembers(), key=lambda m: m.name):
+            if m.name.endswith("/manifest.json"):
+                arm = m.name.split("/")[-2].split("-", 1)[1].rstrip("12")
+                arms.setdefault(arm, []).append(json.load(tar.extractfile(m)))
+
+    def both(arm: str, f) -> str:
+        return " and ".join(f(m) for m in arms[arm])
+    wall = lambda m: f"{m['wall_s']['timeline']:.1f}"                                  # noqa: E731
+    samples = lambda m: f"{m['ranges'][0]['instances'] - m['ranges'][0]['untimed']}"   # noqa: E731
+    facts = " ".join((ROOT / "docs" / "facts.md").read_text().split())
+    assert all(m["ranges"][0]["duration_us"] is None for m in arms["nodur"])
+    assert f"its ncu job took {both('nodur', wall)} s against {both('dur', wall)} s" in facts
+    assert f"at {both('nodur', samples)} samples against {both('dur', samples)}" in facts
+    durations = both("dur", lambda m: f"{m['ranges'][0]['duration_us']:,.0f}")
+    assert f"its two values were {durations} µs on the same range" in facts
 
 
 def test_the_passes_line_reads_each_group_from_the_probe_summary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

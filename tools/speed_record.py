@@ -27,7 +27,7 @@ SCALE = ROOT / "examples" / "logs" / "answer" / "bench_steps_scale_h100_2.json"
 BEGIN, END = "<!-- speed:begin -->\n", "<!-- speed:end -->"
 # The newest profile-job record and the script that made it (the page's profile line; the test of
 # today's default command lines rebuilds its two ncu command lines)
-PROFILE_RECORD, PROFILE_SCRIPT = SPEED / "h100", "tools/device_closing.sh"
+PROFILE_RECORD, PROFILE_SCRIPT = SPEED / "h100_c2b1", "tools/device_closing.sh"
 # The ladder's and the profile's targets come from their records (`target_s`, written by
 # benchmarks/bench_ladder.py and bench_profile.py); these have no record of their own.
 TARGETS = {"compare": 1.0, "grid": 600.0, "steps": 60.0}
@@ -129,10 +129,10 @@ def profile_line(latest: Path, script: str, earlier: list[tuple[Path, str]]) -> 
             f"earlier records: {said};\n")
 
 
-def spread_line(folders: list[Path]) -> str:
-    """The profile job over every machine that ran today's ncu command lines: how many records met
-    the target, the range, and the most one machine run twice moved, so a record within the target
-    on one fast machine is never the whole story."""
+def spread_line(folders: list[Path], which: str = "today's ncu command lines") -> str:
+    """The profile job over every machine that ran the same ncu command lines (`which`): how many
+    records met the target, the range, and the most one machine run twice moved, so a record within
+    the target on one fast machine is never the whole story."""
     records = [(_load(f / "profile.json"), _gpu_uuid(f)) for f in folders]
     totals = [p["total_s"] for p, _ in records]
     target = records[0][0]["target_s"]
@@ -140,13 +140,37 @@ def spread_line(folders: list[Path]) -> str:
     for p, uuid in records:
         by.setdefault(uuid, []).append(p["total_s"])
     twice = [max(v) - min(v) for v in by.values() if len(v) > 1]
-    if not twice:
-        raise ValueError("no machine ran the profile job twice")
     met = sum(verdict(t, target) == "within" for t in totals)
-    return (f"- the profile job across machines: {met} of {len(totals)} records of today's ncu command lines "
+    again = (f"a machine run twice differed by at most {max(twice):.1f} s" if twice
+             else "no machine ran it twice")
+    return (f"- the profile job across machines: {met} of {len(totals)} records of {which} "
             f"within the target of {target:.0f} s, on {len(by)} GPUs, {min(totals):.1f}–{max(totals):.1f} s; "
-            f"a machine run twice differed by at most {max(twice):.1f} s. Its seconds are the host's: ncu's "
-            f"work per profiled kernel and each pass's process start;\n")
+            f"{again}. Its seconds are the host's: ncu's work per profiled kernel and each pass's process "
+            f"start;\n")
+
+
+def ab_line(folder: Path, timeline: Path) -> str:
+    """The two changes of the profile job's command lines, each measured on one machine: the check
+    memo (tools/device_checks_ab.sh: old and new trees alternating) and the one-replay timeline."""
+    def total(arm: str) -> str:
+        return ", ".join(f"{_load(f)['total_s']:.1f}" for f in sorted(folder.glob(f"{arm}_*.json")))
+
+    import tarfile
+
+    walls: dict[str, list[float]] = {}
+    with tarfile.open(timeline / "runs.tar.gz") as tar:
+        for m in sorted(tar.getmembers(), key=lambda m: m.name):
+            name = m.name.removeprefix("./")
+            if name.endswith("/manifest.json") and name.count("/") == 1:     # <time>-<arm><n>/manifest.json
+                arm = name.split("/")[0].split("-", 1)[1].rstrip("0123456789")
+                walls.setdefault(arm, []).append(json.load(tar.extractfile(m))["wall_s"]["timeline"])
+    return (f"- what each change of those command lines saves, on one machine each: the later replay "
+            f"passes taking the first pass's check verdicts (`tools/device_checks_ab.sh`, the trees before and "
+            f"after alternating, {_machine(folder)[0]} {_gpu_uuid(folder)[:12]}…, `{folder.relative_to(ROOT)}/`): "
+            f"the job took {total('new')} s against {total('old')} s; the timeline without ncu's range "
+            f"duration ({_machine(timeline)[0]} {_gpu_uuid(timeline)[:12]}…, "
+            f"`{timeline.relative_to(ROOT)}/`): its ncu job {', '.join(f'{w:.1f}' for w in walls['nodur'])} s "
+            f"against {', '.join(f'{w:.1f}' for w in walls['dur'])} s (docs/facts.md#pm-sampling);\n")
 
 
 def family_line(default: Path, one: Path) -> str:
@@ -208,13 +232,16 @@ def block() -> str:
     final = SPEED / "final"
     pm1, trials = SPEED / "pm1", SPEED / "trials"
     h200, h100 = SPEED / "h200", SPEED / "h100"
-    same = [SPEED / n for n in ("h100_b92b_1", "h100_b92b_2", "h100_32f1", "h100_0acb_1", "h100_0acb_2",
+    today = [SPEED / "h100_a2a1"]
+    same = [SPEED / n for n in ("h100", "h100_b92b_1", "h100_b92b_2", "h100_32f1", "h100_0acb_1", "h100_0acb_2",
                                 "h100_7be8")]
-    earlier = [(f, f"on an {_machine(f)[0]} ({_gpu_uuid(f)[:12]}…), tree {_commit(f)}, the same l2attr sources "
-                "(`bash tools/device_profile_record.sh`)") for f in same]
-    earlier += [(h200, f"on an {_machine(h200)[0]}, tree {_commit(h200)}, the same ncu command lines: the one "
+    earlier = [(f, f"on an {_machine(f)[0]} ({_gpu_uuid(f)[:12]}…), tree {_commit(f)}, the same command lines "
+                "(`bash tools/device_profile_record.sh`)") for f in today]
+    earlier += [(f, f"on an {_machine(f)[0]} ({_gpu_uuid(f)[:12]}…), tree {_commit(f)}, before the check memo "
+                 "and the one-replay timeline") for f in same]
+    earlier += [(h200, f"on an {_machine(h200)[0]}, tree {_commit(h200)}, before them too: the one "
                 "record of this job on an H200"),
-               (pm1, f"on an {_machine(pm1)[0]}, tree {_commit(pm1)}, the same ncu command lines "
+               (pm1, f"on an {_machine(pm1)[0]}, tree {_commit(pm1)}, before them too "
                 "(`bash tools/device_profile_record.sh`)"),
                (SPEED / "profile_cost", "with ncu deciding the timeline's sampling replays and the teardown at "
                 "each child's end, on another H100"),
@@ -232,7 +259,8 @@ def block() -> str:
                 "the host's share moves between calls")]
     return (ladder_line(h200, "bash tools/device_closing.sh`, whose first step is `tools/device_speed.sh", ladders) + exit_line(final, SPEED / "bytecode")
             + profile_line(PROFILE_RECORD, PROFILE_SCRIPT, earlier)
-            + spread_line([PROFILE_RECORD, *same, h200, pm1])
+            + spread_line([PROFILE_RECORD, *today]) + ab_line(SPEED / "checks_ab", SPEED / "timeline_nodur")
+            + spread_line([*same, h200, pm1], "the command lines before those two changes")
             + family_line(SPEED / "h100_7be8", SPEED / "h100_7be8_artifact") + passes_line(SPEED / "pass_probe")
             + grid_line() + steps_line())
 
