@@ -90,7 +90,8 @@ def step(fn: Callable[..., Any], *args: Any, kwargs: Mapping[str, Any] | None = 
          setup: Callable[[], Any] | None = None, name: str = Command.STEP.value, repeats: int = 10,
          warmup: int = 3, out: Path | str = "runs", log: Callable[[str], None] = print, edges: int = 5,
          write_back: Any = None, facts: Mapping[str, Any] | None = None, eager: bool = False,
-         keep_trace: bool = False, device: Any = None) -> StepAnswer:
+         keep_trace: bool = False, device: Any = None, rewarm: bool = True, until_decided: bool = False,
+         max_repeats: int = 0) -> StepAnswer:
     """Measure one step of `fn(*args, **kwargs)` (or a torch.cuda.CUDAGraph captured with keep_graph=True):
     captured into a CUDA graph, every kernel natural against its cold arms; the top `edges` edges
     measured apart. Returns its `StepAnswer` (`.headline()`, `.kernels`, `.run_dir`; repr = headline).
@@ -105,11 +106,22 @@ def step(fn: Callable[..., Any], *args: Any, kwargs: Mapping[str, Any] | None = 
             (steps/ncu.py `profile_graph` then `deltas`, or a mapping node -> bytes): the matched
             cold arm, the answer's. Without it the answer is the clean/dirty bracket, and says so.
         eager: the per-op method on purpose (a flush before every op; later kernels of an op stay warm).
+        rewarm: the rewarmed arms (every kernel's inputs read back, with and without the flush): the
+            flush's non-data cost per kernel node and the headroom (docs/step-method.md).
+        until_decided: trace `repeats` more at a time until the activations' share of the eager step
+            is above or below the study's 0.65 % or known to ± 0.15 pp, at most `max_repeats` in all.
     """
     from l2attr.steps.run import StepSpec, run_step
 
+    until = None
+    if until_decided:
+        from l2attr.analysis.step_reading import STUDY_CLAIM
+        from l2attr.analysis.step_split import decided
+
+        def until(k: Any, ctx: Any) -> bool:
+            return decided(k, ctx, STUDY_CLAIM)
     spec = StepSpec(fn, tuple(args), dict(kwargs or {}), name, repeats, warmup, out, edges, dict(facts or {}),
-                    eager, write_back, keep_trace)
+                    eager, write_back, keep_trace, rewarm, until, int(max_repeats) if until_decided else 0)
     spec.check()                           # name, counts: before the GPU is touched
     if setup is not None or device is None:
         from l2attr.experiment.device import Device

@@ -294,7 +294,7 @@ def test_the_grid_adds_no_row_from_another_gpu(tmp_path, monkeypatch):
         cuda=types.SimpleNamespace(get_device_name=lambda: "NVIDIA H200")))
     monkeypatch.setattr(grid, "write_back_of", lambda *a, **k: pytest.fail("profiled on another GPU"))
     with pytest.raises(SystemExit) as e:
-        grid.measure(tmp_path / "new", ["llama"], None, 2, True, [tmp_path])
+        grid.measure(tmp_path, ["llama3-8b"], [2], grid.configs(), [], 2, 4)
     assert str(e.value).startswith("hf_grid: error: the finished runs were measured on NVIDIA H100 80GB HBM3, "
                                    "this GPU is NVIDIA H200") and "\n" not in str(e.value)
 
@@ -310,10 +310,11 @@ def _grid_module():
     return grid
 
 
-def test_the_grids_ncu_reading_is_cached_chunk_by_chunk_and_found_again(tmp_path, monkeypatch):
-    """The grid's second reader: steps are profiled NCU_CHUNK at a time, each chunk cached before the
-    next starts (a call cut off keeps what it read), and a later call on the same GPU finds the cache
-    in a --done folder and profiles only what is missing; on another GPU it profiles again."""
+def test_the_grids_ncu_reading_is_one_child_per_model_cached_and_a_cut_cache_is_read_again(tmp_path, monkeypatch):
+    """The grid's second reader: every wanted step of a model at one and two layers in one ncu child
+    (per cache control), cached; a later call on the same GPU profiles nothing; a cache cut mid-row
+    loses only its last step, which is read again (never used short); another GPU's rows are not this one's."""
+    import json
     import os
 
     import l2attr.steps.ncu as ncu
@@ -322,32 +323,34 @@ def test_the_grids_ncu_reading_is_cached_chunk_by_chunk_and_found_again(tmp_path
     calls = []
 
     def fake_profile(target, out, replays, **kw):
-        names = os.environ["HF_GRID_ONLY"].split(",")
+        want = json.loads(open(os.environ[grid.WANT_ENV]).read())
+        names = [grid.name_of(*w) for w in want]
         calls.append(names)
-        if len(calls) == 2:
-            raise RuntimeError("cut off")
         return pd.DataFrame([{"cache_control": cc, "step": n, "replay": 0, "node": j, "kernel": f"k{j}",
                               "key": "dram_write", "value": float(100 * j + (cc == "none"))}
-                             for n in names for j in range(2) for cc in ("none", "all")])
+                             for n in names for j in range(3) for cc in ("none", "all")])
     monkeypatch.setattr(ncu, "profile_graph", fake_profile)
     (tmp_path / "bin").mkdir()                 # l2attr.write_back looks for ncu on PATH first
     (tmp_path / "bin" / "ncu").write_text("#!/bin/sh\n")
     (tmp_path / "bin" / "ncu").chmod(0o755)
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))
-    steps = [f"s{i}" for i in range(grid.NCU_CHUNK + 2)]
-    with pytest.raises(RuntimeError):
-        grid.write_back_of("llama", steps, tmp_path / "first", gpu="G1")
-    cached = pd.read_csv(tmp_path / "first" / "ncu" / "llama-write-back.csv")
-    assert calls == [steps[:grid.NCU_CHUNK], steps[grid.NCU_CHUNK:]]
-    assert sorted(set(cached["step"])) == steps[:grid.NCU_CHUNK] and len(cached) == 2 * grid.NCU_CHUNK
+    wanted = [("decode", 1, 4096), ("prefill", 1, 2048)]
+    got, _ = grid.write_back_of("llama3-8b", wanted, tmp_path, gpu="G1")
+    assert len(calls) == 1 and len(calls[0]) == 4            # 2 configurations x depths 1 and 2, one child
+    assert got["llama3-8b-L2-decode-b1-kv4k"]["write_none_b"].tolist() == [1.0, 101.0, 201.0]
     calls.clear()
-    got = grid.write_back_of("llama", steps, tmp_path / "second", skip=[tmp_path / "first"], gpu="G1")
-    assert calls == [steps[grid.NCU_CHUNK:]] and sorted(got) == steps         # only the missing ones
-    assert got["s0"]["write_none_b"].tolist() == [1.0, 101.0] and got["s0"]["write_all_b"].tolist() == [0.0, 100.0]
-    assert set(pd.read_csv(tmp_path / "second" / "ncu" / "llama-write-back.csv")["gpu"]) == {"G1"}
+    assert len(grid.write_back_of("llama3-8b", wanted, tmp_path, gpu="G1")[0]) == 4 and calls == []
+    cache = tmp_path / "ncu" / "llama3-8b-write-back.csv"
+    text = cache.read_text()
+    cache.write_text(text[:text.rstrip("\n").rindex(",")])     # cut inside the last row
+    left = grid.read_cache(cache, "G1")
+    assert len(left) == 3 and all(len(t) == 3 for t in left.values())
+    grid.write_back_of("llama3-8b", wanted, tmp_path, gpu="G1")
+    assert len(calls) == 1 and len(calls[0]) == 1           # only the step the cut left short
     calls.clear()
-    grid.write_back_of("llama", steps[:1], tmp_path / "third", skip=[tmp_path / "second"], gpu="G2")
-    assert calls == [steps[:1]]                       # another GPU's reading is not this GPU's: read again
+    grid.write_back_of("llama3-8b", wanted[:1], tmp_path, gpu="G2")
+    assert len(calls[0]) == 2                                # another GPU's reading is not this GPU's
+    assert len(grid.read_cache(cache, "G1")) == 4 and len(grid.read_cache(cache, "G2")) == 2   # both kept
 
 
 def test_per_repeat_on_the_arrays_is_the_merge_and_a_twice_named_key_is_left_to_it():

@@ -67,7 +67,8 @@ def test_the_written_words_of_every_engine_are_unchanged():
     assert condition_words(LADDER_STATES) == ("natural", "flush", "flush_after_pin", "reset_after_pin")
     assert condition_words(CELL_CONDITIONS) == ("natural", "no_producer", "flush_before_call",
                                                 "flush_after_producer", "reset_after_producer")
-    assert condition_words(STEP_CONDITIONS) == ("natural", "cold", "cold_dirty", "cold_matched", "cold_start")
+    assert condition_words(STEP_CONDITIONS) == ("natural", "cold", "cold_dirty", "cold_matched", "cold_start",
+                                                "rewarmed", "warm_inputs")
     assert condition_words(EDGE_ARMS) == ("natural", "cold", "rewarmed", "edge_cold")
 
 

@@ -8,7 +8,7 @@ metrics that were missing or all zero, combining notes, and assumptions behind t
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 import pandas as pd
 
@@ -134,7 +134,6 @@ def noisy_cell_caveats(study: Study) -> list[Caveat]:
     """Cells of an adaptive run that reached max repeats or seconds before their interval closed
     (cells.csv `stopped` = limit, measure/adaptive.py): their medians are less certain than the
     target the run asked for."""
-    from l2attr.analysis.noisy import limit_note
 
     cells = study.cells
     if cells.empty or "stopped" not in cells.columns:
@@ -246,3 +245,25 @@ def charge_caveats(ladder: pd.DataFrame) -> list[Caveat]:
 
 def sort_caveats(caveats: list[Caveat]) -> list[Caveat]:
     return sorted(caveats, key=lambda c: LEVELS.index(c.level) if c.level in LEVELS else len(LEVELS))
+
+# -- cells of an adaptive run that stopped at the limit ----------------------------------------
+#
+# Why one place: the ladder's cells, an experiment's conditions and a sweep's points all carry the
+# engine's `stopped` column (measure/adaptive.py: target or limit); a cell at the limit has a median
+# less certain than the run's target, and every report page says so in the same words.
+def limit_names(table: pd.DataFrame, keys: Sequence[str]) -> list[str]:
+    """The cells (keys joined by /) whose `stopped` is limit; none in a fixed run."""
+    if table.empty or "stopped" not in table.columns:
+        return []
+    hit = table[table["stopped"].astype(str) == RepeatStop.LIMIT.value]
+    return sorted({"/".join(map(str, k)) for k in hit[list(keys)].to_numpy()})
+
+
+def limit_note(table: pd.DataFrame, keys: Sequence[str], rule: dict[str, Any] | None) -> str:
+    """'N cell(s) noisy: stopped at the limit (...): a, b', or '' when none."""
+    names = limit_names(table, keys)
+    if not names:
+        return ""
+    target = (f" (its 95 % interval did not close to ±{float(rule['target_rel']):.1%} of the median)"
+              if rule and rule.get("target_rel") else "")
+    return f"{len(names)} cell(s) noisy: stopped at the limit{target}: {', '.join(names)}"

@@ -77,7 +77,7 @@ class ExperimentAnalysis:
     dram: pd.DataFrame
     control: dict[str, Any] | None
     discarded: dict[str, int]
-    noisy: str = ""              # adaptive repeats: the conditions that stopped at the limit (analysis/noisy.py)
+    noisy: str = ""              # adaptive repeats: the conditions that stopped at the limit (analysis/caveats.py)
 
 
 def analyse_experiment(run: ExperimentRun) -> ExperimentAnalysis:
@@ -90,7 +90,7 @@ def analyse_experiment(run: ExperimentRun) -> ExperimentAnalysis:
     d = dram_table(run.metrics) if not run.metrics.empty else pd.DataFrame()
     c = control(run.metrics) if not run.metrics.empty else None
     disc = run.samples["discard"].value_counts().to_dict() if not run.samples.empty else {}
-    from l2attr.analysis.noisy import limit_note
+    from l2attr.analysis.caveats import limit_note
 
     noisy = "; ".join([*(f"partial data: {p}" for p in run.partial),
                        *[limit_note(run.cells, ("condition",), run.manifest.get("adaptive"))]]).strip("; ")

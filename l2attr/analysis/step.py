@@ -27,11 +27,12 @@ import pandas as pd
 
 from l2attr.analysis.significance import Interval, clock_tick_us, compare
 from l2attr.measure.stats import bootstrap_median_ci
-from l2attr.analysis.step_reading import (EAGER, MATCHED, REPLAY, START, STUDY, STUDY_CLAIM, Share,  # noqa: F401
+from l2attr.analysis.step_reading import (EAGER, KERNEL_TIME, MATCHED, REPLAY, START, STUDY, STUDY_CLAIM, Share,  # noqa: F401
                                           Split, eager_interval, of_denominator, of_kernel_time, out_of_bracket,
                                           describe_kernel, dram_per_kernel, dram_totals, matched_headline, per_repeat, split, top_edges,
                                           top_kernels, versus_claim)
 from l2attr.analysis.step_edges import EDGE_COLUMNS, OUTSIDE, edges  # noqa: F401  (re-exported)
+from l2attr.analysis.step_split import first_node
 from l2attr.names import UNMATCHED, name_op  # noqa: F401  (re-exported: the readers call them here)
 from l2attr.vocab import Judgement, Command, L2Condition, StepMode
 
@@ -166,6 +167,28 @@ class StepAnswer:
             return None
         return of_denominator("activations", sp.activations, p.denominator, p.denominator_us)
 
+    @property
+    def headroom(self) -> Share | None:
+        """Natural minus every kernel's inputs resident, over the primary denominator: what perfect
+        residency would add to what reuse is worth today (None without the warm_inputs arm)."""
+        p, sp = self.primary, self.parts
+        if p is None or sp is None or sp.headroom is None:
+            return None
+        return of_denominator("headroom", sp.headroom, p.denominator, p.denominator_us)
+
+    def share_of(self, what: str, denominator: str) -> Share | None:
+        """The matched saving's or a part's share of a named denominator (EAGER, REPLAY, KERNEL_TIME)."""
+        base = {EAGER: self.eager, REPLAY: self.replay, KERNEL_TIME: self.matched}.get(denominator)
+        if base is None:
+            return None
+        if what == "matched":
+            return base
+        part = getattr(self.parts, what, None) if self.parts is not None else None
+        if part is None:
+            return None
+        d = base.denominator_us if denominator != KERNEL_TIME else Interval.of(self.pairs["kernel_time_us"])
+        return of_denominator(what, part, denominator, d)
+
     # -- the result-object shape every front-door verb shares (.cells, .verdict, .run_dir, repr) --
     @property
     def cells(self) -> pd.DataFrame:
@@ -294,7 +317,9 @@ def answer(k: pd.DataFrame, ops: pd.DataFrame, times: pd.DataFrame | None = None
         eager = of_denominator("matched", matched.saving, EAGER, eager_interval(m))
         judgement = (eager or replay or matched).judgement.value        # the headline's share's word
         control = [float(x) for x in sf.get("control_us") or [] if isinstance(x, (int, float)) and math.isfinite(x)]
-        parts = split(pairs, control, len(met))
+        unread = sf.get("rewarm_unread")
+        first_d = first_node(k) if L2Condition.REWARMED.value in set(k["condition"]) else None
+        parts = split(pairs, control, len(met), first_d, len(unread) if isinstance(unread, list) else None)
     return StepAnswer(kern, pairs, edges(ops, kern), float(np.median(kt)),
                       float(pairs["span_us"].median()), float(pairs["saving_us"].median()), (s_lo, s_hi),
                       float(np.median(shares)), (lo, hi), judgement, step, d_share, d_ci, clean.value,
@@ -302,16 +327,6 @@ def answer(k: pd.DataFrame, ops: pd.DataFrame, times: pd.DataFrame | None = None
                       write_back_missing=str(sf.get("write_back_missing") or ""),
                       note=first(kern) if first is not None else "", manifest=m,
                       ops=facts.pop("ops_table", None), **facts)
-
-
-def compare_step_times(base: StepAnswer, other: StepAnswer) -> str:
-    """Is `other`'s untraced step faster than `base`'s? (same process and GPU: in-run intervals)"""
-    j = compare(base.step_time, other.step_time)
-    if j.judgement == Judgement.NOT_MEASURED:
-        return "step times not measured"
-    word = {Judgement.WITHIN_NOISE: "no different within noise"}.get(j.judgement, j.judgement.value)
-    return (f"{other.step_time.median:.1f} µs against {base.step_time.median:.1f} µs: {word} "
-            f"({j.speedup:.3f}x [{j.lo:.3f}, {j.hi:.3f}])")
 
 
 def analyse_step(path: Path) -> StepAnswer:

@@ -14,13 +14,8 @@ Denominators, each named wherever its share is printed:
 A share of the replay or the eager step is the saving's median over the denominator's median; its
 interval divides the saving's interval by the denominator's (the far ends: the wider bound).
 
-The split (the study's quantity is the reuse of activations):
-  before the step  S_i(cold_start): one flush before the first kernel only takes away what the last
-                   step left (weights, caches, tables, code) and nothing the step makes itself;
-  within the step  S_i(matched) - S_i(cold_start): what the step's own kernels left for later ones;
-  non-data cost    (K - 1) x the control (a flush's cost to a kernel over data never resident), K the
-                   kernels that met a flush: the matched arm has K flushes, the start arm one;
-  activations      within the step minus the non-data cost.
+The split (the study's quantity is the reuse of activations) is analysis/step_split.py's: every
+part an interval of paired per-repeat values, the non-data cost measured per kernel node.
 """
 
 from __future__ import annotations
@@ -33,17 +28,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from l2attr.analysis.significance import Interval
+from l2attr.analysis.significance import Interval, compare
 from l2attr.analysis.step_edges import OUTSIDE
+from l2attr.analysis.step_split import (DECIDE_HALF_WIDTH, STUDY, STUDY_CLAIM, Split, split,  # noqa: F401  (re-exported)
+                                        versus_claim)
 from l2attr.vocab import Judgement, L2Condition
 
 MATCHED, START = L2Condition.COLD_MATCHED.value, L2Condition.COLD_START.value
 KERNEL_TIME, REPLAY, EAGER = "the step's kernel time", "the graph replay", "the eager step"
-STUDY_CLAIM = 0.0065   # the study's bound: reuse of activations in eager LLM inference, under 0.65 % of step time
-STUDY = ("the study \"Worth the Bytes?\" claims that transient inter-kernel L2 reuse of activations in eager-mode "
-         "LLM inference is worth less than 0.65 % of step time")
-
-
 @dataclass(frozen=True)
 class Share:
     """A saving (µs, with its interval) as a share of one named denominator."""
@@ -67,17 +59,6 @@ def judge(lo: float, hi: float) -> Judgement:
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return Judgement.NOT_MEASURED
     return Judgement.WITHIN_NOISE if lo <= 0 <= hi else (Judgement.FASTER if lo > 0 else Judgement.SLOWER)
-
-
-def versus_claim(lo: float, hi: float, claim: float = STUDY_CLAIM) -> str:
-    """Where an interval of a share stands against the study's bound (the one rule: intervals)."""
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        return "not measured"
-    if hi < claim:
-        return f"below the study's {100 * claim:.2f} %"
-    if lo > claim:
-        return f"above the study's {100 * claim:.2f} %"
-    return f"not distinguishable from the study's {100 * claim:.2f} % (the interval holds it)"
 
 
 def per_repeat(k: pd.DataFrame, met: set[tuple[int, int]], skip: set[tuple[int, int]]) -> pd.DataFrame:
@@ -140,31 +121,6 @@ def of_denominator(what: str, saving: Interval, denominator: str, d: Interval) -
     lo = saving.lo / (d.hi if saving.lo >= 0 else d.lo)
     hi = saving.hi / (d.lo if saving.hi >= 0 else d.hi)
     return Share(what, denominator, saving, d, Interval(saving.median / d.median, lo, hi))
-
-
-@dataclass(frozen=True)
-class Split:
-    """The matched saving split by what was reused, each in µs with its interval."""
-
-    before: Interval          # what was resident before the step began
-    within: Interval          # what the step's own kernels left for later ones (non-data cost in)
-    nondata: Interval         # the flush's non-data cost over the extra flushes (a control)
-    activations: Interval     # within minus the non-data cost
-
-
-def split(pairs: pd.DataFrame, control_us: list[float], flushed: int) -> Split | None:
-    """The split from the per-repeat sums and the control (None without a start or matched arm)."""
-    m, s = f"saving_{MATCHED}_us", f"saving_{START}_us"
-    if m not in pairs or s not in pairs or not len(pairs):
-        return None
-    before = pairs[s].to_numpy(float)
-    within = pairs[m].to_numpy(float) - before
-    c = np.asarray(control_us, dtype=float)
-    extra = max(flushed - 1, 0)
-    nondata = Interval.of(c * extra) if len(c) else Interval(0.0, 0.0, 0.0)
-    w = Interval.of(within)
-    act = Interval(w.median - nondata.median, w.lo - nondata.hi, w.hi - nondata.lo)
-    return Split(Interval.of(before), w, nondata, act)
 
 
 def out_of_bracket(kern: pd.DataFrame) -> pd.Series:
@@ -346,3 +302,13 @@ def summary(ans: Any) -> str:
     if ans.run_dir is not None:
         lines.append(f"  run dir: {ans.run_dir}")
     return "\n".join(lines)
+
+
+def compare_step_times(base: StepAnswer, other: StepAnswer) -> str:
+    """Is `other`'s untraced step faster than `base`'s? (same process and GPU: in-run intervals)"""
+    j = compare(base.step_time, other.step_time)
+    if j.judgement == Judgement.NOT_MEASURED:
+        return "step times not measured"
+    word = {Judgement.WITHIN_NOISE: "no different within noise"}.get(j.judgement, j.judgement.value)
+    return (f"{other.step_time.median:.1f} µs against {base.step_time.median:.1f} µs: {word} "
+            f"({j.speedup:.3f}x [{j.lo:.3f}, {j.hi:.3f}])")

@@ -76,7 +76,7 @@ class SweepAnalysis:
     note: str = ""                            # what the judgement's words mean
     lag: str = ""                             # how many kernel-timer samples the spin did not cover
     check: RetentionCheck | None = None       # a recorded check beside the run (occupy: ncu retention)
-    noisy: str = ""                           # --adaptive: the points that stopped at the limit (analysis/noisy.py)
+    noisy: str = ""                           # --adaptive: the points that stopped at the limit (analysis/caveats.py)
 
     @property
     def axis(self) -> Any:
@@ -126,7 +126,7 @@ def analyse_sweep(run: SweepRun) -> SweepAnalysis:
     if not table.empty:                     # the rule's word on each row's judged speedup
         table = table.assign(judgement=[w.value for w in t.judged(spec.judgement.on)])
     check = read_check(run.path / spec.check_file) if spec.check_file else None
-    from l2attr.analysis.noisy import limit_note
+    from l2attr.analysis.caveats import limit_note
 
     noisy = limit_note(run.points, ("family", "profile", "point"), (run.manifest.get("sweep") or {}).get("adaptive"))
     return SweepAnalysis(run, spec, table, verdict.reading, verdict.summary, verdict.marks, verdict.note,

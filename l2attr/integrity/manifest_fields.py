@@ -61,6 +61,11 @@ def texts(v: Any) -> bool:
 
 
 STRINGS: Rule = (texts, "a list of strings")
+FINITES: Rule = (lambda v: isinstance(v, list) and all(_number(x) for x in v), "a list of finite numbers")
+POSITIVES: Rule = (lambda v: isinstance(v, list) and all(_number(x) and x > 0 for x in v),
+                   "a list of finite numbers > 0")
+NODES: Rule = (lambda v: isinstance(v, list) and all(_whole(x) and 0 <= x <= 10 ** 9 for x in v) and len(set(v)) == len(v),
+               "a list of distinct kernel node indices (whole numbers >= 0)")
 
 # every kind
 COMMON: dict[str, Rule] = {
@@ -143,6 +148,10 @@ BY_KIND: dict[str, dict[str, Rule]] = {
         "step": OBJECT, "step.name": TEXT, "step.repeats": whole(2), "step.warmup": whole(0),
         "step.function": TEXT_OR_NULL, "step.mode": word(StepMode.values()), "step.edges": whole(0),
         "step.facts": OBJECT, "cold": ANY_TEXT, "edges_method": ANY_TEXT,
+        "step.repeats_asked": whole(2), "step.max_repeats": whole(0), "step.rounds": whole(1),
+        "surgery.eager_us": POSITIVES, "surgery.control_us": FINITES, "surgery.call_us": POSITIVES,
+        "surgery.torch_graph_us": POSITIVES, "surgery.rewarm_unread": NODES, "surgery.rewarm_nodes": whole(0),
+        "surgery.rewarm_bytes": BYTES, "surgery.rounds": whole(1),
         "graph": OBJECT, "graph.*": SCALAR, "surgery": OBJECT, "surgery.compiled": FLAG,
         "surgery.arms": ((lambda v: isinstance(v, list) and len(v) > 0 and texts(v) and len(set(v)) == len(v)),
                          "a non-empty list of distinct arm names (the conditions step_kernels.csv holds; "

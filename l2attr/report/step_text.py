@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from l2attr.analysis.step_reading import dram_lines, edges_how, graph_line, measured_edge_lines  # noqa: F401
-from l2attr.analysis.step import compare_step_times, describe_kernel, top_edges, top_kernels, versus_claim
+from l2attr.analysis.step import describe_kernel, top_edges, top_kernels, versus_claim
+from l2attr.analysis.step_reading import compare_step_times
 from l2attr.analysis.step_edges import describe as describe_edge
 from l2attr.analysis.step_load import is_graph, step_name
 from l2attr.analysis.step_program import program_check, program_line

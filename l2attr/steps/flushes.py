@@ -15,6 +15,7 @@ One graph per distinct size, captured once.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from l2attr.vocab import L2Condition
@@ -98,3 +99,77 @@ class Flushes:
 
     def graph(self, condition: str) -> Any:
         return self.graphs[condition]
+
+
+# -- the rewarmed arms ----------------------------------------------------------------------
+# The rewarmed arms of a graph-surgery step: the flush's non-data cost, per kernel node, paired.
+#
+# A flush before a kernel takes two things away: the data the kernel could have found in L2, and what
+# is no data at all (code and constants resident in L2, page-table entries). The study's quantity is
+# the first. A control kernel elsewhere in the process measures the second only for itself; a
+# 200 MB GEMM, an attention kernel and a 3 KB gather need not pay what it pays. So every kernel node
+# gets two more arms, built from the blocks its pointer arguments touch (steps/pointers.py):
+#
+#   warm_inputs  no flush; before kernel j every block j touches read back (clean loads, no store:
+#                kernels/warm_l2.cu), at most one L2, the most recent kept;
+#   rewarmed     before kernel j the matched flush (clean flush, then j's inherited write-back),
+#                then the same read-back.
+#
+# Both leave j's inputs resident, the same bytes in the same order; they differ only by the flush.
+# So per node and repeat, rewarmed - warm_inputs is the flush's non-data cost to that kernel, and
+# natural - warm_inputs is the headroom: what perfect residency of every input would add to today.
+# A node whose launch the driver does not give, or that touches no allocator block, gets neither
+# child (`unread`): the analysis charges it the control kernel's cost instead, and says how many.
+
+
+@dataclass
+class Rewarms:
+    """The child graphs of both arms, node -> graph, and which nodes have none."""
+
+    warm: dict[int, Any] = field(default_factory=dict)
+    rewarmed: dict[int, Any] = field(default_factory=dict)
+    unread: list[int] = field(default_factory=list)
+    why: str = ""
+    warmed_bytes: int = 0
+    keep: list[Any] = field(default_factory=list)      # the torch graphs whose cudaGraph_t the copies embed
+
+
+def build(dev: Any, flushes: Any, kernel_nodes: list[Any], write_back: dict[int, float]) -> Rewarms:
+    """Capture each read node's two children: the read-back alone, and the matched flush then the read-back."""
+    from l2attr.steps import surgery
+    from l2attr.steps.edges import Warmer
+    from l2attr.steps.graph_edges import fit
+    from l2attr.steps.pointers import own_spans, read_each
+
+    torch = dev.torch
+    touch, spans, why = read_each(torch, kernel_nodes)
+    warm = Warmer(dev)
+    out = Rewarms(why=why)
+    for j in range(len(kernel_nodes)):
+        ranges = fit(own_spans(j, touch, spans), dev.l2_bytes) if touch[j] is not None else []
+        if not ranges:
+            out.unread.append(j)
+            continue
+        dirty = grain(write_back.get(j, 0.0), dev.l2_bytes)
+
+        def read_back(ranges: list[tuple[int, int]] = ranges) -> None:
+            warm.launch(ranges)
+
+        def flushed(ranges: list[tuple[int, int]] = ranges, dirty: int = dirty) -> None:
+            flushes.launch(dirty)
+            warm.launch(ranges)
+
+        for fn, into in ((read_back, out.warm), (flushed, out.rewarmed)):
+            g = surgery.capture(torch, fn, warmup=1)
+            out.keep.append(g)
+            into[j] = surgery.raw_graph(g)
+        out.warmed_bytes += sum(n for _, n in ranges)
+    if not out.why and out.unread:
+        out.why = "no allocator block among their pointer arguments"
+    return out
+
+
+def facts(r: Rewarms, n_kernels: int) -> dict[str, Any]:
+    """What the manifest says of the rewarmed arms: the nodes without one and why."""
+    return {"rewarm_unread": list(r.unread), "rewarm_nodes": n_kernels - len(r.unread),
+            "rewarm_bytes": int(r.warmed_bytes), **({"rewarm_why": r.why} if r.unread else {})}

@@ -29,6 +29,7 @@ import importlib.util
 import json
 import sys
 from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import pandas as pd
@@ -146,15 +147,26 @@ def load_factory(target: str) -> Callable[[], tuple[Callable[..., Any], tuple]]:
 
 
 COUNTS_ENV = "L2ATTR_NCU_COUNTS"      # where the child writes each step's kernel-node count (JSON)
+ERROR_ENV = "L2ATTR_NCU_CHILD_ERROR"  # where the child writes its own error, one line (a path, no data)
 
 
 def graph_child(target: str, replays: int, warmup: int = 3) -> None:
     """The profiled child: FACTORY() gives one step `(fn, args)` or many `[(name, fn, args), ...]`
     (a grid: one process, one model build, one ncu run for all of them). Each is captured as
     `l2attr.step` captures it, replayed once unprofiled (the state a step leaves the next), then
-    `replays` times between cudaProfilerStart and cudaProfilerStop."""
-    made = load_factory(target)()
-    replay_steps(made if isinstance(made, list) else [(Command.STEP.value, made[0], made[1], {})], replays, warmup)
+    `replays` times between cudaProfilerStart and cudaProfilerStop. Its own error (the factory's,
+    the step's) is one line on stderr and in ERROR_ENV's file: ncu's output would bury it."""
+    import os
+
+    try:
+        made = load_factory(target)()
+        replay_steps(made if isinstance(made, list) else [(Command.STEP.value, made[0], made[1], {})], replays, warmup)
+    except Exception as exc:                  # the user's code: any error, said in one line
+        line = f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0]}".rstrip(": ")
+        print(f"l2attr write_back child: {line}", file=sys.stderr, flush=True)
+        if os.environ.get(ERROR_ENV):
+            Path(os.environ[ERROR_ENV]).write_text(line + "\n")
+        raise SystemExit(1) from None
 
 
 def replay_steps(steps: list[tuple], replays: int, warmup: int = 3) -> None:
@@ -219,10 +231,18 @@ def profile_graph(target: str | Sequence[str], out: Path, replays: int, ncu: str
             sys.executable, "-m", "l2attr.steps.ncu", "child", target, str(replays)]
         argv = build_ncu_argv(child, names, rep, opts, ncu)
         counts = out / f"graph-cache-{cc}.counts.json"
+        failed = out / f"graph-cache-{cc}.error.txt"
+        failed.unlink(missing_ok=True)
         from l2attr.experiment.annotate import environment
 
-        with environment({**(env or {}), COUNTS_ENV: str(counts.resolve())}):
+        with environment({**(env or {}), COUNTS_ENV: str(counts.resolve()), ERROR_ENV: str(failed.resolve())}):
             result = run_job(f"ncu graph (cache control {cc})", argv, QuietLog(log), runner or stream_run)
+        if result.returncode != 0 and failed.is_file():
+            said = failed.read_text(errors="replace")[:2000].strip()
+            print(f"l2attr write_back child: {said}", file=sys.stderr, flush=True)
+            raise UserError(f"write_back: the step's child failed under Nsight Compute (cache control {cc}, exit "
+                            f"{result.returncode}) with the error above; call the factory {target if isinstance(target, str) else ''} "
+                            "in Python without ncu to see its traceback")
         check_job(result, rep.with_suffix(".ncu-rep"), chip)
         t = read_report(rep.with_suffix(".ncu-rep"), condition="").table
         t = t[t["metric"].isin(key_of)].copy()
@@ -268,8 +288,58 @@ def deltas(ncu: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+# -- a layered model's write-back at any depth from readings at one and two layers ---------------
+# ncu costs 60-85 ms a kernel node (H100), minutes for a full-depth 8B decode. A decoder's graph is a
+# head, one block of nodes per layer, and a tail; every layer after the first meets what the one
+# before it left, as layer 1 does at depth 2. So layer l >= 1 inherits what layer 1 does, the head,
+# layer 0 and the tail what they do at depth 2. The shape comes from the kernel names of the one- and
+# two-layer readings and is refused where they are no such sequence (docs/step-method.md).
+@dataclass(frozen=True)
+class Layered:
+    """A step's kernel nodes as head + layers x per_layer + tail."""
+
+    head: int
+    per_layer: int
+    tail: int
+
+    def nodes(self, layers: int) -> int:
+        return self.head + self.per_layer * layers + self.tail
+
+
+def layer_shape(one: list[str], two: list[str]) -> Layered:
+    """The head, block and tail from the kernel names of the same step at one and two layers."""
+    p = len(two) - len(one)
+    if p <= 0 or p > len(one):
+        raise UserError(f"periodic write-back: {len(one)} kernel nodes at one layer and {len(two)} at two: "
+                        "no layer block to repeat")
+    for h in range(len(one) - p + 1):
+        block, again = two[h:h + p], two[h + p:h + 2 * p]
+        if block == again and two[:h + p] == one[:h + p] and two[h + 2 * p:] == one[h + p:]:
+            return Layered(h, p, len(one) - h - p)
+    raise UserError("periodic write-back: the two-layer step is not the one-layer step with its layer block "
+                    "repeated (kernel names differ): read the write-back at the depth measured")
+
+
+def at_depth(two: dict[int, float], shape: Layered, layers: int) -> dict[int, float]:
+    """Per node of the step at `layers` (>= 2), the write-back of its counterpart at two layers."""
+    if layers < 2:
+        raise UserError(f"periodic write-back: {layers} layers; map from two layers to two or more")
+    if sorted(two) != list(range(shape.nodes(2))):
+        raise UserError(f"periodic write-back: the two-layer reading covers {len(two)} nodes, not {shape.nodes(2)}")
+    h, p = shape.head, shape.per_layer
+    out = {}
+    for j in range(shape.nodes(layers)):
+        if j < h + p:
+            out[j] = two[j]                                  # the head and layer 0, as at depth 2
+        elif j < h + p * layers:
+            out[j] = two[h + p + (j - h - p) % p]            # every later layer as layer 1
+        else:
+            out[j] = two[j - p * (layers - 2)]               # the tail, after the last layer
+    return out
+
+
 __all__ = ["profile_step", "profiled_child", "dram_frame", "child_env", "Path", "profile_graph", "graph_child",
-           "load_factory", "deltas"]
+           "load_factory", "deltas", "Layered", "layer_shape", "at_depth"]
 
 
 if __name__ == "__main__":

@@ -208,6 +208,33 @@ def read(torch: Any, kernel_nodes: list[Any]) -> tuple[list[set[int]], list[tupl
     return [touched(node_words(n), spans) for n in kernel_nodes], spans
 
 
+def read_each(torch: Any, kernel_nodes: list[Any]) -> tuple[list[set[int] | None], list[tuple[int, int]], str]:
+    """As `read`, node by node: a node whose launch the driver does not give is None (the others
+    are still read); the first such reason, or ''. The rewarmed arms need every node they can get."""
+    spans = blocks(torch.cuda.memory_snapshot())
+    out: list[set[int] | None] = []
+    why = ""
+    for n in kernel_nodes:
+        try:
+            out.append(touched(node_words(n), spans))
+        except PointersUnavailable as exc:
+            out.append(None)
+            why = why or (str(exc).splitlines() or [type(exc).__name__])[0]
+    return out, spans, why
+
+
+def own_spans(node: int, touch: Sequence[set[int] | None], spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Every block kernel `node` touches, as (start, size), in the order that leaves the most recent
+    most resident: blocks no earlier kernel of the step touched (weights, inputs: the previous step's)
+    first, then the step's own by their latest earlier toucher. What a perfect L2 would hold for it."""
+    last: dict[int, int] = {}
+    for j in range(node):
+        for b in touch[j] or ():
+            last[b] = j
+    mine = touch[node] or set()
+    return [spans[b] for _, b in sorted((last.get(b, -1), b) for b in mine)]
+
+
 # -- launches compared across three captures: pure, tested on a CPU ------------------------------
 
 Launch = tuple[tuple[int, ...], list[bytes]]

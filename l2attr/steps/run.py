@@ -58,11 +58,19 @@ class StepSpec:
     eager: bool = False
     write_back: Any = None
     keep_trace: bool = False
+    rewarm: bool = True            # the rewarmed arms: the flush's non-data cost per kernel node (steps/flushes.py)
+    until: Any = None              # a stopping rule (surgery_run.StopRule): more repeats while undecided
+    max_repeats: int = 0           # the rule's budget: at most this many repeats in all
 
     def check(self) -> None:
         check_label(self.name, "step name")
         if self.repeats < 2 or self.warmup < 0 or self.edges < 0:
             raise UserError("step: repeats must be >= 2, warmup >= 0 and edges >= 0")
+        if self.until is not None and not callable(self.until):
+            raise UserError("step: until must be a stopping rule (a function of the kernels so far), or None")
+        if self.until is not None and self.max_repeats < self.repeats:
+            raise UserError(f"step: max_repeats ({self.max_repeats}) must be at least repeats ({self.repeats}) "
+                            "when a stopping rule is given")
         check_inputs(self.args, dict(self.kwargs))
 
 
@@ -100,7 +108,7 @@ def run_step(spec: StepSpec, log: Callable[[str], None] = print, choose_edges: E
 
         try:
             got = measure(device, spec.fn, spec.args, dict(spec.kwargs), spec.repeats, spec.warmup, log,
-                          spec.edges, spec.write_back)
+                          spec.edges, spec.write_back, spec.rewarm, spec.until, spec.max_repeats)
         except UncapturableStep as exc:
             fallback = str(exc)
             log(f"step {spec.name}: cannot be captured into a CUDA graph ({fallback}): per-op eager method")
@@ -118,7 +126,10 @@ def _write(dev: Any, spec: StepSpec, mode: StepMode, got: SurgeryRun, log: Calla
     facts = dict(got.facts)
     trace = facts.pop("_trace", None)
     run = RunDir.create(Path(spec.out), spec.name, {
-        "kind": KIND, "step": {"name": spec.name, "repeats": spec.repeats, "warmup": spec.warmup, "mode": mode.value,
+        "kind": KIND, "step": {"name": spec.name, "repeats": int(facts.pop("repeats_done", spec.repeats)),
+                               **({"repeats_asked": spec.repeats, "max_repeats": spec.max_repeats,
+                                   "rounds": int(facts.get("rounds", 1))} if spec.until is not None else {}),
+                               "warmup": spec.warmup, "mode": mode.value,
                                "edges": spec.edges, "facts": dict(spec.facts),
                                "function": f"{getattr(spec.fn, '__module__', '?')}:{getattr(spec.fn, '__qualname__', '?')}"},
         "command": command_line(), **dev.facts(), "cold": SURGERY_COLD if surgery else COLD_METHOD,

@@ -29,6 +29,9 @@ from l2attr.vocab import L2Condition
 # the arms, as members from here to the kernel table (steps/trace.py Slots)
 NATURAL, COLD, MATCHED, DIRTY, START = (L2Condition.NATURAL, L2Condition.COLD, L2Condition.COLD_MATCHED,
                                         L2Condition.COLD_DIRTY, L2Condition.COLD_START)
+WARM, REWARMED = L2Condition.WARM_INPUTS, L2Condition.REWARMED
+# (node-keyed kernels so far, what the rule needs besides them) -> True once the answer is decided
+StopRule = Callable[[pd.DataFrame, Mapping[str, Any]], bool]
 METHOD = {
     "natural": "replays of the CUDA graph captured from the step (kineto kernel records), each after a reset of "
                "evict-last lines, a read of 2x L2 and five untraced replays: the L2 as the program's own "
@@ -52,6 +55,10 @@ METHOD = {
                 "synchronisations, no launch queued ahead: the eager step as a program runs it, per call",
     "control_us": "per repeat: a 1 MiB sum over data no step leaves resident, after the clean flush minus after "
                   "the same kernel on another slice: the flush's cost to one kernel besides its data",
+    "warm_inputs": "the natural graph with a node before every kernel that reads back every allocator block the "
+                   "kernel's pointer arguments touch (clean loads, at most one L2, the most recent kept), no flush",
+    "rewarmed": "the copy whose node before every kernel is the matched flush, then the same read-back: rewarmed minus "
+                "warm_inputs is the flush's non-data cost to that kernel (steps/flushes.py)",
 }
 
 
@@ -86,8 +93,9 @@ def user_graph(torch: Any, fn: Any) -> Any:
 
 def write_back_bytes(write_back: Any, n_kernels: int) -> tuple[dict[int, float], str]:
     """Per kernel node, the write-back its natural run inherits (bytes), from what the caller gives:
-    a mapping node -> bytes, or a table with `node` and `bytes` (or Nsight Compute's `write_none_b`
-    and `write_all_b`, steps/ncu.py `deltas`). ({}, why) when there is none or it does not fit."""
+    a mapping node -> bytes, a table with `node` and `bytes` (or Nsight Compute's `write_none_b`
+    and `write_all_b`, steps/ncu.py `deltas`), or one number of bytes for every node (0 for a step
+    known to leave nothing dirty). ({}, why) when there is none or it does not fit."""
     if write_back is None:
         return {}, "no write-back reading was given (Nsight Compute per kernel node: steps/ncu.py profile_graph)"
     if isinstance(write_back, pd.DataFrame):
@@ -99,6 +107,8 @@ def write_back_bytes(write_back: Any, n_kernels: int) -> tuple[dict[int, float],
         got = {int(r.node): float(r.bytes) for r in w.itertuples()}
     elif isinstance(write_back, Mapping):
         got = {int(k): float(v) for k, v in write_back.items()}
+    elif isinstance(write_back, (int, float)) and not isinstance(write_back, bool) and 0 <= write_back < float("inf"):
+        got = {j: float(write_back) for j in range(n_kernels)}      # every node the same (0: the clean flush)
     else:
         return {}, f"write_back must be a table or a mapping, not {type(write_back).__name__}"
     if sorted(got) != list(range(n_kernels)):
@@ -108,10 +118,12 @@ def write_back_bytes(write_back: Any, n_kernels: int) -> tuple[dict[int, float],
 
 
 def measure(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, repeats: int, warmup: int,
-            log: Callable[[str], None], edges: int = 0, write_back: Any = None) -> SurgeryRun:
-    """Everything the surgery run writes, phase by phase: capture, arms, trace, attribute, time,
-    control, edges (steps/graph_edges.py; None with a reason where the driver gives no arguments)."""
-    from l2attr.steps import attribute, graph_edges, surgery, timing, trace
+            log: Callable[[str], None], edges: int = 0, write_back: Any = None, rewarm: bool = True,
+            until: StopRule | None = None, max_repeats: int = 0) -> SurgeryRun:
+    """Everything the surgery run writes, phase by phase: capture, arms, trace (in rounds of
+    `repeats` until the rule `until` says the answer is decided or `max_repeats` are traced), attribute,
+    time, control, edges (steps/graph_edges.py; None with a reason where the driver gives no arguments)."""
+    from l2attr.steps import attribute, flushes as rewarms, graph_edges, surgery, timing, trace
     from l2attr.steps.flushes import Flushes, grain
 
     torch = dev.torch
@@ -150,18 +162,35 @@ def measure(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, repeats
             j: flushes.matched(wb[j]) for j in range(len(s.kernels))}))
     arms[DIRTY] = surgery.Exec(torch, surgery.with_flushes(raw, s, flushes.graph(DIRTY)))
     arms[START] = surgery.Exec(torch, surgery.with_flushes(raw, s, None, only={0: flushes.matched(wb.get(0, 0.0))}))
+    rw = rewarms.build(dev, flushes, s.kernels, wb) if rewarm else None
+    if rw is not None and rw.warm:
+        arms[WARM] = surgery.Exec(torch, surgery.with_flushes(raw, s, None, only=rw.warm))
+        arms[REWARMED] = surgery.Exec(torch, surgery.with_flushes(raw, s, None, only=rw.rewarmed))
     for a in arms.values():         # one replay each before tracing: upload, first-launch costs
         a()
     torch.cuda.synchronize()
-    # -- trace: every kernel of every arm, keyed by node
+    # -- trace: every kernel of every arm, keyed by node; more rounds while the rule is undecided
     t1 = time.perf_counter()
     k, names = trace.trace_replays(torch, arms, repeats, settle=flushes.settle)
+    done, rounds = repeats, 1
+    if until is not None:
+        ctx = {"eager_us": timing.time_eager(torch, call, 5) if own is None else [],
+               "replay_us": list(timing.time_steps(dev, arms[NATURAL], 5)["step_us"]),
+               "control_us": timing.control_cost(torch, lambda: flushes.launch(0), 10),
+               "unread": len(rw.unread) if rw is not None and rw.warm else None}
+        while done < max_repeats and not until(k, ctx):
+            more = min(done, max_repeats - done)
+            k2, _ = trace.trace_replays(torch, arms, more, settle=flushes.settle, first=done)
+            k = pd.concat([k, k2], ignore_index=True)
+            done, rounds = done + more, rounds + 1
+        log(f"step graph: {done} repeats in {rounds} round(s) ({'decided' if until(k, ctx) else 'undecided'} "
+            f"within at most {max_repeats})")
     t_trace = time.perf_counter() - t1
     # -- attribute: nodes to the eager ops that launch them
     k, ops, counts, why = attribute.attribute(torch, fn, args, kwargs, k, names, own is None)
     # -- time: the replay, the call, the eager loop, the call's own kernels; the flush's non-data cost
     times = timing.times(dev, arms[NATURAL], None if own is not None else call,
-                         None if own is not None else keep[0].replay, repeats, lambda: flushes.launch(0), names)
+                         None if own is not None else keep[0].replay, done, lambda: flushes.launch(0), names)
     for a in arms.values():
         a.close()
     edge_rows, edge_why = graph_edges.measured_edges(dev, raw, s, k, flushes, edges, repeats, log) if edges else (None, "")
@@ -170,10 +199,13 @@ def measure(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, repeats
                              "matched_bytes": [grain(wb[j], dev.l2_bytes) for j in range(len(names))]}) if wb else pd.DataFrame()
     facts = {**METHOD, **counts, "arms": [a.value for a in arms], "overlapping_kernels": s.overlapping, "nodes": len(s.types),
              "node_types": {t: s.types.count(t) for t in sorted(set(s.types))},
-             **times.facts(), "launch_check": launch_check,
+             **times.facts(), "launch_check": launch_check, "repeats_done": done, "rounds": rounds,
+             **(rewarms.facts(rw, len(names)) if rw is not None and rw.warm else {}),
              "timings": {"capture_s": round(t_capture, 2), "trace_s": round(t_trace, 2)}}
     if not wb:
         facts["write_back_missing"] = wb_why
+    if rw is not None and not rw.warm:
+        facts["rewarm_missing"] = f"no kernel node's inputs could be read back ({rw.why}): the control is the non-data cost"
     if not times.control_us:
         facts["control_missing"] = "the control kernel's launches were not all traced: no non-data cost is taken off"
     facts["compiled"] = attribute.is_compiled(torch, fn)

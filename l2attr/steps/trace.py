@@ -227,7 +227,7 @@ def plan(conditions: list[L2Condition], repeats: int) -> list[tuple[int, L2Condi
 
 def trace_arms(torch: Any, arms: dict[L2Condition, Callable[[], None]], repeats: int,
                settle: Callable[[], None] | None = None,
-               warm_replays: int = NATURAL_WARM_REPLAYS) -> tuple[dict[str, Any], Slots]:
+               warm_replays: int = NATURAL_WARM_REPLAYS, first: int = 0) -> tuple[dict[str, Any], Slots]:
     """Replay each arm `repeats` times under the profiler; the kineto trace as a dict and the
     numbered replays (each with its arm and repeat). Before a
     natural replay: `settle` (steps/flushes.py `Flushes.settle`: reset evict-last lines, write back
@@ -235,12 +235,12 @@ def trace_arms(torch: Any, arms: dict[L2Condition, Callable[[], None]], repeats:
     traced one meets the L2 as the program's own back-to-back steps leave it. After any flush one
     untraced replay is not enough for a step smaller than L2 (the quarter-L2 self-check's kernels
     read slower than in back-to-back calls on the H200; three replays came within a few percent):
-    docs/steps.md#natural-arm."""
+    docs/steps.md#natural-arm. `first`: the number of the first repeat (a later round goes on counting)."""
     natural = arms[L2Condition.NATURAL]
     slots = Slots()
 
     def body() -> None:
-        for i, cond in plan(list(arms), repeats):
+        for i, cond in ((first + i, c) for i, c in plan(list(arms), repeats)):
             if cond is L2Condition.NATURAL:
                 if settle is not None:
                     settle()
@@ -254,10 +254,10 @@ def trace_arms(torch: Any, arms: dict[L2Condition, Callable[[], None]], repeats:
 
 
 def trace_replays(torch: Any, arms: dict[L2Condition, Callable[[], None]], repeats: int,
-                  settle: Callable[[], None] | None = None) -> tuple[pd.DataFrame, list[str]]:
+                  settle: Callable[[], None] | None = None, first: int = 0) -> tuple[pd.DataFrame, list[str]]:
     """The trace phase: every arm replayed `repeats` times under the profiler, every kernel keyed by
-    its node; (the node-keyed table, the kernel names in node order)."""
-    k = node_kernels(*trace_arms(torch, arms, repeats, settle=settle))
+    its node; (the node-keyed table, the kernel names in node order). `first`: as trace_arms."""
+    k = node_kernels(*trace_arms(torch, arms, repeats, settle=settle, first=first))
     return k, cold_names(k)
 
 

@@ -84,8 +84,12 @@ class L2Condition(Vocab):
                       engines=(STEP,))
     COLD_START = _c("cold_start", "step: one flush before the step's first kernel only (matched to its write-back "
                     "when known): what the step reuses of what was resident before it began", engines=(STEP,))
-    REWARMED = _c("rewarmed", "edge: read-flushed, then every input of the consumer read back into L2 (the control)",
-                  engines=(EDGE,))
+    REWARMED = _c("rewarmed", "edge: read-flushed, then every input of the consumer read back into L2 (the control); "
+                  "step: before every kernel the matched flush, then every block the kernel touches read back",
+                  engines=(STEP, EDGE))
+    WARM_INPUTS = _c("warm_inputs", "step: no flush; before every kernel every block it touches read back (as "
+                     "rewarmed, without the flush): rewarmed minus this is the flush's non-data cost per kernel",
+                     engines=(STEP,))
     EDGE_COLD = _c("edge_cold", "edge: read-flushed, every input read back except the bytes the producer wrote",
                    engines=(EDGE,))
 
