@@ -145,6 +145,7 @@ SLOW = (
     "tests/test_readme_snippet_cpu.py::test_the_step_snippet_without_nsight_compute_ends_in_one_l2attr_line",
     "tests/test_registries.py::test_a_condition_declared_in_the_registry_runs_through_the_cpu_path",
     "tests/test_report_answer.py::test_progress_line_on_request",
+    "tests/test_report_walk.py::test_the_skipped_run_is_said_on_stderr_by_the_command",
     "tests/test_report_answer.py::test_sweep_legend_below_its_axis_title",
     "tests/test_report_families.py::test_one_family_has_the_section_but_no_family_answer",
     "tests/test_report_html.py::test_answer_is_the_first_text_after_the_title",
