@@ -104,6 +104,7 @@ SLOW = (
     "tests/test_cli_inputs.py::test_ctrl_c_after_the_command_ended_is_no_death_by_signal",
     "tests/test_cli_errors.py::test_closed_pipe_is_a_quiet_exit_141",
     "tests/test_cli_errors.py::test_full_disk_on_stdout_is_one_line_and_exit_2",
+    "tests/test_cli_closed_stdout.py::test_the_real_process_with_fd_1_closed",
     "tests/test_report_families.py::test_cli_report_on_the_three_families",
     "tests/test_cli_report.py::test_folder_of_runs_and_glob_leftovers",
     "tests/test_integrity_mixed.py::test_a_ladder_of_another_shape_beside_a_sweep",
