@@ -128,6 +128,7 @@ SLOW = (
     "tests/test_contract_ladder.py::test_ladder_sample_columns_obey_their_rule[src0-window_setaside_us--5-must be a number >= 0]",
     "tests/test_contract_ladder.py::test_ladder_sample_columns_obey_their_rule[src1-window_reset_us-abc-must be a number >= 0]",
     "tests/test_contract_signals.py::test_a_signal_mid_write_leaves_no_temp_file[SIGTERM-143]",
+    "tests/test_contract_signals.py::test_the_child_sets_its_own_dispositions_whatever_it_inherits",
     "tests/test_distribute_cli.py::test_unreachable_scheduler_one_line",
     "tests/test_distribute_cli.py::test_without_the_flags_dask_is_never_imported",
     "tests/test_doctor.py::test_doctor_module_imports_no_gpu_library",
