@@ -50,3 +50,12 @@ def test_the_real_process_with_fd_1_closed() -> None:
     res = subprocess.run([sys.executable, "-m", "l2attr", "step", "--show", str(RUN)], env=env, text=True,
                          stderr=subprocess.PIPE, preexec_fn=lambda: os.close(1), timeout=120)
     assert (res.returncode, res.stderr) == (2, f"l2attr step: error: {LINE}\n")
+
+
+def test_a_stdout_open_for_reading_only_says_it_cannot_write() -> None:
+    """`l2attr step --show RUN 1</dev/null`: EBADF at the flush was the bare "Bad file descriptor"."""
+    import errno
+
+    from l2attr.cli import os_error_text
+
+    assert os_error_text(OSError(errno.EBADF, "Bad file descriptor")) == "cannot write the output (Bad file descriptor)"
