@@ -14,6 +14,7 @@ from typing import Any, Iterable, NoReturn, Sequence
 
 from l2attr import __version__
 from l2attr.errors import UserError
+from l2attr.outputs import ClosedStdout, guard_closed_streams
 from l2attr.vocab import Command
 
 # subcommand -> (module under l2attr.commands, one-line help)
@@ -27,7 +28,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     Command.REPORT: (Command.REPORT, "turn run dirs into one offline HTML (or Markdown) attribution report"),
     Command.TRACES: (Command.TRACES, "inspect, generate and calibrate index traces (CPU)"),
     Command.TUNING: (Command.TUNING, "the fast family's launch point a tuning table chooses (CPU)"),
-    Command.DOCTOR: (Command.DOCTOR, "check GPU, CUDA, ncu counters, nvtx, ncu_report: can ladder/profile run?"),
+    Command.DOCTOR: (Command.DOCTOR, "check GPU, CUDA, ncu counters, nvtx, ncu_report: which verb can run here?"),
     Command.CACHE: (Command.CACHE, "the generated-workload cache shared by every --out: info, clear (CPU)"),
 }
 
@@ -80,6 +81,11 @@ class Parser(argparse.ArgumentParser):
                 f" (valid: {', '.join(choices)})"
         _say(f"{self.prog}: error: {message} (see {self.prog} --help)")
         raise SystemExit(2)
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        if message and isinstance(file, ClosedStdout):     # --help, --version with `>&-`
+            raise SystemExit(_closed_stdout_error(self.prog))
+        super()._print_message(message, file)
 
     def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
                    namespace: Any = None) -> argparse.Namespace:
@@ -140,12 +146,18 @@ def _drop_stdout() -> None:
         pass  # stdout is not a real file (a test's capture): nothing will flush it at exit
 
 
+def _closed_stdout_error(prefix: str) -> int:
+    _say(f"{prefix}: error: standard output is closed, so what the command prints was lost "
+         "(send it to /dev/null to discard it)")
+    return 2
+
+
 def os_error_text(exc: OSError) -> str:
     """An OSError in one line: the file it concerns, or the output it failed to write."""
     why = exc.strerror or str(exc) or type(exc).__name__
     if exc.filename:
         return f"{exc.filename}: {why}"
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO):
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EBADF):
         return f"cannot write the output ({why})"
     return why
 
@@ -263,6 +275,7 @@ def _raise_kept_interrupt() -> None:
 
 
 def _main(argv: list[str] | None) -> int:
+    guard_closed_streams()
     try:   # building the parser imports every command (pandas, numpy): Ctrl-C lands here often
         with warnings.catch_warnings(record=True) as said:
             parser = build_parser()
@@ -283,6 +296,8 @@ def _main(argv: list[str] | None) -> int:
     try:
         code = int(args._run(args) or 0)
         sys.stdout.flush()  # a full disk shows up here for short outputs, not at exit
+        if code == 0 and isinstance(sys.stdout, ClosedStdout) and sys.stdout.lost:
+            return _closed_stdout_error(prefix)
         return code
     except UserError as exc:
         _say(f"{prefix}: error: {exc}")

@@ -3,6 +3,9 @@
 Why one module: both refuse, up front and in one line, what would otherwise fail (or do harm)
 only after the work is done.
 
+Standard output and error closed at start (`>&-`): held on /dev/null, stdout counting what was
+lost (`ClosedStdout`), so a print is no AttributeError and the CLI can say what happened.
+
 Output paths: never one of the command's inputs, never a file of a run dir, never a new folder,
 never through a link that leads nowhere.
 
@@ -18,8 +21,10 @@ it points, which is never what the user named.
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -180,3 +185,53 @@ def check_disk(need: int, path: Path, hint: str) -> None:
 def id_file_bytes(n: int, rows: int) -> int:
     """Largest size of a trace of n ids below `rows`: each line is at most len(str(rows - 1)) + 1."""
     return n * (len(str(max(rows - 1, 0))) + 1)
+
+
+# -- a closed standard output ------------------------------------------------------------------
+
+class ClosedStdout(io.TextIOBase):
+    """sys.stdout of a process started with fd 1 closed (`l2attr step --show RUN >&-`): Python
+    leaves sys.stdout None there, and the first print or flush was an AttributeError traceback.
+    Writes are counted, not made; `_main` says at the end that the output was lost (exit 2), and a
+    command that printed nothing ends as it would have (a quiet exit 0)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lost = 0
+
+    def write(self, text: str) -> int:
+        self.lost += len(text)
+        return len(text)
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return False
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return "utf-8"
+
+
+def _fd_closed(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+        return False
+    except OSError:
+        return True
+
+
+def guard_closed_streams() -> None:
+    """A stdout or stderr closed at start (`>&-`, `2>&-`): its fd is held open on /dev/null, so no
+    file the command opens later takes fd 1 or 2 (a child process would write into it); stdout
+    becomes a ClosedStdout, stderr /dev/null (nobody is left to read it)."""
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        if getattr(sys, name) is not None:
+            continue
+        if _fd_closed(fd):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            if devnull != fd:
+                os.dup2(devnull, fd)
+                os.close(devnull)
+        setattr(sys, name, ClosedStdout() if fd == 1 else open(os.devnull, "w"))

@@ -4,7 +4,6 @@ back in today's columns, a schema-1 table upgraded on the way)."""
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 import sys
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ import pandas as pd
 from l2attr import atomic
 from l2attr.csvfile import read_complete_csv
 from l2attr.errors import STRICT, Damage, UserError
+from l2attr.safe_read import parse_json_limited, read_text_limited
 from l2attr.schema import CELLS, READABLE_VERSIONS, SAMPLES, SCHEMA_VERSION, TABLES, Table, check_frame
 from l2attr.vocab import Command, Family, Pin, Quantity, RungId, Timer
 
@@ -68,6 +68,9 @@ class RunDir:
             raise UserError(f"{path} is not an l2attr run dir (no {MANIFEST})")
         run = cls(path)
         manifest = run.manifest()
+        if "schema_version" not in manifest and "kind" not in manifest:
+            raise UserError(f"{path / MANIFEST}: not an l2attr run (its JSON has no schema_version and no kind; "
+                            "every manifest l2attr writes has both)")
         kind = manifest.get("kind")
         if kind is not None and not isinstance(kind, str):
             raise UserError(f"{path / MANIFEST}: kind must be a string (found {kind!r})")
@@ -145,6 +148,8 @@ class RunDir:
 # l2attr's writers nest a manifest a few levels deep; deeper is damage, and Python's parser
 # would meet its recursion limit (a traceback) long before it reached anything meaningful.
 MAX_MANIFEST_DEPTH = 64
+# the largest committed manifest (a distributed run's) is some 35 kB; 16 MiB is damage (/dev/zero)
+MAX_MANIFEST_BYTES = 16 << 20
 
 
 def upgrade_v1(df: pd.DataFrame, table: Table, manifest: dict) -> pd.DataFrame:
@@ -170,43 +175,10 @@ def upgrade_v1(df: pd.DataFrame, table: Table, manifest: dict) -> pd.DataFrame:
     return df
 
 
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"?', re.DOTALL)   # a string; an unterminated one runs to the end
-_BRACKET = re.compile(r"[\[\]{}]")
-
-
-def _depth(text: str) -> int:
-    """How deep `[`/`{` nest outside strings (so the parser's recursion never decides). The
-    strings go first (a regex, not a loop over every character)."""
-    outside = _STRING.sub("", text)
-    depth = deepest = 0
-    for ch in _BRACKET.findall(outside):
-        if ch in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        else:
-            depth -= 1
-    return deepest
-
-
 def read_manifest(file: Path) -> dict[str, Any]:
     """A manifest file's JSON object, or one UserError naming the file and the rule it breaks."""
-    try:
-        raw = Path(file).read_bytes()
-    except OSError as exc:
-        raise UserError(f"{file}: cannot be read ({exc.strerror or exc})") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UserError(f"{file}: must be UTF-8 text (byte {exc.start} is not)") from None
-    if _depth(text) > MAX_MANIFEST_DEPTH:
-        raise UserError(f"{file}: nested more than {MAX_MANIFEST_DEPTH} levels deep (no l2attr writer nests so)")
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{file}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
-    except (ValueError, RecursionError):   # an integer past Python's digit limit (int_max_str_digits)
-        raise UserError(f"{file}: holds a number too long to read (more than {sys.get_int_max_str_digits()} "
-                        "digits; no l2attr writer records one)") from None
+    text = read_text_limited(Path(file), MAX_MANIFEST_BYTES)     # a FIFO or /dev/zero: one line, no wait
+    value = parse_json_limited(text, file, MAX_MANIFEST_DEPTH)
     if not isinstance(value, dict):
         raise UserError(f"{file}: expected a JSON object, found {type(value).__name__}")
     where = _surrogate(value) if _SURROGATE_ESCAPE.search(text) else None

@@ -133,7 +133,7 @@ def test_window_setaside_and_reset_say_not_measured_when_not_recorded() -> None:
 def test_the_report_says_not_measured_for_the_windows_setaside_and_reset() -> None:
     """Markdown's window line and the caveat name the unmeasured costs; a measured one is printed."""
     from l2attr.analysis.caveats import charge_caveats
-    from l2attr.report.charges_text import window_lines
+    from l2attr.report.html_sections import window_lines
 
     lad = pd.DataFrame([row("optmt", 10.0, 9.9, 10.1), row("apw_optmt", 9.9, 9.8, 10.0)])
     s = pd.DataFrame(samples("optmt", None, 20.0, 30.0) + samples("apw_optmt", None, 19.9, 33.0))

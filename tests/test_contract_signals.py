@@ -5,6 +5,7 @@ own cleanup runs; after SIGKILL the next write of the same file removes what the
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -17,6 +18,10 @@ SCRIPT = textwrap.dedent("""
     import os, signal, sys
     from pathlib import Path
     from l2attr import atomic, cli
+    # the child's own dispositions: a parent started with SIGINT ignored (a script's background
+    # job) hands SIG_IGN on, and then Python installs no Ctrl-C handler and the kill did nothing
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if sys.argv[3] == "cli":
         cli.terminate_as_interrupt()
     def write(fh):
@@ -34,6 +39,19 @@ SCRIPT = textwrap.dedent("""
 def test_a_signal_mid_write_leaves_no_temp_file(tmp_path, sig, code):
     got = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path), sig, "cli"], capture_output=True, text=True)
     assert got.returncode == code, got.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_the_child_sets_its_own_dispositions_whatever_it_inherits(tmp_path):
+    """Issue 52: pytest started with SIGINT ignored (`trap '' INT`, a script's background job)
+    failed the SIGINT case above: the child inherited SIG_IGN. Here it inherits SIG_IGN on purpose."""
+    def ignore_both() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+    got = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path), "SIGINT", "cli"], capture_output=True,
+                         text=True, preexec_fn=ignore_both)
+    assert got.returncode == 130, got.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 

@@ -51,7 +51,8 @@ def _importer(missing=(), cuda_ok=True, props=None):
                             cuda=SimpleNamespace(is_available=lambda: cuda_ok))
     cupy = SimpleNamespace(__version__="14.2.0", cuda=SimpleNamespace(
         runtime=SimpleNamespace(getDeviceProperties=lambda i: dict(props or H200_PROPS))))
-    mods = {"torch": torch, "cupy": cupy, "nvtx": SimpleNamespace(__version__="0.2.10")}
+    mods = {"torch": torch, "cupy": cupy, "nvtx": SimpleNamespace(__version__="0.2.10"),
+            "cuda.bindings": SimpleNamespace(__version__="13.0.1"), "transformers": SimpleNamespace(__version__="5.25")}
 
     def imp(name):
         if name in missing or name not in mods:
@@ -86,7 +87,7 @@ def test_working_machine_is_ready_for_both():
     assert c["ncu"].detail == "/usr/bin/ncu (version 2025.3.1.0)"
     assert c["ncu reads counters"].ok
     assert not c["nsys timeline"].ok and c["nsys timeline"].needed_by == ()
-    assert readiness(checks) == {"ladder": True, "profile": True}
+    assert readiness(checks) == dict.fromkeys(doctor.GPU_ALL, True)
 
 
 def test_counter_probe_profiles_a_tiny_kernel_without_touching_clocks():
@@ -104,7 +105,9 @@ def test_counter_permission_failure_blocks_profile_only():
     checks = run_checks(_probes(FakeRunner(counters_out=out, counters_rc=1)))
     c = _by_name(checks)["ncu reads counters"]
     assert not c.ok and "ERR_NVGPUCTRPERM" in c.detail and "NVreg_RestrictProfilingToAdminUsers=0" in c.fix
-    assert readiness(checks) == {"ladder": True, "profile": False}
+    ready = readiness(checks)
+    assert not ready["profile"] and not ready["write_back"]
+    assert all(ready[v] for v in ("ladder", "sweep", "step", "experiment", "HF grid"))
 
 
 def test_missing_ncu_and_ncu_report():
@@ -120,7 +123,7 @@ def test_missing_torch_blocks_both_and_unknown_chip_blocks_profile():
     c = _by_name(checks)
     assert not c["import torch"].ok
     assert "no metric tables" in c["compute capability -> chip"].detail
-    assert readiness(checks) == {"ladder": False, "profile": False}
+    assert readiness(checks) == dict.fromkeys(doctor.GPU_ALL, False)
 
 
 def test_no_gpu_visible():
@@ -146,3 +149,39 @@ def test_cli_exit_status(monkeypatch, capsys, ok, code):
     assert "ncu reads counters" in out
     if code:
         assert err.strip().count("\n") == 0 and "profile" in err
+
+
+def _no_gpu_checks():
+    """A CPU machine with torch's CPU wheel, CuPy and ncu installed (as CI's second venv): no GPU."""
+    return run_checks(_probes(which_missing=("nvidia-smi",), cuda_ok=False))
+
+
+def test_without_a_gpu_no_torch_build_is_suggested():
+    """Issue 52: "install a torch build for this CUDA version" on a machine with no GPU at all."""
+    checks = _no_gpu_checks()
+    c = _by_name(checks)
+    assert not c["torch + CUDA"].ok and c["torch + CUDA"].fix == doctor.NO_GPU_FIX
+    assert not any("torch build" in ch.fix for ch in checks)
+    assert c["ncu reads counters"].detail == "not probed: no GPU here"
+
+
+def test_needs_say_what_the_checks_decide():
+    """Each verb's NEEDS column names exactly the checks its readiness reads."""
+    checks = run_checks(_probes())
+    for verb in doctor.GPU_ALL:
+        decided = {doctor.SHORT[c.name] for c in checks if verb in c.needed_by}
+        assert decided == set(doctor.NEEDS[verb]), verb
+
+
+def test_doctor_without_a_gpu_one_row_per_verb_80_columns_exit_2(monkeypatch, capsys):
+    """Issue 52: doctor covered ladder and profile only, wrapped badly at 80 columns, and said no
+    reason of its own on a CPU machine."""
+    monkeypatch.setattr(doctor, "run_checks", lambda probe_counters=True: _no_gpu_checks())
+    assert main(["doctor"]) == 2
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    assert max(map(len, lines)) <= 80
+    for verb in (*doctor.VERBS, "HF grid"):
+        assert sum(ln.startswith(verb + " ") for ln in lines) == 1, verb
+    assert err == ("l2attr doctor: error: no usable NVIDIA GPU here (nvidia-smi not found); ladder, profile, "
+                   "sweep, step, experiment and write_back need one\n")

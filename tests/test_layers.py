@@ -23,7 +23,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "l2attr"
 # `distribute` (many GPUs, Dask) splits the ladder's runs into units and writes what its workers
 # return: above the ladder, below everything that reads runs.
 FLOORS: tuple[tuple[str, ...], ...] = (
-    ("__init__", "vocab", "errors", "atomic", "source"),
+    ("__init__", "vocab", "errors", "atomic", "source", "safe_read"),
     ("names", "catalog", "schema", "csvfile", "outputs"),
     ("rundir", "gpu"),
     ("measure", "profile"),

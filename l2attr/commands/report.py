@@ -28,10 +28,10 @@ from typing import Any, TextIO
 
 from l2attr import atomic
 from l2attr.analysis import analyse, load_runs
+from l2attr.commands.report_pages import expand_run_dirs
 from l2attr.errors import UserError
 from l2attr.integrity.runs import combine
 from l2attr.outputs import check_output, run_files
-from l2attr.rundir import MANIFEST
 
 # -o extension -> format it implies
 EXTENSION_FORMATS = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html"}
@@ -72,45 +72,6 @@ def check_extension(output: Path, fmt: str | None) -> None:
     if fmt is None and output.suffix and output.suffix.lower() not in EXTENSION_FORMATS:
         raise UserError(f"-o {output}: l2attr report writes HTML or Markdown, not {output.suffix}; "
                         "give a .html or .md file name (or say --format html|md)")
-
-
-def expand_run_dirs(paths: list[Path]) -> list[Path]:
-    """The run dirs the arguments name: a run dir itself, or a folder holding run dirs at any depth
-    (`examples/`, `examples/steps/` whose runs sit in runs/ and surgery/): the run dirs nearest
-    below it, those of the shallowest level that holds any (so `examples/` is its own runs, not
-    the experiments and steps in its subfolders). Among several arguments, an existing file or
-    folder that holds none (a shell glob's report.html, logs/) is skipped with a line saying so;
-    a path that does not exist is an error (a typo must not shrink the report quietly)."""
-    out: list[Path] = []
-    for p in paths:
-        if not p.exists():
-            raise UserError(f"run dir not found: {p}")
-        if (p / MANIFEST).is_file():
-            out.append(p)
-            continue
-        inner = runs_below(p) if p.is_dir() else []
-        if inner:
-            out.extend(inner)
-        elif len(paths) > 1:
-            print(f"skipped {p}: not a run dir (no {MANIFEST})", file=sys.stderr)
-        else:
-            raise UserError(f"{p} is not an l2attr run dir (no {MANIFEST}) and holds none")
-    if not out:
-        raise UserError("none of the arguments is a run dir (a folder with manifest.json)")
-    return list(dict.fromkeys(out))
-
-
-def runs_below(folder: Path) -> list[Path]:
-    """The run dirs of the shallowest level below `folder` that holds any, in name order; a run
-    dir's own folders are never searched, nor hidden ones."""
-    level = [folder]
-    while level:
-        subs = sorted(d for f in level for d in f.iterdir() if d.is_dir() and not d.name.startswith("."))
-        found = [d for d in subs if (d / MANIFEST).is_file()]
-        if found:
-            return found
-        level = subs
-    return []
 
 
 def run_inputs(run_dirs: list[Path]) -> list[Path]:

@@ -10,7 +10,7 @@ makes a section say what was not measured and how to measure it.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
 import pandas as pd
 
@@ -22,11 +22,11 @@ from l2attr.analysis.common import is_missing, ordered_profiles, rung_label, why
 from l2attr.analysis.share import t_step_definition
 from l2attr.report.reads import SectionView
 from l2attr.report import fmt
-from l2attr.report.charges_text import window_lines
 from l2attr.report.columns import (
     Cell, Column, dash, family_of, grouped_table, key, missing, num, number, rung, sources_of, table, text, under,
 )
 from l2attr.report.titles import view_family
+from l2attr.dlrm.declare import RUNG_BY_NAME
 from l2attr.vocab import Judgement, Role, RungId
 
 Section = dict[str, Any]
@@ -268,3 +268,35 @@ def roofline(an: SectionView) -> Section:
     return {"empty": False, "sources": sources_of(roof, "cells.csv"), "table": table(ROOFLINE_COLUMNS, roof),
             "missing": ("The ladder run's manifest records no measured HBM copy bandwidth (hbm_copy_GBps)."
                         if an.hbm_copy_GBps is None else "No achieved bandwidth in cells.csv.")}
+
+
+# -- the access-policy window's costs in words, for the Markdown and the HTML ladder alike: its host
+# call per call (charged), its persisting-L2 set-aside and reset per repeat (printed beside it), each
+# as measured or "not measured", never a zero (folded in from charges_text.py: one neighbour's job)
+
+def measured(row: dict[str, Any], field: str, formatter: Callable[[Any], str]) -> str:
+    """The figure, or 'n/a (why)' with the analysis' reason when it has a short one."""
+    value = row.get(field)
+    if is_missing(value):
+        reason = why(row, field)
+        return f"n/a ({reason})" if reason and len(reason) <= 60 else "n/a"
+    return formatter(value)
+
+
+def window_lines(lad: Any) -> list[str]:
+    """Per APW+OptMT row: its window's host call per call and its set-aside and reset per repeat,
+    each measured or 'not measured' with the reason (never a zero)."""
+    if lad is None or lad.empty or "window_call_us" not in lad:
+        return []
+    out = []
+    for r in lad.to_dict("records"):
+        decl = RUNG_BY_NAME.get(r["rung"])
+        if not (decl and decl.window):
+            continue
+        parts = [f"window host call {measured(r, 'window_call_us', fmt.us)} per call"]
+        for f, what in (("window_setaside_us", "persisting set-aside"), ("window_reset_us", "reset")):
+            value = r.get(f)
+            parts.append(f"{what} {fmt.us(value)} per repeat" if not is_missing(value) else f"{what}: not measured")
+        family = r.get("family") if isinstance(r.get("family"), str) else ""
+        out.append(f"{rung_label(r['rung'], family)} on {r['profile']}: " + "; ".join(parts))
+    return out

@@ -17,8 +17,7 @@ from l2attr.analysis.study import Analysis, series_view
 from l2attr.analysis.timer_compare import TimerRun, kernel_timer
 from l2attr.report import families as fam
 from l2attr.report import fmt
-from l2attr.report.charges_text import window_lines
-from l2attr.report.html_sections import ladder_table, spread_table, verdict_table
+from l2attr.report.html_sections import ladder_table, spread_table, verdict_table, window_lines
 from l2attr.report.html_study import family_table, gpu_spread_table, settings_table
 from l2attr.report.results_table import ladder_results, pin_only_results
 from l2attr.report.table_text import markdown
