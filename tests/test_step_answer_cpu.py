@@ -256,10 +256,15 @@ def test_the_grid_page_has_one_row_per_configuration(tmp_path):
                StepMode.SURGERY, SurgeryRun(_kernels(), [], TIMES, facts), lambda s: None, None, time.perf_counter())
     text = grid.write_page(tmp_path)
     rows = [x for x in text.splitlines() if x.startswith("| ") and "decode" in x]
-    assert len(rows) == 2 and all("+4.00 %" in r and "above the study's 0.65 %" in r for r in rows)
+    assert len(rows) == 2 and all("+4.00 [" in r and "| above 0.65 % |" in r for r in rows)
     assert "claims that transient inter-kernel L2 reuse of activations" in text
-    assert text.startswith("# The study's question on HuggingFace LLM steps (hand-made)\n")   # the runs' GPU
-    assert "0 of 2 steps below it, 2 above it" in text and (tmp_path / "README.md").read_text() == text
+    assert text.startswith("# Worth the Bytes? on full-width LLM steps (hand-made)\n")   # the runs' GPU
+    first = text.split("| step |")[0]                       # the first screen: the GPU, the counts, both denominators
+    assert "GPU: hand-made" in first and "of the eager step** (the study's denominator): 0 below 0.65 %, 2 above" in first
+    assert "**Of the graph replay**" in first and (tmp_path / "README.md").read_text() == text
+    header = next(x for x in text.splitlines() if x.startswith("| step |"))
+    shares = [c for c in header.split(" | ") if "%" in c]
+    assert shares and all("eager step" in c or "graph replay" in c for c in shares)   # one named denominator each
     assert "No wall-time record under this folder" in text
 
     # the grid's wall time: one line per call that measured something, read back into the page

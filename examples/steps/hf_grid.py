@@ -134,6 +134,21 @@ def write_back_at(have: dict[str, Any], model: str, layers: int, phase: str, b: 
                                          f"{shape.per_layer} nodes a layer, tail {shape.tail})")
 
 
+def host_facts() -> dict[str, str]:
+    """What each row names besides the GPU: the host's CPU and transformers' version."""
+    import platform
+
+    import transformers
+
+    cpu = platform.processor() or "?"
+    try:
+        cpu = next((x.split(":", 1)[1].strip() for x in Path("/proc/cpuinfo").read_text().splitlines()
+                    if x.startswith("model name")), cpu)
+    except OSError:
+        pass
+    return {"host_cpu": cpu, "transformers": transformers.__version__}
+
+
 def measure(out: Path, models: list[str], depths: list[int], wanted: list[tuple[str, int, int]], full: list[str],
             repeats: int, max_repeats: int) -> dict[str, Any]:
     """Measure every wanted step not finished yet; returns where the time went (the call record)."""
@@ -152,6 +167,7 @@ def measure(out: Path, models: list[str], depths: list[int], wanted: list[tuple[
         m, p, b, n = f.split(":")
         plan.setdefault(m, []).append((MODELS[m].layers, p, int(b), int(n)))
     spent: dict[str, Any] = {"gpu": here, "models": {}}
+    host = host_facts()
     for model, steps in plan.items():
         steps = [s for s in steps if name_of(model, *s) not in have]
         if not steps:
@@ -165,7 +181,7 @@ def measure(out: Path, models: list[str], depths: list[int], wanted: list[tuple[
                 d, how = write_back_at(wb, model, layers, phase, b, n)
                 fn, args = step_of(m, cfg, phase, b, n)
                 facts = {"series": "hf-grid", "model": model, "phase": phase, "batch": b, "tokens": n,
-                         "write_back_how": how, **MODELS[model].facts(layers)}
+                         "write_back_how": how, **MODELS[model].facts(layers), **host}
                 ans = l2attr.step(fn, *args, name=name, repeats=repeats, out=out, edges=0, write_back=d,
                                   log=lambda s: None, facts=facts, until_decided=True, max_repeats=max_repeats)
                 kernels += len(ans.kernels)

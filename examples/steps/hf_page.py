@@ -106,36 +106,144 @@ def checks(a: Any) -> dict[str, str]:
                                             + (f" (+{other} slower only when matched)" if other else "")}
 
 
-def write_page(folder: Path) -> str:
-    """The grid's page (Markdown) from every grid run below `folder`: one row per configuration."""
-    from l2attr.analysis.step import StepAnswer
-    from l2attr.analysis.step_reading import STUDY, grid_rows, grid_sentence
+def _pct(sh: Any) -> str:
+    return "n/a" if sh is None else f"{100 * sh.share.median:+.2f} [{100 * sh.share.lo:+.2f}, {100 * sh.share.hi:+.2f}]"
 
-    runs = sorted(p.parent for p in folder.rglob("manifest.json") if "hf-grid" in p.read_text())
+
+def _verdict(sh: Any) -> str:
+    from l2attr.analysis.step_split import DECIDE_HALF_WIDTH, versus_claim
+
+    if sh is None:
+        return "not measured"
+    return versus_claim(sh.share.lo, sh.share.hi, half_width=DECIDE_HALF_WIDTH).replace("the study's ", "")
+
+
+def _facts(a: Any) -> dict[str, Any]:
+    return dict((a.manifest.get("step") or {}).get("facts") or {})
+
+
+def _shape(f: dict[str, Any]) -> str:
+    if "hidden_size" not in f:
+        return "n/a (a run before the grid recorded shapes)"
+    moe = f", {f['experts']} experts ({f['active_experts']} active)" if f.get("experts") else ""
+    return (f"h{f['hidden_size']}, ffn {f['intermediate_size']}, {f['heads']}/{f['kv_heads']} heads{moe}; "
+            f"{f['layers']} of {f['full_layers']} layers")
+
+
+def _program(a: Any) -> str:
+    """The program check: the graph's kernels against the call's, and the natural replay against the eager
+    call's kernel time (the answer's first line says when they differ)."""
+    sf = a.manifest.get("surgery") or {}
+    diff = sf.get("call_kernel_difference") or {}
+    n = len(diff.get("only_in_graph") or []) + len(diff.get("only_in_call") or [])
+    return ("same kernels" if not n else f"{n} kernel(s) differ") + (f"; {a.note.strip()}" if a.note else "")
+
+
+def _eager_of(a: Any) -> list[float]:
+    return [float(x) for x in (a.manifest.get("surgery") or {}).get("eager_us") or []]
+
+
+def depth_rows(answers: list[Any]) -> list[dict[str, str]]:
+    """Per (model, configuration) measured at two depths or more: the activations' share of the eager step
+    at full depth from the per-layer model (analysis/step_split.per_layer, the two shallowest depths), and
+    the full-depth measurement where one was made, with whether it lies inside the model's interval."""
+    import numpy as np
+
+    from l2attr.analysis.step_split import per_layer
+
+    groups: dict[tuple, dict[int, Any]] = {}
+    for a in answers:
+        f = _facts(a)
+        if "layers" in f and a.parts is not None:
+            groups.setdefault((f["model"], f["phase"], f["batch"], f["tokens"]), {})[int(f["layers"])] = a
+    out = []
+    for (model, phase, b, n), by in sorted(groups.items()):
+        full = int(_facts(next(iter(by.values())))["full_layers"])
+        cut = sorted(d for d in by if d < full)
+        if len(cut) < 2:
+            continue
+        lo, hi = by[cut[0]], by[cut[1]]
+        model_iv = per_layer((cut[0], np.array(lo.parts.samples), np.array(_eager_of(lo))),
+                             (cut[1], np.array(hi.parts.samples), np.array(_eager_of(hi))), full)
+        got = by.get(full)
+        meas = got.activations.share if got is not None and got.activations is not None else None
+        held = ("n/a" if meas is None else
+                ("yes" if meas.lo <= model_iv.hi and model_iv.lo <= meas.hi else "no"))
+        out.append({"config": f"{model} {phase} b{b} {n}", "depths": f"{cut[0]}, {cut[1]} -> {full}",
+                    "model": f"{100 * model_iv.median:+.2f} [{100 * model_iv.lo:+.2f}, {100 * model_iv.hi:+.2f}]",
+                    "verdict": _verdict(type("S", (), {"share": model_iv})()),
+                    "measured": "not measured" if meas is None else
+                    f"{100 * meas.median:+.2f} [{100 * meas.lo:+.2f}, {100 * meas.hi:+.2f}]", "held": held})
+    return out
+
+
+def counts(answers: list[Any], which: str) -> str:
+    """How many rows fall below, above, at (± 0.15 pp) and undecided against 0.65 %, for one denominator."""
+    from collections import Counter
+
+    got = Counter(_verdict(a.share_of("activations", which)).split(" (")[0] for a in answers)
+    parts = [f"{got.get(w, 0)} {w}" for w in ("below 0.65 %", "above 0.65 %", "at 0.65 %")]
+    left = len(answers) - sum(got.get(w, 0) for w in ("below 0.65 %", "above 0.65 %", "at 0.65 %"))
+    return ", ".join(parts) + f", {left} undecided, of {len(answers)}"
+
+
+def write_page(folder: Path) -> str:
+    """The grid's page (Markdown) from every grid run below `folder`: the first screen (GPU, models,
+    counts on each side of the bound for both denominators), a row per run, the depth model, the
+    kernels behind the largest row. Written atomically."""
+    from l2attr import atomic
+    from l2attr.analysis.step import StepAnswer
+    from l2attr.analysis.step_reading import EAGER, REPLAY, STUDY
+
+    runs = sorted(p.parent for p in folder.rglob("manifest.json") if "hf-grid" in p.read_text(errors="replace"))
     answers = [StepAnswer.from_run(r) for r in runs]
-    rows = grid_rows(answers)
-    extra = [checks(a) for a in answers]
-    rows["inside"], rows["attention"] = [e["inside"] for e in extra], [e["attention"] for e in extra]
-    cols = ["step", "eager_us", "eager_share", "activations_share", "versus_study", "replay_share",
-            "kernel_share", "clean_share", "dirty_share", "inside", "out_of_bracket", "attention"]
-    head = ["step", "eager step (µs)", "matched share of the eager step", "activations' share of the eager step",
-            "activations against the study", "matched share of the replay", "matched share of kernel time",
-            "clean (kernel time)", "dirty (kernel time)", "matched inside its bracket (intervals)",
-            "kernels outside their bracket", "attention kernels slower by reuse"]
     gpus = sorted({(a.manifest.get("gpu") or {}).get("name") or "an unnamed GPU" for a in answers})
-    lines = [f"# The study's question on HuggingFace LLM steps ({', '.join(gpus) or 'no runs yet'})", "",
-             f"The study: {STUDY}. Each row is one step measured by `l2attr.step` with the write-back-matched "
-             "cold arm (docs/step-method.md); shares are medians with 95 % bootstrap intervals; the judgement "
-             "against 0.65 % uses the activations' interval of the eager step's share. The last column counts the "
-             "attention kernels (names matching `" + ATTENTION + "`) the clean cold arm calls slower by reuse, "
-             "then how many of those the write-back-matched arm still calls slower.", "",
-             grid_sentence(answers), "", wall_sentence(folder, len(runs)), "",
+    models = sorted({f"{_facts(a).get('model', '?')} ({_shape(_facts(a)).split(';')[0]})" for a in answers})
+    sw = (answers[0].manifest.get("software") or {}) if answers else {}
+    g = (answers[0].manifest.get("gpu") or {}) if answers else {}
+    head = ["step", "model shape; layers measured of full", "write-back", "repeats", "non-data cost",
+            "activations, % of the eager step", "vs 0.65 % (eager step)", "activations, % of the graph replay",
+            "vs 0.65 % (graph replay)", "matched saving, % of the eager step", "headroom, % of the eager step",
+            "eager step (µs)", "program check"]
+    lines = [f"# Worth the Bytes? on full-width LLM steps ({', '.join(gpus) or 'no runs yet'})", "",
+             f"The study: {STUDY}. GPU: {', '.join(gpus) or 'none'} (driver {g.get('driver', '?')}, torch "
+             f"{sw.get('torch', '?')}, transformers {_facts(answers[0]).get('transformers', '?') if answers else '?'}, "
+             f"host CPU {_facts(answers[0]).get('host_cpu', '?') if answers else '?'}). Models: {'; '.join(models) or 'none'}.", "",
+             f"**Activations' share of the eager step** (the study's denominator): {counts(answers, EAGER)}. "
+             f"**Of the graph replay** (how CUDA-graph servers run decode): {counts(answers, REPLAY)}. "
+             "A share is judged by its 95 % interval against 0.65 %; an interval within ± 0.15 pp that holds "
+             "0.65 % reads \"at 0.65 %\".", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows.to_dict("records")]
-    lines += ["", f"Made by `python examples/steps/hf_grid.py --page {folder}` from the runs below this folder "
+    for a in answers:
+        f, sp = _facts(a), a.parts
+        cells = [a.name, _shape(f), f.get("write_back_how", "n/a"), str((a.manifest.get("step") or {}).get("repeats")),
+                 ("n/a" if sp is None else sp.method.split(":")[0] + (f" ({sp.unread} charged the control)" if sp.unread else "")),
+                 _pct(a.share_of("activations", EAGER)), _verdict(a.share_of("activations", EAGER)),
+                 _pct(a.share_of("activations", REPLAY)), _verdict(a.share_of("activations", REPLAY)),
+                 _pct(a.share_of("matched", EAGER)), _pct(a.share_of("headroom", EAGER)),
+                 f"{a.eager.denominator_us.median:.1f}" if a.eager else "n/a", _program(a)]
+        lines.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
+    deep = depth_rows(answers)
+    if deep:
+        lines += ["", "## Full depth from the per-layer model (activations, % of the eager step)", "",
+                  "| configuration | depths measured -> full | model at full depth, % of the eager step | "
+                  "vs 0.65 % (eager step) | measured at full depth, % of the eager step | measured inside the model's interval |",
+                  "|---|---|---|---|---|---|"]
+        lines += [f"| {r['config']} | {r['depths']} | {r['model']} | {r['verdict']} | {r['measured']} | {r['held']} |" for r in deep]
+    top = max((a for a in answers if a.activations is not None), key=lambda a: a.activations.share.median, default=None)
+    if top is not None:
+        k = top.kernels[top.kernels["met_flush"]].copy()
+        k["m"] = k.get("saving_cold_matched_us", k["saving_us"])
+        k = k.reindex(k["m"].abs().sort_values(ascending=False).index).head(8)
+        lines += ["", f"## The kernels behind the largest row ({top.name}; µs per kernel, medians)", "",
+                  "| kernel | natural | matched cold | matched saving | rewarmed | warm inputs |", "|---|---|---|---|---|---|"]
+        for r in k.to_dict("records"):
+            lines.append(f"| {str(r['kernel'])[:70].replace('|', '/')} | {r['natural_us']:.2f} | "
+                         f"{r.get('cold_matched_us', float('nan')):.2f} | {r['m']:+.2f} | "
+                         f"{r.get('rewarmed_us', float('nan')):.2f} | {r.get('warm_inputs_us', float('nan')):.2f} |")
+    lines += ["", wall_sentence(folder, len(runs)), "",
+              f"Made by `python examples/steps/hf_grid.py --page {folder}` from the runs below this folder "
               f"({len(runs)} runs; the command that measured them is in each manifest).", ""]
     text = "\n".join(lines)
-    (folder / PAGE).write_text(text)
+    atomic.write_text(folder / PAGE, text)
     return text
-
-

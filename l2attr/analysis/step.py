@@ -110,7 +110,7 @@ def per_kernel(k: pd.DataFrame, ops: pd.DataFrame, every_kernel: bool = False) -
                         "saving_dirty_us": di.median - ni.median, "dirty_judgement": jd.value,
                         "write_back_bound_us": max(0.0, di.median - ci.median)})
         arm_iv = {}
-        for arm in (MATCHED, START):
+        for arm in (MATCHED, START, L2Condition.REWARMED.value, L2Condition.WARM_INPUTS.value):
             v = arms.get(arm, dur[:0])
             if len(v):
                 ai = arm_iv[arm] = of(v)

@@ -70,6 +70,7 @@ class Split:
     headroom: Interval | None = None     # natural minus every input resident (None: no warm_inputs arm)
     method: str = CONTROL_METHOD         # how the non-data cost was measured
     unread: int = 0                      # kernels without a read-back, charged the control
+    samples: tuple[float, ...] = ()      # the activations per repeat (µs): what the interval is of
 
 
 def _control(control_us: list[float], n: int) -> np.ndarray:
@@ -107,8 +108,9 @@ def split(pairs: pd.DataFrame, control_us: list[float], flushed: int, first: np.
     nd, how, charged = nondata_per_repeat(pairs, control_us, flushed, first, unread)
     w = f"saving_{WARM}_us"
     head = Interval.of(-pairs[w].to_numpy(float)) if w in pairs else None
-    return Split(Interval.of(before), Interval.of(within), Interval.of(nd), Interval.of(within - nd), head, how,
-                 charged if how == REWARM_METHOD else 0)
+    act = within - nd
+    return Split(Interval.of(before), Interval.of(within), Interval.of(nd), Interval.of(act), head, how,
+                 charged if how == REWARM_METHOD else 0, tuple(float(x) for x in act))
 
 
 def first_node(k: pd.DataFrame) -> np.ndarray | None:
@@ -148,3 +150,23 @@ def decided(k: pd.DataFrame, ctx: Mapping[str, Any], claim: float, half_width: f
     d = float(np.median(denom))
     lo, hi = sp.activations.lo / d, sp.activations.hi / d
     return not versus_claim(lo, hi, claim).startswith("not distinguishable") or (hi - lo) / 2 <= half_width
+
+
+def per_layer(shallow: tuple[int, np.ndarray, np.ndarray], deep: tuple[int, np.ndarray, np.ndarray], layers: int,
+              draws: int = 2000, seed: int = 0) -> Interval:
+    """A share at `layers` from two depths' per-repeat values (depth, saving µs, denominator µs):
+    saving and denominator each a + b x depth, their ratio at `layers`; the interval by resampling
+    each depth's repeats (a bootstrap of the medians, 95 %)."""
+    (d1, s1, e1), (d2, s2, e2) = shallow, deep
+    if d2 == d1 or min(len(s1), len(s2), len(e1), len(e2)) < 2:
+        return Interval(math.nan, math.nan, math.nan)
+
+    def at(ms1: float, ms2: float, me1: float, me2: float) -> float:
+        k = (layers - d1) / (d2 - d1)
+        return (ms1 + k * (ms2 - ms1)) / (me1 + k * (me2 - me1))
+    rng = np.random.default_rng(seed)
+    pick = (lambda x: np.median(rng.choice(x, (draws, len(x))), axis=1))       # noqa: E731
+    got = at(pick(s1), pick(s2), pick(e1), pick(e2))
+    med = at(*(float(np.median(x)) for x in (s1, s2, e1, e2)))
+    return Interval(med, float(np.percentile(got, 2.5)), float(np.percentile(got, 97.5)))
+
