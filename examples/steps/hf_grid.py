@@ -166,8 +166,15 @@ def measure(out: Path, models: list[str], depths: list[int], wanted: list[tuple[
     for f in full:
         m, p, b, n = f.split(":")
         plan.setdefault(m, []).append((MODELS[m].layers, p, int(b), int(n)))
-    spent: dict[str, Any] = {"gpu": here, "models": {}}
+    spent: dict[str, Any] = {"gpu": here, "models": {}, "skipped": []}
     host = host_facts()
+    for m in plan:
+        if MODELS[m].experts and any(s[1] == "prefill" for s in plan[m]):
+            why = (f"{m} prefill: not measured: batched_mm (the capture-safe experts) copies every selected "
+                   "expert's weights per token, tens of GB at these lengths")
+            print(why, flush=True)
+            spent["skipped"].append(why)
+            plan[m] = [s for s in plan[m] if s[1] != "prefill"]
     for model, steps in plan.items():
         steps = [s for s in steps if name_of(model, *s) not in have]
         if not steps:

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -53,12 +54,29 @@ def record_call(out: Path, spent: dict[str, Any], wall_s: float, argv: list[str]
     atomic.write_text(path, before + json.dumps(line) + "\n")
 
 
+def call_lines(folder: Path) -> list[dict[str, Any]]:
+    """Every call record under `folder`; a line cut mid-write (a killed call) is left out and said."""
+    import json
+
+    out = []
+    for f in sorted(folder.rglob(CALLS)):
+        for x in f.read_text(errors="replace").splitlines():
+            try:
+                got = json.loads(x) if x.strip() else None
+            except ValueError:
+                print(f"hf_grid: {f}: a cut line of the call record was left out", file=sys.stderr)
+                continue
+            if isinstance(got, dict) and isinstance(got.get("models"), dict):
+                out.append(got)
+    return out
+
+
 def wall_sentence(folder: Path, rows: int) -> str:
     """What the grid's calls under `folder` took, from their CALLS lines; the `rows` no line covers
     (a call cut off before its end writes none) are counted, not hidden."""
     import json
 
-    lines = [json.loads(x) for f in sorted(folder.rglob(CALLS)) for x in f.read_text().splitlines() if x.strip()]
+    lines = call_lines(folder)
     if not lines:
         return f"No wall-time record under this folder ({CALLS}): these runs were measured before the grid kept one."
     parts = []
@@ -223,6 +241,9 @@ def write_page(folder: Path) -> str:
                  _pct(a.share_of("matched", EAGER)), _pct(a.share_of("headroom", EAGER)),
                  f"{a.eager.denominator_us.median:.1f}" if a.eager else "n/a", _program(a)]
         lines.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
+    skipped = sorted({w for c in call_lines(folder) for w in c.get("skipped", [])})
+    if skipped:
+        lines += ["", "Not measured, and why: " + "; ".join(skipped) + "."]
     deep = depth_rows(answers)
     if deep:
         lines += ["", "## Full depth from the per-layer model (activations, % of the eager step)", "",
