@@ -14,7 +14,7 @@ from tests.conftest import _gpu_available
     (["--profiles", "hot"], "unknown profile 'hot'; valid: reuse_high"),
     (["--block", "32"], "--block must be two integers"),
     (["--block", "64,32"], "x*y <= 1024"),
-    (["--repeats", "0"], "--repeats must be positive"),
+    (["--repeats", "0"], "--repeats must be a whole number >= 1"),
     (["--rows", "0"], "rows must be a positive integer"),
     (["--batch-size", "-4"], "batch_size must be a positive integer"),
     (["--hot-rows", "600000"], "hot_rows (600000) is larger than rows"),
