@@ -140,11 +140,12 @@ def problems(exc: ValidationError, model: type[BaseModel]) -> list[tuple[tuple[s
     return out
 
 
-def validated(model: type[BaseModel], values: Mapping[str, Any], flags: bool = True) -> Any:
-    """`model.model_validate(values)`; an error is one line: `--flag must be RULE (got V)` (flags) or
-    `field must be RULE (found V)`."""
+def validated(model: type[BaseModel], values: Mapping[str, Any], flags: bool = True,
+              context: dict[str, Any] | None = None) -> Any:
+    """`model.model_validate(values, context=context)`; an error is one line: `--flag must be RULE
+    (got V)` (flags) or `field must be RULE (found V)`."""
     try:
-        return model.model_validate(dict(values))
+        return model.model_validate(dict(values), context=context)
     except ValidationError as exc:
         path, rule, value = problems(exc, model)[0]
         _, info = _info(model, path)

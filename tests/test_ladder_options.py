@@ -31,7 +31,8 @@ def test_the_section_is_written_from_the_model_and_read_back_as_it() -> None:
     written = json.loads(json.dumps(EVERY_KIND.manifest()))      # what manifest.json holds
     back = LadderOptions.from_manifest(written)
     assert back == EVERY_KIND and back.manifest() == written and back.model_extra == {}
-    assert written["variants"] == [["tuned", "optmt", "none"], ["tuned", "l2p_optmt", "line"], ["reference", "torch", "none"]]
+    assert written["variants"] == [["tuned", "optmt", "none"], ["tuned", "l2p_optmt", "line"],
+                                   ["reference", "torch", "none"]]
     assert written["rungs"] == ["optmt", "l2p_optmt", "torch"] and written["shape"]["block"] == [32, 8]
 
 

@@ -80,18 +80,6 @@ def check_output(out: Path, name: str) -> None:
         raise UserError(f"--name {name!r}: use letters, digits, '.', '_' and '-' only")
 
 
-def check_input_files(opts: LadderOptions, cfg: WorkloadConfig) -> None:
-    """The trace and hot files parse, and their ids fit the table (what the GPU run would read):
-    before the GPU is looked for, so a bad file is found on any machine."""
-    from l2attr.dlrm.workload.hotset import read_hot_file
-    from l2attr.dlrm.workload.traces import read_trace
-
-    if opts.trace is not None:
-        read_trace(opts.trace, cfg.rows, opts.drop_out_of_range)
-    if opts.hot is not None:
-        read_hot_file(opts.hot, cfg.rows)
-
-
 def check_resume_flags(args: argparse.Namespace) -> None:
     """`--resume RUN_DIR` continues the run with the settings in its manifest: a flag that would
     change them is refused instead of being ignored."""
@@ -108,15 +96,14 @@ def options(args: argparse.Namespace) -> tuple[WorkloadConfig, LadderOptions]:
     looked for (files, names, numbers, conflicts)."""
     cfg = config_from_flags(vars(args))
     check_output(args.out, args.name)
-    opts = options_from_args(args)
-    check_input_files(opts, cfg)
-    return cfg, opts
+    return cfg, options_from_args(args, cfg.rows)
 
 
-def options_from_args(args: argparse.Namespace) -> LadderOptions:
-    """The options from the flags given (the model supplies the rest), --tuning's launch point applied."""
+def options_from_args(args: argparse.Namespace, rows: int | None = None) -> LadderOptions:
+    """The options from the flags given (the model supplies the rest), --tuning's launch point
+    applied; with the workload's `rows`, the trace and hot files read too."""
     given = {k: v for k, v in vars(args).items() if k in dests(LadderOptions)}
-    return LadderOptions.from_flags(tuned_flags(args.tuning, given))
+    return LadderOptions.from_flags(tuned_flags(args.tuning, given), rows)
 
 
 def _resume(path: Path) -> tuple[Any, WorkloadConfig, LadderOptions]:
@@ -223,7 +210,7 @@ def measure(args: argparse.Namespace) -> Any:
         cfg, opts = options(args)
     from l2attr.distribute.options import from_flags as distribute_from_flags
 
-    dist = distribute_from_flags(args.workers, args.scheduler)     # --workers / --scheduler: refused before any GPU is looked for
+    dist = distribute_from_flags(args.workers, args.scheduler)     # refused before any GPU is looked for
     from l2attr.analysis.spread import describe_launch_lag, launch_lag_effect
     from l2attr.commands.show import break_even_lines, ladder_tables, spread_lines
     from l2attr.rundir import command_line

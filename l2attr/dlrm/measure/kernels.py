@@ -24,20 +24,24 @@ class LaunchShape(BaseModel):
 
     grid: StrictInt = Field(1024, ge=1, le=1 << 31, description="consumer grid")
     # consumer: 32 features x 8 bags, as ATen / the artifact
-    block: tuple[StrictInt, StrictInt] = Field((32, 8), description="consumer block x,y",
-                                               json_schema_extra=dict(text=True, rule="two integers x,y > 0 with x*y <= 1024"))
+    block: tuple[StrictInt, StrictInt] = Field(
+        (32, 8), description="consumer block x,y",
+        json_schema_extra=dict(text=True, rule="two integers x,y > 0 with x*y <= 1024"))
     pin_grid: StrictInt = Field(1024, ge=1, le=1 << 31, json_schema_extra=dict(cli=False))
-    pin_block_line: StrictInt = Field(256, ge=1, le=1024, json_schema_extra=dict(cli=False))  # per-line pin: 1-D blocks
-    pin_block_element: tuple[StrictInt, StrictInt] = Field((2, 128), json_schema_extra=dict(cli=False))  # the artifact's
+    pin_block_line: StrictInt = Field(256, ge=1, le=1024, json_schema_extra=dict(cli=False))  # 1-D blocks
+    # per-element pin: the artifact's (2, 128)
+    pin_block_element: tuple[StrictInt, StrictInt] = Field((2, 128), json_schema_extra=dict(cli=False))
     fast_warps_per_bag: StrictInt = Field(FAST_DEFAULT.warps_per_bag, ge=1, le=32,
-                                          description="fast family: warps sharing one bag (from the committed tuning table)")
+                                          description="fast family: warps sharing one bag (from the committed "
+                                                      "tuning table)")
     fast_bags_per_block: StrictInt = Field(FAST_DEFAULT.bags_per_block, ge=1, le=1024,
                                            description="fast family: bags per block")
     fast_unroll: StrictInt = Field(FAST_DEFAULT.unroll, ge=FAST_UNROLLS[0], le=FAST_UNROLLS[-1],
                                    description="fast family: row loads in flight per lane",
                                    json_schema_extra=dict(choices=FAST_UNROLLS))
     fast_load: StrictInt = Field(FAST_DEFAULT.load, ge=0, le=2, json_schema_extra=dict(choices=(0, 1, 2)),
-                                 description="fast family: row load form, 0 plain, 1 L1::no_allocate, 2 that + L2::256B")
+                                 description="fast family: row load form, 0 plain, 1 L1::no_allocate, "
+                                             "2 that + L2::256B")
     fast_maxrregcount: StrictInt = Field(FAST_DEFAULT.maxrregcount, ge=0, le=255,
                                          description="fast family: register cap, 0 for none",
                                          json_schema_extra=dict(rule="0 (no cap) or a whole number from 16 to 255"))

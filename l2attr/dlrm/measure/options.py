@@ -13,10 +13,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, field_serializer, field_validator, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, ValidationInfo,
+                      field_serializer, field_validator, model_validator)
 
-from l2attr.dlrm.declare import (ALL_FAMILIES, DEFAULT_MAXRREGCOUNT, FAMILIES, LADDER_ORDER, PROFILES, Rung, Variant, parse_extra_cell,
-                                 parse_families, parse_profiles, parse_rungs, plan_variants, rung)
+from l2attr.dlrm.declare import (ALL_FAMILIES, DEFAULT_MAXRREGCOUNT, FAMILIES, LADDER_ORDER, PROFILES, Rung, Variant,
+                                 parse_extra_cell, parse_families, parse_profiles, parse_rungs, plan_variants, rung)
 from l2attr.dlrm.measure.kernels import LaunchShape
 from l2attr.errors import UserError
 from l2attr.measure.adaptive import LADDER_DEFAULT as ADAPTIVE
@@ -47,11 +48,14 @@ class LadderOptions(BaseModel):
                                 description=f"comma list of reuse profiles (default: {','.join(PROFILES)}); "
                                             "with --trace, the trace's name")
     families: list[Family] = Field(default_factory=lambda: parse_families(None), json_schema_extra={
-        "flag": "--family", "metavar": "FAMILY", "text": True, "rule": "a non-empty list of distinct words from " + ", ".join(Family.values())},
-        description="kernel family: artifact, tuned, fast, a comma list, or all (default all: the three, artifact first)")
+        "flag": "--family", "metavar": "FAMILY", "text": True,
+        "rule": "a non-empty list of distinct words from " + ", ".join(Family.values())},
+        description="kernel family: artifact, tuned, fast, a comma list, or all (default all: the three, "
+                    "artifact first)")
     trace: Path | None = Field(None, description="artifact-format index trace instead of a profile")
     hot: Path | None = Field(None, description="hot-index file (one id per line) for the pin kernel")
-    drop_out_of_range: StrictBool = Field(False, description="drop trace ids >= rows as the artifact's loader silently did")
+    drop_out_of_range: StrictBool = Field(False, description="drop trace ids >= rows as the artifact's loader "
+                                                             "silently did")
     l2_state: str = Field(L2Condition.NATURAL.value, json_schema_extra={
         "flag": "--l2", "metavar": "STATE[,STATE...]", "rule": "a comma list of " + ", ".join(STATES)},
         description="cache state between calls, one or several run in turn: natural (artifact: nothing), flush "
@@ -79,9 +83,11 @@ class LadderOptions(BaseModel):
         "choices": (Pin.LINE.value, Pin.ELEMENT.value), "rule": f"{Pin.LINE.value}, {Pin.ELEMENT.value} or null"},
         description="one prefetch per 128-byte line or per element; default: each family's own "
                     "(artifact: element, the only one it has; tuned: line)")
-    rpf_depth: StrictInt = Field(2, ge=1, le=64, description="values in flight in the tuned family's RPF (default 2; the artifact's is 2)")
+    rpf_depth: StrictInt = Field(2, ge=1, le=64,
+                                 description="values in flight in the tuned family's RPF (default 2; the artifact's is 2)")
     shape: LaunchShape = Field(default_factory=LaunchShape)
-    nvtx_last: StrictInt = Field(0, ge=0, le=WHOLE, description="NVTX ranges only around the last N measured calls of a cell (0: all)")
+    nvtx_last: StrictInt = Field(0, ge=0, le=WHOLE,
+                                 description="NVTX ranges only around the last N measured calls of a cell (0: all)")
     nvtx_calls: StrictBool = Field(False, description="also one NVTX range around each whole call (pin -> sync -> "
                                                       "consumer), for `profile --timeline`'s range replay")
     spin_us: StrictFloat = Field(50.0, ge=0, le=1e6, description="with --timer spin: GPU spin before each timed kernel")
@@ -89,7 +95,8 @@ class LadderOptions(BaseModel):
         "kernel timer: blocking (default: the GPU waits on a host flag until the timed launches are enqueued, so no "
         "launch lag reaches the interval) or spin (a GPU spin of --spin-us before each timed kernel)"))
     host_repeat: StrictBool = Field(True, json_schema_extra={"flag": "--no-host-repeat", "negate": True},
-                                    description="skip the host-timed repeats (no artifact-timer or wall-charged figures)")
+                                    description="skip the host-timed repeats (no artifact-timer or wall-charged "
+                                                "figures)")
     cache_dir: Path | None = Field(None, description="cache generated workloads here (default: the user's cache dir, "
                                                      "or $L2ATTR_CACHE_DIR; see `l2attr cache info`)")
     # the correctness verdicts kept for an ncu job's later passes (measure/check.py CheckMemo)
@@ -169,10 +176,21 @@ class LadderOptions(BaseModel):
 
     # -- the three ways in -------------------------------------------------------------------------
 
+    @model_validator(mode="after")
+    def _new_run(self, info: ValidationInfo) -> "LadderOptions":
+        """A new run's flags (from_flags' validation context): what only they can contradict."""
+        context = info.context or {}
+        if "named" in context:
+            self.check_flags(context["named"])
+        if context.get("rows") is not None:
+            self.check_files(context["rows"])
+        return self
+
     @classmethod
-    def from_flags(cls, flags: Mapping[str, Any]) -> "LadderOptions":
+    def from_flags(cls, flags: Mapping[str, Any], rows: int | None = None) -> "LadderOptions":
         """The options from the flags given (argparse dests, or `l2attr.ladder`'s keyword arguments):
-        what is not given is the command's default; every number, name and conflict checked."""
+        what is not given is the command's default; every number, name, conflict and, with the
+        workload's `rows`, the trace and hot files checked."""
         flags = dict(flags)
         for name, flag in LIST_FLAGS.items():
             value = flags.get(name)
@@ -182,6 +200,8 @@ class LadderOptions(BaseModel):
             if flags.get("profiles"):
                 raise UserError("give either --trace or --profiles, not both")
             flags["profiles"] = [Path(flags["trace"]).stem]
+        elif isinstance(flags.get("profiles"), (list, tuple)):
+            parse_profiles(",".join(map(str, flags["profiles"])))     # an unknown profile: one line
         if flags.get("repeats") is None:     # adaptive repeats within the limits given
             flags.update(repeats=ADAPTIVE.min_repeats, target_rel=flags.get("target_rel", ADAPTIVE.target_rel),
                          min_repeats=flags.get("min_repeats", ADAPTIVE.min_repeats),
@@ -192,9 +212,8 @@ class LadderOptions(BaseModel):
             from l2attr.dlrm.workload.cache import default_cache_dir
 
             flags["cache_dir"] = default_cache_dir()
-        opts = validated(cls, nest(cls, flags))
-        opts.check_flags(named=isinstance(flags.get("families"), str) and flags["families"].strip() != ALL_FAMILIES)
-        return opts
+        named = not isinstance(flags.get("families"), str) or flags["families"].strip() != ALL_FAMILIES
+        return validated(cls, nest(cls, flags), context={"named": "families" in flags and named, "rows": rows})
 
     @classmethod
     def from_manifest(cls, section: Mapping[str, Any]) -> "LadderOptions":
@@ -223,7 +242,8 @@ class LadderOptions(BaseModel):
                     kept.append(fam)
                 elif named:
                     raise UserError(f"--rungs {text}: the {fam.value} family implements none of them "
-                                    f"(it has {', '.join(FAMILIES[fam].rungs or ())}); drop it from --family or add one")
+                                    f"(it has {', '.join(FAMILIES[fam].rungs or ())}); drop it from --family or "
+                                    "add one")
                 else:
                     print(f"l2attr ladder: the {fam.value} family implements none of --rungs {text}; it is left out",
                           file=sys.stderr)
@@ -239,6 +259,17 @@ class LadderOptions(BaseModel):
                             f"{', '.join(sorted(extra))}")
         if extra:
             parse_profiles(",".join(sorted(extra)))     # an unknown profile: one line
+
+    def check_files(self, rows: int) -> None:
+        """The trace and hot files parse, and their ids fit a table of `rows` (what the GPU run would
+        read): before the GPU is looked for, so a bad file is found on any machine."""
+        from l2attr.dlrm.workload.hotset import read_hot_file
+        from l2attr.dlrm.workload.traces import read_trace
+
+        if self.trace is not None:
+            read_trace(self.trace, rows, self.drop_out_of_range)
+        if self.hot is not None:
+            read_hot_file(self.hot, rows)
 
     # -- what the run reads ------------------------------------------------------------------------
 

@@ -17,7 +17,6 @@ import math
 import os
 import time
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import numpy as np
