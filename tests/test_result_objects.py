@@ -34,6 +34,9 @@ def test_ladder_runs_the_command_in_this_process_with_flags_or_keywords(tmp_path
     seen: list[Any] = []
 
     def fake_measure(args: Any) -> RunDir:       # the command's run: one new run dir under args.out
+        if args.resume is not None:
+            assert args.out == Path("runs")        # out= is not the resumed run's
+            return RunDir.open(args.resume)
         seen.append(options_from_args(args))
         return RunDir.open(write_ladder_run(args.out, name="20261202T000000Z-ladder"))
 
@@ -44,6 +47,8 @@ def test_ladder_runs_the_command_in_this_process_with_flags_or_keywords(tmp_path
     l2attr.ladder(out=tmp_path / "k", families="artifact", repeats=3, rungs=["baseline", "torch"])
     assert [o.families for o in seen] == [[Family.ARTIFACT]] * 2
     assert (seen[1].repeats, seen[1].target_rel, [r.name for r in seen[1].rungs]) == (3, None, ["baseline", "torch"])
+    resumed = l2attr.ladder(out=tmp_path / "elsewhere", resume=tmp_path / "20261201T000000Z-ladder")
+    assert resumed.run_dir.name == "20261201T000000Z-ladder"
     with pytest.raises(UserError, match="unrecognized arguments: --bogus"):
         l2attr.ladder("--bogus", out=tmp_path)
     with pytest.raises(UserError, match="no option turbo"):

@@ -268,5 +268,6 @@ def namespace(flags: Sequence[str], out: Path | str, keywords: Mapping[str, Any]
         raise UserError(f"l2attr.ladder: no option {', '.join(unknown)}; the options are {', '.join(known)}")
     for key, value in keywords.items():
         setattr(args, key, value)
-    args.out = Path(out)
+    if args.resume is None:          # a resumed run stays where it is
+        args.out = Path(out)
     return args
