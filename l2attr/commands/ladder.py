@@ -252,20 +252,21 @@ class _KeywordParser(argparse.ArgumentParser):
     """The ladder's flags for `l2attr.ladder(...)`: a mistake is a UserError, not an exit."""
 
     def error(self, message: str) -> Any:
-        raise UserError(f"l2attr.ladder: {message}")
+        raise UserError(f"{self.prog}: {message}")
 
 
-def namespace(flags: Sequence[str], out: Path | str, keywords: Mapping[str, Any]) -> argparse.Namespace:
+def namespace(flags: Sequence[str], out: Path | str, keywords: Mapping[str, Any],
+              prog: str = "l2attr.ladder") -> argparse.Namespace:
     """`l2attr.ladder(*flags, out=..., **keywords)` as the command's flags: `flags` parsed as on the
     command line, each keyword argument a flag by its dest (families="artifact", repeats=3,
     rows=100_000, resume=RUN_DIR), checked as the flag is (LadderOptions, WorkloadConfig)."""
-    p = _KeywordParser(prog="l2attr.ladder", add_help=False)
+    p = _KeywordParser(prog=prog, add_help=False)
     add_arguments(p)
     args = p.parse_args(list(flags))
     known = sorted({a.dest for a in p._actions} - {"help"})
     unknown = sorted(set(keywords) - set(known))
     if unknown:
-        raise UserError(f"l2attr.ladder: no option {', '.join(unknown)}; the options are {', '.join(known)}")
+        raise UserError(f"{prog}: no option {', '.join(unknown)}; the options are {', '.join(known)}")
     for key, value in keywords.items():
         setattr(args, key, value)
     if args.resume is None:          # a resumed run stays where it is
