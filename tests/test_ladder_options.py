@@ -129,3 +129,11 @@ def test_every_field_is_a_flag_and_every_flag_reaches_its_field(tmp_path: Path) 
     opts = ladder_cmd.options_from_args(args)
     assert (opts.families, opts.bandwidth, opts.shape.grid, opts.extra_cells, opts.timer, opts.rule) == (
         [Family.TUNED], False, 512, ["tuned:optmt:random:flush"], TimerKind.SPIN, None)
+
+
+def test_a_profiled_childs_options_are_checked_by_the_model_before_ncu(capsys: pytest.CaptureFixture[str]) -> None:
+    from l2attr.cli import main
+
+    assert main(["profile", "--dry-run", "--ladder-arg=--rpf-depth=0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["l2attr profile: error: --rpf-depth must be a whole number >= 1 and <= 64 (got 0)"]
