@@ -1,6 +1,7 @@
 """The ladder's one options model (dlrm/measure/options.py LadderOptions): its manifest section is
 written from the model and read back as the same model, a damaged field is one line naming it and
-its rule, a resumed run is rebuilt from the model, and the command's flags are the model's fields."""
+its rule (a bad flag too: tests/test_cli_ladder.py), a resumed run is rebuilt from the model, and the
+command's flags are the model's fields."""
 
 from __future__ import annotations
 
@@ -83,23 +84,6 @@ def test_a_missing_section_is_one_line_and_a_missing_field_reads_as_its_default(
     del m["measure"]
     with pytest.raises(UserError, match="measure is missing; every ladder run's writer records it"):
         check_manifest(m, tmp_path)
-
-
-@pytest.mark.parametrize("argv, line", [
-    (["--repeats", "0"], "--repeats must be a whole number >= 1 and <= 1000000000 (got 0)"),
-    (["--spin-us", "nan"], "--spin-us must be a finite number >= 0 and <= 1e+06 (got nan)"),
-    (["--max-seconds", "inf"], "--max-seconds must be a finite number > 0"),
-    (["--block", "64,64"], "--block must be positive x, y with x*y <= 1024 (got [64, 64])"),
-    (["--fast-maxrregcount", "8"], "--fast-maxrregcount must be 0 (no cap) or >= 16 (got 8)"),
-    (["--min-repeats", "3", "--max-repeats", "2"], "--max-repeats must be at least min_repeats (3) (got 2)"),
-    (["--l2", "warm"], "--l2 must be one or more of natural"),
-])
-def test_a_bad_flag_is_the_same_rule_named_by_its_flag(argv, line) -> None:
-    p = argparse.ArgumentParser()
-    ladder_cmd.add_arguments(p)
-    with pytest.raises(UserError) as err:
-        ladder_cmd.options_from_args(p.parse_args(argv))
-    assert str(err.value).startswith(line), err.value
 
 
 def test_a_resumed_run_is_rebuilt_from_the_model(tmp_path: Path) -> None:
