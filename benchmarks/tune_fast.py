@@ -172,13 +172,13 @@ def main(argv: list[str]) -> int:
                          "OptMT reference beside them on its GPU (default 12)")
     ap.add_argument("--resume", action="store_true",
                     help="with --workers/--scheduler: keep the chunks OUT/fast_tuning.csv already holds")
-    from l2attr.distribute.options import add_arguments, from_args
+    from l2attr.distribute.options import add_arguments, from_flags
     from l2attr.errors import UserError
 
     add_arguments(ap)
     args = ap.parse_args(argv)
     try:
-        dist = from_args(args)              # before any GPU is looked for: a bad flag exits 2, as argparse
+        dist = from_flags(args.workers, args.scheduler)   # before any GPU is looked for: a bad flag exits 2, as argparse
         if args.chunk < 1:
             raise UserError(f"--chunk must be at least 1, got {args.chunk}")
     except UserError as exc:

@@ -54,34 +54,19 @@ class Experiment(Declaration):
                                   run_dir=Path(where) if where is not None else None)
 
 
-def ladder(*flags: str, out: Path | str = "runs") -> LadderResult:
-    """Run `l2attr ladder FLAGS` (the same parser, checks and run) and judge its run dir:
-    `l2attr.ladder("--family", "artifact")` returns a `LadderResult` (`.cells`, `.verdict`,
-    `.run_dir`, and a repr that prints the headline with its interval).
+def ladder(*flags: str, out: Path | str = "runs", **options: Any) -> LadderResult:
+    """Run the ladder in this process and judge its run dir: `l2attr.ladder(families="artifact",
+    repeats=3)` (or the command's flags, `l2attr.ladder("--family", "artifact")`) returns a
+    `LadderResult` (`.cells`, `.verdict`, `.run_dir`, and a repr that prints the headline with its
+    interval).
 
-    Why through the command: the ladder's options are its command line (README, `l2attr ladder
-    -h`); one parser keeps the two spellings from drifting. The new run dir is the one folder under
-    `out` that the command added (`--resume DIR` judges DIR)."""
-    from l2attr.cli import main
-    from l2attr.errors import UserError
-    from l2attr.vocab import Command
+    Keyword arguments are the command's flags by name (`l2attr ladder -h`; their dests): the
+    ladder's options (dlrm/measure/options.py LadderOptions, validated there: a bad value is one
+    UserError line), the workload's (rows=100_000, preset="small") and the command's (name, quiet,
+    tuning, resume=RUN_DIR, workers)."""
+    from l2attr.commands.ladder import measure, namespace
 
-    args = list(flags)
-    if "--resume" in args:
-        target = Path(args[args.index("--resume") + 1])
-    else:
-        root = Path(out)
-        before = set(root.iterdir()) if root.is_dir() else set()
-        args += ["--out", str(root)]
-    code = main([Command.LADDER.value, *args])
-    if code != 0:
-        raise UserError(f"l2attr ladder {' '.join(flags)} ended with exit status {code}")
-    if "--resume" not in args:
-        new = sorted(p for p in root.iterdir() if p.is_dir() and p not in before)
-        if len(new) != 1:
-            raise UserError(f"{root}: expected one new run dir from the ladder, found {len(new)}")
-        target = new[0]
-    return LadderResult.from_run(target)
+    return LadderResult.from_run(measure(namespace(flags, out, options)).path)
 
 
 # -- a whole step: l2attr.step, l2attr.step_range --------------------------------------------------

@@ -13,8 +13,7 @@ import pytest
 from l2attr.analysis.tuning import choose
 from l2attr.cli import main
 from l2attr.commands import ladder as ladder_cmd
-from l2attr.commands.ladder_inputs import parser_defaults
-from l2attr.commands.tuning import apply_tuning
+from l2attr.commands.tuning import tuned_flags
 from l2attr.errors import UserError
 from l2attr.integrity.tuning import read_tuning
 
@@ -116,19 +115,25 @@ def _ladder_args(*argv: str) -> argparse.Namespace:
     return p.parse_args(list(argv))
 
 
+def _given(args: argparse.Namespace) -> dict:
+    """The LadderOptions flags given (the rest are left out of the namespace)."""
+    from l2attr.dlrm.measure.options import LadderOptions
+    from l2attr.typed import dests
+
+    return {k: v for k, v in vars(args).items() if k in dests(LadderOptions)}
+
+
 def test_ladder_tuning_sets_the_fast_launch_point_to_the_tables_choice(small):
-    args = _ladder_args("--tuning", str(small))
-    apply_tuning(args, parser_defaults(ladder_cmd.add_arguments))
-    assert [getattr(args, k) for k in KNOB_FLAGS] == [1, 2, 4, 0, 0]
-    shape = ladder_cmd.options_from_args(args).shape
+    flags = tuned_flags(small, {})
+    assert [flags[k] for k in KNOB_FLAGS] == [1, 2, 4, 0, 0]
+    shape = ladder_cmd.options_from_args(_ladder_args("--tuning", str(small))).shape
     assert (shape.fast_warps_per_bag, shape.fast_bags_per_block, shape.fast_unroll) == (1, 2, 4)
 
 
 def test_ladder_without_tuning_keeps_its_defaults():
-    args = _ladder_args()
-    before = [getattr(args, k) for k in KNOB_FLAGS]
-    apply_tuning(args, parser_defaults(ladder_cmd.add_arguments))
-    assert [getattr(args, k) for k in KNOB_FLAGS] == before
+    assert tuned_flags(None, _given(_ladder_args())) == {}
+    shape = ladder_cmd.options_from_args(_ladder_args()).shape
+    assert shape.fast_unroll == 6
 
 
 @pytest.mark.parametrize("extra, want", [
@@ -138,7 +143,7 @@ def test_ladder_without_tuning_keeps_its_defaults():
 def test_ladder_tuning_conflicts_are_refused(small, extra, want):
     args = _ladder_args("--tuning", str(small), *extra)
     with pytest.raises(UserError, match=want):
-        apply_tuning(args, parser_defaults(ladder_cmd.add_arguments))
+        tuned_flags(small, _given(args))
 
 
 def test_ladder_tuning_with_a_cut_table_stops_before_the_gpu(tmp_path, capsys):

@@ -24,7 +24,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "l2attr"
 # return: above the ladder, below everything that reads runs.
 FLOORS: tuple[tuple[str, ...], ...] = (
     ("__init__", "vocab", "errors", "atomic", "source", "safe_read"),
-    ("names", "catalog", "schema", "csvfile", "outputs"),
+    ("names", "catalog", "schema", "csvfile", "outputs", "typed"),
     ("rundir", "gpu"),
     ("measure", "profile"),
     ("experiment", "steps"),
@@ -153,3 +153,11 @@ def test_no_module_imports_itself_through_others() -> None:
         if v not in index:
             visit(v)
     assert circles == []
+
+
+def test_no_argparse_namespace_below_the_command_layer() -> None:
+    """Issue 51: the command layer (cli.py, commands/) turns flags into each kind's typed options;
+    nothing below it takes or rewrites an argparse Namespace."""
+    below = [p for p in sorted(PACKAGE.rglob("*.py"))
+             if p.name != "cli.py" and "commands" not in p.relative_to(PACKAGE).parts]
+    assert [str(p.relative_to(PACKAGE)) for p in below if "Namespace" in p.read_text()] == []

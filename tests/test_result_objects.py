@@ -1,19 +1,20 @@
 """The front door's result objects: l2attr.ladder judges its run as the report does; the run dir
-it returns is the one the command made."""
+it returns is the one the command made, in this process."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import l2attr
-import l2attr.cli
 from helpers_rundirs import write_ladder_run
 from l2attr.analysis import analyse, load_runs
 from l2attr.analysis.answer import headline, pin_answer
 from l2attr.analysis.result import LadderResult
 from l2attr.errors import UserError
+from l2attr.vocab import Family
 
 
 def test_ladder_result_reads_a_run_as_the_report_does(tmp_path: Path) -> None:
@@ -25,19 +26,32 @@ def test_ladder_result_reads_a_run_as_the_report_does(tmp_path: Path) -> None:
     assert line and line in repr(res) and str(run) in repr(res)
 
 
-def test_ladder_returns_the_run_dir_the_command_made(tmp_path: Path, monkeypatch) -> None:
-    seen: list[list[str]] = []
+def test_ladder_runs_the_command_in_this_process_with_flags_or_keywords(tmp_path: Path, monkeypatch) -> None:
+    from l2attr.commands import ladder as ladder_cmd
+    from l2attr.commands.ladder import options_from_args
+    from l2attr.rundir import RunDir
 
-    def fake_main(argv: list[str]) -> int:       # the command writes one new run dir under --out
-        seen.append(argv)
-        write_ladder_run(Path(argv[argv.index("--out") + 1]), name="20261202T000000Z-ladder")
-        return 0
+    seen: list[Any] = []
+
+    def fake_measure(args: Any) -> RunDir:       # the command's run: one new run dir under args.out
+        if args.resume is not None:
+            assert args.out == Path("runs")        # out= is not the resumed run's
+            return RunDir.open(args.resume)
+        seen.append(options_from_args(args))
+        return RunDir.open(write_ladder_run(args.out, name="20261202T000000Z-ladder"))
 
     write_ladder_run(tmp_path, name="20261201T000000Z-ladder")      # an older run beside it
-    monkeypatch.setattr(l2attr.cli, "main", fake_main)
+    monkeypatch.setattr(ladder_cmd, "measure", fake_measure)
     res = l2attr.ladder("--family", "artifact", out=tmp_path)
-    assert seen[0][:3] == ["ladder", "--family", "artifact"]
     assert res.run_dir.name == "20261202T000000Z-ladder"
-    monkeypatch.setattr(l2attr.cli, "main", lambda argv: 2)
-    with pytest.raises(UserError, match="exit status 2"):
+    l2attr.ladder(out=tmp_path / "k", families="artifact", repeats=3, rungs=["baseline", "torch"])
+    assert [o.families for o in seen] == [[Family.ARTIFACT]] * 2
+    assert (seen[1].repeats, seen[1].target_rel, [r.name for r in seen[1].rungs]) == (3, None, ["baseline", "torch"])
+    resumed = l2attr.ladder(out=tmp_path / "elsewhere", resume=tmp_path / "20261201T000000Z-ladder")
+    assert resumed.run_dir.name == "20261201T000000Z-ladder"
+    with pytest.raises(UserError, match="unrecognized arguments: --bogus"):
         l2attr.ladder("--bogus", out=tmp_path)
+    with pytest.raises(UserError, match="no option turbo"):
+        l2attr.ladder(out=tmp_path, turbo=True)
+    with pytest.raises(UserError, match=r"--repeats must be a whole number >= 1 .* \(got 0\)"):
+        seen.clear() or options_from_args(ladder_cmd.namespace((), tmp_path, {"repeats": 0}))

@@ -75,8 +75,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("report/sweep_html.py", "sweep"): "the report section key of a sweep chapter",
     ("dlrm/workload/__init__.py", "top_k"): "the function top_k in __all__",
     ("dlrm/workload/stats.py", "trace"): "a trace's default display name",
-    ("commands/ladder_inputs.py", "grid"): "the --grid option (LaunchShape.grid), not ncu's grid matching",
-    ("commands/ladder.py", "trace"): "the LadderOptions field trace (a path)",
     ("report/provenance.py", "trace"): "the label of the manifest's measure.trace fact",
     ("report/provenance.py", "control"): "the manifest field `control` and the judgement of that name",
     ("report/provenance.py", "kernel"): "the variant table's kernel column (a function name)",

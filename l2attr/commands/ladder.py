@@ -21,144 +21,103 @@ examples:
 from __future__ import annotations
 
 import argparse
+import re
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Mapping, Sequence
 
-from l2attr.commands.ladder_inputs import check_ladder_inputs, check_resume_flags, options_from_args, parser_defaults
-from l2attr.commands.tuning import apply_tuning
-from l2attr.dlrm.config import WorkloadConfig, add_workload_args, config_from_args
-from l2attr.dlrm.declare import ALL_FAMILIES, DEFAULT_MAXRREGCOUNT, PROFILES, parse_rungs
-from l2attr.dlrm.measure.kernels import FAST_UNROLLS, LaunchShape
-from l2attr.measure.adaptive import LADDER_DEFAULT as ADAPTIVE
-from l2attr.vocab import Command, L2Condition, Pin, TimerKind
+from l2attr.commands.tuning import tuned_flags
+from l2attr.dlrm.config import WorkloadConfig, add_workload_args, config_from_flags
+from l2attr.dlrm.measure.options import LadderOptions
+from l2attr.errors import UserError
+from l2attr.typed import add_flags, dests
+from l2attr.vocab import Command
 
-if TYPE_CHECKING:
-    from l2attr.dlrm.measure.run import LadderOptions
+# flags --resume may be given with (they do not change what is measured)
+RESUME_FREE = {"resume", "quiet", "cache_dir", "_run", "command", "workers", "scheduler"}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The workload's flags, then one flag per field of LadderOptions (dlrm/measure/options.py)."""
     add_workload_args(p)
-    g = p.add_argument_group("ladder")
-    g.add_argument("--family", default=ALL_FAMILIES,
-                   help="kernel family: artifact, tuned, fast, a comma list, or all (default all: "
-                        "the three, artifact first)")
-    g.add_argument("--rungs", help="comma list (default: baseline,optmt,rpf_optmt,l2p_optmt,combined,torch; "
-                                   "apw_optmt, the access-policy window instead of a pin, on request)")
-    g.add_argument("--profiles", help=f"comma list of reuse profiles (default: {','.join(PROFILES)})")
-    g.add_argument("--trace", type=Path, help="artifact-format index trace instead of a profile")
-    g.add_argument("--hot", type=Path, help="hot-index file (one id per line) for the pin kernel")
-    g.add_argument("--drop-out-of-range", action="store_true",
-                   help="drop trace ids >= rows as the artifact's loader silently did")
-    g.add_argument("--l2", dest="l2_state", default=L2Condition.NATURAL.value, metavar="STATE[,STATE...]",
-                   help="cache state between calls, one or several run in turn: natural (artifact: "
-                        "nothing), flush (flush L2 "
-                        "before every table call), flush_after_pin (control: flush between pin "
-                        "and consumer), reset_after_pin (control: cudaCtxResetPersistingL2Cache "
-                        "between pin and consumer)")
-    g.add_argument("--repeats", type=int, default=None,
-                   help="a fixed run: this many device-timed repeats per cell, each followed by a "
-                        "host-timed one (default: adaptive repeats, below)")
-    g.add_argument("--target-rel", type=float, default=ADAPTIVE.target_rel,
-                   help="adaptive repeats: a cell stops once its 95%% interval of the median (kernel "
-                        "timer: consumer, and pin) has a half-width <= this share of its median "
-                        f"(default {ADAPTIVE.target_rel})")
-    g.add_argument("--min-repeats", type=int, default=ADAPTIVE.min_repeats,
-                   help=f"adaptive repeats: at least this many per cell (default {ADAPTIVE.min_repeats})")
-    g.add_argument("--max-repeats", type=int, default=ADAPTIVE.max_repeats,
-                   help=f"adaptive repeats: at most this many; a cell stopped here is marked noisy in "
-                        f"cells.csv (stopped = limit) (default {ADAPTIVE.max_repeats})")
-    g.add_argument("--max-seconds", type=float, default=ADAPTIVE.max_seconds,
-                   help="adaptive repeats: at most this many seconds of repeats per cell, then marked "
-                        f"noisy as at --max-repeats (default {ADAPTIVE.max_seconds:g})")
-    g.add_argument("--no-host-repeat", action="store_true",
-                   help="skip the host-timed repeats (no artifact-timer or wall-charged figures)")
-    g.add_argument("--maxrregcount", type=int, default=DEFAULT_MAXRREGCOUNT,
-                   help="register cap of the OptMT rungs (default 42)")
-    g.add_argument("--pin-granularity", choices=(Pin.LINE.value, Pin.ELEMENT.value), default=None,
-                   help="one prefetch per 128-byte line or per element; default: each family's own "
-                        "(artifact: element, the only one it has; tuned: line)")
-    g.add_argument("--rpf-depth", type=int, default=2,
-                   help="values in flight in the tuned family's RPF (default 2; the artifact's is 2)")
-    g.add_argument("--grid", type=int, default=1024, help="consumer grid (default 1024)")
-    g.add_argument("--block", default="32,8", help="consumer block x,y (default 32,8)")
-    fast = LaunchShape()
-    g.add_argument("--fast-warps-per-bag", type=int, default=fast.fast_warps_per_bag,
-                   help=f"fast family: warps sharing one bag (default {fast.fast_warps_per_bag}, "
-                        "from the committed tuning table)")
-    g.add_argument("--fast-bags-per-block", type=int, default=fast.fast_bags_per_block,
-                   help=f"fast family: bags per block (default {fast.fast_bags_per_block})")
-    g.add_argument("--fast-unroll", type=int, default=fast.fast_unroll, choices=FAST_UNROLLS,
-                   help=f"fast family: row loads in flight per lane (default {fast.fast_unroll})")
-    g.add_argument("--fast-load", type=int, default=fast.fast_load, choices=(0, 1, 2),
-                   help="fast family: row load form, 0 plain, 1 L1::no_allocate, 2 that + L2::256B "
-                        f"(default {fast.fast_load})")
-    g.add_argument("--fast-maxrregcount", type=int, default=fast.fast_maxrregcount,
-                   help=f"fast family: register cap, 0 for none (default {fast.fast_maxrregcount})")
+    g = p.add_argument_group("ladder (the fields of LadderOptions, the manifest's measure)")
+    add_flags(g, LadderOptions)
     g.add_argument("--tuning", type=Path, metavar="FILE",
                    help="fast family: the launch point this tuning table chooses (benchmarks/tune_fast.py's "
                         "fast_tuning.csv, read whole or refused; `l2attr tuning FILE` shows it) instead of "
                         "the --fast-* defaults")
-    g.add_argument("--timer", choices=TimerKind.values(), default=TimerKind.BLOCKING.value,
-                   help="kernel timer: blocking (default: the GPU waits on a host flag until the timed "
-                        "launches are enqueued, so no launch lag reaches the interval) or spin (a GPU "
-                        "spin of --spin-us before each timed kernel)")
-    g.add_argument("--spin-us", type=float, default=50.0,
-                   help="with --timer spin: GPU spin before each timed kernel (default 50)")
-    g.add_argument("--nvtx-last", type=int, default=0,
-                   help="NVTX ranges only around the last N measured calls of a cell (0: all)")
-    g.add_argument("--no-bandwidth", action="store_true",
-                   help="skip the warm-up and the copy / HBM-read / L2-read bandwidth measurements "
-                        "(what `l2attr profile` asks of its children)")
-    g.add_argument("--checks-memo", type=Path, default=None, metavar="FILE",
-                   help="keep the correctness checks' verdicts in FILE and take them from there when the "
-                        "same sources, workload, options and GPU checked before: how each later replay "
-                        "pass of an `l2attr profile` child skips checks its first pass made")
-    g.add_argument("--extra-cell", dest="extra_cells", action="append", default=[],
-                   metavar="FAMILY:RUNG:PROFILE:L2_STATE",
-                   help="also measure this cell (repeatable): how `l2attr profile` runs its validity "
-                        "control's arms in the sweep's child")
-    g.add_argument("--nvtx-calls", action="store_true",
-                   help="also one NVTX range around each whole call (pin -> sync -> consumer), for "
-                        "`profile --timeline`'s range replay")
     o = p.add_argument_group("output")
     o.add_argument("--out", type=Path, default=Path("runs"), help="runs folder (default ./runs)")
     o.add_argument("--name", default=Command.LADDER.value, help="run name suffix (default ladder)")
     o.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue an interrupted run")
-    o.add_argument("--cache-dir", type=Path, default=None,
-                   help="cache generated workloads here (default: the user's cache dir, or $L2ATTR_CACHE_DIR; see `l2attr cache info`)")
     o.add_argument("--quiet", action="store_true", help="no progress bar")
     from l2attr.distribute.options import add_arguments as add_distribute_arguments
 
     add_distribute_arguments(p)
 
 
-def _resume(args: argparse.Namespace):
-    from dataclasses import fields
+def parser_defaults(add: Any) -> dict[str, Any]:
+    """A command parser's defaults (what a flag left out is; a LadderOptions flag left out is absent)."""
+    p = argparse.ArgumentParser(add_help=False)
+    add(p)
+    return vars(p.parse_args([]))
 
-    from l2attr.dlrm.measure.run import LadderOptions
+
+def check_list_flags(flags: Mapping[str, Any], names: tuple[str, ...] = ("family", "rungs", "profiles")) -> None:
+    """`--profiles ''` is refused, never read as "the default" (the sweep's flags, by dest)."""
+    for name in names:
+        value = flags.get(name)
+        if value is not None and not [w for w in str(value).split(",") if w.strip()]:
+            raise UserError(f"--{name} {value!r}: give at least one name (or leave the flag out for the default)")
+
+
+def check_output(out: Path, name: str) -> None:
+    """--out is a folder of runs (made if absent); --name a plain word (RunDir.create's rule)."""
+    from l2attr.outputs import check_out_folder
+
+    check_out_folder(Path(out))
+    if not re.fullmatch(r"[A-Za-z0-9._-]+", name or ""):
+        raise UserError(f"--name {name!r}: use letters, digits, '.', '_' and '-' only")
+
+
+def check_resume_flags(args: argparse.Namespace) -> None:
+    """`--resume RUN_DIR` continues the run with the settings in its manifest: a flag that would
+    change them is refused instead of being ignored."""
+    defaults = parser_defaults(add_arguments)
+    given = [k for k, v in vars(args).items() if k not in RESUME_FREE and (k not in defaults or v != defaults[k])]
+    if given:
+        flags = ", ".join("--" + k.replace("_", "-") for k in sorted(given))
+        raise UserError(f"--resume continues {args.resume} with its own settings; drop {flags} "
+                        "(or start a new run)")
+
+
+def options(args: argparse.Namespace) -> tuple[WorkloadConfig, LadderOptions]:
+    """A new run's workload and options from its flags, every input checked before the GPU is
+    looked for (files, names, numbers, conflicts)."""
+    cfg = config_from_flags(vars(args))
+    check_output(args.out, args.name)
+    return cfg, options_from_args(args, cfg.rows)
+
+
+def options_from_args(args: argparse.Namespace, rows: int | None = None) -> LadderOptions:
+    """The options from the flags given (the model supplies the rest), --tuning's launch point
+    applied; with the workload's `rows`, the trace and hot files read too."""
+    given = {k: v for k, v in vars(args).items() if k in dests(LadderOptions)}
+    return LadderOptions.from_flags(tuned_flags(args.tuning, given), rows)
+
+
+def _resume(path: Path) -> tuple[Any, WorkloadConfig, LadderOptions]:
+    """The run, its workload and its options, rebuilt from its manifest (the typed contract first)."""
     from l2attr.integrity.manifest import check_manifest
     from l2attr.rundir import open_for_resume, resumed
-    from l2attr.vocab import Family
 
-    run, m = open_for_resume(args.resume, Command.LADDER, check_manifest)   # typed (integrity/manifest.py) first
+    run, m = open_for_resume(path, Command.LADDER, check_manifest)
     cfg = resumed(run, "config", lambda: WorkloadConfig(**m["config"]))
-
-    def options() -> LadderOptions:
-        saved = dict(m["measure"])
-        saved.pop("variants", None)
-        saved["rungs"] = parse_rungs(",".join(saved["rungs"]))
-        saved["families"] = [Family(f) for f in saved["families"]]
-        saved["shape"] = LaunchShape(**{k: tuple(v) if isinstance(v, list) else v
-                                        for k, v in saved["shape"].items()})
-        for key in ("trace", "hot", "cache_dir", "checks_memo"):
-            saved[key] = Path(saved[key]) if saved.get(key) else None
-        return LadderOptions(**saved)
-
-    return run, cfg, resumed(run, "measure", options, {f.name for f in fields(LadderOptions)} | {"variants"})
+    known = {*LadderOptions.model_fields, "variants"}
+    return run, cfg, resumed(run, "measure", lambda: LadderOptions.from_manifest(m["measure"]), known)
 
 
-def head_start(cfg: WorkloadConfig, opts: "LadderOptions") -> Any:
+def head_start(cfg: WorkloadConfig, opts: LadderOptions) -> Any:
     """A fresh run's workloads and kernels, started on threads before torch is imported (NVRTC and
     numpy release the GIL; the import holds it): dlrm/measure/prefetch.py's HeadStart, which
     run_ladder(ahead=...) takes over. Their modules are imported here, on this thread."""
@@ -174,11 +133,11 @@ def head_start(cfg: WorkloadConfig, opts: "LadderOptions") -> Any:
     return HeadStart(prefetch, start_compile(cfg, opts))
 
 
-def _one_process(args: argparse.Namespace, cfg: WorkloadConfig, opts: "LadderOptions", run_dir, console):
+def _one_process(args: argparse.Namespace, cfg: WorkloadConfig, opts: LadderOptions, run_dir: Any, console: Any):
     """Today's path: this process, its GPU, cell after cell."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from l2attr.dlrm.measure.phases import process_age_s
+    from l2attr.dlrm.measure.run import process_age_s
     from l2attr.gpu.runtime import require_gpu
 
     ages = {"command_s": process_age_s()}     # the process's age at each step of its start
@@ -237,23 +196,21 @@ def _one_process(args: argparse.Namespace, cfg: WorkloadConfig, opts: "LadderOpt
     return run_dir, cells
 
 
-def run(args: argparse.Namespace) -> int:
+def measure(args: argparse.Namespace) -> Any:
+    """The ladder of these flags (new or resumed), its tables printed: the run dir."""
     from rich.console import Console
 
     t0 = time.perf_counter()
     console = Console(stderr=True)
     run_dir = None
     if args.resume:
-        check_resume_flags(args, parser_defaults(add_arguments))
-        run_dir, cfg, opts = _resume(args)
+        check_resume_flags(args)
+        run_dir, cfg, opts = _resume(args.resume)
     else:
-        cfg = config_from_args(args)
-        check_ladder_inputs(args, cfg)     # files, names, numbers: before the GPU is looked for
-        apply_tuning(args, parser_defaults(add_arguments))   # --tuning FILE: the table's launch point
-        opts = options_from_args(args)
-    from l2attr.distribute.options import from_args as distribute_from_args
+        cfg, opts = options(args)
+    from l2attr.distribute.options import from_flags as distribute_from_flags
 
-    dist = distribute_from_args(args)     # --workers / --scheduler: refused before any GPU is looked for
+    dist = distribute_from_flags(args.workers, args.scheduler)     # refused before any GPU is looked for
     from l2attr.analysis.spread import describe_launch_lag, launch_lag_effect
     from l2attr.commands.show import break_even_lines, ladder_tables, spread_lines
     from l2attr.rundir import command_line
@@ -283,4 +240,35 @@ def run(args: argparse.Namespace) -> int:
         console.print(describe_launch_lag(lag, opts.spin_us, opts.timer), markup=False, highlight=False)
     console.print(f"ladder finished in {wall:.1f} s wall (this process, compile + data + checks "
                   f"+ timing); results in {run_dir.path}")
+    return run_dir
+
+
+def run(args: argparse.Namespace) -> int:
+    measure(args)
     return 0
+
+
+class _KeywordParser(argparse.ArgumentParser):
+    """The ladder's flags for `l2attr.ladder(...)`: a mistake is a UserError, not an exit."""
+
+    def error(self, message: str) -> Any:
+        raise UserError(f"{self.prog}: {message}")
+
+
+def namespace(flags: Sequence[str], out: Path | str, keywords: Mapping[str, Any],
+              prog: str = "l2attr.ladder") -> argparse.Namespace:
+    """`l2attr.ladder(*flags, out=..., **keywords)` as the command's flags: `flags` parsed as on the
+    command line, each keyword argument a flag by its dest (families="artifact", repeats=3,
+    rows=100_000, resume=RUN_DIR), checked as the flag is (LadderOptions, WorkloadConfig)."""
+    p = _KeywordParser(prog=prog, add_help=False)
+    add_arguments(p)
+    args = p.parse_args(list(flags))
+    known = sorted({a.dest for a in p._actions} - {"help"})
+    unknown = sorted(set(keywords) - set(known))
+    if unknown:
+        raise UserError(f"{prog}: no option {', '.join(unknown)}; the options are {', '.join(known)}")
+    for key, value in keywords.items():
+        setattr(args, key, value)
+    if args.resume is None:          # a resumed run stays where it is
+        args.out = Path(out)
+    return args

@@ -15,15 +15,15 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from l2attr.dlrm.config import add_workload_args, config_from_args
+from l2attr.dlrm.config import add_workload_args, config_from_flags
 from l2attr.errors import UserError
 from l2attr.dlrm.declare import ALL_FAMILIES, parse_families, parse_profiles, rung
 from l2attr.profile.ncu_cmd import (APP_REPLAY_BUFFERS, APP_REPLAY_MATCHES, APP_REPLAY_MODES, CACHE_CONTROLS,
                                     CACHE_FLUSH_ACK, CLOCK_CONTROLS, KERNEL_REPLAY_ACK, REPLAY_MODES,
                                     NcuOptions)
-from l2attr.vocab import (Ncu, Command, Condition)
+from l2attr.vocab import (Ncu, Command, Condition, L2Condition)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -111,16 +111,16 @@ def _console():
 
 
 def run(args: argparse.Namespace) -> int:
-    from l2attr.commands.ladder_inputs import parser_defaults
+    from l2attr.commands.ladder import parser_defaults
     from l2attr.commands.profile_flags import check_profile_flags
 
     check_profile_flags(args, parser_defaults(add_arguments))   # contradictions: before any work
-    from l2attr.distribute.options import from_args as distribute_from_args
+    from l2attr.distribute.options import from_flags as distribute_from_flags
     from l2attr.distribute.options import refuse_with
 
-    refuse_with(args, "--timeline", bool(args.timeline), "workers split a profile run into ncu children per "
+    refuse_with(args.workers, args.scheduler, "--timeline", bool(args.timeline), "workers split a profile run into ncu children per "
                 "family x profile; --timeline profiles one call in this process: drop --workers/--scheduler")
-    dist = distribute_from_args(args)     # --workers / --scheduler: refused before any GPU is looked for
+    dist = distribute_from_flags(args.workers, args.scheduler)     # --workers / --scheduler: refused before any GPU is looked for
     if dist is not None:
         from l2attr.distribute.profile import profile_on_workers
 
@@ -219,8 +219,8 @@ def _settings(args: argparse.Namespace):
                       allow_cache_flush=args.allow_cache_flush)
     from l2attr.catalog.sets import check_chip
 
-    cfg = config_from_args(args)
-    return ProfileSettings(
+    cfg = config_from_flags(vars(args))
+    settings = ProfileSettings(
         cfg=cfg, metrics=args.metrics, rungs=rungs, profiles=profiles,
         calls_per_cell=default_calls(cfg) if args.calls_per_cell is None else args.calls_per_cell, out=args.out, name=args.name,
         chip=check_chip(args.chip) if args.chip else None, ncu=args.ncu, opts=opts,
@@ -230,6 +230,19 @@ def _settings(args: argparse.Namespace):
         extra=["--family", args.family, *args.ladder_args],
         validate_metrics=args.validate_metrics, dry_run=args.dry_run, keep_all=args.keep_all_metrics,
         command=command_line())
+    _check_child(settings)
+    return settings
+
+
+def _check_child(s: Any) -> None:
+    """The child ladder's flags through its options model (LadderOptions) here, before ncu starts it:
+    a bad --ladder-arg is this command's one line, not a child's failure under the profiler."""
+    from l2attr.commands import ladder
+    from l2attr.dlrm.profile.plan import child_command
+
+    argv = child_command(s.cfg, s.rungs, s.profiles, L2Condition.NATURAL.value, 1, s.out, s.name, s.extra)
+    child = ladder.namespace(argv[4:], s.out, {}, prog="l2attr profile --ladder-arg")
+    ladder.options_from_args(child, s.cfg.rows)
 
 
 def _run_profile(args: argparse.Namespace) -> int:

@@ -20,7 +20,7 @@ import argparse
 import time
 from pathlib import Path
 
-from l2attr.dlrm.config import WorkloadConfig, add_workload_args, config_from_args
+from l2attr.dlrm.config import WorkloadConfig, add_workload_args, config_from_flags
 from l2attr.dlrm.workload.cache import default_cache_dir
 from l2attr.errors import UserError
 from l2attr.dlrm.declare import PROFILES, parse_families, parse_profiles
@@ -83,14 +83,14 @@ def options_from_args(args: argparse.Namespace) -> tuple[WorkloadConfig, spec.Sw
 
     if not args.axis:
         raise UserError(f"give the AXIS to sweep: one of {', '.join(axes.runnable())}")
-    from l2attr.commands.ladder_inputs import check_list_flags
+    from l2attr.commands.ladder import check_list_flags
 
-    check_list_flags(args)          # `--profiles ''` is refused as the ladder refuses it, never "all"
+    check_list_flags(vars(args))    # `--profiles ''` is refused as the ladder refuses it, never "all"
     from l2attr.outputs import check_out_folder
 
     check_out_folder(args.out)
     axis = spec.parse_axis(args.axis)
-    cfg = config_from_args(args)
+    cfg = config_from_flags(vars(args))
     values = {o.key: o.parse(text) for o in axes.options()
               if (text := getattr(args, o.dest, None)) is not None}
     opts = spec.SweepOptions(
@@ -150,12 +150,12 @@ def run(args: argparse.Namespace) -> int:
         run_dir, cfg, opts = _resume(args)
     else:
         cfg, opts = options_from_args(args)
-    from l2attr.distribute.options import from_args as distribute_from_args
+    from l2attr.distribute.options import from_flags as distribute_from_flags
     from l2attr.distribute.options import refuse_with
 
-    refuse_with(args, "--profile", bool(opts.profile), "--profile is not run on workers; measure with --workers, "
+    refuse_with(args.workers, args.scheduler, "--profile", bool(opts.profile), "--profile is not run on workers; measure with --workers, "
                 "then profile the finished sweep on one GPU: l2attr sweep --resume RUN_DIR --profile")
-    dist = distribute_from_args(args)     # --workers / --scheduler: refused before any GPU is looked for
+    dist = distribute_from_flags(args.workers, args.scheduler)     # --workers / --scheduler: refused before any GPU is looked for
     if dist is not None:
         from l2attr.distribute.sweep import sweep_on_workers
         from l2attr.rundir import command_line

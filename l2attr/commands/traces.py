@@ -22,7 +22,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from l2attr.dlrm.config import WorkloadConfig, add_workload_args, config_from_args
+from l2attr.dlrm.config import WorkloadConfig, add_workload_args, config_from_flags
 from l2attr.errors import UserError
 from l2attr.outputs import check_disk, check_distinct, check_memory, check_output, human_bytes, id_file_bytes
 from l2attr.dlrm.workload import profiles
@@ -207,7 +207,7 @@ def _run_gen(args: argparse.Namespace) -> int:
     for flag, path in (("--out", args.out), ("--hot-out", args.hot_out)):
         if path is not None:
             check_output(path, flag, inputs=[args.config])
-    cfg = config_from_args(args)
+    cfg = config_from_flags(vars(args))
     name = profiles.canonical_profile(args.profile)
     n = args.lookups or profiles.period(name, cfg.rows) or _total_lookups(cfg)
     size = id_file_bytes(n, cfg.rows)

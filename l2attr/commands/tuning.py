@@ -112,22 +112,23 @@ def run(args: argparse.Namespace) -> int:
 
 # -- `l2attr ladder --tuning FILE` ---------------------------------------------------------------
 
-def apply_tuning(args: argparse.Namespace, defaults: dict[str, Any]) -> None:
-    """Set the fast family's launch options from the table's choice (`ladder --tuning FILE`).
+def tuned_flags(path: Path | None, flags: dict[str, Any]) -> dict[str, Any]:
+    """The ladder's flags given, with the fast family's launch options the table chooses
+    (`ladder --tuning FILE`; `flags` by argparse dest, as LadderOptions.from_flags takes them).
 
     A --fast-* option given as well contradicts the table and is refused, as is a run without the
     fast family (the table chooses nothing for the others)."""
     from l2attr.dlrm.declare import parse_families
     from l2attr.vocab import Family
 
-    path = args.tuning
     if path is None:
-        return
-    given = [f"--{dest.replace('_', '-')}" for dest in LADDER_FLAGS.values() if getattr(args, dest) != defaults[dest]]
+        return flags
+    given = [f"--{dest.replace('_', '-')}" for dest in LADDER_FLAGS.values() if dest in flags]
     if given:
         raise UserError(f"--tuning {path} chooses the fast family's launch point; drop {', '.join(given)}")
-    if Family.FAST not in parse_families(args.family):
-        raise UserError(f"--tuning {path} sets the fast family's launch point, but --family {args.family} "
+    family = flags.get("families")      # a flag's text, or an API caller's list
+    if Family.FAST not in (family if isinstance(family, (list, tuple)) else parse_families(family)):
+        raise UserError(f"--tuning {path} sets the fast family's launch point, but --family {family} "
                         "does not run the fast family")
     if not Path(path).is_file():
         raise UserError(f"--tuning {path}: {'not a file' if Path(path).exists() else 'no such file'}")
@@ -137,5 +138,4 @@ def apply_tuning(args: argparse.Namespace, defaults: dict[str, Any]) -> None:
     if point["unroll"] not in FAST_UNROLLS:
         raise UserError(f"--tuning {path}: its choice has unroll {point['unroll']}, which the fast kernel is "
                         f"not built for (one of {', '.join(map(str, FAST_UNROLLS))})")
-    for knob, dest in LADDER_FLAGS.items():
-        setattr(args, dest, int(point[knob]))
+    return {**flags, **{dest: int(point[knob]) for knob, dest in LADDER_FLAGS.items()}}

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -48,7 +47,7 @@ def unit_options(opts: LadderOptions) -> list[tuple[str, LadderOptions]]:
     for profile in opts.profiles:
         for i, fam in enumerate(opts.families):
             rungs = opts.rungs if i == 0 else [r for r in opts.rungs if r.consumer != ConsumerCode.TORCH]
-            mine = replace(opts, families=[fam], rungs=rungs, profiles=[profile])
+            mine = opts.model_copy(update={"families": [fam], "rungs": rungs, "profiles": [profile]})
             if mine.variants:
                 out.append((unit_key(fam.value, profile), mine))
     return out
@@ -77,7 +76,7 @@ def measure_unit(cfg: WorkloadConfig, opts: LadderOptions) -> dict[str, Any]:
     from l2attr.dlrm.measure.run import ladder_manifest, run_ladder
 
     gpu = where_am_i().gpu_uuid
-    opts = replace(opts, bandwidth=opts.bandwidth and gpu not in _MEASURED_BANDWIDTH)
+    opts = opts.model_copy(update={"bandwidth": opts.bandwidth and gpu not in _MEASURED_BANDWIDTH})
     lines: list[str] = []
     with tempfile.TemporaryDirectory(prefix="l2attr-unit-") as tmp:
         scratch = RunDir.create(Path(tmp), "unit", ladder_manifest(cfg, opts, "", {}, {}))

@@ -97,17 +97,17 @@ def check_address(text: str) -> str:
     return f"{scheme}://{m.group(2)}:{port}"
 
 
-def refuse_with(args: argparse.Namespace, flag: str, given: bool, why: str) -> None:
+def refuse_with(workers: int | None, scheduler: str | None, flag: str, given: bool, why: str) -> None:
     """--workers/--scheduler with a flag they cannot serve: one line before Dask or any GPU is
-    looked for (from_args asks for the visible GPUs, which would answer first on a machine without)."""
-    if given and (getattr(args, "workers", None) is not None or getattr(args, "scheduler", None) is not None):
-        used = "--workers" if getattr(args, "workers", None) is not None else "--scheduler"
+    looked for (from_flags asks for the visible GPUs, which would answer first on a machine without)."""
+    if given and (workers is not None or scheduler is not None):
+        used = "--workers" if workers is not None else "--scheduler"
         raise UserError(f"{used} with {flag}: {why}")
 
 
-def from_args(args: argparse.Namespace) -> Distribute | None:
-    """The run's distribution, or None for today's one-process path; UserError for a bad flag."""
-    workers, scheduler = getattr(args, "workers", None), getattr(args, "scheduler", None)
+def from_flags(workers: int | None, scheduler: str | None) -> Distribute | None:
+    """The run's distribution from --workers / --scheduler, or None for today's one-process path;
+    UserError for a bad flag."""
     if workers is None and scheduler is None:
         return None
     if workers is not None and scheduler is not None:

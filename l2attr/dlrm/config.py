@@ -7,7 +7,7 @@ import dataclasses
 import sys
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -133,6 +133,7 @@ def add_workload_args(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--seed", type=int, help="seed for tables and generated traces (default 0)")
 
 
-def config_from_args(args: argparse.Namespace) -> WorkloadConfig:
-    overrides = {name: getattr(args, name, None) for name in _FIELD_TYPES}
-    return build_config(getattr(args, "preset", None), getattr(args, "config", None), overrides)
+def config_from_flags(flags: Mapping[str, Any]) -> WorkloadConfig:
+    """The workload from the flags of add_workload_args (argparse dests; None: not given)."""
+    overrides = {name: flags.get(name) for name in _FIELD_TYPES}
+    return build_config(flags.get("preset"), flags.get("config"), overrides)

@@ -94,10 +94,41 @@ def required_fields(manifest: dict[str, Any]) -> tuple[str, ...]:
 
 
 def manifest_doc() -> str:
-    """The manifest section of docs/run-dirs.md (manifest_fields.manifest_doc over these rules)."""
+    """The manifest section of docs/run-dirs.md (manifest_fields.manifest_doc over these rules and
+    the options models' fields)."""
+    from l2attr.dlrm.measure.options import LadderOptions
     from l2attr.integrity.manifest_fields import manifest_doc as doc
+    from l2attr.typed import rules
 
-    return doc(required_fields, CHECKED)
+    ladder = {**rules(LadderOptions, "measure"), "measure.variants": VARIANTS_RULE}
+    return doc(required_fields, CHECKED, {Command.LADDER.value: ladder})
+
+
+VARIANTS_RULE = "a list of lists of strings (what the options declare; written beside them, never read back)"
+
+
+def _check_options(manifest: dict[str, Any], bad: Any, damage: Damage, source: str) -> None:
+    """A ladder's `measure` through its options model (dlrm/measure/options.py): each field's type
+    and range, and a field the model does not know (kept, never used) named."""
+    measure = manifest.get("measure")
+    if manifest.get("kind") != Command.LADDER.value or not isinstance(measure, dict):
+        return
+    from pydantic import ValidationError
+
+    from l2attr.dlrm.measure.options import LadderOptions
+    from l2attr.typed import extras, problems
+
+    try:
+        opts = LadderOptions.model_validate(measure)
+    except ValidationError as exc:
+        for path, rule, value in problems(exc, LadderOptions):
+            bad(".".join(("measure", *path)), rule, value)
+        return
+    except UserError as exc:          # a name no run declares (a rung, a family's pin)
+        damage.found(f"{source}: measure: {exc}")
+        return
+    for name, value in extras(opts, "measure").items():
+        bad(name, "a setting of the ladder's options (" + ", ".join(LadderOptions.model_fields) + ")", value)
 
 
 SPIN_RULE = "present (the head start a spin timer's samples are judged by; every spin run records it)"
@@ -141,6 +172,7 @@ def check_manifest(manifest: dict[str, Any], path: Path, damage: Damage | None =
         damage.found(f"{source}: {field} must be {rule} (found {value!r})")
 
     check_fields(manifest, bad, required_fields(manifest))
+    _check_options(manifest, bad, damage, source)
     config = manifest.get("config")
     if isinstance(config, dict):
         known = {f.name for f in fields(WorkloadConfig)}

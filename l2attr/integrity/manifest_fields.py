@@ -81,11 +81,6 @@ def nullable(rules: dict[str, Rule]) -> dict[str, Rule]:
             for k, (ok, rule) in rules.items()}
 
 
-def lists(v: Any) -> bool:
-    return isinstance(v, list) and all(isinstance(x, list) and texts(x) for x in v)
-
-
-LIST_OF_LISTS: Rule = (lists, "a list of lists of strings")
 NUMBER_OR_NULL_NONNEG: Rule = (lambda v: v is None or (_number(v) and v >= 0), "a finite number >= 0 or null")
 
 POSITIVE: Rule = (lambda v: _number(v) and 0 < v <= 1e6, "a finite number > 0")
@@ -101,15 +96,9 @@ def adaptive(at: str, null: bool = False) -> dict[str, Rule]:
 
 
 BY_KIND: dict[str, dict[str, Rule]] = {
+    # the ladder's `measure` is its options model's (dlrm/measure/options.py LadderOptions; manifest.py)
     Command.LADDER.value: {
-        "measure.bandwidth": FLAG, "measure.cache_dir": TEXT_OR_NULL, "measure.checks_memo": TEXT_OR_NULL,
-        "checks_memo": OBJECT, "measure.drop_out_of_range": FLAG,
-        "measure.extra_cells": LIST, "measure.families": FAMILIES, **adaptive("adaptive"), "measure.host_repeat": FLAG,
-        "measure.hot": TEXT_OR_NULL, "measure.l2_state": TEXT, "measure.maxrregcount": whole(0),
-        "measure.nvtx_calls": FLAG, "measure.nvtx_last": whole(0), "measure.pin_granularity": TEXT_OR_NULL,
-        "measure.profiles": STRINGS, "measure.repeats": whole(1), "measure.rpf_depth": whole(0),
-        "measure.shape": OBJECT, "measure.spin_us": TOLERANCE, "measure.timer": TEXT_OR_NULL,
-        "measure.trace": TEXT_OR_NULL, "measure.variants": LIST_OF_LISTS,
+        "checks_memo": OBJECT, **adaptive("adaptive"),
         "distribute": OBJECT, "distribute.scheduler": TEXT_OR_NULL, "distribute.slots": STRINGS,
         "distribute.workers": whole(0), "gpus": OBJECT, "process_wall_s": SECONDS,
         "workloads_built_ahead": FLAG, "repeat_start_state": TEXT_OR_NULL, "telemetry": TEXT_OR_NULL,
@@ -229,11 +218,13 @@ def check_fields(manifest: dict[str, Any], bad: Bad, required: tuple[str, ...] =
                 baseline)
 
 
-def manifest_doc(required: Callable[[dict[str, Any]], tuple[str, ...]], checked: dict[str, str]) -> str:
+def manifest_doc(required: Callable[[dict[str, Any]], tuple[str, ...]], checked: dict[str, str],
+                 models: dict[str, dict[str, str]]) -> str:
     """docs/run-dirs.md's manifest section, made from these tables (tests/test_schema_readme.py
     holds the page to it): per kind, every typed field, its rule, and whether every writer of the
     kind records it (`required(manifest)`: integrity/manifest.py's required_fields); `checked`: the
-    rules manifest.py states by hand (field -> rule)."""
+    rules manifest.py states by hand (field -> rule); `models`: per kind, the rules of its options
+    model's fields (typed.rules)."""
     out = []
     for kind in (Command.LADDER.value, Command.SWEEP.value, Command.PROFILE.value, Command.TIMELINE.value,
                  Command.EXPERIMENT.value, Command.STEP.value):
@@ -242,7 +233,8 @@ def manifest_doc(required: Callable[[dict[str, Any]], tuple[str, ...]], checked:
                  **{f: (None, r) for f, r in checked.items()       # a kind's own section only where it has it
                     if f.split(".")[0] in need or f.split(".")[0] not in ("measure", Command.SWEEP.value, "config")},
                  **{f: (r[0], f"{r[1]}; {checked[f]}" if f in checked else r[1])
-                    for f, r in {**COMMON, **BY_KIND.get(kind, {})}.items()}}
+                    for f, r in {**COMMON, **BY_KIND.get(kind, {}),
+                                 **{f: (None, r) for f, r in models.get(kind, {}).items()}}.items()}}
         out += [f"**`{kind}`** manifest", "", "| field | rule | every writer records it |", "|---|---|---|"]
         for name in sorted(table, key=lambda f: (f not in need, f)):
             rule = table[name][1].replace("|", "\\|")

@@ -5,27 +5,68 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
+
 from l2attr.dlrm import compile as kc
 from l2attr.dlrm.declare import DEFAULT_MAXRREGCOUNT, FAMILIES, FAST_DEFAULT, Variant
+from l2attr.typed import RuleError
 from l2attr.vocab import Pin, Role, Family
 
 
 FAST_UNROLLS = tuple(range(1, 17))   # row loads in flight per lane the fast consumer is built for
 
 
-@dataclass(frozen=True)
-class LaunchShape:
-    grid: int = 1024
-    block: tuple[int, int] = (32, 8)          # consumer: 32 features x 8 bags, as ATen / the artifact
-    pin_grid: int = 1024
-    pin_block_line: int = 256                 # per-line pin: 1-D blocks
-    pin_block_element: tuple[int, int] = (2, 128)  # per-element pin: the artifact's (2, 128)
-    # fast family: warps sharing one bag, bags per block, row loads in flight per lane
-    fast_warps_per_bag: int = FAST_DEFAULT.warps_per_bag
-    fast_bags_per_block: int = FAST_DEFAULT.bags_per_block
-    fast_unroll: int = FAST_DEFAULT.unroll
-    fast_load: int = FAST_DEFAULT.load                  # 0 plain, 1 L1::no_allocate, 2 + L2::256B
-    fast_maxrregcount: int = FAST_DEFAULT.maxrregcount  # 0: no register cap
+class LaunchShape(BaseModel):
+    """How the consumer and the pin are launched (the ladder's `measure.shape`; its fields are
+    `l2attr ladder` flags, the pin's fixed)."""
+
+    model_config = ConfigDict(frozen=True, extra="allow", allow_inf_nan=False)
+
+    grid: StrictInt = Field(1024, ge=1, le=1 << 31, description="consumer grid")
+    # consumer: 32 features x 8 bags, as ATen / the artifact
+    block: tuple[StrictInt, StrictInt] = Field(
+        (32, 8), description="consumer block x,y",
+        json_schema_extra=dict(text=True, rule="two integers x,y > 0 with x*y <= 1024"))
+    pin_grid: StrictInt = Field(1024, ge=1, le=1 << 31, json_schema_extra=dict(cli=False))
+    pin_block_line: StrictInt = Field(256, ge=1, le=1024, json_schema_extra=dict(cli=False))  # 1-D blocks
+    # per-element pin: the artifact's (2, 128)
+    pin_block_element: tuple[StrictInt, StrictInt] = Field((2, 128), json_schema_extra=dict(cli=False))
+    fast_warps_per_bag: StrictInt = Field(FAST_DEFAULT.warps_per_bag, ge=1, le=32,
+                                          description="fast family: warps sharing one bag (from the committed "
+                                                      "tuning table)")
+    fast_bags_per_block: StrictInt = Field(FAST_DEFAULT.bags_per_block, ge=1, le=1024,
+                                           description="fast family: bags per block")
+    fast_unroll: StrictInt = Field(FAST_DEFAULT.unroll, ge=FAST_UNROLLS[0], le=FAST_UNROLLS[-1],
+                                   description="fast family: row loads in flight per lane",
+                                   json_schema_extra=dict(choices=FAST_UNROLLS))
+    fast_load: StrictInt = Field(FAST_DEFAULT.load, ge=0, le=2, json_schema_extra=dict(choices=(0, 1, 2)),
+                                 description="fast family: row load form, 0 plain, 1 L1::no_allocate, "
+                                             "2 that + L2::256B")
+    fast_maxrregcount: StrictInt = Field(FAST_DEFAULT.maxrregcount, ge=0, le=255,
+                                         description="fast family: register cap, 0 for none",
+                                         json_schema_extra=dict(rule="0 (no cap) or a whole number from 16 to 255"))
+
+    @field_validator("block", mode="before")
+    @classmethod
+    def _block_text(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        try:
+            return tuple(int(v) for v in value.split(","))
+        except ValueError:
+            raise RuleError("two integers x,y", value) from None
+
+    @model_validator(mode="after")
+    def _fits(self) -> "LaunchShape":
+        bx, by = self.block
+        if bx <= 0 or by <= 0 or bx * by > 1024:
+            raise RuleError("positive x, y with x*y <= 1024", list(self.block), "block")
+        if 0 < self.fast_maxrregcount < 16:
+            raise RuleError("0 (no cap) or >= 16", self.fast_maxrregcount, "fast_maxrregcount")
+        if 32 * self.fast_warps_per_bag * self.fast_bags_per_block > 1024:
+            raise RuleError(f"at most 1024 threads per block with --fast-warps-per-bag {self.fast_warps_per_bag} "
+                            "x 32 lanes", self.fast_bags_per_block, "fast_bags_per_block")
+        return self
 
 
 @dataclass(frozen=True)

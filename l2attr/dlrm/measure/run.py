@@ -8,103 +8,87 @@ alternating and interleaved across the variants so a slow drift of the GPU touch
 Each round of repeats (one of every variant) is appended to samples.csv at once
 (measure/journal.py); once the last is timed, every cell is summarised into cells.csv.
 `--resume` skips complete repeats and re-measures a repeat a crash cut short. The phases'
-seconds are recorded (`timings`) and printed (measure/phases.py).
+seconds are recorded (`timings`) and printed (`Phases`, `describe_phases`).
 """
 
 from __future__ import annotations
 
+import math
+import os
 import time
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 import numpy as np
 import pandas as pd
 
 from l2attr.dlrm import ptxas
 from l2attr.dlrm.config import WorkloadConfig
-from l2attr.dlrm.declare import DEFAULT_MAXRREGCOUNT, Rung, Variant, parse_extra_cell, plan_variants
+from l2attr.dlrm.declare import Variant
 from l2attr.dlrm.measure.check import CheckMemo, check_profile, compile_and_check, variant_id, window_for
 from l2attr.dlrm.measure.gpu import Gpu
 from l2attr.dlrm.measure.gpu import describe as describe_gpu
-from l2attr.dlrm.measure.kernels import LaunchShape
+from l2attr.dlrm.measure.options import LadderOptions
 from l2attr.dlrm.measure.protocol import CellRunner, samples_per_repeat
 from l2attr.gpu.runtime import kernel_cache_record
-from l2attr.measure.adaptive import HOST_COLUMNS, AdaptiveRule, column_values, measure_rounds
+from l2attr.measure.adaptive import HOST_COLUMNS, column_values, measure_rounds
 from l2attr.measure.stats import CELL_KEYS
 from l2attr.rundir import RunDir
 from l2attr.schema import CELLS, SAMPLES
-from l2attr.vocab import Command, Family, L2Condition, Pin, TimerKind, ladder_state
+from l2attr.vocab import Command
 
 
-@dataclass
-class LadderOptions:
-    rungs: list[Rung]
-    profiles: list[str]                    # profile names, or one trace's name when trace is set
-    families: list[Family] = field(default_factory=lambda: [Family.ARTIFACT, Family.TUNED])
-    trace: Path | None = None
-    hot: Path | None = None
-    drop_out_of_range: bool = False
-    l2_state: str = L2Condition.NATURAL.value    # one state, or several comma-separated (run in turn)
-    repeats: int = 3                       # a fixed run's repeats (target_rel None)
-    # adaptive repeats (measure/adaptive.py): None = fixed; else each cell stops once its 95 %
-    # interval half-width is <= target_rel x its median, within min/max repeats and max seconds
-    target_rel: float | None = None
-    min_repeats: int = 2
-    max_repeats: int = 12
-    max_seconds: float = 10.0
-    maxrregcount: int = DEFAULT_MAXRREGCOUNT
-    pin_granularity: str | None = None     # None: each family's default (artifact element, tuned line)
-    rpf_depth: int = 2
-    shape: LaunchShape = field(default_factory=LaunchShape)
-    nvtx_last: int = 0                     # 0: NVTX ranges around every call; N: only the last N
-    nvtx_calls: bool = False               # also a `call` range around pin -> sync -> consumer
-    spin_us: float = 50.0
-    timer: str = TimerKind.BLOCKING.value              # measure/timer.py: blocking (default) or spin
-    host_repeat: bool = True
-    cache_dir: Path | None = None
-    # the correctness verdicts kept for an ncu job's later passes (measure/check.py CheckMemo)
-    checks_memo: Path | None = None
-    bandwidth: bool = True                 # measure copy / HBM-read / L2-read bandwidth (not under ncu)
-    # cells beyond variants x profiles x states, "family:rung:profile:l2_state" (`l2attr profile`
-    # runs its validity control's arms in the sweep's child this way)
-    extra_cells: list[str] = field(default_factory=list)
+# -- where a run's wall time goes: named phases, summed, recorded and printed in one line --------
+# Why: "the ladder took 48 s" says nothing about what to make faster. The manifest's `timings` keep the
+# phases (seconds) the run went through, and the log prints them.
 
-    @property
-    def rule(self) -> AdaptiveRule | None:
-        if self.target_rel is None:
-            return None
-        return AdaptiveRule(self.target_rel, self.min_repeats, self.max_repeats, self.max_seconds)
+# Printed in this order (what is not listed follows); the manifest keeps every key.
+ORDER = ("startup_s", "engine_s", "compile_s", "check_s", "workload_wait_s", "bandwidth_s", "upload_s",
+         "warmup_s", "real_check_s", "repeats_s", "journal_s", "summaries_s", "total_s")
+LABELS = {"startup_s": "process start (python, imports, CUDA, GPU facts)", "engine_s": "tables + engine kernels",
+          "compile_s": "compile", "check_s": "checks vs torch", "workload_wait_s": "waiting for workloads",
+          "workload_s": "building workloads (background)", "bandwidth_s": "bandwidths",
+          "upload_s": "index uploads", "warmup_s": "warm-ups", "real_check_s": "real-data checks",
+          "repeats_s": "timed repeats", "journal_s": "samples.csv appends", "summaries_s": "cell summaries",
+          "total_s": "this run in all", "measure_s": "per-profile work", "table_generation_s": "table generation"}
 
-    @property
-    def states(self) -> list[str]:
-        return [ladder_state(s.strip()).value for s in self.l2_state.split(",") if s.strip()]
 
-    @property
-    def variants(self) -> list[Variant]:
-        pin = Pin(self.pin_granularity) if self.pin_granularity else None
-        return plan_variants(self.families, self.rungs, pin)
+def process_age_s() -> float:
+    """Seconds since this process started (Linux /proc), NaN where that cannot be read."""
+    try:
+        with open("/proc/self/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        with open("/proc/uptime") as fh:
+            uptime = float(fh.read().split()[0])
+        return uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return math.nan
 
-    @property
-    def extras(self) -> list[tuple[Variant, str, str]]:
-        """The extra cells as (variant, profile, l2 state), the variant with this run's pin choice."""
-        return [parse_extra_cell(text, self.pin_granularity) for text in self.extra_cells]
 
-    @property
-    def all_variants(self) -> list[Variant]:
-        """What is compiled and checked: the variants, then those only an extra cell uses."""
-        return list({v.key: v for v in [*self.variants, *(v for v, _, _ in self.extras)]}.values())
+class Phases:
+    """Seconds per named phase, accumulated (a phase may run once per profile)."""
 
-    def manifest(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["rungs"] = [r.name for r in self.rungs]
-        d["families"] = [f.value for f in self.families]
-        d["variants"] = [list(v.key) for v in self.variants]
-        d["trace"] = str(self.trace) if self.trace else None
-        d["hot"] = str(self.hot) if self.hot else None
-        d["cache_dir"] = str(self.cache_dir) if self.cache_dir else None
-        d["checks_memo"] = str(self.checks_memo) if self.checks_memo else None
-        return d
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    def add(self, name: str, seconds: float) -> None:
+        self.seconds[name] = self.seconds.get(name, 0.0) + seconds
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.add(name, time.perf_counter() - t0)
+
+
+def describe_phases(timings: dict[str, float]) -> str:
+    """One line: each phase's seconds in run order (no brackets: the console reads those as markup)."""
+    keys = [k for k in ORDER if k in timings] + sorted(k for k in timings if k not in ORDER)
+    parts = [f"{LABELS.get(k, k.removesuffix('_s'))} {timings[k]:.1f}" for k in keys
+             if isinstance(timings[k], (int, float)) and math.isfinite(timings[k])]
+    return "ladder phases, seconds: " + ", ".join(parts)
 
 
 def ladder_manifest(cfg: WorkloadConfig, opts: LadderOptions, command: str, versions: dict[str, Any],
@@ -197,7 +181,6 @@ def run_ladder(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir,
     the ladder command's head start (commands/ladder.py head_start: workloads and kernels begun
     before torch was imported), used when its profiles are this run's to do."""
     from l2attr.dlrm.measure.journal import SampleJournal, summarize_cells, with_stops, write_cells
-    from l2attr.dlrm.measure.phases import Phases, describe, process_age_s
     from l2attr.dlrm.measure.prefetch import WorkloadPrefetch
 
     t_start = time.perf_counter()
@@ -331,5 +314,5 @@ def run_ladder(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir,
     run.update_manifest(timings=timings, workloads_built_ahead=prefetch.ahead,
                         **({"adaptive": opts.rule.manifest()} if opts.rule else {}),
                         **({"checks_memo": memo.record()} if memo is not None else {}))
-    log(describe(timings))
+    log(describe_phases(timings))
     return run.read(CELLS)
