@@ -362,3 +362,14 @@ def _workload_cache_in_tmp(tmp_path_factory: pytest.TempPathFactory, monkeypatch
     """Generated workloads go to this session's tmp dir, never the user's cache dir
     (l2attr/dlrm/workload/cache.py reads L2ATTR_CACHE_DIR first)."""
     monkeypatch.setenv("L2ATTR_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "workload-cache"))
+
+
+@pytest.fixture(scope="module")
+def cuda_torch() -> Any:
+    """torch with a CUDA GPU, cupy and cuda-bindings (graph surgery's needs), or the test skips."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("cupy")
+    pytest.importorskip("cuda.bindings")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA GPU")
+    return torch

@@ -16,13 +16,8 @@ pytestmark = pytest.mark.gpu
 
 
 @pytest.fixture(scope="module")
-def torch():
-    t = pytest.importorskip("torch")
-    pytest.importorskip("cupy")
-    pytest.importorskip("cuda.bindings")
-    if not t.cuda.is_available():
-        pytest.skip("no CUDA GPU")
-    return t
+def torch(cuda_torch):
+    return cuda_torch
 
 
 def _answer(fn, args, name, tmp_path, repeats=16):

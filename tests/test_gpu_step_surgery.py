@@ -19,14 +19,9 @@ SLACK_US = 0.25         # both readers' clock resolution and per-launch jitter, 
 
 
 @pytest.fixture(scope="module")
-def gpu():
-    torch = pytest.importorskip("torch")
-    pytest.importorskip("cupy")
-    pytest.importorskip("cuda.bindings")
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA GPU")
+def gpu(cuda_torch):
     sys.path.insert(0, str(ROOT / "examples" / "steps"))
-    return torch
+    return cuda_torch
 
 
 def _step(gpu, factory: str, tmp_path: Path):
