@@ -27,7 +27,7 @@ pytestmark = pytest.mark.skipif(not (RUN / "cells.csv").is_file(), reason=f"{RUN
 
 
 def readme_table(title: str) -> pd.DataFrame:
-    text = (ROOT / "docs" / "study.md").read_text()     # the results block's page (tools/doc_pages.py)
+    text = (ROOT / "docs" / "study.md").read_text()     # the results block's page (tools/docgen/doc_pages.py)
     lines = text[text.index(title):].splitlines()[2:]
     rows = []
     for line in lines:

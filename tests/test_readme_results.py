@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
+sys.path.insert(0, str(ROOT / "tools" / "docgen"))
 from doc_pages import between, text_with  # noqa: E402  (the page that holds a block: README.md or docs/*.md)
 
-spec = importlib.util.spec_from_file_location("readme_results", ROOT / "tools" / "readme_results.py")
+spec = importlib.util.spec_from_file_location("readme_results", ROOT / "tools" / "docgen" / "results.py")
 readme_results = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(readme_results)
 
@@ -34,7 +34,7 @@ def test_readme_headline_is_one_generated_line():
     readme = (ROOT / "README.md").read_text()
     current = between(readme, readme_results.HEAD_BEGIN, readme_results.HEAD_END)
     assert current.count("\n") == 1, "the headline is one line"
-    assert current == readme_results.headline_block(), "python tools/readme_results.py --write"
+    assert current == readme_results.headline_block(), "python tools/docgen results --write"
 
 
 def test_readme_headline_is_the_committed_report_banner():
