@@ -91,7 +91,7 @@ def headline_block(runs: list[Path] | None = None) -> str:
     gpus = sorted({str((r.manifest.get("gpu") or {}).get("name", "?")) for r in an.study.runs})
     names = ", ".join(f"`{r.name}`" for r in runs)
     return (f"{headline(pin_answer(an.verdict), an.verdict)} — {' and '.join(gpus)}, the runs of "
-            f"`examples/report.html` (`l2attr report examples/`): {names}\n")
+            f"`examples/report.md` (`l2attr report examples/`): {names}\n")
 
 
 def prose_context(runs: list[str]) -> dict:
