@@ -60,7 +60,7 @@ def text() -> str:
         "`tests/test_reproduction.py` fails when this page and the runs disagree. The committed runs were made "
         "by `bash tools/device_engine.sh` (at d1021aa) with `LADDER_TWICE=1 PROFILE=1` after the engine redesign; the fresh "
         "ones by `bash tools/device_final.sh` (at d1021aa) after the ladder moved into its own package (`l2attr/dlrm/`), both "
-        "with the default blocking timer; large tables are stored gzipped (`*.csv.gz`, read by l2attr like the "
+        "with the default blocking timer; large tables are stored compressed (`*.csv.gz`, the largest `*.csv.xz`, read by l2attr like the "
         "plain files). The two default processes of the fresh call are also set side by side by `l2attr report` "
         "in `compare-two-processes.md` (its compare section).",
         "",
