@@ -3,7 +3,7 @@ the committed run dirs the block names."""
 
 from __future__ import annotations
 
-import gzip
+import lzma
 import importlib.util
 import sys
 from pathlib import Path
@@ -40,7 +40,7 @@ def test_readme_headline_is_one_generated_line():
 
 def test_readme_headline_is_the_committed_report_banner():
     """The README's answer and the committed page's banner are one string: the sentence before the
-    run list is the answer line of examples/report.md and the banner of examples/report.html.gz."""
+    run list is the answer line of examples/report.md and the banner of examples/report.html.xz."""
     import re
     from html import unescape
 
@@ -48,8 +48,8 @@ def test_readme_headline_is_the_committed_report_banner():
     sentence = between(readme, readme_results.HEAD_BEGIN, readme_results.HEAD_END).split(" — NVIDIA", 1)[0]
     md = (ROOT / "examples" / "report.md").read_text()
     assert f"\n**{sentence}**\n" in md, "examples/report.md: l2attr report examples/ -o examples/report.md"
-    html = gzip.decompress((ROOT / "examples" / "report.html.gz").read_bytes()).decode("utf-8")
+    html = lzma.decompress((ROOT / "examples" / "report.html.xz").read_bytes()).decode("utf-8")
     banner = re.search(r'<p class="answer-line" id="answer-line">(.*?)</p>', html, re.S)
     assert banner is not None
     said = re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", "", banner.group(1)))).strip()
-    assert said == sentence, "examples/report.html.gz: l2attr report examples/ -o examples/report.html, then gzip -9n"
+    assert said == sentence, "examples/report.html.xz: l2attr report examples/ -o examples/report.html, then xz -9e"
