@@ -8,7 +8,7 @@ budget, pack what comes back.
 
 Why one runner: each campaign of past issues was a shell script that repeated the install, its
 step banners, its timeouts and its `tar czf`; a plan is now data (tools/device_plans.py's PLANS),
-and this module holds the rest once. Everything goes under $OUT (default out/): each step's log
+and this module holds the rest once: the install, the banner, the budgets, the archives. Everything goes under $OUT (default out/): each step's log
 under $OUT/logs, and at the end what a call brings back is held to its limits (at most 8 files,
 16 MiB each, no deeper than $OUT/a/b/file): what does not fit is packed into archives. A step that
 runs past its budget is stopped (its process group killed) and said; the steps after it still run
@@ -24,7 +24,7 @@ import subprocess
 import sys
 import tarfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -68,7 +68,6 @@ class Plan:
     doc: str
     steps: tuple[Step, ...]
     budget: int = 560
-    notes: tuple[str, ...] = field(default=())
 
 
 def banner(ctx: Ctx, text: str, t0: float) -> None:

@@ -20,15 +20,13 @@ Prints the kernel sum per context and every kernel position whose median moves >
 
 from __future__ import annotations
 
-import json
-import os
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "examples" / "steps")]
+from profiled import call_of_launch, labelled_trace  # noqa: E402  (tools/probes/profiled.py)
 N = 15
 LABEL = "probe-call-"
 OURS = ("flush_l2", "block_on_flag", "spin_ns", "warm_l2", "l2attr_")
@@ -37,34 +35,8 @@ OURS = ("flush_l2", "block_on_flag", "spin_ns", "warm_l2", "l2attr_")
 def traced(torch, call, n: int, before=None, sync: bool = True) -> list[list[float]]:
     """Per traced call (the first dropped; `before` untraced ahead of each), its kernels' durations
     in start order."""
-    for _ in range(3):
-        call()
-    torch.cuda.synchronize()
-    acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-    with torch.profiler.profile(activities=acts) as prof:
-        for i in range(n + 1):
-            if before is not None:
-                before()
-            with torch.profiler.record_function(f"{LABEL}{i}"):
-                call()
-            if sync:
-                torch.cuda.synchronize()
-        torch.cuda.synchronize()
-    with tempfile.TemporaryDirectory() as tmp:
-        p = os.path.join(tmp, "t.json")
-        prof.export_chrome_trace(p)
-        events = json.loads(Path(p).read_text())["traceEvents"]
-    ranges = sorted((float(e["ts"]), float(e["ts"]) + float(e["dur"]), int(e["name"][len(LABEL):]))
-                    for e in events if e.get("ph") == "X" and str(e.get("name", "")).startswith(LABEL)
-                    and e.get("cat") == "user_annotation")
-    corr = {}
-    for e in events:
-        if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver"):
-            ts = float(e["ts"])
-            for a, b, i in ranges:
-                if a <= ts <= b:
-                    corr[(e.get("args") or {}).get("correlation")] = i
-                    break
+    events = labelled_trace(torch, call, n, LABEL, before, sync)
+    corr = call_of_launch(events, LABEL)
     per: dict[int, list[tuple[float, str, float]]] = {}
     for e in events:
         if e.get("ph") == "X" and e.get("cat") == "kernel":

@@ -10,45 +10,21 @@ line per step.
 
 from __future__ import annotations
 
-import json
-import os
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "examples" / "steps")]
+from profiled import call_of_launch, captured, labelled_trace  # noqa: E402  (tools/probes/profiled.py)
 N = 15
 LABEL = "probe-call-"
 
 
 def traced(torch, call, n: int) -> list[list[dict]]:
     """Per traced call (the first dropped), its kernels in start order: name, grid, block, duration."""
-    for _ in range(3):
-        call()
-    torch.cuda.synchronize()
-    acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-    with torch.profiler.profile(activities=acts) as prof:
-        for i in range(n + 1):
-            with torch.profiler.record_function(f"{LABEL}{i}"):
-                call()
-            torch.cuda.synchronize()
-    with tempfile.TemporaryDirectory() as tmp:
-        p = os.path.join(tmp, "t.json")
-        prof.export_chrome_trace(p)
-        events = json.loads(Path(p).read_text())["traceEvents"]
-    ranges = sorted((float(e["ts"]), float(e["ts"]) + float(e["dur"]), int(e["name"][len(LABEL):]))
-                    for e in events if e.get("ph") == "X" and str(e.get("name", "")).startswith(LABEL)
-                    and e.get("cat") == "user_annotation")
-    corr_call = {}
-    for e in events:
-        if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver"):
-            ts = float(e["ts"])
-            for a, b, i in ranges:
-                if a <= ts <= b:
-                    corr_call[(e.get("args") or {}).get("correlation")] = i
-                    break
+    events = labelled_trace(torch, call, n, LABEL)
+    corr_call = call_of_launch(events, LABEL)
     per: dict[int, list[dict]] = {}
     for e in events:
         if e.get("ph") == "X" and e.get("cat") == "kernel":
@@ -95,14 +71,7 @@ def main() -> None:
         for n, (fn, args) in compiled_decoder.build(["llama-compiled-prefill-512"]).items():
             steps[n] = (lambda fn=fn, args=args: fn(*args))
         for name, fn in steps.items():
-            g = torch.cuda.CUDAGraph()
-            s = torch.cuda.Stream()
-            s.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(s):
-                fn()
-            torch.cuda.current_stream().wait_stream(s)
-            with torch.cuda.graph(g):
-                fn()
+            g = captured(torch, fn)
             compare(name, traced(torch, fn, N), traced(torch, g.replay, N))
 
 

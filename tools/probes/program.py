@@ -7,15 +7,13 @@ with a sync after each / back to back. Prints one line per (step, way): median a
 
 from __future__ import annotations
 
-import json
-import os
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "examples" / "steps")]
+from profiled import captured, chrome_events  # noqa: E402  (tools/probes/profiled.py)
 
 
 def sums(torch, call, n: int, sync: bool, before=None) -> list[float]:
@@ -37,10 +35,7 @@ def sums(torch, call, n: int, sync: bool, before=None) -> list[float]:
             if sync:
                 torch.cuda.synchronize()
         torch.cuda.synchronize()
-    with tempfile.TemporaryDirectory() as tmp:
-        p = os.path.join(tmp, "t.json")
-        prof.export_chrome_trace(p)
-        rows = launched(json.loads(Path(p).read_text()), slots)
+    rows = launched({"traceEvents": chrome_events(prof)}, slots)
     per: dict[int, float] = {}
     for r in rows:
         per[r["step"]] = per.get(r["step"], 0.0) + r["duration_us"]
@@ -57,14 +52,7 @@ def main() -> None:
     with torch.inference_mode():
         steps["llama-prefill-512"] = grid(layer())["llama-prefill-512"][0]
         for name, fn in steps.items():
-            g = torch.cuda.CUDAGraph()
-            s = torch.cuda.Stream()
-            s.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(s):
-                fn()
-            torch.cuda.current_stream().wait_stream(s)
-            with torch.cuda.graph(g):
-                fn()
+            g = captured(torch, fn)
             for way, call, sync in (("call+sync", fn, True), ("call back-to-back", fn, False),
                                     ("replay+sync", g.replay, True), ("replay back-to-back", g.replay, False)):
                 x = sums(torch, call, 21, sync)
