@@ -189,8 +189,8 @@ def main(argv: list[str]) -> int:
     text = README.read_text(encoding="utf-8")
     if args.readme:
         body = readme_block(json.loads((args.record or RECORD).read_text()))
-        if args.write:        # the block lives on a docs page (tools/doc_pages.py), the command in the README
-            sys.path.insert(0, str(ROOT / "tools"))
+        if args.write:        # the block lives on a docs page (tools/docgen/doc_pages.py), the command in the README
+            sys.path.insert(0, str(ROOT / "tools" / "docgen"))
             from doc_pages import page_with
 
             page = page_with(BEGIN)

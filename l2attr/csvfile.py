@@ -81,14 +81,15 @@ def read_complete_csv(path: Path, damage: Damage = STRICT) -> pd.DataFrame:
         data = path.read_bytes()
     except OSError as exc:
         raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    if path.suffix == ".gz":          # a committed table kept small (examples/): whole or refused
+    if path.suffix in (".gz", ".xz"):    # a committed table kept small (examples/): whole or refused
         import gzip
+        import lzma
         import zlib
 
         try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise UserError(f"{path}: not a whole gzip file ({exc})") from None
+            data = gzip.decompress(data) if path.suffix == ".gz" else lzma.decompress(data)
+        except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
+            raise UserError(f"{path}: not a whole {'gzip' if path.suffix == '.gz' else 'xz'} file ({exc})") from None
     data = check_complete(data, str(path), damage)
     try:
         df = pd.read_csv(io.BytesIO(data), low_memory=False, **ROUND_TRIP)   # one dtype per column, however long

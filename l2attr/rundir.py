@@ -99,11 +99,13 @@ class RunDir:
 
     # -- tables -------------------------------------------------------------------------------
     def table_file(self, table: Table) -> Path:
-        """The table's file: `<name>.csv`, or `<name>.csv.gz` where a committed run keeps it
-        compressed (writers always write the plain file)."""
+        """The table's file: `<name>.csv`, or `<name>.csv.gz` / `.csv.xz` where a committed run
+        keeps it compressed (xz for the largest, a third smaller; writers always write the plain file)."""
         plain = self.path / table.filename
-        packed = plain.with_name(plain.name + ".gz")
-        return packed if not plain.is_file() and packed.is_file() else plain
+        for packed in (plain.with_name(plain.name + ".gz"), plain.with_name(plain.name + ".xz")):
+            if not plain.is_file() and packed.is_file():
+                return packed
+        return plain
 
     def has(self, table: Table) -> bool:
         return self.table_file(table).is_file()

@@ -32,6 +32,27 @@ LOW_CUT = TRACES / "reuse_low_head4000.txt"
 HOT_MEDIUM_CUT = TRACES / "hot60k_medium_head2000.txt"
 KERNEL_REPLAY_REPORT = FIXTURES / "ncu" / "pin_consume_kernel_replay_h200.ncu-rep"
 
+
+def unpack_reports(folder: Path = FIXTURES / "ncu") -> None:
+    """The Nsight Compute fixtures are committed xz-compressed (a tenth of their size or less: the
+    tree a device call carries); the tests read each report beside its .xz, unpacked here once per
+    checkout (.gitignore keeps the copies out). A copy older than its .xz is unpacked again; each
+    copy lands whole (os.replace), so test workers starting together do not race."""
+    import lzma
+    import shutil
+
+    for packed in sorted(folder.glob("*.ncu-rep.xz")):
+        plain = packed.with_suffix("")
+        if plain.is_file() and plain.stat().st_mtime_ns >= packed.stat().st_mtime_ns:
+            continue
+        part = plain.with_name(f".{plain.name}.{os.getpid()}")
+        with lzma.open(packed, "rb") as src, open(part, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        os.replace(part, plain)
+
+
+unpack_reports()
+
 # Property tests: few examples in the README's test command (each example of the loader's
 # properties writes and reads a run dir), no per-example deadline (CSV round trips on a busy CI
 # machine). .ci/run runs them again with HYPOTHESIS_PROFILE=ci; =thorough for a deep run.

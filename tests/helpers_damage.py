@@ -8,6 +8,7 @@ own writer; the committed data is never touched.
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 from pathlib import Path
@@ -42,6 +43,17 @@ def copy_run(kind: str, dest: Path) -> Path:
     out = dest / src.name
     shutil.copytree(src, out, ignore=shutil.ignore_patterns("ncu", "child"))
     return out
+
+
+def plain(run: Path, name: str) -> Path:
+    """run/NAME as a plain file, for damage done to its text: a committed run may keep a large
+    table gzipped (NAME.gz, read by l2attr like the plain file)."""
+    path, packed = run / name, run / f"{name}.gz"
+    if not path.exists() and packed.exists():
+        with gzip.open(packed, "rb") as src:
+            path.write_bytes(src.read())
+        packed.unlink()
+    return path
 
 
 def edit_table(run: Path, name: str, edit: Callable[[pd.DataFrame], pd.DataFrame | None]) -> Path:

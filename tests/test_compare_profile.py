@@ -1,4 +1,4 @@
-"""tools/compare_profile.py on hand-made call tables: same keys, medians within the committed
+"""tools/compare/profiles.py on hand-made call tables: same keys, medians within the committed
 spread, judged against the committed runs' own disagreement."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _tool():
-    spec = importlib.util.spec_from_file_location("compare_profile", ROOT / "tools" / "compare_profile.py")
+    spec = importlib.util.spec_from_file_location("compare_profile", ROOT / "tools" / "compare" / "profiles.py")
     mod = importlib.util.module_from_spec(spec)
     assert spec.loader is not None
     spec.loader.exec_module(mod)

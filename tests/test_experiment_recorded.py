@@ -5,7 +5,7 @@ profile (with a stand-in for ncu that hands back that recorded report), analysis
 
 from __future__ import annotations
 
-import gzip
+import lzma
 import shutil
 from pathlib import Path
 
@@ -26,12 +26,12 @@ from conftest import EXAMPLES, FIXTURES
 
 RUNS = sorted(p for p in (EXAMPLES / "experiments").iterdir() if (p / "manifest.json").is_file())
 KV_RUN = next(p for p in RUNS if p.name.endswith("-kv-pin-sdpa"))
-KV_REPORT = FIXTURES / "ncu" / "kv_pin_sdpa_h200.ncu-rep.gz"
+KV_REPORT = FIXTURES / "ncu" / "kv_pin_sdpa_h200.ncu-rep.xz"
 
 
 def _report(tmp: Path) -> Path:
     out = tmp / "kv-pin-sdpa.ncu-rep"
-    with gzip.open(KV_REPORT, "rb") as src, out.open("wb") as dst:
+    with lzma.open(KV_REPORT, "rb") as src, out.open("wb") as dst:
         shutil.copyfileobj(src, dst)
     return out
 

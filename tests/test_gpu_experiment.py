@@ -51,7 +51,7 @@ RATIO_LOG = "L2ATTR_TIMER_RATIO_LOG"
 
 def _record_ratio(ratio: float, blocking_us: float, spin_us: float) -> None:
     """One JSON line per run into $L2ATTR_TIMER_RATIO_LOG, before the bound is checked, so the
-    bound can be set from the distribution of many fresh processes (tools/device_adaptive.sh)."""
+    bound can be set from the distribution of many fresh processes (tools/device_adaptive.sh at d1021aa)."""
     import json
     import os
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from helpers_damage import EXAMPLES, RUNS, SWEEP_KINDS, copy_run, cut_rows, edit_manifest
+from helpers_damage import EXAMPLES, RUNS, SWEEP_KINDS, copy_run, cut_rows, edit_manifest, plain
 
 from l2attr.analysis.experiment_load import load_experiment
 from l2attr.analysis.load import read_run
@@ -86,7 +86,7 @@ def test_sweep_dram_missing_kernels(kind, edit, tmp_path):
 
 def test_timeline_cut_at_a_row_boundary(tmp_path):
     run = copy_run("timeline", tmp_path)
-    cut_rows(run / "timeline.csv", 100)
+    cut_rows(plain(run, "timeline.csv"), 100)
     with pytest.raises(UserError, match=r"timeline.csv: 1018 samples of .* but manifest.json\[ranges\] counts 1118 "
                                         r"\(1119 instances, 1 untimed\): cut or rows deleted"):
         read_run(run)
@@ -94,7 +94,7 @@ def test_timeline_cut_at_a_row_boundary(tmp_path):
 
 def test_timeline_of_several_pass_groups_checks_only_the_upper_bound(tmp_path):
     run = copy_run("timeline", tmp_path)
-    cut_rows(run / "timeline.csv", 100)
+    cut_rows(plain(run, "timeline.csv"), 100)
     edit_manifest(run, lambda m: m["ranges"][0].update(pass_groups=2))
     assert read_run(run) is not None
     edit_manifest(run, lambda m: m["ranges"][0].update(instances=900))

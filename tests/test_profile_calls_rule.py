@@ -62,7 +62,7 @@ def test_the_default_profiles_the_rules_count_of_last_calls():
 
 
 def test_the_default_is_the_rules_answer_on_the_committed_fixed_runs():
-    spec = importlib.util.spec_from_file_location("calls_per_cell", ROOT / "tools" / "calls_per_cell.py")
+    spec = importlib.util.spec_from_file_location("calls_per_cell", ROOT / "tools" / "compare" / "calls_per_cell.py")
     tool = importlib.util.module_from_spec(spec)
     assert spec.loader is not None
     spec.loader.exec_module(tool)

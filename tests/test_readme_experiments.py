@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
+sys.path.insert(0, str(ROOT / "tools" / "docgen"))
 from doc_pages import between, text_with  # noqa: E402  (the page that holds a block: README.md or docs/*.md)
 
-spec = importlib.util.spec_from_file_location("readme_experiments", ROOT / "tools" / "readme_experiments.py")
+spec = importlib.util.spec_from_file_location("readme_experiments", ROOT / "tools" / "docgen" / "experiments.py")
 readme_experiments = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(readme_experiments)
 
@@ -32,7 +32,7 @@ def test_steps_block_is_current():
 
 
 def test_snippet_is_one_python_block_that_declares_and_times():
-    spec2 = importlib.util.spec_from_file_location("readme_snippet", ROOT / "tools" / "readme_snippet.py")
+    spec2 = importlib.util.spec_from_file_location("readme_snippet", ROOT / "tools" / "docgen" / "snippet.py")
     mod = importlib.util.module_from_spec(spec2)
     spec2.loader.exec_module(mod)
     code = mod.snippet((ROOT / "README.md").read_text())
@@ -42,7 +42,7 @@ def test_snippet_is_one_python_block_that_declares_and_times():
 
 
 def test_the_experiment_page_shows_the_readme_snippet_unchanged():
-    spec2 = importlib.util.spec_from_file_location("readme_snippet", ROOT / "tools" / "readme_snippet.py")
+    spec2 = importlib.util.spec_from_file_location("readme_snippet", ROOT / "tools" / "docgen" / "snippet.py")
     mod = importlib.util.module_from_spec(spec2)
     spec2.loader.exec_module(mod)
     page = (ROOT / "docs" / "experiment.md").read_text()

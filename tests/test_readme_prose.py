@@ -1,11 +1,11 @@
 """Every figure in the prose of the README and the docs pages (docs/*.md) comes from the run it names.
 
-Two checks. (1) Each `<!-- prose:NAME:begin -->` block is its template (tools/readme_prose/NAME.md.j2)
+Two checks. (1) Each `<!-- prose:NAME:begin -->` block is its template (tools/docgen/prose/NAME.md.j2)
 filled from l2attr.analysis.findings of the committed runs: re-rendered here, compared byte for
 byte. (2) Outside every generated block, a number followed by a unit (µs, %, GB/s, MiB, ×, s, ...)
 is refused unless an entry of ALLOWED covers it, with its reason; an entry that names a log or
 file must find its figures there, and every entry must still be in a page (a stale entry fails). The
-pages are read as one text (tools/doc_pages.all_text), so a block or phrase may live on any page.
+pages are read as one text (tools/docgen/doc_pages.all_text), so a block or phrase may live on any page.
 The scanner and the filters are tested on hand-made text whose answer is known.
 """
 
@@ -21,18 +21,18 @@ from typing import Callable
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
+sys.path.insert(0, str(ROOT / "tools" / "docgen"))
 from doc_pages import all_text  # noqa: E402
 
 
 def _tool(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / "docgen" / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
 
 
-render = _tool("readme_prose_render")
+render = _tool("prose_render")
 
 # -- the scanner --------------------------------------------------------------------------------
 
@@ -104,7 +104,7 @@ def _timeline_trial(what: str) -> str:
     return " and ".join(f"{m['ranges'][0]['duration_us']:,.0f}" for m in arms["dur"])
 
 def _ncu_cost(field: str, tags: tuple[str, ...]) -> list[float]:
-    """Per-launch milliseconds of tools/ncu_cost_probe.py's runs, from its committed record."""
+    """Per-launch milliseconds of tools/probes/ncu_cost.py's runs, from its committed record."""
     import json
 
     rows = [json.loads(line.split("PROBE ", 1)[1])
@@ -113,7 +113,7 @@ def _ncu_cost(field: str, tags: tuple[str, ...]) -> list[float]:
 
 
 ALLOWED = [
-    Allowed("about 10 to 25 ms", "ms per profiled launch, each pass of tools/ncu_cost_probe.py under application replay",
+    Allowed("about 10 to 25 ms", "ms per profiled launch, each pass of tools/probes/ncu_cost.py under application replay",
             check=lambda: (round(min(_ncu_cost("per_profiled_ms", ("app_l2", "app_fast")))),
                            round(max(_ncu_cost("per_profiled_ms", ("app_l2", "app_fast"))))) == (10, 25)),
     Allowed("done 0.2 to 0.7 s later", "the process's age at `import torch`'s end under ncu less the second plain run's",
@@ -124,23 +124,23 @@ ALLOWED = [
             check=lambda: _timeline_trial("walls") == "4.5 and 4.6 against 9.9 and 7.8"),
     Allowed("2,423 and 1,951 µs", "the range durations ncu gave in that trial, from its manifests",
             check=lambda: _timeline_trial("durations") == "2,423 and 1,951"),
-    Allowed("about 0.06 ms against 0.04 ms", "ms per unprofiled launch under ncu and without (tools/ncu_cost_probe.py)",
+    Allowed("about 0.06 ms against 0.04 ms", "ms per unprofiled launch under ncu and without (tools/probes/ncu_cost.py)",
             check=lambda: (round(sum(v := _ncu_cost("per_unprofiled_ms", ("app_l2", "app_none", "app_fast"))) / len(v), 2),
                            round(sum(w := _ncu_cost("per_unprofiled_ms", ("plain1", "plain2"))) / len(w), 2)) == (0.06, 0.04)),
     Allowed("from 78 %", "the fast consumer's history, told by its log", LOG + "ceiling/README.md", ("78",)),
-    Allowed("within 0.1 % on the recorded pins", "tools/probe_passes.py's comparison, in its log",
+    Allowed("within 0.1 % on the recorded pins", "tools/probes/passes.py's comparison, in its log",
             LOG + "probe_passes.log", ()),
     Allowed("the profile's 73 MB", "the size of an uncommitted file (why it is not committed)"),
     Allowed("up to 27 MB each", "the size of uncommitted files (why they are not committed)"),
-    Allowed("**18.85 s** wall", "printed by l2attr ladder (tools/device_adaptive.sh)", LOG + "adaptive/ladder_adaptive.log",
+    Allowed("**18.85 s** wall", "printed by l2attr ladder (tools/device_adaptive.sh at d1021aa)", LOG + "adaptive/ladder_adaptive.log",
             ("ladder wall 18.85 s",)),
-    Allowed("**24.82 s** and **22.79 s**", "printed by l2attr ladder --repeats 3 (tools/device_adaptive.sh)",
+    Allowed("**24.82 s** and **22.79 s**", "printed by l2attr ladder --repeats 3 (tools/device_adaptive.sh at d1021aa)",
             LOG + "adaptive/ladder_fixed.log", ("ladder wall 24.82 s",)),
-    Allowed("**22.79 s** for two", "the second fixed process (tools/device_adaptive.sh)",
+    Allowed("**22.79 s** for two", "the second fixed process (tools/device_adaptive.sh at d1021aa)",
             LOG + "adaptive/ladder_fixed2.log", ("ladder wall 22.79 s",)),
     Allowed("(default 8 GB)", "the workload cache's default cap (dlrm/workload/cache.py DEFAULT_MAX_GB)",
             check=lambda: __import__("l2attr.dlrm.workload.cache", fromlist=["x"]).DEFAULT_MAX_GB == 8.0),
-    Allowed("+1.28 % over the call, after the settle and three +2.06 %", "tools/probe_arm.py's second call",
+    Allowed("+1.28 % over the call, after the settle and three +2.06 %", "tools/probes/arm.py's second call",
             LOG + "surgery/probe_arm.log", ("clean+3        kernel sum median     12.57 µs [12.38, 12.99] ( +1.28 %",
                                             "arm (settle+3) kernel sum median     12.67 µs [12.45, 13.12] ( +2.06 %")),
     Allowed("target ≤ 15 s", "the benchmark's target (issue 27)"),
@@ -282,7 +282,7 @@ def readme() -> str:
 
 @pytest.fixture(scope="module")
 def filled(readme: str) -> dict[str, str]:
-    return _tool("readme_results").prose_blocks(readme)
+    return _tool("results").prose_blocks(readme)
 
 
 def test_every_template_has_its_block_and_back(readme: str) -> None:
@@ -294,7 +294,7 @@ def test_prose_blocks_are_the_filled_templates(readme: str, filled: dict[str, st
     for name, text in filled.items():
         begin, end = f"<!-- prose:{name}:begin -->\n", f"<!-- prose:{name}:end -->"
         current = readme[readme.index(begin) + len(begin):readme.index(end)]
-        assert current == text, f"README prose block {name!r} differs from its runs: python tools/readme_results.py --write"
+        assert current == text, f"README prose block {name!r} differs from its runs: python tools/docgen results --write"
 
 
 # -- (2) no figure outside a block unless allowed -----------------------------------------------

@@ -18,6 +18,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from l2attr.rundir import RunDir
+from l2attr.schema import SAMPLES
+
 ROOT = Path(__file__).resolve().parents[1]
 RUN = ROOT / "examples" / "20261130T231356Z-bench"
 TABLES = {"artifact": ("element", "**artifact kernels, element pin** (L2 state natural)"),
@@ -27,7 +30,7 @@ pytestmark = pytest.mark.skipif(not (RUN / "cells.csv").is_file(), reason=f"{RUN
 
 
 def readme_table(title: str) -> pd.DataFrame:
-    text = (ROOT / "docs" / "study.md").read_text()     # the results block's page (tools/doc_pages.py)
+    text = (ROOT / "docs" / "study.md").read_text()     # the results block's page (tools/docgen/doc_pages.py)
     lines = text[text.index(title):].splitlines()[2:]
     rows = []
     for line in lines:
@@ -44,9 +47,8 @@ def cells() -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def samples() -> pd.DataFrame:
-    # large tables are committed gzipped (pandas reads either)
-    path = RUN / "samples.csv"
-    return pd.read_csv(path if path.is_file() else RUN / "samples.csv.gz")
+    # large tables are committed compressed, .csv.gz or .csv.xz (RunDir finds which; pandas reads either)
+    return pd.read_csv(RunDir(RUN).table_file(SAMPLES))
 
 
 def cell(cells: pd.DataFrame, family: str, rung: str, profile: str, quantity: str, timer: str) -> pd.Series:

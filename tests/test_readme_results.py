@@ -3,15 +3,16 @@ the committed run dirs the block names."""
 
 from __future__ import annotations
 
+import lzma
 import importlib.util
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
+sys.path.insert(0, str(ROOT / "tools" / "docgen"))
 from doc_pages import between, text_with  # noqa: E402  (the page that holds a block: README.md or docs/*.md)
 
-spec = importlib.util.spec_from_file_location("readme_results", ROOT / "tools" / "readme_results.py")
+spec = importlib.util.spec_from_file_location("readme_results", ROOT / "tools" / "docgen" / "results.py")
 readme_results = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(readme_results)
 
@@ -34,12 +35,12 @@ def test_readme_headline_is_one_generated_line():
     readme = (ROOT / "README.md").read_text()
     current = between(readme, readme_results.HEAD_BEGIN, readme_results.HEAD_END)
     assert current.count("\n") == 1, "the headline is one line"
-    assert current == readme_results.headline_block(), "python tools/readme_results.py --write"
+    assert current == readme_results.headline_block(), "python tools/docgen results --write"
 
 
 def test_readme_headline_is_the_committed_report_banner():
     """The README's answer and the committed page's banner are one string: the sentence before the
-    run list is the answer line of examples/report.md and the banner of examples/report.html."""
+    run list is the answer line of examples/report.md and the banner of examples/report.html.xz."""
     import re
     from html import unescape
 
@@ -47,8 +48,8 @@ def test_readme_headline_is_the_committed_report_banner():
     sentence = between(readme, readme_results.HEAD_BEGIN, readme_results.HEAD_END).split(" — NVIDIA", 1)[0]
     md = (ROOT / "examples" / "report.md").read_text()
     assert f"\n**{sentence}**\n" in md, "examples/report.md: l2attr report examples/ -o examples/report.md"
-    html = (ROOT / "examples" / "report.html").read_text()
+    html = lzma.decompress((ROOT / "examples" / "report.html.xz").read_bytes()).decode("utf-8")
     banner = re.search(r'<p class="answer-line" id="answer-line">(.*?)</p>', html, re.S)
     assert banner is not None
     said = re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", "", banner.group(1)))).strip()
-    assert said == sentence, "examples/report.html: l2attr report examples/ -o examples/report.html"
+    assert said == sentence, "examples/report.html.xz: l2attr report examples/ -o examples/report.html, then xz -9e"

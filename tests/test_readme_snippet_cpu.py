@@ -33,7 +33,7 @@ class cuda:
 
 
 def _snippet() -> str:
-    spec = importlib.util.spec_from_file_location("readme_snippet", ROOT / "tools" / "readme_snippet.py")
+    spec = importlib.util.spec_from_file_location("readme_snippet", ROOT / "tools" / "docgen" / "snippet.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod.snippet((ROOT / "README.md").read_text())
@@ -68,7 +68,7 @@ def test_the_step_snippet_without_nsight_compute_ends_in_one_l2attr_line(tmp_pat
     """The README's `l2attr.step` snippet where no ncu is on PATH (this machine's PATH cut to an
     empty folder): its first l2attr call says what is missing and what to do, in one line, before
     any tensor is built; nothing is written."""
-    spec = importlib.util.spec_from_file_location("readme_snippet", ROOT / "tools" / "readme_snippet.py")
+    spec = importlib.util.spec_from_file_location("readme_snippet", ROOT / "tools" / "docgen" / "snippet.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     script = mod.snippet((ROOT / "README.md").read_text(), "own-step")

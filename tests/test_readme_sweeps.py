@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
+sys.path.insert(0, str(ROOT / "tools" / "docgen"))
 from doc_pages import between, text_with  # noqa: E402  (the page that holds a block: README.md or docs/*.md)
 
-spec = importlib.util.spec_from_file_location("readme_sweeps", ROOT / "tools" / "readme_sweeps.py")
+spec = importlib.util.spec_from_file_location("readme_sweeps", ROOT / "tools" / "docgen" / "sweeps.py")
 readme_sweeps = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(readme_sweeps)
 

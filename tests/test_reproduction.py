@@ -12,7 +12,7 @@ import pytest
 from l2attr.analysis.reproduce import ladder_diff, layer_b_definition
 
 ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("reproduction", ROOT / "tools" / "reproduction.py")
+spec = importlib.util.spec_from_file_location("reproduction", ROOT / "tools" / "docgen" / "reproduction.py")
 reproduction = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(reproduction)
 

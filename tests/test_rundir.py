@@ -72,6 +72,7 @@ def test_bad_run_name(tmp_path):
 
 def test_a_compressed_table_reads_like_the_plain_one_and_a_cut_one_is_refused(tmp_path):
     import gzip
+    import lzma
 
     import pandas as pd
     import pytest
@@ -93,4 +94,13 @@ def test_a_compressed_table_reads_like_the_plain_one_and_a_cut_one_is_refused(tm
     packed.write_bytes(gzip.compress(plain.read_bytes())[:-8])
     plain.unlink()
     with pytest.raises(UserError, match="gzip"):
+        run.read(STEP_TIMES)
+    packed.unlink()
+    xz = plain.with_name(plain.name + ".xz")           # the largest committed tables: xz, a third smaller
+    run.write(STEP_TIMES, df)
+    xz.write_bytes(lzma.compress(plain.read_bytes()))
+    plain.unlink()
+    assert run.table_file(STEP_TIMES) == xz and run.read(STEP_TIMES)["step_us"].tolist() == [10.0, 11.0]
+    xz.write_bytes(lzma.compress(b"repeat,step_us,discard\n0,10.0,\n")[:-8])
+    with pytest.raises(UserError, match="not a whole xz file"):
         run.read(STEP_TIMES)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from l2attr.schema import markdown_doc
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools" / "docgen"))
 from doc_pages import between, text_with  # noqa: E402
 
 

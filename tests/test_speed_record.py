@@ -1,4 +1,4 @@
-"""Issue 39's speed lines on the study page are the committed records' (tools/speed_record.py), and
+"""Issue 39's speed lines on the study page are the committed records' (tools/docgen/speed_record.py), and
 the tool's one rule for a target, on values whose answer is known by hand."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-spec = importlib.util.spec_from_file_location("speed_record", ROOT / "tools" / "speed_record.py")
+sys.path.insert(0, str(ROOT / "tools" / "docgen"))
+spec = importlib.util.spec_from_file_location("speed_record", ROOT / "tools" / "docgen" / "speed_record.py")
 speed_record = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(speed_record)
 
@@ -22,7 +22,7 @@ from doc_pages import between, text_with  # noqa: E402
 def test_the_page_says_what_the_records_hold() -> None:
     page = text_with(speed_record.BEGIN)
     assert between(page, speed_record.BEGIN, speed_record.END) == speed_record.block(), \
-        "python tools/speed_record.py --write"
+        "python tools/docgen speed_record --write"
 
 
 @pytest.mark.parametrize("value, target, word", [(11.99, 12.0, "within"), (12.0, 12.0, "within"),

@@ -1,4 +1,4 @@
-"""Issue 39's trials: tools/compare_timeline.py's rule on hand-made timelines, and the figures
+"""Issue 39's trials: tools/compare/timelines.py's rule on hand-made timelines, and the figures
 docs/facts.md states of the H100 trials (examples/logs/speed/trials/) read back from that record."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 TRIALS = ROOT / "examples" / "logs" / "speed" / "trials"
-spec = importlib.util.spec_from_file_location("compare_timeline", ROOT / "tools" / "compare_timeline.py")
+spec = importlib.util.spec_from_file_location("compare_timeline", ROOT / "tools" / "compare" / "timelines.py")
 compare_timeline = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(compare_timeline)
 

@@ -165,7 +165,7 @@ def test_readme_steps_block_generator_on_synthetic_runs(runs):
     from pathlib import Path
 
     root, rs = runs
-    tool = Path(__file__).resolve().parents[1] / "tools" / "readme_experiments.py"
+    tool = Path(__file__).resolve().parents[1] / "tools" / "docgen" / "experiments.py"
     spec = importlib.util.spec_from_file_location("readme_experiments_steps", tool)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

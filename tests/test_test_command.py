@@ -21,7 +21,7 @@ spec = importlib.util.spec_from_file_location("bench_tests", ROOT / "benchmarks"
 bench_tests = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(bench_tests)
 
-sys.path.insert(0, str(ROOT / "tools"))
+sys.path.insert(0, str(ROOT / "tools" / "docgen"))
 from doc_pages import between, text_with  # noqa: E402
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -56,7 +56,7 @@ def test_benchmark_block_is_the_recorded_run_of_this_command() -> None:
         pytest.skip("inside benchmarks/bench_tests.py: the record is the one this run makes")
     record = json.loads(bench_tests.RECORD.read_text())
     assert record["command"] == bench_tests.test_command(README), "re-run benchmarks/bench_tests.py --record"
-    page = text_with(bench_tests.BEGIN)       # the study page's benchmark list (tools/doc_pages.py)
+    page = text_with(bench_tests.BEGIN)       # the study page's benchmark list (tools/docgen/doc_pages.py)
     body = between(page, bench_tests.BEGIN, bench_tests.END)
     assert body == bench_tests.readme_block(record), "python benchmarks/bench_tests.py --readme --write"
 

@@ -238,7 +238,7 @@ def charge_caveats(ladder: pd.DataFrame) -> list[Caveat]:
         if gone:
             out.append(Caveat("warn", "APW+OptMT: the window's persisting-L2 set-aside and reset (once per repeat, host "
                                       "clock) were not measured by these runs and are not charged: "
-                                      f"{', '.join(gone)} not measured (tools/device_charges.sh records them); its host "
+                                      f"{', '.join(gone)} not measured (the runs of examples/charges/ record them); its host "
                                       "call before every consumer is charged as its host charge.", "samples.csv"))
     return out
 

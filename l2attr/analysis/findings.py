@@ -3,8 +3,8 @@
 Why a module: a sentence of prose ("OptMT is within 1.2 % of the baseline", "the pin step costs
 20 µs of launch + sync") must come from the same frames the report prints, never be typed in.
 Each function here reads an `Analysis` (or a run's own table) and returns plain numbers and the
-significance rule's words, keyed by name; tools/readme_results.py fills the README's prose
-templates (tools/readme_prose/*.md.j2) with them, and tests/test_readme_prose.py fails when a
+significance rule's words, keyed by name; tools/docgen/results.py fills the README's prose
+templates (tools/docgen/prose/*.md.j2) with them, and tests/test_readme_prose.py fails when a
 filled template and the README disagree. Nothing here formats text or decides wording.
 """
 

@@ -44,7 +44,7 @@ CHECKS_MEMO = "checks-memo-{job}.json"
 DEFAULT_RUNGS = tuple(r.name for r in RUNGS)
 # Table calls profiled per cell by default: the last 6 of the measured batch. The fewest whose
 # cell medians the committed fixed runs' per-call spread allows (profile/calls_rule.py,
-# docs/layer-b.md#calls-per-cell; `python tools/calls_per_cell.py` prints the rule's answer and
+# docs/layer-b.md#calls-per-cell; `python tools/compare/calls_per_cell.py` prints the rule's answer and
 # tests/test_profile_calls_rule.py holds this constant to it). `--calls-per-cell 12`: every call.
 DEFAULT_CALLS_PER_CELL = 6
 
