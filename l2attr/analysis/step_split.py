@@ -118,7 +118,7 @@ def first_node(k: pd.DataFrame) -> np.ndarray | None:
     if "node" not in k.columns:
         return None
     z = k[k["node"] == 0]
-    by = z.pivot_table(index="step", columns="condition", values="duration_us", aggfunc="first")
+    by = z.groupby(["step", "condition"])["duration_us"].first().unstack()
     if REWARMED not in by or WARM not in by:
         return None
     return (by[REWARMED] - by[WARM]).sort_index().to_numpy(float)
@@ -131,7 +131,7 @@ def node_sums(k: pd.DataFrame) -> pd.DataFrame:
     nat = L2Condition.NATURAL.value
     if nat not in t:
         return pd.DataFrame()
-    out = {f"saving_{arm}_us": (t[arm] - t[nat]).groupby(level="step").sum() for arm in t.columns if arm != nat}
+    out = {f"saving_{arm}_us": (t[arm] - t[nat]).groupby(level=0).sum() for arm in t.columns if arm != nat}
     return pd.DataFrame(out).reset_index()
 
 
