@@ -173,3 +173,15 @@ def test_an_ncu_child_is_told_its_program_in_a_file(tmp_path: Path) -> None:
     Path(env[ENV]).write_text('{"repeats": 2, "speed": 1}')
     with pytest.raises(UserError, match="no option speed"):
         StepOptions.from_child(env[ENV], {})
+
+
+def test_the_api_shows_the_models_defaults() -> None:
+    """The signatures' defaults are the model's (the 10 repeats written once, in the model)."""
+    import inspect
+
+    import l2attr.api as api
+
+    for verb in (api.step, api.step_range):
+        for name, p in inspect.signature(verb).parameters.items():
+            if name in StepOptions.model_fields and name != "facts":
+                assert p.default == StepOptions.model_fields[name].get_default(call_default_factory=True), (verb, name)
