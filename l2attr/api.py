@@ -9,7 +9,6 @@ l2attr/experiment, l2attr/dlrm and l2attr/steps never import the readers; the ve
 from __future__ import annotations
 
 import functools
-import json
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -21,9 +20,12 @@ from l2attr.experiment.declare import Declaration
 from l2attr.experiment.profile import profile_experiment
 from l2attr.experiment.run import time_experiment
 from l2attr.schema import EXP_CELLS
+from l2attr.steps.options import StepOptions, WriteBackGiven, node_bytes
 from l2attr.steps.record import ENV as STEP_ENV
-from l2attr.vocab import Command, TimerKind
+from l2attr.steps.run import StepSpec
+from l2attr.vocab import Command, Job, TimerKind
 
+_STEP = StepOptions()     # the step's defaults: the signatures below show the model's, never their own
 
 @dataclass(frozen=True)
 class Experiment(Declaration):
@@ -72,11 +74,12 @@ def ladder(*flags: str, out: Path | str = "runs", **options: Any) -> LadderResul
 # -- a whole step: l2attr.step, l2attr.step_range --------------------------------------------------
 
 def step(fn: Callable[..., Any], *args: Any, kwargs: Mapping[str, Any] | None = None,
-         setup: Callable[[], Any] | None = None, name: str = Command.STEP.value, repeats: int = 10,
-         warmup: int = 3, out: Path | str = "runs", log: Callable[[str], None] = print, edges: int = 5,
-         write_back: Any = None, facts: Mapping[str, Any] | None = None, eager: bool = False,
-         keep_trace: bool = False, device: Any = None, rewarm: bool = True, until_decided: bool = False,
-         max_repeats: int = 0) -> StepAnswer:
+         setup: Callable[[], Any] | None = None, name: str = _STEP.name, repeats: int = _STEP.repeats,
+         warmup: int = _STEP.warmup, out: Path | str = _STEP.out, log: Callable[[str], None] = print,
+         edges: int = _STEP.edges, write_back: WriteBackGiven = None, facts: Mapping[str, Any] | None = None,
+         eager: bool = _STEP.eager, keep_trace: bool = _STEP.keep_trace, device: Any = None,
+         rewarm: bool = _STEP.rewarm, until_decided: bool = _STEP.until_decided,
+         max_repeats: int = _STEP.max_repeats) -> StepAnswer:
     """Measure one step of `fn(*args, **kwargs)` (or a torch.cuda.CUDAGraph captured with keep_graph=True):
     captured into a CUDA graph, every kernel natural against its cold arms; the top `edges` edges
     measured apart. Returns its `StepAnswer` (`.headline()`, `.kernels`, `.run_dir`; repr = headline).
@@ -88,35 +91,49 @@ def step(fn: Callable[..., Any], *args: Any, kwargs: Mapping[str, Any] | None = 
             arguments, appended to `args`; anything else is one argument): inputs made at
             measurement time, so a script on a machine without a GPU stops at one line.
         write_back: per kernel node, the DRAM bytes its natural run writes back for its predecessors
-            (steps/ncu.py `profile_graph` then `deltas`, or a mapping node -> bytes): the matched
-            cold arm, the answer's. Without it the answer is the clean/dirty bracket, and says so.
-        eager: the per-op method on purpose (a flush before every op; later kernels of an op stay warm).
-        rewarm: the rewarmed arms (every kernel's inputs read back, with and without the flush): the
-            flush's non-data cost per kernel node and the headroom (docs/step-method.md).
-        until_decided: trace `repeats` more at a time until the activations' share of the eager step
-            is above or below the study's 0.65 % or known to ± 0.15 pp, at most `max_repeats` in all.
+            (steps/ncu.py `profile_graph` then `deltas`, or a mapping node -> bytes, or one number for
+            every node; steps/options.py node_bytes): the matched cold arm, the answer's. Without it
+            the answer is the clean/dirty bracket, and says so.
+        name, repeats, warmup, out, edges, facts, eager, keep_trace, rewarm, until_decided,
+        max_repeats: the step's options (steps/options.py StepOptions, validated there: a bad value
+            is one UserError line). eager: the per-op method on purpose (a flush before every op; later
+            kernels of an op stay warm). rewarm: the rewarmed arms (every kernel's inputs read back,
+            with and without the flush): the flush's non-data cost per kernel node and the headroom
+            (docs/step-method.md). until_decided: trace `repeats` more at a time until the activations'
+            share of the eager step is above or below the study's 0.65 % or known to ± 0.15 pp, at most
+            `max_repeats` in all.
     """
-    from l2attr.steps.run import StepSpec, run_step
+    options = StepOptions.from_api({"name": name, "repeats": repeats, "warmup": warmup, "out": out, "edges": edges,
+                                    "facts": dict(facts or {}), "eager": eager, "keep_trace": keep_trace,
+                                    "rewarm": rewarm, "until_decided": until_decided, "max_repeats": max_repeats})
+    spec = StepSpec(fn, tuple(args), dict(kwargs or {}), options, node_bytes(write_back), _until(until_decided))
+    return StepAnswer.from_run(_measured(spec, log, device, setup))
 
-    until = None
-    if until_decided:
-        from l2attr.analysis.step_reading import STUDY_CLAIM
-        from l2attr.analysis.step_split import decided
 
-        def until(k: Any, ctx: Any) -> bool:
-            return decided(k, ctx, STUDY_CLAIM)
-    spec = StepSpec(fn, tuple(args), dict(kwargs or {}), name, repeats, warmup, out, edges, dict(facts or {}),
-                    eager, write_back, keep_trace, rewarm, until, int(max_repeats) if until_decided else 0)
-    spec.check()                           # name, counts: before the GPU is touched
-    if setup is not None or device is None:
+def _until(until_decided: bool) -> Callable[[Any, Any], bool] | None:
+    """The stopping rule `until_decided` asks for: the study's claim decided (analysis/step_split.py)."""
+    if not until_decided:
+        return None
+    from l2attr.analysis.step_reading import STUDY_CLAIM
+    from l2attr.analysis.step_split import decided
+
+    return lambda k, ctx: decided(k, ctx, STUDY_CLAIM)
+
+
+def _measured(spec: StepSpec, log: Callable[[str], None] = print, device: Any = None,
+              setup: Callable[[], Any] | None = None) -> Path:
+    """Both routes' measurement (l2attr.step, a marked step under `l2attr step`): the spec checked
+    before the GPU is touched, then run; the run dir's path."""
+    from l2attr.steps.run import run_step
+
+    spec.check()                           # the inputs, the rule: before the GPU is touched
+    if setup is not None:
         from l2attr.experiment.device import Device
 
         device = device or Device(TimerKind.SPIN.value, spin_us=0.0)
-    if setup is not None:
         made = setup()
         spec = replace(spec, args=spec.args + (made if isinstance(made, tuple) else (made,)))
-    path = run_step(spec, log=log, choose_edges=choose_op_edges, device=device)
-    return StepAnswer.from_run(path)
+    return run_step(spec, log=log, choose_edges=choose_op_edges, device=device)
 
 
 def write_back(target: str, out: Path | str = "runs/write-back", replays: int = 3,
@@ -163,38 +180,21 @@ def choose_op_edges(kernels: Any, ops: Any, n: int) -> list[tuple[int, int, int]
     return [(int(r.producer), int(r.consumer), int(r.bytes)) for r in cand.itertuples()]
 
 
-def step_range(name: str = Command.STEP.value, repeats: int = 10, warmup: int = 3,
-               edges: int = 5) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Mark a step function. Under `l2attr step -- python script.py` its first call is measured
-    (as l2attr.step would) into the run dir the command names, then the process ends; otherwise
-    it is the function itself inside an NVTX range `step:<name>` of l2attr's domain."""
+def step_range(name: str = _STEP.name, repeats: int = _STEP.repeats, warmup: int = _STEP.warmup,
+               edges: int = _STEP.edges) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Mark a step function. Under `l2attr step -- python script.py` its first call is what the
+    command's options file (steps/options.py: the path in $L2ATTR_STEP_OPTIONS) says: measured as
+    l2attr.step would into the run dir the command names (its flags over these arguments), or an
+    Nsight Compute child (`program`); then the process ends. Otherwise it is the function itself
+    inside an NVTX range `step:<name>` of l2attr's domain."""
+    own = StepOptions.from_api({"name": name, "repeats": repeats, "warmup": warmup, "edges": edges}, "step_range")
+
     def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(fn)
         def inner(*args: Any, **kwargs: Any) -> Any:
-            spec = os.environ.get(STEP_ENV)
-            if spec:
-                from l2attr.steps.run import StepSpec, run_step
-
-                s = json.loads(spec)
-                if s.get("mode") == "ncu":
-                    from l2attr.steps.ncu import profiled_child
-
-                    profiled_child(fn, args, kwargs, int(s.get("warmup", warmup)))
-                    raise SystemExit(0)
-                if s.get("mode") == "ncu-graph":           # the matched arm's write-back, per kernel node
-                    from l2attr.steps.ncu import replay_steps
-
-                    replay_steps([(name, fn, args, kwargs)], int(s.get("replays", 1)), int(s.get("warmup", warmup)))
-                    raise SystemExit(0)
-                wb = None
-                if s.get("write_back"):
-                    import pandas as pd
-
-                    wb = pd.read_csv(s["write_back"])
-                run_step(StepSpec(fn, args, kwargs, s.get("name") or name, int(s.get("repeats", repeats)),
-                                  int(s.get("warmup", warmup)), s["out"],
-                                  int(s["edges"]) if s.get("edges") is not None else edges,
-                                  eager=bool(s.get("eager")), write_back=wb), choose_edges=choose_op_edges)
+            path = os.environ.get(STEP_ENV)
+            if path:
+                _child(fn, args, kwargs, StepOptions.from_child(path, own.model_dump(exclude_unset=True)))
                 raise SystemExit(0)
             try:
                 import nvtx
@@ -205,3 +205,18 @@ def step_range(name: str = Command.STEP.value, repeats: int = 10, warmup: int = 
                 return fn(*args, **kwargs)
         return inner
     return wrap
+
+
+def _child(fn: Callable[..., Any], args: tuple, kwargs: dict, options: StepOptions) -> None:
+    """A marked step in a child of `l2attr step`: the program its options name."""
+    if options.program == Job.STEP_OPS:
+        from l2attr.steps.ncu import profiled_child
+
+        profiled_child(fn, args, kwargs, options.warmup)
+    elif options.program == Job.STEP_GRAPH:         # the matched arm's write-back, per kernel node
+        from l2attr.steps.ncu import replay_steps
+
+        replay_steps([(options.name, fn, args, kwargs)], options.replays, options.warmup)
+    else:
+        _measured(StepSpec(fn, args, kwargs, options, node_bytes(options.write_back),
+                           _until(options.until_decided)))

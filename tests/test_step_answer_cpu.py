@@ -219,6 +219,7 @@ def test_the_one_writer_writes_a_run_the_reader_answers(tmp_path):
     import time
 
     from l2attr.analysis.step import StepAnswer
+    from l2attr.steps.options import StepOptions
     from l2attr.steps.run import StepSpec, _write
     from l2attr.steps.surgery_run import SurgeryRun
     from l2attr.vocab import StepMode
@@ -228,7 +229,8 @@ def test_the_one_writer_writes_a_run_the_reader_answers(tmp_path):
              "overlapping_kernels": 0, "nodes": 2, "node_types": {"Kernel": 2}, "call_us": [], "torch_graph_us": [],
              "call_kernel_us": [], "call_kernels": [], "launch_check": "the two captures launch every kernel node alike"}
     got = SurgeryRun(_kernels(), [], TIMES, facts, write_back=wb)
-    path = _write(_Dev(), StepSpec(lambda: None, name="written", repeats=REPEATS, out=tmp_path, edges=0),
+    path = _write(_Dev(), StepSpec(lambda: None, options=StepOptions(name="written", repeats=REPEATS, out=tmp_path,
+                                                                      edges=0)),
                   StepMode.SURGERY, got, lambda s: None, None, time.perf_counter())
     a = StepAnswer.from_run(path)
     assert a.name == "written" and a.eager.share.median == pytest.approx(0.07, abs=1e-3)
@@ -242,6 +244,7 @@ def test_the_grid_page_has_one_row_per_configuration(tmp_path):
     the sentence from the same answers (the README's line is made the same way)."""
     import time
 
+    from l2attr.steps.options import StepOptions
     from l2attr.steps.run import StepSpec, _write
     from l2attr.steps.surgery_run import SurgeryRun
     from l2attr.vocab import StepMode
@@ -251,8 +254,8 @@ def test_the_grid_page_has_one_row_per_configuration(tmp_path):
              "overlapping_kernels": 0, "nodes": 2, "node_types": {"Kernel": 2}, "call_us": [], "torch_graph_us": [],
              "call_kernel_us": [], "call_kernels": []}
     for name in ("llama-decode-b1-kv512", "gpt2-decode-b1-kv512"):
-        _write(_Dev(), StepSpec(lambda: None, name=name, repeats=REPEATS, out=tmp_path, edges=0,
-                                facts={"series": "hf-grid"}),
+        _write(_Dev(), StepSpec(lambda: None, options=StepOptions(name=name, repeats=REPEATS, out=tmp_path, edges=0,
+                                                                  facts={"series": "hf-grid"})),
                StepMode.SURGERY, SurgeryRun(_kernels(), [], TIMES, facts), lambda s: None, None, time.perf_counter())
     text = grid.write_page(tmp_path)
     rows = [x for x in text.splitlines() if x.startswith("| ") and "decode" in x]

@@ -189,7 +189,7 @@ def test_step_under_ncu_with_the_dram_set_by_hand(tmp_path, monkeypatch):
         return SimpleNamespace(table=pd.DataFrame(rows))
 
     monkeypatch.setattr(imp, "read_report", read)
-    df = profile_step(["python", "x.py"], run, child_env(1), chip="gh100", runner=runner, log=lambda s: None,
+    df = profile_step(["python", "x.py"], run, child_env(tmp_path, 1), chip="gh100", runner=runner, log=lambda s: None,
                       metrics="dram")
     assert len(argvs) == 2
     for argv, cc in zip(argvs, ("none", "all")):

@@ -308,11 +308,12 @@ def test_an_edge_that_cannot_be_measured_keeps_the_step(sim, tmp_path, monkeypat
 def test_marked_step_under_l2attr_step_takes_the_commands_options(sim, tmp_path, monkeypatch):
     import l2attr
     from l2attr.analysis.step import analyse_step
-    from l2attr.steps import ENV
+    from l2attr.steps.options import StepOptions
 
     marked = l2attr.step_range("marked")(_step(sim))
-    monkeypatch.setenv(ENV, json.dumps({"out": str(tmp_path), "repeats": 2, "warmup": 0, "name": "",
-                                        "edges": 0, "graph": True}))
+    (tmp_path / "child").mkdir()
+    for k, v in StepOptions(out=tmp_path, repeats=2, warmup=0, edges=0).to_child(tmp_path / "child").items():
+        monkeypatch.setenv(k, v)
     with pytest.raises(SystemExit) as stop:
         marked()
     assert stop.value.code == 0
@@ -327,14 +328,15 @@ def test_a_marked_step_takes_the_write_back_the_command_read(sim, tmp_path, monk
     and reaches the measurement as its write-back (issue 36)."""
     import l2attr
     import l2attr.steps.run as run
-    from l2attr.steps import ENV
+    from l2attr.steps.options import StepOptions
 
     (tmp_path / "wb.csv").write_text("node,write_none_b,write_all_b\n0,5000000,0\n1,0,0\n")
     got = {}
     monkeypatch.setattr(run, "run_step", lambda spec, **kw: got.setdefault("spec", spec))
     marked = l2attr.step_range("wb")(_step(sim))
-    monkeypatch.setenv(ENV, json.dumps({"out": str(tmp_path), "repeats": 2, "warmup": 0, "name": "", "edges": 0,
-                                        "write_back": str(tmp_path / "wb.csv")}))
+    opts = StepOptions(out=tmp_path, repeats=2, warmup=0, edges=0, write_back=tmp_path / "wb.csv")
+    for k, v in opts.to_child(tmp_path).items():
+        monkeypatch.setenv(k, v)
     with pytest.raises(SystemExit):
         marked()
-    assert got["spec"].write_back["write_none_b"].tolist() == [5000000, 0]
+    assert got["spec"].write_back == {0: 5000000.0, 1: 0.0}     # node -> bytes: write_none_b - write_all_b

@@ -46,6 +46,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("integrity/manifest.py", "sweep"): "the manifest field sweep (the sweep's settings)",
     ("integrity/runs.py", "name"): "the manifest field gpu.name",
     ("integrity/manifest.py", "name"): "the manifest field name (the run's name)",
+    ("steps/options.py", "name"): "the step options' field name (the run's name)",
     ("report/provenance.py", "memory"): "the label of the GPU's memory size in the provenance table",
     ("integrity/tuning.py", "profile"): "the tuning table's profile column",
     ("integrity/tables.py", "profile"): "the samples' and cells' profile column (filled)",

@@ -21,22 +21,21 @@ Or read a step run dir.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
 from l2attr.errors import UserError
+from l2attr.steps.options import StepOptions
+from l2attr.typed import add_flags, dests
+from l2attr.vocab import Job
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD", help="-- CMD ...: the script to run")
-    p.add_argument("--out", type=Path, default=Path("runs"), help="run dirs go here (default runs)")
-    p.add_argument("--name", default="", help="run name (default: the step_range's name)")
-    p.add_argument("--repeats", type=int, default=10,
-                   help="replays of each arm (natural and the cold arms), interleaved (default 10)")
-    p.add_argument("--warmup", type=int, default=3, help="warm-up steps (default 3)")
+    add_flags(p.add_argument_group("the step's options (steps/options.py StepOptions)"), StepOptions)
     p.add_argument("--show", type=Path, metavar="RUN_DIR",
                    help="print the answer of a step run dir, its top kernels and edges")
     p.add_argument("--ncu", action="store_true",
@@ -49,15 +48,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--chip", help="with --ncu: ga100 | gh100 (default: from the GPU)")
     p.add_argument("--ncu-metrics", default="l2", metavar="SET",
                    help="with --ncu: the metric set (default l2; dram: DRAM bytes only, the fewest replay passes)")
-    p.add_argument("--edges", type=int, default=None, metavar="N",
-                   help="measure the top N producer -> consumer edges by selective eviction, in graph copies "
-                        "with one node in front of the consumer kernel (default: the step_range's, 5; 0: none)")
     p.add_argument("--graph", action="store_true",
                    help="ignored, kept so old command lines still parse: graph surgery is the method, --eager the "
                         "per-op one")
-    p.add_argument("--eager", action="store_true",
-                   help="the per-op eager method (a flush before each op) instead of graph surgery (a flush "
-                        "before every kernel of the captured step)")
 
 
 def summary(path: Path) -> str:
@@ -68,29 +61,29 @@ def summary(path: Path) -> str:
     return repr(StepAnswer.from_run(path))
 
 
-def _write_back(command: list[str], tmp: Path, warmup: int) -> str:
+def _write_back(command: list[str], tmp: Path, warmup: int) -> Path:
     """The matched arm's reading: the marked script re-run under ncu as its own graph child (both
     cache controls), each kernel node's inherited write-back into a CSV the measuring run reads."""
     from l2attr.steps.ncu import child_env, deltas, profile_graph
 
-    d = deltas(profile_graph(command, tmp / "ncu", 1, sets="dram", env=child_env(warmup, "ncu-graph", 1)))
+    d = deltas(profile_graph(command, tmp / "ncu", 1, sets="dram", env=child_env(tmp, warmup, Job.STEP_GRAPH)))
     path = tmp / "write_back.csv"
     d.to_csv(path, index=False)
-    return str(path)
+    return path
 
 
-def check_flags(args: argparse.Namespace) -> None:
+def check_flags(args: argparse.Namespace, options: StepOptions) -> None:
     """What the step's own flags must be, by the rules every command shares: a known chip, metric
     names that resolve, a folder of runs that can hold one (a typo must not cost the user's run)."""
     from l2attr.catalog.sets import check_chip
     from l2attr.outputs import check_out_folder
     from l2attr.profile.metricsets import check_metrics_text
 
-    if args.matched and args.eager:
+    if args.matched and options.eager:
         raise UserError("--matched reads the write-back of the captured step's kernel nodes: it does not apply "
                         "to --eager (the per-op method)")
 
-    check_out_folder(args.out)
+    check_out_folder(options.out)
     if not args.ncu and (args.chip is not None or args.ncu_metrics != "l2"):
         raise UserError("--chip and --ncu-metrics only apply with --ncu")
     if args.chip is not None:
@@ -99,8 +92,7 @@ def check_flags(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.repeats < 2 or args.warmup < 0 or (args.edges is not None and args.edges < 0):
-        raise UserError("--repeats must be >= 2, --warmup >= 0 and --edges >= 0")
+    options = StepOptions.from_flags({k: v for k, v in vars(args).items() if k in dests(StepOptions)})
     if args.show is not None:
         if args.cmd:
             raise UserError("--show reads a run dir: give no command")
@@ -109,33 +101,30 @@ def run(args: argparse.Namespace) -> int:
     command = [c for c in args.cmd if c != "--"]
     if not command:
         raise UserError("name the script to run after --, e.g. l2attr step -- python my_step.py")
-    check_flags(args)               # before the user's command runs
-    from l2attr.steps import ENV
-
-    args.out.mkdir(parents=True, exist_ok=True)
-    before = set(args.out.iterdir())
-    import tempfile
-
-    env = dict(os.environ)
+    check_flags(args, options)               # before the user's command runs
+    out = options.out
+    out.mkdir(parents=True, exist_ok=True)
+    before = set(out.iterdir())
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="l2attr-write-back-") as tmp:
-        write_back = _write_back(command, Path(tmp), args.warmup) if args.matched else ""
-        env[ENV] = json.dumps({"out": str(args.out.resolve()), "repeats": args.repeats, "warmup": args.warmup,
-                               "name": args.name, "edges": args.edges, "eager": args.eager,
-                               "write_back": write_back})
+    with tempfile.TemporaryDirectory(prefix="l2attr-step-") as tmp:
+        got = {"out": out.resolve(), "program": Job.STEP_MEASURE}
+        if args.matched:
+            got["write_back"] = _write_back(command, Path(tmp), options.warmup)
+        env = {**os.environ, **options.model_copy(update=got).to_child(Path(tmp))}
         try:
             rc = subprocess.run(command, env=env, check=False).returncode
         except FileNotFoundError:
             raise UserError(f"cannot run {command[0]!r}: not found") from None
-    new = sorted(p for p in set(args.out.iterdir()) - before if (p / "manifest.json").is_file())
-    if rc != 0 or not new:
-        raise UserError(f"{' '.join(command)} ended with status {rc} and wrote no step run "
-                        "(is its step function marked with @l2attr.step_range?)")
-    if args.ncu:
-        from l2attr.rundir import RunDir
-        from l2attr.steps.ncu import child_env, profile_step
+        new = sorted(p for p in set(out.iterdir()) - before if (p / "manifest.json").is_file())
+        if rc != 0 or not new:
+            raise UserError(f"{' '.join(command)} ended with status {rc} and wrote no step run "
+                            "(is its step function marked with @l2attr.step_range?)")
+        if args.ncu:
+            from l2attr.rundir import RunDir
+            from l2attr.steps.ncu import child_env, profile_step
 
-        profile_step(command, RunDir.open(new[-1]), child_env(args.warmup), chip=args.chip, metrics=args.ncu_metrics)
+            profile_step(command, RunDir.open(new[-1]), child_env(Path(tmp), options.warmup), chip=args.chip,
+                         metrics=args.ncu_metrics)
     print(summary(new[-1]))
     print(f"step attribution took {time.perf_counter() - t0:.1f} s wall; run dir {new[-1]}")
     return 0

@@ -93,42 +93,68 @@ def required_fields(manifest: dict[str, Any]) -> tuple[str, ...]:
     return out
 
 
+def _models() -> dict[str, tuple[str, Any]]:
+    """Per kind, the manifest section its options model is, and the model."""
+    from l2attr.dlrm.measure.options import LadderOptions
+    from l2attr.steps.options import StepOptions
+
+    return {Command.LADDER.value: ("measure", LadderOptions), Command.STEP.value: (Command.STEP.value, StepOptions)}
+
+
 def manifest_doc() -> str:
     """The manifest section of docs/run-dirs.md (manifest_fields.manifest_doc over these rules and
     the options models' fields)."""
-    from l2attr.dlrm.measure.options import LadderOptions
     from l2attr.integrity.manifest_fields import manifest_doc as doc
     from l2attr.typed import rules
 
-    ladder = {**rules(LadderOptions, "measure"), "measure.variants": VARIANTS_RULE}
-    return doc(required_fields, CHECKED, {Command.LADDER.value: ladder})
+    models = {kind: {f: r for f, r in rules(model, at).items() if _written(model, f)}
+              for kind, (at, model) in _models().items()}
+    models[Command.LADDER.value]["measure.variants"] = VARIANTS_RULE
+    return doc(required_fields, CHECKED, models)
+
+
+def _written(model: Any, dotted: str) -> bool:
+    """Whether a field of a model is part of its manifest section (a child's instructions are not)."""
+    info = model.model_fields.get(dotted.split(".")[1])
+    extra = info.json_schema_extra if info is not None and isinstance(info.json_schema_extra, dict) else {}
+    return extra.get("manifest", True) is not False
 
 
 VARIANTS_RULE = "a list of lists of strings (what the options declare; written beside them, never read back)"
 
 
 def _check_options(manifest: dict[str, Any], bad: Any, damage: Damage, source: str) -> None:
-    """A ladder's `measure` through its options model (dlrm/measure/options.py): each field's type
-    and range, and a field the model does not know (kept, never used) named."""
-    measure = manifest.get("measure")
-    if manifest.get("kind") != Command.LADDER.value or not isinstance(measure, dict):
+    """A ladder's `measure`, a step's `step`, through the kind's options model (dlrm/measure/options.py,
+    steps/options.py): each field's type and range, and a field the model does not know (kept,
+    never used) named."""
+    kind = manifest.get("kind")
+    if kind not in _models():
+        return
+    at, model = _models()[str(kind)]
+    section = manifest.get(at)
+    if not isinstance(section, dict):
         return
     from pydantic import ValidationError
 
-    from l2attr.dlrm.measure.options import LadderOptions
     from l2attr.typed import extras, problems
 
     try:
-        opts = LadderOptions.model_validate(measure)
+        opts = model.model_validate(section)
     except ValidationError as exc:
-        for path, rule, value in problems(exc, LadderOptions):
-            bad(".".join(("measure", *path)), rule, value)
+        for path, rule, value in problems(exc, model):
+            bad(".".join((at, *path)), rule, value)
         return
     except UserError as exc:          # a name no run declares (a rung, a family's pin)
-        damage.found(f"{source}: measure: {exc}")
+        damage.found(f"{source}: {at}: {exc}")
         return
-    for name, value in extras(opts, "measure").items():
-        bad(name, "a setting of the ladder's options (" + ", ".join(LadderOptions.model_fields) + ")", value)
+    known = [f for f in model.model_fields if _written(model, f"{at}.{f}")]
+    for name, value in extras(opts, at).items():
+        bad(name, f"a setting of the {kind}'s options (" + ", ".join(known) + ")", value)
+    if kind == Command.STEP.value:          # what only a run of the model records: refused when present
+        for name in model.model_fields:
+            if name in section and not _written(model, f"{at}.{name}"):
+                bad(f"{at}.{name}", f"absent (a setting of the run, not of its manifest: {', '.join(known)})",
+                    section[name])
 
 
 SPIN_RULE = "present (the head start a spin timer's samples are judged by; every spin run records it)"

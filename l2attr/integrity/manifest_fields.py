@@ -133,11 +133,9 @@ BY_KIND: dict[str, dict[str, Rule]] = {
         "experiment.until_rel_ci": nullable({"x": POSITIVE})["x"], "experiment.max_repeats": nullable({"x": whole(1)})["x"],
         "experiment.max_seconds": nullable({"x": POSITIVE})["x"],
     },
+    # the step's `step` is its options model's (steps/options.py StepOptions; manifest.py)
     Command.STEP.value: {
-        "step": OBJECT, "step.name": TEXT, "step.repeats": whole(2), "step.warmup": whole(0),
-        "step.function": TEXT_OR_NULL, "step.mode": word(StepMode.values()), "step.edges": whole(0),
-        "step.facts": OBJECT, "cold": ANY_TEXT, "edges_method": ANY_TEXT,
-        "step.repeats_asked": whole(2), "step.max_repeats": whole(0), "step.rounds": whole(1),
+        "step": OBJECT, "cold": ANY_TEXT, "edges_method": ANY_TEXT,
         "surgery.eager_us": POSITIVES, "surgery.control_us": FINITES, "surgery.call_us": POSITIVES,
         "surgery.torch_graph_us": POSITIVES, "surgery.rewarm_unread": NODES, "surgery.rewarm_nodes": whole(0),
         "surgery.rewarm_bytes": BYTES, "surgery.rounds": whole(1),
@@ -196,9 +194,8 @@ def check_fields(manifest: dict[str, Any], bad: Bad, required: tuple[str, ...] =
                 wrong.add(name)
                 bad(name, rule, value)
     step = manifest.get("step")
-    if kind == Command.STEP.value and isinstance(step, dict) and "step.mode" not in wrong:
-        graph = isinstance(manifest.get("graph"), dict)
-        mode = step.get("mode")
+    if kind == Command.STEP.value and isinstance(step, dict) and step.get("mode", StepMode.SURGERY) in StepMode.values():
+        mode = step.get("mode")       # (a mode of another form: the options model says so, once)
         for facts in (StepMode.GRAPH.value, StepMode.SURGERY.value):     # each mode's facts: a field of its name
             recorded = isinstance(manifest.get(facts), dict)
             if recorded != (mode == facts) and (recorded or "mode" in step):

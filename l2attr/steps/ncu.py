@@ -39,7 +39,7 @@ from l2attr.names import NVTX_DOMAIN, STEP_OP
 from l2attr.rundir import RunDir
 from l2attr.schema import STEP_DRAM
 from l2attr.steps.record import NVTX_OP_INCLUDE
-from l2attr.vocab import Command, Ncu, StepMode
+from l2attr.vocab import Command, Job, Ncu, StepMode
 
 CACHE_CONTROLS = (Ncu.NONE.value, Ncu.ALL.value)
 KEYS = ("dram_read", "dram_write")
@@ -122,13 +122,13 @@ def profile_step(command: Sequence[str], run: RunDir, env: dict[str, str], chip:
     return df
 
 
-def child_env(warmup: int, mode: str = "ncu", replays: int = 1) -> dict[str, str]:
-    """How a marked script is told to be an ncu child: `ncu` (each op in its NVTX range, per-op
-    DRAM bytes) or `ncu-graph` (its step captured and replayed, per kernel node: the write-back)."""
-    from l2attr.steps.record import ENV
+def child_env(folder: Path, warmup: int, program: Job = Job.STEP_OPS, replays: int = 1) -> dict[str, str]:
+    """How a marked script is told to be an ncu child: its options' `program` is step-ops (each op
+    in its NVTX range, per-op DRAM bytes) or step-graph (its step captured and replayed, per kernel
+    node: the write-back), in a file under `folder` whose path the variable holds."""
+    from l2attr.steps.options import StepOptions
 
-    return {ENV: json.dumps({"mode": mode, "warmup": warmup, "replays": replays})}
-
+    return StepOptions(program=program, warmup=warmup, replays=replays).to_child(folder)
 
 
 # -- per kernel node of the captured graph ------------------------------------------------------

@@ -17,9 +17,9 @@ from typing import Any, Callable
 
 from l2attr.names import LEGACY_PREFIX, STEP_OP
 
-# The variable `l2attr step` sets for the script whose marked step it records (JSON: out, repeats,
-# warmup, name, mode).
-ENV = "L2ATTR_STEP_CHILD"
+# The variable `l2attr step` sets for the script whose marked step it records: the path of a file
+# holding the step's options (steps/options.py StepOptions.to_child), never the options themselves.
+ENV = "L2ATTR_STEP_OPTIONS"
 
 OP_RANGE = f"{LEGACY_PREFIX}op:"          # LEGACY_PREFIX + names.STEP_OP: one op in the kineto trace
 NVTX_OP_INCLUDE = "regex:l2attr@op:.*/"

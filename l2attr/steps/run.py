@@ -21,9 +21,9 @@ import pandas as pd
 
 from l2attr import atomic
 from l2attr.errors import UserError
-from l2attr.names import check_label
 from l2attr.rundir import COMPLETE, RunDir, command_line
 from l2attr.schema import KERNEL_EDGES, STEP_EDGES, STEP_KERNELS, STEP_OPS, STEP_TIMES
+from l2attr.steps.options import NodeBytes, StepOptions
 from l2attr.steps.record import OpRecord, make_recorder
 from l2attr.steps.trace import SLOTS_KEY
 from l2attr.steps.timing import time_steps
@@ -43,34 +43,22 @@ EdgeChooser = Callable[[pd.DataFrame, pd.DataFrame, int], list[tuple[int, int, i
 
 @dataclass(frozen=True)
 class StepSpec:
-    """What to measure: the step and its inputs, its name, how often, where to write, and what
-    else the answer needs (the write-back per kernel node for the matched arm; facts about the step)."""
+    """What to measure: the step and its inputs, how (its options: steps/options.py), and what else
+    the answer needs (the write-back per kernel node for the matched arm; a stopping rule)."""
 
     fn: Callable[..., Any]
     args: tuple = ()
     kwargs: Mapping[str, Any] = field(default_factory=dict)
-    name: str = Command.STEP.value
-    repeats: int = 10
-    warmup: int = 3
-    out: Path | str = "runs"
-    edges: int = 5
-    facts: Mapping[str, Any] = field(default_factory=dict)
-    eager: bool = False
-    write_back: Any = None
-    keep_trace: bool = False
-    rewarm: bool = True            # the rewarmed arms: the flush's non-data cost per kernel node (steps/flushes.py)
+    options: StepOptions = field(default_factory=StepOptions)
+    write_back: NodeBytes | None = None     # steps/options.py node_bytes: the matched arm's input
     until: Any = None              # a stopping rule (surgery_run.StopRule): more repeats while undecided
-    max_repeats: int = 0           # the rule's budget: at most this many repeats in all
 
     def check(self) -> None:
-        check_label(self.name, "step name")
-        if self.repeats < 2 or self.warmup < 0 or self.edges < 0:
-            raise UserError("step: repeats must be >= 2, warmup >= 0 and edges >= 0")
+        """What the options cannot say alone (each option was checked by its model)."""
         if self.until is not None and not callable(self.until):
             raise UserError("step: until must be a stopping rule (a function of the kernels so far), or None")
-        if self.until is not None and self.max_repeats < self.repeats:
-            raise UserError(f"step: max_repeats ({self.max_repeats}) must be at least repeats ({self.repeats}) "
-                            "when a stopping rule is given")
+        if (self.until is not None) != self.options.until_decided:
+            raise UserError("step: a stopping rule (until) goes with until_decided, and only with it")
         check_inputs(self.args, dict(self.kwargs))
 
 
@@ -94,24 +82,25 @@ def check_inputs(args: tuple, kwargs: dict) -> None:
 
 def run_step(spec: StepSpec, log: Callable[[str], None] = print, choose_edges: EdgeChooser | None = None,
              device: Any = None) -> Path:
-    """Measure `spec` into a new run dir under `spec.out`; the run dir's path."""
+    """Measure `spec` into a new run dir under its options' `out`; the run dir's path."""
     spec.check()
+    o = spec.options
     if device is None:
         from l2attr.experiment.device import Device
 
         device = Device(TimerKind.SPIN.value, spin_us=0.0)
     t0 = time.perf_counter()
     fallback = ""
-    if not spec.eager:
+    if not o.eager:
         from l2attr.steps.surgery import UncapturableStep
         from l2attr.steps.surgery_run import measure
 
         try:
-            got = measure(device, spec.fn, spec.args, dict(spec.kwargs), spec.repeats, spec.warmup, log,
-                          spec.edges, spec.write_back, spec.rewarm, spec.until, spec.max_repeats)
+            got = measure(device, spec.fn, spec.args, dict(spec.kwargs), o.repeats, o.warmup, log,
+                          o.edges, spec.write_back, o.rewarm, spec.until, o.max_repeats if spec.until else 0)
         except UncapturableStep as exc:
             fallback = str(exc)
-            log(f"step {spec.name}: cannot be captured into a CUDA graph ({fallback}): per-op eager method")
+            log(f"step {o.name}: cannot be captured into a CUDA graph ({fallback}): per-op eager method")
         else:
             return _write(device, spec, StepMode.SURGERY, got, log, choose_edges, t0)
     if not callable(spec.fn):
@@ -125,16 +114,16 @@ def _write(dev: Any, spec: StepSpec, mode: StepMode, got: SurgeryRun, log: Calla
     surgery = mode == StepMode.SURGERY
     facts = dict(got.facts)
     trace = facts.pop("_trace", None)
-    run = RunDir.create(Path(spec.out), spec.name, {
-        "kind": KIND, "step": {"name": spec.name, "repeats": int(facts.pop("repeats_done", spec.repeats)),
-                               **({"repeats_asked": spec.repeats, "max_repeats": spec.max_repeats,
-                                   "rounds": int(facts.get("rounds", 1))} if spec.until is not None else {}),
-                               "warmup": spec.warmup, "mode": mode.value,
-                               "edges": spec.edges, "facts": dict(spec.facts),
-                               "function": f"{getattr(spec.fn, '__module__', '?')}:{getattr(spec.fn, '__qualname__', '?')}"},
+    o = spec.options
+    done = int(facts.pop("repeats_done", o.repeats))
+    rule = {"repeats_asked": o.repeats, "rounds": int(facts.get("rounds", 1))} if spec.until is not None else {}
+    written = o.model_copy(update={"repeats": done, **rule, "mode": mode, "facts": dict(o.facts), "function":
+                                   f"{getattr(spec.fn, '__module__', '?')}:{getattr(spec.fn, '__qualname__', '?')}"})
+    run = RunDir.create(Path(o.out), o.name, {
+        "kind": KIND, "step": written.manifest(),
         "command": command_line(), **dev.facts(), "cold": SURGERY_COLD if surgery else COLD_METHOD,
         **({"surgery": facts} if surgery else facts)})
-    if spec.keep_trace and trace is not None:
+    if o.keep_trace and trace is not None:
         import gzip
 
         atomic.write_bytes(run.path / "trace.json.gz", gzip.compress(trace))
@@ -146,12 +135,12 @@ def _write(dev: Any, spec: StepSpec, mode: StepMode, got: SurgeryRun, log: Calla
         atomic.write_text(run.path / WRITE_BACK_CSV, got.write_back.to_csv(index=False))
     t_main = time.perf_counter() - t0
     note: dict[str, Any] = {}
-    if spec.edges and surgery and got.edges is not None:
+    if o.edges and surgery and got.edges is not None:
         from l2attr.steps import graph_edges
 
         run.write(STEP_EDGES, got.edges)
         note = {"edges_method": graph_edges.METHOD, "edges_level": graph_edges.LEVEL, KERNEL_EDGES: True}
-    elif spec.edges:
+    elif o.edges:
         note = _op_edges(run, dev, spec, k[k["op_index"] >= -1][list(STEP_KERNELS.columns)] if surgery else k,
                          got.ops, log, choose_edges, op_level=surgery) if got.ops else {
             "edges_error": "no eager op was recorded: the step has no op-level edges"}
@@ -166,7 +155,7 @@ def _write(dev: Any, spec: StepSpec, mode: StepMode, got: SurgeryRun, log: Calla
     dev.close()
     arms = ", ".join(sorted(k["condition"].unique()))
     per = k["node"].nunique() if surgery else int(k[k["condition"] == L2Condition.NATURAL.value].groupby("step").size().median())
-    log(f"step {spec.name} ({'graph surgery' if surgery else mode.value}): {spec.repeats} replays of each of {arms}, "
+    log(f"step {o.name} ({'graph surgery' if surgery else mode.value}): {o.repeats} replays of each of {arms}, "
         f"{per} kernels each -> {run.path}")
     return run.path
 
@@ -179,12 +168,12 @@ def _op_edges(run: RunDir, dev: Any, spec: StepSpec, k: pd.DataFrame, ops: list[
     if choose is None:
         return {"edges_error": "no edge chooser was given (l2attr.step passes the analysis layer's)"}
     try:         # the step's own answer is written: an edge that cannot be measured says so, and loses nothing
-        plans = [EdgePlan(p, c, b) for p, c, b in choose(k, ops_frame(ops), spec.edges)]
-        rows = measure_edges(dev, spec.fn, spec.args, dict(spec.kwargs), plans, spec.repeats,
+        plans = [EdgePlan(p, c, b) for p, c, b in choose(k, ops_frame(ops), spec.options.edges)]
+        rows = measure_edges(dev, spec.fn, spec.args, dict(spec.kwargs), plans, spec.options.repeats,
                              [o.op for o in ops]) if plans else None
     except (UserError, RuntimeError) as exc:
         note = {"edges_error": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}
-        log(f"step {spec.name}: edges not measured: {note['edges_error']}")
+        log(f"step {spec.options.name}: edges not measured: {note['edges_error']}")
         return note
     if rows is None:
         return {}
@@ -198,14 +187,14 @@ def _measure_eager(dev: Any, spec: StepSpec, fallback: str) -> SurgeryRun:
     cold steps alternating inside one profiler session."""
     from l2attr.steps.trace import Slots, kernels, profiled
 
-    torch, fn, args, kwargs = dev.torch, spec.fn, spec.args, dict(spec.kwargs)
+    torch, fn, args, kwargs, o = dev.torch, spec.fn, spec.args, dict(spec.kwargs), spec.options
     slots = Slots()
-    for _ in range(spec.warmup):
+    for _ in range(o.warmup):
         fn(*args, **kwargs)
     torch.cuda.synchronize()
     first: list[OpRecord] = []
     cold_ops: list[OpRecord] = []
-    plan = [(i, c) for i in range(spec.repeats) for c in ((L2Condition.NATURAL, L2Condition.COLD) if i % 2 == 0
+    plan = [(i, c) for i in range(o.repeats) for c in ((L2Condition.NATURAL, L2Condition.COLD) if i % 2 == 0
                                                           else (L2Condition.COLD, L2Condition.NATURAL))]
 
     def body() -> None:
@@ -220,18 +209,18 @@ def _measure_eager(dev: Any, spec: StepSpec, fallback: str) -> SurgeryRun:
                 fn(*args, **kwargs)
             torch.cuda.synchronize()
             if not rec.ops:
-                raise UserError(f"step {spec.name}: {NO_OPS}")
+                raise UserError(f"step {o.name}: {NO_OPS}")
             if cond == L2Condition.COLD and not cold_ops:
                 cold_ops = rec.ops         # the ops table: a cold step's, which says what was flushed
             first = first or rec.ops
             if [o.op for o in first] != [o.op for o in rec.ops]:
-                raise UserError(f"step {spec.name}: step {i} ({cond.value}) ran other ops than the first "
+                raise UserError(f"step {o.name}: step {i} ({cond.value}) ran other ops than the first "
                                 "(the step must be deterministic to pair its kernels)")
     trace = profiled(torch, body)
     k = kernels(trace, slots)
     if k.empty:
-        raise UserError(f"step {spec.name}: no kernels were traced inside the step (is it on the GPU?)")
+        raise UserError(f"step {o.name}: no kernels were traced inside the step (is it on the GPU?)")
     facts: dict[str, Any] = {"fallback": fallback} if fallback else {}
-    if spec.keep_trace:
+    if o.keep_trace:
         facts["_trace"] = json.dumps({**trace, SLOTS_KEY: slots.table()}).encode()
-    return SurgeryRun(k, cold_ops, time_steps(dev, lambda: fn(*args, **kwargs), spec.repeats), facts)
+    return SurgeryRun(k, cold_ops, time_steps(dev, lambda: fn(*args, **kwargs), o.repeats), facts)

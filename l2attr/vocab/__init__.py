@@ -1,6 +1,6 @@
 """The closed value sets of l2attr (the NVTX range names built from them: l2attr.names).
 
-One vocabulary, kept in one package by subject (core, conditions, runs, sweep, engine) and
+One vocabulary, kept in one package by subject (core, conditions, runs with the engine's, sweep) and
 imported from here: `from l2attr.vocab import Family`.
 
 Every column that holds one of a fixed set of words (family, role, L2 condition, pin granularity,
@@ -23,12 +23,9 @@ from l2attr.vocab.conditions import (
 )
 from l2attr.vocab.runs import (
     APP_REPLAY_BUFFERS, APP_REPLAY_MATCHES, APP_REPLAY_MODES, CACHE_ACTIONS, CACHE_CONTROLS, CLOCK_CONTROLS, RESULT_KINDS, RUN_KINDS,
-    Command, Job, Ncu,
+    STEP_PROGRAMS, Command, Job, Ncu, SWEEP_MODES, TimerKind, RepeatMode, RepeatStop, Discard, StepMode, Judgement, KEPT,
 )
 from l2attr.vocab.sweep import SweepAxis, SweepJudgement, RefPoint, LineStyle, DeviceLimit, Order, Arm
-from l2attr.vocab.engine import (
-    SWEEP_MODES, TimerKind, RepeatMode, RepeatStop, Discard, StepMode, Judgement, KEPT,
-)
 
 __all__ = [
     "Vocab", "values", "condition_words",
@@ -42,5 +39,5 @@ __all__ = [
     "RANGE_ROLES", "SWEEP_ROLES", "CELL_QUANTITIES", "SWEEP_QUANTITIES", "VALIDITY_VERDICTS", "EDGE_CONTROLS",
     "CELL_CONDITIONS", "STEP_CONDITIONS", "EDGE_ARMS", "LADDER_STATES",
     "RUN_KINDS", "CACHE_ACTIONS", "APP_REPLAY_MODES", "APP_REPLAY_MATCHES", "APP_REPLAY_BUFFERS", "CACHE_CONTROLS", "CLOCK_CONTROLS",
-    "RESULT_KINDS", "SWEEP_MODES",
+    "RESULT_KINDS", "SWEEP_MODES", "STEP_PROGRAMS",
 ]
