@@ -261,7 +261,7 @@ def test_the_grid_page_has_one_row_per_configuration(tmp_path):
     rows = [x for x in text.splitlines() if x.startswith("| ") and "decode" in x]
     assert len(rows) == 2 and all("+4.00 [" in r and "| above 0.65 % |" in r for r in rows)
     assert "claims that transient inter-kernel L2 reuse of activations" in text
-    assert text.startswith("# Worth the Bytes? on full-width LLM steps (hand-made)\n")   # the runs' GPU
+    assert text.startswith("# Worth the Bytes? on HuggingFace LLM steps (hand-made)\n")   # the runs' GPU
     first = text.split("| step |")[0]                       # the first screen: the GPU, the counts, both denominators
     assert "GPU: hand-made" in first and "of the eager step** (the study's denominator): 0 below 0.65 %, 2 above" in first
     assert "**Of the graph replay**" in first and (tmp_path / "README.md").read_text() == text

@@ -223,8 +223,8 @@ def write_page(folder: Path) -> str:
             "activations, % of the eager step", "vs 0.65 % (eager step)", "activations, % of the graph replay",
             "vs 0.65 % (graph replay)", "matched saving, % of the eager step", "headroom, % of the eager step",
             "eager step (µs)", "program check"]
-    lines = [f"# Worth the Bytes? on full-width LLM steps ({', '.join(gpus) or 'no runs yet'})", "",
-             f"The study: {STUDY}. GPU: {', '.join(gpus) or 'none'} (driver {g.get('driver', '?')}, torch "
+    lines = [f"# Worth the Bytes? on HuggingFace LLM steps ({', '.join(gpus) or 'no runs yet'})", "",
+             f"{STUDY[0].upper()}{STUDY[1:]}. GPU: {', '.join(gpus) or 'none'} (driver {g.get('driver', '?')}, torch "
              f"{sw.get('torch', '?')}, transformers {_facts(answers[0]).get('transformers', '?') if answers else '?'}, "
              f"host CPU {_facts(answers[0]).get('host_cpu', '?') if answers else '?'}). Models: {'; '.join(models) or 'none'}.", "",
              f"**Activations' share of the eager step** (the study's denominator): {counts(answers, EAGER)}. "
