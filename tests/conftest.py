@@ -69,6 +69,12 @@ def _gpu_available() -> bool:
 # property with 15 examples in `-m slow` and 200 in its last line). Each entry is a test file or a node id prefix; an entry that matches nothing
 # is an error.
 SLOW = (
+    "tests/test_step_losses.py::test_the_committed_run_loses_nothing",
+    "tests/test_step_losses.py::test_the_eager_loop_removed_says_the_denominator_changed",
+    "tests/test_step_losses.py::test_a_missing_control_is_said",
+    "tests/test_step_losses.py::test_control_missing_is_read_and_its_reason_said",
+    "tests/test_step_losses.py::test_missing_rewarmed_arms_are_said",
+    "tests/test_step_losses.py::test_a_negative_eager_time_is_refused_a_negative_control_is_not",
     "tests/test_analysis_examples.py",
     "tests/test_report_families.py::test_report_on_examples_still_renders",
     "tests/test_cli_report.py::test_nested_step_runs_make_one_page_with_the_index_first",

@@ -1,0 +1,100 @@
+"""A step whose eager loop, control kernel or rewarmed arms are missing says so in its headline's
+first words (issue 52: the eager loop gone moved "1.25 % of the eager step" to "10.31 % of the
+graph replay" without a word), and damaged eager / control values are refused in one line."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from l2attr.analysis.step import analyse_step
+from l2attr.cli import main
+from l2attr.errors import UserError
+
+ROOT = Path(__file__).resolve().parents[1]
+RUN = ROOT / "examples" / "steps" / "hf_grid" / "20261205T185755Z-llama-decode-b1-kv512"
+
+
+def edited(tmp_path: Path, **surgery: Any) -> Path:
+    """A copy of a committed surgery run, its manifest's `surgery` section edited (None: removed)."""
+    run = tmp_path / RUN.name
+    shutil.copytree(RUN, run)
+    m = json.loads((run / "manifest.json").read_text())
+    for key, value in surgery.items():
+        if value is None:
+            m["surgery"].pop(key, None)
+        else:
+            m["surgery"][key] = value
+    (run / "manifest.json").write_text(json.dumps(m))
+    return run
+
+
+def first_words(run: Path) -> str:
+    return analyse_step(run).headline().splitlines()[0]
+
+
+def test_the_committed_run_loses_nothing(tmp_path: Path) -> None:
+    head = analyse_step(edited(tmp_path)).headline()
+    assert "of the eager step" in head and "recorded" not in head
+
+
+@pytest.mark.parametrize("eager", [None, []])
+def test_the_eager_loop_removed_says_the_denominator_changed(tmp_path: Path, eager: Any) -> None:
+    run = edited(tmp_path, eager_us=eager)
+    assert first_words(run).startswith("no eager loop recorded: the share is of the graph replay")
+    assert "of the graph replay" in analyse_step(run).headline()
+
+
+@pytest.mark.parametrize("control", [{"control_us": []}, {"control_us": None},
+                                     {"control_missing": "the control kernel's launches were not all traced"}])
+def test_a_missing_control_is_said(tmp_path: Path, control: dict[str, Any]) -> None:
+    assert first_words(edited(tmp_path, **control)).startswith("no control kernel recorded")
+
+
+def test_control_missing_is_read_and_its_reason_said(tmp_path: Path) -> None:
+    run = edited(tmp_path, control_us=[], control_missing="launches not all traced")
+    assert "no control kernel recorded (launches not all traced)" in first_words(run)
+
+
+def test_missing_rewarmed_arms_are_said(tmp_path: Path) -> None:
+    run = edited(tmp_path, rewarm_missing="no kernel node's inputs could be read back (x)")
+    assert first_words(run).startswith("no rewarmed arms recorded (no kernel node's inputs")
+
+
+@pytest.mark.parametrize("field", ["eager_us", "control_us"])
+@pytest.mark.parametrize("value", [["12.5", 13.0], [float("nan"), 13.0], [True, 13.0], 12.5, "12.5"],
+                         ids=["string", "nan", "bool", "bare-number", "bare-string"])
+def test_damaged_eager_or_control_values_are_refused_in_one_line(tmp_path: Path, field: str, value: Any,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    run = edited(tmp_path, **{field: value})
+    with pytest.raises(UserError, match=f"surgery.{field}"):
+        analyse_step(run)
+    assert main(["step", "--show", str(run)]) != 0
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "TypeError" not in err and f"surgery.{field}" in err
+
+
+def test_a_negative_eager_time_is_refused_a_negative_control_is_not(tmp_path: Path) -> None:
+    """The control is a difference of two timings (committed runs hold -0.5 µs); the eager loop is a time."""
+    with pytest.raises(UserError, match="surgery.eager_us"):
+        analyse_step(edited(tmp_path, eager_us=[-5.0, 4000.0]))
+    shutil.rmtree(tmp_path / RUN.name)
+    assert "of the eager step" in analyse_step(edited(tmp_path, control_us=[-5.0] * 10)).headline()
+
+
+@pytest.mark.parametrize("surgery,eager,replay,want", [
+    ({"call_us": [1.0]}, False, True, "no eager loop recorded: the share is of the graph replay"),
+    ({}, False, True, "no eager loop recorded (a graph of the user's own has no function to loop)"),
+    ({"call_us": [1.0]}, False, False, "the share is of the step's kernel time (no replay timed either)"),
+    ({"control_us": [1.0], "control_missing": "why"}, True, True, "no control kernel recorded (why)"),
+    ({"control_us": [1.0], "rewarm_missing": "why"}, True, True, "no rewarmed arms recorded (why)"),
+])
+def test_each_loss_has_its_words(surgery: dict[str, Any], eager: bool, replay: bool, want: str) -> None:
+    from l2attr.analysis.step_split import losses
+
+    assert want in losses({"surgery": surgery}, eager, replay, split_made=True)
+    assert losses({"surgery": {"control_us": [1.0], "call_us": [1.0]}}, True, True, True) == ""
