@@ -98,3 +98,16 @@ def test_each_loss_has_its_words(surgery: dict[str, Any], eager: bool, replay: b
 
     assert want in losses({"surgery": surgery}, eager, replay, split_made=True)
     assert losses({"surgery": {"control_us": [1.0], "call_us": [1.0]}}, True, True, True) == ""
+
+
+def test_a_committed_arm_of_steps_0_to_8_and_10_is_refused_in_one_line(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    import pandas as pd
+
+    run = edited(tmp_path)
+    k = pd.read_csv(run / "step_kernels.csv.gz")
+    k.loc[(k["condition"] == "cold") & (k["step"] == 9), "step"] = 10
+    k.to_csv(run / "step_kernels.csv.gz", index=False)
+    assert main(["step", "--show", str(run)]) != 0
+    err = capsys.readouterr().err
+    assert "step 10 is no repeat of 0..9" in err and len(err.strip().splitlines()) == 1 and "nan" not in err
