@@ -83,6 +83,10 @@ def nullable(rules: dict[str, Rule]) -> dict[str, Rule]:
 
 NUMBER_OR_NULL_NONNEG: Rule = (lambda v: v is None or (_number(v) and v >= 0), "a finite number >= 0 or null")
 
+MICROS_OR_NULL: Rule = (lambda v: v is None or (_number(v) and 0 <= v <= 1e15), "a finite number of µs >= 0 or null")
+# a count a writer may record as a float (PM sampling's pass groups: 1.0): whole-valued, finite
+COUNT: Rule = (lambda v: (_whole(v) or (_number(v) and float(v).is_integer())) and 0 <= v <= 10 ** 12,
+               "a whole number >= 0")
 POSITIVE: Rule = (lambda v: _number(v) and 0 < v <= 1e6, "a finite number > 0")
 # the adaptive stopping rule a ladder, sweep or experiment records (measure/adaptive.py AdaptiveRule.manifest)
 ADAPTIVE: dict[str, Rule] = {"": OBJECT, ".target_rel": POSITIVE, ".min_repeats": whole(1),
@@ -157,7 +161,13 @@ BY_KIND: dict[str, dict[str, Rule]] = {
         "process_wall_s": SECONDS, "profile_wall_s": SECONDS,
     },
     Command.TIMELINE.value: {
-        "ranges": LIST, "jobs": LIST, "method": ANY_TEXT, "chip": TEXT_OR_NULL, "family": TEXT_OR_NULL,
+        "ranges": (lambda v: isinstance(v, list) and len(v) > 0 and all(isinstance(r, dict) for r in v),
+                   "a non-empty list of ranges (objects: the call ranges the timeline holds)"),
+        "ranges[].range": TEXT, "ranges[].workload": TEXT_OR_NULL, "ranges[].chip": TEXT_OR_NULL,
+        "ranges[].span_us": MICROS_OR_NULL, "ranges[].duration_us": MICROS_OR_NULL,
+        "ranges[].interval_ns": nullable({"x": (lambda v: _number(v) and 0 < v <= 1e12, "a finite number of ns > 0")})["x"],
+        "ranges[].instances": COUNT, "ranges[].untimed": COUNT, "ranges[].pass_groups": nullable({"x": COUNT})["x"],
+        "jobs": LIST, "method": ANY_TEXT, "chip": TEXT_OR_NULL, "family": TEXT_OR_NULL,
         "rung": TEXT_OR_NULL, "profile": TEXT_OR_NULL, "nsys": TEXT_OR_NULL, "wall_s": OBJECT,
         "wall_s.*": SECONDS,
     },
@@ -169,11 +179,14 @@ def _values(manifest: dict[str, Any], dotted: str) -> list[tuple[str, Any]]:
     found: list[tuple[str, Any]] = [("", manifest)]
     for part in dotted.split("."):
         nxt = []
+        key, each = part.removesuffix("[]"), part.endswith("[]")     # `x[]`: every element of the list x
         for name, node in found:
             if not isinstance(node, dict):
                 continue
-            keys = list(node) if part == "*" else [part] if part in node else []
-            nxt.extend((f"{name}.{k}" if name else str(k), node[k]) for k in keys)
+            keys = list(node) if key == "*" else [key] if key in node else []
+            got = [(f"{name}.{k}" if name else str(k), node[k]) for k in keys]
+            nxt.extend(((f"{n}[{i}]", x) for n, v in got if isinstance(v, list) for i, x in enumerate(v))
+                       if each else got)
         found = nxt
     return found
 
@@ -186,7 +199,7 @@ def check_fields(manifest: dict[str, Any], bad: Bad, required: tuple[str, ...] =
     table = {**COMMON, **BY_KIND.get(str(kind), {})}
     wrong: set[str] = set()
     for dotted, (ok, rule) in table.items():
-        parent = dotted.rsplit(".", 1)[0] if "." in dotted else None
+        parent = dotted.rsplit(".", 1)[0].replace("[]", "") if "." in dotted else None
         if parent is not None and any(parent == w or parent.startswith(w + ".") for w in wrong):
             continue        # its object is itself of the wrong type: said once
         for name, value in _values(manifest, dotted):
