@@ -69,6 +69,7 @@ def _gpu_available() -> bool:
 # property with 15 examples in `-m slow` and 200 in its last line). Each entry is a test file or a node id prefix; an entry that matches nothing
 # is an error.
 SLOW = (
+    "tests/test_manifest_reads.py::test_no_module_reads_more_of_a_raw_manifest_than_it_did",
     "tests/test_step_losses.py::test_a_committed_arm_of_steps_0_to_8_and_10_is_refused_in_one_line",
     "tests/test_step_losses.py::test_the_committed_run_loses_nothing",
     "tests/test_step_losses.py::test_the_eager_loop_removed_says_the_denominator_changed",
