@@ -78,12 +78,24 @@ def test_damaged_eager_or_control_values_are_refused_in_one_line(tmp_path: Path,
     assert "Traceback" not in err and "TypeError" not in err and f"surgery.{field}" in err
 
 
-def test_a_negative_eager_time_is_refused_a_negative_control_is_not(tmp_path: Path) -> None:
+def test_a_negative_eager_time_is_refused_a_noisy_control_is_not(tmp_path: Path) -> None:
     """The control is a difference of two timings (committed runs hold -0.5 µs); the eager loop is a time."""
     with pytest.raises(UserError, match="surgery.eager_us"):
         analyse_step(edited(tmp_path, eager_us=[-5.0, 4000.0]))
     shutil.rmtree(tmp_path / RUN.name)
-    assert "of the eager step" in analyse_step(edited(tmp_path, control_us=[-5.0] * 10)).headline()
+    assert "of the eager step" in analyse_step(edited(tmp_path, control_us=[-0.5] * 10)).headline()
+
+
+@pytest.mark.parametrize("field,value", [("control_us", -5.06), ("control_us", 1e308), ("eager_us", 1e308)])
+def test_a_reading_past_what_a_run_can_hold_is_refused(tmp_path: Path, field: str, value: float) -> None:
+    """Kept from the declared-field property: a first control reading of -5 µs or 1e308, or an eager
+    reading of 1e308, moved the activations' interval (+0.45 -> -0.37) or the eager share silently."""
+    run = edited(tmp_path)
+    m = json.loads((run / "manifest.json").read_text())
+    m["surgery"][field] = [value, *m["surgery"][field][1:]]
+    (run / "manifest.json").write_text(json.dumps(m))
+    with pytest.raises(UserError, match=f"surgery.{field} must be"):
+        analyse_step(run)
 
 
 @pytest.mark.parametrize("surgery,eager,replay,want", [

@@ -62,8 +62,13 @@ def texts(v: Any) -> bool:
 
 STRINGS: Rule = (texts, "a list of strings")
 FINITES: Rule = (lambda v: isinstance(v, list) and all(_number(x) for x in v), "a list of finite numbers")
-POSITIVES: Rule = (lambda v: isinstance(v, list) and all(_number(x) and x > 0 for x in v),
-                   "a list of finite numbers > 0")
+POSITIVES: Rule = (lambda v: isinstance(v, list) and all(_number(x) and 0 < x <= 1e9 for x in v),
+                   "a list of finite numbers > 0 (µs, at most 1e9: 1000 s a call)")
+# the flush's cost to one 1 MiB sum (a few µs long): a difference of two timings, so noise makes
+# it negative (committed runs reach -0.5 µs), but a flush cannot make that kernel 2 µs faster, and
+# no flush costs a small kernel 1 ms; past either end the split's activations would move silently
+CONTROL: Rule = (lambda v: isinstance(v, list) and all(_number(x) and -2 <= x <= 1000 for x in v),
+                 "a list of finite numbers of µs in [-2, 1000] (the flush's cost to one 1 MiB sum)")
 NODES: Rule = (lambda v: isinstance(v, list) and all(_whole(x) and 0 <= x <= 10 ** 9 for x in v) and len(set(v)) == len(v),
                "a list of distinct kernel node indices (whole numbers >= 0)")
 
@@ -142,7 +147,7 @@ BY_KIND: dict[str, dict[str, Rule]] = {
         "step.function": TEXT_OR_NULL, "step.mode": word(StepMode.values()), "step.edges": whole(0),
         "step.facts": OBJECT, "cold": ANY_TEXT, "edges_method": ANY_TEXT,
         "step.repeats_asked": whole(2), "step.max_repeats": whole(0), "step.rounds": whole(1),
-        "surgery.eager_us": POSITIVES, "surgery.control_us": FINITES, "surgery.call_us": POSITIVES,
+        "surgery.eager_us": POSITIVES, "surgery.control_us": CONTROL, "surgery.call_us": POSITIVES,
         "surgery.torch_graph_us": POSITIVES, "surgery.rewarm_unread": NODES, "surgery.rewarm_nodes": whole(0),
         "surgery.rewarm_bytes": BYTES, "surgery.rounds": whole(1),
         "graph": OBJECT, "graph.*": SCALAR, "surgery": OBJECT, "surgery.compiled": FLAG,
