@@ -66,3 +66,22 @@ def test_the_html_report_of_a_damaged_range_is_one_line(tmp_path: Path, what: st
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "ranges[0].duration_us" in err and "Traceback" not in err
     assert not (tmp_path / "r.html").exists()
+
+
+@pytest.mark.parametrize("what", sorted(BAD))
+def test_allow_partial_never_prints_a_damaged_range_number(tmp_path: Path, what: str,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """--allow-partial reads past the damage (said as a warning) and the page leaves the value out:
+    no traceback, no "-5 µs", "nan µs" or "inf µs"."""
+    run = tmp_path / RUN.name
+    shutil.copytree(RUN, run)
+    m = manifest()
+    for field in ("duration_us", "interval_ns", "instances", "untimed"):
+        m["ranges"][0][field] = BAD[what]
+    (run / "manifest.json").write_text(json.dumps(m).replace("Infinity", "1e400"))
+    out = tmp_path / "r.html"
+    assert main(["report", str(run), "--allow-partial", "-o", str(out)]) == 0
+    err, page = capsys.readouterr().err, out.read_text()
+    assert "Traceback" not in err and "ranges[0].duration_us" in err
+    assert "no duration recorded, PM sampling at an interval not recorded" in page
+    assert not any(f"{x} µs (ncu" in page for x in ("-5", "nan", "inf", "5"))

@@ -179,6 +179,15 @@ BY_KIND: dict[str, dict[str, Rule]] = {
 }
 
 
+def typed_ranges(ranges: Any) -> list[dict[str, Any]]:
+    """A timeline's ranges with each field that breaks its rule left out (what --allow-partial
+    reads on: never "-5 µs", "nan µs" or a float() of a list in the page)."""
+    table = {k.removeprefix("ranges[]."): r for k, r in BY_KIND[Command.TIMELINE.value].items()
+             if k.startswith("ranges[].")}
+    return [{k: v for k, v in r.items() if k not in table or table[k][0](v)}
+            for r in (ranges if isinstance(ranges, list) else []) if isinstance(r, dict)]
+
+
 def _values(manifest: dict[str, Any], dotted: str) -> list[tuple[str, Any]]:
     """(field, value) for each present field the dotted path (with `*`) names."""
     found: list[tuple[str, Any]] = [("", manifest)]
