@@ -123,3 +123,11 @@ def test_a_committed_arm_of_steps_0_to_8_and_10_is_refused_in_one_line(tmp_path:
     assert main(["step", "--show", str(run)]) != 0
     err = capsys.readouterr().err
     assert "step 10 is no repeat of 0..9" in err and len(err.strip().splitlines()) == 1 and "nan" not in err
+
+
+@pytest.mark.parametrize("field", ["control_missing", "rewarm_missing", "write_back_missing"])
+@pytest.mark.parametrize("value", [{"a": 1}, 5, ""])
+def test_a_reason_that_is_no_text_is_refused(tmp_path: Path, field: str, value: Any) -> None:
+    """The headline says the reason a piece is missing: an object or a number there was said as its key."""
+    with pytest.raises(UserError, match=f"surgery.{field} must be a non-empty string"):
+        analyse_step(edited(tmp_path, **{field: value}))

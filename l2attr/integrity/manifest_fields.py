@@ -150,6 +150,8 @@ BY_KIND: dict[str, dict[str, Rule]] = {
         "surgery.eager_us": POSITIVES, "surgery.control_us": CONTROL, "surgery.call_us": POSITIVES,
         "surgery.torch_graph_us": POSITIVES, "surgery.rewarm_unread": NODES, "surgery.rewarm_nodes": whole(0),
         "surgery.rewarm_bytes": BYTES, "surgery.rounds": whole(1),
+        # why a piece is missing: the headline says it (analysis/step_split.py losses)
+        "surgery.control_missing": TEXT, "surgery.rewarm_missing": TEXT, "surgery.write_back_missing": TEXT,
         "graph": OBJECT, "graph.*": SCALAR, "surgery": OBJECT, "surgery.compiled": FLAG,
         "surgery.arms": ((lambda v: isinstance(v, list) and len(v) > 0 and texts(v) and len(set(v)) == len(v)),
                          "a non-empty list of distinct arm names (the conditions step_kernels.csv holds; "
