@@ -131,3 +131,18 @@ def test_a_reason_that_is_no_text_is_refused(tmp_path: Path, field: str, value: 
     """The headline says the reason a piece is missing: an object or a number there was said as its key."""
     with pytest.raises(UserError, match=f"surgery.{field} must be a non-empty string"):
         analyse_step(edited(tmp_path, **{field: value}))
+
+
+def test_by_hand_the_eager_loop_removed_moves_the_share_and_says_so() -> None:
+    """Known by hand (tests/test_step_answer_cpu.py): 7 µs is 7.00 % of the 100 µs eager step, and
+    17.50 % of the 40 µs replay once the eager loop is gone: the headline opens with the change."""
+    from test_step_answer_cpu import MANIFEST, OPS, TIMES, _kernels
+
+    from l2attr.analysis.step import answer
+
+    whole = answer(_kernels(), OPS, TIMES, every_kernel=True, manifest=MANIFEST).headline("two")
+    gone = {"surgery": {**MANIFEST["surgery"], "eager_us": [], "call_us": [1.0]}}
+    head = answer(_kernels(), OPS, TIMES, every_kernel=True, manifest=gone).headline("two")
+    assert whole.startswith("two: inter-kernel L2 reuse is worth 7.00 % of the eager step")
+    assert head.splitlines()[0] == "no eager loop recorded: the share is of the graph replay."
+    assert head.splitlines()[1].startswith("two: inter-kernel L2 reuse is worth 17.50 % of the graph replay")
