@@ -146,3 +146,24 @@ def test_by_hand_the_eager_loop_removed_moves_the_share_and_says_so() -> None:
     assert whole.startswith("two: inter-kernel L2 reuse is worth 7.00 % of the eager step")
     assert head.splitlines()[0] == "no eager loop recorded: the share is of the graph replay."
     assert head.splitlines()[1].startswith("two: inter-kernel L2 reuse is worth 17.50 % of the graph replay")
+
+
+def test_a_grid_never_counts_a_replay_share_as_the_eager_steps() -> None:
+    """A grid step whose eager loop is gone had its activations' share of the replay (4 / 40 µs,
+    "above") counted in the grid's line "as a share of the eager step": now it is left out, and said."""
+    from dataclasses import replace
+
+    from test_step_answer_cpu import MANIFEST, OPS, TIMES, _kernels
+
+    from l2attr.analysis.step import answer
+    from l2attr.analysis.step_reading import grid_rows, grid_sentence
+
+    whole = replace(answer(_kernels(), OPS, TIMES, every_kernel=True, manifest=MANIFEST), name="s1")
+    gone = {"surgery": {**MANIFEST["surgery"], "eager_us": []}}
+    lost = replace(answer(_kernels(), OPS, TIMES, every_kernel=True, manifest=gone), name="s2")
+    rows = grid_rows([whole, lost])
+    assert rows.loc[1, "activations_share"] == "n/a"
+    assert rows.loc[1, "versus_study"] == "not measured (no eager loop recorded)"
+    line = grid_sentence([whole, lost])
+    assert ": 0 of 1 steps below it, 1 above it" in line and line.endswith(
+        " 1 step(s) with no eager loop recorded are left out.")
