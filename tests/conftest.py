@@ -90,6 +90,16 @@ def _gpu_available() -> bool:
 # property with 15 examples in `-m slow` and 200 in its last line). Each entry is a test file or a node id prefix; an entry that matches nothing
 # is an error.
 SLOW = (
+    "tests/test_properties_runs_declared.py::test_every_declared_damage",
+    "tests/test_properties_runs_declared.py::test_kept_declared_damage",
+    "tests/test_manifest_reads.py::test_no_module_reads_more_of_a_raw_manifest_than_it_did",
+    "tests/test_step_losses.py::test_a_committed_arm_of_steps_0_to_8_and_10_is_refused_in_one_line",
+    "tests/test_step_losses.py::test_the_committed_run_loses_nothing",
+    "tests/test_step_losses.py::test_the_eager_loop_removed_says_the_denominator_changed",
+    "tests/test_step_losses.py::test_a_missing_control_is_said",
+    "tests/test_step_losses.py::test_control_missing_is_read_and_its_reason_said",
+    "tests/test_step_losses.py::test_missing_rewarmed_arms_are_said",
+    "tests/test_step_losses.py::test_a_negative_eager_time_is_refused_a_noisy_control_is_not",
     "tests/test_analysis_examples.py",
     "tests/test_report_families.py::test_report_on_examples_still_renders",
     "tests/test_cli_report.py::test_nested_step_runs_make_one_page_with_the_index_first",

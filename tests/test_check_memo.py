@@ -130,3 +130,35 @@ def test_the_ladder_flag_reaches_the_options(tmp_path) -> None:
     args = build_parser().parse_args(["ladder", "--checks-memo", str(tmp_path / "m.json")])
     assert options_from_args(args).checks_memo == tmp_path / "m.json"
     assert options_from_args(build_parser().parse_args(["ladder"])).checks_memo is None
+
+
+def _special(tmp_path: Path, what: str) -> Path:
+    """A memo path that is deeply nested JSON, /dev/zero (through a link), or a FIFO."""
+    path = tmp_path / "memo.json"
+    if what == "deep":
+        path.write_text("[" * 200_000 + "]" * 200_000)
+    elif what == "zero":
+        path.symlink_to("/dev/zero")
+    else:
+        import os
+        os.mkfifo(path)
+    return path
+
+
+@pytest.mark.parametrize("what", ["deep", "zero", "fifo"])
+def test_a_memo_that_is_deep_a_device_or_a_fifo_is_nothing_kept(tmp_path, what) -> None:
+    """Issue 52: RecursionError on deep JSON, MemoryError on /dev/zero, a FIFO blocked the run."""
+    path = _special(tmp_path, what)
+    memo = CheckMemo.open(path, _manifest(_opts(checks_memo=path)), "pass1")
+    assert memo.held == {} and memo.checks(["artifact/baseline/element"]) is None
+    memo.keep("checks", {"artifact/baseline/element": {"sum": 0.0}})   # a special file is never written over
+    assert path.is_symlink() or not path.is_file() or what == "deep"
+
+
+@pytest.mark.parametrize("what", ["deep", "zero", "fifo"])
+def test_a_special_memo_file_lets_the_checks_run(tmp_path, fake, monkeypatch, what) -> None:
+    calls = _counting(monkeypatch)
+    path = _special(tmp_path, what)
+    run = _run(tmp_path, "pass1", _opts(checks_memo=path, repeats=1))
+    assert calls["variant"] > 0 and calls["real"] > 0
+    assert run.manifest()["checks_memo"]["taken_from"] == {}

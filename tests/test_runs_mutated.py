@@ -108,7 +108,7 @@ CASES = [
     (L, removed(("measure", "spin_us")), "measure.spin_us must be present (the head start"),   # was a silent 0 µs
     (P, removed(("config", "seed")), "config.seed must be present"),
     (P, field(("derived_metrics", 0), []), "derived_metrics must be a list of strings"),   # was a TypeError
-    (T, field(("ranges", 0, "range"), []), "ranges[].range must be a range's name"),   # was a TypeError
+    (T, field(("ranges", 0, "range"), []), "ranges[0].range must be a non-empty string"),   # was a TypeError
     (D, first_where("consumer_artifact_time_us", "", "consumer_artifact_time_us", "1.5", "samples.csv.gz"),
      "a repeat is timed by one timer"),
     # a blocking-timer run without its timer was read as a spin run of before the blocking timer (the

@@ -70,3 +70,29 @@ def test_what_a_writer_records_passes(section):
 
 def test_a_per_op_step_has_no_graph_counts():
     assert expected_counts({"step": {"mode": "eager"}}, _kernels("graph")) == ("", {})
+
+
+def _declared(kernels: pd.DataFrame, times: pd.DataFrame | None = None) -> None:
+    from l2attr.integrity.step_counts import check_declared
+
+    k = kernels.assign(duration_us=1.0)
+    check_declared({"step": {"mode": "graph", "repeats": 2}}, k, times, None, Path("run"))
+
+
+def test_repeats_named_0_to_n_minus_1_pass() -> None:
+    _declared(_kernels("graph"), pd.DataFrame({"repeat": [0, 1, 2, 3]}))
+
+
+@pytest.mark.parametrize("name", [2, -1, 0.5, "x"])
+def test_an_arm_with_a_repeat_outside_0_to_n_minus_1_is_refused(name: object) -> None:
+    """Issue 52: steps 0-8 and 10 with step.repeats 10 passed the count and printed "not measured at nan %"."""
+    k = _kernels("graph").astype({"step": object})
+    k.loc[(k["condition"] == "cold") & (k["step"] == 1), "step"] = name
+    with pytest.raises(UserError, match=r"arm cold: step .* is no repeat of 0\.\.1"):
+        _declared(k)
+
+
+@pytest.mark.parametrize("repeats", [[0, 1, 2, 4], [0, 1, 2, 3.5], [0, 1, 2, 2], [0, 1, 2, "x"]])
+def test_step_times_repeats_are_named_not_counted(repeats: list[object]) -> None:
+    with pytest.raises(UserError, match="step_times.csv: repeat"):
+        _declared(_kernels("graph"), pd.DataFrame({"repeat": repeats}))

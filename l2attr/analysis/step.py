@@ -32,7 +32,7 @@ from l2attr.analysis.step_reading import (EAGER, KERNEL_TIME, MATCHED, REPLAY, S
                                           describe_kernel, dram_per_kernel, dram_totals, matched_headline, per_repeat, split, top_edges,
                                           top_kernels, versus_claim)
 from l2attr.analysis.step_edges import EDGE_COLUMNS, OUTSIDE, edges  # noqa: F401  (re-exported)
-from l2attr.analysis.step_split import first_node
+from l2attr.analysis.step_split import first_node, losses
 from l2attr.names import UNMATCHED, name_op  # noqa: F401  (re-exported: the readers call them here)
 from l2attr.vocab import Judgement, Command, L2Condition, StepMode
 
@@ -325,7 +325,9 @@ def answer(k: pd.DataFrame, ops: pd.DataFrame, times: pd.DataFrame | None = None
                       float(np.median(shares)), (lo, hi), judgement, step, d_share, d_ci, clean.value,
                       every_kernel=every_kernel, matched=matched, replay=replay, eager=eager, parts=parts,
                       write_back_missing=str(sf.get("write_back_missing") or ""),
-                      note=first(kern) if first is not None else "", manifest=m,
+                      note="\n".join(x for x in (losses(m, eager is not None, replay is not None, parts is not None)
+                                                  if matched is not None else "", first(kern) if first else "") if x),
+                      manifest=m,
                       ops=facts.pop("ops_table", None), **facts)
 
 

@@ -178,12 +178,13 @@ def grid_rows(answers: list[Any]) -> pd.DataFrame:
     of the eager step, and its place against the study's bound (text cells, ready to print)."""
     rows = []
     for a in answers:
-        acts = a.activations
+        acts = a.share_of("activations", EAGER)     # of the eager step only: never the replay unsaid
         lo, hi = a.share_ci
         dl, dh = a.share_dirty_ci
         rows.append({"step": a.name, "eager_us": f"{a.eager.denominator_us.median:.1f}" if a.eager else "n/a",
                      "eager_share": _pct(a.eager), "activations_share": _pct(acts),
-                     "versus_study": versus_claim(acts.share.lo, acts.share.hi) if acts else "not measured",
+                     "versus_study": versus_claim(acts.share.lo, acts.share.hi) if acts else
+                     "not measured" if a.eager else "not measured (no eager loop recorded)",
                      "replay_share": _pct(a.replay), "kernel_share": _pct(a.matched),
                      "clean_share": f"{100 * a.share:+.2f} % [{100 * lo:+.2f}, {100 * hi:+.2f}]",
                      "dirty_share": f"{100 * a.share_dirty:+.2f} % [{100 * dl:+.2f}, {100 * dh:+.2f}]",
@@ -194,9 +195,12 @@ def grid_rows(answers: list[Any]) -> pd.DataFrame:
 def grid_sentence(answers: list[Any]) -> str:
     """The study's answer over a grid, in one line: how many steps' activations lie below, above or
     not distinguishable from the bound, and the largest activations' share of the eager step."""
-    got = [(a.name, a.activations) for a in answers if a.activations is not None]
+    got = [(a.name, a.share_of("activations", EAGER)) for a in answers]
+    lost = sum(a.matched is not None and a.eager is None for a in answers)
+    got = [(n, s) for n, s in got if s is not None]    # a step without its eager loop is left out, and said
+    left = f" {lost} step(s) with no eager loop recorded are left out." if lost else ""
     if not got:
-        return "No step of the grid has a matched arm and an eager step: the study's question is not answered."
+        return "No step of the grid has a matched arm and an eager step: the study's question is not answered." + left
     words = [versus_claim(s.share.lo, s.share.hi) for _, s in got]
     below = sum(w.startswith("below") for w in words)
     above = sum(w.startswith("above") for w in words)
@@ -204,7 +208,7 @@ def grid_sentence(answers: list[Any]) -> str:
     return (f"Reuse of activations, as a share of the eager step, against the study's 0.65 %: {below} of {len(got)} "
             f"steps below it, {above} above it, {len(got) - below - above} not distinguishable from it; the largest is "
             f"{name} at {100 * top.share.median:.2f} % [{100 * top.share.lo:.2f}, {100 * top.share.hi:.2f}] "
-            "(write-back-matched cold arm, eager step as it runs).")
+            "(write-back-matched cold arm, eager step as it runs)." + left)
 
 
 # -- the answer in words for a terminal: what repr(StepAnswer) and `l2attr step --show` print ------

@@ -170,3 +170,25 @@ def per_layer(shallow: tuple[int, np.ndarray, np.ndarray], deep: tuple[int, np.n
     med = at(*(float(np.median(x)) for x in (s1, s2, e1, e2)))
     return Interval(med, float(np.percentile(got, 2.5)), float(np.percentile(got, 97.5)))
 
+
+
+def losses(manifest: Mapping[str, Any], eager: bool, replay: bool, split_made: bool) -> str:
+    """What a surgery run's answer lacks, as the words its headline opens with (issue 52: the eager
+    loop, the control or the rewarmed arms gone changed the denominator or the activations without
+    a word). `eager` / `replay`: that denominator was timed; `split_made`: the activations were split."""
+    sf = manifest.get("surgery")
+    sf = sf if isinstance(sf, Mapping) else {}
+    said = []
+    if not eager:
+        own = "" if sf.get("call_us") else " (a graph of the user's own has no function to loop)"
+        said.append(f"no eager loop recorded{own}: the share is of "
+                    + ("the graph replay" if replay else "the step's kernel time (no replay timed either)"))
+    if split_made and (not sf.get("control_us") or sf.get("control_missing")):
+        why = sf.get("control_missing")
+        said.append("no control kernel recorded" + (f" ({why})" if isinstance(why, str) and why else "")
+                    + ": no non-data cost is taken off the activations")
+    if split_made and sf.get("rewarm_missing"):
+        why = sf.get("rewarm_missing")
+        said.append(f"no rewarmed arms recorded ({why if isinstance(why, str) else 'rewarm_missing'}): "
+                    "the non-data cost is the control kernel's")
+    return "; ".join(said) + "." if said else ""

@@ -62,8 +62,13 @@ def texts(v: Any) -> bool:
 
 STRINGS: Rule = (texts, "a list of strings")
 FINITES: Rule = (lambda v: isinstance(v, list) and all(_number(x) for x in v), "a list of finite numbers")
-POSITIVES: Rule = (lambda v: isinstance(v, list) and all(_number(x) and x > 0 for x in v),
-                   "a list of finite numbers > 0")
+POSITIVES: Rule = (lambda v: isinstance(v, list) and all(_number(x) and 0 < x <= 1e9 for x in v),
+                   "a list of finite numbers > 0 (µs, at most 1e9: 1000 s a call)")
+# the flush's cost to one 1 MiB sum (a few µs long): a difference of two timings, so noise makes
+# it negative (committed runs reach -0.5 µs), but a flush cannot make that kernel 2 µs faster, and
+# no flush costs a small kernel 1 ms; past either end the split's activations would move silently
+CONTROL: Rule = (lambda v: isinstance(v, list) and all(_number(x) and -2 <= x <= 1000 for x in v),
+                 "a list of finite numbers of µs in [-2, 1000] (the flush's cost to one 1 MiB sum)")
 NODES: Rule = (lambda v: isinstance(v, list) and all(_whole(x) and 0 <= x <= 10 ** 9 for x in v) and len(set(v)) == len(v),
                "a list of distinct kernel node indices (whole numbers >= 0)")
 
@@ -83,6 +88,10 @@ def nullable(rules: dict[str, Rule]) -> dict[str, Rule]:
 
 NUMBER_OR_NULL_NONNEG: Rule = (lambda v: v is None or (_number(v) and v >= 0), "a finite number >= 0 or null")
 
+MICROS_OR_NULL: Rule = (lambda v: v is None or (_number(v) and 0 <= v <= 1e15), "a finite number of µs >= 0 or null")
+# a count a writer may record as a float (PM sampling's pass groups: 1.0): whole-valued, finite
+COUNT: Rule = (lambda v: (_whole(v) or (_number(v) and float(v).is_integer())) and 0 <= v <= 10 ** 12,
+               "a whole number >= 0")
 POSITIVE: Rule = (lambda v: _number(v) and 0 < v <= 1e6, "a finite number > 0")
 # the adaptive stopping rule a ladder, sweep or experiment records (measure/adaptive.py AdaptiveRule.manifest)
 ADAPTIVE: dict[str, Rule] = {"": OBJECT, ".target_rel": POSITIVE, ".min_repeats": whole(1),
@@ -136,9 +145,11 @@ BY_KIND: dict[str, dict[str, Rule]] = {
     # the step's `step` is its options model's (steps/options.py StepOptions; manifest.py)
     Command.STEP.value: {
         "step": OBJECT, "cold": ANY_TEXT, "edges_method": ANY_TEXT,
-        "surgery.eager_us": POSITIVES, "surgery.control_us": FINITES, "surgery.call_us": POSITIVES,
+        "surgery.eager_us": POSITIVES, "surgery.control_us": CONTROL, "surgery.call_us": POSITIVES,
         "surgery.torch_graph_us": POSITIVES, "surgery.rewarm_unread": NODES, "surgery.rewarm_nodes": whole(0),
         "surgery.rewarm_bytes": BYTES, "surgery.rounds": whole(1),
+        # why a piece is missing: the headline says it (analysis/step_split.py losses)
+        "surgery.control_missing": TEXT, "surgery.rewarm_missing": TEXT, "surgery.write_back_missing": TEXT,
         "graph": OBJECT, "graph.*": SCALAR, "surgery": OBJECT, "surgery.compiled": FLAG,
         "surgery.arms": ((lambda v: isinstance(v, list) and len(v) > 0 and texts(v) and len(set(v)) == len(v)),
                          "a non-empty list of distinct arm names (the conditions step_kernels.csv holds; "
@@ -155,11 +166,26 @@ BY_KIND: dict[str, dict[str, Rule]] = {
         "process_wall_s": SECONDS, "profile_wall_s": SECONDS,
     },
     Command.TIMELINE.value: {
-        "ranges": LIST, "jobs": LIST, "method": ANY_TEXT, "chip": TEXT_OR_NULL, "family": TEXT_OR_NULL,
+        "ranges": (lambda v: isinstance(v, list) and len(v) > 0 and all(isinstance(r, dict) for r in v),
+                   "a non-empty list of ranges (objects: the call ranges the timeline holds)"),
+        "ranges[].range": TEXT, "ranges[].workload": TEXT_OR_NULL, "ranges[].chip": TEXT_OR_NULL,
+        "ranges[].span_us": MICROS_OR_NULL, "ranges[].duration_us": MICROS_OR_NULL,
+        "ranges[].interval_ns": nullable({"x": (lambda v: _number(v) and 0 < v <= 1e12, "a finite number of ns > 0")})["x"],
+        "ranges[].instances": COUNT, "ranges[].untimed": COUNT, "ranges[].pass_groups": nullable({"x": COUNT})["x"],
+        "jobs": LIST, "method": ANY_TEXT, "chip": TEXT_OR_NULL, "family": TEXT_OR_NULL,
         "rung": TEXT_OR_NULL, "profile": TEXT_OR_NULL, "nsys": TEXT_OR_NULL, "wall_s": OBJECT,
         "wall_s.*": SECONDS,
     },
 }
+
+
+def typed_ranges(ranges: Any) -> list[dict[str, Any]]:
+    """A timeline's ranges with each field that breaks its rule left out (what --allow-partial
+    reads on: never "-5 µs", "nan µs" or a float() of a list in the page)."""
+    table = {k.removeprefix("ranges[]."): r for k, r in BY_KIND[Command.TIMELINE.value].items()
+             if k.startswith("ranges[].")}
+    return [{k: v for k, v in r.items() if k not in table or table[k][0](v)}
+            for r in (ranges if isinstance(ranges, list) else []) if isinstance(r, dict)]
 
 
 def _values(manifest: dict[str, Any], dotted: str) -> list[tuple[str, Any]]:
@@ -167,11 +193,14 @@ def _values(manifest: dict[str, Any], dotted: str) -> list[tuple[str, Any]]:
     found: list[tuple[str, Any]] = [("", manifest)]
     for part in dotted.split("."):
         nxt = []
+        key, each = part.removesuffix("[]"), part.endswith("[]")     # `x[]`: every element of the list x
         for name, node in found:
             if not isinstance(node, dict):
                 continue
-            keys = list(node) if part == "*" else [part] if part in node else []
-            nxt.extend((f"{name}.{k}" if name else str(k), node[k]) for k in keys)
+            keys = list(node) if key == "*" else [key] if key in node else []
+            got = [(f"{name}.{k}" if name else str(k), node[k]) for k in keys]
+            nxt.extend(((f"{n}[{i}]", x) for n, v in got if isinstance(v, list) for i, x in enumerate(v))
+                       if each else got)
         found = nxt
     return found
 
@@ -184,7 +213,7 @@ def check_fields(manifest: dict[str, Any], bad: Bad, required: tuple[str, ...] =
     table = {**COMMON, **BY_KIND.get(str(kind), {})}
     wrong: set[str] = set()
     for dotted, (ok, rule) in table.items():
-        parent = dotted.rsplit(".", 1)[0] if "." in dotted else None
+        parent = dotted.rsplit(".", 1)[0].replace("[]", "") if "." in dotted else None
         if parent is not None and any(parent == w or parent.startswith(w + ".") for w in wrong):
             continue        # its object is itself of the wrong type: said once
         for name, value in _values(manifest, dotted):

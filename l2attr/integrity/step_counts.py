@@ -157,12 +157,16 @@ def check_declared(manifest: dict[str, Any], kernels: pd.DataFrame, times: pd.Da
         return
     steps = pd.to_numeric(kernels["step"], errors="coerce")
     for arm in arms:
-        n = int(steps[cond == arm].nunique())
+        named = steps[cond == arm]
+        _named(kernels["step"][cond == arm], named, repeats, f"{source}: arm {arm}", "step")
+        n = int(named.nunique())
         if n != repeats:
             damage.found(f"{source}: arm {arm} holds {n} steps, the manifest declares step.repeats {repeats} "
                          "(cut, or rows deleted)")
     if times is not None:
-        got = sorted(pd.to_numeric(times["repeat"], errors="coerce").dropna().astype(int))
+        raw = pd.to_numeric(times["repeat"], errors="coerce")
+        _named(times["repeat"], raw, 2 * repeats, str(path / "step_times.csv"), "repeat")
+        got = sorted(int(x) for x in raw)
         if got != list(range(2 * repeats)):
             damage.found(f"{path / 'step_times.csv'}: {len(got)} timings, the step writer times {2 * repeats} "
                          f"(two per repeat, step.repeats {repeats}; cut, or rows deleted)")
@@ -172,6 +176,20 @@ def check_declared(manifest: dict[str, Any], kernels: pd.DataFrame, times: pd.Da
         if lacking:
             raise UserError(f"{path / 'step_dram.csv'}: no rows under cache control {', '.join(lacking)}: the "
                             f"step is profiled under each of {', '.join(CACHE_CONTROLS)} (the L2 as left, flushed)")
+
+
+def _named(text: pd.Series, values: pd.Series, n: int, where: str, column: str) -> None:
+    """Repeats are named 0..n-1, not counted (issue 52: an arm of steps 0-8 and 10 passed the count
+    and printed "not measured at nan %"): a number outside, not whole, or named twice in step_times.csv
+    is damage whatever --allow-partial says (a missing one is the count's business)."""
+    whole = values.notna() & (values == values.round()) & (values >= 0) & (values < n)
+    if not whole.all():
+        v = text.iloc[int((~whole).to_numpy().argmax())]
+        v = repr(v) if isinstance(v, str) else v
+        raise UserError(f"{where}: {column} {v} is no repeat of 0..{n - 1} (the declared "
+                        f"repeats are numbered from 0): edited or mixed data")
+    if column == "repeat" and values.duplicated().any():
+        raise UserError(f"{where}: repeat {int(values[values.duplicated()].iloc[0])} is timed twice: edited or mixed data")
 
 
 def _same_kernels_in_every_arm(kernels: pd.DataFrame, cond: pd.Series, arms: tuple[str, ...], source: str) -> None:

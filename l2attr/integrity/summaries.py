@@ -18,6 +18,7 @@ from l2attr.errors import Damage
 from l2attr.measure.stats import CELL_KEYS
 from l2attr.catalog.sets import derived_specs
 from l2attr.integrity import rules
+from l2attr.integrity.manifest_fields import typed_ranges
 from l2attr.profile.ncu_rows import ALWAYS_KEEP
 from l2attr.schema import CELLS, METRICS, PHASES, SAMPLES, TIMELINE
 from l2attr.vocab import Condition, Quantity, Timer
@@ -165,7 +166,7 @@ def check_timeline(timeline: pd.DataFrame | None, phases: pd.DataFrame | None, m
     every range with samples has its phases (phases.csv missing or header-only hides the pin)."""
     if timeline is None:
         return
-    ranges = [r.get("range") for r in manifest.get("ranges") or [] if isinstance(r, dict)]
+    ranges = [r.get("range") for r in typed_ranges(manifest.get("ranges"))]
     have = set(timeline["range"].astype(str))
     for r in ranges:
         if not isinstance(r, str):
@@ -211,8 +212,8 @@ def check_sample_counts_per_range(timeline: pd.DataFrame, manifest: dict[str, An
     pass groups may be sampled a different number of times: there, more than `instances` is
     refused and fewer is not checked."""
     counts = timeline.groupby([timeline["range"].astype(str), timeline["quantity"].astype(str)]).size()
-    for r in manifest.get("ranges") or []:
-        if not isinstance(r, dict) or not all(isinstance(r.get(k), (int, float)) for k in ("instances", "untimed")):
+    for r in typed_ranges(manifest.get("ranges")):     # a count that breaks its rule was said (manifest check)
+        if not all(isinstance(r.get(k), (int, float)) for k in ("instances", "untimed")):
             continue
         name, instances, untimed = str(r.get("range")), int(r["instances"]), int(r["untimed"])
         one_pass = r.get("pass_groups") in (None, 1, 1.0)

@@ -144,14 +144,16 @@ def seconds_each(v: Any) -> str:
 def ranges(v: Any) -> str:
     if not isinstance(v, list):
         return plain_text(v)
+    from l2attr.integrity.manifest_fields import typed_ranges
+
     out = []
-    for r in v:
-        if isinstance(r, dict):
-            span = (f"{float(r['duration_us']):,.0f} µs (ncu's range duration)" if r.get("duration_us") is not None
-                    else f"{float(r['span_us']):,.0f} µs (first kernel start to last kernel end)"
-                    if r.get("span_us") is not None else "no duration recorded")
-            out.append(f"{r.get('range', '?')}: {span}, PM sampling every "
-                       f"{float(r.get('interval_ns') or 0) / 1e3:.1f} µs")
+    for r in typed_ranges(v):       # a field that breaks its rule is not printed (--allow-partial said it)
+        span = (f"{float(r['duration_us']):,.0f} µs (ncu's range duration)" if r.get("duration_us") is not None
+                else f"{float(r['span_us']):,.0f} µs (first kernel start to last kernel end)"
+                if r.get("span_us") is not None else "no duration recorded")
+        every = (f"every {float(r['interval_ns']) / 1e3:.1f} µs" if r.get("interval_ns") is not None
+                 else "at an interval not recorded")
+        out.append(f"{r.get('range', '?')}: {span}, PM sampling {every}")
     return "; ".join(out)
 
 

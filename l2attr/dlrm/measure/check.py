@@ -37,6 +37,7 @@ from l2attr.dlrm.config import WorkloadConfig
 from l2attr.dlrm.declare import Variant
 from l2attr.dlrm.measure.kernels import VariantKernels, with_index_slack
 from l2attr.errors import UserError
+from l2attr.safe_read import not_a_file, read_json_limited
 
 TOLERANCE = {"fp32": 1e-5, "fp16": 2e-3, "bf16": 1e-2}
 
@@ -121,6 +122,10 @@ def memo_key(manifest: dict[str, Any]) -> str | None:
     return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
+MEMO_LIMIT = 64 << 20     # bytes: a memo holds one verdict per variant, far below this
+MEMO_DEPTH = 16           # levels: a memo nests key -> kind -> variant -> verdict
+
+
 @dataclass
 class CheckMemo:
     """One run's view of a memo file: what it held under this run's key, and what was taken."""
@@ -135,12 +140,14 @@ class CheckMemo:
     def open(cls, path: Path, manifest: dict[str, Any], run: str) -> "CheckMemo":
         key = memo_key(manifest)
         held: dict[str, Any] = {}
-        if key is not None:
-            try:
-                data = json.loads(path.read_text())
+        if key is not None and not_a_file(path) != "missing":
+            try:     # bounded, never blocking, depth-guarded: a damaged memo is nothing kept
+                data = read_json_limited(path, MEMO_LIMIT, MEMO_DEPTH)
                 held = data if isinstance(data, dict) and data.get("key") == key else {}
-            except (OSError, ValueError):
+            except UserError:
                 held = {}
+                if not_a_file(path) is not None:   # a FIFO, a device, a folder: never written over
+                    key = None
         return cls(path, key, run, held)
 
     def checks(self, variant_ids: list[str]) -> dict[str, Any] | None:
