@@ -91,13 +91,18 @@ def test_the_periodic_write_back_maps_layers_as_said():
     one = ["emb", "a", "b", "c", "norm", "head"]
     two = ["emb", "a", "b", "c", "a", "b", "c", "norm", "head"]
     shape = layer_shape(one, two)
-    assert shape == Layered(1, 3, 2) and shape.nodes(4) == 15
+    assert isinstance(shape, Layered) and shape.nodes(4) == 15
     d2 = {j: float(j) for j in range(9)}
-    d4 = at_depth(d2, shape, 4)
-    assert [d4[j] for j in range(15)] == [0, 1, 2, 3, 4, 5, 6, 4, 5, 6, 4, 5, 6, 7, 8]
-    assert at_depth(d2, shape, 2) == d2
+    d4 = at_depth(d2, shape, 4)          # each deep node takes a two-layer node of its own kind
+    assert [two[int(d4[j])] for j in range(15)] == ["emb", *["a", "b", "c"] * 4, "norm", "head"]
+    assert sorted(set(d4.values())) == list(range(9)) and at_depth(d2, shape, 2) == d2
     with pytest.raises(UserError, match="not the one-layer step"):
-        layer_shape(one, ["emb", "a", "b", "c", "a", "x", "c", "norm", "head"])
+        layer_shape(one, ["emb", "a", "x", "c", "a", "b", "c", "norm", "z"])
+    # a per-layer node away from the block (a cache counter reset at the head) repeats too: four layers
+    # are four resets, the embedding, four blocks and the head
+    fills = layer_shape(["fill", "emb", "a", "head"], ["fill", "fill", "emb", "a", "a", "head"])
+    assert fills.nodes(1) == 4 and fills.nodes(4) == 10
+    assert list(at_depth({j: float(j) for j in range(6)}, fills, 4).values()) == [0, 0, 0, 1, 2, 3, 4, 4, 4, 5]
     with pytest.raises(UserError, match="covers"):
         at_depth({0: 1.0}, shape, 4)
 

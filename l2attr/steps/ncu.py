@@ -296,28 +296,30 @@ def deltas(ncu: pd.DataFrame) -> pd.DataFrame:
 # two-layer readings and is refused where they are no such sequence (docs/step-method.md).
 @dataclass(frozen=True)
 class Layered:
-    """A step's kernel nodes as head + layers x per_layer + tail."""
+    """The two-layer graph's nodes as runs (start, end, repeated): a run kept once, or repeated once per
+    layer after the first (what the second layer added: its block, and any per-layer node elsewhere)."""
 
-    head: int
-    per_layer: int
-    tail: int
+    parts: tuple[tuple[int, int, bool], ...]
 
     def nodes(self, layers: int) -> int:
-        return self.head + self.per_layer * layers + self.tail
+        return sum((e - s) * (layers - 1 if rep else 1) for s, e, rep in self.parts)
 
 
 def layer_shape(one: list[str], two: list[str]) -> Layered:
-    """The head, block and tail from the kernel names of the same step at one and two layers."""
-    p = len(two) - len(one)
-    if p <= 0 or p > len(one):
+    """The runs from the kernel names of the same step at one and two layers: the nodes the second layer
+    added, wherever they stand (a per-layer cache counter reset sits at the head), and the rest."""
+    import difflib
+
+    if len(two) <= len(one):
         raise UserError(f"periodic write-back: {len(one)} kernel nodes at one layer and {len(two)} at two: "
                         "no layer block to repeat")
-    for h in range(len(one) - p + 1):
-        block, again = two[h:h + p], two[h + p:h + 2 * p]
-        if block == again and two[:h + p] == one[:h + p] and two[h + 2 * p:] == one[h + p:]:
-            return Layered(h, p, len(one) - h - p)
-    raise UserError("periodic write-back: the two-layer step is not the one-layer step with its layer block "
-                    "repeated (kernel names differ): read the write-back at the depth measured")
+    parts = []
+    for tag, _, _, j1, j2 in difflib.SequenceMatcher(a=one, b=two, autojunk=False).get_opcodes():
+        if tag not in ("equal", "insert"):
+            raise UserError("periodic write-back: the two-layer step is not the one-layer step with nodes added "
+                            "(kernel names differ): read the write-back at the depth measured")
+        parts.append((j1, j2, tag == "insert"))
+    return Layered(tuple(parts))
 
 
 def at_depth(two: dict[int, float], shape: Layered, layers: int) -> dict[int, float]:
@@ -326,15 +328,11 @@ def at_depth(two: dict[int, float], shape: Layered, layers: int) -> dict[int, fl
         raise UserError(f"periodic write-back: {layers} layers; map from two layers to two or more")
     if sorted(two) != list(range(shape.nodes(2))):
         raise UserError(f"periodic write-back: the two-layer reading covers {len(two)} nodes, not {shape.nodes(2)}")
-    h, p = shape.head, shape.per_layer
-    out = {}
-    for j in range(shape.nodes(layers)):
-        if j < h + p:
-            out[j] = two[j]                                  # the head and layer 0, as at depth 2
-        elif j < h + p * layers:
-            out[j] = two[h + p + (j - h - p) % p]            # every later layer as layer 1
-        else:
-            out[j] = two[j - p * (layers - 2)]               # the tail, after the last layer
+    out: dict[int, float] = {}
+    for s, e, rep in shape.parts:
+        for _ in range(layers - 1 if rep else 1):        # a later layer's nodes as layer 1's
+            for k in range(s, e):
+                out[len(out)] = two[k]
     return out
 
 
