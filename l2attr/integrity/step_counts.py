@@ -158,7 +158,7 @@ def check_declared(manifest: dict[str, Any], kernels: pd.DataFrame, times: pd.Da
     steps = pd.to_numeric(kernels["step"], errors="coerce")
     for arm in arms:
         named = steps[cond == arm]
-        _named(kernels["step"][cond == arm], named, repeats, f"{source}: arm {arm}", "step")
+        _named(kernels["step"][cond == arm], named, repeats, f"{source}: arm {arm}", list(STEP_KERNELS.columns)[1])
         n = int(named.nunique())
         if n != repeats:
             damage.found(f"{source}: arm {arm} holds {n} steps, the manifest declares step.repeats {repeats} "
