@@ -33,6 +33,7 @@ STEPS_BEGIN, STEPS_END = "<!-- steps:begin -->\n", "<!-- steps:end -->"
 PIPELINE_BEGIN, PIPELINE_END = "<!-- pipeline:begin -->", "<!-- pipeline:end -->"
 GRID_BEGIN, GRID_END = "<!-- llm-grid:begin -->", "<!-- llm-grid:end -->"
 GRID = ROOT / "examples" / "steps" / "hf_grid"
+FULL = ROOT / "examples" / "steps" / "hf_full"
 ANSWER_BEGIN, ANSWER_END = "<!-- step-answer:begin -->\n", "<!-- step-answer:end -->"
 # the quick start's step (docs/steps.md), as benchmarks/bench_steps.py measured it
 ANSWER_RUN = "examples/steps/surgery/20261202T160528Z-selfcheck-quarter-l2"
@@ -66,19 +67,31 @@ def pipeline_block(folder: Path | None = None) -> str:
 
 
 def grid_block(folder: Path | None = None) -> str:
-    """The README's answer to the study for LLM steps, from the HuggingFace grid's committed runs
-    (analysis/step_reading.py grid_sentence); says so when the grid has not run."""
-    from l2attr.analysis.step import StepAnswer
-    from l2attr.analysis.step_reading import grid_sentence
+    """The README's answer to the study for LLM steps, from the grids' committed runs: per grid, the
+    count of rows on each side of 0.65 % for the eager step and the graph replay (examples/steps/hf_page.py
+    `counts`, the page's own first screen); says so when a grid has not run."""
+    import importlib.util
+    import sys
 
-    folder = folder or GRID
-    found = sorted(p.parent for p in folder.rglob("manifest.json")) if folder.is_dir() else []
-    if not found:
-        return ("The HuggingFace grid (`python examples/steps/hf_grid.py`, a Llama-style and a GPT-2-style model, "
-                "decode and prefill) has not run on the H200 yet: no answer for LLM steps is given here.")
-    gpu = ((StepAnswer.from_run(found[0]).manifest.get("gpu") or {}).get("name")) or "this GPU"
-    return (grid_sentence([StepAnswer.from_run(p) for p in found]) + f" {len(found)} steps on {gpu} "
-            "(`examples/steps/hf_grid/README.md`, `python examples/steps/hf_grid.py`)")
+    from l2attr.analysis.step import StepAnswer
+    from l2attr.analysis.step_reading import EAGER, REPLAY
+
+    here = ROOT / "examples" / "steps"
+    sys.path.insert(0, str(here))
+    spec = importlib.util.spec_from_file_location("hf_page", here / "hf_page.py")
+    page = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(page)
+    out = []
+    for where, what in ((FULL, "Full-width models"), (folder or GRID, "the toy control (4-layer models)")):
+        found = sorted(p.parent for p in where.rglob("manifest.json")) if where.is_dir() else []
+        if not found:
+            out.append(f"{what}: not measured yet (`python examples/steps/hf_grid.py`)")
+            continue
+        answers = [StepAnswer.from_run(p) for p in found]
+        gpu = (answers[0].manifest.get("gpu") or {}).get("name") or "this GPU"
+        out.append(f"{what} on {gpu} (`{where.relative_to(ROOT)}/README.md`): activations' share of the eager "
+                   f"step {page.counts(answers, EAGER)}; of the graph replay {page.counts(answers, REPLAY)}")
+    return "Write-back-matched cold arm, non-data cost per kernel node where measured. " + "; ".join(out) + "."
 
 
 def steps_block(folder: Path | None = None) -> str:
