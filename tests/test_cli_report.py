@@ -257,20 +257,23 @@ def test_nested_step_folders_make_one_page_with_the_index_first(tmp_path: Path,
 
 def test_nested_step_runs_make_one_page_with_the_index_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`l2attr report examples/steps` was refused (the runs are nested); now it is one page: the
-    index's rows are the 19 per-op runs of runs/, the 23 graph-surgery runs of surgery/ and the 22
-    runs of the HuggingFace grid (hf_grid/), whose share is of the eager step: the denominators differ,
-    so each row names its own, and the grid's rows carry the activations' share. (Slow: it analyses
-    every committed step run; the fast test above is the same page of four.)"""
+    index's rows are the 19 per-op runs of runs/, the 23 graph-surgery runs of surgery/, the 22 runs of
+    the toy HuggingFace grid (hf_grid/) and the full-width grid's run (hf_full/), whose shares are of the
+    eager step: the denominators differ, so each row names its own, and the grids' rows carry the
+    activations' share. (Slow: it analyses every committed step run; the fast test above is the same
+    page of four.)"""
     out = tmp_path / "steps.md"
     assert main(["report", str(ROOT / "examples" / "steps"), "-o", str(out)]) == 0
     printed = capsys.readouterr().out.splitlines()
-    assert printed[0] == f"wrote {out}" and len(printed) == 1 + 1 + 64          # the index on the console
+    runs = 19 + 23 + 22 + 1
+    assert printed[0] == f"wrote {out}" and len(printed) == 1 + 1 + runs          # the index on the console
     assert printed[1].startswith("step ") and "share of" in printed[1]           # denominators differ: per row
     assert sum(x.endswith(p.name) for x in printed for p in (ROOT / "examples/steps/surgery").iterdir()) == 23
     assert sum(x.endswith(p.name) for x in printed for p in (ROOT / "examples/steps/hf_grid").glob("2026*")) == 22
+    assert sum(x.endswith(p.name) for x in printed for p in (ROOT / "examples/steps/hf_full").glob("2026*")) == 1
     text = out.read_text().splitlines()
     assert text[2].startswith("| step | share [95 % CI] | share of | activations' share")
-    assert all(x.startswith("| [") for x in text[4:68]) and text[68] == ""
+    assert all(x.startswith("| [") for x in text[4:4 + runs]) and text[4 + runs] == ""
 
 
 def test_one_step_run_prints_its_headline_and_has_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
