@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 import device  # noqa: E402
 import device_plans  # noqa: E402
+import device_run  # noqa: E402
 
 PY = sys.executable
 
@@ -72,7 +73,7 @@ def test_what_comes_back_is_held_to_a_call_s_limits(tmp_path: Path, monkeypatch:
         (out / f"f{i:02d}.json").write_text(str(i))
     (out / "logs").mkdir()
     (out / "logs" / "a.log").write_text("a")
-    monkeypatch.setattr(device, "MAX_BYTES", 4)
+    monkeypatch.setattr(device_run, "MAX_BYTES", 4)          # the runner holds the limits
     (out / "big.bin").write_bytes(b"0123456789")
     said: list[str] = []
     device.fit_limits(out, said.append)

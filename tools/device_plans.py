@@ -20,7 +20,7 @@ import zipfile
 from pathlib import Path
 from typing import Callable
 
-from device import Ctx, Plan, Step, pack
+from device_run import Ctx, Plan, Step, pack
 
 PY = "{python}"
 GPU_SUITE = (PY, "-m", "pytest", "-q", "-rfE", "-m", "gpu", "tests", "-p", "no:cacheprovider",
