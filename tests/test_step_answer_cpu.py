@@ -79,11 +79,13 @@ def test_without_a_write_back_reading_the_bracket_is_the_answer_and_says_why():
 
 
 def test_the_write_back_reading_and_its_grain():
-    ncu = pd.DataFrame({"node": [0, 1], "write_none_b": [5e6, 1e3], "write_all_b": [1e6, 2e3]})
+    from l2attr.steps.options import node_bytes
+
+    ncu = node_bytes(pd.DataFrame({"node": [0, 1], "write_none_b": [5e6, 1e3], "write_all_b": [1e6, 2e3]}))
     got, why = write_back_bytes(ncu, 2)
     assert got == {0: 4e6, 1: 0.0} and why == ""
     assert write_back_bytes(ncu, 3)[1].startswith("the write-back reading covers 2 kernel nodes")
-    assert write_back_bytes(None, 2)[0] == {}
+    assert write_back_bytes(None, 2)[0] == {} and write_back_bytes(0.0, 3)[0] == {0: 0.0, 1: 0.0, 2: 0.0}
     l2 = 60 << 20
     assert grain(0, l2) == 0 and grain(31_000, l2) == 0 and grain(40_000, l2) == WRITE_BACK_GRAIN
     assert grain(1e12, l2) == l2 and grain(float("nan"), l2) == 0

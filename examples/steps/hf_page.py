@@ -129,11 +129,14 @@ def _pct(sh: Any) -> str:
 
 
 def _verdict(sh: Any) -> str:
+    """A share's place against 0.65 % (the one rule, with the stopping rule's width)."""
+    return "not measured" if sh is None else _against(sh.share)
+
+
+def _against(iv: Any) -> str:
     from l2attr.analysis.step_split import DECIDE_HALF_WIDTH, versus_claim
 
-    if sh is None:
-        return "not measured"
-    return versus_claim(sh.share.lo, sh.share.hi, half_width=DECIDE_HALF_WIDTH).replace("the study's ", "")
+    return versus_claim(iv.lo, iv.hi, half_width=DECIDE_HALF_WIDTH).replace("the study's ", "")
 
 
 def _facts(a: Any) -> dict[str, Any]:
@@ -189,7 +192,7 @@ def depth_rows(answers: list[Any]) -> list[dict[str, str]]:
                 ("yes" if meas.lo <= model_iv.hi and model_iv.lo <= meas.hi else "no"))
         out.append({"config": f"{model} {phase} b{b} {n}", "depths": f"{cut[0]}, {cut[1]} -> {full}",
                     "model": f"{100 * model_iv.median:+.2f} [{100 * model_iv.lo:+.2f}, {100 * model_iv.hi:+.2f}]",
-                    "verdict": _verdict(type("S", (), {"share": model_iv})()),
+                    "verdict": _against(model_iv),
                     "measured": "not measured" if meas is None else
                     f"{100 * meas.median:+.2f} [{100 * meas.lo:+.2f}, {100 * meas.hi:+.2f}]", "held": held})
     return out
@@ -220,8 +223,9 @@ def write_page(folder: Path) -> str:
     sw = (answers[0].manifest.get("software") or {}) if answers else {}
     g = (answers[0].manifest.get("gpu") or {}) if answers else {}
     head = ["step", "model shape; layers measured of full", "write-back", "repeats", "non-data cost",
-            "activations, % of the eager step", "vs 0.65 % (eager step)", "activations, % of the graph replay",
-            "vs 0.65 % (graph replay)", "matched saving, % of the eager step", "headroom, % of the eager step",
+            "activations (matched cold arm), % of the eager step", "vs 0.65 % (eager step)",
+            "activations (matched cold arm), % of the graph replay",
+            "vs 0.65 % (graph replay)", "matched-cold-arm saving, % of the eager step", "headroom (natural - warm inputs), % of the eager step",
             "eager step (µs)", "program check"]
     lines = [f"# Worth the Bytes? on HuggingFace LLM steps ({', '.join(gpus) or 'no runs yet'})", "",
              f"{STUDY[0].upper()}{STUDY[1:]}. GPU: {', '.join(gpus) or 'none'} (driver {g.get('driver', '?')}, torch "
@@ -246,9 +250,9 @@ def write_page(folder: Path) -> str:
         lines += ["", "Not measured, and why: " + "; ".join(skipped) + "."]
     deep = depth_rows(answers)
     if deep:
-        lines += ["", "## Full depth from the per-layer model (activations, % of the eager step)", "",
-                  "| configuration | depths measured -> full | model at full depth, % of the eager step | "
-                  "vs 0.65 % (eager step) | measured at full depth, % of the eager step | measured inside the model's interval |",
+        lines += ["", "## Full depth from the per-layer model (activations against the matched cold arm, % of the eager step)", "",
+                  "| configuration | depths measured -> full | model at full depth, activations (matched cold arm), % of the eager step | "
+                  "vs 0.65 % (eager step) | measured at full depth, activations (matched cold arm), % of the eager step | measured inside the model's interval |",
                   "|---|---|---|---|---|---|"]
         lines += [f"| {r['config']} | {r['depths']} | {r['model']} | {r['verdict']} | {r['measured']} | {r['held']} |" for r in deep]
     top = max((a for a in answers if a.activations is not None), key=lambda a: a.activations.share.median, default=None)
@@ -257,7 +261,7 @@ def write_page(folder: Path) -> str:
         k["m"] = k.get("saving_cold_matched_us", k["saving_us"])
         k = k.reindex(k["m"].abs().sort_values(ascending=False).index).head(8)
         lines += ["", f"## The kernels behind the largest row ({top.name}; µs per kernel, medians)", "",
-                  "| kernel | natural | matched cold | matched saving | rewarmed | warm inputs |", "|---|---|---|---|---|---|"]
+                  "| kernel | natural µs | matched cold arm µs | saving against the matched cold arm µs | rewarmed µs | warm inputs µs |", "|---|---|---|---|---|---|"]
         for r in k.to_dict("records"):
             lines.append(f"| {str(r['kernel'])[:70].replace('|', '/')} | {r['natural_us']:.2f} | "
                          f"{r.get('cold_matched_us', float('nan')):.2f} | {r['m']:+.2f} | "

@@ -161,7 +161,7 @@ def grids(runs: list[tuple[Path, Any]]) -> list[tuple[str, list[str], list[list[
                          f"{a.saving_us:+.2f} [{a.saving_ci[0]:+.2f}, {a.saving_ci[1]:+.2f}]",
                          f"{100 * m:+.2f} [{100 * lo:+.2f}, {100 * hi:+.2f}]", study, top])
         out.append((grid, ["run", *keys, "graph replay µs", "clean saving µs", "clean saving, % of the graph replay",
-                           "activations (% of the denominator named) against the study's 0.65 %",
+                           "activations (write-back-matched cold arm; % of the denominator named) against the study's 0.65 %",
                            "top measured edge"], rows))
     return out
 

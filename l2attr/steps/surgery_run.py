@@ -91,26 +91,14 @@ def user_graph(torch: Any, fn: Any) -> Any:
     return None
 
 
-def write_back_bytes(write_back: Any, n_kernels: int) -> tuple[dict[int, float], str]:
-    """Per kernel node, the write-back its natural run inherits (bytes), from what the caller gives:
-    a mapping node -> bytes, a table with `node` and `bytes` (or Nsight Compute's `write_none_b`
-    and `write_all_b`, steps/ncu.py `deltas`), or one number of bytes for every node (0 for a step
-    known to leave nothing dirty). ({}, why) when there is none or it does not fit."""
+def write_back_bytes(write_back: Mapping[int, float] | float | None, n_kernels: int) -> tuple[dict[int, float], str]:
+    """Per kernel node, the write-back its natural run inherits (bytes), from steps/options.py
+    `node_bytes`'s one form (a mapping node -> bytes, or one number for every node: 0 for a step known
+    to leave nothing dirty). ({}, why) when there is none or it is not this graph's."""
     if write_back is None:
         return {}, "no write-back reading was given (Nsight Compute per kernel node: steps/ncu.py profile_graph)"
-    if isinstance(write_back, pd.DataFrame):
-        w = write_back
-        if "bytes" not in w.columns and {"write_none_b", "write_all_b"} <= set(w.columns):
-            w = w.assign(bytes=(w["write_none_b"] - w["write_all_b"]).clip(lower=0))
-        if not {"node", "bytes"} <= set(w.columns):
-            return {}, "the write-back table holds no node and bytes columns"
-        got = {int(r.node): float(r.bytes) for r in w.itertuples()}
-    elif isinstance(write_back, Mapping):
-        got = {int(k): float(v) for k, v in write_back.items()}
-    elif isinstance(write_back, (int, float)) and not isinstance(write_back, bool) and 0 <= write_back < float("inf"):
-        got = {j: float(write_back) for j in range(n_kernels)}      # every node the same (0: the clean flush)
-    else:
-        return {}, f"write_back must be a table or a mapping, not {type(write_back).__name__}"
+    got = (dict(write_back) if isinstance(write_back, Mapping)
+           else {j: float(write_back) for j in range(n_kernels)})      # every node the same (0: the clean flush)
     if sorted(got) != list(range(n_kernels)):
         return {}, (f"the write-back reading covers {len(got)} kernel nodes and the captured graph holds "
                     f"{n_kernels}: not the same graph")
@@ -178,12 +166,14 @@ def measure(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, repeats
                "replay_us": list(timing.time_steps(dev, arms[NATURAL], 5)["step_us"]),
                "control_us": timing.control_cost(torch, lambda: flushes.launch(0), 10),
                "unread": len(rw.unread) if rw is not None and rw.warm else None}
-        while done < max_repeats and not until(k, ctx):
+        settled = until(k, ctx)
+        while done < max_repeats and not settled:
             more = min(done, max_repeats - done)
             k2, _ = trace.trace_replays(torch, arms, more, settle=flushes.settle, first=done)
             k = pd.concat([k, k2], ignore_index=True)
             done, rounds = done + more, rounds + 1
-        log(f"step graph: {done} repeats in {rounds} round(s) ({'decided' if until(k, ctx) else 'undecided'} "
+            settled = until(k, ctx)
+        log(f"step graph: {done} repeats in {rounds} round(s) ({'decided' if settled else 'undecided'} "
             f"within at most {max_repeats})")
     t_trace = time.perf_counter() - t1
     # -- attribute: nodes to the eager ops that launch them
