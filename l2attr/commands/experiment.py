@@ -45,7 +45,8 @@ def _options(p: argparse.ArgumentParser) -> None:
 
 def load_target(target: str) -> Any:
     """The Experiment a TARGET names (see the module docstring); one line for every mistake."""
-    from l2attr.api import Experiment
+    from l2attr.experiment.declare import Declaration as Experiment     # l2attr.Experiment's base: the api
+                                                                         # imports the commands, not the other way
 
     where, sep, name = target.rpartition(":")
     if not sep or not where or not name:
