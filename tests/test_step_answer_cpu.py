@@ -320,10 +320,11 @@ def _grid_module():
     return grid
 
 
-def test_the_grids_ncu_reading_is_one_child_per_model_cached_and_a_cut_cache_is_read_again(tmp_path, monkeypatch):
-    """The grid's second reader: every wanted step of a model at one and two layers in one ncu child
-    (per cache control), cached; a later call on the same GPU profiles nothing; a cache cut mid-row
-    loses only its last step, which is read again (never used short); another GPU's rows are not this one's."""
+def test_the_grids_ncu_reading_is_one_child_for_the_grid_cached_and_a_cut_cache_is_read_again(tmp_path, monkeypatch):
+    """The grid's second reader: every wanted step of every model at one and two layers in ONE ncu
+    child (per cache control) for the whole grid, cached per model; a later call on the same GPU
+    profiles nothing; a cache cut mid-row loses only its last step, which is read again (never used
+    short); another GPU's rows are not this one's; the cost record counts the steps and nodes read."""
     import json
     import os
 
@@ -344,21 +345,24 @@ def test_the_grids_ncu_reading_is_one_child_per_model_cached_and_a_cut_cache_is_
     (tmp_path / "bin" / "ncu").write_text("#!/bin/sh\n")
     (tmp_path / "bin" / "ncu").chmod(0o755)
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))
-    wanted = [("decode", 1, 4096), ("prefill", 1, 2048)]
-    got, _ = grid.write_back_of("llama3-8b", wanted, tmp_path, gpu="G1")
-    assert len(calls) == 1 and len(calls[0]) == 4            # 2 configurations x depths 1 and 2, one child
-    assert got["llama3-8b-L2-decode-b1-kv4k"]["write_none_b"].tolist() == [1.0, 101.0, 201.0]
+    wanted = {"llama3-8b": [("decode", 1, 4096), ("prefill", 1, 2048)], "qwen2.5-7b": [("decode", 1, 4096)]}
+    got, cost = grid.write_back_of(wanted, tmp_path, gpu="G1")
+    assert len(calls) == 1 and len(calls[0]) == 6            # (2 + 1) configurations x depths 1 and 2, one child
+    assert cost["ncu_steps"] == 6 and cost["ncu_nodes"] == 18 and cost["ncu_s"] >= 0
+    assert got["llama3-8b"]["llama3-8b-L2-decode-b1-kv4k"]["write_none_b"].tolist() == [1.0, 101.0, 201.0]
+    assert sorted(got["qwen2.5-7b"]) == ["qwen2.5-7b-L1-decode-b1-kv4k", "qwen2.5-7b-L2-decode-b1-kv4k"]
     calls.clear()
-    assert len(grid.write_back_of("llama3-8b", wanted, tmp_path, gpu="G1")[0]) == 4 and calls == []
+    again, cost = grid.write_back_of(wanted, tmp_path, gpu="G1")
+    assert len(again["llama3-8b"]) == 4 and calls == [] and cost["ncu_nodes"] == 0
     cache = tmp_path / "ncu" / "llama3-8b-write-back.csv"
     text = cache.read_text()
     cache.write_text(text[:text.rstrip("\n").rindex(",")])     # cut inside the last row
     left = grid.read_cache(cache, "G1")
     assert len(left) == 3 and all(len(t) == 3 for t in left.values())
-    grid.write_back_of("llama3-8b", wanted, tmp_path, gpu="G1")
+    grid.write_back_of(wanted, tmp_path, gpu="G1")
     assert len(calls) == 1 and len(calls[0]) == 1           # only the step the cut left short
     calls.clear()
-    grid.write_back_of("llama3-8b", wanted[:1], tmp_path, gpu="G2")
+    grid.write_back_of({"llama3-8b": wanted["llama3-8b"][:1]}, tmp_path, gpu="G2")
     assert len(calls[0]) == 2                                # another GPU's reading is not this GPU's
     assert len(grid.read_cache(cache, "G1")) == 4 and len(grid.read_cache(cache, "G2")) == 2   # both kept
 

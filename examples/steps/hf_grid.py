@@ -89,32 +89,44 @@ def read_cache(path: Path, gpu: str) -> dict[str, Any]:
     return {step: g for (at, step), g in read_all(path).items() if at == gpu}
 
 
-def write_back_of(model: str, wanted: list[tuple[str, int, int]], out: Path, gpu: str) -> tuple[dict[str, Any], float]:
-    """The two-layer and one-layer write-back of every wanted configuration of `model`, read by one ncu
-    child per cache control (or from the cache an earlier call left), and the seconds ncu took."""
+def write_back_of(wanted: dict[str, list[tuple[str, int, int]]], out: Path, gpu: str) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """model -> its steps' whole write-back tables at one and two layers, for every wanted
+    configuration of every model, read by ONE ncu child per cache control for the whole grid (one
+    process start and CUDA context per control, not one per model), or from the caches an earlier call
+    left; and what the reading cost (seconds, steps and kernel nodes read)."""
     import pandas as pd
 
     import l2attr
     from l2attr import atomic
 
-    cache = out / "ncu" / f"{model}-write-back.csv"
-    have = read_cache(cache, gpu)
-    need = [(model, d, p, b, n) for d in (1, 2) for p, b, n in wanted if name_of(model, d, p, b, n) not in have]
+    caches = {m: out / "ncu" / f"{m}-write-back.csv" for m in wanted}
+    have = {m: read_cache(caches[m], gpu) for m in wanted}
+    need = [(m, d, p, b, n) for m, cfgs in wanted.items() for d in (1, 2) for p, b, n in cfgs
+            if name_of(m, d, p, b, n) not in have[m]]
+    cost: dict[str, Any] = {"ncu_s": 0.0, "ncu_steps": 0, "ncu_nodes": 0}
+    if not need:
+        return have, cost
     t0 = time.perf_counter()
-    if need:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        want = out / "ncu" / f"{model}-want.json"
-        atomic.write_text(want, json.dumps(need))
-        os.environ[WANT_ENV] = str(want.resolve())
-        read = l2attr.write_back(f"{Path(__file__).resolve()}:ncu_steps", out=out / "ncu" / model, replays=1,
-                                 log=lambda s: None)
-        read = read if isinstance(read, dict) else {name_of(*need[0]): read}
-        rows = [d.assign(step=name, nodes=len(d), gpu=gpu) for name, d in read.items()]
-        old = [g for (at, step), g in read_all(cache).items() if at != gpu or step in have]
-        atomic.write_text(cache, pd.concat(old + rows, ignore_index=True)[CACHE_COLUMNS].to_csv(index=False))
-        have = read_cache(cache, gpu)
-        print(f"{model}: ncu write-back of {len(need)} steps in {time.perf_counter() - t0:.1f} s", flush=True)
-    return have, time.perf_counter() - t0
+    (out / "ncu").mkdir(parents=True, exist_ok=True)
+    want = out / "ncu" / "want.json"
+    atomic.write_text(want, json.dumps(need))
+    os.environ[WANT_ENV] = str(want.resolve())
+    read = l2attr.write_back(f"{Path(__file__).resolve()}:ncu_steps", out=out / "ncu" / "grid", replays=1,
+                             log=lambda s: None)
+    read = read if isinstance(read, dict) else {name_of(*need[0]): read}
+    cost = {"ncu_s": round(time.perf_counter() - t0, 1), "ncu_steps": len(read),
+            "ncu_nodes": int(sum(len(d) for d in read.values()))}
+    for m in wanted:
+        names = {name_of(*x) for x in need if x[0] == m}
+        rows = [d.assign(step=name, nodes=len(d), gpu=gpu) for name, d in read.items() if name in names]
+        if not rows:
+            continue
+        old = [g for (at, step), g in read_all(caches[m]).items() if at != gpu or step in have[m]]
+        atomic.write_text(caches[m], pd.concat(old + rows, ignore_index=True)[CACHE_COLUMNS].to_csv(index=False))
+        have[m] = read_cache(caches[m], gpu)
+    print(f"ncu write-back of {cost['ncu_steps']} steps ({cost['ncu_nodes']} kernel nodes) in {cost['ncu_s']:.1f} s",
+          flush=True)
+    return have, cost
 
 
 def write_back_at(have: dict[str, Any], model: str, layers: int, phase: str, b: int, n: int) -> tuple[Any, str]:
@@ -175,17 +187,17 @@ def measure(out: Path, models: list[str], depths: list[int], wanted: list[tuple[
             print(why, flush=True)
             spent["skipped"].append(why)
             plan[m] = [s for s in plan[m] if s[1] != "prefill"]
+    plan = {m: [s for s in steps if name_of(m, *s) not in have] for m, steps in plan.items()}
+    plan = {m: steps for m, steps in plan.items() if steps}
+    wb, cost = write_back_of({m: sorted({s[1:] for s in steps}) for m, steps in plan.items()}, out, here)
+    spent.update(cost)
     for model, steps in plan.items():
-        steps = [s for s in steps if name_of(model, *s) not in have]
-        if not steps:
-            continue
-        wb, ncu_s = write_back_of(model, sorted({s[1:] for s in steps}), out, here)
         t_steps, kernels = time.perf_counter(), 0
         for layers in sorted({s[0] for s in steps}):
             m, cfg = build(model, layers, max(s[3] for s in steps) + 1)
             for _, phase, b, n in [s for s in steps if s[0] == layers]:
                 name, t0 = name_of(model, layers, phase, b, n), time.perf_counter()
-                d, how = write_back_at(wb, model, layers, phase, b, n)
+                d, how = write_back_at(wb[model], model, layers, phase, b, n)
                 fn, args = step_of(m, cfg, phase, b, n)
                 facts = {"series": "hf-grid", "model": model, "phase": phase, "batch": b, "tokens": n,
                          "write_back_how": how, **MODELS[model].facts(layers), **host}
@@ -195,7 +207,7 @@ def measure(out: Path, models: list[str], depths: list[int], wanted: list[tuple[
                 print(f"{name}: wall {time.perf_counter() - t0:.1f} s | {ans.headline()}", flush=True)
             del m
             torch.cuda.empty_cache()
-        spent["models"][model] = {"ncu_s": round(ncu_s, 1), "steps": [name_of(model, *s) for s in steps],
+        spent["models"][model] = {"steps": [name_of(model, *s) for s in steps],
                                   "steps_s": round(time.perf_counter() - t_steps, 1), "kernels": kernels}
     return spent
 

@@ -71,6 +71,14 @@ def call_lines(folder: Path) -> list[dict[str, Any]]:
     return out
 
 
+def ncu_cost(call: dict[str, Any]) -> tuple[float, int]:
+    """(seconds, kernel nodes read) of one call's write-back reading: the grid-wide child's record
+    (`ncu_s`, `ncu_nodes`), or an older call's per-model seconds with no node count (0)."""
+    if "ncu_s" in call:
+        return float(call["ncu_s"]), int(call.get("ncu_nodes", 0))
+    return float(sum(m.get("ncu_s", 0.0) for m in call["models"].values())), 0
+
+
 def wall_sentence(folder: Path, rows: int) -> str:
     """What the grid's calls under `folder` took, from their CALLS lines; the `rows` no line covers
     (a call cut off before its end writes none) are counted, not hidden."""
@@ -83,8 +91,10 @@ def wall_sentence(folder: Path, rows: int) -> str:
     for c in lines:
         ms = c["models"].values()
         n = sum(len(m["steps"]) for m in ms)
+        s, nodes = ncu_cost(c)
+        per = f", {100 * s / nodes:.1f} s per 100 kernel nodes read" if nodes else ""
         parts.append(f"{c['wall_s']:.1f} s on {c['gpu']} for {n} step(s) (ncu reading "
-                     f"{sum(m['ncu_s'] for m in ms):.1f} s, steps {sum(m.get('steps_s', 0.0) for m in ms):.1f} s)")
+                     f"{s:.1f} s{per}, steps {sum(m.get('steps_s', 0.0) for m in ms):.1f} s)")
     n_all = sum(len(m["steps"]) for c in lines for m in c["models"].values())
     head = (f"Wall time ({CALLS}): one call of the grid measured these {n_all} steps: " if len(lines) == 1
             else f"Wall time ({CALLS}): {len(lines)} calls of the grid measured these {n_all} steps, "
