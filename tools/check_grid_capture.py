@@ -21,12 +21,22 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def grid_module():
-    spec = importlib.util.spec_from_file_location("hf_grid", ROOT / "examples" / "steps" / "hf_grid.py")
+    """examples/steps/hf_models.py on the CPU, every model's shape cut small (its family, heads' ratio
+    and experts kept: they decide the attention call and the MoE path)."""
+    import dataclasses
+
+    spec = importlib.util.spec_from_file_location("hf_models", ROOT / "examples" / "steps" / "hf_models.py")
     grid = importlib.util.module_from_spec(spec)
+    sys.modules["hf_models"] = grid           # its dataclasses look their module up by name
     spec.loader.exec_module(grid)
-    grid.DEVICE, grid.LAYERS, grid.HIDDEN, grid.FFN, grid.GPT2_HIDDEN = "cpu", 1, 256, 512, 256
-    grid.KVS, grid.BATCHES, grid.PREFILLS = (64,), (2,), (32,)
+    grid.DEVICE = "cpu"
+    for name, s in grid.MODELS.items():
+        grid.MODELS[name] = dataclasses.replace(s, hidden=256, ffn=512, heads=8, kv_heads=max(1, 8 * s.kv_heads // s.heads),
+                                                vocab=1024, experts=min(s.experts, 4), active=min(s.active, 2))
     return grid
+
+
+CONFIGS = (("decode", 2, 64), ("prefill", 1, 32))
 
 
 def main() -> int:
@@ -45,9 +55,10 @@ def main() -> int:
     torch.nn.functional.scaled_dot_product_attention = spy
     bad = 0
     for model in grid.MODELS:
-        m, cfg = grid.build(model)              # build() applies the grid's setting; undone per case below
+        m, cfg = grid.build(model, 1, 65)       # build() applies the grid's setting; undone per case below
         m = m.float()
-        for name, phase, b, n in grid.configs(model):
+        for phase, b, n in CONFIGS:
+            name = f"{model}-{phase}-b{b}-{n}"
             fn, args = grid.step_of(m, cfg, phase, b, n)
             for case in ("as transformers decides", "the grid's setting"):
                 got = {}

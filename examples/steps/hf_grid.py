@@ -36,8 +36,9 @@ def kv(n: int) -> str:
     return f"{n // 1024}k" if n >= 1024 else str(n)
 
 
-def name_of(model: str, layers: int, phase: str, b: int, n: int) -> str:
-    return f"{model}-L{layers}-" + (f"decode-b{b}-kv{kv(n)}" if phase == "decode" else f"prefill-{kv(n)}")
+def name_of(model: str, layers: int, phase: str, b: int, n: int, compiled: bool = False) -> str:
+    return (f"{model}-L{layers}-" + ("compiled-" if compiled else "")
+            + (f"decode-b{b}-kv{kv(n)}" if phase == "decode" else f"prefill-{kv(n)}"))
 
 
 def configs(batches: tuple[int, ...] = BATCHES, kvs: tuple[int, ...] = KVS,
@@ -50,12 +51,19 @@ def ncu_steps() -> list[tuple[str, Any, tuple]]:
     """The ncu child's factory: the steps WANT_ENV's file lists, one model build per (model, depth)."""
     want = json.loads(Path(os.environ[WANT_ENV]).read_text())
     out, built = [], {}
-    for model, layers, phase, b, n in want:
+    for model, layers, phase, b, n, *compiled in want:
         if (model, layers) not in built:
             built.clear()                 # one build in memory at a time
             built[(model, layers)] = build(model, layers, max(x[4] for x in want) + 1)
         m, cfg = built[(model, layers)]
-        out.append((name_of(model, layers, phase, b, n), *step_of(m, cfg, phase, b, n)))
+        c = bool(compiled and compiled[0])
+        try:
+            out.append((name_of(model, layers, phase, b, n, c), *step_of(m, cfg, phase, b, n, compiled=c)))
+        except Exception as e:        # a program torch.compile refuses: its row says so, the grid goes on
+            if not c:
+                raise
+            print(f"hf_grid: {name_of(model, layers, phase, b, n, c)}: not compiled: {type(e).__name__}: "
+                  f"{str(e).splitlines()[0][:200] if str(e) else ''}", file=sys.stderr, flush=True)
     return out
 
 
@@ -89,11 +97,13 @@ def read_cache(path: Path, gpu: str) -> dict[str, Any]:
     return {step: g for (at, step), g in read_all(path).items() if at == gpu}
 
 
-def write_back_of(wanted: dict[str, list[tuple[str, int, int]]], out: Path, gpu: str) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+def write_back_of(wanted: dict[str, list[tuple]], out: Path, gpu: str) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
     """model -> its steps' whole write-back tables at one and two layers, for every wanted
     configuration of every model, read by ONE ncu child per cache control for the whole grid (one
     process start and CUDA context per control, not one per model), or from the caches an earlier call
-    left; and what the reading cost (seconds, steps and kernel nodes read)."""
+    left; and what the reading cost (seconds, steps and kernel nodes read). A configuration is
+    (phase, batch, tokens) or (phase, batch, tokens, compiled); a compiled one is read at two layers
+    only, the depth its row is measured at (its kernels are Inductor's, not the eager layer block's)."""
     import pandas as pd
 
     import l2attr
@@ -101,8 +111,8 @@ def write_back_of(wanted: dict[str, list[tuple[str, int, int]]], out: Path, gpu:
 
     caches = {m: out / "ncu" / f"{m}-write-back.csv" for m in wanted}
     have = {m: read_cache(caches[m], gpu) for m in wanted}
-    need = [(m, d, p, b, n) for m, cfgs in wanted.items() for d in (1, 2) for p, b, n in cfgs
-            if name_of(m, d, p, b, n) not in have[m]]
+    need = [(m, d, *c) for m, cfgs in wanted.items() for c in cfgs for d in ((2,) if c[3:4] == (True,) else (1, 2))
+            if name_of(m, d, *c) not in have[m]]
     cost: dict[str, Any] = {"ncu_s": 0.0, "ncu_steps": 0, "ncu_nodes": 0}
     if not need:
         return have, cost
@@ -129,11 +139,12 @@ def write_back_of(wanted: dict[str, list[tuple[str, int, int]]], out: Path, gpu:
     return have, cost
 
 
-def write_back_at(have: dict[str, Any], model: str, layers: int, phase: str, b: int, n: int) -> tuple[Any, str]:
+def write_back_at(have: dict[str, Any], model: str, layers: int, phase: str, b: int, n: int,
+                  compiled: bool = False) -> tuple[Any, str]:
     """(node -> bytes, how) at `layers`: read at two layers, mapped from them deeper (periodic.at_depth)."""
     from l2attr.steps.ncu import at_depth, layer_shape
 
-    one, two = (have.get(name_of(model, d, phase, b, n)) for d in (1, 2))
+    one, two = (have.get(name_of(model, d, phase, b, n, compiled)) for d in (1, 2))
     if two is None:
         return None, "no write-back reading"
     d2 = {int(r.node): max(0.0, float(r.write_none_b) - float(r.write_all_b)) for r in two.itertuples()}
@@ -162,7 +173,7 @@ def host_facts() -> dict[str, str]:
 
 
 def measure(out: Path, models: list[str], depths: list[int], wanted: list[tuple[str, int, int]], full: list[str],
-            repeats: int, max_repeats: int) -> dict[str, Any]:
+            repeats: int, max_repeats: int, compiled: list[str] = ()) -> dict[str, Any]:
     """Measure every wanted step not finished yet; returns where the time went (the call record)."""
     import torch
 
@@ -172,12 +183,15 @@ def measure(out: Path, models: list[str], depths: list[int], wanted: list[tuple[
     refused = one_gpu(have, here)
     if refused:
         raise SystemExit(f"hf_grid: error: {refused}")
-    plan: dict[str, list[tuple[int, str, int, int]]] = {}
+    plan: dict[str, list[tuple[int, str, int, int, bool]]] = {}
     for m in models:
-        plan.setdefault(m, []).extend((d, p, b, n) for d in depths for p, b, n in wanted)
+        plan.setdefault(m, []).extend((d, p, b, n, False) for d in depths for p, b, n in wanted)
     for f in full:
         m, p, b, n = f.split(":")
-        plan.setdefault(m, []).append((MODELS[m].layers, p, int(b), int(n)))
+        plan.setdefault(m, []).append((MODELS[m].layers, p, int(b), int(n), False))
+    for f in compiled:
+        m, p, b, n = f.split(":")
+        plan.setdefault(m, []).append((2, p, int(b), int(n), True))
     spent: dict[str, Any] = {"gpu": here, "models": {}, "skipped": []}
     host = host_facts()
     for m in plan:
@@ -195,12 +209,18 @@ def measure(out: Path, models: list[str], depths: list[int], wanted: list[tuple[
         t_steps, kernels = time.perf_counter(), 0
         for layers in sorted({s[0] for s in steps}):
             m, cfg = build(model, layers, max(s[3] for s in steps) + 1)
-            for _, phase, b, n in [s for s in steps if s[0] == layers]:
-                name, t0 = name_of(model, layers, phase, b, n), time.perf_counter()
-                d, how = write_back_at(wb[model], model, layers, phase, b, n)
-                fn, args = step_of(m, cfg, phase, b, n)
+            for _, phase, b, n, c in [s for s in steps if s[0] == layers]:
+                name, t0 = name_of(model, layers, phase, b, n, c), time.perf_counter()
+                d, how = write_back_at(wb[model], model, layers, phase, b, n, c)
+                if c and d is None:
+                    why = f"{name}: not measured: the ncu child could not compile it (its line is in the log)"
+                    print(why, flush=True)
+                    spent["skipped"].append(why)
+                    continue
+                fn, args = step_of(m, cfg, phase, b, n, compiled=c)
                 facts = {"series": "hf-grid", "model": model, "phase": phase, "batch": b, "tokens": n,
-                         "write_back_how": how, **MODELS[model].facts(layers), **host}
+                         "write_back_how": how, **MODELS[model].facts(layers), **host,
+                         **({"compile": "torch.compile default mode, fullgraph, static shapes"} if c else {})}
                 ans = l2attr.step(fn, *args, name=name, repeats=repeats, out=out, edges=0, write_back=d,
                                   log=lambda s: None, facts=facts, until_decided=True, max_repeats=max_repeats)
                 kernels += len(ans.kernels)
@@ -221,6 +241,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kvs", nargs="+", type=int, default=list(KVS))
     ap.add_argument("--prefills", nargs="*", type=int, default=list(PREFILLS))
     ap.add_argument("--full", nargs="*", default=[], help="full-depth rows, MODEL:PHASE:BATCH:TOKENS")
+    ap.add_argument("--compiled", nargs="*", default=[],
+                    help="torch.compile'd rows at two layers, MODEL:PHASE:BATCH:TOKENS")
     ap.add_argument("--repeats", type=int, default=10)
     ap.add_argument("--max-repeats", type=int, default=40)
     ap.add_argument("--page", type=Path, help="write the grid's page from the runs under this folder, and stop")
@@ -228,16 +250,17 @@ def main(argv: list[str] | None = None) -> int:
     if a.page:
         print(write_page(a.page))
         return 0
-    for f in a.full:
-        parts = f.split(":")
-        if len(parts) != 4 or parts[0] not in MODELS or parts[1] not in ("decode", "prefill") or not all(
-                x.isdigit() for x in parts[2:]):
-            ap.error(f"--full {f!r}: give MODEL:decode:BATCH:KV or MODEL:prefill:1:TOKENS")
+    for flag, rows in (("--full", a.full), ("--compiled", a.compiled)):
+        for f in rows:
+            parts = f.split(":")
+            if len(parts) != 4 or parts[0] not in MODELS or parts[1] not in ("decode", "prefill") or not all(
+                    x.isdigit() for x in parts[2:]):
+                ap.error(f"{flag} {f!r}: give MODEL:decode:BATCH:KV or MODEL:prefill:1:TOKENS")
     if any(d < 2 for d in a.depths):
         ap.error("--depths: two layers or more (the write-back is mapped from a two-layer reading)")
     t0 = time.perf_counter()
     spent = measure(a.out, a.models, a.depths, configs(tuple(a.batches), tuple(a.kvs), tuple(a.prefills)), a.full,
-                    a.repeats, a.max_repeats)
+                    a.repeats, a.max_repeats, a.compiled)
     wall = time.perf_counter() - t0
     record_call(a.out, spent, wall, list(sys.argv[1:] if argv is None else argv))
     print(f"grid wall {wall:.1f} s", flush=True)

@@ -90,8 +90,17 @@ def build(model: str, layers: int, max_tokens: int) -> tuple[Any, Any]:
     return m, cfg
 
 
-def step_of(m: Any, cfg: Any, phase: str, batch: int, tokens: int) -> tuple[Any, tuple]:
-    """(fn, args): one step's call with its static inputs; the cache is made here, filled by the call."""
+COMPILE = {"fullgraph": True, "dynamic": False}      # torch.compile's default mode (Inductor, no CUDA-graph trees)
+
+
+def step_of(m: Any, cfg: Any, phase: str, batch: int, tokens: int, compiled: bool = False) -> tuple[Any, tuple]:
+    """(fn, args): one step's call with its static inputs; the cache is made here, filled by the call.
+
+    `compiled`: the model's forward under torch.compile(**COMPILE), compiled and autotuned by the two
+    calls below (under inference_mode, never inside a capture). The default mode launches Inductor's
+    Triton kernels and the library calls it leaves on torch's current stream, so a capture of a call
+    records every one as a kernel node (examples/steps/compiled_decoder.py says why not
+    "reduce-overhead")."""
     import torch
     import transformers as tf
 
@@ -99,10 +108,12 @@ def step_of(m: Any, cfg: Any, phase: str, batch: int, tokens: int) -> tuple[Any,
     t = 1 if phase == "decode" else tokens
     ids = torch.randint(0, 1000, (batch, t), device=DEVICE)
     pos = torch.arange(tokens - t, tokens, device=DEVICE)
+    fwd = torch.compile(m, **COMPILE) if compiled else m
 
     def call(ids: Any, pos: Any) -> Any:
         with torch.inference_mode():
-            return m(input_ids=ids, past_key_values=cache, cache_position=pos, use_cache=True, logits_to_keep=1).logits
+            return fwd(input_ids=ids, past_key_values=cache, cache_position=pos, use_cache=True,
+                       logits_to_keep=1).logits
 
     call(ids, pos)                    # the cache's first use allocates it, outside any capture
     if DEVICE == "cuda":
@@ -119,4 +130,8 @@ def step_of(m: Any, cfg: Any, phase: str, batch: int, tokens: int) -> tuple[Any,
                 c.fill_(tokens - t)
         return call(ids, pos)
 
+    if compiled:
+        step(ids, pos)                    # the compiled program's second call: its guards settle, no recompile after
+        if DEVICE == "cuda":
+            torch.cuda.synchronize()
     return step, (ids, pos)
