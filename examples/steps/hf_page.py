@@ -185,7 +185,7 @@ def depth_rows(answers: list[Any]) -> list[dict[str, str]]:
     groups: dict[tuple, dict[int, Any]] = {}
     for a in answers:
         f = _facts(a)
-        if "layers" in f and a.parts is not None:
+        if "layers" in f and a.parts is not None and not f.get("compile"):     # a compiled row is another program
             groups.setdefault((f["model"], f["phase"], f["batch"], f["tokens"]), {})[int(f["layers"])] = a
     out = []
     for (model, phase, b, n), by in sorted(groups.items()):
@@ -209,13 +209,14 @@ def depth_rows(answers: list[Any]) -> list[dict[str, str]]:
 
 
 def counts(answers: list[Any], which: str) -> str:
-    """How many rows fall below, above, at (± 0.15 pp) and undecided against 0.65 %, for one denominator."""
-    from collections import Counter
+    """How many rows fall below, above, at (± 0.15 pp) and undecided against 0.65 %, for one denominator
+    (analysis/step_split.study_counts: the report's first screen counts the same way)."""
+    from l2attr.analysis.step_split import study_counts
 
-    got = Counter(_verdict(a.share_of("activations", which)).split(" (")[0] for a in answers)
-    parts = [f"{got.get(w, 0)} {w}" for w in ("below 0.65 %", "above 0.65 %", "at 0.65 %")]
-    left = len(answers) - sum(got.get(w, 0) for w in ("below 0.65 %", "above 0.65 %", "at 0.65 %"))
-    return ", ".join(parts) + f", {left} undecided, of {len(answers)}"
+    c = study_counts(answers, which)
+    left = c["undecided"] + c["not measured"]
+    return (f"{c['below']} below 0.65 %, {c['above']} above 0.65 %, {c['at']} at 0.65 %, {left} undecided, "
+            f"of {len(answers)}")
 
 
 def write_page(folder: Path) -> str:

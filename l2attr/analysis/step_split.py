@@ -192,3 +192,18 @@ def losses(manifest: Mapping[str, Any], eager: bool, replay: bool, split_made: b
         said.append(f"no rewarmed arms recorded ({why if isinstance(why, str) else 'rewarm_missing'}): "
                     "the non-data cost is the control kernel's")
     return "; ".join(said) + "." if said else ""
+
+
+SIDES = ("below", "above", "at")     # versus_claim's decided words, in the order the pages count them
+
+
+def study_counts(answers: list[Any], denominator: str) -> dict[str, int]:
+    """How many steps' activations (against the write-back-matched cold arm) fall below, above or at
+    the study's bound as a share of `denominator`, by versus_claim with the stopping rule's width; the
+    rest are `undecided` and steps without the split `not measured`. One rule for every page."""
+    got = {w: 0 for w in (*SIDES, "undecided", "not measured")}
+    for a in answers:
+        sh = a.share_of("activations", denominator)
+        said = "not measured" if sh is None else versus_claim(sh.share.lo, sh.share.hi, half_width=DECIDE_HALF_WIDTH)
+        got[next((w for w in SIDES if said.startswith(w)), "not measured" if said == "not measured" else "undecided")] += 1
+    return got

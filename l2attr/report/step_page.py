@@ -21,7 +21,7 @@ from l2attr.report.charts import figure_json
 from l2attr.report.html import page_environment
 from l2attr.analysis.step_load import step_name
 from l2attr.report.step_text import (EDGE_HEADERS, SURGERY_HEADERS, anchors, edge_rows, edges_how, graph_line, grids,
-                                     index_layout, slug_path, surgery_intro, surgery_row)
+                                     index_layout, slug_path, study_lines, surgery_intro, surgery_row)
 
 TEMPLATE = "step.html.j2"
 KERNEL_HEADERS = ["kernel (op#index)", "natural µs", "cold µs", "saving µs", "judgement"]     # a per-op run's kernel table
@@ -98,7 +98,7 @@ def render(answers: list[Any], paths: list[Any] | None = None) -> str:
         c["has_chart"] = c["chart"] in figures
     return env.get_template(TEMPLATE).render(
         title="l2attr: what is inter-kernel L2 reuse worth in a step?", cards=cards, version=__version__,
-        index=index(answers, ids, where),
+        index=index(answers, ids, where), study=study_lines(answers),
         grids=grids([(p, a) for p, a in zip(paths, answers)]),
         generated=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         figures_json=Markup(json.dumps(figures).replace("</", "<\\/")), plotly_js=Markup(get_plotlyjs()))

@@ -194,6 +194,30 @@ def steps_markdown(runs: list[tuple[Path, Any]], root: Path | None = None, base:
     return "\n".join(out)
 
 
+def study_lines(answers: list[Any]) -> list[str]:
+    """The first screen's lines where steps carry the study's split: the GPU(s), the models, and how
+    many steps' activations (write-back-matched cold arm) fall on each side of the study's bound, once
+    per denominator (the eager step, the graph replay). [] where no step carries the split."""
+    from l2attr.analysis.step_reading import EAGER, REPLAY
+    from l2attr.analysis.step_split import STUDY_CLAIM, study_counts
+
+    split = [a for a in answers if a.parts is not None]
+    if not split:
+        return []
+    gpus = sorted({str((a.manifest.get("gpu") or {}).get("name") or "an unnamed GPU") for a in split})
+    models = sorted({str(((a.manifest.get("step") or {}).get("facts") or {}).get("model") or step_name(a)) for a in split})
+    bound = f"{100 * STUDY_CLAIM:.2f} %"
+
+    def said(d: str, what: str) -> str:
+        c = study_counts(split, d)
+        return (f"of {what}: {c['below']} below {bound}, {c['above']} above, {c['at']} at it (within ± 0.15 pp), "
+                f"{c['undecided']} undecided" + (f", {c['not measured']} not measured" if c["not measured"] else ""))
+
+    return [f"GPU: {', '.join(gpus)}. Models: {', '.join(models)}",
+            f"The activations' share (reuse of what the step's own kernels made, against the write-back-matched "
+            f"cold arm) of {len(split)} step(s) {said(EAGER, 'the eager step')}; {said(REPLAY, 'the graph replay')}"]
+
+
 def page_markdown(title: str, runs: list[tuple[Path, Any]]) -> str:
     """`l2attr report --format md` of step runs: one index table (a row per step, linked to its
     section), then a section per step (its answer, the measured edges, the graph method), then the
@@ -202,7 +226,9 @@ def page_markdown(title: str, runs: list[tuple[Path, Any]]) -> str:
     cols, said = index_layout([a.index_row() for _, a in runs])
     rows = [[f"[{c.text(a.index_row())}](#{slug})" if c.link else c.text(a.index_row()) for c in cols]
             for (_, a), slug in zip(runs, slugs)]
-    lines = [f"# {title}", "", *[f"{x[0].upper()}{x[1:]}." for x in said], *([""] if said else []),
+    study = study_lines([a for _, a in runs])
+    lines = [f"# {title}", "", *[y for x in study for y in (f"{x}.", "")],
+             *[f"{x[0].upper()}{x[1:]}." for x in said], *([""] if said else []),
              md_table([c.header for c in cols], rows, [c.right for c in cols]), ""]
     for (p, a), slug in zip(runs, slugs):
         lines += [f'<a id="{slug}"></a>', "", f"## {step_name(a)}", "", f"Run dir `{slug_path(p, [q for q, _ in runs])}`.", "",
