@@ -88,3 +88,36 @@ def test_a_link_from_the_index_opens_its_section_and_draws_its_chart(page: tuple
     path, ids = page
     got = probe(path, f"#{ids[6]}")                       # dlrm-rung-torch: 4 of its tables were wider than the page
     assert got["errors"] == [] and got["opened"] == [ids[6]] and got["drawn"] == ["step-chart-6"]
+
+
+GRID = Path(__file__).resolve().parents[1] / "examples" / "steps" / "hf_full"
+FIRST_SCREEN = """<script>
+window.addEventListener('load', function () {
+  setTimeout(function () {
+    var lines = Array.prototype.map.call(document.querySelectorAll('p.study'), function (p) {
+      var r = p.getBoundingClientRect(); return {text: p.textContent, bottom: r.bottom + window.scrollY}; });
+    var out = document.createElement('pre'); out.id = 'probe';
+    out.textContent = JSON.stringify({lines: lines, height: window.innerHeight});
+    document.body.appendChild(out);
+  }, 1000);
+});
+</script>"""
+
+
+def test_the_full_width_grids_first_screen_names_the_gpu_the_models_and_the_counts(tmp_path: Path) -> None:
+    """`l2attr report examples/steps/hf_full` (the full-width grid's committed runs): the study's lines,
+    read back from the page as Chromium lays it out at 1280 x 800, end on the first screen and say
+    what study_lines derives from the runs (the GPU, the models, the counts per denominator)."""
+    if CHROMIUM is None:
+        pytest.skip("chromium not installed (Debian: apt-get install -y chromium)")
+    from l2attr.report.step_text import study_lines
+
+    dirs = sorted(p.parent for p in GRID.rglob("manifest.json") if "hf-grid" in p.read_text(errors="replace"))
+    answers = [StepAnswer.from_run(d) for d in dirs]
+    path = tmp_path / "grid.html"
+    path.write_text(render(answers, dirs).replace("<head>", "<head>\n" + FIRST_SCREEN, 1), encoding="utf-8")
+    got = probe(path)
+    want = study_lines(answers)
+    assert want and [x["text"] for x in got["lines"]] == [f"{w}." for w in want]
+    assert all(x["bottom"] <= 800 for x in got["lines"]), got["lines"]
+    assert want[0].startswith("GPU: NVIDIA ") and "of the eager step:" in want[1] and "of the graph replay:" in want[1]

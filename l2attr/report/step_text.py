@@ -195,27 +195,33 @@ def steps_markdown(runs: list[tuple[Path, Any]], root: Path | None = None, base:
 
 
 def study_lines(answers: list[Any]) -> list[str]:
-    """The first screen's lines where steps carry the study's split: the GPU(s), the models, and how
-    many steps' activations (write-back-matched cold arm) fall on each side of the study's bound, once
-    per denominator (the eager step, the graph replay). [] where no step carries the split."""
+    """The first screen's lines where steps carry the study's split: per GPU (a count is one
+    comparison: one GPU), its models and how many steps' activations (write-back-matched cold arm)
+    fall on each side of the study's bound, once per denominator (the eager step, the graph replay).
+    [] where no step carries the split."""
     from l2attr.analysis.step_reading import EAGER, REPLAY
     from l2attr.analysis.step_split import STUDY_CLAIM, study_counts
 
-    split = [a for a in answers if a.parts is not None]
-    if not split:
-        return []
-    gpus = sorted({str((a.manifest.get("gpu") or {}).get("name") or "an unnamed GPU") for a in split})
-    models = sorted({str(((a.manifest.get("step") or {}).get("facts") or {}).get("model") or step_name(a)) for a in split})
+    by_gpu: dict[str, list[Any]] = {}
+    for a in answers:
+        if a.parts is not None:
+            by_gpu.setdefault(str((a.manifest.get("gpu") or {}).get("name") or "an unnamed GPU"), []).append(a)
     bound = f"{100 * STUDY_CLAIM:.2f} %"
 
-    def said(d: str, what: str) -> str:
+    def said(split: list[Any], d: str, what: str) -> str:
         c = study_counts(split, d)
         return (f"of {what}: {c['below']} below {bound}, {c['above']} above, {c['at']} at it (within ± 0.15 pp), "
                 f"{c['undecided']} undecided" + (f", {c['not measured']} not measured" if c["not measured"] else ""))
 
-    return [f"GPU: {', '.join(gpus)}. Models: {', '.join(models)}",
-            f"The activations' share (reuse of what the step's own kernels made, against the write-back-matched "
-            f"cold arm) of {len(split)} step(s) {said(EAGER, 'the eager step')}; {said(REPLAY, 'the graph replay')}"]
+    out = []
+    for gpu, split in sorted(by_gpu.items()):
+        models = sorted({str(((a.manifest.get("step") or {}).get("facts") or {}).get("model") or step_name(a))
+                         for a in split})
+        out += [f"GPU: {gpu}. Models: {', '.join(models)}",
+                f"On {gpu}, the activations' share (reuse of what the step's own kernels made, against the "
+                f"write-back-matched cold arm) of {len(split)} step(s) {said(split, EAGER, 'the eager step')}; "
+                f"{said(split, REPLAY, 'the graph replay')}"]
+    return out
 
 
 def page_markdown(title: str, runs: list[tuple[Path, Any]]) -> str:
