@@ -17,9 +17,9 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "l2attr"
 
 # Lowest first. The engine (measure, profile, experiment) knows no workload: the DLRM EmbeddingBag
-# ladder is a package on top of it (`dlrm`: declarations, inputs, kernels, its measurement, profile
-# plan and sweeps). Producers never import the readers (analysis, report); analysis and report stand on
-# `dlrm` only to read its declarations (rung labels, families) and its sweep tables' schemas.
+# ladder is a package on top of it (`dlrm`: declarations, inputs, kernels, its measurement and profile
+# plan). Producers never import the readers (analysis, report); analysis and report stand on `dlrm`
+# only to read its declarations (rung labels, families).
 # `distribute` (many GPUs, Dask) splits the ladder's runs into units and writes what its workers
 # return: above the ladder, below everything that reads runs. A run kind moved into its own package
 # (issue 51, docs/house/README.md: `sweep`) holds its whole flow, from its command to its page
