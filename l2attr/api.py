@@ -18,7 +18,7 @@ from l2attr.analysis.result import ExperimentResult, LadderResult
 from l2attr.analysis.step import StepAnswer
 from l2attr.experiment.declare import Declaration
 from l2attr.experiment.profile import profile_experiment
-from l2attr.experiment.run import time_experiment
+from l2attr.experiment.measure import time_experiment
 from l2attr.schema import EXP_CELLS
 from l2attr.steps.options import StepOptions, WriteBackGiven, node_bytes
 from l2attr.steps.record import ENV as STEP_ENV

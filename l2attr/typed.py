@@ -219,3 +219,11 @@ def nest(model: type[BaseModel], flat: Mapping[str, Any]) -> dict[str, Any]:
 def dests(model: type[BaseModel]) -> set[str]:
     return {path[-1] for path, _ in flat_fields(model)}
 
+
+def check_list_flags(flags: Mapping[str, Any], names: tuple[str, ...] = ("family", "rungs", "profiles")) -> None:
+    """`--profiles ''` is refused, never read as "the default" (the sweep's flags, by dest): a comma
+    list given as one string names at least one word."""
+    for name in names:
+        value = flags.get(name)
+        if value is not None and not [w for w in str(value).split(",") if w.strip()]:
+            raise UserError(f"--{name} {value!r}: give at least one name (or leave the flag out for the default)")

@@ -18,8 +18,8 @@ import pandas as pd
 
 from l2attr.rundir import MANIFEST, RunDir
 from l2attr.schema import TABLES
-from l2attr.dlrm.sweep.dram import SWEEP_DRAM
-from l2attr.dlrm.sweep.tables import SWEEP_TABLES
+from l2attr.sweep.measure.dram import SWEEP_DRAM
+from l2attr.sweep.table import SWEEP_TABLES
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 # one committed run of each kind (the smallest where there are several)

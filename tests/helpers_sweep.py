@@ -12,7 +12,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from types import SimpleNamespace
 
-from l2attr.dlrm.sweep.protocol import ArmOps
+from l2attr.sweep.measure.protocol import ArmOps
 from l2attr.vocab import Arm, Family, Pin
 
 MiB = 1 << 20
@@ -106,7 +106,7 @@ LIMITS = SimpleNamespace(l2_bytes=60 * MiB, persisting_max_bytes=int(37.5 * MiB)
 
 
 def sweep_manifest(cfg, opts) -> dict:
-    """What `l2attr sweep` writes when it starts (commands/sweep.py), with the fake GPU's facts."""
+    """What `l2attr sweep` writes when it starts (sweep/command.py), with the fake GPU's facts."""
     from l2attr import __version__
 
     return {"kind": "sweep", "command": f"l2attr sweep {opts.axis}", "config": cfg.to_dict(),
@@ -117,8 +117,8 @@ def write_sweep_run(root, axis, families=("artifact",), profiles=("reuse_high", 
     """A sweep run dir measured on the fake GPU (repeats 1), as `l2attr sweep` writes it."""
     from l2attr.dlrm.config import WorkloadConfig
     from l2attr.rundir import RunDir
-    from l2attr.dlrm.sweep.run import run_sweep
-    from l2attr.dlrm.sweep.spec import SweepOptions
+    from l2attr.sweep.measure.run import run_sweep
+    from l2attr.sweep.declare import SweepOptions
     from l2attr.vocab import SweepAxis
 
     cfg = WorkloadConfig(tables=2, rows=1000, batch_size=4, pooling=2, batches=3, warmup_batches=1, hot_rows=10)

@@ -217,8 +217,8 @@ def intact(kind: str, root: Path) -> tuple[Path, list]:
 
 def key_columns(table: Path) -> list[str]:
     """The key columns of a table file (schema.TABLES and the sweep tables)."""
-    from l2attr.dlrm.sweep.dram import SWEEP_DRAM
-    from l2attr.dlrm.sweep.tables import SWEEP_TABLES
+    from l2attr.sweep.measure.dram import SWEEP_DRAM
+    from l2attr.sweep.table import SWEEP_TABLES
     from l2attr.schema import TABLES
 
     name = table.name.split(".")[0]

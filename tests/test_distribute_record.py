@@ -83,9 +83,9 @@ def test_a_sweep_unit_measures_into_a_scratch_dir():
 
     from helpers_sweep import LIMITS, FakeSweepDevice
 
-    from l2attr.distribute.sweep import group_units, measure_unit
+    from l2attr.sweep.measure.distribute import group_units, measure_unit
     from l2attr.dlrm.config import WorkloadConfig
-    from l2attr.dlrm.sweep.spec import SweepOptions
+    from l2attr.sweep.declare import SweepOptions
     from l2attr.vocab import Family, Order, SweepAxis
 
     cfg = WorkloadConfig(tables=2, rows=1000, batch_size=4, pooling=2, batches=3, warmup_batches=1, hot_rows=10)

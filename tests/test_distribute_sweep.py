@@ -15,17 +15,17 @@ from helpers_sweep import LIMITS, FakeSweepDevice
 
 pytest.importorskip("distributed")
 
-from l2attr.analysis.sweep import analyse_sweep  # noqa: E402
-from l2attr.analysis.sweep_load import load_sweep  # noqa: E402
+from l2attr.sweep.analyse.judge import analyse_sweep  # noqa: E402
+from l2attr.sweep.load import load_sweep  # noqa: E402
 from l2attr.distribute.cluster import open_cluster  # noqa: E402
 from l2attr.distribute.options import Distribute  # noqa: E402
-from l2attr.distribute.sweep import sweep_on_workers  # noqa: E402
+from l2attr.sweep.measure.distribute import sweep_on_workers  # noqa: E402
 from l2attr.distribute.where import where_am_i  # noqa: E402
 from l2attr.errors import UserError  # noqa: E402
 from l2attr.dlrm.config import WorkloadConfig  # noqa: E402
-from l2attr.dlrm.sweep.run import run_sweep  # noqa: E402
-from l2attr.dlrm.sweep.spec import SweepOptions  # noqa: E402
-from l2attr.dlrm.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES, SWEEP_UNITS  # noqa: E402
+from l2attr.sweep.measure.run import run_sweep  # noqa: E402
+from l2attr.sweep.declare import SweepOptions  # noqa: E402
+from l2attr.sweep.table import SWEEP_POINTS, SWEEP_SAMPLES, SWEEP_UNITS  # noqa: E402
 from l2attr.rundir import RunDir  # noqa: E402
 from l2attr.schema import UNITS  # noqa: E402
 from l2attr.vocab import Family, Order, SweepAxis  # noqa: E402

@@ -53,8 +53,8 @@ def test_window_and_remap_arms_compute_embedding_bag():
 
     from l2attr.dlrm.measure.check import relative_error
     from l2attr.gpu.persisting import device_limits
-    from l2attr.dlrm.sweep.device import SweepDevice
-    from l2attr.dlrm.sweep.spec import SweepOptions, points
+    from l2attr.sweep.measure.device import SweepDevice
+    from l2attr.sweep.declare import SweepOptions, points
     from l2attr.vocab import Arm, Family, SweepAxis
 
     cfg = PRESETS["small"]
@@ -90,8 +90,8 @@ def test_window_and_remap_arms_compute_embedding_bag():
     ("pollution", ["--pollute-mib", "0,30"]),
 ])
 def test_tiny_sweep_of_every_axis(axis, extra, tmp_path: Path):
-    from l2attr.analysis.sweep import analyse_sweep
-    from l2attr.analysis.sweep_load import load_sweep
+    from l2attr.sweep.analyse.judge import analyse_sweep
+    from l2attr.sweep.load import load_sweep
 
     out = tmp_path / "runs"
     assert main(["sweep", axis, "--preset", "small", "--profiles", "reuse_high,random", "--repeats", "1",

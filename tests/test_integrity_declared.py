@@ -1,7 +1,7 @@
 """Rows a run's own settings declare, all present: the cases the battery of issue 20 still found
 silent (a table cut at a row boundary that kept every key the older checks asked for).
 
-- sweep_points.csv: every quantity each summarised arm's protocol times (sweep_declared.py);
+- sweep_points.csv: every quantity each summarised arm's protocol times (sweep/check/declared.py);
 - sweep_dram.csv: every kernel the DRAM child profiles (the schedule's last pin group);
 - timeline.csv: the samples per quantity the PM reader counted (manifest `ranges`);
 - exp_cells.csv: every cell its samples give; step_dram.csv: the same kernels and keys under
@@ -19,12 +19,12 @@ from helpers_damage import EXAMPLES, RUNS, SWEEP_KINDS, copy_run, cut_rows, edit
 
 from l2attr.analysis.experiment_load import load_experiment
 from l2attr.analysis.load import read_run
-from l2attr.analysis.sweep_load import load_sweep
+from l2attr.sweep.load import load_sweep
 from l2attr.cli import main
 from l2attr.errors import UserError
 from l2attr.integrity.step import check_step_dram
-from l2attr.integrity.sweep_declared import arm_quantities, dram_keys
-from l2attr.dlrm.sweep.spec import Point
+from l2attr.sweep.check.declared import arm_quantities, dram_keys
+from l2attr.sweep.declare import Point
 from l2attr.vocab import Arm, Order
 
 EXPERIMENT = EXAMPLES / "experiments" / "20261201T163314Z-my-pair"

@@ -15,7 +15,7 @@ import pytest
 from helpers_damage import RUNS, SWEEP_KINDS, copy_run, edit_manifest
 
 from l2attr.analysis.load import read_run
-from l2attr.analysis.sweep_load import load_sweep
+from l2attr.sweep.load import load_sweep
 from l2attr.cli import main
 from l2attr.errors import Damage, UserError
 from l2attr.integrity.manifest import REQUIRED_BASE, REQUIRED_V2, required_fields

@@ -17,7 +17,7 @@ import pytest
 from helpers_damage import RUNS, SWEEP_KINDS, copy_run, cut_rows, edit_manifest, edit_table
 
 from l2attr.analysis.load import read_run
-from l2attr.analysis.sweep_load import load_sweep
+from l2attr.sweep.load import load_sweep
 from l2attr.errors import Damage, UserError
 
 
@@ -174,7 +174,7 @@ def test_sweep_points_cut_at_a_row_boundary(kind: str, tmp_path: Path) -> None:
 def test_the_amortisation_cut_no_longer_moves_the_break_even(tmp_path: Path) -> None:
     """The issue's case: cut by 40 rows, the interleaved break-even read "> 4" instead of "> 32";
     with --allow-partial the arms left whole are analysed and the cut is said."""
-    from l2attr.analysis.sweep import analyse_sweep
+    from l2attr.sweep.analyse.judge import analyse_sweep
 
     run = copy_run("amortisation", tmp_path)
     cut_rows(run / "sweep_points.csv", 40)

@@ -16,11 +16,11 @@ import pytest
 from helpers_damage import edit_table
 from helpers_sweep import write_sweep_run
 
-from l2attr.analysis.sweep_load import load_sweep
+from l2attr.sweep.load import load_sweep
 from l2attr.cli import main
 from l2attr.errors import Damage, UserError
-from l2attr.integrity.sweep_samples import expected_points
-from l2attr.dlrm.sweep.tables import POINT_KEYS, SWEEP_SAMPLES, point_series
+from l2attr.sweep.check.samples import expected_points
+from l2attr.sweep.table import POINT_KEYS, SWEEP_SAMPLES, point_series
 from l2attr.rundir import RunDir
 
 KINDS = {"amortisation": {"ks": [1, 2]}, "capacity": {}, "window": {}, "pollution": {}, "hotset": {}}
@@ -60,7 +60,7 @@ def test_a_whole_run_passes(run):
 
 
 def test_the_check_computes_what_the_writer_computes(run):
-    """The one-pass recomputation equals sweep/tables.py's own series, arm by arm."""
+    """The one-pass recomputation equals sweep/table.py's own series, arm by arm."""
     samples = RunDir(run).read(SWEEP_SAMPLES)
     want = expected_points(samples)
     for key, frame in samples.groupby(list(POINT_KEYS)):

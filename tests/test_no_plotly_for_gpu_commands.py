@@ -16,7 +16,7 @@ sys.meta_path.insert(0, NoPlotly())
 import l2attr.cli
 for m in ('ladder', 'profile', 'show', 'sweep', 'experiment', 'step'):
     __import__('l2attr.commands.' + m)
-import l2attr.report.layer_b, l2attr.report.sweep_text, l2attr.report.markdown
+import l2attr.report.layer_b, l2attr.sweep.section.text, l2attr.report.markdown
 """
 
 

@@ -2,7 +2,7 @@
 
 Every ncu pass of application replay is one more run of the whole ladder child, so a metric no
 reader uses is paid for in passes. "Read" is taken from the readers' code: a catalog key quoted
-in l2attr/analysis, l2attr/report, l2attr/commands or the prose templates, or a part of a rate
+in l2attr/analysis, l2attr/report, l2attr/commands, l2attr/sweep or the prose templates, or a part of a rate
 or total that is read (the headline rate is read wherever `headline_rate()` is called).
 """
 
@@ -17,7 +17,8 @@ from l2attr.catalog.keys import catalog
 from l2attr.catalog.sets import load_metric_set
 
 ROOT = Path(__file__).resolve().parents[1]
-READERS = ("l2attr/analysis/*.py", "l2attr/report/*.py", "l2attr/commands/*.py", "tools/docgen/prose/*.j2")
+READERS = ("l2attr/analysis/*.py", "l2attr/report/*.py", "l2attr/commands/*.py", "l2attr/sweep/**/*.py",
+           "tools/docgen/prose/*.j2")
 DEFAULT_SET = "l2"      # `l2attr profile`'s default --metrics
 # Keys the readers show when a run collected them, kept out of the default set for a reason.
 OPT_IN = {

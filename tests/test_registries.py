@@ -37,7 +37,7 @@ import pandas as pd
 import l2attr
 from l2attr.analysis.experiment_load import analyse_experiment, load_experiment
 from l2attr.cli import main
-from l2attr.experiment.run import repeat_plan
+from l2attr.experiment.measure import repeat_plan
 from l2attr.measure.cell import CallOps, device_call
 from l2attr.vocab import CELL_CONDITIONS, L2Condition
 from test_experiment_engine import FakeGpu

@@ -169,9 +169,9 @@ def test_heatmap_series_on_its_own_line(families) -> None:
 
 
 def test_sweep_legend_below_its_axis_title(tmp_path: Path) -> None:
-    from l2attr.analysis.sweep import analyse_sweep
-    from l2attr.analysis.sweep_load import load_sweep
-    from l2attr.report.sweep_charts import figures
+    from l2attr.sweep.analyse.judge import analyse_sweep
+    from l2attr.sweep.load import load_sweep
+    from l2attr.sweep.section.chart import figures
 
     run = write_sweep_run(tmp_path, "occupy")
     figs = figures(analyse_sweep(load_sweep(run)), "fig-sweep")

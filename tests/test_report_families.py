@@ -266,7 +266,7 @@ def test_report_on_examples_still_renders(tmp_path: Path) -> None:
     out = tmp_path / "examples.html"
     assert main(["report", str(EXAMPLES), "-o", str(out)]) == 0
     html = out.read_text()
-    from l2attr.analysis.sweep_load import is_sweep_dir
+    from l2attr.sweep.load import is_sweep_dir
 
     an = analyse(load_runs(sorted(p for p in EXAMPLES.iterdir()
                                   if (p / "manifest.json").is_file() and not is_sweep_dir(p))))

@@ -9,17 +9,17 @@ import itertools
 import pytest
 from helpers_sweep import LIMITS, FakeSweepDevice, sweep_manifest
 
-from l2attr.analysis.sweep import analyse_sweep
-from l2attr.analysis.sweep_load import load_sweep
-from l2attr.report.sweep_html import section
-from l2attr.report.sweep_text import markdown_chapter
+from l2attr.sweep.analyse.judge import analyse_sweep
+from l2attr.sweep.load import load_sweep
+from l2attr.sweep.section.html import section
+from l2attr.sweep.section.text import markdown_chapter
 from l2attr.cli import build_parser
-from l2attr.commands.sweep import adaptive_rule
+from l2attr.sweep.command import adaptive_rule
 from l2attr.errors import UserError
 from l2attr.dlrm.config import WorkloadConfig
-from l2attr.dlrm.sweep.run import run_sweep
-from l2attr.dlrm.sweep.spec import SweepOptions
-from l2attr.dlrm.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES
+from l2attr.sweep.measure.run import run_sweep
+from l2attr.sweep.declare import SweepOptions
+from l2attr.sweep.table import SWEEP_POINTS, SWEEP_SAMPLES
 from l2attr.measure.adaptive import AdaptiveRule
 from l2attr.rundir import RunDir
 from l2attr.vocab import Family, Order, RepeatStop, SweepAxis

@@ -80,7 +80,7 @@ def test_resume_of_a_ladder_run_is_refused(tmp_path: Path, capsys):
 def test_ctrl_c_says_how_to_resume(monkeypatch, capsys):
     def boom(args):
         raise KeyboardInterrupt
-    monkeypatch.setattr("l2attr.commands.sweep.run", boom)
+    monkeypatch.setattr("l2attr.sweep.command.run", boom)
     assert main(["sweep", "amortisation"]) == 130
     assert capsys.readouterr().err == ("l2attr sweep: interrupted; finished units are on disk "
                                        "(use l2attr sweep --resume RUN_DIR)\n")

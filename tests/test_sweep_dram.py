@@ -9,13 +9,13 @@ import pandas as pd
 import pytest
 from helpers_sweep import write_sweep_run
 
-from l2attr.analysis.sweep import analyse_sweep
-from l2attr.analysis.sweep_load import load_sweep
+from l2attr.sweep.analyse.judge import analyse_sweep
+from l2attr.sweep.load import load_sweep
 from l2attr.cli import main
 from l2attr.dlrm.config import WorkloadConfig, build_config
 from l2attr.rundir import RunDir
-from l2attr.dlrm.sweep import dram
-from l2attr.dlrm.sweep.spec import SweepOptions
+from l2attr.sweep.measure import dram
+from l2attr.sweep.declare import SweepOptions
 from l2attr.vocab import Family, SweepAxis
 from l2attr.names import parse_sweep_range_name, sweep_range_name
 
@@ -74,9 +74,9 @@ def test_ranges_only_around_pin_and_consumer_of_the_first_tables_of_the_last_gro
     pytest.importorskip("nvtx")
     from contextlib import nullcontext
 
-    from l2attr.dlrm.sweep.run import nvtx_ranges
-    from l2attr.dlrm.sweep.protocol import Call
-    from l2attr.dlrm.sweep.spec import Point
+    from l2attr.sweep.measure.run import nvtx_ranges
+    from l2attr.sweep.measure.protocol import Call
+    from l2attr.sweep.declare import Point
     from l2attr.vocab import Arm, Role
 
     p = Point("hot5", 5.0, (Arm.PIN,), hot_rows=5, groups=3)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from l2attr.dlrm.config import WorkloadConfig
-from l2attr.dlrm.sweep.device import hot_ranking
+from l2attr.sweep.measure.device import hot_ranking
 from l2attr.dlrm.workload import build_workload
 
 

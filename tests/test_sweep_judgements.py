@@ -15,11 +15,11 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from l2attr.analysis.sweep import analyse_sweep
-from l2attr.analysis.sweep_break_even import crossing, k_text
-from l2attr.analysis.sweep_load import SweepRun
-from l2attr.analysis.sweep_verdict import quotient
-from l2attr.dlrm.sweep.tables import SWEEP_POINTS
+from l2attr.sweep.analyse.judge import analyse_sweep
+from l2attr.sweep.analyse.break_even import crossing, k_text
+from l2attr.sweep.load import SweepRun
+from l2attr.sweep.analyse.verdict import quotient
+from l2attr.sweep.table import SWEEP_POINTS
 from l2attr.vocab import Judgement
 
 CONFIG = {"tables": 2, "rows": 1000, "dim": 128, "dtype": "fp32", "hot_rows": 10}

@@ -17,8 +17,8 @@ import pytest
 from helpers_sweep import LIMITS, FakeSweepDevice, sweep_manifest
 
 from l2attr.cli import main
-from l2attr.dlrm.sweep import axes
-from l2attr.dlrm.sweep.axes.declare import (AxisSpec, Bound, ChartSpec, Column, Fact, JudgementSpec, Median, MiB,
+from l2attr.sweep import axes
+from l2attr.sweep.axes.declare import (AxisSpec, Bound, ChartSpec, Column, Fact, JudgementSpec, Median, MiB,
                                               Option, Point, Series, Speedup, TableSpec, series_columns)
 from l2attr.vocab import Arm, SweepJudgement, Quantity as Q
 
@@ -61,13 +61,13 @@ def test_the_cli_offers_the_new_axis_and_its_bounds(toy, tmp_path: Path, capsys)
 
 
 def test_plan_measure_analyse_chart_report(toy, tmp_path: Path, capsys):
-    from l2attr.analysis.sweep import analyse_sweep
-    from l2attr.analysis.sweep_load import load_sweep
+    from l2attr.sweep.analyse.judge import analyse_sweep
+    from l2attr.sweep.load import load_sweep
     from l2attr.dlrm.config import WorkloadConfig
-    from l2attr.dlrm.sweep.run import run_sweep
-    from l2attr.dlrm.sweep.spec import SweepOptions, points, validate
+    from l2attr.sweep.measure.run import run_sweep
+    from l2attr.sweep.declare import SweepOptions, points, validate
     from l2attr.report.charts import figure_json
-    from l2attr.report.sweep_charts import figures
+    from l2attr.sweep.section.chart import figures
     from l2attr.rundir import RunDir
     from l2attr.vocab import Family
 

@@ -10,13 +10,13 @@ from pathlib import Path
 
 from helpers_sweep import write_sweep_run
 
-from l2attr.analysis.sweep import analyse_sweep
-from l2attr.analysis.sweep_load import load_sweep, read_check
+from l2attr.sweep.analyse.judge import analyse_sweep
+from l2attr.sweep.load import load_sweep, read_check
 from l2attr.cli import main
-from l2attr.dlrm.sweep import axes
-from l2attr.dlrm.sweep.axes import occupy
+from l2attr.sweep import axes
+from l2attr.sweep.axes import occupy
 from l2attr.report.charts import figure_json
-from l2attr.report.sweep_charts import figures
+from l2attr.sweep.section.chart import figures
 from l2attr.vocab import SweepAxis
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,8 +40,7 @@ def _check(tmp: Path, retained: dict[float, float]) -> Path:
 def test_no_a100_in_the_declarations_or_the_sources():
     for name in (SweepAxis.OCCUPY, SweepAxis.CAPACITY):
         assert "A100" not in _declared_text(axes.AXES[name])
-    for path in [*(ROOT / "l2attr" / "dlrm" / "sweep").rglob("*.py"), ROOT / "tools" / "capacity_ncu_check.py",
-                 *(ROOT / "l2attr" / "report").glob("sweep_*.py"), *(ROOT / "l2attr" / "analysis").glob("sweep*.py")]:
+    for path in [*(ROOT / "l2attr" / "sweep").rglob("*.py"), ROOT / "tools" / "capacity_ncu_check.py"]:
         assert "A100" not in path.read_text(), path
 
 

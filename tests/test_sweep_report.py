@@ -9,7 +9,7 @@ from helpers_rundirs import write_ladder_run
 from helpers_sweep import write_sweep_run
 
 from l2attr.cli import main
-from l2attr.dlrm.sweep.tables import SWEEP_POINTS
+from l2attr.sweep.table import SWEEP_POINTS
 
 AXES = ("amortisation", "hotset", "window", "occupy", "pollution")
 

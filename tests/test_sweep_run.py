@@ -8,13 +8,13 @@ import pandas as pd
 import pytest
 from helpers_sweep import LIMITS, FakeSweepDevice, sweep_manifest
 
-from l2attr.analysis.sweep import analyse_sweep
-from l2attr.analysis.sweep_load import load_sweep
+from l2attr.sweep.analyse.judge import analyse_sweep
+from l2attr.sweep.load import load_sweep
 from l2attr.dlrm.config import WorkloadConfig
 from l2attr.rundir import RunDir
-from l2attr.dlrm.sweep.run import run_sweep
-from l2attr.dlrm.sweep.spec import SweepOptions
-from l2attr.dlrm.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES, SWEEP_UNITS
+from l2attr.sweep.measure.run import run_sweep
+from l2attr.sweep.declare import SweepOptions
+from l2attr.sweep.table import SWEEP_POINTS, SWEEP_SAMPLES, SWEEP_UNITS
 from l2attr.vocab import Family, Order, SweepAxis
 
 CFG = WorkloadConfig(tables=2, rows=1000, batch_size=4, pooling=2, batches=3, warmup_batches=1, hot_rows=10)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from helpers_sweep import FakeSweepGpu
 
-from l2attr.dlrm.sweep.protocol import ArmOps, Call, run_calls, schedule
+from l2attr.sweep.measure.protocol import ArmOps, Call, run_calls, schedule
 from l2attr.vocab import Order
 
 

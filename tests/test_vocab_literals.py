@@ -27,7 +27,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from l2attr import schema, vocab
-from l2attr.dlrm.sweep import dram, tables
+from l2attr.sweep import table as tables
+from l2attr.sweep.measure import dram
 
 PACKAGE = Path(__file__).resolve().parents[1] / "l2attr"
 
@@ -64,7 +65,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("profile/nsys.py", "profile"): "nsys's own subcommand (`nsys profile`)",
     ("report/charts.py", "none"): "plotly's template name",
     ("report/charts.py", "line"): "plotly's shape type",
-    ("report/sweep_charts.py", "line"): "plotly's shape type",
+    ("sweep/section/chart.py", "line"): "plotly's shape type",
     # names l2attr gives to other things
     ("source.py", "kernels"): "the kernels/ folder; this file runs standalone at build time (hatch_build.py)",
     ("dlrm/config.py", "artifact"): "the workload preset named after the artifact's shape (a PRESETS key)",
@@ -73,7 +74,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("report/registry.py", "ladder"): "a report section's key (its template and anchor)",
     ("report/registry.py", "amortisation"): "a report section's key (its template and anchor)",
     ("report/registry.py", "timeline"): "a report section's key (its template and anchor)",
-    ("report/sweep_html.py", "sweep"): "the report section key of a sweep chapter",
+    ("sweep/section/html.py", "sweep"): "the report section key of a sweep chapter",
     ("dlrm/workload/__init__.py", "top_k"): "the function top_k in __all__",
     ("dlrm/workload/stats.py", "trace"): "a trace's default display name",
     ("report/provenance.py", "trace"): "the label of the manifest's measure.trace fact",
@@ -90,7 +91,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("report/html_sections.py", "profile"): "the profile column",
     ("report/results_table.py", "profile"): "the profile column: its header and the record field it is read from",
     ("report/provenance.py", "profile"): "the manifest field `profile` of a timeline run",
-    ("dlrm/sweep/axes/declare.py", "profile"): "the profile column of every sweep table and its header",
+    ("sweep/axes/declare.py", "profile"): "the profile column of every sweep table and its header",
 }
 
 

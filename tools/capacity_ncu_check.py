@@ -3,13 +3,13 @@
     python tools/capacity_ncu_check.py [--occupy-mib 20,40] [--traffic-mib 120] [--out capacity_ncu.json]
     python tools/capacity_ncu_check.py --run RUN_DIR      # into RUN_DIR/occupy_ncu.json, beside the sweep
 
-Profiles l2attr.dlrm.sweep.occupy_probe under ncu (application replay, no cache control, clocks left
+Profiles l2attr.sweep.measure.occupy_probe under ncu (application replay, no cache control, clocks left
 alone: the L2 state across kernels is the thing measured) and reads, for every probe read of the
 occupied X MiB after `traffic` MiB of unrelated streaming, its DRAM read bytes. Retained share =
 1 - DRAM / X: near 1 for the evict_last occupation would mean the held lines stay through a cell's
 traffic (the sweep's points would then be a smaller L2); the `normal` control (same bytes read with
 normal priority) should be near 0. `l2attr report` prints the result beside the occupy sweep whose
-run dir holds it (l2attr/analysis/sweep_load.py).
+run dir holds it (l2attr/sweep/load.py).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
     if args.run:
         sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-        from l2attr.dlrm.sweep.axes.occupy import CHECK_FILE
+        from l2attr.sweep.axes.occupy import CHECK_FILE
 
         run = Path(args.run)
         if not (run / "manifest.json").is_file():
@@ -63,7 +63,7 @@ def main(argv: list[str]) -> int:
     cmd = [ncu, "--config-file", "off", "--replay-mode", "application", "--cache-control", "none",
            "--clock-control", "none", "--kernel-name", "flush_l2", "--metrics", ",".join(METRICS),
            "--csv", "--page", "raw", "--print-units", "base",
-           sys.executable, "-m", "l2attr.dlrm.sweep.occupy_probe", "--occupy-mib", args.occupy_mib,
+           sys.executable, "-m", "l2attr.sweep.measure.occupy_probe", "--occupy-mib", args.occupy_mib,
            "--traffic-mib", str(args.traffic_mib)]
     print("capacity_ncu_check:", " ".join(cmd), flush=True)
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=500)

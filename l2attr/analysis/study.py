@@ -212,7 +212,7 @@ def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
 
 
 def measured_break_even(sweeps: list[Any] | None) -> pd.DataFrame:
-    """The amortisation sweeps' break-even rows (analysis/sweep_amortisation), with their run."""
+    """The amortisation sweeps' break-even rows (sweep/analyse/break_even.py), with their run."""
     frames = [sw.break_even.assign(run=sw.run.name) for sw in sweeps or []
               if getattr(sw, "break_even", None) is not None and not sw.break_even.empty]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

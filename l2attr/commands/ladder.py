@@ -63,14 +63,6 @@ def parser_defaults(add: Any) -> dict[str, Any]:
     return vars(p.parse_args([]))
 
 
-def check_list_flags(flags: Mapping[str, Any], names: tuple[str, ...] = ("family", "rungs", "profiles")) -> None:
-    """`--profiles ''` is refused, never read as "the default" (the sweep's flags, by dest)."""
-    for name in names:
-        value = flags.get(name)
-        if value is not None and not [w for w in str(value).split(",") if w.strip()]:
-            raise UserError(f"--{name} {value!r}: give at least one name (or leave the flag out for the default)")
-
-
 def check_output(out: Path, name: str) -> None:
     """--out is a folder of runs (made if absent); --name a plain word (RunDir.create's rule)."""
     from l2attr.outputs import check_out_folder

@@ -123,14 +123,14 @@ def _run(args: argparse.Namespace, progress: Progress) -> int:
         return _emit(output, render_console(analysis))
     if fmt == "md":
         from l2attr.report.markdown import render_markdown
-        from l2attr.report.sweep_text import markdown_chapter
+        from l2attr.sweep.section.text import markdown_chapter
         text = render_markdown(analysis) + "".join("\n" + markdown_chapter(an) for an in sweeps)
         code = _emit(output, text)
         if output is not None:          # on stdout the page itself carries it
             _say_headline(analysis)
         return code
     from l2attr.report.html import render_html
-    from l2attr.report.sweep_html import sections as sweep_sections
+    from l2attr.sweep.section.html import sections as sweep_sections
     html = render_html(analysis, extra=sweep_sections(sweeps) if sweeps else None)
     progress.step(f"writing {output}")
     _write(output, html)
@@ -177,16 +177,16 @@ def _write(path: Path, text: str) -> None:
 
 def split_sweeps(run_dirs: list[Path]) -> tuple[list[Path], list[Path]]:
     """(sweep run dirs, the others): sweeps have their own tables and chapters."""
-    from l2attr.analysis.sweep_load import is_sweep_dir
+    from l2attr.sweep.load import is_sweep_dir
 
     sweeps = [d for d in run_dirs if is_sweep_dir(d)]
     return sweeps, [d for d in run_dirs if d not in sweeps]
 
 
 def load_sweeps(paths: list[Path], allow_partial: bool) -> list:
-    """Each sweep run dir analysed (l2attr/analysis/sweep.py), oldest first; damage on stderr."""
-    from l2attr.analysis.sweep import analyse_sweep
-    from l2attr.analysis.sweep_load import load_sweep
+    """Each sweep run dir analysed (l2attr/sweep/analyse/judge.py), oldest first; damage on stderr."""
+    from l2attr.sweep.analyse.judge import analyse_sweep
+    from l2attr.sweep.load import load_sweep
     from l2attr.errors import Damage
 
     out = []
@@ -209,11 +209,11 @@ def _sweeps_only(sweeps: list, fmt: str, output: Path | None, first: Path, mixed
     another workload or GPU, --allow-mixed) and partial data are said at the top."""
     top = list(mixed or []) + [f"Partial data (--allow-partial): {m}" for an in sweeps for m in an.run.damage]
     if fmt == "md":
-        from l2attr.report.sweep_text import markdown_chapter
+        from l2attr.sweep.section.text import markdown_chapter
         text = ("# When does L2 residency pay? (l2attr sweeps)\n\n" + "".join(f"> **Warning:** {t}\n\n" for t in top)
                 + "\n".join(markdown_chapter(an) for an in sweeps))
         return _emit(output, text)
-    from l2attr.report.sweep_html import render_page
+    from l2attr.sweep.section.html import render_page
     if output is None:
         output = default_output([first])
     html = render_page(sweeps, notes=top)

@@ -1,7 +1,7 @@
 """An experiment is a declaration: producer, consumer, reference, inputs and L2 conditions.
 
 The user's callables enqueue work on the current torch stream (a CuPy/NVRTC kernel, a torch op,
-a Triton kernel) and return; the engine owns the rest (measure/cell.py, experiment/run.py,
+a Triton kernel) and return; the engine owns the rest (measure/cell.py, experiment/measure.py,
 experiment/profile.py). With `setup`, each callable receives what setup returned (the inputs,
 made once on the GPU before anything is timed); without it they take no argument.
 """

@@ -1,6 +1,6 @@
 """The integrity contract of every run kind: what a whole, undamaged run dir holds.
 
-Why a package of its own: the loaders (analysis/load.py, analysis/sweep_load.py, the tuning
+Why a package of its own: the loaders (analysis/load.py, sweep/load.py, the tuning
 table's reader) each used to check what their author thought of; the same rule (keys unique,
 values in range, summaries agreeing with their samples, every declared unit present, a typed
 manifest, one workload and GPU per report) is stated here once per table and run kind, and every
@@ -9,10 +9,11 @@ line at the top of the report and the damaged rows left out).
 
 - rules.py: typed columns, then row rules over one table (unique keys, whole numbers, order, known
   words, bounds)
-- tables.py: the contract of each table (run tables and sweep tables) built from those rules
+- tables.py: the contract of each table built from those rules, and the checker a kind hands its
+  own tables' contracts to (the sweep's: sweep/check/tables.py)
 - summaries.py: tables that must agree with each other (cells vs samples, derived metrics, phases)
 - manifest.py: the manifest's types (shape, GPU, dates, bandwidths, control figures)
-- sweep.py: the points and units a sweep manifest declares, all present
+- the sweep's run (the points and units its manifest declares, all present): sweep/check/
 - runs.py: a ladder, profile or timeline run as a whole (units.csv included), and runs combined in
   one report share workload and GPU, or are a comparison
 - tuning.py: the fast family's tuning table, read whole or refused

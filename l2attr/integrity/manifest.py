@@ -65,7 +65,7 @@ REQUIRED_WHY = {"name": "the run's name", "created_utc": "when it was made: runs
                 "ranges": "the call ranges its timeline must hold"}
 
 
-# The engine's kinds (experiment, step; experiment/run.py, steps/run.py) record no workload
+# The engine's kinds (experiment, step; experiment/measure.py, steps/run.py) record no workload
 # config; their software facts are under `software`, their declaration under their kind's name.
 REQUIRED_ENGINE = ("name", "created_utc", "kind", "command", "software.l2attr", "gpu.name")
 ENGINE_KINDS = (Command.EXPERIMENT.value, Command.STEP.value)

@@ -5,13 +5,13 @@ phases and the five sweeps' points break in the same ways (a repeated key, an in
 down, an index of 1.5, a word no writer uses, a time of 1e300 us), so each table states which of
 the shared rules (rules.py) it obeys, and the loaders call `check_table` after parsing numbers.
 Presence, finiteness and sign of the numeric columns stay with the loaders' own column lists
-(analysis/load.py NUMERIC_COLUMNS, analysis/sweep_load.py NUMERIC).
+(analysis/load.py NUMERIC_COLUMNS, sweep/load.py NUMERIC).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Iterable, Mapping
 
 import pandas as pd
 
@@ -19,12 +19,8 @@ from l2attr.errors import Damage
 from l2attr.integrity import rules
 from l2attr.dlrm.declare import APW, RUNG_BY_NAME
 from l2attr.schema import CELLS, EXP_CELLS, EXP_METRICS, EXP_SAMPLES, METRICS, PHASES, SAMPLES, TIMELINE, Table
-from l2attr.dlrm.sweep.axes import REGISTERED as SWEEP_AXES
-from l2attr.dlrm.sweep.dram import SWEEP_DRAM
-from l2attr.dlrm.sweep.tables import SWEEP_POINTS, SWEEP_SAMPLES, SWEEP_UNITS
-from l2attr.vocab import (Arm, Condition, Discard, Family, Order, Phase, Pin, RepeatMode,
-    Role, Timer, CELL_CONDITIONS, CELL_QUANTITIES, LADDER_STATES, RANGE_ROLES, SWEEP_MODES, SWEEP_QUANTITIES,
-    SWEEP_ROLES, condition_words)
+from l2attr.vocab import (Condition, Discard, Family, Phase, Pin, RepeatMode, Role, Timer, CELL_CONDITIONS,
+    CELL_QUANTITIES, LADDER_STATES, RANGE_ROLES, condition_words)
 
 # No kernel call l2attr times lasts 10 s: a larger "time" is a damaged number (1e300 is finite).
 MAX_TIME_US = 1e7
@@ -74,24 +70,6 @@ CONTRACTS: dict[str, Contract] = {c.table.name: c for c in (
     Contract(TIMELINE, at_least={"t_us": 0.0}),
     Contract(PHASES, whole=("samples",), ordered=(("start_us", "end_us"),), known={"phase": PHASE_NAMES},
              at_least={"start_us": 0.0}),
-    Contract(SWEEP_POINTS, whole=("n_samples", "k", "hot_rows", "occupy_bytes", "pollute_bytes"), ordered=SPREAD,
-             together=(("ci95_lo_us", "ci95_hi_us"),), filled=("profile", "point"),
-             known={"axis": SWEEP_AXES, "family": Family.values(), "pin": Pin.values(),
-                    "order": Order.values(), "arm": Arm.values(), "quantity": SWEEP_QUANTITIES,
-                    "timer": Timer.values()},
-             times=TIMES),
-    Contract(SWEEP_SAMPLES, whole=("repeat", "group", "table", "batch", "position", "k"),
-             known={"axis": SWEEP_AXES, "family": Family.values(), "pin": Pin.values(),
-                    "order": Order.values(), "arm": Arm.values(), "mode": SWEEP_MODES,
-                    "role": SWEEP_ROLES, "timer": Timer.values()},
-             times=("time_us",),
-             at_least={"time_us": 0.0, "repeat": 0.0, "group": 0.0, "table": 0.0, "batch": 0.0, "position": 0.0}),
-    Contract(SWEEP_UNITS, whole=("repeat", "rows"), known={"family": Family.values(), "arm": Arm.values(),
-                                                           "mode": SWEEP_MODES},
-             at_least={"repeat": 0.0, "rows": 1.0}),
-    Contract(SWEEP_DRAM, whole=("table", "group", "position", "dram_read_bytes"),
-             known={"family": Family.values(), "arm": Arm.values(), "role": SWEEP_ROLES},
-             at_least={"dram_read_bytes": 0.0, "duration_ns": 0.0, "table": 0.0, "group": 0.0, "position": 1.0}),
     Contract(EXP_SAMPLES, whole=("repeat", "call"),
              known={"condition": condition_words(CELL_CONDITIONS), "mode": (RepeatMode.DEVICE.value, RepeatMode.HOST.value),
                     "discard": Discard.values()}, may_be_empty=("discard",),
@@ -106,10 +84,12 @@ CONTRACTS: dict[str, Contract] = {c.table.name: c for c in (
 )}
 
 
-def check_table(df: pd.DataFrame, name: str, source: str, damage: Damage) -> pd.DataFrame:
+def check_table(df: pd.DataFrame, name: str, source: str, damage: Damage,
+                contracts: Mapping[str, Contract] = CONTRACTS) -> pd.DataFrame:
     """The rows of table `name` that obey its contract; each broken rule goes to `damage` (strict:
-    the first one raises). Call after the numeric columns are parsed."""
-    contract = CONTRACTS[name]
+    the first one raises). Call after the numeric columns are parsed. A kind that states its own
+    tables' contracts hands them in `contracts` (the sweep's: sweep/check/tables.py)."""
+    contract = contracts[name]
     df = df.reset_index(drop=True)
     bad = rules.unique_keys(df, contract.table.key, source, damage)
     bad |= rules.whole_numbers(df, contract.whole, source, damage)

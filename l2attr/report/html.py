@@ -117,7 +117,7 @@ def render_html(an: Analysis, now: dt.datetime | None = None, plotly_js: str | N
     """The whole report as one HTML string (plotly.js inline once; pass plotly_js='' to leave it out).
 
     `extra`: more sections (template fields, each with `key`, `id` and `title`) and their figure
-    JSON, drawn before the caveats (the sweep chapters, report/sweep_html.py)."""
+    JSON, drawn before the caveats (the sweep chapters, sweep/section/html.py)."""
     if plotly_js is None:
         from plotly.offline import get_plotlyjs
         plotly_js = get_plotlyjs()

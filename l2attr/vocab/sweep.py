@@ -20,7 +20,7 @@ class SweepAxis(Vocab):
 
 
 class SweepJudgement(Vocab):
-    """Which judgement a sweep axis' table gets (l2attr/analysis/sweep.py: JUDGES, one module each),
+    """Which judgement a sweep axis' table gets (l2attr/sweep/analyse/judge.py: JUDGES, one module each),
     every word in it from analysis/significance.py's one rule."""
 
     BREAK_EVEN = "breaks_even_k"       # per series along x: where the pinned arm stops being slower, pays

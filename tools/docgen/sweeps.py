@@ -4,9 +4,9 @@
     python tools/docgen sweeps --write    # replace them in the page that holds them (tools/docgen/doc_pages.py)
 
 `<!-- sweep-axes:begin -->`: the axes table of the "Sweeps" section, from the registry
-(l2attr/dlrm/sweep/axes/): a new axis appears there by its declaration.
+(l2attr/sweep/axes/): a new axis appears there by its declaration.
 `<!-- sweeps:begin runs=... -->`: what the committed sweeps found, per family and profile, every
-word from analysis/significance.py's one rule (through l2attr.analysis.sweep, the code the report
+word from analysis/significance.py's one rule (through l2attr.sweep.analyse.judge, the code the report
 uses), the occupy sweep's recorded ncu check beside it, and the APW+OptMT ladder rung judged by
 the same rule. tests/test_readme_sweeps.py fails when a block and its source disagree.
 """
@@ -23,11 +23,11 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from l2attr.analysis.significance import Interval, compare  # noqa: E402
-from l2attr.analysis.sweep import SweepAnalysis, analyse_sweep  # noqa: E402
-from l2attr.analysis.sweep_load import load_sweep  # noqa: E402
-from l2attr.analysis.sweep_verdict import times, word  # noqa: E402
-from l2attr.dlrm.sweep import axes  # noqa: E402
-from l2attr.report.sweep_text import break_even_rows, check_lines, md  # noqa: E402
+from l2attr.sweep.analyse.judge import SweepAnalysis, analyse_sweep  # noqa: E402
+from l2attr.sweep.load import load_sweep  # noqa: E402
+from l2attr.sweep.analyse.verdict import times, word  # noqa: E402
+from l2attr.sweep import axes  # noqa: E402
+from l2attr.sweep.section.text import break_even_rows, check_lines, md  # noqa: E402
 from l2attr.rundir import RunDir  # noqa: E402
 from l2attr.schema import CELLS  # noqa: E402
 from l2attr.vocab import Arm, Quantity, SweepJudgement, Timer  # noqa: E402

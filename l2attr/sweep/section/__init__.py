@@ -1,0 +1,1 @@
+"""The sweep's part of a page and of the console: words, charts, HTML."""
