@@ -17,14 +17,14 @@ from l2attr.errors import UserError
 from l2attr.outputs import ClosedStdout, guard_closed_streams
 from l2attr.vocab import Command
 
-# subcommand -> (module under l2attr.commands, one-line help)
+# subcommand -> (module under l2attr.commands, or a kind's command module by its dotted path; one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     Command.LADDER: (Command.LADDER, "layer A: time the five-rung kernel ladder x reuse profiles (GPU)"),
     Command.PROFILE: (Command.PROFILE, "layer B: Nsight Compute L2 attribution per role, or --import a report"),
     Command.SWEEP: (Command.SWEEP, "measured sweeps: amortisation, hot-set size, access-policy window, "
                                    "L2 held by evict_last lines, pollution (GPU)"),
     Command.EXPERIMENT: (Command.EXPERIMENT, "any producer -> consumer pair: time, profile (ncu child), show (GPU)"),
-    Command.STEP: (Command.STEP, "what inter-kernel L2 reuse is worth in a whole PyTorch step (GPU)"),
+    Command.STEP: ("l2attr.steps.command", "what inter-kernel L2 reuse is worth in a whole PyTorch step (GPU)"),
     Command.REPORT: (Command.REPORT, "turn run dirs into one offline HTML (or Markdown) attribution report"),
     Command.TRACES: (Command.TRACES, "inspect, generate and calibrate index traces (CPU)"),
     Command.TUNING: (Command.TUNING, "the fast family's launch point a tuning table chooses (CPU)"),
@@ -109,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"l2attr {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_text) in SUBCOMMANDS.items():
-        mod = importlib.import_module(f"l2attr.commands.{module}")
+        mod = importlib.import_module(module if "." in module else f"l2attr.commands.{module}")
         p = sub.add_parser(str(name), help=help_text, description=mod.__doc__,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         mod.add_arguments(p)

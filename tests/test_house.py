@@ -15,8 +15,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "l2attr"
 
 MAX_LINES = 350          # one module, read whole: above this it holds more than one job
 # Issue 26's house: the module count it reached. It may only go down (a fold lowers it here); a
-# change that needs another module folds one first, so the house does not grow back into 222.
-MODULE_CEILING = 215
+# change that needs another module folds one first, so the house does not grow back into 222
+# (204 once package markers stopped counting: the kind packages add folders, not jobs).
+MODULE_CEILING = 204          # modules with a job: a package marker (docstring only) is not counted
 
 
 def modules() -> list[Path]:
@@ -37,8 +38,16 @@ def test_every_module_is_at_most_max_lines() -> None:
     assert too_long(modules()) == [], f"split by job: no module over {MAX_LINES} lines"
 
 
+def marker(p: Path) -> bool:
+    """A package's `__init__.py` that holds only its docstring: it names a folder, it has no job."""
+    import ast
+
+    body = ast.parse(p.read_text(encoding="utf-8")).body if p.name == "__init__.py" else [None]
+    return all(isinstance(x, ast.Expr) and isinstance(x.value, ast.Constant) for x in body)
+
+
 def test_the_module_count_is_at_most_the_ceiling() -> None:
-    n = len(modules())
+    n = len([p for p in modules() if not marker(p)])
     assert n <= MODULE_CEILING, (f"{n} modules under l2attr/, the ceiling is {MODULE_CEILING} (issue 26): "
                                  "fold a module into the neighbour it serves before adding one")
 
