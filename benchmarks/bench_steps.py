@@ -37,7 +37,7 @@ def main() -> None:
     import torch
 
     import l2attr
-    from l2attr.analysis.step import per_kernel  # noqa: F401
+    from l2attr.steps.analyse.answer import per_kernel  # noqa: F401
     from selfcheck import make
     from shipped import steps as shipped
 
@@ -69,7 +69,7 @@ def main() -> None:
             print(f"   natural replay {ans.step_time.median:.1f} us; called on its own {np.median(call) if call else float('nan'):.1f} us; "
                   f"torch's own replay {np.median(sf.get('torch_graph_us') or [float('nan')]):.1f} us; kernels {sf.get('graph_kernels')} matched {sf.get('matched_kernels')} overlap {sf.get('overlapping_kernels')} "
                   f"timings {sf.get('timings')}", flush=True)
-            from l2attr.report.step_text import measured_edge_lines
+            from l2attr.steps.section.text import measured_edge_lines
 
             for line in measured_edge_lines(ans, args.edges or 1):
                 print("   " + line, flush=True)

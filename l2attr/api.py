@@ -15,14 +15,14 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from l2attr.analysis.result import ExperimentResult, LadderResult
-from l2attr.analysis.step import StepAnswer
+from l2attr.steps.analyse.answer import StepAnswer
 from l2attr.experiment.declare import Declaration
 from l2attr.experiment.profile import profile_experiment
 from l2attr.experiment.measure import time_experiment
 from l2attr.schema import EXP_CELLS
-from l2attr.steps.options import StepOptions, WriteBackGiven, node_bytes
-from l2attr.steps.record import ENV as STEP_ENV
-from l2attr.steps.run import StepSpec
+from l2attr.steps.declare import StepOptions, WriteBackGiven, node_bytes
+from l2attr.steps.measure.record import ENV as STEP_ENV
+from l2attr.steps.measure.run import StepSpec
 from l2attr.vocab import Command, Job, TimerKind
 
 _STEP = StepOptions()     # the step's defaults: the signatures below show the model's, never their own
@@ -91,11 +91,11 @@ def step(fn: Callable[..., Any], *args: Any, kwargs: Mapping[str, Any] | None = 
             arguments, appended to `args`; anything else is one argument): inputs made at
             measurement time, so a script on a machine without a GPU stops at one line.
         write_back: per kernel node, the DRAM bytes its natural run writes back for its predecessors
-            (steps/ncu.py `profile_graph` then `deltas`, or a mapping node -> bytes, or one number for
-            every node; steps/options.py node_bytes): the matched cold arm, the answer's. Without it
+            (steps/measure/ncu.py `profile_graph` then `deltas`, or a mapping node -> bytes, or one number for
+            every node; steps/declare.py node_bytes): the matched cold arm, the answer's. Without it
             the answer is the clean/dirty bracket, and says so.
         name, repeats, warmup, out, edges, facts, eager, keep_trace, rewarm, until_decided,
-        max_repeats: the step's options (steps/options.py StepOptions, validated there: a bad value
+        max_repeats: the step's options (steps/declare.py StepOptions, validated there: a bad value
             is one UserError line). eager: the per-op method on purpose (a flush before every op; later
             kernels of an op stay warm). rewarm: the rewarmed arms (every kernel's inputs read back,
             with and without the flush): the flush's non-data cost per kernel node and the headroom
@@ -111,11 +111,11 @@ def step(fn: Callable[..., Any], *args: Any, kwargs: Mapping[str, Any] | None = 
 
 
 def _until(until_decided: bool) -> Callable[[Any, Any], bool] | None:
-    """The stopping rule `until_decided` asks for: the study's claim decided (analysis/step_split.py)."""
+    """The stopping rule `until_decided` asks for: the study's claim decided (steps/analyse/split.py)."""
     if not until_decided:
         return None
-    from l2attr.analysis.step_reading import STUDY_CLAIM
-    from l2attr.analysis.step_split import decided
+    from l2attr.steps.analyse.reading import STUDY_CLAIM
+    from l2attr.steps.analyse.split import decided
 
     return lambda k, ctx: decided(k, ctx, STUDY_CLAIM)
 
@@ -124,7 +124,7 @@ def _measured(spec: StepSpec, log: Callable[[str], None] = print, device: Any = 
               setup: Callable[[], Any] | None = None) -> Path:
     """Both routes' measurement (l2attr.step, a marked step under `l2attr step`): the spec checked
     before the GPU is touched, then run; the run dir's path."""
-    from l2attr.steps.run import run_step
+    from l2attr.steps.measure.run import run_step
 
     spec.check()                           # the inputs, the rule: before the GPU is touched
     if setup is not None:
@@ -147,11 +147,11 @@ def write_back(target: str, out: Path | str = "runs/write-back", replays: int = 
     (the two DRAM counters only: one pass each). Reports go under `out`.
 
     Returns:
-        steps/ncu.py `deltas` per kernel node (write_none_b - write_all_b is the matched arm's D_j,
+        steps/measure/ncu.py `deltas` per kernel node (write_none_b - write_all_b is the matched arm's D_j,
         docs/step-method.md), or, for a list of steps, a dict step name -> that table.
     """
     from l2attr.errors import UserError
-    from l2attr.steps.ncu import deltas, profile_graph
+    from l2attr.steps.measure.ncu import deltas, profile_graph
 
     path, _, factory = str(target).rpartition(":")
     if not path or not factory.isidentifier() or not Path(path).is_file():
@@ -172,9 +172,9 @@ def write_back(target: str, out: Path | str = "runs/write-back", replays: int = 
 
 
 def choose_op_edges(kernels: Any, ops: Any, n: int) -> list[tuple[int, int, int]]:
-    """The op-level edges worth measuring apart: the top `n` by attributed saving (analysis/step_edges.py)."""
-    from l2attr.analysis.step import answer
-    from l2attr.analysis.step_edges import candidates
+    """The op-level edges worth measuring apart: the top `n` by attributed saving (steps/analyse/edges.py)."""
+    from l2attr.steps.analyse.answer import answer
+    from l2attr.steps.analyse.edges import candidates
 
     cand = candidates(answer(kernels, ops).edges, ops, kernels[kernels["op_index"] >= 0], n)
     return [(int(r.producer), int(r.consumer), int(r.bytes)) for r in cand.itertuples()]
@@ -183,7 +183,7 @@ def choose_op_edges(kernels: Any, ops: Any, n: int) -> list[tuple[int, int, int]
 def step_range(name: str = _STEP.name, repeats: int = _STEP.repeats, warmup: int = _STEP.warmup,
                edges: int = _STEP.edges) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Mark a step function. Under `l2attr step -- python script.py` its first call is what the
-    command's options file (steps/options.py: the path in $L2ATTR_STEP_OPTIONS) says: measured as
+    command's options file (steps/declare.py: the path in $L2ATTR_STEP_OPTIONS) says: measured as
     l2attr.step would into the run dir the command names (its flags over these arguments), or an
     Nsight Compute child (`program`); then the process ends. Otherwise it is the function itself
     inside an NVTX range `step:<name>` of l2attr's domain."""
@@ -210,11 +210,11 @@ def step_range(name: str = _STEP.name, repeats: int = _STEP.repeats, warmup: int
 def _child(fn: Callable[..., Any], args: tuple, kwargs: dict, options: StepOptions) -> None:
     """A marked step in a child of `l2attr step`: the program its options name."""
     if options.program == Job.STEP_OPS:
-        from l2attr.steps.ncu import profiled_child
+        from l2attr.steps.measure.ncu import profiled_child
 
         profiled_child(fn, args, kwargs, options.warmup)
     elif options.program == Job.STEP_GRAPH:         # the matched arm's write-back, per kernel node
-        from l2attr.steps.ncu import replay_steps
+        from l2attr.steps.measure.ncu import replay_steps
 
         replay_steps([(options.name, fn, args, kwargs)], options.replays, options.warmup)
     else:

@@ -24,7 +24,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     Command.SWEEP: ("l2attr.sweep.command", "measured sweeps: amortisation, hot-set size, access-policy window, "
                                             "L2 held by evict_last lines, pollution (GPU)"),
     Command.EXPERIMENT: (Command.EXPERIMENT, "any producer -> consumer pair: time, profile (ncu child), show (GPU)"),
-    Command.STEP: (Command.STEP, "what inter-kernel L2 reuse is worth in a whole PyTorch step (GPU)"),
+    Command.STEP: ("l2attr.steps.command", "what inter-kernel L2 reuse is worth in a whole PyTorch step (GPU)"),
     Command.REPORT: (Command.REPORT, "turn run dirs into one offline HTML (or Markdown) attribution report"),
     Command.TRACES: (Command.TRACES, "inspect, generate and calibrate index traces (CPU)"),
     Command.TUNING: (Command.TUNING, "the fast family's launch point a tuning table chooses (CPU)"),

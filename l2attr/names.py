@@ -211,7 +211,7 @@ EXPERIMENT_BARE = Grammar((), (_EXP_ROLE, _LABEL))
 STEP_OP = Grammar(("op",), (Field("op_index", r"\d+", number=True),))
 # One traced replay or call of `l2attr.step` (a torch.profiler range, under LEGACY_PREFIX like
 # every l2attr range outside its NVTX domain): its number only. What it measured (the arm as an
-# L2Condition, the repeat, the edge) stays with the session that numbered it (steps/trace.py
+# L2Condition, the repeat, the edge) stays with the session that numbered it (steps/measure/trace.py
 # Slots) and is never written into a name to be parsed back. A marked step function's NVTX range:
 STEP_SLOT = Grammar(("slot",), (Field("slot", r"\d+", number=True),))
 STEP_MARK = Grammar(("step",), (Field("name", "[A-Za-z0-9._-]+"),))

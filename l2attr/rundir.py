@@ -19,7 +19,7 @@ from l2attr.safe_read import parse_json_limited, read_text_limited
 from l2attr.schema import CELLS, READABLE_VERSIONS, SAMPLES, SCHEMA_VERSION, TABLES, Table, check_frame
 from l2attr.vocab import Command, Family, Pin, Quantity, RungId, Timer
 
-COMPLETE = "complete"      # the manifest status a finished run writes (steps/run.py, the readers check it)
+COMPLETE = "complete"      # the manifest status a finished run writes (steps/measure/run.py, the readers check it)
 
 MANIFEST = "manifest.json"
 # the kinds l2attr wrote before kernel families (schema version 1): the ladder and its profile

@@ -174,7 +174,7 @@ def judge(kind: str, run: Path, intact: list[tuple[Outcome, str]], got: list[tup
                                 f"{_diff(want.out + want_file, o.out + written)}")
 
 
-# what an answer that lost a piece of its run opens with (analysis/step_split.py losses)
+# what an answer that lost a piece of its run opens with (steps/analyse/split.py losses)
 SAID = ("no eager loop recorded", "no control kernel recorded", "no rewarmed arms recorded")
 
 

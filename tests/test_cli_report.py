@@ -277,7 +277,7 @@ def test_nested_step_runs_make_one_page_with_the_index_first(tmp_path: Path, cap
 
 
 def test_one_step_run_prints_its_headline_and_has_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from l2attr.analysis.step import StepAnswer
+    from l2attr.steps.analyse.answer import StepAnswer
 
     run = ROOT / "examples/steps/surgery/20261202T160529Z-bert-layer-fastpath"
     head = StepAnswer.from_run(run).headline()

@@ -63,7 +63,7 @@ def test_rewarm_puts_a_range_back_in_l2():
     import torch
 
     from l2attr.experiment.device import Device
-    from l2attr.steps.edges import Warmer
+    from l2attr.steps.measure.edges import Warmer
 
     dev = Device("blocking")
     warm = Warmer(dev)

@@ -20,8 +20,8 @@ def test_matched_arm_holds_its_ncu_reading_and_its_bracket(gpu, tmp_path):
     if shutil.which("ncu") is None:
         pytest.skip("ncu not on PATH")
     import l2attr
-    from l2attr.steps.flushes import grain
-    from l2attr.steps.ncu import load_factory
+    from l2attr.steps.measure.flushes import grain
+    from l2attr.steps.measure.ncu import load_factory
 
     d = l2attr.write_back(f"{PAIRS}:writeback", out=tmp_path / "ncu", replays=3, log=lambda s: None)
     fn, args = load_factory(f"{PAIRS}:writeback")()
@@ -40,7 +40,7 @@ def test_matched_arm_holds_its_ncu_reading_and_its_bracket(gpu, tmp_path):
 
 def test_split_is_known_by_construction(gpu, tmp_path):
     import l2attr
-    from l2attr.steps.ncu import load_factory
+    from l2attr.steps.measure.ncu import load_factory
 
     fn, args = load_factory(f"{PAIRS}:split")()
     ans = l2attr.step(fn, *args, name="split", repeats=16, out=tmp_path, edges=0, write_back={0: 0, 1: 0},

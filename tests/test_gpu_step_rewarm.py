@@ -29,7 +29,7 @@ def _answer(fn, args, name, tmp_path, repeats=16):
 
 
 def test_no_data_to_reuse_reads_as_no_activations(torch, tmp_path):
-    from l2attr.analysis.step_split import REWARM_METHOD
+    from l2attr.steps.analyse.split import REWARM_METHOD
 
     k, n = 48, (64 << 10) // 4
     src = [torch.ones(n, device="cuda") for _ in range(k)]      # each its own allocator block

@@ -26,7 +26,7 @@ def gpu(cuda_torch):
 
 def _step(gpu, factory: str, tmp_path: Path):
     import l2attr
-    from l2attr.steps.ncu import load_factory
+    from l2attr.steps.measure.ncu import load_factory
 
     fn, args = load_factory(f"{PAIRS}:{factory}")()
     with gpu.inference_mode():
@@ -46,7 +46,7 @@ def test_selfcheck_signs(gpu, tmp_path):
 def test_ncu_reader_agrees_with_surgery(gpu, tmp_path, factory):
     if shutil.which("ncu") is None:
         pytest.skip("ncu not on PATH")
-    from l2attr.steps.ncu import deltas, profile_graph
+    from l2attr.steps.measure.ncu import deltas, profile_graph
 
     ans = _step(gpu, factory, tmp_path)
     k = ans.kernels.sort_values("node").reset_index(drop=True)
@@ -152,9 +152,9 @@ def test_kernel_level_edges_from_pointer_arguments(gpu, tmp_path):
 @pytest.mark.parametrize("name", ["llama-compiled-decode-b8-kv4k", "llama-compiled-prefill-512"])
 def test_the_compiled_decoder_graph_is_the_program_it_runs(gpu, tmp_path, name):
     """The natural replay's kernels against the compiled function called on its own: the same
-    kernel count, and their time within 2 % (analysis/step_program.py); Triton's kernels present."""
+    kernel count, and their time within 2 % (steps/check/program.py); Triton's kernels present."""
     import l2attr
-    from l2attr.analysis.step_program import PROGRAM_TOLERANCE, program_check
+    from l2attr.steps.check.program import PROGRAM_TOLERANCE, program_check
     from shipped import steps
 
     fn, args, _ = steps([name])[name]

@@ -22,7 +22,7 @@ from l2attr.analysis.load import read_run
 from l2attr.sweep.load import load_sweep
 from l2attr.cli import main
 from l2attr.errors import UserError
-from l2attr.integrity.step import check_step_dram
+from l2attr.steps.check.rules import check_step_dram
 from l2attr.sweep.check.declared import arm_quantities, dram_keys
 from l2attr.sweep.declare import Point
 from l2attr.vocab import Arm, Order

@@ -10,11 +10,11 @@ import struct
 import pandas as pd
 import pytest
 
-from l2attr.analysis.step import answer
-from l2attr.analysis.step_reading import grid_rows, grid_sentence
-from l2attr.steps.flushes import WRITE_BACK_GRAIN, grain
-from l2attr.steps.pointers import VALUE_LIMIT, host_spans, launch_difference, moves_by_one_step, touched
-from l2attr.steps.surgery_run import write_back_bytes
+from l2attr.steps.analyse.answer import answer
+from l2attr.steps.analyse.reading import grid_rows, grid_sentence
+from l2attr.steps.measure.flushes import WRITE_BACK_GRAIN, grain
+from l2attr.steps.measure.pointers import VALUE_LIMIT, host_spans, launch_difference, moves_by_one_step, touched
+from l2attr.steps.measure.surgery_run import write_back_bytes
 
 # two kernel nodes, per arm: (node 0, node 1) durations in µs; every repeat the same plus a tiny ramp
 ARMS = {"natural": (10.0, 20.0), "cold": (12.0, 22.0), "cold_matched": (13.0, 24.0),
@@ -34,7 +34,7 @@ def _kernels(arms=ARMS, repeats=REPEATS) -> pd.DataFrame:
 
 
 OPS = pd.DataFrame(columns=["op_index", "op", "module", "flushed_in_cold", "inputs", "outputs", "view"])
-# two untraced timings per repeat, as steps/timing.py writes them (the reader holds step_times.csv to it)
+# two untraced timings per repeat, as steps/measure/timing.py writes them (the reader holds step_times.csv to it)
 TIMES = pd.DataFrame({"repeat": range(2 * REPEATS), "step_us": [40.0] * (2 * REPEATS), "discard": [""] * (2 * REPEATS)})
 MANIFEST = {"surgery": {"eager_us": [100.0] * REPEATS, "control_us": [0.5] * REPEATS}}
 
@@ -79,7 +79,7 @@ def test_without_a_write_back_reading_the_bracket_is_the_answer_and_says_why():
 
 
 def test_the_write_back_reading_and_its_grain():
-    from l2attr.steps.options import node_bytes
+    from l2attr.steps.declare import node_bytes
 
     ncu = node_bytes(pd.DataFrame({"node": [0, 1], "write_none_b": [5e6, 1e3], "write_all_b": [1e6, 2e3]}))
     got, why = write_back_bytes(ncu, 2)
@@ -220,10 +220,10 @@ def test_the_one_writer_writes_a_run_the_reader_answers(tmp_path):
     the same answer as the tables give by hand, the write-back table beside it."""
     import time
 
-    from l2attr.analysis.step import StepAnswer
-    from l2attr.steps.options import StepOptions
-    from l2attr.steps.run import StepSpec, _write
-    from l2attr.steps.surgery_run import SurgeryRun
+    from l2attr.steps.analyse.answer import StepAnswer
+    from l2attr.steps.declare import StepOptions
+    from l2attr.steps.measure.run import StepSpec, _write
+    from l2attr.steps.measure.surgery_run import SurgeryRun
     from l2attr.vocab import StepMode
 
     wb = pd.DataFrame({"node": [0, 1], "kernel": ["k0", "k1"], "bytes": [0.0, 2e6], "matched_bytes": [0, 2031616]})
@@ -246,9 +246,9 @@ def test_the_grid_page_has_one_row_per_configuration(tmp_path):
     the sentence from the same answers (the README's line is made the same way)."""
     import time
 
-    from l2attr.steps.options import StepOptions
-    from l2attr.steps.run import StepSpec, _write
-    from l2attr.steps.surgery_run import SurgeryRun
+    from l2attr.steps.declare import StepOptions
+    from l2attr.steps.measure.run import StepSpec, _write
+    from l2attr.steps.measure.surgery_run import SurgeryRun
     from l2attr.vocab import StepMode
 
     grid = _grid_module()
@@ -328,7 +328,7 @@ def test_the_grids_ncu_reading_is_one_child_for_the_grid_cached_and_a_cut_cache_
     import json
     import os
 
-    import l2attr.steps.ncu as ncu
+    import l2attr.steps.measure.ncu as ncu
 
     grid = _grid_module()
     calls = []
@@ -368,10 +368,10 @@ def test_the_grids_ncu_reading_is_one_child_for_the_grid_cached_and_a_cut_cache_
 
 
 def test_per_repeat_on_the_arrays_is_the_merge_and_a_twice_named_key_is_left_to_it():
-    """analysis/step_reading.per_repeat matches each arm's kernels on the table's arrays; the merge
+    """steps/analyse/reading.per_repeat matches each arm's kernels on the table's arrays; the merge
     it replaced gives the same sums, rows shuffled or not, and still answers where a key is named
     twice in one arm (its cross product)."""
-    from l2attr.analysis.step_reading import _per_repeat_merged, per_repeat
+    from l2attr.steps.analyse.reading import _per_repeat_merged, per_repeat
 
     k = _kernels().sample(frac=1.0, random_state=3).reset_index(drop=True)
     met, skip = {(-2, 0), (-2, 1)}, {(-2, 1)}
@@ -406,7 +406,7 @@ def test_write_back_is_the_ncu_reading_per_node_and_a_bad_target_is_one_line(tmp
 
     import l2attr
     from l2attr.errors import UserError
-    from l2attr.steps import ncu
+    from l2attr.steps.measure import ncu
 
     made = tmp_path / "mine.py"
     made.write_text("def make():\n    return None\n")
@@ -456,13 +456,13 @@ def test_the_clock_tick_is_read_from_the_durations():
 
 
 def test_a_one_tick_difference_is_within_noise_and_four_ticks_are_not():
-    """analysis/step.per_kernel on a clock of 32 ns ticks: cold one tick above natural in every
+    """steps/analyse/answer.per_kernel on a clock of 32 ns ticks: cold one tick above natural in every
     repeat has bootstrap intervals of no width that do not overlap, yet the clock cannot tell it;
     widened by a tick each side it is within noise, and a matched reading one tick outside its
     bracket is not flagged. Four ticks stay faster, and four ticks outside the bracket are flagged."""
     import pandas as pd
 
-    from l2attr.analysis.step import per_kernel
+    from l2attr.steps.analyse.answer import per_kernel
 
     tick, rows = 0.032, []
     for node, (nat, gap) in enumerate([(30, 1), (30, 4)]):
@@ -476,7 +476,7 @@ def test_a_one_tick_difference_is_within_noise_and_four_ticks_are_not():
     assert k.loc[0, "cold_lo"] == pytest.approx(31 * tick - tick) and k.loc[0, "natural_hi"] == pytest.approx(31 * tick)
     # matched = natural: one tick under clean is within the clock; four ticks under it is flagged
     assert k["out_of_bracket"].tolist() == [False, True]
-    from l2attr.report.step_text import _tick
+    from l2attr.steps.section.text import _tick
 
     assert _tick(k) == "; intervals include the GPU timer's 32 ns tick"      # the page says so
     assert _tick(k.assign(clock_tick_us=0.0)) == ""

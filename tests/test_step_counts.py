@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from l2attr.errors import UserError
-from l2attr.integrity.step_counts import check_graph_counts, expected_counts
+from l2attr.steps.check.counts import check_graph_counts, expected_counts
 
 
 def _kernels(mode: str) -> pd.DataFrame:
@@ -73,7 +73,7 @@ def test_a_per_op_step_has_no_graph_counts():
 
 
 def _declared(kernels: pd.DataFrame, times: pd.DataFrame | None = None) -> None:
-    from l2attr.integrity.step_counts import check_declared
+    from l2attr.steps.check.counts import check_declared
 
     k = kernels.assign(duration_us=1.0)
     check_declared({"step": {"mode": "graph", "repeats": 2}}, k, times, None, Path("run"))

@@ -10,12 +10,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from l2attr.analysis.step import edges
-from l2attr.analysis.step_edges import candidates, describe, edge_results, views
+from l2attr.steps.analyse.answer import edges
+from l2attr.steps.analyse.edges import candidates, describe, edge_results, views
 from l2attr.errors import UserError
-from l2attr.steps.edges import EdgePlan, consumer_rows, rotate, sectors, warm_ranges
-from l2attr.steps.record import OpRecord
-from l2attr.steps.trace import Slots, edge_kernels
+from l2attr.steps.measure.edges import EdgePlan, consumer_rows, rotate, sectors, warm_ranges
+from l2attr.steps.measure.record import OpRecord
+from l2attr.steps.measure.trace import Slots, edge_kernels
 from l2attr.vocab import L2Condition
 
 
@@ -167,10 +167,10 @@ def test_step_under_ncu_with_the_dram_set_by_hand(tmp_path, monkeypatch):
     from types import SimpleNamespace
 
     import l2attr.profile.ncu_import as imp
-    from l2attr.analysis.step import dram_totals
+    from l2attr.steps.analyse.answer import dram_totals
     from l2attr.rundir import RunDir
     from l2attr.schema import STEP_DRAM
-    from l2attr.steps.ncu import child_env, profile_step
+    from l2attr.steps.measure.ncu import child_env, profile_step
 
     run = RunDir.create(tmp_path, "s", {"kind": "step", "step": {"name": "s", "mode": "eager"}})
     argvs = []

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from l2attr.errors import UserError
-from l2attr.steps.record import OpRecord
+from l2attr.steps.measure.record import OpRecord
 
 SRC, BUF, OUT = (1000, 4000), (10000, 4000), (20000, 4)
 PENALTY = 0.001          # µs per byte read that is not in the simulated L2
@@ -38,7 +38,7 @@ class Sim:
 
     # -- the simulated L2 -----------------------------------------------------------------------
     def missing(self, ranges) -> int:
-        from l2attr.steps.edges import _minus
+        from l2attr.steps.measure.edges import _minus
 
         return sum(e - s for p, n in ranges for s, e in _minus((p, p + n), self.l2))
 
@@ -195,19 +195,19 @@ def sim(monkeypatch):
 
     import l2attr.experiment.device
     import l2attr.measure.timer
-    import l2attr.steps.edges
-    import l2attr.steps.record
-    import l2attr.steps.run
+    import l2attr.steps.measure.edges
+    import l2attr.steps.measure.record
+    import l2attr.steps.measure.run
 
     monkeypatch.setattr(l2attr.experiment.device, "Device", Device)
     # The fake device simulates the eager and graph methods. Graph surgery starts where cuda-bindings
-    # imports (steps/surgery_run.py); torch's CUDA wheel installs it, and surgery then built real flush
+    # imports (steps/measure/surgery_run.py); torch's CUDA wheel installs it, and surgery then built real flush
     # buffers on this fake torch (issue 38: 'SimpleNamespace' object has no attribute 'arange'), so
     # the fake says it is not there, whatever the venv holds.
     monkeypatch.setitem(sys.modules, "cuda.bindings.runtime", None)
     monkeypatch.setattr(l2attr.measure.timer, "BlockingTimer", Timer)
-    monkeypatch.setattr(l2attr.steps.edges, "Warmer", Warmer)
-    for mod in (l2attr.steps.run, l2attr.steps.edges, l2attr.steps.record):
+    monkeypatch.setattr(l2attr.steps.measure.edges, "Warmer", Warmer)
+    for mod in (l2attr.steps.measure.run, l2attr.steps.measure.edges, l2attr.steps.measure.record):
         monkeypatch.setattr(mod, "make_recorder", recorder)
     return s
 
@@ -294,7 +294,7 @@ def test_a_step_without_aten_ops_is_refused_with_the_graph_hint(sim, tmp_path):
 
 def test_an_edge_that_cannot_be_measured_keeps_the_step(sim, tmp_path, monkeypatch):
     import l2attr
-    import l2attr.steps.edges as edges
+    import l2attr.steps.measure.edges as edges
 
     def broken(*a, **k):
         raise UserError("simulated: the step ran other ops")
@@ -307,8 +307,8 @@ def test_an_edge_that_cannot_be_measured_keeps_the_step(sim, tmp_path, monkeypat
 
 def test_marked_step_under_l2attr_step_takes_the_commands_options(sim, tmp_path, monkeypatch):
     import l2attr
-    from l2attr.analysis.step import analyse_step
-    from l2attr.steps.options import StepOptions
+    from l2attr.steps.analyse.answer import analyse_step
+    from l2attr.steps.declare import StepOptions
 
     marked = l2attr.step_range("marked")(_step(sim))
     (tmp_path / "child").mkdir()
@@ -327,8 +327,8 @@ def test_a_marked_step_takes_the_write_back_the_command_read(sim, tmp_path, monk
     """`l2attr step --matched`: the reading travels to the marked step as a CSV named in its spec,
     and reaches the measurement as its write-back (issue 36)."""
     import l2attr
-    import l2attr.steps.run as run
-    from l2attr.steps.options import StepOptions
+    import l2attr.steps.measure.run as run
+    from l2attr.steps.declare import StepOptions
 
     (tmp_path / "wb.csv").write_text("node,write_none_b,write_all_b\n0,5000000,0\n1,0,0\n")
     got = {}

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from l2attr.analysis.step import answer
-from l2attr.analysis.step import analyse_step
-from l2attr.analysis.step_load import load_step
+from l2attr.steps.analyse.answer import answer
+from l2attr.steps.analyse.answer import analyse_step
+from l2attr.steps.table import load_step
 from l2attr.errors import UserError
 from test_step_synthetic import OPS, align, kernels, make_run, trace
 

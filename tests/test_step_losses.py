@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from l2attr.analysis.step import analyse_step
+from l2attr.steps.analyse.answer import analyse_step
 from l2attr.cli import main
 from l2attr.errors import UserError
 
@@ -106,7 +106,7 @@ def test_a_reading_past_what_a_run_can_hold_is_refused(tmp_path: Path, field: st
     ({"control_us": [1.0], "rewarm_missing": "why"}, True, True, "no rewarmed arms recorded (why)"),
 ])
 def test_each_loss_has_its_words(surgery: dict[str, Any], eager: bool, replay: bool, want: str) -> None:
-    from l2attr.analysis.step_split import losses
+    from l2attr.steps.analyse.split import losses
 
     assert want in losses({"surgery": surgery}, eager, replay, split_made=True)
     assert losses({"surgery": {"control_us": [1.0], "call_us": [1.0]}}, True, True, True) == ""
@@ -138,7 +138,7 @@ def test_by_hand_the_eager_loop_removed_moves_the_share_and_says_so() -> None:
     17.50 % of the 40 µs replay once the eager loop is gone: the headline opens with the change."""
     from test_step_answer_cpu import MANIFEST, OPS, TIMES, _kernels
 
-    from l2attr.analysis.step import answer
+    from l2attr.steps.analyse.answer import answer
 
     whole = answer(_kernels(), OPS, TIMES, every_kernel=True, manifest=MANIFEST).headline("two")
     gone = {"surgery": {**MANIFEST["surgery"], "eager_us": [], "call_us": [1.0]}}
@@ -155,8 +155,8 @@ def test_a_grid_never_counts_a_replay_share_as_the_eager_steps() -> None:
 
     from test_step_answer_cpu import MANIFEST, OPS, TIMES, _kernels
 
-    from l2attr.analysis.step import answer
-    from l2attr.analysis.step_reading import grid_rows, grid_sentence
+    from l2attr.steps.analyse.answer import answer
+    from l2attr.steps.analyse.reading import grid_rows, grid_sentence
 
     whole = replace(answer(_kernels(), OPS, TIMES, every_kernel=True, manifest=MANIFEST), name="s1")
     gone = {"surgery": {**MANIFEST["surgery"], "eager_us": []}}

@@ -1,4 +1,4 @@
-"""The step's one options model (steps/options.py StepOptions): its manifest section is written from
+"""The step's one options model (steps/declare.py StepOptions): its manifest section is written from
 the model and read back as it, a damaged field is one line naming it and its rule (a bad flag or API
 argument too), the command's flags are the model's fields, and a child of `l2attr step` receives a
 file of the model's JSON, never JSON in its environment."""
@@ -15,8 +15,8 @@ import pytest
 
 from l2attr.errors import Damage, UserError
 from l2attr.integrity.manifest import check_manifest
-from l2attr.steps.options import StepOptions, node_bytes
-from l2attr.steps.record import ENV
+from l2attr.steps.declare import StepOptions, node_bytes
+from l2attr.steps.measure.record import ENV
 from l2attr.typed import dests
 from l2attr.vocab import Job, StepMode
 from tests.conftest import EXAMPLES
@@ -83,7 +83,7 @@ def test_a_damaged_field_is_one_line_naming_it_and_its_rule(tmp_path: Path, fiel
 def test_the_flags_are_the_models_fields() -> None:
     import argparse
 
-    from l2attr.commands import step as step_cmd
+    from l2attr.steps import command as step_cmd
 
     p = argparse.ArgumentParser()
     step_cmd.add_arguments(p)
@@ -162,7 +162,7 @@ def _copy(tmp_path: Path, text: str) -> str:
 
 
 def test_an_ncu_child_is_told_its_program_in_a_file(tmp_path: Path) -> None:
-    from l2attr.steps.ncu import child_env
+    from l2attr.steps.measure.ncu import child_env
 
     env = child_env(tmp_path, 2, Job.STEP_GRAPH, 3)
     opts = StepOptions.from_child(env[ENV], {"name": "decode"})

@@ -1,10 +1,10 @@
-"""Kernels that ran beside another in natural (analysis/step.py `overlapped`) are left out of a
+"""Kernels that ran beside another in natural (steps/analyse/answer.py `overlapped`) are left out of a
 graph-surgery answer, and the first line says how much kernel time that is."""
 
 import pandas as pd
 
-from l2attr.analysis.step import answer, overlapped
-from l2attr.analysis.step_load import overlap_line
+from l2attr.steps.analyse.answer import answer, overlapped
+from l2attr.steps.table import overlap_line
 
 
 def _rows(cond: str, step: int, spans: list[tuple[float, float]], durations_cold: bool = False) -> list[dict]:

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from l2attr.analysis.step import StepAnswer
-from l2attr.report.step_page import render
-from l2attr.report.step_text import anchors
+from l2attr.steps.analyse.answer import StepAnswer
+from l2attr.steps.section.html import render
+from l2attr.steps.section.text import anchors
 
 pytestmark = pytest.mark.slow
 
@@ -110,7 +110,7 @@ def test_the_full_width_grids_first_screen_names_the_gpu_the_models_and_the_coun
     what study_lines derives from the runs (the GPU, the models, the counts per denominator)."""
     if CHROMIUM is None:
         pytest.skip("chromium not installed (Debian: apt-get install -y chromium)")
-    from l2attr.report.step_text import study_lines
+    from l2attr.steps.section.text import study_lines
 
     dirs = sorted(p.parent for p in GRID.rglob("manifest.json") if "hf-grid" in p.read_text(errors="replace"))
     answers = [StepAnswer.from_run(d) for d in dirs]

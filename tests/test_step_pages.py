@@ -9,9 +9,9 @@ import re
 
 import pytest
 
-from l2attr.analysis.step import StepAnswer, analyse_step
+from l2attr.steps.analyse.answer import StepAnswer, analyse_step
 from l2attr.cli import main
-from l2attr.report.step_text import anchors, index_columns, index_layout, page_markdown, steps_markdown
+from l2attr.steps.section.text import anchors, index_columns, index_layout, page_markdown, steps_markdown
 
 from test_step_synthetic import make_run
 

@@ -1,16 +1,16 @@
-"""Kernel-level edges of a captured step (steps/pointers.py, steps/graph_edges.py) on hand-made data."""
+"""Kernel-level edges of a captured step (steps/measure/pointers.py, steps/measure/graph_edges.py) on hand-made data."""
 
 import struct
 
 import pandas as pd
 import pytest
 
-from l2attr.analysis.step_load import edge_names
+from l2attr.steps.table import edge_names
 from l2attr.schema import KERNEL_EDGES
 from l2attr.errors import UserError
-from l2attr.steps import pointers
-from l2attr.steps.graph_edges import fit, rank, rows_from
-from l2attr.steps.pointers import blocks, kernel_edges, touched, warm_spans, words
+from l2attr.steps.measure import pointers
+from l2attr.steps.measure.graph_edges import fit, rank, rows_from
+from l2attr.steps.measure.pointers import blocks, kernel_edges, touched, warm_spans, words
 
 
 def test_words_are_the_aligned_little_endian_words_and_a_short_tail_is_none():
@@ -124,7 +124,7 @@ def _copy_kernel_edge_run(tmp_path):
 
 
 def test_a_kernel_level_edge_must_name_kernel_nodes_in_order(tmp_path):
-    from l2attr.analysis.step import analyse_step
+    from l2attr.steps.analyse.answer import analyse_step
 
     run = _copy_kernel_edge_run(tmp_path)
     assert analyse_step(run).measured_edges["consumer"].tolist() == [1]

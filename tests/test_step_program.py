@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from l2attr.analysis.step_program import PROGRAM_TOLERANCE, program_caveat, program_check, program_line
+from l2attr.steps.check.program import PROGRAM_TOLERANCE, program_caveat, program_check, program_line
 
 
 def _kern(*us: float) -> pd.DataFrame:
@@ -46,7 +46,7 @@ def test_no_check_without_the_calls():
 
 
 def test_a_compiled_function_with_no_inductor_kernel_is_said():
-    from l2attr.analysis.step_program import compiled_caveat
+    from l2attr.steps.check.program import compiled_caveat
 
     eager = pd.DataFrame({"kernel": ["void at::native::elementwise_kernel<128>", "nvjet_sm90_tst_128x128"]})
     fused = pd.DataFrame({"kernel": ["triton_red_fused_rms_norm_0", "nvjet_sm90_tst_128x128"]})
@@ -61,7 +61,7 @@ def test_a_compiled_function_with_no_inductor_kernel_is_said():
 def test_compiled_callables_are_recognised_and_recorded_forced_eager():
     import types
 
-    from l2attr.steps.attribute import eager_stance, is_compiled
+    from l2attr.steps.measure.attribute import eager_stance, is_compiled
 
     class OptimizedModule:
         pass
@@ -82,7 +82,7 @@ def test_compiled_callables_are_recognised_and_recorded_forced_eager():
 
 
 def test_the_kernels_only_one_side_launched_are_named():
-    from l2attr.steps.timing import kernel_difference
+    from l2attr.steps.measure.timing import kernel_difference
 
     d = kernel_difference(["gemm", "norm", "norm"], ["norm", "copy", "copy"])
     assert d == {"only_in_graph": ["gemm", "norm"], "only_in_call": ["copy", "copy"]}

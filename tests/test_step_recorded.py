@@ -7,10 +7,10 @@ from __future__ import annotations
 import gzip
 import json
 
-from l2attr.analysis.step import analyse_step
-from l2attr.analysis.step_load import load_step
+from l2attr.steps.analyse.answer import analyse_step
+from l2attr.steps.table import load_step
 from l2attr.cli import main
-from l2attr.steps.trace import Slots, kernels
+from l2attr.steps.measure.trace import Slots, kernels
 
 from conftest import EXAMPLES, FIXTURES
 
@@ -69,7 +69,7 @@ def test_every_committed_step_run_loads_and_reports(tmp_path, capsys):
 def test_every_committed_step_run_answers_by_itself_and_prints_as_show_does(capsys):
     """Issue 37: StepAnswer.from_run on every committed step run, named and placed; headline() with no
     argument; repr is exactly what `l2attr step --show` prints."""
-    from l2attr.analysis.step import StepAnswer
+    from l2attr.steps.analyse.answer import StepAnswer
 
     found = sorted({p.parent for p in (EXAMPLES / "steps").rglob("manifest.json")})
     assert len(found) >= 30

@@ -1,5 +1,5 @@
-"""The split of a step's matched saving (analysis/step_split.py), the stopping rule that adds repeats,
-the periodic write-back (steps/ncu.py) and write_back's child error, on data whose answer is
+"""The split of a step's matched saving (steps/analyse/split.py), the stopping rule that adds repeats,
+the periodic write-back (steps/measure/ncu.py) and write_back's child error, on data whose answer is
 known by hand."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import pandas as pd
 import pytest
 
 from l2attr.analysis.significance import Interval
-from l2attr.analysis.step_split import CONTROL_METHOD, REWARM_METHOD, decided, node_sums, per_layer, split
+from l2attr.steps.analyse.split import CONTROL_METHOD, REWARM_METHOD, decided, node_sums, per_layer, split
 from l2attr.errors import UserError
-from l2attr.steps.ncu import Layered, at_depth, layer_shape
+from l2attr.steps.measure.ncu import Layered, at_depth, layer_shape
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from l2attr.analysis.step import answer, bracket, name_op
+from l2attr.steps.analyse.answer import answer, bracket, name_op
 from l2attr.errors import UserError
-from l2attr.steps.attribute import assign
-from l2attr.steps.trace import Slots, occurrence_keys, plan
-from l2attr.steps.surgery import Shape, refuse_shape
+from l2attr.steps.measure.attribute import assign
+from l2attr.steps.measure.trace import Slots, occurrence_keys, plan
+from l2attr.steps.measure.surgery import Shape, refuse_shape
 from l2attr.vocab import Judgement, L2Condition
 
 F, S, W = Judgement.FASTER, Judgement.SLOWER, Judgement.WITHIN_NOISE
@@ -61,7 +61,7 @@ def _graph_trace(replays: list[tuple[L2Condition, int, list[str], list[float]]])
 
 
 def test_node_kernels_pairs_natural_by_name_and_refuses_a_changed_replay():
-    from l2attr.steps import trace as replay
+    from l2attr.steps.measure import trace as replay
 
     cold, nat = L2Condition.COLD, L2Condition.NATURAL
     arms = [(cold, 0, ["a", "b"], [2.0, 3.0]), (nat, 1, ["b", "a"], [1.0, 1.5])]
@@ -77,7 +77,7 @@ def test_node_kernels_pairs_natural_by_name_and_refuses_a_changed_replay():
 
 def test_a_range_the_slots_did_not_number_is_not_a_replay():
     """Kernels inside another session's numbered range (or a slot number past the table) are left out."""
-    from l2attr.steps import trace as replay
+    from l2attr.steps.measure import trace as replay
 
     tr, slots = _graph_trace([(L2Condition.COLD, 0, ["a"], [2.0]), (L2Condition.NATURAL, 0, ["a"], [1.0])])
     other = replay.Slots()
@@ -128,7 +128,7 @@ def test_write_back_is_not_called_a_cost():
 
 
 def test_committed_surgery_runs_have_every_kernel_cold():
-    from l2attr.analysis.step import analyse_step
+    from l2attr.steps.analyse.answer import analyse_step
 
     runs = sorted((ROOT / "examples" / "steps" / "surgery").glob("*-bert-layer-fastpath"))
     assert runs, "the BERT fast-path surgery run is committed"
@@ -140,9 +140,9 @@ def test_committed_surgery_runs_have_every_kernel_cold():
 def test_the_step_page_folds_every_kernel_with_its_write_back_bound():
     """A surgery step with more kernels than the visible table: the page's folded table has one row
     per kernel node, each with its write-back bound (the issue: each kernel's share, not the top 15)."""
-    from l2attr.analysis.step import analyse_step
-    from l2attr.report.step_page import card, render
-    from l2attr.report.step_text import SURGERY_HEADERS
+    from l2attr.steps.analyse.answer import analyse_step
+    from l2attr.steps.section.html import card, render
+    from l2attr.steps.section.text import SURGERY_HEADERS
 
     run = sorted((ROOT / "examples" / "steps" / "surgery").glob("*-dlrm-step-no-pin"))[-1]
     ans = analyse_step(run)

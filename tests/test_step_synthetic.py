@@ -1,5 +1,5 @@
 """Synthetic step runs for the CPU tests (made here, never measured): kineto traces built by hand,
-eager and CUDA-graph, turned into run dirs by the same code a real run uses (steps/trace.py,
+eager and CUDA-graph, turned into run dirs by the same code a real run uses (steps/measure/trace.py,
 steps/graph.py, RunDir). The tests of this file check the builders themselves."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import difflib
 
 from l2attr.errors import UserError
 from l2attr.names import UNMATCHED
-from l2attr.steps.trace import SLOTS_KEY, Slots, kernels as read_kernels
+from l2attr.steps.measure.trace import SLOTS_KEY, Slots, kernels as read_kernels
 from l2attr.vocab import L2Condition
 
 KERNELS = ("produce", "consume")
@@ -96,7 +96,7 @@ def make_run(root: Path, name: str, natural: dict[str, float], cold: dict[str, f
     run.write(STEP_OPS, OPS)
     run.write(STEP_KERNELS, k)
     run.write(STEP_TIMES, pd.DataFrame({"repeat": range(2 * steps), "step_us": step_us + 0.01 * (np.arange(2 * steps) % steps),
-                                        "discard": [""] * (2 * steps)}))     # two per repeat, as steps/run.py times
+                                        "discard": [""] * (2 * steps)}))     # two per repeat, as steps/measure/run.py times
     if edge_arms:
         rows = [{"edge": 0, "producer": 0, "consumer": 1, "bytes": 400, "arm": a, "repeat": r,
                  "consumer_us": v + 0.01 * r, "n_kernels": 1, "warmed_bytes": 0 if a in ("natural", "cold") else 400}
@@ -114,7 +114,7 @@ def test_graph_trace_keeps_only_the_graphs_kernels_in_natural_steps():
 
 
 def test_make_run_writes_a_loadable_run(tmp_path):
-    from l2attr.analysis.step_load import load_step
+    from l2attr.steps.table import load_step
 
     m, k, ops, times = load_step(make_run(tmp_path, "x", {"produce": 10.0, "consume": 20.0},
                                           {"produce": 12.0, "consume": 30.0}))

@@ -8,8 +8,8 @@ import json
 import pandas as pd
 import pytest
 
-from l2attr.analysis.step import answer, edges, top_edges
-from l2attr.steps.trace import SLOTS_KEY, Slots, kernels as read_kernels
+from l2attr.steps.analyse.answer import answer, edges, top_edges
+from l2attr.steps.measure.trace import SLOTS_KEY, Slots, kernels as read_kernels
 
 
 def _trace(steps: int, natural: dict[str, float], cold: dict[str, float]) -> dict:
@@ -83,8 +83,8 @@ def test_equal_arms_are_within_noise():
 
 
 def test_step_dram_rows_from_an_imported_report_by_hand():
-    from l2attr.analysis.step import dram_per_kernel, dram_totals
-    from l2attr.steps.ncu import dram_frame
+    from l2attr.steps.analyse.answer import dram_per_kernel, dram_totals
+    from l2attr.steps.measure.ncu import dram_frame
 
     def rows(launch, op, metric, value):
         return {"nvtx_range": f"l2attr@op:{op}", "metric": metric, "value": value, "launch": launch, "kernel": f"k{launch}"}

@@ -1,4 +1,4 @@
-"""analysis/step_split.study_counts and report/step_text.study_lines on hand-made answers: each
+"""steps/analyse/split.study_counts and steps/section/text.study_lines on hand-made answers: each
 interval's side of 0.65 % is known by hand (below, above, at within ± 0.15 pp, undecided), per
 denominator, and a folder holding two GPUs' steps is counted per GPU, never pooled."""
 
@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from l2attr.analysis.step_reading import EAGER, REPLAY
-from l2attr.analysis.step_split import study_counts
-from l2attr.report.step_text import study_lines
+from l2attr.steps.analyse.reading import EAGER, REPLAY
+from l2attr.steps.analyse.split import study_counts
+from l2attr.steps.section.text import study_lines
 
 
 def _answer(eager: tuple[float, float] | None, replay: tuple[float, float] | None, gpu: str = "G", model: str = "m"):

@@ -5,7 +5,7 @@ decided (or the budget spent), the eager step and the graph replay as denominato
 
 Each model is measured at `--depths` (its layers cut; the page's per-layer model gives full depth). The
 write-back is read by Nsight Compute at one and two layers only, one ncu child per model and cache
-control, and mapped to deeper steps layer by layer (l2attr/steps/ncu.py). `--full` adds full-depth
+control, and mapped to deeper steps layer by layer (l2attr/steps/measure/ncu.py). `--full` adds full-depth
 rows (MODEL:decode:BATCH:KV or MODEL:prefill:1:TOKENS) that hold the per-layer model.
 
     python examples/steps/hf_grid.py --out runs/hf-grid --models llama3-8b olmoe-1b-7b
@@ -142,7 +142,7 @@ def write_back_of(wanted: dict[str, list[tuple]], out: Path, gpu: str) -> tuple[
 def write_back_at(have: dict[str, Any], model: str, layers: int, phase: str, b: int, n: int,
                   compiled: bool = False) -> tuple[Any, str]:
     """(node -> bytes, how) at `layers`: read at two layers, mapped from them deeper (periodic.at_depth)."""
-    from l2attr.steps.ncu import at_depth, layer_shape
+    from l2attr.steps.measure.ncu import at_depth, layer_shape
 
     one, two = (have.get(name_of(model, d, phase, b, n, compiled)) for d in (1, 2))
     if two is None:

@@ -111,12 +111,12 @@ ATTENTION = r"sdpa|attention|fmha|flash"
 def checks(a: Any) -> dict[str, str]:
     """Two cells per step for issue 36's must-show, from the run: whether the matched reading (share
     of kernel time) lies inside its clean/dirty bracket within intervals (the kernels' own rule,
-    analysis/step_reading.py out_of_bracket, on the step's shares), and the attention kernels the
+    steps/analyse/reading.py out_of_bracket, on the step's shares), and the attention kernels the
     clean arm calls slower by reuse, then how many of those the matched arm still calls slower, and
     any other attention kernel only the matched arm calls slower."""
     import pandas as pd
 
-    from l2attr.analysis.step_reading import MATCHED, out_of_bracket
+    from l2attr.steps.analyse.reading import MATCHED, out_of_bracket
 
     k = a.kernels
     m = a.matched.share if a.matched is not None else None
@@ -144,7 +144,7 @@ def _verdict(sh: Any) -> str:
 
 
 def _against(iv: Any) -> str:
-    from l2attr.analysis.step_split import DECIDE_HALF_WIDTH, versus_claim
+    from l2attr.steps.analyse.split import DECIDE_HALF_WIDTH, versus_claim
 
     return versus_claim(iv.lo, iv.hi, half_width=DECIDE_HALF_WIDTH).replace("the study's ", "")
 
@@ -176,11 +176,11 @@ def _eager_of(a: Any) -> list[float]:
 
 def depth_rows(answers: list[Any]) -> list[dict[str, str]]:
     """Per (model, configuration) measured at two depths or more: the activations' share of the eager step
-    at full depth from the per-layer model (analysis/step_split.per_layer, the two shallowest depths), and
+    at full depth from the per-layer model (steps/analyse/split.per_layer, the two shallowest depths), and
     the full-depth measurement where one was made, with whether it lies inside the model's interval."""
     import numpy as np
 
-    from l2attr.analysis.step_split import per_layer
+    from l2attr.steps.analyse.split import per_layer
 
     groups: dict[tuple, dict[int, Any]] = {}
     for a in answers:
@@ -210,8 +210,8 @@ def depth_rows(answers: list[Any]) -> list[dict[str, str]]:
 
 def counts(answers: list[Any], which: str) -> str:
     """How many rows fall below, above, at (± 0.15 pp) and undecided against 0.65 %, for one denominator
-    (analysis/step_split.study_counts: the report's first screen counts the same way)."""
-    from l2attr.analysis.step_split import study_counts
+    (steps/analyse/split.study_counts: the report's first screen counts the same way)."""
+    from l2attr.steps.analyse.split import study_counts
 
     c = study_counts(answers, which)
     left = c["undecided"] + c["not measured"]
@@ -224,8 +224,8 @@ def write_page(folder: Path) -> str:
     counts on each side of the bound for both denominators), a row per run, the depth model, the
     kernels behind the largest row. Written atomically."""
     from l2attr import atomic
-    from l2attr.analysis.step import StepAnswer
-    from l2attr.analysis.step_reading import EAGER, REPLAY, STUDY
+    from l2attr.steps.analyse.answer import StepAnswer
+    from l2attr.steps.analyse.reading import EAGER, REPLAY, STUDY
 
     runs = sorted(p.parent for p in folder.rglob("manifest.json") if "hf-grid" in p.read_text(errors="replace"))
     answers = [StepAnswer.from_run(r) for r in runs]

@@ -1,7 +1,7 @@
-"""Steps for the Nsight Compute second reader (l2attr/steps/ncu.py): factories that build a
+"""Steps for the Nsight Compute second reader (l2attr/steps/measure/ncu.py): factories that build a
 step and its arguments, so that the ncu child and the test's own `l2attr.step` run the same step.
 
-    python -m l2attr.steps.ncu child examples/steps/ncu_pairs.py:selfcheck 7
+    python -m l2attr.steps.measure.ncu child examples/steps/ncu_pairs.py:selfcheck 7
 """
 
 from __future__ import annotations

@@ -153,10 +153,10 @@ def _experiments(dirs: list[Path], damage: Damage) -> Page:
 
 
 def _steps(dirs: list[Path], damage: Damage) -> Page:
-    from l2attr.analysis.step import StepAnswer
-    from l2attr.analysis.step_load import partial_reading
-    from l2attr.report.step_page import render
-    from l2attr.report.step_text import index_text, page_markdown
+    from l2attr.steps.analyse.answer import StepAnswer
+    from l2attr.steps.table import partial_reading
+    from l2attr.steps.section.html import render
+    from l2attr.steps.section.text import index_text, page_markdown
 
     with partial_reading(damage):            # each answer's first line says what it read past
         runs = [(d, StepAnswer.from_run(d)) for d in dirs]

@@ -65,7 +65,7 @@ REQUIRED_WHY = {"name": "the run's name", "created_utc": "when it was made: runs
                 "ranges": "the call ranges its timeline must hold"}
 
 
-# The engine's kinds (experiment, step; experiment/measure.py, steps/run.py) record no workload
+# The engine's kinds (experiment, step; experiment/measure.py, steps/measure/run.py) record no workload
 # config; their software facts are under `software`, their declaration under their kind's name.
 REQUIRED_ENGINE = ("name", "created_utc", "kind", "command", "software.l2attr", "gpu.name")
 ENGINE_KINDS = (Command.EXPERIMENT.value, Command.STEP.value)
@@ -96,7 +96,7 @@ def required_fields(manifest: dict[str, Any]) -> tuple[str, ...]:
 def _models() -> dict[str, tuple[str, Any]]:
     """Per kind, the manifest section its options model is, and the model."""
     from l2attr.dlrm.measure.options import LadderOptions
-    from l2attr.steps.options import StepOptions
+    from l2attr.steps.declare import StepOptions
 
     return {Command.LADDER.value: ("measure", LadderOptions), Command.STEP.value: (Command.STEP.value, StepOptions)}
 
@@ -125,7 +125,7 @@ VARIANTS_RULE = "a list of lists of strings (what the options declare; written b
 
 def _check_options(manifest: dict[str, Any], bad: Any, damage: Damage, source: str) -> None:
     """A ladder's `measure`, a step's `step`, through the kind's options model (dlrm/measure/options.py,
-    steps/options.py): each field's type and range, and a field the model does not know (kept,
+    steps/declare.py): each field's type and range, and a field the model does not know (kept,
     never used) named."""
     kind = manifest.get("kind")
     if kind not in _models():

@@ -142,13 +142,13 @@ BY_KIND: dict[str, dict[str, Rule]] = {
         "experiment.until_rel_ci": nullable({"x": POSITIVE})["x"], "experiment.max_repeats": nullable({"x": whole(1)})["x"],
         "experiment.max_seconds": nullable({"x": POSITIVE})["x"],
     },
-    # the step's `step` is its options model's (steps/options.py StepOptions; manifest.py)
+    # the step's `step` is its options model's (steps/declare.py StepOptions; manifest.py)
     Command.STEP.value: {
         "step": OBJECT, "cold": ANY_TEXT, "edges_method": ANY_TEXT,
         "surgery.eager_us": POSITIVES, "surgery.control_us": CONTROL, "surgery.call_us": POSITIVES,
         "surgery.torch_graph_us": POSITIVES, "surgery.rewarm_unread": NODES, "surgery.rewarm_nodes": whole(0),
         "surgery.rewarm_bytes": BYTES, "surgery.rounds": whole(1),
-        # why a piece is missing: the headline says it (analysis/step_split.py losses)
+        # why a piece is missing: the headline says it (steps/analyse/split.py losses)
         "surgery.control_missing": TEXT, "surgery.rewarm_missing": TEXT, "surgery.write_back_missing": TEXT,
         "graph": OBJECT, "graph.*": SCALAR, "surgery": OBJECT, "surgery.compiled": FLAG,
         "surgery.arms": ((lambda v: isinstance(v, list) and len(v) > 0 and texts(v) and len(set(v)) == len(v)),

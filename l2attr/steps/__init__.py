@@ -10,6 +10,6 @@ measures (run.py: one spec, one writer) and never imports the readers (l2attr/an
 
 from __future__ import annotations
 
-from l2attr.steps.record import ENV
+from l2attr.steps.measure.record import ENV
 
 __all__ = ["ENV"]

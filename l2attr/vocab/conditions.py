@@ -15,7 +15,7 @@ One word a line, with what runs and who takes it, so a new condition is one line
 
 The written words never change (committed run dirs are read back): the ladder writes `flush`,
 an experiment `flush_before_call`, for one condition. A step's and an edge's conditions act per
-kernel or per op inside a whole step (steps/run.py, steps/surgery.py, steps/edges.py); their
+kernel or per op inside a whole step (steps/measure/run.py, steps/measure/surgery.py, steps/measure/edges.py); their
 line says what runs, in words.
 """
 

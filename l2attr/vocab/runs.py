@@ -35,7 +35,7 @@ CACHE_ACTIONS = values(Command.INFO, Command.CLEAR)
 class Job(Vocab):
     """What a child process is started for: the Nsight Compute jobs of a profile or timeline run
     (each writes ncu/<job>.ncu-rep), and a marked step's programs in a child of `l2attr step` (its
-    options' `program`, steps/options.py)."""
+    options' `program`, steps/declare.py)."""
 
     SWEEP = "sweep"                  # the whole family x rung x profile sweep
     CONTROL = "control"              # the validity control's arms (rows labelled per arm)

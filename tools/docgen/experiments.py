@@ -9,7 +9,7 @@ The block sits between `<!-- experiments:begin -->` and `<!-- experiments:end --
 l2attr.report.experiment from every run dir under examples/experiments/, the timer
 comparison from the two runs of TIMER_RUNS (the blocking one is the
 reproduction's, not copied), and the steps block (between `<!-- steps:begin -->` and
-`<!-- steps:end -->`) by l2attr.report.step_text from examples/steps/surgery/ (graph surgery; examples/steps/runs/ holds the per-op method's older runs). tests/test_readme_experiments.py fails when they disagree.
+`<!-- steps:end -->`) by l2attr.steps.section.text from examples/steps/surgery/ (graph surgery; examples/steps/runs/ holds the per-op method's older runs). tests/test_readme_experiments.py fails when they disagree.
 """
 
 from __future__ import annotations
@@ -57,9 +57,9 @@ def timer_block() -> str:
 
 
 def pipeline_block(folder: Path | None = None) -> str:
-    """The README's one line on the paper's pipeline figure (analysis/step_load.py)."""
-    from l2attr.analysis.step import analyse_step
-    from l2attr.analysis.step_load import pipeline_sentence
+    """The README's one line on the paper's pipeline figure (steps/table.py)."""
+    from l2attr.steps.analyse.answer import analyse_step
+    from l2attr.steps.table import pipeline_sentence
 
     runs = runs_in(folder or ROOT / "examples" / "steps" / "surgery")
     return pipeline_sentence([analyse_step(p) for p in runs]) + (
@@ -73,8 +73,8 @@ def grid_block(folder: Path | None = None) -> str:
     import importlib.util
     import sys
 
-    from l2attr.analysis.step import StepAnswer
-    from l2attr.analysis.step_reading import EAGER, REPLAY
+    from l2attr.steps.analyse.answer import StepAnswer
+    from l2attr.steps.analyse.reading import EAGER, REPLAY
 
     here = ROOT / "examples" / "steps"
     sys.path.insert(0, str(here))
@@ -97,8 +97,8 @@ def grid_block(folder: Path | None = None) -> str:
 def steps_block(folder: Path | None = None) -> str:
     """Every step run of `folder` (default examples/steps/runs): per run its answer, measured edges,
     graph method and DRAM bytes; then the DLRM step times against no pin, and the sweep grids."""
-    from l2attr.analysis.step import analyse_step
-    from l2attr.report.step_text import steps_markdown
+    from l2attr.steps.analyse.answer import analyse_step
+    from l2attr.steps.section.text import steps_markdown
 
     runs = [(p, analyse_step(p)) for p in runs_in(folder or ROOT / "examples" / "steps" / "surgery")]
     return steps_markdown(runs, ROOT if folder is None else folder, base="dlrm-rung-baseline")
@@ -106,7 +106,7 @@ def steps_block(folder: Path | None = None) -> str:
 
 def answer_block(run: Path | None = None) -> str:
     """What the quick start's `print(ans.headline())` prints for its step: the committed run's."""
-    from l2attr.analysis.step import StepAnswer
+    from l2attr.steps.analyse.answer import StepAnswer
 
     return "```text\n" + StepAnswer.from_run(run or ROOT / ANSWER_RUN).headline() + "\n```\n"
 

@@ -51,8 +51,9 @@ def traced(torch, call, n: int, before=None, sync: bool = True) -> list[list[flo
 def main() -> None:
     import torch
 
-    from l2attr.steps import surgery, trace as replay
-    from l2attr.steps.flushes import Flushes
+    from l2attr.steps.measure import surgery
+    from l2attr.steps.measure import trace as replay
+    from l2attr.steps.measure.flushes import Flushes
     from l2attr.vocab import L2Condition
 
     wanted = sys.argv[1:] or ["llama-compiled-prefill-512", "selfcheck-quarter-l2", "llama-prefill-512"]

@@ -19,7 +19,7 @@ from profiled import captured, chrome_events  # noqa: E402  (tools/probes/profil
 def sums(torch, call, n: int, sync: bool, before=None) -> list[float]:
     """Per call of `call` (after three untraced ones, `before` run untraced ahead of each), the sum
     of its kernels' CUPTI durations; the first traced call dropped."""
-    from l2attr.steps.trace import Slots, launched
+    from l2attr.steps.measure.trace import Slots, launched
 
     for _ in range(3):
         call()

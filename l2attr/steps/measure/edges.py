@@ -14,7 +14,7 @@ one consumer, all identical up to it (each preceded by an untraced step, as the 
   rewarmed   flushed, every such input byte read back: the control, which must match natural;
   edge_cold  flushed, the same read back except the bytes this producer wrote.
 
-The edge's saving is edge_cold - natural (analysis/step_edges.py judges it, and says where the
+The edge's saving is edge_cold - natural (steps/analyse/edges.py judges it, and says where the
 control is off). The arms of one repeat run back to back, their order rotating. The consumer's
 time is the sum of its op's kernels (CUPTI durations), from one torch.profiler session.
 """
@@ -28,7 +28,7 @@ import pandas as pd
 
 from l2attr.errors import UserError
 from l2attr.schema import STEP_EDGES
-from l2attr.steps.record import OpRecord, make_recorder
+from l2attr.steps.measure.record import OpRecord, make_recorder
 from l2attr.vocab import L2Condition
 
 SECTOR = 32
@@ -160,7 +160,7 @@ def measure_edges(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, p
                   repeats: int, reference: list[str]) -> pd.DataFrame:
     """Every arm of every planned edge, `repeats` times: step_edges rows. `reference`: the step's
     op names, which every measured step must repeat."""
-    from l2attr.steps.trace import Slots, edge_kernels, profiled
+    from l2attr.steps.measure.trace import Slots, edge_kernels, profiled
 
     torch = dev.torch
     slots = Slots()

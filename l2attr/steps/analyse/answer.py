@@ -27,12 +27,12 @@ import pandas as pd
 
 from l2attr.analysis.significance import Interval, clock_tick_us, compare
 from l2attr.measure.stats import bootstrap_median_ci
-from l2attr.analysis.step_reading import (EAGER, KERNEL_TIME, MATCHED, REPLAY, START, STUDY, STUDY_CLAIM, Share,  # noqa: F401
+from l2attr.steps.analyse.reading import (EAGER, KERNEL_TIME, MATCHED, REPLAY, START, STUDY, STUDY_CLAIM, Share,  # noqa: F401
                                           Split, eager_interval, of_denominator, of_kernel_time, out_of_bracket,
                                           describe_kernel, dram_per_kernel, dram_totals, matched_headline, per_repeat, split, top_edges,
                                           top_kernels, versus_claim)
-from l2attr.analysis.step_edges import EDGE_COLUMNS, OUTSIDE, edges  # noqa: F401  (re-exported)
-from l2attr.analysis.step_split import first_node, losses
+from l2attr.steps.analyse.edges import EDGE_COLUMNS, OUTSIDE, edges  # noqa: F401  (re-exported)
+from l2attr.steps.analyse.split import first_node, losses
 from l2attr.names import UNMATCHED, name_op  # noqa: F401  (re-exported: the readers call them here)
 from l2attr.vocab import Judgement, Command, L2Condition, StepMode
 
@@ -203,7 +203,7 @@ class StepAnswer:
 
     def __repr__(self) -> str:
         """What `l2attr step --show` prints: the headline, the top kernels and edges, where it lives."""
-        from l2attr.analysis.step_reading import summary
+        from l2attr.steps.analyse.reading import summary
 
         return summary(self)
 
@@ -332,9 +332,9 @@ def answer(k: pd.DataFrame, ops: pd.DataFrame, times: pd.DataFrame | None = None
 
 
 def analyse_step(path: Path) -> StepAnswer:
-    """A step run dir's answer, checked as `l2attr report` checks it (analysis/step_load.py)."""
-    from l2attr.analysis.step_edges import edge_results
-    from l2attr.analysis.step_load import _edge_fields, edge_names, first_line, load_edges, load_step, step_name
+    """A step run dir's answer, checked as `l2attr report` checks it (steps/table.py)."""
+    from l2attr.steps.analyse.edges import edge_results
+    from l2attr.steps.table import _edge_fields, edge_names, first_line, load_edges, load_step, step_name
     from l2attr.rundir import RunDir
 
     m, k, ops, times = load_step(path)

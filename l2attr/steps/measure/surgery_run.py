@@ -1,14 +1,14 @@
 """`l2attr.step` by graph surgery (the default for any step that can be captured).
 
 1. Capture the step twice (the two must hold the same nodes, launched alike) into CUDA graphs;
-   refuse host and conditional nodes and a step that changes between calls (steps/surgery.py).
-2. Build the cold copies (steps/flushes.py): a clean flush before every kernel node (`cold`), a
+   refuse host and conditional nodes and a step that changes between calls (steps/measure/surgery.py).
+2. Build the cold copies (steps/measure/flushes.py): a clean flush before every kernel node (`cold`), a
    flush that leaves one L2 of dirty lines (`cold_dirty`), a clean flush followed by the kernel's
    own inherited write-back (`cold_matched`, where the write-back was measured), and one flush before
    the first kernel only (`cold_start`: what the step reuses of what was there before it).
 3. Replay the arms interleaved under torch.profiler; every kernel's duration per arm, keyed by its
-   node (steps/trace.py).
-4. Attribute nodes to ops from one eager recorded call (steps/attribute.py).
+   node (steps/measure/trace.py).
+4. Attribute nodes to ops from one eager recorded call (steps/measure/attribute.py).
 5. Time the step three ways, the answer's denominators: the natural graph's replays (blocking
    timer), the function called on its own in a loop as a program runs it (host clock, nothing
    queued ahead: the eager step), and its kernels summed per call under the profiler, the figure
@@ -26,7 +26,7 @@ import pandas as pd
 
 from l2attr.vocab import L2Condition
 
-# the arms, as members from here to the kernel table (steps/trace.py Slots)
+# the arms, as members from here to the kernel table (steps/measure/trace.py Slots)
 NATURAL, COLD, MATCHED, DIRTY, START = (L2Condition.NATURAL, L2Condition.COLD, L2Condition.COLD_MATCHED,
                                         L2Condition.COLD_DIRTY, L2Condition.COLD_START)
 WARM, REWARMED = L2Condition.WARM_INPUTS, L2Condition.REWARMED
@@ -58,7 +58,7 @@ METHOD = {
     "warm_inputs": "the natural graph with a node before every kernel that reads back every allocator block the "
                    "kernel's pointer arguments touch (clean loads, at most one L2, the most recent kept), no flush",
     "rewarmed": "the copy whose node before every kernel is the matched flush, then the same read-back: rewarmed minus "
-                "warm_inputs is the flush's non-data cost to that kernel (steps/flushes.py)",
+                "warm_inputs is the flush's non-data cost to that kernel (steps/measure/flushes.py)",
 }
 
 
@@ -92,11 +92,11 @@ def user_graph(torch: Any, fn: Any) -> Any:
 
 
 def write_back_bytes(write_back: Mapping[int, float] | float | None, n_kernels: int) -> tuple[dict[int, float], str]:
-    """Per kernel node, the write-back its natural run inherits (bytes), from steps/options.py
+    """Per kernel node, the write-back its natural run inherits (bytes), from steps/declare.py
     `node_bytes`'s one form (a mapping node -> bytes, or one number for every node: 0 for a step known
     to leave nothing dirty). ({}, why) when there is none or it is not this graph's."""
     if write_back is None:
-        return {}, "no write-back reading was given (Nsight Compute per kernel node: steps/ncu.py profile_graph)"
+        return {}, "no write-back reading was given (Nsight Compute per kernel node: steps/measure/ncu.py profile_graph)"
     got = (dict(write_back) if isinstance(write_back, Mapping)
            else {j: float(write_back) for j in range(n_kernels)})      # every node the same (0: the clean flush)
     if sorted(got) != list(range(n_kernels)):
@@ -110,9 +110,14 @@ def measure(dev: Any, fn: Callable[..., Any], args: tuple, kwargs: dict, repeats
             until: StopRule | None = None, max_repeats: int = 0) -> SurgeryRun:
     """Everything the surgery run writes, phase by phase: capture, arms, trace (in rounds of
     `repeats` until the rule `until` says the answer is decided or `max_repeats` are traced), attribute,
-    time, control, edges (steps/graph_edges.py; None with a reason where the driver gives no arguments)."""
-    from l2attr.steps import attribute, flushes as rewarms, graph_edges, surgery, timing, trace
-    from l2attr.steps.flushes import Flushes, grain
+    time, control, edges (steps/measure/graph_edges.py; None with a reason where the driver gives no arguments)."""
+    from l2attr.steps.measure import attribute
+    from l2attr.steps.measure import flushes as rewarms
+    from l2attr.steps.measure import graph_edges
+    from l2attr.steps.measure import surgery
+    from l2attr.steps.measure import timing
+    from l2attr.steps.measure import trace
+    from l2attr.steps.measure.flushes import Flushes, grain
 
     torch = dev.torch
     t0 = time.perf_counter()

@@ -6,7 +6,7 @@ captured into a CUDA graph (what the program itself launches, whatever launched 
 cuBLAS, Triton from torch.compile), and the cold arms are *copies of that graph* with a flush node
 in front of every kernel node:
 
-- the flush is a child-graph node holding a captured flush (steps/flushes.py): un-pin, demote,
+- the flush is a child-graph node holding a captured flush (steps/measure/flushes.py): un-pin, demote,
   read twice the L2 (clean lines), and for the write-back arm a write of one L2 of useless lines;
 - in the copy, flush j depends on kernel j's dependencies *and* on kernel j-1, and kernel j on
   flush j: the kernels run one at a time in creation order (a captured graph's creation order is
@@ -15,7 +15,7 @@ in front of every kernel node:
 
 A graph is refused when it holds nodes whose work the copies cannot reproduce faithfully (host
 callbacks, conditional nodes, memory allocation nodes) or when three captures of the step differ
-(steps/pointers.py launch_difference).
+(steps/measure/pointers.py launch_difference).
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ def refuse_changing(torch: Any, caps: list[Shape]) -> str:
     that is gone (an illegal address that ends the process's CUDA context). Otherwise what the run
     says of the check: the values that changed but are no count (a struct's padding), the nodes whose
     launch the driver did not give (not compared)."""
-    from l2attr.steps.pointers import PointersUnavailable, blocks, host_spans, launch_difference, node_launch
+    from l2attr.steps.measure.pointers import PointersUnavailable, blocks, host_spans, launch_difference, node_launch
 
     spans, host = blocks(torch.cuda.memory_snapshot()), host_spans()
     unread: list[int] = []

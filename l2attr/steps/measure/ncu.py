@@ -21,7 +21,7 @@ Its per-node `gpu__time_duration` delta (all - none) is what the surgery's clean
 - natural) claims; `dram__bytes_write` under none against all is the write-back a kernel pays in
 natural for its predecessors' dirty lines.
 
-    python -m l2attr.steps.ncu child FILE.py:FACTORY       # FACTORY() -> (fn, args)
+    python -m l2attr.steps.measure.ncu child FILE.py:FACTORY       # FACTORY() -> (fn, args)
 """
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ from l2attr.errors import UserError
 from l2attr.names import NVTX_DOMAIN, STEP_OP
 from l2attr.rundir import RunDir
 from l2attr.schema import STEP_DRAM
-from l2attr.steps.record import NVTX_OP_INCLUDE
+from l2attr.steps.measure.record import NVTX_OP_INCLUDE
 from l2attr.vocab import Command, Job, Ncu, StepMode
 
 CACHE_CONTROLS = (Ncu.NONE.value, Ncu.ALL.value)
@@ -49,7 +49,7 @@ def profiled_child(fn: Callable[..., Any], args: tuple, kwargs: dict, warmup: in
     """The child's side: warm-up steps, then one step with each op in its NVTX range."""
     import torch
 
-    from l2attr.steps.record import make_recorder
+    from l2attr.steps.measure.record import make_recorder
 
     for _ in range(warmup):
         fn(*args, **kwargs)
@@ -126,7 +126,7 @@ def child_env(folder: Path, warmup: int, program: Job = Job.STEP_OPS, replays: i
     """How a marked script is told to be an ncu child: its options' `program` is step-ops (each op
     in its NVTX range, per-op DRAM bytes) or step-graph (its step captured and replayed, per kernel
     node: the write-back), in a file under `folder` whose path the variable holds."""
-    from l2attr.steps.options import StepOptions
+    from l2attr.steps.declare import StepOptions
 
     return StepOptions(program=program, warmup=warmup, replays=replays).to_child(folder)
 
@@ -180,7 +180,7 @@ def replay_steps(steps: list[tuple], replays: int, warmup: int = 3) -> None:
     import torch
     from cuda.bindings import runtime as rt
 
-    from l2attr.steps import surgery
+    from l2attr.steps.measure import surgery
 
     counts = {}
     for name, fn, args, *rest in steps:     # in the caller's grad mode, as l2attr.step captures it
@@ -228,7 +228,7 @@ def profile_graph(target: str | Sequence[str], out: Path, replays: int, ncu: str
         opts = NcuOptions(cache_control=cc, allow_cache_flush=(cc == Ncu.ALL), nvtx_include=(),
                           extra=("--profile-from-start", "off"))
         child = list(target) if not isinstance(target, str) else [
-            sys.executable, "-m", "l2attr.steps.ncu", "child", target, str(replays)]
+            sys.executable, "-m", "l2attr.steps.measure.ncu", "child", target, str(replays)]
         argv = build_ncu_argv(child, names, rep, opts, ncu)
         counts = out / f"graph-cache-{cc}.counts.json"
         failed = out / f"graph-cache-{cc}.error.txt"

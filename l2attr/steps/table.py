@@ -1,4 +1,4 @@
-"""Read a step run dir (refusing damaged data) and answer it (analysis/step.py, step_edges.py); and
+"""Read a step run dir (refusing damaged data) and answer it (steps/analyse/answer.py, step_edges.py); and
 answer the paper's pipeline claim from the shipped rung steps' answers.
 """
 
@@ -13,11 +13,11 @@ from typing import Any, Iterator
 import pandas as pd
 
 from l2attr.analysis.significance import compare
-from l2attr.analysis.step_program import compiled_caveat, program_caveat, program_check
+from l2attr.steps.check.program import compiled_caveat, program_caveat, program_check
 from l2attr.errors import STRICT, Damage, UserError
 from l2attr.integrity.manifest import check_manifest
-from l2attr.integrity.step import check_step_dram, check_step_tables, replays_a_graph
-from l2attr.integrity.step_counts import check_declared, check_graph_counts
+from l2attr.steps.check.rules import check_step_dram, check_step_tables, replays_a_graph
+from l2attr.steps.check.counts import check_declared, check_graph_counts
 from l2attr.rundir import COMPLETE, RunDir
 from l2attr.schema import KERNEL_EDGES, STEP_DRAM, STEP_EDGES, STEP_KERNELS, STEP_OPS, STEP_TIMES
 from l2attr.vocab import EDGE_ARMS, Command, RungId, StepMode, condition_words
@@ -54,7 +54,7 @@ def load_edges(run: RunDir) -> pd.DataFrame:
 
 # `report --allow-partial` over step runs: the Damage the loader reads with (STRICT unless a page sets
 # one, commands/report_pages.py) and, per manifest read under it, what it read past, which the
-# answer's first line says (first_line). A context, so the answer's own path (analysis/step.py
+# answer's first line says (first_line). A context, so the answer's own path (steps/analyse/answer.py
 # analyse_step) needs no argument for it.
 _DAMAGE: ContextVar[Damage] = ContextVar("step_damage", default=STRICT)
 _PARTIAL: dict[int, tuple[dict[str, Any], list[str]]] = {}
@@ -86,7 +86,7 @@ def load_step(path: Path, damage: Damage | None = None) -> tuple[dict[str, Any],
     times = run.read(STEP_TIMES) if run.has(STEP_TIMES) else pd.DataFrame(columns=list(STEP_TIMES.columns))
     edges = run.read(STEP_EDGES) if run.has(STEP_EDGES) else None
     check_step_tables({STEP_KERNELS.name: k, STEP_OPS.name: ops, STEP_TIMES.name: times, STEP_DRAM.name: dram,
-                       STEP_EDGES.name: edges}, replays_a_graph(m), run.path,      # integrity/step.py
+                       STEP_EDGES.name: edges}, replays_a_graph(m), run.path,      # steps/check/rules.py
                       kernel_edges=bool(m.get(KERNEL_EDGES)))
     check_graph_counts(m, k, run.path)
     _unique(k, STEP_KERNELS.key, where)

@@ -18,7 +18,7 @@ from typing import Any, Callable
 from l2attr.names import LEGACY_PREFIX, STEP_OP
 
 # The variable `l2attr step` sets for the script whose marked step it records: the path of a file
-# holding the step's options (steps/options.py StepOptions.to_child), never the options themselves.
+# holding the step's options (steps/declare.py StepOptions.to_child), never the options themselves.
 ENV = "L2ATTR_STEP_OPTIONS"
 
 OP_RANGE = f"{LEGACY_PREFIX}op:"          # LEGACY_PREFIX + names.STEP_OP: one op in the kineto trace
@@ -102,7 +102,7 @@ def make_recorder(flush: Callable[[], None] | None, nvtx_ranges: bool = False, b
                   range_ops: set[int] | None = None) -> Any:
     """A TorchDispatchMode recording every op (and flushing before each, when `flush` is given).
     `nvtx_ranges`: each op also inside an NVTX range `op:<index>` of l2attr's domain (for ncu).
-    `before`: a hook in place of the flush (steps/edges.py). `range_ops`: only these ops get a
+    `before`: a hook in place of the flush (steps/measure/edges.py). `range_ops`: only these ops get a
     profiler range (the others are recorded, not traced: a smaller trace)."""
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode

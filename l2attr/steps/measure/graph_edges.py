@@ -1,9 +1,9 @@
 """Kernel-level edges of a captured step, measured inside graph replays.
 
-The edges come from the kernel nodes' pointer arguments (steps/pointers.py). Each edge i -> j is
-measured as the per-op method measures an op-level edge (steps/edges.py), with the consumer kernel
+The edges come from the kernel nodes' pointer arguments (steps/measure/pointers.py). Each edge i -> j is
+measured as the per-op method measures an op-level edge (steps/measure/edges.py), with the consumer kernel
 j of the step's graph in place of a consumer op. Four arms, each a graph: the natural graph, and
-three copies of it with one child-graph node in front of kernel j alone (steps/surgery.py):
+three copies of it with one child-graph node in front of kernel j alone (steps/measure/surgery.py):
 
   natural    the natural graph;
   cold       a clean flush before j (every input of j cold);
@@ -24,8 +24,8 @@ import pandas as pd
 
 from l2attr.errors import UserError
 from l2attr.schema import STEP_EDGES
-from l2attr.steps.edges import ARMS, rotate
-from l2attr.steps.pointers import kernel_edges, warm_spans
+from l2attr.steps.measure.edges import ARMS, rotate
+from l2attr.steps.measure.pointers import kernel_edges, warm_spans
 from l2attr.vocab import L2Condition
 
 LEVEL = ("kernel-level: producer and consumer are kernel nodes of the step's graph (step_kernels.csv `node`), "
@@ -63,7 +63,7 @@ def rank(edges: pd.DataFrame, k: pd.DataFrame, n: int) -> pd.DataFrame:
 def rows_from(kern: pd.DataFrame, plans: pd.DataFrame, names: list[str], warmed: dict[tuple[int, str], int]) -> pd.DataFrame:
     """Traced edge replays (steps/trace.edge_kernels) -> step_edges rows: the consumer node's duration
     per (edge, arm, repeat), the node found by (name, occurrence) in its replay."""
-    from l2attr.steps.trace import occurrence_keys
+    from l2attr.steps.measure.trace import occurrence_keys
 
     keys = occurrence_keys(names)
     out = []
@@ -82,9 +82,10 @@ def rows_from(kern: pd.DataFrame, plans: pd.DataFrame, names: list[str], warmed:
 
 def measure(dev: Any, raw: Any, s: Any, k: pd.DataFrame, flushes: Any, n: int, repeats: int) -> pd.DataFrame | None:
     """Discover, pick and measure the top `n` kernel edges; None when the step has none."""
-    from l2attr.steps import pointers, surgery
-    from l2attr.steps.edges import Warmer
-    from l2attr.steps.trace import Slots, cold_names, edge_kernels, profiled
+    from l2attr.steps.measure import pointers
+    from l2attr.steps.measure import surgery
+    from l2attr.steps.measure.edges import Warmer
+    from l2attr.steps.measure.trace import Slots, cold_names, edge_kernels, profiled
 
     torch = dev.torch
     touch, spans = pointers.read(torch, s.kernels)
@@ -135,7 +136,7 @@ def measured_edges(dev: Any, raw: Any, s: Any, k: pd.DataFrame, flushes: Any, n:
                   log: Callable[[str], None]) -> tuple[pd.DataFrame | None, str]:
     """The kernel-level edges, or (None, why) when the driver does not give the nodes' arguments or
     an edge cannot be measured (the caller then measures op-level edges, and says so)."""
-    from l2attr.steps.pointers import PointersUnavailable
+    from l2attr.steps.measure.pointers import PointersUnavailable
 
     try:
         rows = measure(dev, raw, s, k, flushes, n, repeats)

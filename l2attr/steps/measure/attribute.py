@@ -45,8 +45,8 @@ def is_compiled(torch: Any, fn: Any) -> bool:
 def eager_record(torch: Any, fn: Callable[..., Any], args: tuple, kwargs: dict) -> tuple[pd.DataFrame, list[Any], str]:
     """One eager call under the recorder: (its kernels with op_index, kernel_index; its ops; why
     not, when it could not be recorded)."""
-    from l2attr.steps.record import make_recorder
-    from l2attr.steps.trace import Slots, kernels, profiled
+    from l2attr.steps.measure.record import make_recorder
+    from l2attr.steps.measure.trace import Slots, kernels, profiled
 
     rec = make_recorder(None)
     slots = Slots()

@@ -2,11 +2,11 @@
 
 A GPU kernel event carries the correlation id of the runtime call that launched it; that call
 happened on a CPU thread inside l2attr's ranges `l2attr:slot:<k>` (one traced replay or call,
-numbered by a `Slots`) and `l2attr:op:<index>` (steps/record.py). Matching by the launch's CPU
+numbered by a `Slots`) and `l2attr:op:<index>` (steps/measure/record.py). Matching by the launch's CPU
 time inside those ranges works for any launch API (cudaLaunchKernel, cuLaunchKernelEx, cuBLAS,
 Triton) and needs no knowledge of how kineto links ops. Kernels of l2attr's own flush and re-warm
 are dropped by name. A CUDA graph's replay launches its kernels with one cudaGraphLaunch: they
-carry its correlation id and no op range (steps/attribute.py gives them their ops).
+carry its correlation id and no op range (steps/measure/attribute.py gives them their ops).
 
 A range's name holds its number only. What the replay measured (its arm, an `L2Condition`; its
 repeat; its edge) is kept by the `Slots` that numbered it, as typed values, and joins the kernel
@@ -23,7 +23,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from l2attr.errors import UserError
-from l2attr.steps.record import OP_RANGE, SLOT_RANGE
+from l2attr.steps.measure.record import OP_RANGE, SLOT_RANGE
 from l2attr.names import LEGACY_PREFIX, STEP_OP, STEP_SLOT
 from l2attr.vocab import L2Condition, Vocab
 
@@ -173,7 +173,7 @@ def _launched(events: list[dict[str, Any]], slots: Slots) -> list[dict[str, Any]
 
 
 def launched(trace: dict[str, Any], slots: Slots) -> list[dict[str, Any]]:
-    """Every kernel of a traced replay numbered by `slots`, as a row (steps/timing.py, tools)."""
+    """Every kernel of a traced replay numbered by `slots`, as a row (steps/measure/timing.py, tools)."""
     return _launched(_events(trace), slots)
 
 
@@ -197,7 +197,7 @@ EDGE_KERNEL_COLUMNS = ["edge", "arm", "repeat", "op_index", "kernel", "duration_
 
 def edge_kernels(trace: dict[str, Any], slots: Slots) -> pd.DataFrame:
     """One row per kernel launched inside an edge measurement's traced step (fields `edge`, `arm`,
-    `repeat`: steps/edges.py, steps/graph_edges.py)."""
+    `repeat`: steps/measure/edges.py, steps/measure/graph_edges.py)."""
     rows = _launched(_events(trace), slots)
     return pd.DataFrame(rows, columns=EDGE_KERNEL_COLUMNS)[EDGE_KERNEL_COLUMNS]
 
@@ -230,7 +230,7 @@ def trace_arms(torch: Any, arms: dict[L2Condition, Callable[[], None]], repeats:
                warm_replays: int = NATURAL_WARM_REPLAYS, first: int = 0) -> tuple[dict[str, Any], Slots]:
     """Replay each arm `repeats` times under the profiler; the kineto trace as a dict and the
     numbered replays (each with its arm and repeat). Before a
-    natural replay: `settle` (steps/flushes.py `Flushes.settle`: reset evict-last lines, write back
+    natural replay: `settle` (steps/measure/flushes.py `Flushes.settle`: reset evict-last lines, write back
     the dirty lines a cold_dirty arm left), then `warm_replays` untraced natural replays, so the
     traced one meets the L2 as the program's own back-to-back steps leave it. After any flush one
     untraced replay is not enough for a step smaller than L2 (the quarter-L2 self-check's kernels

@@ -90,7 +90,7 @@ class Flushes:
                                          np.uint64(self.sink.data_ptr())), stream=self._stream())
 
     def _capture(self, dirty_bytes: int) -> Any:
-        from l2attr.steps.surgery import capture, raw_graph
+        from l2attr.steps.measure.surgery import capture, raw_graph
 
         self.launch(dirty_bytes)                      # compile + load the kernels outside the capture
         g = capture(self.torch, lambda: self.launch(dirty_bytes), warmup=1)
@@ -108,7 +108,7 @@ class Flushes:
 # is no data at all (code and constants resident in L2, page-table entries). The study's quantity is
 # the first. A control kernel elsewhere in the process measures the second only for itself; a
 # 200 MB GEMM, an attention kernel and a 3 KB gather need not pay what it pays. So every kernel node
-# gets two more arms, built from the blocks its pointer arguments touch (steps/pointers.py):
+# gets two more arms, built from the blocks its pointer arguments touch (steps/measure/pointers.py):
 #
 #   warm_inputs  no flush; before kernel j every block j touches read back (clean loads, no store:
 #                kernels/warm_l2.cu), at most one L2, the most recent kept;
@@ -136,10 +136,10 @@ class Rewarms:
 
 def build(dev: Any, flushes: Any, kernel_nodes: list[Any], write_back: dict[int, float]) -> Rewarms:
     """Capture each read node's two children: the read-back alone, and the matched flush then the read-back."""
-    from l2attr.steps import surgery
-    from l2attr.steps.edges import Warmer
-    from l2attr.steps.graph_edges import fit
-    from l2attr.steps.pointers import own_spans, read_each
+    from l2attr.steps.measure import surgery
+    from l2attr.steps.measure.edges import Warmer
+    from l2attr.steps.measure.graph_edges import fit
+    from l2attr.steps.measure.pointers import own_spans, read_each
 
     torch = dev.torch
     touch, spans, why = read_each(torch, kernel_nodes)

@@ -1,5 +1,5 @@
 """Step runs as Markdown: the README's generated block, examples/steps/runs/report.md and the CLI share
-it (analysis/step.py, analysis/step_edges.py judge; this lays out)."""
+it (steps/analyse/answer.py, steps/analyse/edges.py judge; this lays out)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from l2attr.analysis.step_reading import dram_lines, edges_how, graph_line, measured_edge_lines  # noqa: F401
-from l2attr.analysis.step import describe_kernel, top_edges, top_kernels, versus_claim
-from l2attr.analysis.step_reading import compare_step_times
-from l2attr.analysis.step_edges import describe as describe_edge
-from l2attr.analysis.step_load import is_graph, step_name
-from l2attr.analysis.step_program import program_check, program_line
+from l2attr.steps.analyse.reading import dram_lines, edges_how, graph_line, measured_edge_lines  # noqa: F401
+from l2attr.steps.analyse.answer import describe_kernel, top_edges, top_kernels, versus_claim
+from l2attr.steps.analyse.reading import compare_step_times
+from l2attr.steps.analyse.edges import describe as describe_edge
+from l2attr.steps.table import is_graph, step_name
+from l2attr.steps.check.program import program_check, program_line
 from l2attr.report.fmt import text_table
 from l2attr.report.markdown import md_table
 from l2attr.vocab import Judgement
@@ -113,7 +113,7 @@ def surgery_lines(ans: Any, every_up_to: int = 12, top: int = 8) -> list[str]:
 
 
 def _tick(k: Any) -> str:
-    """The clause that says the intervals include the timer's tick (analysis/step.per_kernel)."""
+    """The clause that says the intervals include the timer's tick (steps/analyse/answer.per_kernel)."""
     tick = float(k["clock_tick_us"].iloc[0]) if "clock_tick_us" in k and len(k) else 0.0
     return f"; intervals include the GPU timer's {1000 * tick:.0f} ns tick" if tick > 0 else ""
 
@@ -199,8 +199,8 @@ def study_lines(answers: list[Any]) -> list[str]:
     comparison: one GPU), its models and how many steps' activations (write-back-matched cold arm)
     fall on each side of the study's bound, once per denominator (the eager step, the graph replay).
     [] where no step carries the split."""
-    from l2attr.analysis.step_reading import EAGER, REPLAY
-    from l2attr.analysis.step_split import STUDY_CLAIM, study_counts
+    from l2attr.steps.analyse.reading import EAGER, REPLAY
+    from l2attr.steps.analyse.split import STUDY_CLAIM, study_counts
 
     by_gpu: dict[str, list[Any]] = {}
     for a in answers:

@@ -8,7 +8,7 @@ unknown cache control all passed or ended in a traceback; step_dram.csv was read
 with no check at all, so a cut or a repeated row changed the DRAM totals without a word. Each is
 stated here as a rule of the shared kind (rules.py), against the schema's STEP_* tables.
 
-`check_step_tables` validates a typed copy and returns nothing: the analysis (analysis/step.py)
+`check_step_tables` validates a typed copy and returns nothing: the analysis (steps/analyse/answer.py)
 keeps reading the frames as they were read, so what it computes from an intact run is unchanged.
 """
 
@@ -202,7 +202,7 @@ def _same_kernels_per_step(kernels: pd.DataFrame, source: str, damage: Damage) -
 
 def check_step_dram(dram: pd.DataFrame, path: Path, damage: Damage = STRICT) -> pd.DataFrame:
     """step_dram.csv: one row per (cache control, op, kernel, key), bytes finite and >= 0, and the
-    same kernels with both keys under every cache control (steps/ncu.py profiles one step twice, the
+    same kernels with both keys under every cache control (steps/measure/ncu.py profiles one step twice, the
     L2 as left and flushed): a cut loses the last kernels of the last cache control."""
     source = str(path / STEP_DRAM.filename)
     values = pd.to_numeric(dram["value"], errors="coerce")

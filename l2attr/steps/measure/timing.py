@@ -25,7 +25,7 @@ def trace_calls(torch: Any, call: Callable[[], Any], repeats: int) -> pd.DataFra
     the natural replay's kernel time to it, so a capture that ran another program (an eager twin, a
     branch the capture froze) is seen: kernels inside one call are the program's own, the launch
     gaps between them are not counted."""
-    from l2attr.steps.trace import Slots, launched, profiled
+    from l2attr.steps.measure.trace import Slots, launched, profiled
 
     slots = Slots()
     call()                                  # the state one call leaves the next, untraced
@@ -64,7 +64,7 @@ def control_cost(torch: Any, flush: Callable[[], None], repeats: int, nbytes: in
     """What a flush costs a kernel besides its data (code, constants, page-table entries): a sum over
     a slice no step leaves resident, right after the same kernel over another slice (natural) and
     after the clean flush (cold); per repeat, cold minus natural in µs (CUPTI durations)."""
-    from l2attr.steps.trace import KINETO_KERNEL, _events, profiled
+    from l2attr.steps.measure.trace import KINETO_KERNEL, _events, profiled
 
     n = nbytes // 4
     slices = 4 * repeats + 4

@@ -3,7 +3,7 @@ the judgement, a link to its section), then the sweep grids and each step's sect
 waterfall of per-kernel savings, the kernel and edge tables (attributed, and measured by selective
 eviction).
 
-Everything judged comes from analysis/step.py; this only lays it out.
+Everything judged comes from steps/analyse/answer.py; this only lays it out.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ import plotly.graph_objects as go
 from markupsafe import Markup
 
 from l2attr import __version__
-from l2attr.analysis.step import describe_kernel, top_edges, top_kernels
+from l2attr.steps.analyse.answer import describe_kernel, top_edges, top_kernels
 from l2attr.report.charts import figure_json
 from l2attr.report.html import page_environment
-from l2attr.analysis.step_load import step_name
-from l2attr.report.step_text import (EDGE_HEADERS, SURGERY_HEADERS, anchors, edge_rows, edges_how, graph_line, grids,
+from l2attr.steps.table import step_name
+from l2attr.steps.section.text import (EDGE_HEADERS, SURGERY_HEADERS, anchors, edge_rows, edges_how, graph_line, grids,
                                      index_layout, slug_path, study_lines, surgery_intro, surgery_row)
 
 TEMPLATE = "step.html.j2"

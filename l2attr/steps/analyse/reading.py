@@ -14,7 +14,7 @@ Denominators, each named wherever its share is printed:
 A share of the replay or the eager step is the saving's median over the denominator's median; its
 interval divides the saving's interval by the denominator's (the far ends: the wider bound).
 
-The split (the study's quantity is the reuse of activations) is analysis/step_split.py's: every
+The split (the study's quantity is the reuse of activations) is steps/analyse/split.py's: every
 part an interval of paired per-repeat values, the non-data cost measured per kernel node.
 """
 
@@ -29,8 +29,8 @@ import numpy as np
 import pandas as pd
 
 from l2attr.analysis.significance import Interval, compare
-from l2attr.analysis.step_edges import OUTSIDE
-from l2attr.analysis.step_split import (DECIDE_HALF_WIDTH, STUDY, STUDY_CLAIM, Split, split,  # noqa: F401  (re-exported)
+from l2attr.steps.analyse.edges import OUTSIDE
+from l2attr.steps.analyse.split import (DECIDE_HALF_WIDTH, STUDY, STUDY_CLAIM, Split, split,  # noqa: F401  (re-exported)
                                         versus_claim)
 from l2attr.vocab import Judgement, L2Condition
 
@@ -214,7 +214,7 @@ def grid_sentence(answers: list[Any]) -> str:
 # -- the answer in words for a terminal: what repr(StepAnswer) and `l2attr step --show` print ------
 def graph_line(ans: Any) -> str:
     """How a graph step's arms were made, and how well its replay matched the eager step."""
-    from l2attr.analysis.step_load import is_graph
+    from l2attr.steps.table import is_graph
 
     g = ans.manifest.get("graph") or {}
     if not is_graph(ans.manifest):
@@ -234,11 +234,11 @@ def edges_how(m: dict[str, Any]) -> str:
 
 
 def measured_edge_lines(ans: Any, n: int = 5) -> list[str]:
-    """The CLI's lines: the measured edges, one sentence each (analysis/step_edges.describe)."""
+    """The CLI's lines: the measured edges, one sentence each (steps/analyse/edges.describe)."""
     e = getattr(ans, "measured_edges", None)
     if e is None or not len(e):
         return []
-    from l2attr.analysis.step_edges import describe as describe_edge
+    from l2attr.steps.analyse.edges import describe as describe_edge
 
     return [f"edges measured by selective eviction ({edges_how(ans.manifest)}):",
             *[describe_edge(r) for r in e.head(n).to_dict("records")]]
@@ -246,7 +246,7 @@ def measured_edge_lines(ans: Any, n: int = 5) -> list[str]:
 
 def dram_lines(path: Path) -> list[str]:
     """The step's DRAM bytes under Nsight Compute, where `l2attr step --ncu` measured them."""
-    from l2attr.integrity.step import check_step_dram
+    from l2attr.steps.check.rules import check_step_dram
     from l2attr.rundir import RunDir
     from l2attr.schema import STEP_DRAM
 

@@ -17,7 +17,7 @@ import pandas as pd
 
 from l2attr.errors import STRICT, Damage, UserError
 from l2attr.integrity.manifest import is_whole
-from l2attr.integrity.step import GRAPH_ONLY
+from l2attr.steps.check.rules import GRAPH_ONLY
 from l2attr.schema import STEP_KERNELS
 from l2attr.vocab import L2Condition, StepMode
 

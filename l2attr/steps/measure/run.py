@@ -1,11 +1,11 @@
 """Measure one step into a run dir: one spec in, one writer out, whichever method measured it.
 
 The spec (`StepSpec`, frozen) says what to run and how often; `run_step` measures it by graph
-surgery (steps/surgery_run.py: every kernel node of the captured step natural against its cold
+surgery (steps/measure/surgery_run.py: every kernel node of the captured step natural against its cold
 arms) or, where the step cannot be captured or eager is asked for, per op (a read flush before
 every op under the dispatch-mode recorder; its later kernels stay warm, and the run says so).
 Both give a `SurgeryRun`-shaped record that one writer turns into the run dir; the top edges are
-then measured apart. Which edges is the reader's question (analysis/step_edges.py), so the caller
+then measured apart. Which edges is the reader's question (steps/analyse/edges.py), so the caller
 passes the choice in (`choose_edges`): this producer never imports the analysis layer.
 """
 
@@ -23,11 +23,11 @@ from l2attr import atomic
 from l2attr.errors import UserError
 from l2attr.rundir import COMPLETE, RunDir, command_line
 from l2attr.schema import KERNEL_EDGES, STEP_EDGES, STEP_KERNELS, STEP_OPS, STEP_TIMES
-from l2attr.steps.options import NodeBytes, StepOptions
-from l2attr.steps.record import OpRecord, make_recorder
-from l2attr.steps.trace import SLOTS_KEY
-from l2attr.steps.timing import time_steps
-from l2attr.steps.surgery_run import SurgeryRun
+from l2attr.steps.declare import NodeBytes, StepOptions
+from l2attr.steps.measure.record import OpRecord, make_recorder
+from l2attr.steps.measure.trace import SLOTS_KEY
+from l2attr.steps.measure.timing import time_steps
+from l2attr.steps.measure.surgery_run import SurgeryRun
 from l2attr.vocab import Command, L2Condition, StepMode, TimerKind
 
 KIND = Command.STEP.value
@@ -43,14 +43,14 @@ EdgeChooser = Callable[[pd.DataFrame, pd.DataFrame, int], list[tuple[int, int, i
 
 @dataclass(frozen=True)
 class StepSpec:
-    """What to measure: the step and its inputs, how (its options: steps/options.py), and what else
+    """What to measure: the step and its inputs, how (its options: steps/declare.py), and what else
     the answer needs (the write-back per kernel node for the matched arm; a stopping rule)."""
 
     fn: Callable[..., Any]
     args: tuple = ()
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     options: StepOptions = field(default_factory=StepOptions)
-    write_back: NodeBytes | None = None     # steps/options.py node_bytes: the matched arm's input
+    write_back: NodeBytes | None = None     # steps/declare.py node_bytes: the matched arm's input
     until: Any = None              # a stopping rule (surgery_run.StopRule): more repeats while undecided
 
     def check(self) -> None:
@@ -92,8 +92,8 @@ def run_step(spec: StepSpec, log: Callable[[str], None] = print, choose_edges: E
     t0 = time.perf_counter()
     fallback = ""
     if not o.eager:
-        from l2attr.steps.surgery import UncapturableStep
-        from l2attr.steps.surgery_run import measure
+        from l2attr.steps.measure.surgery import UncapturableStep
+        from l2attr.steps.measure.surgery_run import measure
 
         try:
             got = measure(device, spec.fn, spec.args, dict(spec.kwargs), o.repeats, o.warmup, log,
@@ -136,7 +136,7 @@ def _write(dev: Any, spec: StepSpec, mode: StepMode, got: SurgeryRun, log: Calla
     t_main = time.perf_counter() - t0
     note: dict[str, Any] = {}
     if o.edges and surgery and got.edges is not None:
-        from l2attr.steps import graph_edges
+        from l2attr.steps.measure import graph_edges
 
         run.write(STEP_EDGES, got.edges)
         note = {"edges_method": graph_edges.METHOD, "edges_level": graph_edges.LEVEL, KERNEL_EDGES: True}
@@ -163,7 +163,7 @@ def _write(dev: Any, spec: StepSpec, mode: StepMode, got: SurgeryRun, log: Calla
 def _op_edges(run: RunDir, dev: Any, spec: StepSpec, k: pd.DataFrame, ops: list[OpRecord],
               log: Callable[[str], None], choose: EdgeChooser | None, op_level: bool = False) -> dict[str, Any]:
     """Measure the chosen op-level edges apart into step_edges.csv; the manifest note (method, or why not)."""
-    from l2attr.steps.edges import METHOD as EDGE_METHOD, EdgePlan, measure_edges
+    from l2attr.steps.measure.edges import METHOD as EDGE_METHOD, EdgePlan, measure_edges
 
     if choose is None:
         return {"edges_error": "no edge chooser was given (l2attr.step passes the analysis layer's)"}
@@ -185,7 +185,7 @@ def _op_edges(run: RunDir, dev: Any, spec: StepSpec, k: pd.DataFrame, ops: list[
 def _measure_eager(dev: Any, spec: StepSpec, fallback: str) -> SurgeryRun:
     """The per-op method: a read flush before every op (its later kernels stay warm), natural and
     cold steps alternating inside one profiler session."""
-    from l2attr.steps.trace import Slots, kernels, profiled
+    from l2attr.steps.measure.trace import Slots, kernels, profiled
 
     torch, fn, args, kwargs, o = dev.torch, spec.fn, spec.args, dict(spec.kwargs), spec.options
     slots = Slots()

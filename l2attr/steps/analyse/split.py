@@ -1,13 +1,13 @@
 """The matched saving split by what was reused, every part an interval of paired per-repeat values.
 
-Per repeat i of a graph-surgery run, over the kernels that met a flush (analysis/step_reading.py
+Per repeat i of a graph-surgery run, over the kernels that met a flush (steps/analyse/reading.py
 per_repeat gives the sums S_i(arm) = sum_k (arm_k,i - natural_k,i)):
 
   before the step  S_i(cold_start): one flush before the first kernel takes away what the last step
                    left (weights, caches, code) and nothing the step makes itself;
   within the step  S_i(matched) - S_i(cold_start): what the step's own kernels left for later ones,
                    with the flushes' non-data cost still in;
-  non-data cost    with the rewarmed arms (steps/flushes.py): S_i(rewarmed) - S_i(warm_inputs), the
+  non-data cost    with the rewarmed arms (steps/measure/flushes.py): S_i(rewarmed) - S_i(warm_inputs), the
                    flush's cost to every kernel whose inputs were read back, less the first kernel's
                    (the start arm pays that flush too), plus the control kernel's cost for each
                    kernel that could not be read back; without them: (K - 1) x the control;
@@ -17,7 +17,7 @@ per_repeat gives the sums S_i(arm) = sum_k (arm_k,i - natural_k,i)):
                    perfect residency would add to what reuse is worth today.
 
 The stopping rule `decided` reads the same quantities from the node-keyed kernels a run is still
-tracing, so the producer can add repeats until the study's bound is decided (steps/surgery_run.py).
+tracing, so the producer can add repeats until the study's bound is decided (steps/measure/surgery_run.py).
 """
 
 from __future__ import annotations

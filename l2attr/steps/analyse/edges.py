@@ -1,8 +1,8 @@
 """Edges of a step: which to measure, and what their measured selective eviction says.
 
-Which: the producer -> consumer edges found from tensor identity (analysis/step.py `edges`),
+Which: the producer -> consumer edges found from tensor identity (steps/analyse/answer.py `edges`),
 producers inside the step only, ranked by the consumer saving their bytes carry (attributed),
-then by bytes. What: step_edges.csv (steps/edges.py) holds the consumer op's time in four arms;
+then by bytes. What: step_edges.csv (steps/measure/edges.py) holds the consumer op's time in four arms;
 per edge, medians with their 95 % intervals, and by the one rule (analysis/significance.py):
 
   saving    edge_cold - natural: what this producer's bytes in L2 are worth to the consumer;

@@ -13,7 +13,7 @@ An edge i -> j joins kernel j to the latest earlier kernel i that touched the sa
 are the sizes of those blocks. The level is the allocator block, not the tensor: the argument does
 not say how much of the block the kernel reads, nor whether it reads or writes; a block the step
 frees and reuses joins the kernels that touched it at either time (the same lines of L2, so the
-same residency question). The measured arms (steps/graph_edges.py) then say what the edge is
+same residency question). The measured arms (steps/measure/graph_edges.py) then say what the edge is
 worth. Pointers outside torch's allocator (another library's buffers) are not followed.
 
 Launches compared (the second part, below `read`). A graph replays the launches of the call it

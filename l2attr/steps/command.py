@@ -28,14 +28,14 @@ import time
 from pathlib import Path
 
 from l2attr.errors import UserError
-from l2attr.steps.options import StepOptions
+from l2attr.steps.declare import StepOptions
 from l2attr.typed import add_flags, dests
 from l2attr.vocab import Job
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD", help="-- CMD ...: the script to run")
-    add_flags(p.add_argument_group("the step's options (steps/options.py StepOptions)"), StepOptions)
+    add_flags(p.add_argument_group("the step's options (steps/declare.py StepOptions)"), StepOptions)
     p.add_argument("--show", type=Path, metavar="RUN_DIR",
                    help="print the answer of a step run dir, its top kernels and edges")
     p.add_argument("--ncu", action="store_true",
@@ -54,9 +54,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def summary(path: Path) -> str:
-    """What `--show` prints: the answer's repr (analysis/step_text.py), the same text a script's
+    """What `--show` prints: the answer's repr (steps/section/text.py), the same text a script's
     `print(ans)` gives."""
-    from l2attr.analysis.step import StepAnswer
+    from l2attr.steps.analyse.answer import StepAnswer
 
     return repr(StepAnswer.from_run(path))
 
@@ -64,7 +64,7 @@ def summary(path: Path) -> str:
 def _write_back(command: list[str], tmp: Path, warmup: int) -> Path:
     """The matched arm's reading: the marked script re-run under ncu as its own graph child (both
     cache controls), each kernel node's inherited write-back into a CSV the measuring run reads."""
-    from l2attr.steps.ncu import child_env, deltas, profile_graph
+    from l2attr.steps.measure.ncu import child_env, deltas, profile_graph
 
     d = deltas(profile_graph(command, tmp / "ncu", 1, sets="dram", env=child_env(tmp, warmup, Job.STEP_GRAPH)))
     path = tmp / "write_back.csv"
@@ -121,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
                             "(is its step function marked with @l2attr.step_range?)")
         if args.ncu:
             from l2attr.rundir import RunDir
-            from l2attr.steps.ncu import child_env, profile_step
+            from l2attr.steps.measure.ncu import child_env, profile_step
 
             profile_step(command, RunDir.open(new[-1]), child_env(Path(tmp), options.warmup), chip=args.chip,
                          metrics=args.ncu_metrics)

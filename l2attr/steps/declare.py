@@ -1,4 +1,4 @@
-"""The step's options, one typed model: `l2attr step`'s flags (commands/step.py makes them from the
+"""The step's options, one typed model: `l2attr step`'s flags (steps/command.py makes them from the
 fields), `l2attr.step(...)`'s and `@l2attr.step_range(...)`'s keyword arguments, the manifest's `step`
 section as written (`manifest()`) and as read (`from_manifest`, the contract integrity/manifest.py
 holds a run to), and what a child of `l2attr step` receives: a file of the model's JSON whose path
@@ -23,7 +23,7 @@ from pydantic.fields import FieldInfo
 
 from l2attr.errors import UserError
 from l2attr.names import check_label
-from l2attr.steps.record import ENV
+from l2attr.steps.measure.record import ENV
 from l2attr.typed import RuleError, nest, rule_text, validated
 from l2attr.vocab import STEP_PROGRAMS, Command, Job, StepMode
 
@@ -190,12 +190,12 @@ class StepOptions(BaseModel):
 
 def node_bytes(value: Any) -> NodeBytes | None:
     """The matched arm's write-back in its one typed form, from what a caller gives: a table with
-    `node` and `bytes` (or Nsight Compute's `write_none_b` and `write_all_b`, steps/ncu.py `deltas`),
+    `node` and `bytes` (or Nsight Compute's `write_none_b` and `write_all_b`, steps/measure/ncu.py `deltas`),
     a CSV file of one (the command's reading), a mapping node -> bytes, or one number of bytes for
     every node. None stays None (the answer is then the clean/dirty bracket); else one line."""
     import pandas as pd
 
-    want = ("write_back must be a table with node and bytes columns (steps/ncu.py deltas), a CSV file of one, "
+    want = ("write_back must be a table with node and bytes columns (steps/measure/ncu.py deltas), a CSV file of one, "
             "a mapping node -> bytes or one number of bytes >= 0 for every node")
     if value is None:
         return None
@@ -204,7 +204,7 @@ def node_bytes(value: Any) -> NodeBytes | None:
 
         from l2attr.safe_read import read_text_limited
 
-        try:                               # the command's reading (commands/step.py), a file it wrote
+        try:                               # the command's reading (steps/command.py), a file it wrote
             value = pd.read_csv(StringIO(read_text_limited(Path(value), CSV_LIMIT)))
         except (ValueError, pd.errors.ParserError) as exc:
             raise UserError(f"write_back: {value}: not a CSV table ({str(exc).splitlines()[0]})") from None

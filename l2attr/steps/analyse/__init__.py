@@ -1,0 +1,1 @@
+"""The step kind's analyses: the answer, its kernels and edges, the split, the readings."""

@@ -1,0 +1,1 @@
+"""The step kind's checks: its manifest rules, its tables' counts, the program check."""

@@ -1,0 +1,1 @@
+"""The step kind's measuring: record, trace, surgery, arms, timing, pointers, ncu."""
