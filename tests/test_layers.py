@@ -24,7 +24,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "l2attr"
 # return: above the ladder, below everything that reads runs.
 FLOORS: tuple[tuple[str, ...], ...] = (
     ("__init__", "vocab", "errors", "atomic", "source", "safe_read"),
-    ("names", "catalog", "schema", "csvfile", "outputs", "typed"),
+    ("names", "catalog", "schema", "csvfile", "outputs", "typed", "manifest_model"),
     ("rundir", "gpu"),
     ("measure", "profile"),
     ("experiment", "steps"),

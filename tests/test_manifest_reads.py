@@ -13,7 +13,8 @@ The rule, read from the code (ast), per function (a nested function sees its par
   such a value. Reads of what those return (`m.get("surgery")["x"]`) are not counted again: the
   first read is the untyped one.
 The model layer, where raw reads are the point: integrity/manifest*.py (the rules), typed.py,
-rundir.py (the file), schema.py, the ladder's options model (dlrm/measure/options.py).
+rundir.py (the file), schema.py, the ladder's options model (dlrm/measure/options.py), the readers'
+models (manifest_model.py: typed, recorded, sections).
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "l2attr"
-MODEL_LAYER = ("integrity/manifest.py", "integrity/manifest_fields.py", "typed.py", "rundir.py", "schema.py",
-               "dlrm/measure/options.py")
+MODEL_LAYER = ("integrity/manifest.py", "integrity/manifest_fields.py", "manifest_model.py", "typed.py",
+               "rundir.py", "schema.py", "dlrm/measure/options.py")
 SOURCES = {"read_manifest", "load_manifest", "manifest"}
 SHORT = {"m", "mf"}
 
