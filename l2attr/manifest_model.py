@@ -20,9 +20,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from l2attr.errors import UserError
 from l2attr.vocab import Command
 
-Finite = Annotated[float, Field(allow_inf_nan=False, ge=-1e15, le=1e15)]
 Seconds = Annotated[float, Field(allow_inf_nan=False, ge=0, le=1e9)]
-Micros = Annotated[float, Field(allow_inf_nan=False, ge=0, le=1e15)]
+# a count a writer may record as a float (PM sampling's pass groups: 1.0): whole-valued, finite
+Count = Annotated[float, Field(allow_inf_nan=False, ge=0, le=10 ** 12, multiple_of=1)]
 Whole = Annotated[int, Field(ge=0, le=10 ** 18)]
 Text = Annotated[str, Field(min_length=1)]
 Bandwidth = Annotated[float, Field(allow_inf_nan=False, gt=0, le=1e9)]
@@ -76,9 +76,9 @@ class JobRecord(Section):
 
 class Range(Section):
     range: Text | None = None
-    instances: Annotated[float, Field(allow_inf_nan=False, ge=0, le=10 ** 12, multiple_of=1)] | None = None
-    untimed: Annotated[float, Field(allow_inf_nan=False, ge=0, le=10 ** 12, multiple_of=1)] | None = None
-    pass_groups: Annotated[float, Field(allow_inf_nan=False, ge=0, le=10 ** 12, multiple_of=1)] | None = None
+    instances: Count | None = None
+    untimed: Count | None = None
+    pass_groups: Count | None = None
 
 
 class Manifest(Section):
