@@ -10,7 +10,7 @@ import pytest
 
 from l2attr.analysis.tuning import choose
 from l2attr.errors import Damage, UserError
-from l2attr.integrity.tuning import read_tuning
+from l2attr.analysis.tuning import read_tuning
 
 from tests.conftest import EXAMPLES
 

@@ -15,7 +15,7 @@ from l2attr.cli import main
 from l2attr.commands import ladder as ladder_cmd
 from l2attr.commands.tuning import tuned_flags
 from l2attr.errors import UserError
-from l2attr.integrity.tuning import read_tuning
+from l2attr.analysis.tuning import read_tuning
 
 from tests.conftest import EXAMPLES
 

@@ -26,7 +26,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "l2attr"
 # sections: it stands on the readers and under the verbs, until core/ gathers what it shares.
 FLOORS: tuple[tuple[str, ...], ...] = (
     ("__init__", "vocab", "errors", "atomic", "source", "safe_read"),
-    ("names", "catalog", "schema", "csvfile", "outputs", "typed"),
+    ("names", "catalog", "schema", "csvfile", "outputs", "typed", "manifest_model"),
     ("rundir", "gpu"),
     ("measure", "profile"),
     ("experiment", "steps", "steps.declare", "steps.measure"),

@@ -13,7 +13,8 @@ The rule, read from the code (ast), per function (a nested function sees its par
   such a value. Reads of what those return (`m.get("surgery")["x"]`) are not counted again: the
   first read is the untyped one.
 The model layer, where raw reads are the point: integrity/manifest*.py (the rules), typed.py,
-rundir.py (the file), schema.py, the ladder's options model (dlrm/measure/options.py).
+rundir.py (the file), schema.py, the ladder's options model (dlrm/measure/options.py), the readers'
+models (manifest_model.py: typed, recorded, sections).
 """
 
 from __future__ import annotations
@@ -23,22 +24,19 @@ import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "l2attr"
-MODEL_LAYER = ("integrity/manifest.py", "integrity/manifest_fields.py", "typed.py", "rundir.py", "schema.py",
-               "dlrm/measure/options.py")
+MODEL_LAYER = ("integrity/manifest.py", "integrity/manifest_fields.py", "manifest_model.py", "typed.py",
+               "rundir.py", "schema.py", "dlrm/measure/options.py")
 SOURCES = {"read_manifest", "load_manifest", "manifest"}
 SHORT = {"m", "mf"}
 
 # today's offenders (module -> raw reads); lower a count when a module moves to its model
 RAW: dict[str, int] = {
-    "analysis/caveats.py": 1, "analysis/control.py": 2, "analysis/experiment_load.py": 3,
-    "analysis/load.py": 5, "steps/analyse/answer.py": 2, "steps/table.py": 18, "steps/check/program.py": 2,
+    "analysis/experiment_load.py": 3, "steps/analyse/answer.py": 2, "steps/table.py": 18, "steps/check/program.py": 2,
     "steps/analyse/reading.py": 4, "steps/analyse/split.py": 1, "sweep/load.py": 6,
-    "analysis/timer_compare.py": 5, "commands/ladder.py": 1, "commands/report_pages.py": 2,
-    "distribute/ladder.py": 6, "distribute/record.py": 1, "sweep/measure/distribute.py": 6,
-    "dlrm/measure/check.py": 4, "dlrm/measure/run.py": 2, "sweep/measure/run.py": 1, "integrity/counts.py": 2,
-    "integrity/experiment.py": 4, "integrity/runs.py": 8, "steps/check/rules.py": 1,
-    "steps/check/counts.py": 8, "integrity/summaries.py": 8, "sweep/check/points.py": 5,
-    "sweep/check/declared.py": 2, "report/provenance.py": 1, "steps/measure/ncu.py": 1,
+    "sweep/measure/distribute.py": 6, "sweep/measure/run.py": 1,
+    "integrity/experiment.py": 4, "steps/check/rules.py": 1,
+    "steps/check/counts.py": 8, "sweep/check/points.py": 5,
+    "sweep/check/declared.py": 2, "steps/measure/ncu.py": 1,
 }
 
 
@@ -111,7 +109,7 @@ def counts() -> dict[str, int]:
 def test_no_module_reads_more_of_a_raw_manifest_than_it_did() -> None:
     grown = {f: n for f, n in counts().items() if n > RAW.get(f, 0)}
     assert not grown, ("raw manifest reads outside the model layer grew (read the field through its typed "
-                       "model, or type it in integrity/manifest_fields.py and say why here): "
+                       "model, manifest_model.py's typed / recorded / sections, declaring it there if no model does): "
                        + ", ".join(f"{f}: {n} (ratchet {RAW.get(f, 0)})" for f, n in sorted(grown.items())))
 
 

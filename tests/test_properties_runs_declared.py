@@ -1,7 +1,8 @@
 """The run-damage property, its mutations drawn from the declared fields (issue 52: each battery
 found a field a reader used before any rule typed it; a list of hand-picked cases never ends it).
 
-For every declared (kind, field): integrity/manifest_fields.py COMMON and BY_KIND, and for the
+For every declared (kind, field): integrity/manifest_fields.py COMMON and BY_KIND, the readers'
+model of the kind (manifest_model.py MODELS; a kind without one, the common Manifest), and for the
 ladder its options model (dlrm/measure/options.py LadderOptions, under `measure.`), each of the
 mutations missing / wrong type / NaN / inf / negative / empty / huge is applied to a copy of the
 kind's committed run (tests/runs_mutate.py RUNS; surgery.* to a graph-surgery step with its
@@ -25,6 +26,7 @@ import pytest
 import runs_mutate as rm
 from l2attr.dlrm.measure.options import LadderOptions
 from l2attr.integrity.manifest_fields import BY_KIND, COMMON
+from l2attr.manifest_model import declared as model_fields
 from l2attr.typed import flat_fields
 
 MUTATIONS = ("missing", "wrong type", "NaN", "inf", "negative", "empty", "huge")
@@ -34,7 +36,7 @@ def declared() -> list[tuple[str, str]]:
     """Every (kind, dotted field) a rule or a model declares, sorted."""
     pairs = set()
     for kind, table in BY_KIND.items():
-        names = {*COMMON, *table}
+        names = {*COMMON, *table, *model_fields(kind)}
         if kind == "ladder":
             names |= {"measure." + ".".join(p) for p, _ in flat_fields(LadderOptions)}
         pairs |= {(kind, f) for f in names}
@@ -140,8 +142,9 @@ def check(kind: str, field: str, how: str, tmp: Path) -> None:
 
 def test_every_declared_field_of_every_kind_is_a_pair(capsys: pytest.CaptureFixture[str]) -> None:
     """The pairs are the tables' and the model's fields, no fewer (printed: `pytest -s`)."""
-    want = sum(len({*COMMON, *t}) for t in BY_KIND.values()) + len(
-        {"measure." + ".".join(p) for p, _ in flat_fields(LadderOptions)} - set(COMMON) - set(BY_KIND["ladder"]))
+    want = sum(len({*COMMON, *t, *model_fields(k)}) for k, t in BY_KIND.items()) + len(
+        {"measure." + ".".join(p) for p, _ in flat_fields(LadderOptions)} - set(COMMON) - set(BY_KIND["ladder"])
+        - model_fields("ladder"))
     with capsys.disabled():
         print(f"\n{len(PAIRS)} distinct (kind, field) pairs x {len(MUTATIONS)} mutations = {len(CASES)} cases")
     assert len(PAIRS) == want and {k for k, _ in PAIRS} == set(BY_KIND)

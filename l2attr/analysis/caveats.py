@@ -14,6 +14,7 @@ import pandas as pd
 
 from l2attr.analysis.load import Study, manifest_first, manifest_value
 from l2attr.dlrm.declare import RUNG_BY_NAME
+from l2attr.manifest_model import typed
 from l2attr.rundir import MANIFEST
 from l2attr.schema import METRICS
 from l2attr.vocab import Ncu, L2Condition, Profile, RepeatStop, Command, TimerKind, Verdict
@@ -140,8 +141,8 @@ def noisy_cell_caveats(study: Study) -> list[Caveat]:
         return []
     out = []
     for run_name, c in cells[cells["stopped"].astype(str) == RepeatStop.LIMIT.value].groupby("run", sort=False):
-        manifest = next((r.manifest for r in study.runs if r.name == run_name), {})
-        note = limit_note(c, ("family", "rung", "profile", "l2_state"), manifest.get("adaptive"))
+        rule = typed(next((r.manifest for r in study.runs if r.name == run_name), {})).adaptive
+        note = limit_note(c, ("family", "rung", "profile", "l2_state"), rule and {"target_rel": rule.target_rel})
         out.append(Caveat("warn", f"run {run_name}: {note}", f"{run_name}/cells.csv[stopped]"))
     return out
 

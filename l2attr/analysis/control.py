@@ -16,6 +16,7 @@ import pandas as pd
 
 from l2attr.analysis.calls import EVICT_LAST_SHARE, call_table, headline_rate, label
 from l2attr.analysis.load import Run, Study
+from l2attr.manifest_model import ProfileManifest, typed
 from l2attr.vocab import Condition, Job, Role, Command, Verdict
 
 MIN_HIT_GAIN_POINTS = 5.0
@@ -71,11 +72,11 @@ def validity_control(metrics: pd.DataFrame, min_gain: float = MIN_HIT_GAIN_POINT
 def declared(manifest: dict[str, Any]) -> bool | None:
     """Whether a profile run ran the control, from its inputs: the manifest's `control` (null
     without one); before that field, a job labelled `control`; None when the manifest says neither."""
-    if "control" in manifest:
-        return manifest["control"] is not None
-    jobs = manifest.get("jobs")
-    if isinstance(jobs, list):
-        return any(isinstance(j, dict) and j.get("condition") == Job.CONTROL for j in jobs)
+    facts = typed(manifest, model=ProfileManifest)
+    if "control" in facts.model_fields_set:
+        return facts.control is not None
+    if facts.jobs is not None:
+        return any(j.condition == Job.CONTROL for j in facts.jobs)
     return None
 
 

@@ -26,6 +26,7 @@ from l2attr.integrity import check_table
 from l2attr.integrity.counts import (PASSES_METRIC, SAMPLE_COLUMNS, check_declared_cells,  # noqa: F401
                                       check_profiled_kernels, check_sample_counts)
 from l2attr.integrity.manifest import check_manifest
+from l2attr.manifest_model import recorded, typed
 from l2attr.integrity.rules import typed_columns
 from l2attr.integrity.runs import check_run, check_units, combine
 from l2attr.rundir import MANIFEST, RunDir
@@ -206,10 +207,11 @@ def read_run(path: Path, damage: Damage = STRICT) -> Run | None:
     manifest_path = path / MANIFEST
     run_dir = RunDir.open(path)
     manifest = run_dir.manifest()
-    kind = manifest.get("kind")
+    facts = typed(manifest)                      # its damage said by check_manifest, below
+    kind = facts.kind
     if kind not in RUN_KINDS:
         raise UserError(f"{manifest_path}: kind {kind!r}, expected one of {', '.join(RUN_KINDS)}")
-    if not isinstance(manifest.get("config"), dict):
+    if facts.config is None:
         raise UserError(f"{manifest_path}: no workload 'config' object")
     check_manifest(manifest, path, damage)       # typed before any table rule reads a declaration
     tables = {t.name: (_read_table(run_dir, t, damage) if run_dir.has(t) else None)
@@ -217,7 +219,7 @@ def read_run(path: Path, damage: Damage = STRICT) -> Run | None:
     main = {Command.LADDER: (CELLS, "cells"), Command.PROFILE: (METRICS, "metrics"),
             Command.TIMELINE: (TIMELINE, "PM samples")}
     table, what = main[kind]
-    if tables[table.name] is None and not (kind == Command.TIMELINE and manifest.get("method") == "nsys"):
+    if tables[table.name] is None and not (kind == Command.TIMELINE and facts.method == "nsys"):
         damage.found(f"{path}: a {kind} run without {table.filename} (was the run interrupted?)")
         return None
     if tables[table.name] is not None and tables[table.name].empty:
@@ -248,12 +250,8 @@ def config_differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
 
 def manifest_value(manifest: dict[str, Any], dotted: str, default: str = "unknown") -> Any:
     """A manifest field by dotted path ('gpu.name'); every field but kind/config is optional."""
-    node: Any = manifest
-    for part in dotted.split("."):
-        if not isinstance(node, dict) or part not in node or node[part] in (None, ""):
-            return default
-        node = node[part]
-    return node
+    value = recorded(manifest, dotted)
+    return default if value in (None, "") else value
 
 
 def manifest_first(manifest: dict[str, Any], *dotted: str, default: str = "unknown") -> Any:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from l2attr.errors import UserError
+from l2attr.manifest_model import LadderManifest, Measure, typed
 from l2attr.rundir import RunDir
 from l2attr.schema import CELLS, SAMPLES
 from l2attr.vocab import Quantity, Timer, TimerKind
@@ -31,19 +32,20 @@ class TimerRun:
     samples: pd.DataFrame
 
 
-def kernel_timer(manifest: dict) -> tuple[str, float]:
+def kernel_timer(manifest: dict, source: str | None = None) -> tuple[str, float]:
     """A ladder run's kernel timer and its spin length: a run that names no timer was made before
     the blocking timer existed, with the spin."""
-    measure = manifest.get("measure") or {}
-    spin = measure.get("spin_us", 0)
-    return str(measure.get("timer") or TimerKind.SPIN.value), float(spin) if isinstance(spin, (int, float)) else 0.0
+    measure = typed(manifest, source, model=LadderManifest).measure or Measure()
+    return str(measure.timer or TimerKind.SPIN.value), float(measure.spin_us or 0.0)
 
 
 def read_run(path: Path) -> TimerRun:
     run = RunDir.open(path)
-    m = run.manifest()
-    uuid = str((m.get("gpu") or {}).get("uuid") or "")
-    return TimerRun(run.path, *kernel_timer(m), uuid, run.read(CELLS), run.read(SAMPLES))
+    source = f"{run.path}/manifest.json"        # nothing has checked it: a damaged field is one line
+    manifest = run.manifest()
+    gpu = typed(manifest, source, model=LadderManifest).gpu
+    uuid = str((gpu and gpu.uuid) or "")
+    return TimerRun(run.path, *kernel_timer(manifest, source), uuid, run.read(CELLS), run.read(SAMPLES))
 
 
 def compare_timers(paths: list[Path], allow_other_gpu: bool = False) -> tuple[list[TimerRun], pd.DataFrame]:
@@ -56,6 +58,6 @@ def compare_timers(paths: list[Path], allow_other_gpu: bool = False) -> tuple[li
         raise UserError(f"{a.path.name} and {b.path.name} were not measured on one recorded GPU "
                         f"({a.uuid or 'no uuid'} vs {b.uuid or 'no uuid'})")
     pick = lambda c: c[(c["quantity"] == Quantity.CONSUMER.value) & (c["timer"] == Timer.KERNEL.value)]  # noqa: E731
-    m = pick(a.cells).merge(pick(b.cells), on=KEYS, suffixes=("_a", "_b"))
-    m["diff_pct"] = (m["median_us_a"] / m["median_us_b"] - 1.0) * 100.0
-    return runs, m[[*KEYS, "median_us_a", "median_us_b", "diff_pct"]]
+    both = pick(a.cells).merge(pick(b.cells), on=KEYS, suffixes=("_a", "_b"))
+    both["diff_pct"] = (both["median_us_a"] / both["median_us_b"] - 1.0) * 100.0
+    return runs, both[[*KEYS, "median_us_a", "median_us_b", "diff_pct"]]

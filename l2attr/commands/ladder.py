@@ -165,6 +165,7 @@ def _one_process(args: argparse.Namespace, cfg: WorkloadConfig, opts: LadderOpti
     ages["torch_s"] = process_age_s()
 
     from l2attr.dlrm.measure.run import ladder_manifest, run_ladder
+    from l2attr.manifest_model import recorded
     from l2attr.gpu.device import module_versions
     from l2attr.rundir import RunDir, command_line
 
@@ -182,7 +183,8 @@ def _one_process(args: argparse.Namespace, cfg: WorkloadConfig, opts: LadderOpti
             cells = run_ladder(cfg, opts, run_dir, log=console.print, progress=progress, ahead=ahead)
     else:
         cells = run_ladder(cfg, opts, run_dir, log=console.print, ahead=ahead)
-    timings = dict(run_dir.manifest().get("timings") or {})     # the process start's share of torch
+    source = f"{run_dir.path}/manifest.json"
+    timings = dict(recorded(run_dir.manifest(), "timings", source=source) or {})   # the process start's share of torch
     run_dir.update_manifest(timings={**timings, "torch_import_s": torch_import_s}, head_start=ahead is not None,
                             startup_ages_s={k: round(v, 3) for k, v in ages.items() if v == v})
     return run_dir, cells

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Callable
 
 from l2attr.errors import Damage, UserError
+from l2attr.manifest_model import typed
 from l2attr.outputs import check_output
 from l2attr.rundir import MANIFEST, RunDir
 from l2attr.safe_read import not_a_file
@@ -176,7 +177,7 @@ PAGES: dict[str, tuple[str, Callable[[list[Path], Damage], Page]]] = {
 
 def kind_of(path: Path) -> str | None:
     try:
-        return RunDir.open(path).manifest().get("kind")
+        return typed(RunDir.open(path).manifest()).kind
     except UserError:
         return None
 
@@ -188,7 +189,7 @@ def page_kind(run_dirs: list[Path]) -> str | None:
     damaged: list[UserError] = []
     for d in run_dirs:
         try:
-            kinds[d] = RunDir.open(d).manifest().get("kind")
+            kinds[d] = typed(RunDir.open(d).manifest()).kind
         except UserError as exc:
             damaged.append(exc)
     paged = {k for k in kinds.values() if k in PAGES}

@@ -45,7 +45,7 @@ def chosen_point(path: Path, damage: Damage | None = None) -> dict[str, int]:
     """The launch point a tuning table chooses, through the table's contract (a damaged or cut
     table is refused, never another choice)."""
     from l2attr.analysis.tuning import choose
-    from l2attr.integrity.tuning import read_tuning
+    from l2attr.analysis.tuning import read_tuning
 
     return choose(read_tuning(path, damage or Damage()))
 
@@ -92,7 +92,7 @@ def describe(table: pd.DataFrame, name: str, top: int) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from l2attr.integrity.tuning import read_tuning
+    from l2attr.analysis.tuning import read_tuning
 
     if args.top < 0:
         raise UserError(f"--top must be >= 0, got {args.top}")

@@ -26,6 +26,7 @@ from l2attr.distribute.units import Arrived, Counter, Unit, missing_error, run_u
 from l2attr.distribute.where import where_am_i
 from l2attr.dlrm.config import WorkloadConfig
 from l2attr.dlrm.declare import Variant
+from l2attr.manifest_model import sections
 from l2attr.dlrm.measure.run import LadderOptions, complete_repeats, drop_incomplete_repeats, repeat_plan
 from l2attr.measure.stats import CELL_KEYS
 from l2attr.rundir import RunDir
@@ -81,10 +82,10 @@ def measure_unit(cfg: WorkloadConfig, opts: LadderOptions) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="l2attr-unit-") as tmp:
         scratch = RunDir.create(Path(tmp), "unit", ladder_manifest(cfg, opts, "", {}, {}))
         run_ladder(cfg, opts, scratch, log=lines.append)
-        m = scratch.manifest()
+        manifest, source = scratch.manifest(), f"{scratch.path}/manifest.json"
         out = {"samples": scratch.read(SAMPLES), "cells": scratch.read(CELLS),
-               "facts": {k: m[k] for k in MERGED if k in m}, "gpu_facts": {k: m[k] for k in PER_GPU if k in m},
-               "timings": m.get("timings") or {}, "log": lines}
+               "facts": sections(manifest, MERGED, source), "gpu_facts": sections(manifest, PER_GPU, source),
+               "timings": sections(manifest, ("timings",), source).get("timings") or {}, "log": lines}
     if opts.bandwidth:
         _MEASURED_BANDWIDTH.add(gpu)
     return out
@@ -140,10 +141,12 @@ def write_unit(run: RunDir, a: Arrived) -> None:
         old = old[~_cell_ids(old).isin(set(_cell_ids(cells)))]
         cells = pd.concat([old, cells], ignore_index=True)
     run.write(CELLS, cells)
-    m = run.manifest()
-    facts = merge_facts({k: m[k] for k in MERGED if k in m}, v["facts"])
-    top = {k: x for k, x in v["gpu_facts"].items() if k not in m}
-    run.update_manifest(**facts, **top, unit_timings={**(m.get("unit_timings") or {}), a.key: v["timings"]})
+    manifest, source = run.manifest(), f"{run.path}/manifest.json"
+    facts = merge_facts(sections(manifest, MERGED, source), v["facts"])
+    have = sections(manifest, PER_GPU, source)
+    top = {k: x for k, x in v["gpu_facts"].items() if k not in have}
+    timed = sections(manifest, ("unit_timings",), source).get("unit_timings") or {}
+    run.update_manifest(**facts, **top, unit_timings={**timed, a.key: v["timings"]})
     record_unit(run, a, v["gpu_facts"])
 
 
@@ -175,7 +178,8 @@ def ladder_on_workers(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir | No
             run = RunDir.create(out, name, {**manifest(probes[0]["versions"], gpu), "gpus": gpus,
                                             "distribute": dist.manifest()})
         else:
-            run.update_manifest(gpus={**(run.manifest().get("gpus") or {}), **gpus})
+            known = sections(run.manifest(), ("gpus",), f"{run.path}/manifest.json").get("gpus") or {}
+            run.update_manifest(gpus={**known, **gpus})
         log(f"run dir: {run.path}")
         units = plan(run, cfg, opts, measure, log)
         counter = Counter(len(units), log)

@@ -16,6 +16,7 @@ import pandas as pd
 from l2attr.distribute.units import Arrived
 from l2attr.distribute.where import Where, where_am_i
 from l2attr.errors import UserError
+from l2attr.manifest_model import sections
 from l2attr.rundir import RunDir
 from l2attr.schema import UNITS
 
@@ -26,8 +27,7 @@ def record_unit(run: RunDir, arrived: Arrived, facts: dict[str, Any] | None = No
     """units.csv gets the unit's row; manifest.gpus[uuid] what the unit measured of its GPU."""
     run.append(UNITS, pd.DataFrame([arrived.units_row()]))
     if facts:
-        m = run.manifest()
-        gpus = dict(m.get("gpus") or {})
+        gpus = dict(sections(run.manifest(), ("gpus",), f"{run.path}/manifest.json").get("gpus") or {})
         entry = dict(gpus.get(arrived.where.gpu_uuid) or {})
         entry.update(facts)
         gpus[arrived.where.gpu_uuid] = entry

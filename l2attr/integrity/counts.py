@@ -15,6 +15,7 @@ import pandas as pd
 
 from l2attr.errors import STRICT, Damage
 from l2attr.catalog.sets import DERIVED_PREFIX, derived_specs
+from l2attr.manifest_model import LadderManifest, Measure, Passes, ProfileManifest, typed
 from l2attr.rundir import MANIFEST
 from l2attr.schema import CELLS, METRICS, SAMPLES
 from l2attr.vocab import Quantity, Timer
@@ -29,9 +30,9 @@ def check_declared_cells(cells: pd.DataFrame, manifest: dict[str, Any], path: Pa
     """Every cell the manifest declares (measure.variants x profiles x L2 states) has its consumer
     median in cells.csv: a file cut exactly at a row boundary, or a run stopped before its last
     cells, shows here. Runs whose manifest does not list its variants are not checked."""
-    measure = manifest.get("measure") or {}
-    variants, profiles, states = measure.get("variants"), measure.get("profiles"), measure.get("l2_state")
-    if not (isinstance(variants, list) and isinstance(profiles, list) and isinstance(states, str)):
+    measure = typed(manifest, model=LadderManifest).measure or Measure()
+    variants, profiles, states = measure.variants, measure.profiles, measure.l2_state
+    if variants is None or profiles is None or states is None:
         return
     keys = ["family", "rung", "pin", "profile", "l2_state"]
     have = set(map(tuple, cells[(cells["quantity"] == Quantity.CONSUMER) & (cells["timer"] == Timer.KERNEL)][keys]
@@ -86,13 +87,13 @@ def check_profiled_kernels(metrics: pd.DataFrame, manifest: dict[str, Any], path
     source = path / METRICS.filename
     if "report" not in metrics.columns:
         return metrics
-    declared = manifest.get("replayer_passes")
-    if isinstance(declared, dict):
+    declared = typed(manifest, model=ProfileManifest).replayer_passes
+    if declared is not None:
         passes = metrics[metrics["metric"] == PASSES_METRIC]
         # a kernel's rows may stand under two conditions (the folded control's after-pin arm)
         found = passes.groupby("report")["launch"].nunique() if "launch" in passes else passes.groupby("report").size()
         for report, facts in declared.items():
-            want = facts.get("kernels") if isinstance(facts, dict) else None
+            want = facts.kernels if isinstance(facts, Passes) else None
             have = int(found.get(report, 0))
             if isinstance(want, int) and have < want:
                 damage.found(f"{source}: {have} of the {want} kernels of {report} that "

@@ -17,6 +17,7 @@ from typing import Any
 from l2attr.dlrm.config import WorkloadConfig
 from l2attr.errors import Damage, UserError
 from l2attr.integrity.manifest_fields import check_fields
+from l2attr.manifest_model import check_model
 from l2attr.vocab import Command, TimerKind, VALIDITY_VERDICTS
 
 BANDWIDTHS = ("hbm_copy_GBps", "hbm_read_GBps", "l2_read_GBps")
@@ -104,12 +105,18 @@ def _models() -> dict[str, tuple[str, Any]]:
 def manifest_doc() -> str:
     """The manifest section of docs/run-dirs.md (manifest_fields.manifest_doc over these rules and
     the options models' fields)."""
+    from l2attr.integrity.manifest_fields import BY_KIND, COMMON
     from l2attr.integrity.manifest_fields import manifest_doc as doc
-    from l2attr.typed import rules
+    from l2attr.manifest_model import model_of
+    from l2attr.typed import flat_fields, rule_text, rules
 
     models = {kind: {f: r for f, r in rules(model, at).items() if _written(model, f)}
               for kind, (at, model) in _models().items()}
     models[Command.LADDER.value]["measure.variants"] = VARIANTS_RULE
+    for kind in BY_KIND:        # the readers' models (manifest_model.py): the fields no table states
+        stated = {*COMMON, *BY_KIND[kind], *CHECKED, *models.get(kind, {})}
+        models.setdefault(kind, {}).update({f: rule_text(info) for f, info in (
+            (".".join(p), info) for p, info in flat_fields(model_of(kind))) if f not in stated})
     return doc(required_fields, CHECKED, models)
 
 
@@ -118,6 +125,17 @@ def _written(model: Any, dotted: str) -> bool:
     info = model.model_fields.get(dotted.split(".")[1])
     extra = info.json_schema_extra if info is not None and isinstance(info.json_schema_extra, dict) else {}
     return extra.get("manifest", True) is not False
+
+
+def undeclared(manifest: dict[str, Any]) -> list[str]:
+    """The top-level fields no rule or model of the run's kind declares: kept, shown (the provenance
+    table names them), never read."""
+    from l2attr.integrity.manifest_fields import BY_KIND, COMMON
+    from l2attr.manifest_model import unknown
+
+    kind = str(manifest.get("kind"))
+    rows = (*COMMON, *BY_KIND.get(kind, {}), *required_fields(manifest), *CHECKED, *(_models().get(kind) or ("",))[:1])
+    return unknown(manifest, {r.split(".")[0].split("[")[0] for r in rows})
 
 
 VARIANTS_RULE = "a list of lists of strings (what the options declare; written beside them, never read back)"
@@ -239,6 +257,7 @@ def check_manifest(manifest: dict[str, Any], path: Path, damage: Damage | None =
             bad(key, "a finite number > 0 (GB/s)", value)
     _check_control(manifest.get("validity_control"), bad)
     _check_passes(manifest.get("replayer_passes"), bad)
+    check_model(manifest, bad, set(said))      # the readers' models (manifest_model.py), each field once
     for field_name in required_fields(manifest):
         if field_name.split(".")[0] in said:
             continue    # present in another form: said above

@@ -18,6 +18,7 @@ import pandas as pd
 
 from l2attr.errors import Damage, UserError
 from l2attr.integrity import rules
+from l2attr.manifest_model import Gpu, LadderManifest, Measure, ProfileManifest, TimelineManifest, typed
 from l2attr.integrity.rules import typed_columns
 from l2attr.integrity.summaries import (check_cells_against_samples, check_derived_metrics, check_profile_manifest,
                                         check_timeline)
@@ -33,12 +34,12 @@ def check_run(kind: str, tables: Tables, manifest: dict[str, Any], path: Path, d
     """The run's tables after the whole-run rules (rows that break them dropped in the partial mode)."""
     tables = dict(tables)      # (the manifest was checked first: analysis/load.py read_run)
     if kind == Command.LADDER and tables.get("cells") is not None:
-        measure = manifest.get("measure") or {}
-        if isinstance(measure, dict) and not measure.get("trace") and measure.get("profiles"):
+        measure = typed(manifest, model=LadderManifest).measure or Measure()
+        if not measure.trace and measure.profiles:
             for name, table in (("cells", CELLS), ("samples", SAMPLES)):   # the more telling line first
                 if tables.get(name) is not None:
                     tables[name] = check_declared_profiles(tables[name], manifest, path, damage, table,
-                                                           measure["profiles"])
+                                                           measure.profiles)
         if tables.get("samples") is None:
             damage.found(f"{path / SAMPLES.filename}: missing; a ladder run keeps the samples its "
                          f"{CELLS.filename} summarises (the spread tables and this check need them)")
@@ -54,19 +55,19 @@ def check_run(kind: str, tables: Tables, manifest: dict[str, Any], path: Path, d
         check_profile_manifest(tables["metrics"], manifest, path, damage)
         tables["metrics"] = check_declared_profiles(tables["metrics"], manifest, path, damage)
         tables["metrics"] = check_derived_metrics(tables["metrics"], path, damage)
-    if kind == Command.TIMELINE and manifest.get("method") != "nsys":
+    if kind == Command.TIMELINE and typed(manifest, model=TimelineManifest).method != "nsys":
         check_timeline(tables.get("timeline"), tables.get("phases"), manifest, path, damage)
     return tables
 
 
-def check_timer_named(samples: pd.DataFrame, measure: Any, path: Path, damage: Damage) -> None:
+def check_timer_named(samples: pd.DataFrame, measure: Measure, path: Path, damage: Damage) -> None:
     """A ladder run whose samples carry the kernel timer's flag (timer_discard) names its timer: the
     writer that records the flag records measure.timer too, and a run without it is read as a spin
     run of before the blocking timer (the report would name the wrong timer and judge launch lag by
     the spin's rule)."""
-    if "timer_discard" in samples.columns and isinstance(measure, dict) and not measure.get("timer"):
+    if "timer_discard" in samples.columns and not measure.timer:
         damage.found(f"{path}/manifest.json: measure.timer must be present in a ladder run whose "
-                     f"{SAMPLES.filename} has timer_discard (found {measure.get('timer')!r}): every writer of "
+                     f"{SAMPLES.filename} has timer_discard (found {measure.timer!r}): every writer of "
                      "that column records its kernel timer")
 
 
@@ -75,7 +76,7 @@ def check_declared_profiles(metrics: pd.DataFrame, manifest: dict[str, Any], pat
     """A run's rows name the reuse profiles its manifest lists (a profile run's `profiles`, a
     ladder's `measure.profiles`): a row of another profile is a key that resolves to nothing the
     run measured."""
-    declared = manifest.get("profiles") if declared is None else declared
+    declared = typed(manifest, model=ProfileManifest).profiles if declared is None else declared
     if not isinstance(declared, list) or "profile" not in metrics.columns:
         return metrics
     named = metrics["profile"].notna() & ~metrics["profile"].astype(str).isin(("", "None"))
@@ -89,11 +90,11 @@ def check_repeats_declared(samples: pd.DataFrame, manifest: dict[str, Any], sour
     """A sample's repeat index is one the run made: below measure.repeats device repeats plus as many
     host repeats (measure/run.py alternates them); a larger index names a repeat that never ran. An
     adaptive run (measure.target_rel set) may run up to measure.max_repeats rounds."""
-    measure = manifest.get("measure") or {}
-    adaptive = measure.get("target_rel") is not None
+    measure = typed(manifest, model=LadderManifest).measure or Measure()
+    adaptive = measure.target_rel is not None
     key = "max_repeats" if adaptive else "repeats"
-    declared = measure.get(key)
-    if not isinstance(declared, int) or isinstance(declared, bool) or "repeat" not in samples or samples.empty:
+    declared = measure.max_repeats if adaptive else measure.repeats
+    if declared is None or "repeat" not in samples or samples.empty:
         return pd.Series(False, index=samples.index)
     repeat = pd.to_numeric(samples["repeat"], errors="coerce")
     return rules.flag(damage, source, (repeat < 0) | (repeat >= 2 * declared), f"a repeat index beyond the "
@@ -130,8 +131,8 @@ def check_units(units: pd.DataFrame, cells: pd.DataFrame | None, manifest: dict[
     bad |= rules.unique_keys(units, UNITS.key, source, damage)
     bad |= rules.flag(damage, source, ~units["started_utc"].map(_iso), "column started_utc must be an ISO 8601 time",
                       lambda row: repr(units["started_utc"].iloc[row]))
-    gpus = manifest.get("gpus")
-    if isinstance(gpus, dict):
+    gpus = typed(manifest).gpus
+    if gpus is not None:
         bad |= rules.flag(damage, source, units["gpu_uuid"].notna() & ~units["gpu_uuid"].isin(list(gpus)),
                           "column gpu_uuid must be a GPU the manifest lists (gpus)",
                           lambda row: repr(units["gpu_uuid"].iloc[row]))
@@ -180,9 +181,10 @@ GPU_FIELDS = ("name", "l2_bytes", "uuid")
 
 def identity(manifest: dict[str, Any]) -> dict[str, Any]:
     """The facts two runs must share to be read as one study: config keys and gpu.<field>."""
-    out = {f"config.{k}": v for k, v in (manifest.get("config") or {}).items()}
-    gpu = manifest.get("gpu") if isinstance(manifest.get("gpu"), dict) else {}
-    out.update({f"gpu.{k}": gpu.get(k) for k in GPU_FIELDS if gpu.get(k) is not None})
+    facts = typed(manifest)
+    out = {f"config.{k}": v for k, v in (facts.config or {}).items()}
+    gpu = facts.gpu or Gpu()
+    out.update({f"gpu.{k}": v for k, v in zip(GPU_FIELDS, (gpu.name, gpu.l2_bytes, gpu.uuid)) if v is not None})
     return out
 
 

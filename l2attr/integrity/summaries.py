@@ -18,7 +18,7 @@ from l2attr.errors import Damage
 from l2attr.measure.stats import CELL_KEYS
 from l2attr.catalog.sets import derived_specs
 from l2attr.integrity import rules
-from l2attr.integrity.manifest_fields import typed_ranges
+from l2attr.manifest_model import ProfileManifest, TimelineManifest, typed
 from l2attr.profile.ncu_rows import ALWAYS_KEEP
 from l2attr.schema import CELLS, METRICS, PHASES, SAMPLES, TIMELINE
 from l2attr.vocab import Condition, Quantity, Timer
@@ -128,8 +128,9 @@ NCU_NAME = r"(derived:)?[a-z][a-z0-9]*__[a-z0-9_]+(\.[a-z0-9_]+)*"
 def check_profile_manifest(metrics: pd.DataFrame, manifest: dict[str, Any], path: Path, damage: Damage) -> None:
     """The profile writer records how many kernels each report held (replayer_passes); without it
     a metrics.csv cut at a row boundary cannot be told from a whole one."""
-    passes = manifest.get("replayer_passes")
-    if "report" in metrics.columns and not isinstance(passes, dict):
+    facts = typed(manifest, model=ProfileManifest)
+    passes = facts.replayer_passes
+    if "report" in metrics.columns and passes is None:
         damage.found(f"{path}/manifest.json: replayer_passes is missing or not an object (the profile "
                      f"writer records it; without it a cut {METRICS.filename} cannot be told from a whole one)")
     elif "report" in metrics.columns:
@@ -138,21 +139,19 @@ def check_profile_manifest(metrics: pd.DataFrame, manifest: dict[str, Any], path
                    lambda row: repr(metrics["report"].iloc[row]))
     control_arms = (Condition.CONTROL_AFTER_PIN.value, Condition.CONTROL_AFTER_FLUSH.value,
                     Condition.CONTROL_AFTER_RESET.value)
-    if ("control" in manifest and not manifest.get("control") and "condition" in metrics.columns
+    if ("control" in facts.model_fields_set and not facts.control and "condition" in metrics.columns
             and metrics["condition"].astype(str).isin(control_arms).any()):
-        damage.found(f"{path}/manifest.json: control is {manifest.get('control')!r}, but {METRICS.filename} holds "
+        damage.found(f"{path}/manifest.json: control is {facts.control!r}, but {METRICS.filename} holds "
                      "the validity control's arms (the writer records the control's inputs when it runs one)")
     # what the import found (metrics_collected); older runs record only what was asked for
-    declared = manifest.get("metrics_collected", manifest.get("metrics"))
-    if isinstance(declared, list) and not metrics.empty:
+    declared = facts.metrics_collected if "metrics_collected" in facts.model_fields_set else facts.metrics
+    if declared is not None and not metrics.empty:
         have = set(metrics["metric"].astype(str))
-        missing = [m for m in declared if isinstance(m, str) and m not in have]
+        missing = [m for m in declared if m not in have]
         if missing:
             damage.found(f"{path / METRICS.filename}: no rows of {', '.join(missing)}, which manifest.json "
                          "lists as collected (removed after the run? the report would show it as n/a)")
-        derived = manifest.get("derived_metrics")       # a non-text entry is the typed check's damage
-        known = ({m for m in declared if isinstance(m, str)} | set(ALWAYS_KEEP)
-                 | {m for m in (derived if isinstance(derived, list) else []) if isinstance(m, str)})
+        known = set(declared) | set(ALWAYS_KEEP) | set(facts.derived_metrics or [])
         name = metrics["metric"].astype(str)
         rules.flag(damage, str(path / METRICS.filename), ~(name.isin(known) | name.str.fullmatch(NCU_NAME)),
                    "column metric must be an Nsight Compute metric name (unit__counter.rollup) or one manifest.json "
@@ -166,7 +165,7 @@ def check_timeline(timeline: pd.DataFrame | None, phases: pd.DataFrame | None, m
     every range with samples has its phases (phases.csv missing or header-only hides the pin)."""
     if timeline is None:
         return
-    ranges = [r.get("range") for r in typed_ranges(manifest.get("ranges"))]
+    ranges = [r.range for r in typed(manifest, model=TimelineManifest).ranges or []]
     have = set(timeline["range"].astype(str))
     for r in ranges:
         if not isinstance(r, str):
@@ -212,11 +211,11 @@ def check_sample_counts_per_range(timeline: pd.DataFrame, manifest: dict[str, An
     pass groups may be sampled a different number of times: there, more than `instances` is
     refused and fewer is not checked."""
     counts = timeline.groupby([timeline["range"].astype(str), timeline["quantity"].astype(str)]).size()
-    for r in typed_ranges(manifest.get("ranges")):     # a count that breaks its rule was said (manifest check)
-        if not all(isinstance(r.get(k), (int, float)) for k in ("instances", "untimed")):
+    for r in typed(manifest, model=TimelineManifest).ranges or []:   # a count that breaks its rule was said
+        if r.instances is None or r.untimed is None:
             continue
-        name, instances, untimed = str(r.get("range")), int(r["instances"]), int(r["untimed"])
-        one_pass = r.get("pass_groups") in (None, 1, 1.0)
+        name, instances, untimed = str(r.range), int(r.instances), int(r.untimed)
+        one_pass = r.pass_groups in (None, 1, 1.0)
         want = instances - untimed
         for (rng, quantity), n in counts.items():
             if rng != name:

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from l2attr.analysis.load import Run
+from l2attr.integrity.manifest import undeclared
+from l2attr.manifest_model import recorded
 from l2attr.report import fmt
 from l2attr.report.columns import Table, key, number, plain, table
 from l2attr.vocab import Role
@@ -241,13 +243,8 @@ GROUPS: tuple[tuple[str, tuple[Spec, ...]], ...] = (
 
 
 def lookup(manifest: dict[str, Any], dotted: str) -> Any:
-    """The value at a dotted path; ABSENT when a part is missing."""
-    node: Any = manifest
-    for part in dotted.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return ABSENT
-        node = node[part]
-    return node
+    """The value at a dotted path as recorded; ABSENT when a part is missing (or broke its rule)."""
+    return recorded(manifest, dotted, ABSENT)
 
 
 def _stamp_of(run_name: str) -> str | None:
@@ -298,7 +295,7 @@ VARIANT_COLUMNS = (
 
 
 def _variant_rows(run: Run) -> list[dict[str, Any]]:
-    variants = run.manifest.get("variants")
+    variants = recorded(run.manifest, "variants")
     rows: list[dict[str, Any]] = []
     for name, info in (variants.items() if isinstance(variants, dict) else []):
         info = info if isinstance(info, dict) else {"value": info}
@@ -325,8 +322,11 @@ def run_facts(run: Run, judged: dict[str, Any] | None = None) -> RunFacts:
         facts = [f for f in (fact(s, run, judged) for s in specs) if f is not None]
         if facts:
             groups.append((heading, facts))
+    odd = undeclared(run.manifest)           # kept in the manifest, read by nothing: named, never used
+    if odd:
+        groups.append(("Fields no rule declares", [Fact("kept, not read", ", ".join(odd), mono=True)]))
     rows = _variant_rows(run)
-    return RunFacts(run.name, str(run.manifest.get("kind", "unknown")), groups,
+    return RunFacts(run.name, str(recorded(run.manifest, "kind", "unknown")), groups,
                     table(VARIANT_COLUMNS, rows) if rows else None,
                     json.dumps(run.manifest, indent=2, ensure_ascii=False))
 

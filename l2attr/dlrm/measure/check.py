@@ -113,12 +113,15 @@ REAL = "real_data_checks"          # "variant id:profile" -> error on the real w
 def memo_key(manifest: dict[str, Any]) -> str | None:
     """The hash of what a verdict depends on, or None when the manifest lacks the source digest or
     the GPU's UUID (then nothing is taken or kept)."""
-    digest = (manifest.get("versions") or {}).get("source_digest")
-    uuid = (manifest.get("gpu") or {}).get("uuid")
+    from l2attr.manifest_model import recorded, typed
+
+    facts = typed(manifest)
+    digest = (facts.versions or {}).get("source_digest")
+    uuid = facts.gpu.uuid if facts.gpu is not None else None
     if not digest or not uuid:
         return None
-    what = {"source_digest": digest, "gpu": uuid, "config": manifest.get("config"),
-            "measure": manifest.get("measure")}
+    what = {"source_digest": digest, "gpu": uuid, "config": recorded(manifest, "config"),
+            "measure": recorded(manifest, "measure")}    # hashed as recorded
     return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 

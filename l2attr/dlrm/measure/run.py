@@ -31,6 +31,7 @@ from l2attr.dlrm.measure.gpu import describe as describe_gpu
 from l2attr.dlrm.measure.options import LadderOptions
 from l2attr.dlrm.measure.protocol import CellRunner, samples_per_repeat
 from l2attr.gpu.runtime import kernel_cache_record
+from l2attr.manifest_model import sections
 from l2attr.measure.adaptive import HOST_COLUMNS, column_values, measure_rounds
 from l2attr.measure.stats import CELL_KEYS
 from l2attr.rundir import RunDir
@@ -243,9 +244,9 @@ def run_ladder(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir,
     if cut:
         log(f"resume: dropped {cut} rows of repeats cut short; they are measured again")
     journal = SampleJournal(run)
-    manifest = run.manifest()
-    workloads: dict[str, Any] = dict(manifest.get("workloads", {}))
-    real_checks: dict[str, float] = dict(manifest.get("real_data_checks", {}))
+    recorded_so_far = sections(run.manifest(), ("workloads", "real_data_checks"), f"{run.path}/manifest.json")
+    workloads: dict[str, Any] = dict(recorded_so_far.get("workloads") or {})
+    real_checks: dict[str, float] = dict(recorded_so_far.get("real_data_checks") or {})
     profiles = list(dict.fromkeys([*opts.profiles, *(p for _, p, _ in extras)]))
     n_cells = sum(len(cells_of(p)) for p in profiles)
     task = progress.add_task(Command.LADDER.value, total=n_cells * len(plan)) if progress is not None else None

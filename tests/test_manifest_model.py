@@ -1,0 +1,65 @@
+"""The readers' manifest models (manifest_model.py, issue 52 "closed models"): a field a
+reader uses is typed there; a damaged one is one line (nothing checked it) or reads as absent (check_manifest
+said it); a field no rule declares is kept and named on the page, never used."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+
+from l2attr.analysis.load import load_runs
+from l2attr.errors import UserError
+from l2attr.integrity.manifest import undeclared
+from l2attr.manifest_model import MODELS, declared, recorded, typed
+from l2attr.report.provenance import run_facts
+
+LADDER = Path(__file__).resolve().parents[1] / "examples" / "20261130T193129Z-bench"
+
+
+def test_a_damaged_field_nothing_checked_is_one_line() -> None:
+    with pytest.raises(UserError, match=r"^run/manifest.json: gpu.uuid must be a string or null \(found 5\)$"):
+        typed({"kind": "ladder", "gpu": {"uuid": 5}}, "run/manifest.json")
+
+
+def test_a_damaged_field_check_manifest_said_reads_as_absent() -> None:
+    m = {"kind": "timeline", "gpu": {"name": "H100", "l2_bytes": -5}, "timings": {"a": math.nan, "b": 2},
+         "ranges": [{"range": "r", "instances": 3}, 7, {"range": "", "untimed": 1.5}]}
+    facts = typed(m)
+    assert facts.gpu.name == "H100" and facts.gpu.l2_bytes is None and facts.timings == {"b": 2.0}
+    assert [(r.range, r.instances, r.untimed) for r in facts.ranges] == [("r", 3, None), (None, None, None)]
+    assert recorded(m, "gpu.l2_bytes", "absent") == "absent" and recorded(m, "gpu.name") == "H100"
+    assert m["gpu"]["l2_bytes"] == -5           # the manifest itself is left as recorded
+
+
+def test_every_kind_model_declares_what_its_readers_take() -> None:
+    assert {"measure.timer", "measure.variants", "gpu.uuid", "unit_timings"} <= declared("ladder")
+    assert {"replayer_passes", "metrics_collected", "jobs", "control"} <= declared("profile")
+    assert {"ranges", "method"} <= declared("timeline") and set(MODELS) == {"ladder", "profile", "timeline"}
+
+
+def test_a_field_no_rule_declares_is_named_on_the_page(tmp_path: Path) -> None:
+    run = tmp_path / LADDER.name
+    shutil.copytree(LADDER, run)
+    intact = run_facts(load_runs([run]).runs[0])
+    assert undeclared(json.loads((LADDER / "manifest.json").read_text())) == []
+    assert "Fields no rule declares" not in [g for g, _ in intact.groups]
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest.update(banana=1, apple={"x": 2})
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    facts = run_facts(load_runs([run]).runs[0])
+    assert ("Fields no rule declares", "apple, banana") in [(g, f[0].value) for g, f in facts.groups]
+
+
+def test_check_manifest_holds_a_run_to_the_readers_models(tmp_path: Path) -> None:
+    run = tmp_path / LADDER.name
+    shutil.copytree(LADDER, run)
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["unit_timings"] = {"ladder:a:b": {"measure_s": -1}}
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(UserError, match=r"manifest.json: unit_timings must be an object: unit -> \(phase -> a finite "
+                       r"number of seconds >= 0\), or null \(found -1\)"):
+        load_runs([run])
