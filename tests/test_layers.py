@@ -239,3 +239,19 @@ def test_the_kind_checks_see_a_break() -> None:
     assert kind_crossings(graph) == ["l2attr.sweep.declare -> l2attr.experiment.declare"]
     assert command_reaches(graph) == ["l2attr.report.html -> l2attr.commands.report",
                                       "l2attr.sweep.measure.run -> l2attr.sweep.command"]
+
+
+def shadowed(api: dict[str, str], packages: set[str]) -> list[str]:
+    """The API's lazy names that a subpackage of the same name would replace: importing
+    `l2attr.X.anything` sets `l2attr.X` to the package, and `l2attr.X(...)` is then a module."""
+    return sorted(set(api) & packages)
+
+
+def test_no_package_shadows_a_verb_of_the_api() -> None:
+    """Why the step kind's package is `steps` and the ladder's `ladders`: `l2attr.step` and
+    `l2attr.ladder` are verbs (l2attr/__init__.py _API)."""
+    import l2attr
+
+    packages = {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
+    assert shadowed(l2attr._API, packages) == []
+    assert shadowed({"step": "l2attr.api", "sweep": "x"}, {"steps", "step", "dlrm"}) == ["step"]
