@@ -132,3 +132,26 @@ def test_every_plan_names_scripts_that_exist_and_packs_its_runs() -> None:
             scripts = [p for p in step.cmd if p.endswith(".py") and not p.startswith("{")]
             assert all((ROOT / s).is_file() for s in scripts), (name, step.name, scripts)
         assert plan.steps[-1].always or plan.steps[-1].cmd[:3] == device_plans.GPU_SUITE[:3], name
+
+
+def test_the_grid_resumes_from_the_committed_grid_of_its_gpu_kind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """resume_grid copies the committed folder of the GPU's kind (runs, ncu caches; not the page or
+    reports) into {out}/grid; a GPU of another kind starts empty."""
+    root = tmp_path / "repo"
+    home = root / "g100"
+    (home / "run1").mkdir(parents=True)
+    (home / "run1" / "manifest.json").write_text("{}")
+    (home / "ncu").mkdir()
+    (home / "ncu" / "m-write-back.csv").write_text("step\n")
+    (home / "ncu" / "x.ncu-rep").write_text("big")
+    (home / "README.md").write_text("page")
+    monkeypatch.setattr(device_plans, "ROOT", root)
+    monkeypatch.setattr(device_plans, "GRID_HOME", {"H200": "g200", "H100": "g100"})
+    said: list[str] = []
+    ctx = _ctx(tmp_path, said, gpu="NVIDIA H100 80GB HBM3")
+    device_plans.resume_grid(ctx)
+    got = sorted(str(p.relative_to(ctx.out / "grid")) for p in (ctx.out / "grid").rglob("*") if p.is_file())
+    assert got == ["ncu/m-write-back.csv", "run1/manifest.json"] and said == ["resumed from g100"]
+    other = _ctx(tmp_path / "b", [], gpu="NVIDIA H200")
+    device_plans.resume_grid(other)
+    assert not (other.out / "grid").exists()

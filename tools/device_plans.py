@@ -20,7 +20,7 @@ import zipfile
 from pathlib import Path
 from typing import Callable
 
-from device_run import Ctx, Plan, Step, pack
+from device_run import ROOT, Ctx, Plan, Step, pack
 
 PY = "{python}"
 GPU_SUITE = (PY, "-m", "pytest", "-q", "-rfE", "-m", "gpu", "tests", "-p", "no:cacheprovider",
@@ -115,6 +115,25 @@ def speed_summary(ctx: Ctx) -> None:
                                                 "profile_within_60_s", "control")}))
 
 
+# The full-width grid's committed folder per GPU kind (one GPU kind per grid: L2 is 50 MB against 60 MB)
+GRID_HOME = {"H200": "examples/steps/hf_h200", "H100": "examples/steps/hf_full"}
+# What the grid measures: four full-width models (one MoE), two decode batches at KV 4K and a 2K
+# prefill, at two and four layers; one full-depth row that holds the per-layer model; one compiled row.
+GRID_ARGS = ("--models", "llama3-8b", "qwen2.5-7b", "llama2-7b", "olmoe-1b-7b", "--batches", "1", "32",
+             "--kvs", "4096", "--prefills", "2048", "--max-repeats", "30", "--full", "llama3-8b:decode:1:4096",
+             "--compiled", "llama3-8b:decode:1:4096")
+
+
+def resume_grid(ctx: Ctx) -> None:
+    """Copy the committed grid of this GPU kind into {out}/grid, so the call measures only what is
+    missing (hf_grid.py skips finished runs and reads whole ncu caches); a kind with none starts empty."""
+    home = next((ROOT / d for k, d in GRID_HOME.items() if k in (ctx.gpu or "")), None)
+    if home is not None and home.is_dir():
+        shutil.copytree(home, ctx.out / "grid", dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("*.ncu-rep", "README.md", "logs"))
+        ctx.say(f"resumed from {home.relative_to(ROOT)}")
+
+
 def gzip_grid_tables(ctx: Ctx) -> None:
     """The grid's step_kernels.csv files are committed gzipped; its log travels with its runs."""
     grid = ctx.out / "grid"
@@ -186,14 +205,17 @@ PLANS: dict[str, Plan] = {
         Step("the Experiment example", budget=100, need=30, log="kv_pin_sdpa.log",
              cmd=(PY, "examples/experiments/kv_pin_sdpa.py", "--out", "{out}/runs")),
         Step("drop its runs", call=remove("runs"), always=True))),
-    "grid": Plan("issue 50's LLM grid: examples/steps/hf_grid.py with ARGs (default: the Llama-3-8B shape at two "
-                 "and four layers, repeats until decided), into grid.tar.gz; a call resumes from the runs it is given "
-                 "back (unpack them into the --out folder it names)", (
+    "grid": Plan("issue 50's LLM grid: the rewarm GPU tests, then examples/steps/hf_grid.py with ARGs, resumed "
+                 "from the committed grid of this GPU kind (GRID_HOME: its runs and ncu caches travel with the "
+                 "tree), into grid.tar.gz; unpack it over that folder", (
         Step("machine", call=machine("logs/machine.log")),
-        Step("the grid", budget=550, need=60, log="hf_grid.log", cmd=(PY, "examples/steps/hf_grid.py", "--out",
-             "{out}/grid", "{args}"), default_args=("--models", "llama3-8b", "--max-repeats", "30")),
+        Step("the committed grid of this GPU kind", call=resume_grid, always=True),
+        Step("the rewarm GPU tests", budget=90, need=30, log="gpu_rewarm.log",
+             cmd=(*GPU_SUITE[:-5], "tests/test_gpu_step_rewarm.py", "-p", "no:cacheprovider")),
+        Step("the grid", budget=450, need=60, log="hf_grid.log", cmd=(PY, "examples/steps/hf_grid.py", "--out",
+             "{out}/grid", "{args}"), default_args=GRID_ARGS),
         Step("gzip step_kernels.csv", call=gzip_grid_tables, always=True),
-        Step("pack grid.tar.gz", call=archive("grid.tar.gz", "grid"), always=True)), budget=570),
+        Step("pack grid.tar.gz", call=archive("grid.tar.gz", "grid"), always=True)), budget=580),
     "speed": Plan("issue 39's speed record: three cold ladder processes, their compare, the profile job, the "
                   "process's ends (examples/logs/speed/)", speed_steps(), budget=450),
     "profile-record": Plan("issue 39's profile record alone: bench_profile (profile + timeline, cold processes)",
