@@ -26,7 +26,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from hf_models import MODELS, build, step_of  # noqa: E402
-from hf_page import CALLS, checks, finished, one_gpu, record_call, wall_sentence, write_page  # noqa: E402,F401
+from hf_page import CALLS, call_lines, checks, finished, one_gpu, record_call, wall_sentence, write_page  # noqa: E402,F401
 
 BATCHES, KVS, PREFILLS = (1, 32), (4096,), (2048,)
 WANT_ENV = "HF_GRID_WANT"      # the ncu child's list of steps: a path to a JSON file (no data in the variable)
@@ -75,10 +75,18 @@ def read_all(path: Path) -> dict[tuple[str, str], Any]:
     is dropped and read again, never used short); {} for a missing, oversized or unreadable cache."""
     import pandas as pd
 
-    if not path.is_file() or path.stat().st_size > (256 << 20):
+    import io
+
+    from l2attr.errors import UserError
+    from l2attr.safe_read import read_text_limited
+
+    if not (path.exists() or path.is_symlink()):
         return {}
     try:
-        t = pd.read_csv(path)
+        t = pd.read_csv(io.StringIO(read_text_limited(path, 256 << 20)))
+    except UserError as e:                     # a FIFO, a folder, a cache over its limit: read again, and said
+        print(f"hf_grid: {e}; the write-back is read again", file=sys.stderr, flush=True)
+        return {}
     except (ValueError, pd.errors.ParserError):
         return {}
     if not set(CACHE_COLUMNS) <= set(t.columns):
@@ -247,9 +255,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-repeats", type=int, default=40)
     ap.add_argument("--page", type=Path, help="write the grid's page from the runs under this folder, and stop")
     a = ap.parse_args(argv)
+    from l2attr.errors import install_script_hook
+
+    install_script_hook()               # a UserError ends the script in one `l2attr: error:` line, as in the CLI
     if a.page:
+        if not a.page.is_dir():
+            ap.error(f"--page {a.page}: no such folder")
         print(write_page(a.page))
         return 0
+    if a.out.exists() and not a.out.is_dir():
+        ap.error(f"--out {a.out}: not a folder")
+    if a.repeats < 2 or a.max_repeats < a.repeats:
+        ap.error(f"--repeats {a.repeats} --max-repeats {a.max_repeats}: at least 2 repeats, and a budget no smaller")
     for flag, rows in (("--full", a.full), ("--compiled", a.compiled)):
         for f in rows:
             parts = f.split(":")

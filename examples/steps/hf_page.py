@@ -10,16 +10,24 @@ import time
 from pathlib import Path
 from typing import Any
 
+MANIFEST_LIMIT, CALLS_LIMIT = 16 << 20, 16 << 20       # bytes a grid reader reads of a file a user may have damaged
+
+
 def finished(folders: list[Path]) -> dict[str, str]:
-    """Step name -> GPU name of every finished run under any of `folders` (a grid resumes)."""
-    import json
+    """Step name -> GPU name of every finished run under any of `folders` (a grid resumes). A
+    manifest that is no regular file, too big or not JSON is one UserError line naming it (never a
+    read that blocks on a FIFO, never a traceback)."""
+    from l2attr.safe_read import read_json_limited
 
     names = {}
     for f in folders:
         for m in f.rglob("manifest.json") if f.is_dir() else []:
-            got = json.loads(m.read_text())
-            if got.get("status") == "complete" and got.get("kind") == "step":
-                names[(got.get("step") or {}).get("name")] = (got.get("gpu") or {}).get("name") or "?"
+            got = read_json_limited(m, MANIFEST_LIMIT, 64)
+            if isinstance(got, dict) and got.get("status") == "complete" and got.get("kind") == "step":
+                step, gpu = got.get("step"), got.get("gpu")
+                name = step.get("name") if isinstance(step, dict) else None
+                if isinstance(name, str):
+                    names[name] = str((gpu.get("name") if isinstance(gpu, dict) else None) or "?")
     return names
 
 
@@ -48,8 +56,10 @@ def record_call(out: Path, spent: dict[str, Any], wall_s: float, argv: list[str]
         return
     line = {"finished_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "command": " ".join(["hf_grid.py", *argv]), "wall_s": round(wall_s, 1), **spent}
+    from l2attr.safe_read import read_text_limited
+
     path = out / CALLS
-    before = path.read_text() if path.is_file() else ""
+    before = read_text_limited(path, CALLS_LIMIT) if path.exists() or path.is_symlink() else ""
     out.mkdir(parents=True, exist_ok=True)
     atomic.write_text(path, before + json.dumps(line) + "\n")
 
@@ -58,9 +68,11 @@ def call_lines(folder: Path) -> list[dict[str, Any]]:
     """Every call record under `folder`; a line cut mid-write (a killed call) is left out and said."""
     import json
 
+    from l2attr.safe_read import read_text_limited
+
     out = []
     for f in sorted(folder.rglob(CALLS)):
-        for x in f.read_text(errors="replace").splitlines():
+        for x in read_text_limited(f, CALLS_LIMIT).splitlines():
             try:
                 got = json.loads(x) if x.strip() else None
             except ValueError:
