@@ -66,3 +66,15 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, argv: list[str], said:
                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
     lines = got.stderr.strip().splitlines()
     assert got.returncode == 2 and said in lines[-1] and "Traceback" not in got.stderr, got.stderr
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
+def test_a_full_stdout_is_one_line_and_the_page_is_still_written(tmp_path: Path) -> None:
+    """--page on a folder of no grid runs writes its (empty) page atomically, then a stdout that
+    refuses the text is one line, exit 1, never a traceback."""
+    with open("/dev/full", "w") as full:
+        got = subprocess.run([sys.executable, str(SCRIPT), "--page", str(tmp_path)], stdout=full, stderr=subprocess.PIPE,
+                             text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    assert got.returncode == 1 and "Traceback" not in got.stderr, got.stderr
+    assert got.stderr.strip().splitlines()[-1].startswith("hf_grid: error: the page is written")
+    assert (tmp_path / "README.md").read_text().startswith("# Worth the Bytes?")

@@ -256,12 +256,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--page", type=Path, help="write the grid's page from the runs under this folder, and stop")
     a = ap.parse_args(argv)
     from l2attr.errors import install_script_hook
+    from l2attr.outputs import guard_closed_streams
 
     install_script_hook()               # a UserError ends the script in one `l2attr: error:` line, as in the CLI
+    guard_closed_streams()              # a closed stdout is not an AttributeError
     if a.page:
         if not a.page.is_dir():
             ap.error(f"--page {a.page}: no such folder")
-        print(write_page(a.page))
+        text = write_page(a.page)
+        try:
+            print(text, flush=True)
+        except OSError as e:            # a full or broken stdout: the page is written, say so in one line
+            print(f"hf_grid: error: the page is written ({a.page / 'README.md'}), but stdout refused it: "
+                  f"{e.strerror or e}", file=sys.stderr)
+            return 1
         return 0
     if a.out.exists() and not a.out.is_dir():
         ap.error(f"--out {a.out}: not a folder")
