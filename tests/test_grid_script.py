@@ -78,3 +78,19 @@ def test_a_full_stdout_is_one_line_and_the_page_is_still_written(tmp_path: Path)
     assert got.returncode == 1 and "Traceback" not in got.stderr, got.stderr
     assert got.stderr.strip().splitlines()[-1].startswith("hf_grid: error: the page is written")
     assert (tmp_path / "README.md").read_text().startswith("# Worth the Bytes?")
+
+
+def test_without_a_gpu_the_grid_is_one_line_before_anything_is_written(tmp_path: Path) -> None:
+    """Without torch, or with a torch that sees no GPU (this machine either way), measuring stops in
+    one `l2attr: error: hf_grid: ...` line, exit 1, before ncu runs or --out is made."""
+    try:
+        import torch
+        if torch.cuda.is_available():
+            pytest.skip("a GPU answers here")
+    except ImportError:
+        pass
+    got = subprocess.run([sys.executable, str(SCRIPT), "--out", str(tmp_path / "grid")], capture_output=True,
+                         text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
+    assert got.returncode == 1 and "Traceback" not in got.stderr, got.stderr
+    assert got.stderr.strip().splitlines()[-1].startswith("l2attr: error: hf_grid: ")
+    assert not (tmp_path / "grid").exists()

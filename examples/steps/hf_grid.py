@@ -183,9 +183,16 @@ def host_facts() -> dict[str, str]:
 def measure(out: Path, models: list[str], depths: list[int], wanted: list[tuple[str, int, int]], full: list[str],
             repeats: int, max_repeats: int, compiled: list[str] = ()) -> dict[str, Any]:
     """Measure every wanted step not finished yet; returns where the time went (the call record)."""
-    import torch
-
     import l2attr
+    from l2attr.errors import UserError
+
+    try:                                # before ncu or any model is built: no GPU is one line, not torch's traceback
+        import torch
+    except ImportError:
+        raise UserError("hf_grid: torch is not installed; the grid measures on a CUDA GPU (torch, transformers)") from None
+    if not torch.cuda.is_available():
+        raise UserError("hf_grid: no CUDA GPU found (torch.cuda.is_available() is False); the grid measures on a "
+                        "GPU, and `--page FOLDER` makes its page on any machine")
 
     have, here = finished([out]), torch.cuda.get_device_name()
     refused = one_gpu(have, here)
