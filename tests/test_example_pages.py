@@ -34,7 +34,7 @@ GENERATED = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC")   # the page's generate
 @pytest.mark.parametrize("runs, page", [(["examples"], "examples/report.md"), (["examples"], "examples/report.html.xz"),
                                         (SESSION4, "examples/session4/report.md"),
                                         (TWO_PROCESSES, "examples/reproduction/compare-two-processes.md"),
-                                        (["examples/steps/surgery"], "examples/steps/surgery/report.html")])
+                                        (["examples/steps/surgery"], "examples/steps/surgery/report.html.xz")])
 def test_committed_study_page_is_current(tmp_path, runs, page):
     """The study's pages and the steps' combined page (docs/study.md, examples/session4/README.md and
     docs/step-results.md say how each is made): what
