@@ -272,8 +272,10 @@ def test_nested_step_runs_make_one_page_with_the_index_first(tmp_path: Path, cap
     assert sum(x.endswith(p.name) for x in printed for p in (ROOT / "examples/steps/hf_grid").glob("2026*")) == 22
     assert sum(x.endswith(p.name) for x in printed for p in (ROOT / "examples/steps/hf_full").glob("2026*")) == 1
     text = out.read_text().splitlines()
-    assert text[2].startswith("| step | share [95 % CI] | share of | activations' share")
-    assert all(x.startswith("| [") for x in text[4:4 + runs]) and text[4 + runs] == ""
+    assert text[2].startswith("GPU: NVIDIA H100 80GB HBM3. Models: ")           # the study's first screen, per GPU
+    assert text[4].startswith("On NVIDIA H100 80GB HBM3, the activations' share") and "of the graph replay" in text[4]
+    assert text[6].startswith("| step | share [95 % CI] | share of | activations' share")
+    assert all(x.startswith("| [") for x in text[8:8 + runs]) and text[8 + runs] == ""
 
 
 def test_one_step_run_prints_its_headline_and_has_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
