@@ -139,19 +139,14 @@ MODELS: dict[str, type[Manifest]] = {Command.LADDER.value: LadderManifest, Comma
 
 # -- the step kind and the sweep kind --------------------------------------------------------------
 # The step's `step` is its options' (steps/declare.py StepOptions takes its fields' types from here: one
-# ">= 2"), as recorded: a field an old run lacks reads as None, not today's default. A field a check
-# beside its table states (steps/check/counts.py) is `said_by` it: check_model leaves it to that check.
+# ">= 2"), as recorded: a field an old run lacks reads as None, not today's default.
 WHOLE, LABEL = 10 ** 9, "a name of letters, digits, '.', '_' and '-'"    # WHOLE: a manifest's largest count
 Repeats = Annotated[StrictInt, Field(ge=2, le=WHOLE)]    # a step's repeats, asked or done: the one ">= 2"
 Rounds = Annotated[StrictInt, Field(ge=1, le=WHOLE)]
 Steps = Annotated[StrictInt, Field(ge=0, le=WHOLE)]
 Micros = list[Annotated[float, Field(allow_inf_nan=False, gt=0, le=1e9)]]
 MICROS = "a list of finite numbers > 0 (µs) or null"
-COUNTS = "steps/check/counts.py"
-
-
-def said_by(text: str = "a whole number >= 0 (the count step_kernels.csv implies) or null") -> Any:
-    return Field(None, json_schema_extra={"said_by": COUNTS, "rule": text})
+COUNTED = "a whole number >= 0 (the count step_kernels.csv implies, steps/check/counts.py) or null"
 
 
 def texts(*names: str) -> dict[str, Any]:       # fields of free text (absent or a string), for create_model
@@ -182,18 +177,18 @@ class StepSection(Section):      # the manifest's `step`: StepOptions' written f
 
 
 class GraphCounts(Section):
-    matched_kernels: Steps | None = said_by()
-    eager_kernels: Steps | None = said_by()
+    matched_kernels: Steps | None = rule(COUNTED)
+    eager_kernels: Steps | None = rule(COUNTED)
 
 
 class Surgery(create_model("SurgeryTexts", __base__=GraphCounts,   # type: ignore[misc]
                            **texts("natural", "write_back_missing", "control_missing", "rewarm_missing"))):
-    graph_kernels: Steps | None = said_by()
+    graph_kernels: Steps | None = rule(COUNTED)
     call_us: Micros | None = rule(MICROS)
     torch_graph_us: Micros | None = rule(MICROS)
     eager_us: Micros | None = rule(MICROS)
-    call_kernel_us: Micros | None = said_by(MICROS + ", one per repeat")
-    call_kernels: list[Annotated[StrictInt, Field(gt=0, le=WHOLE)]] | None = said_by(
+    call_kernel_us: Micros | None = rule(MICROS + ", one per repeat")
+    call_kernels: list[Annotated[StrictInt, Field(gt=0, le=WHOLE)]] | None = rule(
         "a list of whole numbers > 0 (kernels), one per repeat, or null")
     control_us: list[Annotated[float, Field(allow_inf_nan=False, ge=-2, le=1000)]] | None = rule(
         "a list of finite numbers of µs in [-2, 1000] or null")
@@ -203,12 +198,12 @@ class Surgery(create_model("SurgeryTexts", __base__=GraphCounts,   # type: ignor
     call_kernel_difference: Facts | None = rule(WHOLE_OBJECT)
 
 
-Graph = create_model("Graph", __base__=GraphCounts, replay_kernels=(Steps | None, said_by()),
+Graph = create_model("Graph", __base__=GraphCounts, replay_kernels=(Steps | None, rule(COUNTED)),
                      capture_ops_same=(bool | None, None), **texts("natural", "cold"))
 
 
 class StepManifest(create_model("StepTexts", __base__=Manifest, **texts(  # type: ignore[misc]
-        "status", "fallback", "edges_method", "edges_level", "edges_error", "kernel_edges_error"))):
+        "command", "status", "fallback", "edges_method", "edges_level", "edges_error", "kernel_edges_error"))):
     step: StepSection | None = None
     surgery: Surgery | None = None
     graph: Graph | None = None
@@ -238,7 +233,8 @@ LADDER_FACTS = {k: (LadderManifest.model_fields[k].annotation, LadderManifest.mo
                 for k in ("workloads", "variants", "checks", "real_data_checks", "unit_timings")}
 
 
-class SweepManifest(create_model("SweepFacts", __base__=Manifest, **LADDER_FACTS)):  # type: ignore[misc]
+class SweepManifest(create_model("SweepFacts", __base__=Manifest,  # type: ignore[misc]
+                                 **LADDER_FACTS, **texts("command"))):
     sweep: SweepSection | None = None
     limits: dict[str, Whole] | None = rule("an object: limit -> a whole number of bytes >= 0")
     sweep_timings: dict[str, Seconds] | None = rule("an object: phase -> a finite number of seconds >= 0")
@@ -322,17 +318,8 @@ def check_model(manifest: Mapping[str, Any], bad: Any, said: set[str]) -> None:
         from l2attr.typed import problems
 
         for path, rule, value in problems(exc, model):
-            if path and path[0] not in said and not _said_by(model, path):
+            if path and path[0] not in said:
                 bad(".".join(path), rule, value)
-
-
-def _said_by(model: type[BaseModel], path: tuple[str, ...]) -> bool:
-    """Whether the field is one another check states (`said_by`: its rule is said there, once)."""
-    from l2attr.typed import flat_fields
-
-    info = dict(flat_fields(model)).get(tuple(path))
-    extra = info.json_schema_extra if info is not None else None
-    return isinstance(extra, dict) and "said_by" in extra
 
 
 def declared(kind: str) -> set[str]:
