@@ -99,3 +99,42 @@ def test_a_damaged_step_or_sweep_field_is_one_line_or_absent() -> None:
     assert facts.edges_kernel_level is None and facts.mode is None
     with pytest.raises(UserError, match=r"^run/manifest.json: sweep.hot_rows must be a list of hot-set sizes"):
         typed({"kind": "sweep", "sweep": {"hot_rows": ["x"]}}, "run/manifest.json")
+
+
+STEP = Path(__file__).resolve().parents[1] / "examples" / "steps" / "runs" / "20261201T170613Z-selfcheck-quarter-l2-marked"
+SWEEP = Path(__file__).resolve().parents[1] / "examples" / "20261130T215547Z-bench-window"
+ODD = "Fields no rule declares (kept, not read): apple, banana."
+
+
+def _with_odd_fields(run: Path, tmp: Path) -> Path:
+    copy = tmp / run.name
+    shutil.copytree(run, copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest.update(banana=1, apple={"x": 2})
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    return copy
+
+
+@pytest.mark.parametrize("run", [STEP, SWEEP], ids=["step", "sweep"])
+def test_a_step_or_sweep_page_names_a_field_no_rule_declares(run: Path, tmp_path: Path) -> None:
+    """The step's and the sweep's provenance (the step section's first line, the sweep chapter's run
+    line; the HTML card's identity list, the chapter's run note) name what the model does not know."""
+    from l2attr.cli import main
+
+    assert undeclared(json.loads((run / "manifest.json").read_text())) == []
+    assert main(["report", str(run), "--format", "md", "-o", str(tmp_path / "intact.md")]) == 0
+    assert "Fields no rule declares" not in (tmp_path / "intact.md").read_text()
+    odd = _with_odd_fields(run, tmp_path / "odd")
+    assert main(["report", str(odd), "--format", "md", "-o", str(tmp_path / "odd.md")]) == 0
+    assert ODD in (tmp_path / "odd.md").read_text()
+    if run == STEP:
+        from l2attr.steps.analyse.answer import analyse_step
+        from l2attr.steps.section.html import card
+
+        assert ("fields no rule declares (kept, not read)", "apple, banana") in card(analyse_step(odd), 0)["identity"]
+    else:
+        from l2attr.sweep.analyse.judge import analyse_sweep
+        from l2attr.sweep.load import load_sweep
+        from l2attr.sweep.section.html import section
+
+        assert section(analyse_sweep(load_sweep(odd)), 0)[0]["undeclared"] == "apple, banana"
