@@ -199,7 +199,7 @@ class Surgery(create_model("SurgeryTexts", __base__=GraphCounts,   # type: ignor
 
 
 Graph = create_model("Graph", __base__=GraphCounts, replay_kernels=(Steps | None, rule(COUNTED)),
-                     capture_ops_same=(bool | None, None), **texts("natural", "cold"))
+                     capture_ops_same=(bool | None, None), natural=(Text | None, None), cold=(Text | None, None))
 
 
 class StepManifest(create_model("StepTexts", __base__=Manifest, **texts(  # type: ignore[misc]
