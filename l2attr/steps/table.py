@@ -80,7 +80,7 @@ def load_step(path: Path, damage: Damage | None = None) -> tuple[dict[str, Any],
     if kind != KIND:
         raise UserError(f"{path} is a {kind!r} run, not a step run")
     check_manifest(m, run.path, STRICT)          # the fields every step writer records
-    t = read(m)
+    t = step_manifest(m)
     if t.status != COMPLETE:
         raise UserError(f"{path}: the step run did not finish (manifest status {t.status!r}): partial data")
     k, ops = run.read(STEP_KERNELS), run.read(STEP_OPS)
@@ -111,19 +111,19 @@ def load_step(path: Path, damage: Damage | None = None) -> tuple[dict[str, Any],
     return m, k, ops, times
 
 
-def read(manifest: dict[str, Any]) -> StepManifest:
+def step_manifest(manifest: dict[str, Any]) -> StepManifest:
     """A step run's manifest through the step's model (what check_manifest said reads as absent)."""
     return typed(manifest, model=StepManifest)
 
 
 def is_graph(manifest: dict[str, Any]) -> bool:
-    return read(manifest).mode == StepMode.GRAPH.value
+    return step_manifest(manifest).mode == StepMode.GRAPH.value
 
 
 def _edge_fields(m: dict[str, Any], path: Path) -> None:
     """The manifest fields that say how measured edges were made (every page prints them); the
     model says each one's type (kernel_edges_error: a string), check_manifest refuses another."""
-    t = read(m)
+    t = step_manifest(m)
     need = [("edges_method", t.edges_method), *([("edges_level", t.edges_level)] if t.edges_kernel_level else [])]
     for f, value in need:
         if not value:
@@ -140,7 +140,7 @@ def edge_names(m: dict[str, Any], k: pd.DataFrame, ops: pd.DataFrame) -> pd.Data
     when the run's edges are kernel-level."""
     from l2attr.names import name_op
 
-    if not read(m).edges_kernel_level or "node" not in k.columns:
+    if not step_manifest(m).edges_kernel_level or "node" not in k.columns:
         return ops
     first = k.drop_duplicates("node").sort_values("node")
     return pd.DataFrame({"op_index": first["node"].astype(int), "op": first["kernel"].map(name_op)})
@@ -149,7 +149,7 @@ def edge_names(m: dict[str, Any], k: pd.DataFrame, ops: pd.DataFrame) -> pd.Data
 def step_name(ans: Any) -> str:
     """The name a step run was given (the kind's name when none was recorded); `ans` is an answer
     or a manifest."""
-    step = read(ans if isinstance(ans, dict) else ans.manifest).step
+    step = step_manifest(ans if isinstance(ans, dict) else ans.manifest).step
     return str((step.name if step is not None else None) or KIND)
 
 
@@ -176,7 +176,7 @@ def first_line(manifest: dict[str, Any], kernels: pd.DataFrame) -> str:
 
 
 def _first_line(manifest: dict[str, Any], kernels: pd.DataFrame) -> str:
-    t = read(manifest)
+    t = step_manifest(manifest)
     if t.mode == StepMode.SURGERY.value:
         sf = t.surgery
         n, m = (sf.graph_kernels, sf.matched_kernels) if sf is not None else (None, None)
@@ -211,8 +211,8 @@ BASE_RUNG = RungId.BASELINE.value
 
 def rung_speedups(answers: list[Any]) -> list[tuple[str, str, Any]]:
     """(rung, label, Judged speedup over the baseline rung) for every rung step of one command."""
-    typed_ = {id(a): read(a.manifest) for a in answers}
-    facts = {k: t.step.facts for k, t in typed_.items() if t.step is not None and t.step.facts is not None}
+    models = {id(a): step_manifest(a.manifest) for a in answers}
+    facts = {k: t.step.facts for k, t in models.items() if t.step is not None and t.step.facts is not None}
     rungs = [a for a in answers if id(a) in facts and facts[id(a)].series == SERIES]
     base = [a for a in rungs if facts[id(a)].rung == BASE_RUNG]
     if not base:
@@ -220,7 +220,7 @@ def rung_speedups(answers: list[Any]) -> list[tuple[str, str, Any]]:
     ref = base[0]
     label = {k: f.label if "label" in f.model_fields_set else f.rung for k, f in facts.items()}
     return [(facts[id(a)].rung, str(label[id(a)]), compare(ref.step_time, a.step_time))
-            for a in rungs if a is not ref and typed_[id(a)].command == typed_[id(ref)].command
+            for a in rungs if a is not ref and models[id(a)].command == models[id(ref)].command
             and facts[id(a)].rung not in (BASE_RUNG, RungId.TORCH.value)]
 
 
@@ -229,7 +229,7 @@ def pipeline_sentence(answers: list[Any], claim: str = "up to 1.77x on A100") ->
     got = rung_speedups(answers)
     if not got:
         return "The DLRM rung steps are not measured."
-    gpu = read(answers[0].manifest).gpu
+    gpu = step_manifest(answers[0].manifest).gpu
     gpu = (gpu.name if gpu is not None else None) or "this GPU"
     parts = []
     for rung, label, j in got:

@@ -15,7 +15,7 @@ from l2attr.steps.analyse.answer import describe_kernel, top_edges, top_kernels,
 from l2attr.steps.analyse.reading import compare_step_times
 from l2attr.steps.analyse.edges import describe as describe_edge
 from l2attr.manifest_model import Surgery, recorded
-from l2attr.steps.table import is_graph, read, step_name
+from l2attr.steps.table import is_graph, step_manifest, step_name
 from l2attr.steps.check.program import program_check, program_line
 from l2attr.report.fmt import text_table
 from l2attr.report.markdown import md_table
@@ -39,7 +39,7 @@ def edge_rows(ans: Any, n: int = 5) -> list[list[str]]:
 
 def _edge_block(ans: Any) -> list[str]:
     rows = edge_rows(ans)
-    why = read(ans.manifest).edges_error
+    why = step_manifest(ans.manifest).edges_error
     if why:
         return ["", f"Edges measured apart: not measured ({why})."]
     if not rows:
@@ -87,7 +87,7 @@ SURGERY_HEADERS = ["node", "kernel (op#index)", "natural µs", "clean-cold µs",
 def surgery_intro(ans: Any) -> str:
     """How a graph-surgery run's graph was measured, beside the program it stands for (the Markdown
     section and the HTML card print the same text)."""
-    sf = read(ans.manifest).surgery or Surgery()
+    sf = step_manifest(ans.manifest).surgery or Surgery()
     k = ans.kernels
     call, torch_g = sf.call_us or [], sf.torch_graph_us or []
     said = (lambda v: "?" if v is None else v)  # noqa: E731
@@ -191,7 +191,7 @@ def steps_markdown(runs: list[tuple[Path, Any]], root: Path | None = None, base:
         out.append("")
         for n, a in by_name.items():
             if (n != base and n and n.startswith(base.rsplit("-", 2)[0])
-                    and read(a.manifest).command == read(ref.manifest).command):
+                    and step_manifest(a.manifest).command == step_manifest(ref.manifest).command):
                 out.append(f"- `{n}`: {compare_step_times(ref, a)}")
         out.append("")
     out += grid_tables(runs)
