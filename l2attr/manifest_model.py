@@ -13,12 +13,12 @@ check_manifest holds every run to these models too (`check_model`), so a field's
 from __future__ import annotations
 
 import copy
-from typing import Annotated, Any, Mapping
+from typing import Annotated, Any, Literal, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, create_model
 
 from l2attr.errors import UserError
-from l2attr.vocab import Command
+from l2attr.vocab import Command, StepMode
 
 Seconds = Annotated[float, Field(allow_inf_nan=False, ge=0, le=1e9)]
 # a count a writer may record as a float (PM sampling's pass groups: 1.0): whole-valued, finite
@@ -136,6 +136,113 @@ class TimelineManifest(Manifest):
 
 MODELS: dict[str, type[Manifest]] = {Command.LADDER.value: LadderManifest, Command.PROFILE.value: ProfileManifest,
                                      Command.TIMELINE.value: TimelineManifest}
+
+# -- the step kind and the sweep kind --------------------------------------------------------------
+# The step's `step` is its options' (steps/declare.py StepOptions takes its fields' types from here: one
+# ">= 2"), as recorded: a field an old run lacks reads as None, not today's default.
+WHOLE, LABEL = 10 ** 9, "a name of letters, digits, '.', '_' and '-'"    # WHOLE: a manifest's largest count
+Repeats = Annotated[StrictInt, Field(ge=2, le=WHOLE)]    # a step's repeats, asked or done: the one ">= 2"
+Rounds = Annotated[StrictInt, Field(ge=1, le=WHOLE)]
+Steps = Annotated[StrictInt, Field(ge=0, le=WHOLE)]
+Micros = list[Annotated[float, Field(allow_inf_nan=False, gt=0, le=1e9)]]
+MICROS = "a list of finite numbers > 0 (µs) or null"
+COUNTED = "a whole number >= 0 (the count step_kernels.csv implies, steps/check/counts.py) or null"
+
+
+def texts(*names: str) -> dict[str, Any]:       # fields of free text (absent or a string), for create_model
+    return {k: (str | None, None) for k in names}
+
+
+# `step.facts`: what the caller said of the step (the LLM grid's shape, the rung steps' series); a
+# fact no reader takes is kept as written
+FACT_SIZES = ("hidden_size", "intermediate_size", "heads", "kv_heads", "layers", "full_layers", "vocab",
+              "experts", "active_experts", "batch", "tokens")
+FACT_WORDS = ("family", "model", "phase", "series", "write_back_how", "host_cpu", "transformers", "compile",
+              "rung", "label")
+StepFacts: type[Section] = create_model("StepFacts", __base__=Section, **texts(*FACT_WORDS), **{
+    k: (Annotated[int, Field(ge=0, le=10 ** 12)] | None, rule("a whole number >= 0 or null")) for k in FACT_SIZES})
+
+
+class StepSection(Section):      # the manifest's `step`: StepOptions' written fields, as recorded
+    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9._-]+$")] | None = rule(LABEL + " or null")   # names.check_label
+    repeats: Repeats | None = None
+    repeats_asked: Repeats | None = None
+    max_repeats: Steps | None = None
+    rounds: Rounds | None = None
+    warmup: Steps | None = None
+    mode: Literal[tuple(StepMode.values())] | None = rule("one of " + ", ".join(StepMode.values()) + " or null")
+    edges: Steps | None = None
+    facts: StepFacts | None = None      # type: ignore[valid-type]
+    function: str | None = None
+
+
+class GraphCounts(Section):
+    matched_kernels: Steps | None = rule(COUNTED)
+    eager_kernels: Steps | None = rule(COUNTED)
+
+
+class Surgery(create_model("SurgeryTexts", __base__=GraphCounts,   # type: ignore[misc]
+                           **texts("natural", "write_back_missing", "control_missing", "rewarm_missing"))):
+    graph_kernels: Steps | None = rule(COUNTED)
+    call_us: Micros | None = rule(MICROS)
+    torch_graph_us: Micros | None = rule(MICROS)
+    eager_us: Micros | None = rule(MICROS)
+    call_kernel_us: Micros | None = rule(MICROS + ", one per repeat")
+    call_kernels: list[Annotated[StrictInt, Field(gt=0, le=WHOLE)]] | None = rule(
+        "a list of whole numbers > 0 (kernels), one per repeat, or null")
+    control_us: list[Annotated[float, Field(allow_inf_nan=False, ge=-2, le=1000)]] | None = rule(
+        "a list of finite numbers of µs in [-2, 1000] or null")
+    rewarm_unread: list[Steps] | None = rule("a list of kernel node indices (whole numbers >= 0) or null")
+    arms: list[Text] | None = rule("a list of arm names or null")
+    compiled: bool | None = None
+    call_kernel_difference: Facts | None = rule(WHOLE_OBJECT)
+
+
+Graph = create_model("Graph", __base__=GraphCounts, replay_kernels=(Steps | None, rule(COUNTED)),
+                     capture_ops_same=(bool | None, None), natural=(Text | None, None), cold=(Text | None, None))
+
+
+class StepManifest(create_model("StepTexts", __base__=Manifest, **texts(  # type: ignore[misc]
+        "command", "status", "fallback", "edges_method", "edges_level", "edges_error", "kernel_edges_error"))):
+    step: StepSection | None = None
+    surgery: Surgery | None = None
+    graph: Graph | None = None
+    edges_kernel_level: bool | None = None
+    step_ncu: Facts | None = rule(WHOLE_OBJECT)
+
+    @property
+    def mode(self) -> str | None:
+        return self.step.mode if self.step is not None else None
+
+
+SweepAdaptive = create_model("SweepAdaptive", __base__=Adaptive, min_repeats=(Rounds | None, None),
+                             max_repeats=(Rounds | None, None))
+
+class SweepSection(Section):     # the manifest's `sweep` as readers take it (SweepOptions reads it whole)
+    axis: Text | None = None
+    repeats: Rounds | None = None
+    host_repeat: bool | None = None
+    spin_us: Annotated[float, Field(allow_inf_nan=False, ge=0, le=1e6)] | None = None
+    adaptive: SweepAdaptive | None = None
+    hot_rows: list[Annotated[float, Field(allow_inf_nan=False, ge=0, le=1e18)]] | None = rule(
+        "a list of hot-set sizes (numbers >= 0) or null")
+
+
+# a sweep records the ladder's compile and check facts (sweep/measure/distribute.py SCRATCH_KEYS): their rules
+LADDER_FACTS = {k: (LadderManifest.model_fields[k].annotation, LadderManifest.model_fields[k])
+                for k in ("workloads", "variants", "checks", "real_data_checks", "unit_timings")}
+
+
+class SweepManifest(create_model("SweepFacts", __base__=Manifest,  # type: ignore[misc]
+                                 **LADDER_FACTS, **texts("command"))):
+    sweep: SweepSection | None = None
+    limits: dict[str, Whole] | None = rule("an object: limit -> a whole number of bytes >= 0")
+    sweep_timings: dict[str, Seconds] | None = rule("an object: phase -> a finite number of seconds >= 0")
+    persisting_setaside_bytes: Whole | None = None
+    persisting_limit_before_bytes: Whole | None = None
+
+
+MODELS.update({Command.STEP.value: StepManifest, Command.SWEEP.value: SweepManifest})
 
 
 def model_of(kind: Any) -> type[Manifest]:

@@ -164,7 +164,7 @@ CASES = [
     ("step-surgery", cell("step_kernels.csv", 0, "node", "inf"), "step_kernels.csv"),
     ("step-surgery", cell("step_kernels.csv", 0, "node", ""), "step_kernels.csv"),
     # CI's 200-example property run (2026-12-02): a manifest count of true read as 1; an edge row moved to a new edge
-    ("step-surgery", field(("surgery", "matched_kernels"), True), "surgery.matched_kernels is True"),
+    ("step-surgery", field(("surgery", "matched_kernels"), True), "surgery.matched_kernels must be a whole number >= 0"),
     ("sweep", cell("sweep_points.csv", 0, "x", "1e300"), "holds more than one x"),
     ("profile", field(("control",), None), "control is None, but metrics.csv holds the validity control's arms"),
     ("profile", first_where("metric", "lts__t_sectors_op_read_lookup_hit.sum", "metric", "inf", "metrics.csv.gz"),
@@ -173,7 +173,7 @@ CASES = [
     ("step-surgery", field(("surgery", "call_us"), {}), "surgery.call_us must be a list"),
     ("step-surgery", cell("step_edges.csv", 0, "edge", "999"), "its arms hold different repeats"),
     ("step-surgery", cell("step_edges.csv", 0, "bytes", "5"), "holds more than one bytes"),
-    ("step-graph", field(("graph", "matched_kernels"), -1), "graph.matched_kernels is -1"),
+    ("step-graph", field(("graph", "matched_kernels"), -1), "graph.matched_kernels must be a whole number >= 0"),
     ("step-edges", cell("step_edges.csv", 0, "producer", "99"), "column producer must name an op"),
     ("step-edges", rows("step_edges.csv", lambda df: df.assign(producer=df["consumer"], consumer=df["producer"])),
      "the producer must come before its consumer"),

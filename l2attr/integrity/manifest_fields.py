@@ -179,6 +179,9 @@ BY_KIND: dict[str, dict[str, Rule]] = {
 }
 
 
+GRAPH_FACTS = ("natural", "cold", "eager_kernels")      # every graph step's writer records them
+
+
 def typed_ranges(ranges: Any) -> list[dict[str, Any]]:
     """A timeline's ranges with each field that breaks its rule left out (what --allow-partial
     reads on: never "-5 µs", "nan µs" or a float() of a list in the page)."""
@@ -230,6 +233,11 @@ def check_fields(manifest: dict[str, Any], bad: Bad, required: tuple[str, ...] =
             if recorded != (mode == facts) and (recorded or "mode" in step):
                 bad("step.mode", f"{facts} exactly when the manifest records the {facts} facts ({facts})", mode)
                 break
+    graph = manifest.get("graph")
+    if kind == Command.STEP.value and isinstance(graph, dict) and "graph" not in wrong:
+        for key in GRAPH_FACTS:         # what a graph step's page prints of how its arms were made
+            if key not in graph:
+                bad(f"graph.{key}", "present in a graph step's facts (its page prints how the arms were made)", None)
     for at in ("adaptive", "sweep.adaptive"):
         rule = _values(manifest, at)
         if rule and isinstance(rule[0][1], dict) and not any(w == at or w.startswith(at + ".") for w in wrong):

@@ -316,6 +316,13 @@ def _variant_rows(run: Run) -> list[dict[str, Any]]:
     return rows
 
 
+def undeclared_line(manifest: dict[str, Any]) -> list[str]:
+    """A kind's page's provenance line for the top-level fields no rule declares (kept, not read),
+    and its blank line; [] where there are none (the table's group, below, for the ladder's page)."""
+    odd = undeclared(manifest)
+    return [f"Fields no rule declares (kept, not read): {', '.join(odd)}.", ""] if odd else []
+
+
 def run_facts(run: Run, judged: dict[str, Any] | None = None) -> RunFacts:
     groups = []
     for heading, specs in GROUPS:

@@ -15,13 +15,15 @@ from __future__ import annotations
 import math
 import numbers
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Mapping, Union
+from typing import TYPE_CHECKING, Any, Mapping, Union
 
 from pydantic import (BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationInfo, field_validator,
                       model_validator)
 from pydantic.fields import FieldInfo
 
 from l2attr.errors import UserError
+# the manifest fields' types: the readers' model of the `step` section (manifest_model.py StepSection) is typed by them
+from l2attr.manifest_model import LABEL, WHOLE, Repeats, Rounds
 from l2attr.names import check_label
 from l2attr.steps.measure.record import ENV
 from l2attr.typed import RuleError, nest, rule_text, validated
@@ -30,14 +32,10 @@ from l2attr.vocab import STEP_PROGRAMS, Command, Job, StepMode
 if TYPE_CHECKING:
     import pandas as pd
 
-WHOLE = 10 ** 9               # the largest count a manifest may hold (a bigger one was edited or damaged)
-LABEL = "a name of letters, digits, '.', '_' and '-'"
 CHILD_FILE = "step-{program}.json"     # one per child program: the file says what it is for
 CHILD_LIMIT, CHILD_DEPTH = 1 << 20, 16     # the child's file: at most 1 MiB, nested at most 16 levels
 CSV_LIMIT = 1 << 28                        # a write-back table: at most 256 MiB
 NOT_OPTION = {"cli": False}
-Repeats = Annotated[StrictInt, Field(ge=2, le=WHOLE)]    # a step's repeats, asked or done: the one ">= 2"
-Rounds = Annotated[StrictInt, Field(ge=1, le=WHOLE)]
 # the run's own facts in the section: absent where they do not apply, never null
 RECORDED = {"mode": "one of " + ", ".join(StepMode.values()),
             "repeats_asked": rule_text(FieldInfo.from_annotation(Repeats)),

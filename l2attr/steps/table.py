@@ -16,6 +16,7 @@ from l2attr.analysis.significance import compare
 from l2attr.steps.check.program import compiled_caveat, program_caveat, program_check
 from l2attr.errors import STRICT, Damage, UserError
 from l2attr.integrity.manifest import check_manifest
+from l2attr.manifest_model import StepManifest, recorded, typed
 from l2attr.steps.check.rules import check_step_dram, check_step_tables, replays_a_graph
 from l2attr.steps.check.counts import check_declared, check_graph_counts
 from l2attr.rundir import COMPLETE, RunDir
@@ -75,11 +76,13 @@ def load_step(path: Path, damage: Damage | None = None) -> tuple[dict[str, Any],
     before = len(damage.messages)
     run = RunDir.open(Path(path))
     m = run.manifest()
-    if m.get("kind") != KIND:
-        raise UserError(f"{path} is a {m.get('kind')!r} run, not a step run")
+    kind = typed(m).kind
+    if kind != KIND:
+        raise UserError(f"{path} is a {kind!r} run, not a step run")
     check_manifest(m, run.path, STRICT)          # the fields every step writer records
-    if m.get("status") != COMPLETE:
-        raise UserError(f"{path}: the step run did not finish (manifest status {m.get('status')!r}): partial data")
+    t = step_manifest(m)
+    if t.status != COMPLETE:
+        raise UserError(f"{path}: the step run did not finish (manifest status {t.status!r}): partial data")
     k, ops = run.read(STEP_KERNELS), run.read(STEP_OPS)
     where = run.path / STEP_KERNELS.filename
     dram = run.read(STEP_DRAM) if run.has(STEP_DRAM) else None
@@ -87,7 +90,7 @@ def load_step(path: Path, damage: Damage | None = None) -> tuple[dict[str, Any],
     edges = run.read(STEP_EDGES) if run.has(STEP_EDGES) else None
     check_step_tables({STEP_KERNELS.name: k, STEP_OPS.name: ops, STEP_TIMES.name: times, STEP_DRAM.name: dram,
                        STEP_EDGES.name: edges}, replays_a_graph(m), run.path,      # steps/check/rules.py
-                      kernel_edges=bool(m.get(KERNEL_EDGES)))
+                      kernel_edges=bool(t.edges_kernel_level))
     check_graph_counts(m, k, run.path)
     _unique(k, STEP_KERNELS.key, where)
     _finite(k, "duration_us", where)
@@ -108,24 +111,28 @@ def load_step(path: Path, damage: Damage | None = None) -> tuple[dict[str, Any],
     return m, k, ops, times
 
 
+def step_manifest(manifest: dict[str, Any]) -> StepManifest:
+    """A step run's manifest through the step's model (what check_manifest said reads as absent)."""
+    return typed(manifest, model=StepManifest)
+
+
 def is_graph(manifest: dict[str, Any]) -> bool:
-    return (manifest.get("step") or {}).get("mode") == StepMode.GRAPH.value
+    return step_manifest(manifest).mode == StepMode.GRAPH.value
 
 
 def _edge_fields(m: dict[str, Any], path: Path) -> None:
-    """The manifest fields that say how measured edges were made (every page prints them)."""
-    need = ["edges_method", *(["edges_level"] if m.get(KERNEL_EDGES) else [])]
-    for f in need:
-        if not isinstance(m.get(f), str) or not m.get(f):
+    """The manifest fields that say how measured edges were made (every page prints them); the
+    model says each one's type (kernel_edges_error: a string), check_manifest refuses another."""
+    t = step_manifest(m)
+    need = [("edges_method", t.edges_method), *([("edges_level", t.edges_level)] if t.edges_kernel_level else [])]
+    for f, value in need:
+        if not value:
             raise UserError(f"{path / 'manifest.json'}: {f} must be a non-empty string when "
                             f"{STEP_EDGES.filename} holds edges (the step writer records how they were measured)")
-    surgery = (m.get("step") or {}).get("mode") == StepMode.SURGERY.value
-    if (KERNEL_EDGES in m or surgery) and not isinstance(m.get(KERNEL_EDGES), bool):
+    recorded_level = recorded(m, KERNEL_EDGES, absent="absent") != "absent"       # null is recorded
+    if (recorded_level or t.mode == StepMode.SURGERY.value) and t.edges_kernel_level is None:
         raise UserError(f"{path / 'manifest.json'}: {KERNEL_EDGES} must be true or false (a graph-surgery run's "
                         "edges join kernel nodes or ops, and its writer says which)")
-    why = m.get("kernel_edges_error")
-    if why is not None and not isinstance(why, str):
-        raise UserError(f"{path / 'manifest.json'}: kernel_edges_error must be a string")
 
 
 def edge_names(m: dict[str, Any], k: pd.DataFrame, ops: pd.DataFrame) -> pd.DataFrame:
@@ -133,7 +140,7 @@ def edge_names(m: dict[str, Any], k: pd.DataFrame, ops: pd.DataFrame) -> pd.Data
     when the run's edges are kernel-level."""
     from l2attr.names import name_op
 
-    if not m.get(KERNEL_EDGES) or "node" not in k.columns:
+    if not step_manifest(m).edges_kernel_level or "node" not in k.columns:
         return ops
     first = k.drop_duplicates("node").sort_values("node")
     return pd.DataFrame({"op_index": first["node"].astype(int), "op": first["kernel"].map(name_op)})
@@ -142,8 +149,8 @@ def edge_names(m: dict[str, Any], k: pd.DataFrame, ops: pd.DataFrame) -> pd.Data
 def step_name(ans: Any) -> str:
     """The name a step run was given (the kind's name when none was recorded); `ans` is an answer
     or a manifest."""
-    m = ans if isinstance(ans, dict) else ans.manifest
-    return str((m.get("step") or {}).get("name") or KIND)
+    step = step_manifest(ans if isinstance(ans, dict) else ans.manifest).step
+    return str((step.name if step is not None else None) or KIND)
 
 
 def overlap_line(kern: pd.DataFrame) -> str:
@@ -169,24 +176,25 @@ def first_line(manifest: dict[str, Any], kernels: pd.DataFrame) -> str:
 
 
 def _first_line(manifest: dict[str, Any], kernels: pd.DataFrame) -> str:
-    mode = (manifest.get("step") or {}).get("mode")
-    if mode == StepMode.SURGERY.value:
-        sf = manifest.get("surgery") or {}
-        n, m = sf.get("graph_kernels"), sf.get("matched_kernels")
+    t = step_manifest(manifest)
+    if t.mode == StepMode.SURGERY.value:
+        sf = t.surgery
+        n, m = (sf.graph_kernels, sf.matched_kernels) if sf is not None else (None, None)
         lines = []
-        if isinstance(n, int) and isinstance(m, int) and m < n:
+        if n is not None and m is not None and m < n:
             lines.append(f"Measured as the captured graph runs it: {n - m} of {n} kernels are not the eager ops' "
                          "(a compiled step's own kernels), attributed by kernel name.")
         check = program_check(manifest, kernels)
-        lines += [compiled_caveat(manifest, kernels), program_caveat(check, sf.get("call_kernel_difference")),
+        lines += [compiled_caveat(manifest, kernels),
+                  program_caveat(check, sf.call_kernel_difference if sf is not None else None),
                   overlap_line(kernels)]
         return "\n".join(x for x in lines if x)
     k = kernels
-    if not len(k) or not manifest.get("fallback"):      # an eager run asked for is the per-op method by name
+    why = t.fallback
+    if not len(k) or not why:      # an eager run asked for is the per-op method by name
         return ""
     warm = k[~k["met_flush"].astype(bool)]
     share = float(warm["natural_us"].sum() / k["natural_us"].sum()) if k["natural_us"].sum() else math.nan
-    why = manifest.get("fallback")
     how = f"could not be captured into a CUDA graph ({why})" if why else "was measured per op (eager)"
     return (f"Per-op method: the step {how}; {len(warm)} of {len(k)} kernels ({100 * share:.1f} % of kernel "
             "time) ran after their op's first kernel and were never made cold.")
@@ -203,15 +211,17 @@ BASE_RUNG = RungId.BASELINE.value
 
 def rung_speedups(answers: list[Any]) -> list[tuple[str, str, Any]]:
     """(rung, label, Judged speedup over the baseline rung) for every rung step of one command."""
-    rungs = [a for a in answers if ((a.manifest.get("step") or {}).get("facts") or {}).get("series") == SERIES]
-    facts = {id(a): (a.manifest["step"]["facts"]) for a in rungs}
-    base = [a for a in rungs if facts[id(a)].get("rung") == BASE_RUNG]
+    models = {id(a): step_manifest(a.manifest) for a in answers}
+    facts = {k: t.step.facts for k, t in models.items() if t.step is not None and t.step.facts is not None}
+    rungs = [a for a in answers if id(a) in facts and facts[id(a)].series == SERIES]
+    base = [a for a in rungs if facts[id(a)].rung == BASE_RUNG]
     if not base:
         return []
     ref = base[0]
-    return [(facts[id(a)]["rung"], str(facts[id(a)].get("label", facts[id(a)]["rung"])), compare(ref.step_time, a.step_time))
-            for a in rungs if a is not ref and a.manifest.get("command") == ref.manifest.get("command")
-            and facts[id(a)].get("rung") not in (BASE_RUNG, RungId.TORCH.value)]
+    label = {k: f.label if "label" in f.model_fields_set else f.rung for k, f in facts.items()}
+    return [(facts[id(a)].rung, str(label[id(a)]), compare(ref.step_time, a.step_time))
+            for a in rungs if a is not ref and models[id(a)].command == models[id(ref)].command
+            and facts[id(a)].rung not in (BASE_RUNG, RungId.TORCH.value)]
 
 
 def pipeline_sentence(answers: list[Any], claim: str = "up to 1.77x on A100") -> str:
@@ -219,7 +229,8 @@ def pipeline_sentence(answers: list[Any], claim: str = "up to 1.77x on A100") ->
     got = rung_speedups(answers)
     if not got:
         return "The DLRM rung steps are not measured."
-    gpu = ((answers[0].manifest.get("gpu") or {}).get("name")) or "this GPU"
+    gpu = step_manifest(answers[0].manifest).gpu
+    gpu = (gpu.name if gpu is not None else None) or "this GPU"
     parts = []
     for rung, label, j in got:
         word = j.judgement.value

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from l2attr.sweep import axes
 from l2attr.sweep.table import SWEEP_POINTS, SWEEP_SAMPLES
 from l2attr.errors import STRICT, Damage, UserError
 from l2attr.integrity.manifest import check_manifest
+from l2attr.manifest_model import SweepManifest, SweepSection, recorded, typed
 from l2attr.sweep.check.points import check_sweep_tables
 from l2attr.rundir import MANIFEST, RunDir
 from l2attr.vocab import Command, Timer
@@ -38,10 +40,15 @@ class SweepRun:
     damage: list[str] = field(default_factory=list)
     dram: pd.DataFrame | None = None      # sweep_dram.csv (`l2attr sweep --profile`), when present
 
+    @cached_property
+    def facts(self) -> SweepManifest:
+        """The manifest through the sweep's model (what check_manifest said reads as absent)."""
+        return typed(self.manifest, model=SweepManifest)
+
     @property
     def spec(self) -> axes.AxisSpec:
         """The axis' declaration (sweep/axes/): a former name reads as it was run."""
-        return axes.axis_spec(self.manifest["sweep"]["axis"])
+        return axes.axis_spec(self.facts.sweep.axis)
 
     @property
     def axis(self) -> Any:
@@ -49,11 +56,11 @@ class SweepRun:
 
     @property
     def config(self) -> dict[str, Any]:
-        return dict(self.manifest.get("config") or {})
+        return dict(self.facts.config or {})
 
     def limit(self, key: str) -> float | None:
         """A device limit the run recorded (l2CacheSize, persistingL2CacheMaxSize, accessPolicyMaxWindowSize)."""
-        v = (self.manifest.get("limits") or {}).get(key)
+        v = (self.facts.limits or {}).get(key)
         return float(v) if isinstance(v, (int, float)) and v > 0 else None
 
     def samples(self) -> pd.DataFrame:
@@ -71,7 +78,7 @@ def manifest_kind(path: Path) -> str | None:
         m = read_manifest(Path(path) / MANIFEST)
     except UserError:
         return None
-    return m.get("kind") if isinstance(m, dict) else None
+    return typed(m).kind if isinstance(m, dict) else None
 
 
 def is_sweep_dir(path: Path) -> bool:
@@ -81,11 +88,13 @@ def is_sweep_dir(path: Path) -> bool:
 def load_sweep(path: Path, damage: Damage = STRICT) -> SweepRun:
     run = RunDir.open(Path(path))
     m = run.manifest()
-    if m.get("kind") != Command.SWEEP or not isinstance(m.get("sweep"), dict):
-        raise UserError(f"{path}: not a sweep run dir (manifest kind {m.get('kind')!r})")
+    kind = recorded(m, "kind")
+    if kind != Command.SWEEP or not isinstance(recorded(m, "sweep"), dict):
+        raise UserError(f"{path}: not a sweep run dir (manifest kind {kind!r})")
     check_manifest(m, run.path, damage)      # typed before the declaration is read
-    if m["sweep"].get("axis") not in axes.REGISTERED:
-        raise UserError(f"{path}/{MANIFEST}: unknown sweep axis {m['sweep'].get('axis')!r}")
+    axis = (typed(m, model=SweepManifest).sweep or SweepSection()).axis
+    if axis not in axes.REGISTERED:
+        raise UserError(f"{path}/{MANIFEST}: unknown sweep axis {axis!r}")
     if not run.has(SWEEP_POINTS):
         damage.found(f"{path}: a sweep run without {SWEEP_POINTS.filename} (interrupted before its first "
                      "point finished? `l2attr sweep --resume` completes it)")

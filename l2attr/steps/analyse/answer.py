@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from l2attr.analysis.significance import Interval, clock_tick_us, compare
+from l2attr.manifest_model import StepManifest, Surgery, typed
 from l2attr.measure.stats import bootstrap_median_ci
 from l2attr.steps.analyse.reading import (EAGER, KERNEL_TIME, MATCHED, REPLAY, START, STUDY, STUDY_CLAIM, Share,  # noqa: F401
                                           Split, eager_interval, of_denominator, of_kernel_time, out_of_bracket,
@@ -309,22 +310,22 @@ def answer(k: pd.DataFrame, ops: pd.DataFrame, times: pd.DataFrame | None = None
         if len(kept):
             step = Interval.of(kept)
     m = manifest or {}
-    sf = m.get("surgery") or {}
+    sf = typed(m, model=StepManifest).surgery or Surgery()
     matched = replay = eager = parts = None
     if f"saving_{MATCHED}_us" in pairs and len(pairs):
         matched = of_kernel_time("matched", pairs[f"saving_{MATCHED}_us"].to_numpy(float), kt)
         replay = of_denominator("matched", matched.saving, REPLAY, step)
         eager = of_denominator("matched", matched.saving, EAGER, eager_interval(m))
         judgement = (eager or replay or matched).judgement.value        # the headline's share's word
-        control = [float(x) for x in sf.get("control_us") or [] if isinstance(x, (int, float)) and math.isfinite(x)]
-        unread = sf.get("rewarm_unread")
+        control = [float(x) for x in sf.control_us or []]      # finite: the model's rule
+        unread = sf.rewarm_unread
         first_d = first_node(k) if L2Condition.REWARMED.value in set(k["condition"]) else None
         parts = split(pairs, control, len(met), first_d, len(unread) if isinstance(unread, list) else None)
     return StepAnswer(kern, pairs, edges(ops, kern), float(np.median(kt)),
                       float(pairs["span_us"].median()), float(pairs["saving_us"].median()), (s_lo, s_hi),
                       float(np.median(shares)), (lo, hi), judgement, step, d_share, d_ci, clean.value,
                       every_kernel=every_kernel, matched=matched, replay=replay, eager=eager, parts=parts,
-                      write_back_missing=str(sf.get("write_back_missing") or ""),
+                      write_back_missing=str(sf.write_back_missing or ""),
                       note="\n".join(x for x in (losses(m, eager is not None, replay is not None, parts is not None)
                                                   if matched is not None else "", first(kern) if first else "") if x),
                       manifest=m,
@@ -338,7 +339,7 @@ def analyse_step(path: Path) -> StepAnswer:
     from l2attr.rundir import RunDir
 
     m, k, ops, times = load_step(path)
-    surgery = (m.get("step") or {}).get("mode") == StepMode.SURGERY.value
+    surgery = typed(m, model=StepManifest).mode == StepMode.SURGERY.value
     raw = load_edges(RunDir.open(Path(path)))
     if len(raw):
         _edge_fields(m, Path(path))

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from l2attr.analysis.significance import Interval, compare
+from l2attr.manifest_model import StepManifest, typed
 from l2attr.steps.analyse.edges import OUTSIDE
 from l2attr.steps.analyse.split import (DECIDE_HALF_WIDTH, STUDY, STUDY_CLAIM, Split, split,  # noqa: F401  (re-exported)
                                         versus_claim)
@@ -134,7 +135,8 @@ def out_of_bracket(kern: pd.DataFrame) -> pd.Series:
 
 
 def eager_interval(manifest: dict[str, Any]) -> Interval:
-    got = ((manifest.get("surgery") or {}).get("eager_us")) or []
+    sf = typed(manifest, model=StepManifest).surgery
+    got = (sf.eager_us if sf is not None else None) or []
     vals = [float(x) for x in got if isinstance(x, (int, float)) and math.isfinite(x) and x > 0]
     return Interval.of(vals) if len(vals) >= 2 else Interval(math.nan, math.nan, math.nan)
 
@@ -216,19 +218,21 @@ def graph_line(ans: Any) -> str:
     """How a graph step's arms were made, and how well its replay matched the eager step."""
     from l2attr.steps.table import is_graph
 
-    g = ans.manifest.get("graph") or {}
     if not is_graph(ans.manifest):
         return ""
-    differ = "" if g.get("capture_ops_same", True) else "; the captured ops differ from the eager step's"
-    return (f"CUDA graph step: natural = {g.get('natural', '?')}; cold = {g.get('cold', '?')}; "
-            f"{g.get('matched_kernels', '?')} of {g.get('replay_kernels', '?')} replayed kernels matched to "
-            f"the eager step's {g.get('eager_kernels', '?')} by name and order{differ}.")
+    g = typed(ans.manifest, model=StepManifest).graph
+    said = g.model_dump(exclude_unset=True) if g is not None else {}      # as recorded: '?' where absent
+    differ = "" if said.get("capture_ops_same", True) else "; the captured ops differ from the eager step's"
+    return (f"CUDA graph step: natural = {said.get('natural', '?')}; cold = {said.get('cold', '?')}; "
+            f"{said.get('matched_kernels', '?')} of {said.get('replay_kernels', '?')} replayed kernels matched to "
+            f"the eager step's {said.get('eager_kernels', '?')} by name and order{differ}.")
 
 
 def edges_how(m: dict[str, Any]) -> str:
     """How a run's edges were measured and at which level (kernel nodes or ops), and why not kernel-level."""
-    why = m.get("kernel_edges_error")
-    parts = [m.get("edges_method", ""), m.get("edges_level", ""),
+    t = typed(m, model=StepManifest)
+    why = t.kernel_edges_error
+    parts = [t.edges_method, t.edges_level,
              f"kernel-level edges not read: {why}" if why else ""]
     return "; ".join(str(p) for p in parts if p)
 

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from l2attr.analysis.significance import Interval
+from l2attr.manifest_model import StepManifest, Surgery, typed
 from l2attr.vocab import L2Condition
 
 MATCHED, START = L2Condition.COLD_MATCHED.value, L2Condition.COLD_START.value
@@ -176,19 +177,18 @@ def losses(manifest: Mapping[str, Any], eager: bool, replay: bool, split_made: b
     """What a surgery run's answer lacks, as the words its headline opens with (issue 52: the eager
     loop, the control or the rewarmed arms gone changed the denominator or the activations without
     a word). `eager` / `replay`: that denominator was timed; `split_made`: the activations were split."""
-    sf = manifest.get("surgery")
-    sf = sf if isinstance(sf, Mapping) else {}
+    sf = typed(manifest, model=StepManifest).surgery or Surgery()
     said = []
     if not eager:
-        own = "" if sf.get("call_us") else " (a graph of the user's own has no function to loop)"
+        own = "" if sf.call_us else " (a graph of the user's own has no function to loop)"
         said.append(f"no eager loop recorded{own}: the share is of "
                     + ("the graph replay" if replay else "the step's kernel time (no replay timed either)"))
-    if split_made and (not sf.get("control_us") or sf.get("control_missing")):
-        why = sf.get("control_missing")
+    if split_made and (not sf.control_us or sf.control_missing):
+        why = sf.control_missing
         said.append("no control kernel recorded" + (f" ({why})" if isinstance(why, str) and why else "")
                     + ": no non-data cost is taken off the activations")
-    if split_made and sf.get("rewarm_missing"):
-        why = sf.get("rewarm_missing")
+    if split_made and sf.rewarm_missing:
+        why = sf.rewarm_missing
         said.append(f"no rewarmed arms recorded ({why if isinstance(why, str) else 'rewarm_missing'}): "
                     "the non-data cost is the control kernel's")
     return "; ".join(said) + "." if said else ""

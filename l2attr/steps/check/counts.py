@@ -17,6 +17,7 @@ import pandas as pd
 
 from l2attr.errors import STRICT, Damage, UserError
 from l2attr.integrity.manifest import is_whole
+from l2attr.manifest_model import StepManifest, typed
 from l2attr.steps.check.rules import GRAPH_ONLY
 from l2attr.schema import STEP_KERNELS
 from l2attr.vocab import L2Condition, StepMode
@@ -31,7 +32,7 @@ def _natural(kernels: pd.DataFrame) -> pd.DataFrame:
 
 def expected_counts(manifest: dict[str, Any], kernels: pd.DataFrame) -> tuple[str, dict[str, int]]:
     """(manifest section, the counts its kernel table implies); empty for a per-op step."""
-    mode = (manifest.get("step") or {}).get("mode")
+    mode = typed(manifest, model=StepManifest).mode
     nat = _natural(kernels)
     if nat.empty:
         return "", {}
@@ -48,22 +49,24 @@ def expected_counts(manifest: dict[str, Any], kernels: pd.DataFrame) -> tuple[st
 
 
 def check_graph_counts(manifest: dict[str, Any], kernels: pd.DataFrame, path: Path, damage: Damage = STRICT) -> None:
-    """Each count the manifest records for the graph is a whole number and the one the table implies."""
+    """Each count the manifest records for the graph is the one the table implies (its type: the
+    model's, manifest_model.py, one line here where nothing checked the manifest first)."""
     section, want = expected_counts(manifest, kernels)
     if not section:
         return
-    got = manifest.get(section)
-    if not isinstance(got, dict):
+    t = typed(manifest, str(path / "manifest.json"), StepManifest)
+    got = t.surgery if section == StepMode.SURGERY.value else t.graph
+    if got is None:
         damage.found(f"{path / 'manifest.json'}: field {section} must be an object of the graph's kernel counts")
         return
     for key, value in want.items():
-        have = got.get(key)
+        have = getattr(got, key)
         if not _whole(have) or have != value:
             damage.found(f"{path / 'manifest.json'}: field {section}.{key} is {have!r}, but "
                          f"{STEP_KERNELS.filename} holds {value} (the count it summarises)")
     if section == StepMode.SURGERY.value:
-        _check_call_times(got, manifest, path, damage)
-    eager = got.get("eager_kernels")
+        _check_call_times(got, t, path, damage)
+    eager = got.eager_kernels
     if eager is not None and (not _whole(eager) or eager < want["matched_kernels"]):
         damage.found(f"{path / 'manifest.json'}: field {section}.eager_kernels is {eager!r}: a whole number "
                      f"no smaller than the {want['matched_kernels']} kernels matched to eager ops")
@@ -74,15 +77,15 @@ def _times(v: Any) -> bool:
                                        and 0 < x < 1e12 for x in v)
 
 
-def _check_call_times(got: dict[str, Any], manifest: dict[str, Any], path: Path, damage: Damage) -> None:
+def _check_call_times(got: Any, manifest: StepManifest, path: Path, damage: Damage) -> None:
     """The function called on its own and torch's replay of the capture: at most one time per repeat
     each (a blocking-timer sample it discards is left out; a run may keep none of either: every
     sample of one timer discarded, or the call given up behind the blocking kernel); the call's
     kernel sums (the profiler, no discards), when recorded, one per repeat or none (the user's own
     graph has no call). The page prints their medians beside natural."""
     where = path / "manifest.json"
-    call, torch_g = got.get("call_us"), got.get("torch_graph_us")
-    repeats = (manifest.get("step") or {}).get("repeats")
+    call, torch_g = got.call_us, got.torch_graph_us
+    repeats = manifest.step.repeats if manifest.step is not None else None
     for key, v in (("call_us", call), ("torch_graph_us", torch_g)):
         if not _times(v):
             damage.found(f"{where}: field surgery.{key} must be a list of times in µs (> 0)")
@@ -92,9 +95,9 @@ def _check_call_times(got: dict[str, Any], manifest: dict[str, Any], path: Path,
         damage.found(f"{where}: fields surgery.call_us and surgery.torch_graph_us hold {len(call)} and "
                      f"{len(torch_g)} times: at most one per repeat ({repeats!r}) each")
         return
-    if "call_kernel_us" not in got and "call_kernels" not in got:
+    if not {"call_kernel_us", "call_kernels"} & got.model_fields_set:
         return                              # a run made before the call's kernels were traced
-    sums, counts = got.get("call_kernel_us"), got.get("call_kernels")
+    sums, counts = got.call_kernel_us, got.call_kernels
     ok = (_times(sums) and isinstance(counts, list) and all(_whole(c) and c > 0 for c in counts)
           and len(sums) == len(counts) and len(sums) in (0, most))
     if not ok:
@@ -117,9 +120,9 @@ TWO_ARMS = (L2Condition.NATURAL.value, L2Condition.COLD.value)
 def declared_arms(manifest: dict[str, Any]) -> tuple[str, ...]:
     """The conditions a step run's step_kernels.csv holds: `surgery.arms` where the writer lists
     them, else the arms its mode has always measured."""
-    mode = (manifest.get("step") or {}).get("mode")
-    listed = (manifest.get("surgery") or {}).get("arms") if isinstance(manifest.get("surgery"), dict) else None
-    if isinstance(listed, list) and listed and all(isinstance(a, str) for a in listed):
+    t = typed(manifest, model=StepManifest)
+    mode, listed = t.mode, t.surgery.arms if t.surgery is not None else None
+    if listed:
         return tuple(listed)
     return DEFAULT_ARMS.get(str(mode), TWO_ARMS)
 
@@ -149,10 +152,10 @@ def check_declared(manifest: dict[str, Any], kernels: pd.DataFrame, times: pd.Da
         row = int(bad.to_numpy().argmax())
         raise UserError(f"{source}:{row + 2}: column duration_us must be a finite time > 0 "
                         f"(found {kernels['duration_us'].iloc[row]!r})")
-    mode = (manifest.get("step") or {}).get("mode")
-    if mode != StepMode.GRAPH.value:         # a graph's natural replay may hold its own kernels
+    t = typed(manifest, model=StepManifest)
+    if t.mode != StepMode.GRAPH.value:         # a graph's natural replay may hold its own kernels
         _same_kernels_in_every_arm(kernels, cond, arms, source)
-    repeats = (manifest.get("step") or {}).get("repeats")
+    repeats = t.step.repeats if t.step is not None else None
     if not _whole(repeats):
         return
     steps = pd.to_numeric(kernels["step"], errors="coerce")

@@ -19,6 +19,8 @@ from typing import Any
 
 import pandas as pd
 
+from l2attr.manifest_model import StepManifest, Surgery, typed
+
 PROGRAM_TOLERANCE = 0.02
 
 
@@ -42,14 +44,14 @@ def program_check(manifest: dict[str, Any], kern: pd.DataFrame) -> ProgramCheck 
     """The check where the run traced the function's own calls (a surgery run of a function, not of
     the user's own graph, made since the call's kernels were recorded) and no kernel ran beside
     another (overlapping durations sum to more than the time they took); None otherwise."""
-    sf = manifest.get("surgery") or {}
-    sums, counts = sf.get("call_kernel_us") or [], sf.get("call_kernels") or []
+    sf = typed(manifest, model=StepManifest).surgery or Surgery()
+    sums, counts = sf.call_kernel_us or [], sf.call_kernels or []
     if not sums or not counts or not len(kern) or "natural_us" not in kern:
         return None
     if "overlapped" in kern.columns and kern["overlapped"].astype(bool).any():
         return None          # kernels beside each other: a sum of durations is no program's time
     return ProgramCheck(float(kern["natural_us"].sum()), float(statistics.median(sums)),
-                        int(sf.get("graph_kernels", len(kern))), int(statistics.median(counts)))
+                        int(len(kern) if sf.graph_kernels is None else sf.graph_kernels), int(statistics.median(counts)))
 
 
 def program_line(c: ProgramCheck) -> str:
@@ -82,7 +84,8 @@ def compiled_caveat(manifest: dict[str, Any], kern: pd.DataFrame) -> str:
     """A torch.compile'd function whose graph holds no Inductor kernel may have run as its eager
     version (Dynamo runs a frame eagerly for good past its recompile limit): said, never silent.
     A compiled program can hold library kernels only (a lone GEMM), hence "may"."""
-    if (manifest.get("surgery") or {}).get("compiled") is not True or not len(kern):
+    sf = typed(manifest, model=StepManifest).surgery
+    if sf is None or sf.compiled is not True or not len(kern):
         return ""
     if kern["kernel"].astype(str).str.contains(INDUCTOR_MARK, regex=False).any():
         return ""

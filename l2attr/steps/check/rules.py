@@ -25,6 +25,8 @@ from l2attr.errors import STRICT, Damage
 from l2attr.integrity import rules
 from l2attr.integrity.rules import Numeric, typed_columns
 from l2attr.integrity.tables import MAX_TIME_US, MAX_TIME_WHY
+from l2attr.manifest_model import StepManifest
+from l2attr.manifest_model import typed as typed_manifest
 from l2attr.schema import STEP_DRAM, STEP_EDGES, STEP_KERNELS, STEP_OPS, STEP_TIMES, Table
 from l2attr.vocab import (Discard, L2Condition, StepMode, CACHE_CONTROLS, EDGE_ARMS, STEP_CONDITIONS,
     condition_words)
@@ -111,7 +113,7 @@ def _tensor_lists(ops: pd.DataFrame, source: str, damage: Damage) -> pd.Series:
 def replays_a_graph(manifest: dict[str, Any]) -> bool:
     """Whether a step run's natural arm replays a captured CUDA graph (graph and surgery modes):
     its kernels may then include the graph's own (op_index -2), and no eager cold arm is owed."""
-    return (manifest.get("step") or {}).get("mode") in (StepMode.GRAPH.value, StepMode.SURGERY.value)
+    return typed_manifest(manifest, model=StepManifest).mode in (StepMode.GRAPH.value, StepMode.SURGERY.value)
 
 
 def check_step_tables(tables: dict[str, pd.DataFrame | None], graph: bool, path: Path,

@@ -35,6 +35,7 @@ from typing import Any, Callable, Sequence
 import pandas as pd
 
 from l2attr.errors import UserError
+from l2attr.manifest_model import StepManifest, typed
 from l2attr.names import NVTX_DOMAIN, STEP_OP
 from l2attr.rundir import RunDir
 from l2attr.schema import STEP_DRAM
@@ -114,7 +115,7 @@ def profile_step(command: Sequence[str], run: RunDir, env: dict[str, str], chip:
     if df.empty:
         raise UserError("ncu profiled no kernel inside an l2attr op range (is the step marked with @l2attr.step_range?)")
     run.write(STEP_DRAM, df)
-    graph = (run.manifest().get("step") or {}).get("mode") == StepMode.GRAPH.value
+    graph = typed(run.manifest(), f"{run.path}/manifest.json", StepManifest).mode == StepMode.GRAPH.value
     run.update_manifest(step_ncu={"argv": argvs, "chip": chip, "metrics": metrics,
                                   **({"graph": "DRAM bytes of the eager step (the function the graph captures)"}
                                      if graph else {})})

@@ -17,6 +17,8 @@ from markupsafe import Markup
 
 from l2attr import __version__
 from l2attr.steps.analyse.answer import describe_kernel, top_edges, top_kernels
+from l2attr.integrity.manifest import undeclared
+from l2attr.manifest_model import recorded
 from l2attr.report.charts import figure_json
 from l2attr.report.html import page_environment
 from l2attr.steps.table import step_name
@@ -42,7 +44,6 @@ def waterfall(ans: Any, n: int = 15) -> dict[str, Any] | None:
 def card(ans: Any, i: int, anchor: str = "", where: str = "") -> dict[str, Any]:
     m = ans.manifest
     name = step_name(ans)
-    gpu = m.get("gpu") or {}
     top = top_kernels(ans, 15)
     every: list[list[str]] = []
     if "write_back_bound_us" in top.columns:          # graph surgery: both cold readings and the write-back bound
@@ -64,8 +65,10 @@ def card(ans: Any, i: int, anchor: str = "", where: str = "") -> dict[str, Any]:
             "where": where, "judgement": ans.judgement, "kernels": kern, "edges": edges,
             "measured": edge_rows(ans, 15), "edges_method": edges_how(m), "graph": surgery_intro(ans) if "write_back_bound_us" in top.columns else graph_line(ans),
             "measured_headers": EDGE_HEADERS, "kernel_headers": kern_headers, "kernel_title": title, "every": every,
-            "identity": list({"GPU": f"{gpu.get('name', '?')} {gpu.get('uuid', '')}", "host": gpu.get("host", "?"),
-                              "cold arm": m.get("cold", "?"), "command": m.get("command", "?")}.items())}
+            "identity": [*{"GPU": f"{recorded(m, 'gpu.name', '?')} {recorded(m, 'gpu.uuid', '')}",
+                           "host": recorded(m, "gpu.host", "?"), "cold arm": recorded(m, "cold", "?"),
+                           "command": recorded(m, "command", "?")}.items(),
+                         *[("fields no rule declares (kept, not read)", ", ".join(odd)) for odd in [undeclared(m)] if odd]]}
 
 
 def index(answers: list[Any], ids: list[str], where: list[str]) -> dict[str, Any]:

@@ -14,10 +14,12 @@ from l2attr.steps.analyse.reading import dram_lines, edges_how, graph_line, meas
 from l2attr.steps.analyse.answer import describe_kernel, top_edges, top_kernels, versus_claim
 from l2attr.steps.analyse.reading import compare_step_times
 from l2attr.steps.analyse.edges import describe as describe_edge
-from l2attr.steps.table import is_graph, step_name
+from l2attr.manifest_model import Surgery, recorded
+from l2attr.steps.table import is_graph, step_manifest, step_name
 from l2attr.steps.check.program import program_check, program_line
 from l2attr.report.fmt import text_table
 from l2attr.report.markdown import md_table
+from l2attr.report.provenance import undeclared_line
 from l2attr.vocab import Judgement
 
 EDGE_HEADERS = ["edge (producer -> consumer)", "MB", "natural µs", "edge_cold µs", "rewarmed µs", "cold µs",
@@ -37,8 +39,9 @@ def edge_rows(ans: Any, n: int = 5) -> list[list[str]]:
 
 def _edge_block(ans: Any) -> list[str]:
     rows = edge_rows(ans)
-    if ans.manifest.get("edges_error"):
-        return ["", f"Edges measured apart: not measured ({ans.manifest['edges_error']})."]
+    why = step_manifest(ans.manifest).edges_error
+    if why:
+        return ["", f"Edges measured apart: not measured ({why})."]
     if not rows:
         return []
     method = edges_how(ans.manifest)
@@ -48,10 +51,10 @@ def _edge_block(ans: Any) -> list[str]:
 
 def step_markdown(ans: Any, path: Path, root: Path | None = None) -> str:
     name = step_name(ans)
-    gpu = ans.manifest.get("gpu") or {}
+    gpu = [recorded(ans.manifest, f"gpu.{k}", "?") for k in ("name", "uuid")]
     where = path.relative_to(root) if root is not None else path
     m, lo, hi = ans.step_share
-    lines = [f"**{name}** (`{where}`, {gpu.get('name', '?')} `{gpu.get('uuid', '?')}`)", "", ans.headline(name), "",
+    lines = [f"**{name}** (`{where}`, {gpu[0]} `{gpu[1]}`)", "", *undeclared_line(ans.manifest), ans.headline(name), "",
              f"Share of the untraced step time: {100 * m:+.2f} % [{100 * lo:+.2f}, {100 * hi:+.2f}], "
              f"{versus_claim(lo, hi)}.", ""]
     if ans.judgement in (Judgement.WRITE_BACK.value, Judgement.DEPENDS.value):
@@ -84,19 +87,20 @@ SURGERY_HEADERS = ["node", "kernel (op#index)", "natural µs", "clean-cold µs",
 def surgery_intro(ans: Any) -> str:
     """How a graph-surgery run's graph was measured, beside the program it stands for (the Markdown
     section and the HTML card print the same text)."""
-    sf = ans.manifest.get("surgery") or {}
+    sf = step_manifest(ans.manifest).surgery or Surgery()
     k = ans.kernels
-    call, torch_g = sf.get("call_us") or [], sf.get("torch_graph_us") or []
+    call, torch_g = sf.call_us or [], sf.torch_graph_us or []
+    said = (lambda v: "?" if v is None else v)  # noqa: E731
     med = (lambda xs: f"{sorted(xs)[len(xs) // 2]:.1f} µs" if xs else "not measured")
     wb = float(k["write_back_bound_us"].sum())
     check = program_check(ans.manifest, k)
-    return (f"Graph surgery: {sf.get('graph_kernels', '?')} kernel nodes, each after its own flush node; "
-            f"{sf.get('matched_kernels', '?')} attributed to eager ops, the rest by kernel name. Natural replay "
+    return (f"Graph surgery: {said(sf.graph_kernels)} kernel nodes, each after its own flush node; "
+            f"{said(sf.matched_kernels)} attributed to eager ops, the rest by kernel name. Natural replay "
             f"{ans.step_time.median:.1f} µs, torch's own replay of the same capture {med(torch_g)}, the function "
             f"called on its own {med(call)} (every launch queued first; the GPU's own per-launch gaps included). "
             f"Write-back bound over all kernels: ≤ {wb:.1f} µs ({100 * wb / float(k['natural_us'].sum()):.1f} % "
             f"of natural kernel time)." + (f" {program_line(check)}" if check else "")
-            + (f" Natural arm, as this run made it: {sf['natural']}." if isinstance(sf.get("natural"), str) else ""))
+            + (f" Natural arm, as this run made it: {sf.natural}." if sf.natural is not None else ""))
 
 
 def surgery_lines(ans: Any, every_up_to: int = 12, top: int = 8) -> list[str]:
@@ -127,7 +131,7 @@ def surgery_row(r: dict[str, Any]) -> list[str]:
 
 
 def _facts(ans: Any) -> dict[str, Any]:
-    return dict((ans.manifest.get("step") or {}).get("facts") or {})
+    return dict(recorded(ans.manifest, "step.facts") or {})      # as recorded: the page prints them
 
 
 def grids(runs: list[tuple[Path, Any]]) -> list[tuple[str, list[str], list[list[str]]]]:
@@ -187,7 +191,7 @@ def steps_markdown(runs: list[tuple[Path, Any]], root: Path | None = None, base:
         out.append("")
         for n, a in by_name.items():
             if (n != base and n and n.startswith(base.rsplit("-", 2)[0])
-                    and a.manifest.get("command") == ref.manifest.get("command")):
+                    and step_manifest(a.manifest).command == step_manifest(ref.manifest).command):
                 out.append(f"- `{n}`: {compare_step_times(ref, a)}")
         out.append("")
     out += grid_tables(runs)
@@ -205,7 +209,7 @@ def study_lines(answers: list[Any]) -> list[str]:
     by_gpu: dict[str, list[Any]] = {}
     for a in answers:
         if a.parts is not None:
-            by_gpu.setdefault(str((a.manifest.get("gpu") or {}).get("name") or "an unnamed GPU"), []).append(a)
+            by_gpu.setdefault(str(recorded(a.manifest, "gpu.name") or "an unnamed GPU"), []).append(a)
     bound = f"{100 * STUDY_CLAIM:.2f} %"
 
     def said(split: list[Any], d: str, what: str) -> str:
@@ -215,7 +219,7 @@ def study_lines(answers: list[Any]) -> list[str]:
 
     out = []
     for gpu, split in sorted(by_gpu.items()):
-        models = sorted({str(((a.manifest.get("step") or {}).get("facts") or {}).get("model") or step_name(a))
+        models = sorted({str(recorded(a.manifest, "step.facts.model") or step_name(a))
                          for a in split})
         out += [f"GPU: {gpu}. Models: {', '.join(models)}",
                 f"On {gpu}, the activations' share (reuse of what the step's own kernels made, against the "
@@ -238,7 +242,7 @@ def page_markdown(title: str, runs: list[tuple[Path, Any]]) -> str:
              md_table([c.header for c in cols], rows, [c.right for c in cols]), ""]
     for (p, a), slug in zip(runs, slugs):
         lines += [f'<a id="{slug}"></a>', "", f"## {step_name(a)}", "", f"Run dir `{slug_path(p, [q for q, _ in runs])}`.", "",
-                  *[x for line in a.headline().splitlines() for x in (line, "")]]
+                  *undeclared_line(a.manifest), *[x for line in a.headline().splitlines() for x in (line, "")]]
         if edge_rows(a):
             lines += [f"Edges measured by selective eviction ({edges_how(a.manifest)}):", "",
                       md_table(EDGE_HEADERS, edge_rows(a), [False, True, True, True, True, True, True, False, False]), ""]

@@ -33,6 +33,7 @@ from l2attr.sweep.analyse.verdict import (Judge, Mark, judge_best_vs_reference, 
 from l2attr.sweep.axes.declare import AxisSpec
 from l2attr.sweep.declare import row_bytes
 from l2attr.dlrm.config import WorkloadConfig
+from l2attr.manifest_model import recorded
 from l2attr.vocab import SweepJudgement, Timer
 
 
@@ -100,7 +101,7 @@ def launch_lag(run: SweepRun) -> str:
         s = run.samples()
     except Exception:  # no samples file (a copied points table): nothing to say
         return ""
-    spin = float((run.manifest.get("sweep") or {}).get("spin_us", 50.0))
+    spin = float(recorded(run.manifest, "sweep.spin_us", 50.0))
     k = s[(s["timer"] == Timer.KERNEL) & s["launch_lag_us"].notna()]
     if k.empty or spin <= 0:
         return ""
@@ -128,6 +129,6 @@ def analyse_sweep(run: SweepRun) -> SweepAnalysis:
     check = read_check(run.path / spec.check_file) if spec.check_file else None
     from l2attr.analysis.caveats import limit_note
 
-    noisy = limit_note(run.points, ("family", "profile", "point"), (run.manifest.get("sweep") or {}).get("adaptive"))
+    noisy = limit_note(run.points, ("family", "profile", "point"), recorded(run.manifest, "sweep.adaptive"))
     return SweepAnalysis(run, spec, table, verdict.reading, verdict.summary, verdict.marks, verdict.note,
                          launch_lag(run), check, noisy)

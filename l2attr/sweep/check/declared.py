@@ -19,6 +19,7 @@ import pandas as pd
 
 from l2attr.errors import Damage, UserError
 from l2attr.dlrm.config import WorkloadConfig
+from l2attr.manifest_model import sections
 from l2attr.sweep.measure.dram import PROFILED_TABLES, SWEEP_DRAM
 from l2attr.sweep.measure.protocol import schedule
 from l2attr.sweep.declare import Point, SweepOptions, points
@@ -30,8 +31,9 @@ Declared = list[tuple[str, str, Point, Arm]]   # (family, profile, point, arm)
 
 def _declared(manifest: dict[str, Any]) -> tuple[Declared, SweepOptions, WorkloadConfig] | None:
     try:
-        opts = SweepOptions.from_manifest(manifest["sweep"])
-        cfg = WorkloadConfig(**manifest["config"])
+        got = sections(manifest, ("sweep", "config"))      # as recorded (less what check_manifest said)
+        opts = SweepOptions.from_manifest(got["sweep"])
+        cfg = WorkloadConfig(**got["config"])
         pts = points(cfg, opts)
     except (KeyError, TypeError, ValueError, UserError):
         return None      # the manifest check names what is wrong with the settings

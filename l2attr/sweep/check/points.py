@@ -18,6 +18,7 @@ from l2attr.dlrm.config import WorkloadConfig
 from l2attr.integrity import rules
 from l2attr.errors import Damage, UserError
 from l2attr.integrity.tables import check_table
+from l2attr.manifest_model import SweepManifest, SweepSection, sections, typed
 from l2attr.sweep.check.tables import CONTRACTS
 from l2attr.sweep.declare import SweepOptions, points
 from l2attr.sweep.table import SWEEP_POINTS, SWEEP_SAMPLES, SWEEP_UNITS
@@ -30,8 +31,9 @@ def declared_arms(manifest: dict[str, Any]) -> list[tuple[str, str, str, str]] |
     """(family, profile, point, arm) of every arm the manifest's settings measure; None when the
     settings cannot be read back (the manifest check names what is wrong with them)."""
     try:
-        opts = SweepOptions.from_manifest(manifest["sweep"])
-        cfg = WorkloadConfig(**manifest["config"])
+        got = sections(manifest, ("sweep", "config"))      # as recorded (less what check_manifest said)
+        opts = SweepOptions.from_manifest(got["sweep"])
+        cfg = WorkloadConfig(**got["config"])
         pts = points(cfg, opts)
     except (KeyError, TypeError, ValueError, UserError):
         return None
@@ -43,11 +45,13 @@ def declared_units(manifest: dict[str, Any]) -> list[tuple[str, ...]] | None:
     arms = declared_arms(manifest)
     if arms is None:
         return None
-    s = manifest["sweep"]
-    modes = [RepeatMode.DEVICE.value] + ([RepeatMode.HOST.value] if s.get("host_repeat", True) else [])
+    s = typed(manifest, model=SweepManifest).sweep or SweepSection()
+    host = s.host_repeat if "host_repeat" in s.model_fields_set else True
+    modes = [RepeatMode.DEVICE.value] + ([RepeatMode.HOST.value] if host else [])
     # an adaptive sweep (sweep/measure/adaptive.py) declares only its minimum: a point may stop there
-    repeats = (s["adaptive"] or {}).get("min_repeats", 0) if s.get("adaptive") else s.get("repeats", 0)
-    if not isinstance(repeats, int) or isinstance(repeats, bool):
+    rule = s.adaptive.model_dump(exclude_unset=True) if s.adaptive is not None else {}
+    repeats = rule.get("min_repeats") if rule else s.repeats
+    if repeats is None:
         return None                  # not a count: the typed manifest check names the field
     return [(*a, str(r), m) for a in arms for r in range(int(repeats)) for m in modes]
 
@@ -185,8 +189,9 @@ def check_point_ranges(points: pd.DataFrame, manifest: dict[str, Any], path: Pat
         ratio = pd.to_numeric(points["hit_ratio"], errors="coerce")
         bad |= rules.flag(damage, source, (ratio < 0) | (ratio > 1), "column hit_ratio must lie in [0, 1]",
                           lambda row: f"{ratio.iloc[row]:g}")
-    declared = (manifest.get("sweep") or {}).get("hot_rows")
-    default = (manifest.get("config") or {}).get("hot_rows")
+    t = typed(manifest, model=SweepManifest)
+    declared = t.sweep.hot_rows if t.sweep is not None else None
+    default = (t.config or {}).get("hot_rows")
     on_axis = points["axis"].astype(str) == SweepAxis.HOTSET.value if "axis" in points.columns else None
     if "hot_rows" in points.columns and isinstance(declared, list) and on_axis is not None and on_axis.any():
         allowed = {float(v) for v in [*declared, default] if isinstance(v, (int, float)) and not isinstance(v, bool)}

@@ -24,6 +24,7 @@ from l2attr.distribute.options import Distribute
 from l2attr.distribute.record import merge_facts, probe, probe_workers, record_unit, run_gpu
 from l2attr.distribute.units import Arrived, Counter, Unit, missing_error, run_units
 from l2attr.dlrm.config import WorkloadConfig
+from l2attr.manifest_model import sections
 from l2attr.sweep.measure.run import MODES, finished_units
 from l2attr.sweep.declare import SweepOptions, points, validate_device
 from l2attr.sweep.table import SWEEP_POINTS, SWEEP_SAMPLES, SWEEP_UNITS, UNIT_KEYS
@@ -67,10 +68,11 @@ def measure_unit(cfg: WorkloadConfig, opts: SweepOptions, limits: Any,
         scratch = RunDir.create(Path(tmp), "unit", {"kind": Command.SWEEP.value, "config": cfg.to_dict(),
                                                     "sweep": opts.manifest()})
         run_sweep(cfg, opts, scratch, limits, device_factory=device_factory, log=lines.append)
-        m = scratch.manifest()
+        m, source = scratch.manifest(), f"{scratch.path}/manifest.json"      # a worker's: nothing checked it
+        timed = sections(m, ("timings", "sweep_timings"), source)
         return {"samples": scratch.read(SWEEP_SAMPLES), "units": scratch.read(SWEEP_UNITS),
-                "points": scratch.read(SWEEP_POINTS), "facts": {k: m[k] for k in SCRATCH_KEYS if k in m},
-                "timings": {**(m.get("timings") or {}), **(m.get("sweep_timings") or {})}, "log": lines}
+                "points": scratch.read(SWEEP_POINTS), "facts": sections(m, SCRATCH_KEYS, source),
+                "timings": {**(timed.get("timings") or {}), **(timed.get("sweep_timings") or {})}, "log": lines}
 
 
 def _drop_groups(run: RunDir, groups: set[tuple[str, str]]) -> None:
@@ -121,9 +123,9 @@ def write_unit(run: RunDir, arrived: Arrived) -> None:
         old = old[~((old["family"].astype(str) == fam) & (old["profile"].astype(str) == prof))]
         pts = pd.concat([old, pts], ignore_index=True)
     run.write(SWEEP_POINTS, pts)
-    m = run.manifest()
-    facts = merge_facts({k: m[k] for k in SCRATCH_KEYS if k in m}, v["facts"])
-    unit_timings = {**(m.get("unit_timings") or {}), arrived.key: v["timings"]}
+    m, source = run.manifest(), f"{run.path}/manifest.json"
+    facts = merge_facts(sections(m, SCRATCH_KEYS, source), v["facts"])
+    unit_timings = {**(sections(m, ("unit_timings",), source).get("unit_timings") or {}), arrived.key: v["timings"]}
     run.update_manifest(**facts, unit_timings=unit_timings)
     record_unit(run, arrived)
 
@@ -143,7 +145,8 @@ def sweep_on_workers(cfg: WorkloadConfig, opts: SweepOptions, run: RunDir | None
                 "kind": Command.SWEEP.value, "command": command, "config": cfg.to_dict(), "sweep": opts.manifest(),
                 "versions": probes[0]["versions"], "gpu": gpu, "gpus": gpus, "distribute": dist.manifest()})
         else:
-            run.update_manifest(gpus={**(run.manifest().get("gpus") or {}), **gpus})
+            known = sections(run.manifest(), ("gpus",), f"{run.path}/manifest.json").get("gpus") or {}
+            run.update_manifest(gpus={**known, **gpus})
         log(f"run dir: {run.path}")
         units = plan(run, cfg, opts, limits, device_factory, log)
         written = Counter(len(units), log)

@@ -20,6 +20,7 @@ import pandas as pd
 
 from l2attr.dlrm.config import WorkloadConfig
 from l2attr.gpu.persisting import DeviceLimits
+from l2attr.manifest_model import sections
 from l2attr.rundir import RunDir
 from l2attr.sweep.measure.adaptive import adaptive_points
 from l2attr.sweep.measure.protocol import run_calls, schedule
@@ -114,7 +115,8 @@ def run_sweep(cfg: WorkloadConfig, opts: SweepOptions, run: RunDir, limits: Devi
                    for a in p.arms for m in modes]
     task = progress.add_task(f"sweep {str(opts.axis)}", total=len(per_profile) * len(opts.profiles)) \
         if progress is not None else None
-    workloads: dict[str, Any] = dict(run.manifest().get("workloads") or {})
+    workloads: dict[str, Any] = dict(sections(run.manifest(), ("workloads",), f"{run.path}/manifest.json")
+                                     .get("workloads") or {})
     measure_s = 0.0
     for profile in opts.profiles:
         loaded: list[str] = []

@@ -13,6 +13,8 @@ from markupsafe import Markup
 
 from l2attr import __version__
 from l2attr.sweep.analyse.judge import SweepAnalysis
+from l2attr.integrity.manifest import undeclared
+from l2attr.manifest_model import recorded
 from l2attr.report.html import drawable
 from l2attr.report.charts import figure_json
 from l2attr.report.columns import Cell, Table, cell_table
@@ -38,7 +40,8 @@ def section(an: SweepAnalysis, index: int) -> tuple[dict[str, Any], dict[str, An
     rows = [[f(r.get(c)) for c, _, f in cols] for r in an.table.to_dict("records")]
     be = _table(*break_even_rows(an)) if has_break_even(an) else None
     fields = {"key": "sweep", "id": sid, "sfx": "", "series": "", "title": an.title, "reading": an.reading,
-              "note": an.spec.note, "run": an.run.name, "command": str(an.run.manifest.get("command", "")),
+              "note": an.spec.note, "run": an.run.name, "command": str(recorded(an.run.manifest, "command", "")),
+              "undeclared": ", ".join(undeclared(an.run.manifest)),
               "figure_list": sorted(figs), "break_even": be, "break_even_note": an.note,
               "check": check_lines(an), "table": _table([h for _, h, _ in cols], rows),
               "damage": list(an.run.damage), "empty": an.table.empty, "lag": " ".join(x for x in (an.lag, an.noisy) if x), "fold": len(rows) > 24,
@@ -71,7 +74,7 @@ def render_page(analyses: list[SweepAnalysis], now: dt.datetime | None = None, p
         plotly_js = get_plotlyjs()
     generated = (now or dt.datetime.now(dt.timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")
     secs, figs = sections(analyses)
-    gpus = sorted({str((a.run.manifest.get("gpu") or {}).get("name", "unknown GPU")) for a in analyses})
+    gpus = sorted({str(recorded(a.run.manifest, "gpu.name", "unknown GPU")) for a in analyses})
     page = {"title": f"When does L2 residency pay? — {', '.join(gpus)}", "notes": list(notes or []),
             "readings": [(s["title"], s["reading"]) for s in secs],
             "subtitle": _subtitle(analyses), "generated": generated, "sections": secs,

@@ -8,6 +8,8 @@ from typing import Any, Callable
 
 from l2attr.sweep.analyse.judge import SweepAnalysis, analyse_sweep
 from l2attr.sweep.analyse.break_even import k_text
+from l2attr.manifest_model import recorded
+from l2attr.report.provenance import undeclared_line
 from l2attr.sweep.load import SweepRun
 from l2attr.sweep.axes.declare import Speedup
 from l2attr.vocab import SweepJudgement, Timer
@@ -93,7 +95,8 @@ def check_lines(an: SweepAnalysis) -> list[str]:
 
 
 def markdown_chapter(an: SweepAnalysis) -> str:
-    parts = [f"## {an.title}", "", f"Run `{an.run.name}` · `{an.run.manifest.get('command', '')}`", "",
+    parts = [f"## {an.title}", "", f"Run `{an.run.name}` · `{recorded(an.run.manifest, 'command', '')}`", "",
+             *undeclared_line(an.run.manifest),
              f"**Reading.** {an.reading}", ""]
     parts += [f"**Check.** {line}" for line in check_lines(an)] + ([""] if an.check is not None else [])
     if has_break_even(an):
