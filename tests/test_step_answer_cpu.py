@@ -301,7 +301,7 @@ def test_the_grid_adds_no_row_from_another_gpu(tmp_path, monkeypatch):
                                        ' "gpu": {"name": "NVIDIA H100 80GB HBM3"}}')
     assert grid.one_gpu(grid.finished([tmp_path]), "NVIDIA H100 80GB HBM3") == ""
     monkeypatch.setitem(sys.modules, "torch", types.SimpleNamespace(
-        cuda=types.SimpleNamespace(get_device_name=lambda: "NVIDIA H200")))
+        cuda=types.SimpleNamespace(get_device_name=lambda: "NVIDIA H200", is_available=lambda: True)))
     monkeypatch.setattr(grid, "write_back_of", lambda *a, **k: pytest.fail("profiled on another GPU"))
     with pytest.raises(SystemExit) as e:
         grid.measure(tmp_path, ["llama3-8b"], [2], grid.configs(), [], 2, 4)
