@@ -7,7 +7,7 @@ Python API; they load on first use, so `import l2attr` stays cheap for the CLI a
 from typing import Any
 
 __version__ = "0.1.0"
-_API = {"Experiment": "l2attr.api", "annotate": "l2attr.experiment.annotate",
+_API = {"Experiment": "l2attr.api", "annotate": "l2attr.annotation",
         "step": "l2attr.api", "step_range": "l2attr.api", "ladder": "l2attr.api",
         "write_back": "l2attr.api"}
 

@@ -128,7 +128,7 @@ def _measured(spec: StepSpec, log: Callable[[str], None] = print, device: Any = 
 
     spec.check()                           # the inputs, the rule: before the GPU is touched
     if setup is not None:
-        from l2attr.experiment.device import Device
+        from l2attr.measure.verbs import Device
 
         device = device or Device(TimerKind.SPIN.value, spin_us=0.0)
         made = setup()

@@ -57,7 +57,7 @@ def workload_config() -> Any:
 
 def _ranges(label: str, condition: str) -> Callable[[Any, int], Any]:
     """The experiment ranges of the producer and the consumer; none around the pollution."""
-    from l2attr.experiment.annotate import range_context
+    from l2attr.annotation import range_context
     from l2attr.vocab import Role
 
     inner = range_context(label, condition)
@@ -67,7 +67,7 @@ def _ranges(label: str, condition: str) -> Callable[[Any, int], Any]:
 def main(cache_dir: Path) -> int:
     import torch
 
-    from l2attr.experiment.device import Device
+    from l2attr.measure.verbs import Device
     from l2attr.gpu.runtime import READ_SPEC, get_kernel
     from l2attr.dlrm.declare import variant
     from l2attr.dlrm.measure.kernels import LaunchShape, VariantKernels

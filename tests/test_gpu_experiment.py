@@ -126,7 +126,7 @@ def test_persisting_reset_takes_away_evict_last_protection():
     import cupy
     import torch
 
-    from l2attr.experiment.device import Device
+    from l2attr.measure.verbs import Device
     from l2attr.measure.timer import BlockingTimer
 
     dev = Device("blocking")

@@ -34,7 +34,7 @@ def test_read_flush_leaves_no_write_back_for_the_next_kernel():
     as fast as after two flushes in a row (nothing left to write back)."""
     import torch
 
-    from l2attr.experiment.device import Device
+    from l2attr.measure.verbs import Device
 
     dev = Device("blocking")
     dirty = torch.empty(12 << 20, device="cuda")
@@ -62,7 +62,7 @@ def test_rewarm_puts_a_range_back_in_l2():
     written, and faster than cold."""
     import torch
 
-    from l2attr.experiment.device import Device
+    from l2attr.measure.verbs import Device
     from l2attr.steps.measure.edges import Warmer
 
     dev = Device("blocking")

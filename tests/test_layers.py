@@ -27,7 +27,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "l2attr"
 FLOORS: tuple[tuple[str, ...], ...] = (
     ("__init__", "vocab", "errors", "atomic", "source", "safe_read"),
     ("names", "catalog", "schema", "csvfile", "outputs", "typed", "manifest_model"),
-    ("rundir", "gpu"),
+    ("rundir", "gpu", "annotation"),
     ("measure", "profile"),
     ("experiment", "steps", "steps.declare", "steps.measure"),
     ("dlrm",),
@@ -181,11 +181,10 @@ def test_no_argparse_namespace_below_the_command_layer() -> None:
 # The kinds that have a package today (`steps` keeps its plural: `l2attr.step` is the verb).
 KINDS = ("sweep", "experiment", "steps")
 SHELL = ("cli", "commands", "api", "__main__")
-# (importing file, imported module): the step kind's use of the experiment's shared pieces, which
-# the draft moves to core/ (annotate, the GPU verbs of experiment/device.py, QuietLog).
-PENDING_KINDS: set[tuple[str, str]] = {
-    ("steps/measure/ncu.py", "l2attr.experiment.annotate"), ("steps/measure/ncu.py", "l2attr.experiment.profile"),
-    ("steps/measure/run.py", "l2attr.experiment.device")}
+# (importing file, imported module): a crossing held until its owner moves it (none today: the
+# shared pieces the step kind used from the experiment's package are below the kinds, in
+# annotation.py, measure/verbs.py and profile/runner.py).
+PENDING_KINDS: set[tuple[str, str]] = set()
 
 
 def _kind(module: str) -> str:
@@ -249,9 +248,10 @@ def shadowed(api: dict[str, str], packages: set[str]) -> list[str]:
 
 def test_no_package_shadows_a_verb_of_the_api() -> None:
     """Why the step kind's package is `steps` and the ladder's `ladders`: `l2attr.step` and
-    `l2attr.ladder` are verbs (l2attr/__init__.py _API)."""
+    `l2attr.ladder` are verbs (l2attr/__init__.py _API); and why `l2attr.annotate` lives in
+    annotation.py: a module l2attr/annotate.py would replace the verb once anything imported it."""
     import l2attr
 
-    packages = {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
+    packages = {p.parent.name for p in PACKAGE.glob("*/__init__.py")} | {p.stem for p in PACKAGE.glob("*.py")}
     assert shadowed(l2attr._API, packages) == []
     assert shadowed({"step": "l2attr.api", "sweep": "x"}, {"steps", "step", "dlrm"}) == ["step"]

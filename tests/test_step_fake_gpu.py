@@ -193,13 +193,13 @@ def sim(monkeypatch):
     def recorder(flush, nvtx_ranges=False, before=None, range_ops=None):
         return FakeRecorder(s, flush, before, range_ops)
 
-    import l2attr.experiment.device
+    import l2attr.measure.verbs
     import l2attr.measure.timer
     import l2attr.steps.measure.edges
     import l2attr.steps.measure.record
     import l2attr.steps.measure.run
 
-    monkeypatch.setattr(l2attr.experiment.device, "Device", Device)
+    monkeypatch.setattr(l2attr.measure.verbs, "Device", Device)
     # The fake device simulates the eager and graph methods. Graph surgery starts where cuda-bindings
     # imports (steps/measure/surgery_run.py); torch's CUDA wheel installs it, and surgery then built real flush
     # buffers on this fake torch (issue 38: 'SimpleNamespace' object has no attribute 'arange'), so

@@ -5,9 +5,6 @@
     result = exp.time()       # .cells (exp_cells.csv), .verdict, .run_dir
     exp.profile(run=result)   # this script re-entered as the Nsight Compute child
 
-`l2attr.Experiment` itself is l2attr/api.py (its time() returns a judged result).
+`l2attr.Experiment` itself is l2attr/api.py (its time() returns a judged result); `l2attr.annotate`
+is l2attr/annotation.py, shared with the step kind.
 """
-
-from l2attr.experiment.annotate import annotate
-
-__all__ = ["annotate"]

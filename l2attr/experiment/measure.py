@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import pandas as pd
 
 from l2attr.errors import UserError
-from l2attr.experiment.annotate import child_spec
+from l2attr.annotation import child_spec
 from l2attr.measure.adaptive import AdaptiveRule, measure_rounds
 from l2attr.measure.cell import run_repeat
 from l2attr.measure.stats import summarize_pairs
@@ -139,11 +139,11 @@ def time_experiment(exp: "Experiment", repeats: int | None = None, out: Path | s
                     resume: Path | str | None = None, log: Callable[[str], None] = print,
                     device: Any = None) -> Path | None:
     """Measure every declared condition of `exp` (left unchanged: a `repeats` override times a
-    copy); the run dir it wrote (None in the profiling child). `device`: the verbs of experiment/device.py
+    copy); the run dir it wrote (None in the profiling child). `device`: the verbs of measure/verbs.py
     (a fake in the CPU tests)."""
     if child_spec() is not None:       # re-entered as the Nsight Compute child: timing means nothing
         return None
-    from l2attr.experiment.device import Device
+    from l2attr.measure.verbs import Device
 
     if repeats is not None:
         exp = dataclasses.replace(exp, repeats=int(repeats))

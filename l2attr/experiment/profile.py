@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 import pandas as pd
 
 from l2attr.errors import UserError
-from l2attr.experiment.annotate import child_env, child_spec, environment, range_context
+from l2attr.annotation import child_env, child_spec, environment, range_context
 from l2attr.measure.cell import run_repeat
 from l2attr.rundir import RunDir, command_line
 from l2attr.schema import EXP_METRICS
@@ -31,25 +31,9 @@ if TYPE_CHECKING:
 Runner = Callable[[Sequence[str], Callable[[str], None]], int]
 
 
-class QuietLog:
-    """profile.runner's Log: a line goes to `log`, the child tool's own output is not echoed."""
-
-    def __init__(self, log: Callable[[str], None]) -> None:
-        self.log = log
-
-    def line(self, text: str) -> None:
-        self.log(text)
-
-    def rule(self, title: str) -> None:
-        pass
-
-    def stream(self, text: str) -> None:
-        pass
-
-
 def run_child(exp: "Experiment", calls: int, warmup: int) -> None:
     """The child's side: every condition's profiled calls, NVTX ranges on the measured ones."""
-    from l2attr.experiment.device import Device
+    from l2attr.measure.verbs import Device
 
     dev = Device(TimerKind.SPIN, spin_us=0.0)
     ops = exp.ops()
@@ -101,7 +85,7 @@ def profile_command(command: Sequence[str], run: RunDir, metrics: str = "l2", en
     """ncu over `command` into `run`/ncu, imported to exp_metrics.csv (the parent's side)."""
     from l2attr.profile.metricsets import resolve_metrics
     from l2attr.profile.ncu_import import read_report
-    from l2attr.profile.runner import check_job, run_job, stream_run
+    from l2attr.profile.runner import QuietLog, check_job, run_job, stream_run
     from l2attr.profile.tools import detect_chip
 
     chip = chip or detect_chip()

@@ -31,6 +31,22 @@ class Log(Protocol):
         """A child tool's own output as it comes, newlines kept."""
 
 
+class QuietLog:
+    """A Log whose line goes to `log`, the child tool's own output is not echoed."""
+
+    def __init__(self, log: Callable[[str], None]) -> None:
+        self.log = log
+
+    def line(self, text: str) -> None:
+        self.log(text)
+
+    def rule(self, title: str) -> None:
+        pass
+
+    def stream(self, text: str) -> None:
+        pass
+
+
 StreamRunner = Callable[[Sequence[str], Callable[[str], None]], int]
 
 

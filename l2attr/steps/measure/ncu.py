@@ -93,9 +93,8 @@ def profile_step(command: Sequence[str], run: RunDir, env: dict[str, str], chip:
     from l2attr.profile.metricsets import resolve_metrics
     from l2attr.profile.ncu_cmd import NcuOptions, build_ncu_argv
     from l2attr.profile.ncu_import import read_report
-    from l2attr.experiment.annotate import environment
-    from l2attr.experiment.profile import QuietLog
-    from l2attr.profile.runner import check_job, run_job, stream_run
+    from l2attr.annotation import environment
+    from l2attr.profile.runner import QuietLog, check_job, run_job, stream_run
     from l2attr.profile.tools import detect_chip
 
     chip = chip or detect_chip()
@@ -211,11 +210,10 @@ def profile_graph(target: str | Sequence[str], out: Path, replays: int, ncu: str
     told to, l2attr.step_range's child mode). `sets`: the metric sets (`dram` alone is all the
     matched arm needs: one pass)."""
     from l2attr.catalog.keys import catalog
-    from l2attr.experiment.profile import QuietLog
     from l2attr.profile.metricsets import resolve_metrics
     from l2attr.profile.ncu_cmd import NcuOptions, build_ncu_argv
     from l2attr.profile.ncu_import import read_report
-    from l2attr.profile.runner import check_job, run_job, stream_run
+    from l2attr.profile.runner import QuietLog, check_job, run_job, stream_run
     from l2attr.profile.tools import detect_chip
 
     chip = detect_chip()
@@ -234,7 +232,7 @@ def profile_graph(target: str | Sequence[str], out: Path, replays: int, ncu: str
         counts = out / f"graph-cache-{cc}.counts.json"
         failed = out / f"graph-cache-{cc}.error.txt"
         failed.unlink(missing_ok=True)
-        from l2attr.experiment.annotate import environment
+        from l2attr.annotation import environment
 
         with environment({**(env or {}), COUNTS_ENV: str(counts.resolve()), ERROR_ENV: str(failed.resolve())}):
             result = run_job(f"ncu graph (cache control {cc})", argv, QuietLog(log), runner or stream_run)

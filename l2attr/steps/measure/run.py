@@ -86,7 +86,7 @@ def run_step(spec: StepSpec, log: Callable[[str], None] = print, choose_edges: E
     spec.check()
     o = spec.options
     if device is None:
-        from l2attr.experiment.device import Device
+        from l2attr.measure.verbs import Device
 
         device = Device(TimerKind.SPIN.value, spin_us=0.0)
     t0 = time.perf_counter()
