@@ -75,7 +75,7 @@ def test_a_damaged_field_is_one_line_naming_it_and_its_rule(tmp_path: Path, fiel
     m = json.loads(_step_runs()[-1].read_text())
     m["step"][field] = value
     damage = Damage(allow_partial=True)
-    check_manifest(m, tmp_path, damage)
+    check_manifest(m, tmp_path, damage, StepOptions)
     assert len(damage.messages) == 1 and line in damage.messages[0], damage.messages
     assert damage.messages[0].startswith(f"{tmp_path}/manifest.json: ")
 

@@ -12,7 +12,7 @@ import math
 from dataclasses import fields
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from l2attr.dlrm.config import WorkloadConfig
 from l2attr.errors import Damage, UserError
@@ -94,24 +94,30 @@ def required_fields(manifest: dict[str, Any]) -> tuple[str, ...]:
     return out
 
 
-def _models() -> dict[str, tuple[str, Any]]:
-    """Per kind, the manifest section its options model is, and the model."""
+# run kind -> the manifest section its options model types (the model itself is the kind's: its
+# loader hands it to check_manifest; only the ladder's, in the DLRM testbed below every kind, is known here)
+SECTIONS = {Command.LADDER.value: "measure", Command.STEP.value: Command.STEP.value}
+
+
+def _models(options: Mapping[str, Any] | None = None) -> dict[str, tuple[str, Any]]:
+    """Per kind, the manifest section its options model is, and the model: the ladder's
+    (dlrm/measure/options.py) and those `options` (kind -> model) hands in."""
     from l2attr.dlrm.measure.options import LadderOptions
-    from l2attr.steps.declare import StepOptions
 
-    return {Command.LADDER.value: ("measure", LadderOptions), Command.STEP.value: (Command.STEP.value, StepOptions)}
+    given = {Command.LADDER.value: LadderOptions, **(options or {})}
+    return {kind: (SECTIONS[kind], model) for kind, model in given.items()}
 
 
-def manifest_doc() -> str:
+def manifest_doc(options: Mapping[str, Any] | None = None) -> str:
     """The manifest section of docs/run-dirs.md (manifest_fields.manifest_doc over these rules and
-    the options models' fields)."""
+    the options models' fields; `options`: each kind's model, kind -> model, as kinds.py holds them)."""
     from l2attr.integrity.manifest_fields import BY_KIND, COMMON
     from l2attr.integrity.manifest_fields import manifest_doc as doc
     from l2attr.manifest_model import model_of
     from l2attr.typed import flat_fields, rule_text, rules
 
     models = {kind: {f: r for f, r in rules(model, at).items() if _written(model, f)}
-              for kind, (at, model) in _models().items()}
+              for kind, (at, model) in _models(options).items()}
     models[Command.LADDER.value]["measure.variants"] = VARIANTS_RULE
     for kind in BY_KIND:        # the readers' models (manifest_model.py): the fields no table states
         stated = {*COMMON, *BY_KIND[kind], *CHECKED, *models.get(kind, {})}
@@ -134,21 +140,22 @@ def undeclared(manifest: dict[str, Any]) -> list[str]:
     from l2attr.manifest_model import unknown
 
     kind = str(manifest.get("kind"))
-    rows = (*COMMON, *BY_KIND.get(kind, {}), *required_fields(manifest), *CHECKED, *(_models().get(kind) or ("",))[:1])
+    rows = (*COMMON, *BY_KIND.get(kind, {}), *required_fields(manifest), *CHECKED, SECTIONS.get(kind, ""))
     return unknown(manifest, {r.split(".")[0].split("[")[0] for r in rows})
 
 
 VARIANTS_RULE = "a list of lists of strings (what the options declare; written beside them, never read back)"
 
 
-def _check_options(manifest: dict[str, Any], bad: Any, damage: Damage, source: str) -> None:
+def _check_options(manifest: dict[str, Any], bad: Any, damage: Damage, source: str, options: Any) -> None:
     """A ladder's `measure`, a step's `step`, through the kind's options model (dlrm/measure/options.py,
-    steps/declare.py): each field's type and range, and a field the model does not know (kept,
-    never used) named."""
-    kind = manifest.get("kind")
-    if kind not in _models():
+    or the one the kind's loader hands in: steps/declare.py's): each field's type and range, and a
+    field the model does not know (kept, never used) named."""
+    kind = str(manifest.get("kind"))
+    models = _models({kind: options} if options is not None and kind in SECTIONS else None)
+    if kind not in models:
         return
-    at, model = _models()[str(kind)]
+    at, model = models[kind]
     section = manifest.get(at)
     if not isinstance(section, dict):
         return
@@ -202,8 +209,10 @@ def _lookup(manifest: dict[str, Any], dotted: str) -> Any:
     return value
 
 
-def check_manifest(manifest: dict[str, Any], path: Path, damage: Damage | None = None) -> None:
-    """Every typed field of a run's manifest (any kind); each wrong one through `damage`."""
+def check_manifest(manifest: dict[str, Any], path: Path, damage: Damage | None = None, options: Any = None) -> None:
+    """Every typed field of a run's manifest (any kind); each wrong one through `damage`. `options`:
+    the kind's options model, from the kind's loader (steps/table.py: StepOptions); the ladder's is
+    known here."""
     from l2attr.errors import STRICT
 
     damage = damage or STRICT
@@ -216,7 +225,7 @@ def check_manifest(manifest: dict[str, Any], path: Path, damage: Damage | None =
         damage.found(f"{source}: {field} must be {rule} (found {value!r})")
 
     check_fields(manifest, bad, required_fields(manifest))
-    _check_options(manifest, bad, damage, source)
+    _check_options(manifest, bad, damage, source, options)
     config = manifest.get("config")
     if isinstance(config, dict):
         known = {f.name for f in fields(WorkloadConfig)}

@@ -19,6 +19,7 @@ from l2attr.integrity.manifest import check_manifest
 from l2attr.manifest_model import StepManifest, recorded, typed
 from l2attr.steps.check.rules import check_step_dram, check_step_tables, replays_a_graph
 from l2attr.steps.check.counts import check_declared, check_graph_counts
+from l2attr.steps.declare import StepOptions
 from l2attr.rundir import COMPLETE, RunDir
 from l2attr.schema import KERNEL_EDGES, STEP_DRAM, STEP_EDGES, STEP_KERNELS, STEP_OPS, STEP_TIMES
 from l2attr.vocab import EDGE_ARMS, Command, RungId, StepMode, condition_words
@@ -79,7 +80,7 @@ def load_step(path: Path, damage: Damage | None = None) -> tuple[dict[str, Any],
     kind = typed(m).kind
     if kind != KIND:
         raise UserError(f"{path} is a {kind!r} run, not a step run")
-    check_manifest(m, run.path, STRICT)          # the fields every step writer records
+    check_manifest(m, run.path, STRICT, StepOptions)    # the fields every step writer records
     t = step_manifest(m)
     if t.status != COMPLETE:
         raise UserError(f"{path}: the step run did not finish (manifest status {t.status!r}): partial data")
