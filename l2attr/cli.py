@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import errno
 import importlib
 import os
 import signal
 import sys
 import warnings
-from typing import Any, Iterable, NoReturn, Sequence
+from typing import Any
 
 from l2attr import __version__
 from l2attr.errors import UserError
+from l2attr.flags import Parser, closed_stdout_error as _closed_stdout_error, say as _say
 from l2attr.outputs import ClosedStdout, guard_closed_streams
 from l2attr.vocab import Command
 
@@ -23,7 +23,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     Command.PROFILE: (Command.PROFILE, "layer B: Nsight Compute L2 attribution per role, or --import a report"),
     Command.SWEEP: ("l2attr.sweep.command", "measured sweeps: amortisation, hot-set size, access-policy window, "
                                             "L2 held by evict_last lines, pollution (GPU)"),
-    Command.EXPERIMENT: (Command.EXPERIMENT, "any producer -> consumer pair: time, profile (ncu child), show (GPU)"),
+    Command.EXPERIMENT: ("l2attr.experiment.command", "any producer -> consumer pair: time, profile (ncu child), show (GPU)"),
     Command.STEP: ("l2attr.steps.command", "what inter-kernel L2 reuse is worth in a whole PyTorch step (GPU)"),
     Command.REPORT: (Command.REPORT, "turn run dirs into one offline HTML (or Markdown) attribution report"),
     Command.TRACES: (Command.TRACES, "inspect, generate and calibrate index traces (CPU)"),
@@ -52,53 +52,6 @@ EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 128 + 13  # what a shell reports for a Unix tool ended by SIGPIPE
 
 
-def did_you_mean(word: str, options: Iterable[str]) -> str:
-    """'; did you mean --family?' for the closest option to a mistyped one, else ''."""
-    close = difflib.get_close_matches(word, sorted(set(options)), n=1, cutoff=0.6)
-    return f"; did you mean {close[0]}?" if close else ""
-
-
-def _chosen(parser: argparse.ArgumentParser, ns: argparse.Namespace) -> argparse.ArgumentParser:
-    """The innermost (sub)command parser the arguments chose: the one whose flags a mistyped
-    flag was meant for (argparse reports it against the top-level parser)."""
-    while True:
-        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-        name = getattr(ns, subs[0].dest, None) if subs and subs[0].dest != argparse.SUPPRESS else None
-        if name is None or name not in subs[0].choices:
-            return parser
-        parser = subs[0].choices[name]
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse, but a usage mistake is one line (the rule for every bad input), not usage + error,
-    said by the command it concerns, with the nearest flag or command for a mistyped one."""
-
-    def error(self, message: str) -> NoReturn:
-        if "invalid choice: '" in message and "(choose from" in message:
-            word = message.split("invalid choice: '", 1)[1].split("'", 1)[0]
-            choices = [c.strip(" '") for c in message.split("(choose from", 1)[1].rstrip(")").split(",")]
-            message = message.split(" (choose from", 1)[0] + did_you_mean(word, choices) + \
-                f" (valid: {', '.join(choices)})"
-        _say(f"{self.prog}: error: {message} (see {self.prog} --help)")
-        raise SystemExit(2)
-
-    def _print_message(self, message: str, file: Any = None) -> None:
-        if message and isinstance(file, ClosedStdout):     # --help, --version with `>&-`
-            raise SystemExit(_closed_stdout_error(self.prog))
-        super()._print_message(message, file)
-
-    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
-                   namespace: Any = None) -> argparse.Namespace:
-        ns, extras = self.parse_known_args(args, namespace)
-        if extras:
-            target = _chosen(self, ns)
-            flags = [a.split("=", 1)[0] for a in extras if a.startswith("-")]
-            options = [o for a in target._actions for o in a.option_strings]
-            hint = did_you_mean(flags[0], options) if flags else ""
-            target.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
-        return ns
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="l2attr",
@@ -124,14 +77,6 @@ def interrupted_message(args: argparse.Namespace) -> str:
     return INTERRUPTED.get(key, "interrupted")
 
 
-def _say(line: str) -> None:
-    """One line on stderr; if stderr itself cannot be written, there is nobody left to tell."""
-    try:
-        print(line, file=sys.stderr, flush=True)
-    except OSError:
-        pass
-
-
 def _drop_stdout() -> None:
     """Point fd 1 at /dev/null so the interpreter's final flush cannot fail a second time.
 
@@ -144,12 +89,6 @@ def _drop_stdout() -> None:
         os.close(devnull)
     except (OSError, ValueError, AttributeError):
         pass  # stdout is not a real file (a test's capture): nothing will flush it at exit
-
-
-def _closed_stdout_error(prefix: str) -> int:
-    _say(f"{prefix}: error: standard output is closed, so what the command prints was lost "
-         "(send it to /dev/null to discard it)")
-    return 2
 
 
 def os_error_text(exc: OSError) -> str:

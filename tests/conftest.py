@@ -265,7 +265,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 # --- one read per committed run dir -----------------------------------------------------------
 # Many test files read the same committed run dirs under examples/ (about a second each), the
-# study's runs (load.read_run) and the experiments' (experiment_load.load_experiment). The read
+# study's runs (load.read_run) and the experiments' (experiment/table.py load_experiment). The read
 # is a function of the dir's bytes, so each is read once per test process and every caller gets
 # its own deep copy. Keyed by the path as given (Run.path keeps it) and every file's size and
 # mtime, so an edited copy is read again. Only paths inside examples/, and only reads that found
@@ -367,11 +367,12 @@ def pytest_configure(config: pytest.Config) -> None:
     distributing = getattr(config.option, "dist", "no") != "no" and bool(getattr(config.option, "tx", None))
     controller = distributing and "PYTEST_XDIST_WORKER" not in os.environ
     if not controller:
-        from l2attr.analysis import experiment_load, load_runs
+        from l2attr.analysis import load_runs
+        from l2attr.experiment import table as experiment_table
         from l2attr.profile import ncu_child
 
         _install(sys.modules[load_runs.__module__], "read_run", _cached_reader)
-        _install(experiment_load, "load_experiment", _cached_reader)
+        _install(experiment_table, "load_experiment", _cached_reader)
         _install(ncu_child, "run_reader", _cached_child)
 
 

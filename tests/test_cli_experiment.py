@@ -27,7 +27,7 @@ def test_a_target_that_is_no_experiment_is_one_line(tmp_path: Path, capsys) -> N
 
 @pytest.mark.parametrize("argv", [["--", "python", "my.py", "--x", "1"], ["--out", "R", "--", "python", "my.py", "--x", "1"]])
 def test_profile_hands_the_whole_command_on(monkeypatch, argv) -> None:
-    import l2attr.commands.experiment as ex
+    import l2attr.experiment.command as ex
 
     seen = {}
     monkeypatch.setattr(ex, "_profile_command", lambda args, command: seen.setdefault("cmd", command) and 0)
@@ -41,7 +41,7 @@ def test_bad_numbers_are_refused(capsys) -> None:
 
 
 def test_a_target_takes_its_options(monkeypatch) -> None:
-    import l2attr.commands.experiment as ex
+    import l2attr.experiment.command as ex
 
     seen = {}
     monkeypatch.setattr(ex, "load_target", lambda t: (_ for _ in ()).throw(SystemExit(seen.setdefault("t", t))))

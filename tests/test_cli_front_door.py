@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from l2attr.cli import did_you_mean, main
+from l2attr.cli import main
+from l2attr.flags import did_you_mean
 from l2attr.errors import UserError
 from l2attr.api import Experiment
 

@@ -291,7 +291,7 @@ def test_one_step_run_prints_its_headline_and_has_text(tmp_path: Path, capsys: p
 
 
 def test_experiment_runs_print_their_headlines_and_have_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from l2attr.analysis.experiment_load import analyse_experiment, load_experiment
+    from l2attr.experiment.table import analyse_experiment, load_experiment
 
     folder = ROOT / "examples" / "experiments"
     runs = sorted(p for p in folder.iterdir() if (p / "manifest.json").is_file())

@@ -42,11 +42,11 @@ def test_a_dir_outside_examples_is_read_each_time(tmp_path: Path) -> None:
 
 
 def test_a_committed_experiment_is_read_once_and_each_caller_gets_its_own_copy() -> None:
-    from l2attr.analysis import experiment_load
+    from l2attr.experiment import table as experiment_table
 
     run = EXAMPLES / "experiments" / "20261201T163314Z-my-pair"
-    assert getattr(experiment_load.load_experiment, "__wrapped_by_tests__", False)
-    first, second = experiment_load.load_experiment(run), experiment_load.load_experiment(run)
+    assert getattr(experiment_table.load_experiment, "__wrapped_by_tests__", False)
+    first, second = experiment_table.load_experiment(run), experiment_table.load_experiment(run)
     assert first is not second and first.samples is not second.samples and first.samples.equals(second.samples)
     first.samples.loc[0, "condition"] = "edited by a test"
-    assert experiment_load.load_experiment(run).samples.loc[0, "condition"] == second.samples.loc[0, "condition"]
+    assert experiment_table.load_experiment(run).samples.loc[0, "condition"] == second.samples.loc[0, "condition"]

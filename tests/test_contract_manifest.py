@@ -82,7 +82,7 @@ def test_sweep_manifest_types_on_report(tmp_path, damage, field):
 
 
 def test_experiment_adaptive_of_another_type_is_refused(tmp_path):
-    from l2attr.analysis.result import ExperimentResult
+    from l2attr.experiment.result import ExperimentResult
 
     run = copy_run("experiment", tmp_path)
     m = manifest(run)

@@ -141,7 +141,7 @@ def experiment(tmp_path):
 
 def recompute_cells(run) -> None:
     """exp_cells.csv made again from the (edited) samples, as the writer makes it."""
-    from l2attr.integrity.experiment import read_table as typed
+    from l2attr.experiment.check import read_table as typed
     from l2attr.rundir import RunDir
     from l2attr.schema import EXP_SAMPLES
     cells = summarize_pairs(typed(RunDir(run), EXP_SAMPLES))
@@ -187,7 +187,7 @@ def test_one_discarded_sample_is_read_on_every_pandas(experiment):
     recompute_cells(experiment)
     o = read(["experiment", "show", str(experiment)])
     assert o.code == 0, o.err
-    from l2attr.analysis.experiment_load import analyse_experiment, load_experiment
+    from l2attr.experiment.table import analyse_experiment, load_experiment
     an = analyse_experiment(load_experiment(experiment))
     assert an.discarded.get("late") == 1 and "nan" not in an.discarded
 

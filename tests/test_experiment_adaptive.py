@@ -46,8 +46,8 @@ def test_a_quiet_condition_stops_early_and_a_noisy_one_at_the_limit(tmp_path):
     assert any("noisy: stopped at the limit: flush_after_producer" in s for s in said)
     m = res.run_dir / "manifest.json"
     assert '"adaptive"' in m.read_text()
-    from l2attr.analysis.experiment_load import analyse_experiment, load_experiment
-    from l2attr.report.experiment import card
+    from l2attr.experiment.table import analyse_experiment, load_experiment
+    from l2attr.experiment.section import card
 
     an = analyse_experiment(load_experiment(res.run_dir))
     assert an.noisy.startswith("1 cell(s) noisy: stopped at the limit (its 95 % interval did not close to ±0.5%")
@@ -70,7 +70,7 @@ def test_without_the_rule_the_repeats_are_fixed(tmp_path):
     g = NoisyWhenCold()
     res = _exp(g, tmp_path, repeats=3).time(device=g, log=lambda s: None)
     assert "stopped" not in pd.read_csv(res.run_dir / "exp_cells.csv").columns
-    from l2attr.analysis.experiment_load import analyse_experiment, load_experiment
+    from l2attr.experiment.table import analyse_experiment, load_experiment
 
     assert analyse_experiment(load_experiment(res.run_dir)).noisy == ""
     assert pd.read_csv(res.run_dir / "exp_samples.csv")["repeat"].nunique() == 6      # 3 device + 3 host

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 import l2attr
-from l2attr.analysis.result import ExperimentResult
-from l2attr.analysis.experiment_load import analyse_experiment, load_experiment
+from l2attr.experiment.result import ExperimentResult
+from l2attr.experiment.table import analyse_experiment, load_experiment
 from l2attr.errors import UserError
 from l2attr.measure.cell import CallOps, device_call, host_call, run_repeat
 from l2attr.measure.timer import Sample

@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 
 import l2attr
-from l2attr.analysis.experiment_dram import control
-from l2attr.analysis.experiment_load import analyse_experiment, load_experiment
+from l2attr.experiment.analyse.dram import control
+from l2attr.experiment.table import analyse_experiment, load_experiment
 from l2attr.cli import main
 from l2attr.experiment.profile import metrics_frame, ncu_argv, profile_command
 from l2attr.rundir import RunDir

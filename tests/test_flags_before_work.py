@@ -42,7 +42,7 @@ def test_a_bad_flag_is_refused_before_any_work(argv: list[str], says: str, capsy
 
 
 def test_metrics_refusal_suggests_no_flag_experiment_lacks(capsys: pytest.CaptureFixture) -> None:
-    from l2attr.commands import experiment
+    from l2attr.experiment import command as experiment
 
     line = _line(["experiment", "profile", "nowhere.py:make", "--metrics", "bogus"], capsys)
     flags = {a for action in _parser(experiment)._actions for a in action.option_strings}

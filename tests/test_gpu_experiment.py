@@ -103,7 +103,7 @@ def _pair(nbytes: int, tmp_path, name: str):
 
 
 def test_self_check_quarter_l2_reuses_four_l2_does_not(tmp_path):
-    from l2attr.analysis.experiment_load import analyse_experiment, load_experiment
+    from l2attr.experiment.table import analyse_experiment, load_experiment
     from l2attr.gpu.device import gpu_facts
 
     l2 = int(gpu_facts()["l2_bytes"])

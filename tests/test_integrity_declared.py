@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 from helpers_damage import EXAMPLES, RUNS, SWEEP_KINDS, copy_run, cut_rows, edit_manifest, plain
 
-from l2attr.analysis.experiment_load import load_experiment
+from l2attr.experiment.table import load_experiment
 from l2attr.analysis.load import read_run
 from l2attr.sweep.load import load_sweep
 from l2attr.cli import main

@@ -35,7 +35,7 @@ from pathlib import Path
 import pandas as pd
 
 import l2attr
-from l2attr.analysis.experiment_load import analyse_experiment, load_experiment
+from l2attr.experiment.table import analyse_experiment, load_experiment
 from l2attr.cli import main
 from l2attr.experiment.measure import repeat_plan
 from l2attr.measure.cell import CallOps, device_call

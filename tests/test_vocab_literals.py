@@ -38,8 +38,8 @@ PENDING: set[str] = set()
 # (file, literal): the same spelling with another meaning.
 ALLOWED: dict[tuple[str, str], str] = {
     # column and field names of the engine's tables and declarations
-    ("analysis/experiment_dram.py", "call"): "exp_metrics' call-index column",
-    ("analysis/experiment_dram.py", "kernels"): "the call table's kernels-per-call column",
+    ("experiment/analyse/dram.py", "call"): "exp_metrics' call-index column",
+    ("experiment/analyse/dram.py", "kernels"): "the call table's kernels-per-call column",
     ("experiment/declare.py", "producer"): "the declaration's attribute name",
     ("experiment/declare.py", "reference"): "the declaration's attribute name",
     ("steps/measure/trace.py", "kernel"): "kineto's event category of a GPU kernel (its word)",

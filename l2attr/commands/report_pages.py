@@ -142,8 +142,8 @@ class Page:
 
 
 def _experiments(dirs: list[Path], damage: Damage) -> Page:
-    from l2attr.analysis.experiment_load import analyse_experiment, load_experiment
-    from l2attr.report.experiment import experiments_text, render
+    from l2attr.experiment.table import analyse_experiment, load_experiment
+    from l2attr.experiment.section import experiments_text, render
 
     analyses = [analyse_experiment(load_experiment(d, damage)) for d in dirs]
     said = [f"Partial data (--allow-partial): {m}" for m in damage.messages]

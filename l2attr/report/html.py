@@ -62,7 +62,7 @@ def environment() -> jinja2.Environment:
 
 @functools.lru_cache(maxsize=1)
 def page_environment() -> jinja2.Environment:
-    """The environment of the experiment and step pages (report/experiment.py, steps/section/html.py),
+    """The environment of the experiment and step pages (experiment/section.py, steps/section/html.py),
     made once per process for the same reason."""
     return jinja2.Environment(loader=jinja2.FileSystemLoader(str(data_dir(REPORTS_DIR))),
                               autoescape=jinja2.select_autoescape(["html", "j2"]), undefined=jinja2.StrictUndefined)

@@ -6,7 +6,7 @@ it, tools/docgen/doc_pages.py) from the committed runs.
     python tools/docgen experiments --write    # replace them in their pages
 
 The block sits between `<!-- experiments:begin -->` and `<!-- experiments:end -->`; it is made by
-l2attr.report.experiment from every run dir under examples/experiments/, the timer
+l2attr.experiment.section from every run dir under examples/experiments/, the timer
 comparison from the two runs of TIMER_RUNS (the blocking one is the
 reproduction's, not copied), and the steps block (between `<!-- steps:begin -->` and
 `<!-- steps:end -->`) by l2attr.steps.section.text from examples/steps/surgery/ (graph surgery; examples/steps/runs/ holds the per-op method's older runs). tests/test_readme_experiments.py fails when they disagree.
@@ -22,10 +22,10 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from l2attr.analysis.experiment_load import analyse_experiment, load_experiment  # noqa: E402
+from l2attr.experiment.table import analyse_experiment, load_experiment  # noqa: E402
 from l2attr.analysis.timer_compare import compare_timers  # noqa: E402
 from l2attr.report.markdown import timer_table  # noqa: E402
-from l2attr.report.experiment import experiments_markdown  # noqa: E402
+from l2attr.experiment.section import experiments_markdown  # noqa: E402
 
 BEGIN, END = "<!-- experiments:begin -->\n", "<!-- experiments:end -->"
 TIMER_BEGIN, TIMER_END = "<!-- timer:begin -->\n", "<!-- timer:end -->"

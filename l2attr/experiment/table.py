@@ -1,6 +1,6 @@
 """Read an experiment run dir, refusing damaged data, and analyse it (one facade for CLI and report).
 
-The integrity rules of this kind are integrity/experiment.py's (typed columns, keys unique, times
+The integrity rules of this kind are experiment/check.py's (typed columns, keys unique, times
 finite, >= 0 and below 10 s, known words, cells recomputed from exp_samples.csv, every kernel
 holding every measured metric) and the manifest's (integrity/manifest_fields.py); every declared
 condition is measured. A broken rule is one UserError naming the file, the row and the rule.
@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from l2attr.errors import STRICT, Damage, UserError
-from l2attr.integrity.experiment import check_cells_recomputed, check_declared, check_metric_sets, read_table
+from l2attr.experiment.check import check_cells_recomputed, check_declared, check_metric_sets, read_table
 from l2attr.integrity.manifest import check_manifest
 from l2attr.measure.stats import summarize_pairs
 from l2attr.rundir import RunDir
@@ -26,7 +26,7 @@ KIND = Command.EXPERIMENT.value
 
 
 def check_consistent(samples: pd.DataFrame, cells: pd.DataFrame, where: Path) -> None:
-    """exp_cells.csv as recomputed from the samples (integrity/experiment.py's rule)."""
+    """exp_cells.csv as recomputed from the samples (experiment/check.py's rule)."""
     check_cells_recomputed(samples, cells, summarize_pairs(samples), where)
 
 
@@ -41,7 +41,7 @@ class ExperimentRun:
 
 
 def load_experiment(path: Path, damage: Damage = STRICT) -> ExperimentRun:
-    """The run's tables, held to its manifest (integrity/experiment.py check_declared); `damage`
+    """The run's tables, held to its manifest (experiment/check.py check_declared); `damage`
     (report --allow-partial) reads past repeats the run lacks and keeps what it said."""
     before = len(damage.messages)
     run = RunDir.open(Path(path))
@@ -81,8 +81,8 @@ class ExperimentAnalysis:
 
 
 def analyse_experiment(run: ExperimentRun) -> ExperimentAnalysis:
-    from l2attr.analysis.experiment import verdict
-    from l2attr.analysis.experiment_dram import control, dram_table
+    from l2attr.experiment.analyse.cells import verdict
+    from l2attr.experiment.analyse.dram import control, dram_table
 
     decl = run.manifest.get("experiment") or {}
     baselines = {decl["name"]: decl["baseline"]} if decl.get("name") else {}

@@ -7,7 +7,7 @@ negative or NaN DRAM count, an unknown role or condition, a kernel missing a met
 the DRAM table); an exp_cells.csv cut at a row boundary kept every declared condition (only its
 last quantities went), and the loader compared only the cells still there with their samples.
 The rules are the ladder's (rules.py, tables.py), stated for the experiment's tables;
-analysis/experiment_load.py calls them.
+experiment/table.py calls them.
 """
 
 from __future__ import annotations

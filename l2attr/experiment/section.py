@@ -1,7 +1,7 @@
 """Experiment runs laid out: the HTML page (the answer first, one chart, then the numbers behind
 it) and the Markdown that the README's generated block and `report --format md` share.
 
-Everything judged comes from analysis (experiment.py, experiment_dram.py); this module only lays
+Everything judged comes from the kind's analyses (analyse/cells.py, analyse/dram.py); this module only lays
 it out, in both formats, beside each other. One page may hold several experiment runs (one card
 each); runs measured on different GPUs say so at the top, since their numbers are not one
 comparison.
@@ -19,8 +19,8 @@ import plotly.graph_objects as go
 from markupsafe import Markup
 
 from l2attr import __version__
-from l2attr.analysis.experiment_dram import describe
-from l2attr.analysis.experiment_load import ExperimentAnalysis
+from l2attr.experiment.analyse.dram import describe
+from l2attr.experiment.table import ExperimentAnalysis
 from l2attr.report import fmt
 from l2attr.report.charts import figure_json
 from l2attr.report.fmt import text_table

@@ -45,8 +45,7 @@ def _options(p: argparse.ArgumentParser) -> None:
 
 def load_target(target: str) -> Any:
     """The Experiment a TARGET names (see the module docstring); one line for every mistake."""
-    from l2attr.experiment.declare import Declaration as Experiment     # l2attr.Experiment's base: the api
-                                                                         # imports the commands, not the other way
+    from l2attr.experiment.api import Experiment
 
     where, sep, name = target.rpartition(":")
     if not sep or not where or not name:
@@ -113,7 +112,7 @@ def _need_target(args: argparse.Namespace) -> str:
 def _split(args: argparse.Namespace) -> None:
     """TARGET and the options after the action, then `-- CMD` (argparse cannot mix a positional,
     options and a command of its own, so the part before `--` is parsed here, into `args`)."""
-    from l2attr.cli import Parser
+    from l2attr.flags import Parser
 
     rest = list(args.rest)
     if (args.action == Command.PROFILE and "--" not in rest and rest and not rest[0].startswith("-")
@@ -199,8 +198,8 @@ def dram_text(dram: Any) -> str:
 
 
 def _show(path: Path) -> int:
-    from l2attr.analysis.experiment_dram import describe
-    from l2attr.analysis.experiment_load import analyse_experiment, load_experiment
+    from l2attr.experiment.analyse.dram import describe
+    from l2attr.experiment.table import analyse_experiment, load_experiment
 
     an = analyse_experiment(load_experiment(path))
     for line in an.verdict.get("headline", []):
