@@ -334,3 +334,16 @@ def unknown(manifest: Mapping[str, Any], known: set[str]) -> list[str]:
     kept, shown, never used."""
     extra = typed(manifest).model_extra or {}
     return sorted(k for k in extra if k not in known)
+
+
+
+# -- the experiment kind (experiment/table.py, check.py: typed(manifest, model=ExperimentManifest)) --
+class ExperimentDeclared(Section):     # the declaration as the run recorded it (experiment/declare.py)
+    name: str | None = None
+    baseline: str | None = None
+    conditions: list[str]
+
+
+class ExperimentManifest(Manifest):     # not in MODELS: check_manifest holds it to manifest_fields' rules
+    experiment: ExperimentDeclared | None = rule("the declaration (an object, its conditions a list) or null")
+# -- end of the experiment kind --------------------------------------------------------------------

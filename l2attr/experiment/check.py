@@ -122,8 +122,10 @@ def check_declared(manifest: dict, samples: pd.DataFrame, metrics_rows: int | No
     if metrics_rows == 0:
         raise UserError(f"{path / EXP_METRICS.filename}: a header and no rows: the profile wrote none, or the "
                         "file was cut (remove it to report the timings alone)")
-    decl = manifest.get("experiment") if isinstance(manifest.get("experiment"), dict) else {}
-    declared = [c for c in decl.get("conditions") or [] if isinstance(c, str)]
+    from l2attr.manifest_model import ExperimentManifest, recorded, typed
+
+    decl = typed(manifest, model=ExperimentManifest).experiment
+    declared = list(decl.conditions) if decl is not None else []
     if samples.empty or not declared:
         return
     have = list(dict.fromkeys(samples["condition"].astype(str)))
@@ -131,10 +133,10 @@ def check_declared(manifest: dict, samples: pd.DataFrame, metrics_rows: int | No
     if extra:
         raise UserError(f"{source}: condition {extra[0]} is not one the manifest declares "
                         f"({', '.join(declared)}): samples of another experiment, or edited")
-    repeats, calls = decl.get("repeats"), decl.get("calls")
-    if manifest.get("status") != "complete" or not (isinstance(repeats, int) and isinstance(calls, int)):
+    repeats, calls = recorded(manifest, "experiment.repeats"), recorded(manifest, "experiment.calls")
+    if recorded(manifest, "status") != "complete" or not (isinstance(repeats, int) and isinstance(calls, int)):
         return
-    adaptive = manifest.get("adaptive")
+    adaptive = recorded(manifest, "adaptive")
     for cond in declared:
         got = samples[samples["condition"].astype(str) == cond]
         idx = sorted(set(pd.to_numeric(got["repeat"], errors="coerce").dropna().astype(int)))

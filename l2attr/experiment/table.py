@@ -17,6 +17,7 @@ import pandas as pd
 from l2attr.errors import STRICT, Damage, UserError
 from l2attr.experiment.check import check_cells_recomputed, check_declared, check_metric_sets, read_table
 from l2attr.integrity.manifest import check_manifest
+from l2attr.manifest_model import ExperimentManifest, recorded, typed
 from l2attr.measure.stats import summarize_pairs
 from l2attr.rundir import RunDir
 from l2attr.schema import EXP_CELLS, EXP_METRICS, EXP_SAMPLES, empty
@@ -46,11 +47,11 @@ def load_experiment(path: Path, damage: Damage = STRICT) -> ExperimentRun:
     before = len(damage.messages)
     run = RunDir.open(Path(path))
     m = run.manifest()
-    if m.get("kind") != KIND:
-        raise UserError(f"{path} is a {m.get('kind')!r} run, not an experiment run")
+    if typed(m).kind != KIND:
+        raise UserError(f"{path} is a {recorded(m, 'kind')!r} run, not an experiment run")
     check_manifest(m, run.path, STRICT)          # the fields every experiment writer records
-    decl = m.get("experiment")
-    if decl is not None and not (isinstance(decl, dict) and isinstance(decl.get("conditions"), list)):
+    decl = typed(m, model=ExperimentManifest).experiment
+    if decl is None and recorded(m, "experiment") is not None:     # recorded, but not as a declaration
         raise UserError(f"{run.path / 'manifest.json'}: 'experiment' must record the declaration")
     if run.has(EXP_CELLS) and not run.has(EXP_SAMPLES):
         raise UserError(f"{run.path}: {EXP_CELLS.filename} without {EXP_SAMPLES.filename}: the samples were removed")
@@ -62,7 +63,7 @@ def load_experiment(path: Path, damage: Damage = STRICT) -> ExperimentRun:
         raise UserError(f"{run.path}: an experiment run with neither timings nor metrics")
     if not samples.empty:
         check_consistent(samples, cells, run.path)
-        missing = [c for c in (decl or {}).get("conditions", []) if c not in set(cells["condition"])]
+        missing = [c for c in (decl.conditions if decl else []) if c not in set(cells["condition"])]
         if missing:
             raise UserError(f"{run.path / EXP_CELLS.filename}: declared conditions not measured: {', '.join(missing)}")
     if not metrics.empty:
@@ -84,8 +85,8 @@ def analyse_experiment(run: ExperimentRun) -> ExperimentAnalysis:
     from l2attr.experiment.analyse.cells import verdict
     from l2attr.experiment.analyse.dram import control, dram_table
 
-    decl = run.manifest.get("experiment") or {}
-    baselines = {decl["name"]: decl["baseline"]} if decl.get("name") else {}
+    decl = typed(run.manifest, model=ExperimentManifest).experiment
+    baselines = {decl.name: decl.baseline} if decl is not None and decl.name else {}
     v = verdict(run.cells, baselines) if not run.cells.empty else pd.DataFrame()
     d = dram_table(run.metrics) if not run.metrics.empty else pd.DataFrame()
     c = control(run.metrics) if not run.metrics.empty else None
@@ -93,5 +94,5 @@ def analyse_experiment(run: ExperimentRun) -> ExperimentAnalysis:
     from l2attr.analysis.caveats import limit_note
 
     noisy = "; ".join([*(f"partial data: {p}" for p in run.partial),
-                       *[limit_note(run.cells, ("condition",), run.manifest.get("adaptive"))]]).strip("; ")
+                       *[limit_note(run.cells, ("condition",), recorded(run.manifest, "adaptive"))]]).strip("; ")
     return ExperimentAnalysis(run, v, d, c, {str(k or "kept"): int(n) for k, n in disc.items()}, noisy)
