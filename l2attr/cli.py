@@ -1,4 +1,5 @@
-"""`l2attr` command line: one parser, one module per subcommand, user errors as one line + exit 2."""
+"""`l2attr` command line: one parser, one module per subcommand (a run kind's found in the registry,
+kinds.py), user errors as one line + exit 2."""
 
 from __future__ import annotations
 
@@ -14,22 +15,20 @@ from typing import Any
 from l2attr import __version__
 from l2attr.errors import UserError
 from l2attr.flags import Parser, closed_stdout_error as _closed_stdout_error, say as _say
+from l2attr.kinds import KINDS
 from l2attr.outputs import ClosedStdout, guard_closed_streams
 from l2attr.vocab import Command
 
-# subcommand -> (its module: a name under l2attr.commands, or a kind's dotted path; one-line help)
+# subcommand -> (its module's dotted path, one-line help): each run kind's from the registry (kinds.py),
+# then the verbs of no kind
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    Command.LADDER: (Command.LADDER, "layer A: time the five-rung kernel ladder x reuse profiles (GPU)"),
-    Command.PROFILE: (Command.PROFILE, "layer B: Nsight Compute L2 attribution per role, or --import a report"),
-    Command.SWEEP: ("l2attr.sweep.command", "measured sweeps: amortisation, hot-set size, access-policy window, "
-                                            "L2 held by evict_last lines, pollution (GPU)"),
-    Command.EXPERIMENT: ("l2attr.experiment.command", "any producer -> consumer pair: time, profile (ncu child), show (GPU)"),
-    Command.STEP: ("l2attr.steps.command", "what inter-kernel L2 reuse is worth in a whole PyTorch step (GPU)"),
-    Command.REPORT: (Command.REPORT, "turn run dirs into one offline HTML (or Markdown) attribution report"),
-    Command.TRACES: (Command.TRACES, "inspect, generate and calibrate index traces (CPU)"),
-    Command.TUNING: (Command.TUNING, "the fast family's launch point a tuning table chooses (CPU)"),
-    Command.DOCTOR: (Command.DOCTOR, "check GPU, CUDA, ncu counters, nvtx, ncu_report: which verb can run here?"),
-    Command.CACHE: (Command.CACHE, "the generated-workload cache shared by every --out: info, clear (CPU)"),
+    **{name: (kind.command, kind.help) for name, kind in KINDS.items()},
+    Command.REPORT: ("l2attr.commands.report", "turn run dirs into one offline HTML (or Markdown) attribution report"),
+    Command.TRACES: ("l2attr.commands.traces", "inspect, generate and calibrate index traces (CPU)"),
+    Command.TUNING: ("l2attr.commands.tuning", "the fast family's launch point a tuning table chooses (CPU)"),
+    Command.DOCTOR: ("l2attr.commands.doctor",
+                     "check GPU, CUDA, ncu counters, nvtx, ncu_report: which verb can run here?"),
+    Command.CACHE: ("l2attr.commands.cache", "the generated-workload cache shared by every --out: info, clear (CPU)"),
 }
 
 # What Ctrl-C leaves behind differs per command: only the ladder can resume; the others write
@@ -62,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"l2attr {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_text) in SUBCOMMANDS.items():
-        mod = importlib.import_module(module if "." in module else f"l2attr.commands.{module}")
+        mod = importlib.import_module(module)
         p = sub.add_parser(str(name), help=help_text, description=mod.__doc__,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         mod.add_arguments(p)

@@ -24,6 +24,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "l2attr"
 # return: above the ladder, below everything that reads runs. A run kind moved into its own package
 # (issue 51, docs/house/README.md: `sweep`) holds its whole flow, from its command to its page
 # sections: it stands on the readers and under the verbs, until core/ gathers what it shares.
+# `kinds` (the registry of run kinds) stands above every kind and under the shell that finds a kind
+# through it (docs/house/README.md rule 3).
 FLOORS: tuple[tuple[str, ...], ...] = (
     ("__init__", "vocab", "errors", "atomic", "source", "safe_read"),
     ("names", "catalog", "schema", "csvfile", "outputs", "typed", "manifest_model"),
@@ -37,6 +39,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("analysis", "experiment.table", "experiment.analyse", "experiment.result", "steps.table", "steps.analyse"),
     ("report", "experiment.section", "steps.section"),
     ("sweep", "experiment.api"),
+    ("kinds",),
     ("api", "commands", "cli", "__main__", "experiment.command", "steps.command"),
 )
 # A kind package (issue 51) holds its flow's stages; each stage stands on the floor of the layer it
@@ -172,7 +175,8 @@ def test_no_argparse_namespace_below_the_command_layer() -> None:
     """Issue 51: the command layer (cli.py, commands/, a kind's command.py) turns flags into each
     kind's typed options; nothing below it takes or rewrites an argparse Namespace."""
     below = [p for p in sorted(PACKAGE.rglob("*.py"))       # flags.py: the parser the command layer uses
-             if p.name != "cli.py" and _module_of(p) != "l2attr.flags" and "commands" not in p.relative_to(PACKAGE).parts
+             if p.name != "cli.py" and _module_of(p) != "l2attr.flags"
+             and "commands" not in p.relative_to(PACKAGE).parts
              and _module_of(p) not in _command_modules(_graph())]
     assert [str(p.relative_to(PACKAGE)) for p in below if "Namespace" in p.read_text()] == []
 

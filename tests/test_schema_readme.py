@@ -17,9 +17,9 @@ def test_readme_schema_section_is_current():
 def test_run_dirs_manifest_section_is_the_schema():
     """The manifest fields docs/run-dirs.md lists are the typed rules every reader applies."""
     from l2attr.integrity.manifest import manifest_doc
-    from l2attr.steps.declare import StepOptions
+    from l2attr.kinds import options_models
 
     begin = "<!-- manifest:begin -->\n"
-    assert between(text_with(begin), begin, "<!-- manifest:end -->") == manifest_doc({"step": StepOptions}), (
-        "docs/run-dirs.md's manifest section is stale: put l2attr.integrity.manifest.manifest_doc() "
+    assert between(text_with(begin), begin, "<!-- manifest:end -->") == manifest_doc(options_models()), (
+        "docs/run-dirs.md's manifest section is stale: put l2attr.integrity.manifest.manifest_doc(l2attr.kinds.options_models()) "
         "between its markers")

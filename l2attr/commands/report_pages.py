@@ -1,5 +1,5 @@
 """`l2attr report`: which run dirs it reads (the walk below the folders named), and the page of
-the run kinds with a page of their own (experiment, step runs).
+the run kinds with a page of their own (experiment, step runs), found in the registry (kinds.py).
 
 The walk: a walk that skips quietly makes a page of 2 of 3 runs that looks whole. So every folder
 it passes over is named on stderr with the reason (no manifest.json; one that is a folder, a FIFO,
@@ -17,16 +17,15 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from l2attr.errors import Damage, UserError
+from l2attr.kinds import KINDS, pages
 from l2attr.manifest_model import typed
 from l2attr.outputs import check_output
 from l2attr.rundir import MANIFEST, RunDir
 from l2attr.safe_read import not_a_file
-from l2attr.vocab import Command
 
 
 # -- the walk ---------------------------------------------------------------------------------------
@@ -132,56 +131,6 @@ def runs_below(folder: Path, say: Say = _stderr) -> list[Path]:
 
 # -- the pages --------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Page:
-    """What one kind of run gives the command: the console's answer, and each format's text."""
-    console: str
-    html: Callable[[], str]
-    markdown: Callable[[str], str]
-    text: Callable[[], str]
-
-
-def _experiments(dirs: list[Path], damage: Damage) -> Page:
-    from l2attr.experiment.table import analyse_experiment, load_experiment
-    from l2attr.experiment.section import experiments_text, render
-
-    analyses = [analyse_experiment(load_experiment(d, damage)) for d in dirs]
-    said = [f"Partial data (--allow-partial): {m}" for m in damage.messages]
-    heads = said + [h for a in analyses for h in a.verdict.get("headline", [])]
-    return Page("\n".join(heads), lambda: render(analyses),
-                lambda title: "\n".join([f"# {title}", "", *[f"- {h}" for h in heads]]) + "\n",
-                lambda: experiments_text(analyses))
-
-
-def _steps(dirs: list[Path], damage: Damage) -> Page:
-    from l2attr.steps.analyse.answer import StepAnswer
-    from l2attr.steps.table import partial_reading
-    from l2attr.steps.section.html import render
-    from l2attr.steps.section.text import index_text, page_markdown
-
-    with partial_reading(damage):            # each answer's first line says what it read past
-        runs = [(d, StepAnswer.from_run(d)) for d in dirs]
-    answers = [a for _, a in runs]
-    index = index_text(runs)
-    return Page(answers[0].headline() if len(runs) == 1 else index, lambda: render(answers, dirs),
-                lambda title: page_markdown(title, runs),
-                lambda: "\n\n".join([index, *[a.headline() for a in answers]]) + "\n")
-
-
-# run kind -> (Markdown title, reader: dirs -> Page)
-PAGES: dict[str, tuple[str, Callable[[list[Path], Damage], Page]]] = {
-    Command.STEP: ("What is inter-kernel L2 reuse worth in a step? (l2attr step)", _steps),
-    Command.EXPERIMENT: ("What is the L2 handoff worth? (l2attr experiments)", _experiments),
-}
-
-
-def kind_of(path: Path) -> str | None:
-    try:
-        return typed(RunDir.open(path).manifest()).kind
-    except UserError:
-        return None
-
-
 def page_kind(run_dirs: list[Path]) -> str | None:
     """The one page kind among the run dirs, or None; mixing it with any other run is refused, and
     a run whose manifest cannot be read is named with its damage (not as a run of another kind)."""
@@ -192,7 +141,7 @@ def page_kind(run_dirs: list[Path]) -> str | None:
             kinds[d] = typed(RunDir.open(d).manifest()).kind
         except UserError as exc:
             damaged.append(exc)
-    paged = {k for k in kinds.values() if k in PAGES}
+    paged = {k for k in kinds.values() if k in pages()}
     if not paged:
         return None
     if damaged:
@@ -209,7 +158,7 @@ def report_page(kind: str, run_dirs: list[Path], fmt: str, output: Path | None,
                 allow_partial: bool = False) -> int:
     """The kind's page; with `allow_partial` a run short of what its manifest declares is read,
     and each shortfall said on the console and on the page (the answer's first line)."""
-    title, read = PAGES[kind]
+    title, read = KINDS[kind].page
     damage = Damage(allow_partial)
     page = read(run_dirs, damage)
     for message in damage.messages:
@@ -229,4 +178,4 @@ def report_page(kind: str, run_dirs: list[Path], fmt: str, output: Path | None,
     return 0
 
 
-__all__ = ["report_page", "page_kind", "kind_of", "Page", "expand_run_dirs", "runs_below"]
+__all__ = ["report_page", "page_kind", "expand_run_dirs", "runs_below"]
