@@ -182,7 +182,7 @@ def test_every_flag_with_an_empty_or_negative_value(base: str, flag: str, value:
     argv = [str(write_ladder_run(tmp_path)) if w == "RUN" else w for w in BASES[base]]
     try:
         code = main([*argv, flag, value])
-    except SystemExit as exc:       # a usage error: argparse's one line (cli.Parser), exit 2
+    except SystemExit as exc:       # a usage error: argparse's one line (flags.Parser), exit 2
         code = exc.code
     assert isinstance(code, int)
     one_line(capsys)
