@@ -35,7 +35,6 @@ SHORT = {"m", "mf"}
 RAW: dict[str, int] = {
     # `<x>.manifest[...]` / `<x>.manifest.get(...)`, counted since the rule saw a held manifest
     "analysis/caveats.py": 4, "analysis/compare.py": 2, "analysis/gpus.py": 1, "analysis/load.py": 4,
-    "experiment/section.py": 3,
 }
 
 

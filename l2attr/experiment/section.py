@@ -21,6 +21,7 @@ from markupsafe import Markup
 from l2attr import __version__
 from l2attr.experiment.analyse.dram import describe
 from l2attr.experiment.table import ExperimentAnalysis
+from l2attr.manifest_model import recorded
 from l2attr.report import fmt
 from l2attr.report.charts import figure_json
 from l2attr.report.fmt import text_table
@@ -105,7 +106,7 @@ def card(an: ExperimentAnalysis, i: int) -> dict[str, Any]:
 
 
 def gpu_caveat(analyses: list[ExperimentAnalysis]) -> str:
-    ids = {(a.run.manifest.get("gpu") or {}).get("uuid", "") for a in analyses}
+    ids = {recorded(a.run.manifest, "gpu.uuid", "") for a in analyses}
     if len(ids) > 1:
         return (f"These runs were measured on {len(ids)} different GPUs: each card is its own "
                 "measurement, and no number of one card may be compared with another's as one finding.")
@@ -170,16 +171,16 @@ def condition_rows(an: ExperimentAnalysis) -> list[list[str]]:
     cells = an.run.cells
     return [[cond, _ci(cells, cond, Quantity.PRODUCER, Timer.KERNEL), _ci(cells, cond, Quantity.CONSUMER, Timer.KERNEL),
              _ci(cells, cond, Quantity.PRODUCER, Timer.WALL), _ci(cells, cond, Quantity.CALL, Timer.WALL), _dram(an, cond)]
-            for cond in (an.run.manifest.get("experiment") or {}).get("conditions", [])]
+            for cond in recorded(an.run.manifest, "experiment.conditions", [])]
 
 
 def experiments_text(analyses: list[ExperimentAnalysis]) -> str:
     """`l2attr report --format text` of experiment runs: per run its name, headline and conditions."""
     out = []
     for an in analyses:
-        decl = an.run.manifest.get("experiment") or {}
+        name = recorded(an.run.manifest, "experiment.name")
         head = an.verdict.iloc[0]["headline"] if not an.verdict.empty else "no timings in this run"
-        out += [f"{decl.get('name') or an.run.path.name} ({an.run.path.name})", str(head), "",
+        out += [f"{name or an.run.path.name} ({an.run.path.name})", str(head), "",
                 text_table(CONDITION_HEADERS, condition_rows(an), [False, True, True, True, True, True]), ""]
     return "\n".join(out)
 
