@@ -66,7 +66,7 @@ def ladder(*flags: str, out: Path | str = "runs", **options: Any) -> LadderResul
     ladder's options (dlrm/measure/options.py LadderOptions, validated there: a bad value is one
     UserError line), the workload's (rows=100_000, preset="small") and the command's (name, quiet,
     tuning, resume=RUN_DIR, workers)."""
-    from l2attr.commands.ladder import measure, namespace
+    from l2attr.ladders.command import measure, namespace
 
     return LadderResult.from_run(measure(namespace(flags, out, options)).path)
 

@@ -49,7 +49,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("integrity/manifest.py", "name"): "the manifest field name (the run's name)",
     ("steps/declare.py", "name"): "the step options' field name (the run's name)",
     ("report/provenance.py", "memory"): "the label of the GPU's memory size in the provenance table",
-    ("analysis/tuning.py", "profile"): "the tuning table's profile column",
+    ("ladders/tuning/table.py", "profile"): "the tuning table's profile column",
     ("integrity/tables.py", "profile"): "the samples' and cells' profile column (filled)",
     ("steps/check/rules.py", "kernel"): "step_kernels' and step_dram's kernel-name column (filled)",
     ("steps/check/rules.py", "producer"): "step_edges' producer column (an op index)",

@@ -19,7 +19,7 @@ import pandas as pd
 
 from l2attr.analysis.common import NA, is_missing, ordered_profiles, rows_where, rung_label
 from l2attr.analysis.gpus import cross_gpu_reason, two_gpus
-from l2attr.analysis.verdict import HONEST_COMPARAND, PIN_RUNG
+from l2attr.ladders.analyse.verdict import HONEST_COMPARAND, PIN_RUNG
 from l2attr.dlrm.declare import HEADLINE_FAMILY
 from l2attr.vocab import Family, Judgement
 

@@ -65,7 +65,7 @@ class LadderResult:
 
     def headline(self) -> str:
         """The study's one-line answer, the string the report's banner shows."""
-        from l2attr.analysis.answer import headline, pin_answer
+        from l2attr.ladders.analyse.answer import headline, pin_answer
 
         return headline(pin_answer(self.verdict), self.verdict)
 

@@ -18,8 +18,8 @@ from typing import Any, Callable
 import pandas as pd
 
 from l2attr.analysis import attribution, calls
-from l2attr.analysis.amortisation import amortisation_curve, amortisation_table
-from l2attr.analysis.charges import host_charges, with_charges
+from l2attr.ladders.analyse.amortisation import amortisation_curve, amortisation_table
+from l2attr.ladders.analyse.charges import host_charges, with_charges
 from l2attr.analysis.caveats import (
     Caveat, analysis_caveats, charge_caveats, ncu_setting_caveats, run_warning_caveats, sort_caveats,
     validity_caveats,
@@ -30,14 +30,14 @@ from l2attr.analysis.compare import (
 from l2attr.analysis.control import study_controls
 from l2attr.analysis.families import family_table
 from l2attr.analysis.gpus import consumer_gpus, gpu_spread
-from l2attr.analysis.ladder import latency_ladder
+from l2attr.ladders.analyse.ladder import latency_ladder
 from l2attr.analysis.load import Study
 from l2attr.analysis.noise import CrossProcess, cross_process
-from l2attr.analysis.roofline import measured_roofline, roofline_fractions
-from l2attr.analysis.share import l2_share_of_step
+from l2attr.ladders.analyse.roofline import measured_roofline, roofline_fractions
+from l2attr.ladders.analyse.share import l2_share_of_step
 from l2attr.analysis.spread import spread_summary
 from l2attr.analysis.series import Series, find_series, series_frame, tag
-from l2attr.analysis.verdict import verdict_table
+from l2attr.ladders.analyse.verdict import verdict_table
 from l2attr.errors import UserError
 from l2attr.vocab import L2Condition, Command
 

@@ -14,7 +14,7 @@ import pandas as pd
 
 from l2attr.analysis.common import first_row, is_missing, ordered_profiles
 from l2attr.analysis.series import Series
-from l2attr.analysis.verdict import HONEST_COMPARAND
+from l2attr.ladders.analyse.verdict import HONEST_COMPARAND
 from l2attr.dlrm.declare import FAMILY_ORDER
 from l2attr.report.reads import AnalysisLike
 from l2attr.vocab import Judgement

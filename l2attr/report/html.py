@@ -7,7 +7,7 @@ plotly figure specs. reports/base.html.j2 lays out the page, reports/sections/<k
 draws one section and reports/macros.html.j2 the pieces they share. Autoescaping is on: only the
 figure JSON and plotly.js pass unescaped, both made safe for the <script> they sit in.
 
-The page answers first: right under the title, one line (analysis.answer: does the pin pay once
+The page answers first: right under the title, one line (ladders.analyse.answer: does the pin pay once
 charged, per family) and the one chart that shows it (answer_chart); the per-series detail
 follows, each sentence once, every card folded (a <details>) so the page opens short. A fast-family
 card speaks its own rung names: they come in as data (dlrm.declare's rung_labels, read by

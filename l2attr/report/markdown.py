@@ -9,9 +9,9 @@ from typing import Sequence
 
 import pandas as pd
 
-from l2attr.analysis.answer import headline, pin_answer
+from l2attr.ladders.analyse.answer import headline, pin_answer
 from l2attr.analysis.load import manifest_value
-from l2attr.analysis.share import T_STEP_DEFINITION
+from l2attr.ladders.analyse.share import T_STEP_DEFINITION
 from l2attr.analysis.spread import launch_lag_effect, repeat_spread
 from l2attr.analysis.study import Analysis, series_view
 from l2attr.analysis.timer_compare import TimerRun, kernel_timer
@@ -136,7 +136,7 @@ def render_markdown(an: Analysis) -> str:
         f"L2 state: {an.state}. Runs: {', '.join(f'`{r.name}` ({r.kind})' for r in study.runs)}.",
         "",
     ]
-    line = headline(pin_answer(an.verdict), an.verdict)   # the one-line answer (analysis.answer.headline)
+    line = headline(pin_answer(an.verdict), an.verdict)   # the one-line answer (ladders.analyse.answer.headline)
     parts += [f"**{line}**", ""] if line else []
     errors = [cv for cv in an.caveats if cv.level == "error"]
     parts += [f"> **Warning:** {cv.text}" for cv in errors] + ([""] if errors else [])

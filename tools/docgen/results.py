@@ -11,7 +11,7 @@ l2attr.report.markdown, the code the report uses; the fidelity table from
 examples/fidelity/fidelity.json (tools/probes/artifact_fidelity.py). The prose around them sits between
 `<!-- prose:<name>:begin -->` and `<!-- prose:<name>:end -->`, filled from tools/docgen/prose/<name>.md.j2
 with l2attr.analysis.findings of the runs named below (tools/docgen/prose_render.py).
-The README's headline (`<!-- headline:begin -->`) is l2attr.analysis.answer's one line over the
+The README's headline (`<!-- headline:begin -->`) is l2attr.ladders.analyse.answer's one line over the
 runs the committed report page reads (`l2attr report examples/`: the same selection, so the README
 and the page's banner say one string), with its comparand named. tests/test_readme_results.py and
 tests/test_readme_prose.py fail when a page and the runs disagree.
@@ -82,9 +82,9 @@ def report_runs() -> list[Path]:
 
 
 def headline_block(runs: list[Path] | None = None) -> str:
-    """The study's answer in one line: analysis.answer.headline over the committed report's runs
+    """The study's answer in one line: ladders.analyse.answer.headline over the committed report's runs
     (the string that page's banner and `l2attr report` print), then the GPU and the runs."""
-    from l2attr.analysis.answer import headline, pin_answer
+    from l2attr.ladders.analyse.answer import headline, pin_answer
 
     runs = report_runs() if runs is None else runs
     an = analyse(load_runs(runs))
