@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from l2attr.analysis.result import ExperimentResult, LadderResult
+from l2attr.analysis.result import ExperimentResult
 from l2attr.steps.analyse.answer import StepAnswer
 from l2attr.experiment.declare import Declaration
 from l2attr.experiment.profile import profile_experiment
@@ -23,6 +23,7 @@ from l2attr.schema import EXP_CELLS
 from l2attr.steps.declare import StepOptions, WriteBackGiven, node_bytes
 from l2attr.steps.measure.record import ENV as STEP_ENV
 from l2attr.steps.measure.run import StepSpec
+from l2attr.study.result import LadderResult
 from l2attr.vocab import Command, Job, TimerKind
 
 _STEP = StepOptions()     # the step's defaults: the signatures below show the model's, never their own

@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("distributed")
 
 from l2attr.analysis.load import load_runs  # noqa: E402
-from l2attr.analysis.study import analyse  # noqa: E402
+from l2attr.study.study import analyse  # noqa: E402
 from l2attr.distribute.cluster import open_cluster  # noqa: E402
 from l2attr.ladders.measure.distribute import ladder_on_workers, unit_options  # noqa: E402
 from l2attr.distribute.options import Distribute  # noqa: E402

@@ -9,7 +9,7 @@ import sys
 from html import unescape
 from pathlib import Path
 
-from l2attr.analysis import analyse, load_runs
+from l2attr.study import analyse, load_runs
 from l2attr.ladders.analyse.answer import COMPARAND, headline, pin_answer
 from l2attr.cli import main
 from l2attr.report.html import render_html

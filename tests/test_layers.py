@@ -24,6 +24,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "l2attr"
 # return: above the ladder, below everything that reads runs. A run kind moved into its own package
 # (issue 51, docs/house/README.md: `sweep`) holds its whole flow, from its command to its page
 # sections: it stands on the readers and under the verbs, until core/ gathers what it shares.
+# `study` (the cross-run study: `analyse`, the families, the README's findings, LadderResult) reads
+# the kinds' analyses, so it stands above them and under the report.
 FLOORS: tuple[tuple[str, ...], ...] = (
     ("__init__", "vocab", "errors", "atomic", "source", "safe_read"),
     ("names", "catalog", "schema", "csvfile", "outputs", "typed", "manifest_model"),
@@ -34,6 +36,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("distribute", "ladders.measure", "ladders.table"),
     ("integrity", "steps.check"),
     ("analysis", "steps.table", "steps.analyse", "ladders.analyse", "ladders.tuning.table"),
+    ("study",),
     ("report", "steps.section", "ladders.section"),
     ("sweep",),
     ("api", "commands", "cli", "__main__", "steps.command", "ladders.command", "ladders.tuning.command"),

@@ -16,7 +16,7 @@ from helpers_rundirs import one_cell_run, write_ladder_run
 from helpers_sweep import write_sweep_run
 from test_report_families import write_fast_profile, write_three_families
 
-from l2attr.analysis import analyse, load_runs
+from l2attr.study import analyse, load_runs
 from l2attr.ladders.analyse.answer import answer_line, overall, pin_answer
 from l2attr.cli import main
 from l2attr.report.answer_chart import answer_figure
@@ -158,7 +158,7 @@ def test_compare_lists_only_settings_that_differ(tmp_path: Path) -> None:
 # -- layout rules checked on the specs -----------------------------------------------------------
 
 def test_heatmap_series_on_its_own_line(families) -> None:
-    from l2attr.analysis.study import series_view
+    from l2attr.study.study import series_view
 
     an, _ = families
     drawn = [(s, fig) for s in an.series if (fig := heatmap_figure(series_view(an, s), "dram_read")) is not None]

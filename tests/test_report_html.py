@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from helpers_rundirs import PROFILES, TIMINGS, ladder_cells, write_ladder_run, write_profile_run, write_timeline_run
 
-from l2attr.analysis import analyse, load_runs
+from l2attr.study import analyse, load_runs
 from l2attr.ladders.analyse.answer import answer_line, pin_answer
 from l2attr.report.html import SECTION_SPECS, SECTIONS, SectionSpec, render_html
 from l2attr.source import data_dir

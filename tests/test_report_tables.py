@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from l2attr.analysis import analyse, load_runs
+from l2attr.study import analyse, load_runs
 from l2attr.report import fmt, registry
 from l2attr.report.columns import LEFT_OUT, Column, grouped_table, key, missing, number, table, text, under
 from l2attr.report.html import environment, render_html

@@ -10,9 +10,9 @@ import pytest
 
 import l2attr
 from helpers_rundirs import write_ladder_run
-from l2attr.analysis import analyse, load_runs
+from l2attr.study import analyse, load_runs
 from l2attr.ladders.analyse.answer import headline, pin_answer
-from l2attr.analysis.result import LadderResult
+from l2attr.study.result import LadderResult
 from l2attr.errors import UserError
 from l2attr.vocab import Family
 

@@ -56,7 +56,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("steps/check/rules.py", "consumer"): "step_edges' consumer column (an op index)",
     ("integrity/runs.py", "ladder"): "the first word of a ladder unit's id in units.csv (distribute/units.py)",
     ("analysis/caveats.py", "info"): "a caveat's level (LEVELS: error, warn, info), not `l2attr cache info`",
-    ("analysis/study.py", "info"): "a caveat's level (LEVELS: error, warn, info), not `l2attr cache info`",
+    ("study/study.py", "info"): "a caveat's level (LEVELS: error, warn, info), not `l2attr cache info`",
     # other tools' words
     ("gpu/runtime.py", "torch"): "the Python module torch",
     ("gpu/device.py", "torch"): "the Python module torch (and its distribution name)",

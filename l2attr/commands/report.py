@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from l2attr import atomic
-from l2attr.analysis import analyse, load_runs
+from l2attr.study import analyse, load_runs
 from l2attr.commands.report_pages import expand_run_dirs
 from l2attr.errors import UserError
 from l2attr.integrity.runs import combine

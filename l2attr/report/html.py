@@ -34,7 +34,7 @@ from markupsafe import Markup
 
 from l2attr import __version__
 from l2attr.analysis.load import Study, manifest_value
-from l2attr.analysis.study import Analysis, series_view
+from l2attr.study.study import Analysis, series_view
 from l2attr.report import registry
 from l2attr.report.answer_chart import answer_figures
 from l2attr.report.charts import all_figures, figure_json

@@ -13,7 +13,7 @@ from l2attr.ladders.analyse.answer import headline, pin_answer
 from l2attr.analysis.load import manifest_value
 from l2attr.ladders.analyse.share import T_STEP_DEFINITION
 from l2attr.analysis.spread import launch_lag_effect, repeat_spread
-from l2attr.analysis.study import Analysis, series_view
+from l2attr.study.study import Analysis, series_view
 from l2attr.analysis.timer_compare import TimerRun, kernel_timer
 from l2attr.report import families as fam
 from l2attr.report import fmt

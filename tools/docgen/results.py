@@ -10,7 +10,7 @@ names the run dirs (under examples/) it was made from. Tables come from l2attr.a
 l2attr.report.markdown, the code the report uses; the fidelity table from
 examples/fidelity/fidelity.json (tools/probes/artifact_fidelity.py). The prose around them sits between
 `<!-- prose:<name>:begin -->` and `<!-- prose:<name>:end -->`, filled from tools/docgen/prose/<name>.md.j2
-with l2attr.analysis.findings of the runs named below (tools/docgen/prose_render.py).
+with l2attr.study.findings of the runs named below (tools/docgen/prose_render.py).
 The README's headline (`<!-- headline:begin -->`) is l2attr.ladders.analyse.answer's one line over the
 runs the committed report page reads (`l2attr report examples/`: the same selection, so the README
 and the page's banner say one string), with its comparand named. tests/test_readme_results.py and
@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from doc_pages import all_text, page_with, pages, replace, write_block  # noqa: E402
-from l2attr.analysis import analyse, load_runs  # noqa: E402
+from l2attr.study import analyse, load_runs  # noqa: E402
 from l2attr.report.markdown import md_table, results_markdown  # noqa: E402
 
 BEGIN = re.compile(r"<!-- results:begin runs=(?P<runs>[^ ]+) -->\n")
@@ -95,10 +95,10 @@ def headline_block(runs: list[Path] | None = None) -> str:
 
 
 def prose_context(runs: list[str]) -> dict:
-    """Every figure the prose templates use: l2attr.analysis.findings of the named runs."""
+    """Every figure the prose templates use: l2attr.study.findings of the named runs."""
     import pandas as pd
 
-    from l2attr.analysis import findings
+    from l2attr.study import findings
     from l2attr.dlrm.ptxas import committed
 
     main_an = analyse(load_runs([EX / r for r in runs]))

@@ -28,7 +28,7 @@ from l2attr.analysis.compare import (
     compare_cells, compare_settings, compare_summary, one_sided_settings, pair_identity,
 )
 from l2attr.analysis.control import study_controls
-from l2attr.analysis.families import family_table
+from l2attr.study.families import family_table
 from l2attr.analysis.gpus import consumer_gpus, gpu_spread
 from l2attr.ladders.analyse.ladder import latency_ladder
 from l2attr.analysis.load import Study
