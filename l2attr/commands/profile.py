@@ -111,8 +111,8 @@ def _console():
 
 
 def run(args: argparse.Namespace) -> int:
-    from l2attr.ladders.command import parser_defaults
     from l2attr.commands.profile_flags import check_profile_flags
+    from l2attr.typed import parser_defaults
 
     check_profile_flags(args, parser_defaults(add_arguments))   # contradictions: before any work
     from l2attr.distribute.options import from_flags as distribute_from_flags

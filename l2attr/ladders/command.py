@@ -30,7 +30,7 @@ from l2attr.ladders.tuning.table import tuned_flags
 from l2attr.dlrm.config import WorkloadConfig, add_workload_args, config_from_flags
 from l2attr.dlrm.measure.options import LadderOptions
 from l2attr.errors import UserError
-from l2attr.typed import add_flags, dests
+from l2attr.typed import add_flags, dests, parser_defaults
 from l2attr.vocab import Command
 
 # flags --resume may be given with (they do not change what is measured)
@@ -54,13 +54,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     from l2attr.distribute.options import add_arguments as add_distribute_arguments
 
     add_distribute_arguments(p)
-
-
-def parser_defaults(add: Any) -> dict[str, Any]:
-    """A command parser's defaults (what a flag left out is; a LadderOptions flag left out is absent)."""
-    p = argparse.ArgumentParser(add_help=False)
-    add(p)
-    return vars(p.parse_args([]))
 
 
 def check_output(out: Path, name: str) -> None:

@@ -1,6 +1,6 @@
 """The three kernel families side by side, as both reports show them (HTML and Markdown).
 
-The figures are `Analysis.families` (analysis.families), one row per (profile, series); this
+The figures are `Analysis.families` (study.families), one row per (profile, series); this
 module only groups them per profile, names the series, finds why a figure is missing (from the
 verdict and measured-roofline rows the figure came from) and words the one-line summary the
 answer at the top gives when the runs hold more than one family.

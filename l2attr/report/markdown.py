@@ -56,7 +56,7 @@ def ladder_markdown(an: Analysis) -> str:
 
 
 def families_markdown(an: Analysis, with_sentences: bool = True) -> str:
-    """The three kernel families per profile (analysis.families): one table per profile, then
+    """The three kernel families per profile (study.families): one table per profile, then
     the sentences (left out where the answer at the top already lists them)."""
     if not fam.shown(an):
         return ""

@@ -45,7 +45,7 @@ class SectionSpec:
 
 SECTION_SPECS: tuple[SectionSpec, ...] = (
     SectionSpec("verdict", "Verdict", sections.verdict, per_series=True, reads=("verdict", "state", "series")),
-    # The families side by side (analysis.families): drawn when a ladder was measured.
+    # The families side by side (study.families): drawn when a ladder was measured.
     SectionSpec("families", "The three kernel families", study_sections.families, optional=True,
                 reads=("families", "verdict", "measured_roofline", "state")),
     SectionSpec("ladder", "Latency ladder", sections.ladder, per_series=True, reads=("ladder", "spread", "state")),

@@ -98,7 +98,7 @@ def ladder_results(view: Analysis, pin: str) -> Table:
 
 
 def pin_only_results(an: Analysis, view: Analysis, series: Any) -> Table:
-    """One row per profile of a pin-only family (analysis.families' rows of the series)."""
+    """One row per profile of a pin-only family (study.families' rows of the series)."""
     from l2attr.study.families import rung_name
 
     fam = an.families[an.families["series"] == series.name] if not an.families.empty else an.families

@@ -100,7 +100,7 @@ STUDY_ANALYSES: dict[str, str] = {
     "compare_settings": "per pair of runs, the settings in which they differ",
     "compare_identity": "per pair of runs, whether one GPU measured both",
     "compare_one_sided": "per pair of runs, how many settings only one of them records",
-    "families": "the kernel families side by side per profile (analysis.families)",
+    "families": "the kernel families side by side per profile (study.families)",
     "gpu_spread": "cells several GPUs measured, each GPU's median and their spread",
     "cross_process": "the noise of a comparison across two runs (analysis.noise)",
 }
@@ -149,7 +149,7 @@ class Analysis:
     compare_summary: pd.DataFrame = field(default_factory=pd.DataFrame)
     compare_settings: pd.DataFrame = field(default_factory=pd.DataFrame)
     compare_identity: pd.DataFrame = field(default_factory=pd.DataFrame)
-    # the kernel families side by side per profile (analysis.families); empty without a ladder
+    # the kernel families side by side per profile (study.families); empty without a ladder
     families: pd.DataFrame = field(default_factory=pd.DataFrame)
     # cells that several GPUs measured, each GPU's median and their spread (analysis.gpus)
     gpu_spread: pd.DataFrame = field(default_factory=pd.DataFrame)
