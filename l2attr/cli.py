@@ -19,7 +19,7 @@ from l2attr.vocab import Command
 
 # subcommand -> (its module: a name under l2attr.commands, or a kind's dotted path; one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    Command.LADDER: (Command.LADDER, "layer A: time the five-rung kernel ladder x reuse profiles (GPU)"),
+    Command.LADDER: ("l2attr.ladders.command", "layer A: time the five-rung kernel ladder x reuse profiles (GPU)"),
     Command.PROFILE: (Command.PROFILE, "layer B: Nsight Compute L2 attribution per role, or --import a report"),
     Command.SWEEP: ("l2attr.sweep.command", "measured sweeps: amortisation, hot-set size, access-policy window, "
                                             "L2 held by evict_last lines, pollution (GPU)"),
@@ -27,7 +27,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     Command.STEP: ("l2attr.steps.command", "what inter-kernel L2 reuse is worth in a whole PyTorch step (GPU)"),
     Command.REPORT: (Command.REPORT, "turn run dirs into one offline HTML (or Markdown) attribution report"),
     Command.TRACES: (Command.TRACES, "inspect, generate and calibrate index traces (CPU)"),
-    Command.TUNING: (Command.TUNING, "the fast family's launch point a tuning table chooses (CPU)"),
+    Command.TUNING: ("l2attr.ladders.tuning.command", "the fast family's launch point a tuning table chooses (CPU)"),
     Command.DOCTOR: (Command.DOCTOR, "check GPU, CUDA, ncu counters, nvtx, ncu_report: which verb can run here?"),
     Command.CACHE: (Command.CACHE, "the generated-workload cache shared by every --out: info, clear (CPU)"),
 }

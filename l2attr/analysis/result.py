@@ -1,4 +1,5 @@
-"""What `Experiment.time()` returns (l2attr/api.py): the measured cells, their verdict and the run dir.
+"""What `Experiment.time()` returns (l2attr/api.py): the measured cells, their verdict and the run dir
+(what `l2attr.ladder()` returns is the study's: l2attr/study/result.py).
 
 Why an object of its own: the declaration stays a frozen description of the pair, and what one
 run produced (its directory, its repeats, its judgement) lives here, so timing the same
@@ -45,30 +46,3 @@ class ExperimentResult:
         lines = self.headlines() or ["nothing timed (the Nsight Compute child measures nothing)"]
         where = f"  run dir: {self.run_dir}" if self.run_dir is not None else ""
         return "\n".join([f"<ExperimentResult: {len(self.cells)} cells>", *lines] + ([where] if where else []))
-
-
-@dataclass(frozen=True)
-class LadderResult:
-    """One EmbeddingBag ladder run, judged as `l2attr report` judges it: `.cells` layer A's ladder
-    table (every L2 state), `.verdict` one row per family x rung, `.run_dir` the run."""
-
-    cells: pd.DataFrame
-    verdict: pd.DataFrame
-    run_dir: Path
-
-    @classmethod
-    def from_run(cls, run_dir: Path) -> "LadderResult":
-        from l2attr.analysis import analyse, load_runs
-
-        an = analyse(load_runs([Path(run_dir)]))
-        return cls(an.ladder, an.verdict, Path(run_dir))
-
-    def headline(self) -> str:
-        """The study's one-line answer, the string the report's banner shows."""
-        from l2attr.analysis.answer import headline, pin_answer
-
-        return headline(pin_answer(self.verdict), self.verdict)
-
-    def __repr__(self) -> str:
-        return (f"<LadderResult: {len(self.cells)} cells>\n{self.headline() or 'no verdict'}\n"
-                f"  run dir: {self.run_dir}")

@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from l2attr.analysis.amortisation import amortised_speedup, break_even_calls
+from l2attr.analysis.amortise import amortised_speedup, break_even_calls
 from l2attr.sweep.analyse.table import SweepTable
 from l2attr.sweep.analyse.verdict import Verdict, series
 from l2attr.sweep.axes.declare import AxisSpec, Speedup
