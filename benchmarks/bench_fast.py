@@ -5,7 +5,7 @@
 
 Measuring runs `l2attr ladder --family tuned,fast --rungs optmt,l2p_optmt,torch --profiles
 random,reuse_medium` and `l2attr profile --family tuned,fast --rungs optmt,l2p_optmt` on the same
-profiles, each as a new process. Either way the figures come from `l2attr.analysis.families`
+profiles, each as a new process. Either way the figures come from `l2attr.study.families`
 (what the report and README print): per profile the fast consumer's median over the tuned OptMT
 consumer's (targets: <= 0.65 on random, <= 0.6 on reuse_medium) and the DRAM bandwidth it drew
 under ncu (bytes / duration) over the measured read-only HBM bandwidth (target >= 0.80 on random).
@@ -48,7 +48,7 @@ def measure(out: Path) -> list[Path]:
 
 def judge(runs: list[Path]) -> int:
     from l2attr.analysis.load import load_runs
-    from l2attr.analysis.study import analyse
+    from l2attr.study.study import analyse
 
     fam = analyse(load_runs(runs, allow_mixed=True)).families
     if fam.empty:

@@ -47,7 +47,7 @@ def _where(run: Path | None, wall: float, label: str) -> None:
             keys = ("startup_s", "compile_s", "check_s", "workload_wait_s", "real_check_s", "repeats_s", "total_s")
             print(f"bench_profile:   child {child.parent.name}: "
                   + ", ".join(f"{k.removesuffix('_s')} {t[k]:.1f}" for k in keys if k in t))
-        if cm.get("startup_ages_s"):     # the child's age at each step of its start (commands/ladder.py)
+        if cm.get("startup_ages_s"):     # the child's age at each step of its start (ladders/command.py)
             print("bench_profile:     its start, age in s at: "
                   + ", ".join(f"{k.removesuffix('_s')} {v:.2f}" for k, v in cm["startup_ages_s"].items()))
 

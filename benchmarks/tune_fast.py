@@ -9,14 +9,14 @@ start, as the ladder's kernel timer) over every table call of the measured batch
 interleaved across the points so a drift of the GPU touches all alike; the cold first call of each
 repeat is dropped. The tuned family's OptMT consumer runs beside them as the reference. Writes
 `fast_tuning.csv` (one row per point and profile, rewritten atomically after each profile) and
-prints the choice `l2attr.analysis.tuning.choose` makes from it.
+prints the choice `l2attr.ladders.tuning.table.choose` makes from it.
 
     python benchmarks/tune_fast.py --out OUT --workers N [--chunk 12] [--resume]
 
 splits the grid into chunks of --chunk points, one unit per chunk, measured on N GPUs (one worker
 process each, l2attr/distribute); every chunk times the tuned reference beside its points on its
 own GPU, the table gains gpu_uuid / gpu_name / host columns, and the choice ranks points by that
-same-GPU ratio (analysis.tuning).
+same-GPU ratio (ladders.tuning.table).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from l2attr import atomic
-from l2attr.analysis.tuning import choose, score
+from l2attr.ladders.tuning.table import choose, score
 from l2attr.schema import TUNING_KNOBS as KNOBS
 from l2attr.dlrm.config import PRESETS
 from l2attr.dlrm.declare import FAST_DEFAULT, parse_profiles, variant

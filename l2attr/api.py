@@ -14,12 +14,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from l2attr.analysis.result import LadderResult
 from l2attr.experiment.api import Experiment
 from l2attr.steps.analyse.answer import StepAnswer
 from l2attr.steps.declare import StepOptions, WriteBackGiven, node_bytes
 from l2attr.steps.measure.record import ENV as STEP_ENV
 from l2attr.steps.measure.run import StepSpec
+from l2attr.study.result import LadderResult
 from l2attr.vocab import Command, Job, TimerKind
 
 _STEP = StepOptions()     # the step's defaults: the signatures below show the model's, never their own
@@ -35,7 +35,7 @@ def ladder(*flags: str, out: Path | str = "runs", **options: Any) -> LadderResul
     ladder's options (dlrm/measure/options.py LadderOptions, validated there: a bad value is one
     UserError line), the workload's (rows=100_000, preset="small") and the command's (name, quiet,
     tuning, resume=RUN_DIR, workers)."""
-    from l2attr.commands.ladder import measure, namespace
+    from l2attr.ladders.command import measure, namespace
 
     return LadderResult.from_run(measure(namespace(flags, out, options)).path)
 

@@ -25,7 +25,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     **{name: (kind.command, kind.help) for name, kind in KINDS.items()},
     Command.REPORT: ("l2attr.commands.report", "turn run dirs into one offline HTML (or Markdown) attribution report"),
     Command.TRACES: ("l2attr.commands.traces", "inspect, generate and calibrate index traces (CPU)"),
-    Command.TUNING: ("l2attr.commands.tuning", "the fast family's launch point a tuning table chooses (CPU)"),
+    Command.TUNING: ("l2attr.ladders.tuning.command", "the fast family's launch point a tuning table chooses (CPU)"),
     Command.DOCTOR: ("l2attr.commands.doctor",
                      "check GPU, CUDA, ncu counters, nvtx, ncu_report: which verb can run here?"),
     Command.CACHE: ("l2attr.commands.cache", "the generated-workload cache shared by every --out: info, clear (CPU)"),

@@ -119,7 +119,7 @@ def _steps_page(dirs: list[Path], damage: Damage) -> Page:
 # -- the registry: in the order `l2attr -h` lists the verbs ------------------------------------------
 
 KINDS: dict[str, Kind] = {k.name: k for k in (
-    Kind(Command.LADDER.value, "l2attr.commands.ladder",
+    Kind(Command.LADDER.value, "l2attr.ladders.command",
          "layer A: time the five-rung kernel ladder x reuse profiles (GPU)",
          "l2attr.integrity.runs", _read_run, _ladder_options),
     Kind(Command.PROFILE.value, "l2attr.commands.profile",

@@ -227,3 +227,11 @@ def check_list_flags(flags: Mapping[str, Any], names: tuple[str, ...] = ("family
         value = flags.get(name)
         if value is not None and not [w for w in str(value).split(",") if w.strip()]:
             raise UserError(f"--{name} {value!r}: give at least one name (or leave the flag out for the default)")
+
+
+def parser_defaults(add: Any) -> dict[str, Any]:
+    """A command parser's defaults (what a flag left out is; a typed model's flag left out is absent,
+    add_flags): `add` fills an empty parser, as a command's add_arguments does."""
+    p = argparse.ArgumentParser(add_help=False)
+    add(p)
+    return vars(p.parse_args([]))

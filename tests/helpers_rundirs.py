@@ -2,7 +2,7 @@
 and a timeline run (the recorded H200 PM-sampling report).
 
 Made the way the tools make them: cells are summarize_cell over the samples, tables go through
-RunDir, and every manifest comes from the writer of its run kind (dlrm.measure.run.ladder_manifest,
+RunDir, and every manifest comes from the writer of its run kind (ladders.measure.run.ladder_manifest,
 profile.manifest's functions, rundir.run_manifest), so it has the shape a real run has; only the
 facts a GPU would give (versions, GPU, compiled variants) are made up here. Numbers follow the
 magnitudes of the H200 runs under examples/ (one table-batch ~50 us, pin ~17 us) so the report looks
@@ -24,7 +24,7 @@ import pandas as pd
 from l2attr.catalog.sets import derived_specs
 from l2attr.dlrm.config import WorkloadConfig
 from l2attr.dlrm.declare import RUNG_BY_NAME
-from l2attr.dlrm.measure.run import LadderOptions, ladder_manifest
+from l2attr.ladders.measure.run import LadderOptions, ladder_manifest
 from l2attr.measure.stats import summarize_cell
 from l2attr.dlrm.profile.manifest import PASSES, jobs_record, pm_timeline_manifest, profile_finished, profile_manifest
 from l2attr.profile.metricsets import resolve_metrics

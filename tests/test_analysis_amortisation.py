@@ -7,11 +7,10 @@ import math
 import pytest
 from helpers_rundirs import tiny_cells
 
-from l2attr.analysis.amortisation import (
-    amortisation_curve, amortisation_table, amortised_speedup, break_even_calls, break_even_point,
-)
+from l2attr.analysis.amortise import amortised_speedup, break_even_calls, break_even_point
 from l2attr.analysis.common import why
-from l2attr.analysis.ladder import latency_ladder
+from l2attr.ladders.analyse.amortisation import amortisation_curve, amortisation_table
+from l2attr.ladders.analyse.ladder import latency_ladder
 
 
 def test_speedup_formula_by_hand() -> None:

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from helpers_rundirs import one_cell_run
-from l2attr.analysis import analyse, load_runs
+from l2attr.study import analyse, load_runs
 from l2attr.report.markdown import render_markdown
 
 

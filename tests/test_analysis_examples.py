@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from l2attr.analysis import analyse, load_runs
+from l2attr.study import analyse, load_runs
 from l2attr.analysis.series import Series, series_frame
 from l2attr.report.html import render_html
 from l2attr.report.markdown import render_markdown

@@ -8,7 +8,7 @@ import pytest
 from helpers_rundirs import tiny_cells
 
 from l2attr.analysis.common import why
-from l2attr.analysis.ladder import latency_ladder, ladder_row
+from l2attr.ladders.analyse.ladder import latency_ladder, ladder_row
 
 # baseline 50, OptMT 40, L2P+OptMT consumer 30 + pin 20; walls 80 / 70 / 100.
 MEDIANS = {
@@ -139,7 +139,7 @@ def test_verdict_sets_the_measured_break_even_beside_the_formula():
 
     import pandas as pd
 
-    from l2attr.analysis.verdict import _add_measured, measured_text
+    from l2attr.ladders.analyse.verdict import _add_measured, measured_text
 
     measured = pd.DataFrame([
         {"family": "tuned", "pin": "line", "profile": "reuse_high", "order": "back_to_back",

@@ -11,7 +11,7 @@ import pytest
 from helpers_rundirs import (default_config, ladder_cells, metric_rows, scaled_samples, write_ladder_run,
                              write_profile_run)
 
-from l2attr.analysis import analyse, load_runs
+from l2attr.study import analyse, load_runs
 from l2attr.analysis.load import config_differences, manifest_first, manifest_value
 from l2attr.errors import UserError
 

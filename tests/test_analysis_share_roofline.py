@@ -9,9 +9,9 @@ import pytest
 from helpers_rundirs import tiny_cells
 
 from l2attr.analysis.common import why
-from l2attr.analysis.ladder import latency_ladder
-from l2attr.analysis.roofline import roofline_fractions
-from l2attr.analysis.share import l2_share_of_step
+from l2attr.ladders.analyse.ladder import latency_ladder
+from l2attr.ladders.analyse.roofline import roofline_fractions
+from l2attr.ladders.analyse.share import l2_share_of_step
 
 MEDIANS = {("optmt", "consumer"): 40.0, ("optmt", "call"): 50.0,
            ("l2p_optmt", "consumer"): 35.0, ("l2p_optmt", "pin"): 15.0, ("l2p_optmt", "call"): 70.0}

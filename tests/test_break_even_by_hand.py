@@ -13,8 +13,9 @@ import math
 import pandas as pd
 import pytest
 
-from l2attr.analysis.amortisation import amortisation_table, break_even_calls, break_even_point
-from l2attr.analysis.charges import host_charges, with_charges
+from l2attr.analysis.amortise import break_even_calls, break_even_point
+from l2attr.ladders.analyse.amortisation import amortisation_table
+from l2attr.ladders.analyse.charges import host_charges, with_charges
 from l2attr.analysis.noise import NONE, CrossProcess, cross_process, judge
 from l2attr.analysis.significance import Interval
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from helpers_rundirs import TIMINGS, ladder_samples, write_ladder_run
 
-from l2attr.analysis import analyse, load_runs
-from l2attr.analysis.study import series_view
+from l2attr.study import analyse, load_runs
+from l2attr.study.study import series_view
 from l2attr.report.charts import amortisation_figure, break_even_labels, figure_json, label_extent
 
 

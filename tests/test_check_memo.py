@@ -11,7 +11,7 @@ import pytest
 
 from l2attr.dlrm.measure import check as checkmod
 from l2attr.dlrm.measure.check import CheckMemo, memo_key
-from l2attr.dlrm.measure.run import run_ladder
+from l2attr.ladders.measure.run import run_ladder
 from l2attr.dlrm.profile.plan import child_command
 from l2attr.errors import UserError
 from l2attr.rundir import RunDir
@@ -125,7 +125,7 @@ def test_each_ncu_job_of_a_profile_has_its_own_memo_file(tmp_path) -> None:
 
 def test_the_ladder_flag_reaches_the_options(tmp_path) -> None:
     from l2attr.cli import build_parser
-    from l2attr.commands.ladder import options_from_args
+    from l2attr.ladders.command import options_from_args
 
     args = build_parser().parse_args(["ladder", "--checks-memo", str(tmp_path / "m.json")])
     assert options_from_args(args).checks_memo == tmp_path / "m.json"

@@ -27,7 +27,8 @@ def _l2attr(*argv: str, **kw) -> subprocess.CompletedProcess:
 def _raise_in(monkeypatch: pytest.MonkeyPatch, module: str, exc: BaseException) -> None:
     def boom(args):
         raise exc
-    monkeypatch.setattr(f"l2attr.commands.{module}.run", boom)
+    path = cli.SUBCOMMANDS[module][0] if module in cli.SUBCOMMANDS else module   # a kind's dotted module path
+    monkeypatch.setattr(f"{path if '.' in path else 'l2attr.commands.' + path}.run", boom)
 
 
 @pytest.mark.parametrize("argv, expected", [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 from rich.console import Console
 
-from l2attr.commands.show import ladder_tables
+from l2attr.ladders.section import ladder_tables
 from tests.helpers_rundirs import tiny_cells
 
 

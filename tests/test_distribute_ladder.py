@@ -16,16 +16,16 @@ import pytest
 pytest.importorskip("distributed")
 
 from l2attr.analysis.load import load_runs  # noqa: E402
-from l2attr.analysis.study import analyse  # noqa: E402
+from l2attr.study.study import analyse  # noqa: E402
 from l2attr.distribute.cluster import open_cluster  # noqa: E402
-from l2attr.distribute.ladder import ladder_on_workers, unit_options  # noqa: E402
+from l2attr.ladders.measure.distribute import ladder_on_workers, unit_options  # noqa: E402
 from l2attr.distribute.options import Distribute  # noqa: E402
 from l2attr.distribute.where import where_am_i  # noqa: E402
 from l2attr.errors import UserError  # noqa: E402
 from l2attr.dlrm.config import WorkloadConfig  # noqa: E402
 from l2attr.dlrm.declare import parse_families, parse_rungs  # noqa: E402
-from l2attr.dlrm.measure.protocol import samples_per_repeat  # noqa: E402
-from l2attr.dlrm.measure.run import LadderOptions, consumer_bytes_per_call, ladder_manifest, repeat_plan  # noqa: E402
+from l2attr.ladders.measure.protocol import samples_per_repeat  # noqa: E402
+from l2attr.ladders.measure.run import LadderOptions, consumer_bytes_per_call, ladder_manifest, repeat_plan  # noqa: E402
 from l2attr.measure.stats import summarize_cell  # noqa: E402
 from l2attr.rundir import RunDir  # noqa: E402
 from l2attr.schema import CELLS, SAMPLES, UNITS  # noqa: E402
@@ -44,7 +44,7 @@ def slow(gpu: str) -> float:
 
 
 def fake_measure(cfg, opts, marker: str = "", always: bool = False):
-    """What distribute.ladder.measure_unit returns, from times set by rung and GPU; the worker dies
+    """What ladders.measure.distribute.measure_unit returns, from times set by rung and GPU; the worker dies
     in the tuned/random unit the first time (marker) or every time (always)."""
     if marker and opts.families == [Family.TUNED] and opts.profiles == ["random"]:
         if always or not Path(marker).exists():

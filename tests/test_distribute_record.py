@@ -38,13 +38,13 @@ def test_dict_facts_merge_and_scalars_keep_the_first():
 
 
 def test_a_ladder_unit_measures_into_a_scratch_dir_and_the_bandwidth_once_per_gpu(monkeypatch):
-    """distribute.ladder.measure_unit in this process, run_ladder replaced by one that records
+    """ladders.measure.distribute.measure_unit in this process, run_ladder replaced by one that records
     what it was asked: the unit's tables and facts come back; the bandwidths only on the GPU's
     first unit."""
     import pandas as pd
 
-    import l2attr.dlrm.measure.run as run_mod
-    from l2attr.distribute import ladder as dl
+    import l2attr.ladders.measure.run as run_mod
+    from l2attr.ladders.measure import distribute as dl
     from l2attr.dlrm.config import WorkloadConfig
     from l2attr.dlrm.declare import parse_families, parse_rungs
     from l2attr.schema import CELLS, SAMPLES, empty

@@ -16,7 +16,7 @@ pytest.importorskip("distributed")
 
 from conftest import REPO  # noqa: E402
 
-from l2attr.analysis.tuning import choose  # noqa: E402
+from l2attr.ladders.tuning.table import choose  # noqa: E402
 from l2attr.distribute.cluster import open_cluster  # noqa: E402
 from l2attr.distribute.options import Distribute  # noqa: E402
 from l2attr.distribute.where import where_am_i  # noqa: E402

@@ -121,7 +121,7 @@ def test_blocking_timer_matches_a_300us_spin_on_the_fast_random_consumer(tmp_pat
     from l2attr.dlrm.declare import variant
     from l2attr.dlrm.measure.gpu import Gpu
     from l2attr.dlrm.measure.kernels import LaunchShape, VariantKernels
-    from l2attr.dlrm.measure.protocol import CellRunner
+    from l2attr.ladders.measure.protocol import CellRunner
     from l2attr.dlrm.workload import build_workload
     from l2attr.measure.timer import SpinTimer
     from l2attr.vocab import KEPT, Discard, L2Condition, TimerKind

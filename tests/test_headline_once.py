@@ -1,4 +1,4 @@
-"""One headline, said once: the sentence analysis.answer.headline makes (the answer, each family's
+"""One headline, said once: the sentence ladders.analyse.answer.headline makes (the answer, each family's
 charged range and the comparand it is charged against) is the report banner's text, the Markdown
 page's answer line, what `l2attr report` prints, and the start of the README's answer line."""
 
@@ -9,8 +9,8 @@ import sys
 from html import unescape
 from pathlib import Path
 
-from l2attr.analysis import analyse, load_runs
-from l2attr.analysis.answer import COMPARAND, headline, pin_answer
+from l2attr.study import analyse, load_runs
+from l2attr.ladders.analyse.answer import COMPARAND, headline, pin_answer
 from l2attr.cli import main
 from l2attr.report.html import render_html
 from l2attr.report.markdown import render_markdown

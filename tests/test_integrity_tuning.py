@@ -8,9 +8,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from l2attr.analysis.tuning import choose
+from l2attr.ladders.tuning.table import choose
 from l2attr.errors import Damage, UserError
-from l2attr.analysis.tuning import read_tuning
+from l2attr.ladders.tuning.table import read_tuning
 
 from tests.conftest import EXAMPLES
 

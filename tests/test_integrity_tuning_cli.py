@@ -10,12 +10,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from l2attr.analysis.tuning import choose
+from l2attr.ladders.tuning.table import choose
 from l2attr.cli import main
-from l2attr.commands import ladder as ladder_cmd
-from l2attr.commands.tuning import tuned_flags
+from l2attr.ladders import command as ladder_cmd
+from l2attr.ladders.tuning.table import tuned_flags
 from l2attr.errors import UserError
-from l2attr.analysis.tuning import read_tuning
+from l2attr.ladders.tuning.table import read_tuning
 
 from tests.conftest import EXAMPLES
 

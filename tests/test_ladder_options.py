@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from helpers_rundirs import write_ladder_run
-from l2attr.commands import ladder as ladder_cmd
+from l2attr.ladders import command as ladder_cmd
 from l2attr.dlrm.declare import RUNG_BY_NAME
 from l2attr.dlrm.measure.options import LadderOptions
 from l2attr.errors import Damage, UserError

@@ -13,11 +13,11 @@ import pytest
 from l2attr.cli import main
 from l2attr.errors import UserError
 from l2attr.dlrm.declare import RUNG_BY_NAME, variant
-from l2attr.dlrm.measure import run as runmod
-from l2attr.dlrm.measure.run import ORDER, process_age_s
-from l2attr.dlrm.measure.run import describe_phases as describe
+from l2attr.ladders.measure import run as runmod
+from l2attr.ladders.measure.run import ORDER, process_age_s
+from l2attr.ladders.measure.run import describe_phases as describe
 from l2attr.dlrm.measure.prefetch import WorkloadPrefetch
-from l2attr.dlrm.measure.run import LadderOptions, run_ladder
+from l2attr.ladders.measure.run import LadderOptions, run_ladder
 from l2attr.measure.stats import CELL_KEYS, summarize_cell
 from l2attr.rundir import RunDir
 from l2attr.schema import CELLS, SAMPLES

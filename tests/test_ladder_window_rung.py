@@ -11,7 +11,7 @@ import pytest
 from test_measure_repeat import CFG, FakeGpu, FakeKernels
 
 from l2attr.dlrm.declare import APW, LADDER_ORDER, RUNG_BY_NAME, parse_rungs, variant
-from l2attr.dlrm.measure.protocol import CellRunner
+from l2attr.ladders.measure.protocol import CellRunner
 from l2attr.vocab import Family
 
 

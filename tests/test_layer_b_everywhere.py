@@ -17,8 +17,8 @@ import pytest
 from helpers_rundirs import L2_CONSUMER, write_ladder_run, write_profile_run
 from rich.console import Console
 
-from l2attr.analysis import analyse, load_runs
-from l2attr.commands.show import layer_b_summary
+from l2attr.study import analyse, load_runs
+from l2attr.commands.profile_show import layer_b_summary
 from l2attr.report.markdown import render_markdown, results_markdown
 from l2attr.rundir import RunDir
 from l2attr.schema import METRICS

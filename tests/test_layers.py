@@ -24,6 +24,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "l2attr"
 # return: above the ladder, below everything that reads runs. A run kind moved into its own package
 # (issue 51, docs/house/README.md: `sweep`) holds its whole flow, from its command to its page
 # sections: it stands on the readers and under the verbs, until core/ gathers what it shares.
+# `study` (the cross-run study: `analyse`, the families, the README's findings, LadderResult) reads
+# the kinds' analyses, so it stands above them and under the report.
 # `kinds` (the registry of run kinds) stands above every kind and under the shell that finds a kind
 # through it (docs/house/README.md rule 3).
 FLOORS: tuple[tuple[str, ...], ...] = (
@@ -32,21 +34,30 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("rundir", "gpu", "annotation", "flags"),
     ("measure", "profile"),
     ("experiment", "experiment.declare", "experiment.measure", "experiment.profile",
-     "steps", "steps.declare", "steps.measure"),
+     "steps", "steps.declare", "steps.measure", "ladders"),
     ("dlrm",),
-    ("distribute",),
+    ("distribute", "ladders.measure", "ladders.table"),
     ("integrity", "experiment.check", "steps.check"),
-    ("analysis", "experiment.table", "experiment.analyse", "experiment.result", "steps.table", "steps.analyse"),
-    ("report", "experiment.section", "steps.section"),
+    ("analysis", "experiment.table", "experiment.analyse", "experiment.result", "steps.table", "steps.analyse",
+     "ladders.analyse", "ladders.tuning.table"),
+    ("study",),
+    ("report", "experiment.section", "steps.section", "ladders.section"),
     ("sweep", "experiment.api"),
     ("kinds",),
-    ("api", "commands", "cli", "__main__", "experiment.command", "steps.command"),
+    ("api", "commands", "cli", "__main__", "experiment.command", "steps.command", "ladders.command",
+     "ladders.tuning.command"),
 )
 # A kind package (issue 51) holds its flow's stages; each stage stands on the floor of the layer it
 # belongs to (declare and measure with the engine, check with integrity, table and analyse with the
 # readers, section with the report, command with the commands), so a producer still never imports a
 # reader inside the kind.
-STAGED = ("steps", "experiment")      # kinds whose stages stand on their layers' floors
+# The ladder measures the DLRM testbed (`dlrm`) and splits its runs over workers (`distribute`), so
+# its measure stands on the distribute floor; its table (samples.csv as each cell ends, then
+# cells.csv) is written while it measures, so it stands beside its measure, under the readers.
+# A family inside a kind (the ladder's `tuning/`: the fast family's tuning table) has stages of its
+# own, each on its layer's floor like the kind's.
+STAGED = ("steps", "ladders", "experiment")      # kinds whose stages stand on their layers' floors
+FAMILIES = {"ladders": ("tuning",)}
 FLOOR = {part: i for i, parts in enumerate(FLOORS) for part in parts}
 
 # Parts that must never reach each other, whatever the floors say.
@@ -100,6 +111,10 @@ def _graph() -> dict[str, set[str]]:
 
 def _part(module: str) -> str:
     parts = module.split(".")
+    if len(parts) > 3 and parts[1] in STAGED and parts[2] in FAMILIES.get(parts[1], ()):
+        return ".".join(parts[1:4])
+    if len(parts) == 3 and parts[2] in FAMILIES.get(parts[1], ()):
+        return parts[1]          # a family's __init__ stands with its kind's
     if len(parts) > 2 and parts[1] in STAGED:
         return f"{parts[1]}.{parts[2]}"
     return parts[1] if len(parts) > 1 else "__init__"
@@ -184,8 +199,9 @@ def test_no_argparse_namespace_below_the_command_layer() -> None:
 # -- the kinds (issue 51, docs/house/README.md): one package per run kind --------------------------
 # The house's layout test, in place of a ceiling on the module count: a kind imports no other kind,
 # and only the shell (the CLI, the verbs of no kind, the API) reaches a kind's command module.
-# The kinds that have a package today (`steps` keeps its plural: `l2attr.step` is the verb).
-KINDS = ("sweep", "experiment", "steps")
+# The kinds that have a package today (`steps` and `ladders` keep their plural: `l2attr.step` and
+# `l2attr.ladder` are verbs).
+KINDS = ("sweep", "experiment", "steps", "ladders")
 SHELL = ("cli", "commands", "api", "__main__")
 # (importing file, imported module): a crossing held until its owner moves it (none today: the
 # shared pieces the step kind used from the experiment's package are below the kinds, in
@@ -200,9 +216,11 @@ def _kind(module: str) -> str:
 
 
 def _command_modules(graph: dict[str, set[str]]) -> set[str]:
-    """Each kind's command: commands/<verb>.py, or <kind>/command.py once the kind has its package."""
+    """Each kind's command: commands/<verb>.py, or <kind>/command.py once the kind has its package
+    (and <kind>/<family>/command.py for a family of its own verb: `l2attr tuning`)."""
     return {m for m in graph if m.startswith("l2attr.commands.")
-            or (_kind(m) in KINDS and m == f"l2attr.{_kind(m)}.command")}
+            or (_kind(m) in KINDS and m == f"l2attr.{_kind(m)}.command")
+            or (_kind(m) in KINDS and any(m == f"l2attr.{_kind(m)}.{f}.command" for f in FAMILIES.get(_kind(m), ())))}
 
 
 def kind_crossings(graph: dict[str, set[str]], kinds: tuple[str, ...] = KINDS) -> list[str]:

@@ -11,9 +11,9 @@ import pytest
 from test_measure_run import CFG, _opts, fake  # noqa: F401  (fake: the fixture)
 
 from l2attr.cli import build_parser
-from l2attr.commands.ladder import options_from_args
-from l2attr.commands.show import spread_lines
-from l2attr.dlrm.measure.run import run_ladder
+from l2attr.ladders.command import options_from_args
+from l2attr.ladders.section import spread_lines
+from l2attr.ladders.measure.run import run_ladder
 from l2attr.errors import UserError
 from l2attr.measure.adaptive import AdaptiveRounds, AdaptiveRule, half_width_rel, measure_rounds
 from l2attr.rundir import RunDir
@@ -75,7 +75,7 @@ def _one_noisy_cell(tmp_path, fake, drift: float = 0.0, **rule) -> RunDir:  # no
         noisy = out == 40.0 and kernels.current == ("tuned", "baseline")
         return next(jitter) + drift * kernels.repeat if noisy else out
 
-    import l2attr.dlrm.measure.protocol as protocol
+    import l2attr.ladders.measure.protocol as protocol
     orig = protocol.CellRunner.run_repeat
 
     def run_repeat(self, repeat, device_timed):

@@ -13,8 +13,8 @@ import pytest
 
 from l2attr.dlrm.config import WorkloadConfig
 from l2attr.dlrm.declare import RUNG_BY_NAME, variant
-from l2attr.dlrm.measure.protocol import CellRunner, samples_per_repeat
-from l2attr.dlrm.measure.run import LadderOptions, repeat_plan
+from l2attr.ladders.measure.protocol import CellRunner, samples_per_repeat
+from l2attr.ladders.measure.run import LadderOptions, repeat_plan
 from l2attr.schema import SAMPLES
 
 

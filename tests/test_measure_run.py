@@ -12,8 +12,8 @@ import pytest
 from l2attr.dlrm.config import WorkloadConfig
 from l2attr.dlrm.declare import RUNG_BY_NAME
 from l2attr.dlrm.measure import check as checkmod
-from l2attr.dlrm.measure import run as runmod
-from l2attr.dlrm.measure.run import LadderOptions, complete_repeats, run_ladder
+from l2attr.ladders.measure import run as runmod
+from l2attr.ladders.measure.run import LadderOptions, complete_repeats, run_ladder
 from l2attr.rundir import RunDir
 from l2attr.schema import CELLS, SAMPLES
 from l2attr.vocab import Family
@@ -88,7 +88,7 @@ def fake(monkeypatch):
     monkeypatch.setattr(checkmod, "VariantKernels", FakeKernels)
     monkeypatch.setattr(checkmod, "check_variant", lambda *a, **k: {"sum": 0.0})
     monkeypatch.setattr(checkmod, "check_real_data", lambda *a, **k: 0.0)
-    from l2attr.dlrm.measure import protocol
+    from l2attr.ladders.measure import protocol
     monkeypatch.setattr(protocol, "reference_launch", lambda gpu, idx, t: (lambda: None))
     shape = (CFG.warmup_batches + CFG.batches, CFG.tables, CFG.batch_size * CFG.pooling)
     workload = SimpleNamespace(indices=np.zeros(shape, dtype=np.int64), hot=np.arange(10), source={"name": "x"})

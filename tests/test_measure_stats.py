@@ -10,7 +10,7 @@ import pytest
 
 from l2attr.analysis.spread import repeat_spread, spread_summary
 from l2attr.measure.stats import bootstrap_median_ci, summarize, summarize_cell
-from l2attr.dlrm.measure.run import consumer_bytes_per_call
+from l2attr.ladders.measure.run import consumer_bytes_per_call
 from l2attr.dlrm.config import WorkloadConfig
 
 

@@ -15,7 +15,7 @@ class NoPlotly(importlib.abc.MetaPathFinder):
 sys.meta_path.insert(0, NoPlotly())
 import importlib
 import l2attr.cli
-for m in ('ladder', 'profile', 'show', 'sweep', 'experiment', 'step'):
+for m in ('ladder', 'profile', 'profile_show', 'l2attr.ladders.section', 'sweep', 'experiment', 'step'):
     mod = l2attr.cli.SUBCOMMANDS[m][0] if m in l2attr.cli.SUBCOMMANDS else m
     importlib.import_module(mod if '.' in mod else 'l2attr.commands.' + mod)
 import l2attr.report.layer_b, l2attr.sweep.section.text, l2attr.steps.section.text, l2attr.report.markdown

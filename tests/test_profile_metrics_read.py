@@ -17,7 +17,7 @@ from l2attr.catalog.keys import catalog
 from l2attr.catalog.sets import load_metric_set
 
 ROOT = Path(__file__).resolve().parents[1]
-READERS = ("l2attr/analysis/*.py", "l2attr/report/*.py", "l2attr/commands/*.py", "l2attr/sweep/**/*.py",
+READERS = ("l2attr/analysis/*.py", "l2attr/report/*.py", "l2attr/commands/*.py", "l2attr/sweep/**/*.py", "l2attr/ladders/**/*.py",
            "tools/docgen/prose/*.j2")
 DEFAULT_SET = "l2"      # `l2attr profile`'s default --metrics
 # Keys the readers show when a run collected them, kept out of the default set for a reason.

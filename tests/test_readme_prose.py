@@ -1,7 +1,7 @@
 """Every figure in the prose of the README and the docs pages (docs/*.md) comes from the run it names.
 
 Two checks. (1) Each `<!-- prose:NAME:begin -->` block is its template (tools/docgen/prose/NAME.md.j2)
-filled from l2attr.analysis.findings of the committed runs: re-rendered here, compared byte for
+filled from l2attr.study.findings of the committed runs: re-rendered here, compared byte for
 byte. (2) Outside every generated block, a number followed by a unit (µs, %, GB/s, MiB, ×, s, ...)
 is refused unless an entry of ALLOWED covers it, with its reason; an entry that names a log or
 file must find its figures there, and every entry must still be in a page (a stale entry fails). The

@@ -31,7 +31,7 @@ def test_fidelity_block_is_current():
 
 
 def test_readme_headline_is_one_generated_line():
-    """The README's answer for the study: one line, analysis.answer's over the committed report's runs."""
+    """The README's answer for the study: one line, ladders.analyse.answer's over the committed report's runs."""
     readme = (ROOT / "README.md").read_text()
     current = between(readme, readme_results.HEAD_BEGIN, readme_results.HEAD_END)
     assert current.count("\n") == 1, "the headline is one line"

@@ -1,5 +1,5 @@
 """The registries: a new L2 condition is one line in l2attr/vocab/conditions.py, and a new
-per-series analyzer one entry in l2attr/analysis/study.py, and nothing else (a report section
+per-series analyzer one entry in l2attr/study/study.py, and nothing else (a report section
 then reads it by that name, and cannot before).
 
 A new condition:
@@ -129,8 +129,8 @@ def test_an_analyzer_registered_by_name_is_run_per_series_and_cut_by_series_view
     import pytest
     from helpers_rundirs import write_ladder_run
 
-    from l2attr.analysis import analyse, load_runs
-    from l2attr.analysis import study
+    from l2attr.study import analyse, load_runs
+    from l2attr.study import study
 
     monkeypatch.setitem(study.SERIES_ANALYZERS, "pin_over_consumer", _pin_over_consumer)
     monkeypatch.setattr(study, "SERIES_FRAMES", tuple(study.SERIES_ANALYZERS))
@@ -150,8 +150,8 @@ def test_a_section_reads_a_new_analyzer_by_its_one_name(tmp_path, monkeypatch) -
     import pytest
     from helpers_rundirs import write_ladder_run
 
-    from l2attr.analysis import analyse, load_runs
-    from l2attr.analysis import study
+    from l2attr.study import analyse, load_runs
+    from l2attr.study import study
     from l2attr.report.reads import UnknownAnalysis
     from l2attr.report.registry import SectionSpec
 

@@ -1,5 +1,5 @@
 """The report's rules from issue 20, part 4, on a CPU: the one-line answer comes from
-analysis.answer and is said once; its chart shows the verdict's numbers; compare lists only
+ladders.analyse.answer and is said once; its chart shows the verdict's numbers; compare lists only
 settings that differ; the fast family's cards use its own rung names; titles, legends and the
 progress line keep out of the way."""
 
@@ -16,13 +16,13 @@ from helpers_rundirs import one_cell_run, write_ladder_run
 from helpers_sweep import write_sweep_run
 from test_report_families import write_fast_profile, write_three_families
 
-from l2attr.analysis import analyse, load_runs
-from l2attr.analysis.answer import answer_line, overall, pin_answer
+from l2attr.study import analyse, load_runs
+from l2attr.ladders.analyse.answer import answer_line, overall, pin_answer
 from l2attr.cli import main
 from l2attr.report.answer_chart import answer_figure
 from l2attr.report.charts import figure_json, heatmap_figure
 from l2attr.report.html import render_html
-from l2attr.analysis.amortisation import said
+from l2attr.ladders.analyse.amortisation import said
 from l2attr.analysis.common import rung_label
 
 
@@ -43,7 +43,7 @@ def verdict_rows(*rows: tuple) -> pd.DataFrame:
                          for r in rows])
 
 
-# -- the judgement (analysis.answer) -------------------------------------------------------------
+# -- the judgement (ladders.analyse.answer) -------------------------------------------------------------
 
 def test_yes_no_partly_with_the_charged_range() -> None:
     v = verdict_rows(("fast", "line", "reuse_high", 1.05, 1.33), ("fast", "line", "random", 0.97, 1.1),
@@ -158,7 +158,7 @@ def test_compare_lists_only_settings_that_differ(tmp_path: Path) -> None:
 # -- layout rules checked on the specs -----------------------------------------------------------
 
 def test_heatmap_series_on_its_own_line(families) -> None:
-    from l2attr.analysis.study import series_view
+    from l2attr.study.study import series_view
 
     an, _ = families
     drawn = [(s, fig) for s in an.series if (fig := heatmap_figure(series_view(an, s), "dram_read")) is not None]

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from helpers_rundirs import write_ladder_run, write_profile_run
 
-from l2attr.analysis import analyse, load_runs
+from l2attr.study import analyse, load_runs
 from l2attr.report.html import render_html
 
 pytestmark = pytest.mark.slow

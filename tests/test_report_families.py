@@ -27,7 +27,7 @@ from helpers_rundirs import (
     write_profile_run, write_run,
 )
 
-from l2attr.analysis import analyse, load_runs
+from l2attr.study import analyse, load_runs
 from l2attr.cli import main
 from l2attr.report.html import render_html
 from l2attr.report.markdown import render_markdown

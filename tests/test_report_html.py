@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 from helpers_rundirs import PROFILES, TIMINGS, ladder_cells, write_ladder_run, write_profile_run, write_timeline_run
 
-from l2attr.analysis import analyse, load_runs
-from l2attr.analysis.answer import answer_line, pin_answer
+from l2attr.study import analyse, load_runs
+from l2attr.ladders.analyse.answer import answer_line, pin_answer
 from l2attr.report.html import SECTION_SPECS, SECTIONS, SectionSpec, render_html
 from l2attr.source import data_dir
 
@@ -144,7 +144,7 @@ def text_of(fragment: str) -> str:
 
 
 def test_answer_is_the_first_text_after_the_title(tmp_path: Path) -> None:
-    """One line from analysis.answer, first under the title, once on the page; the verdict's
+    """One line from ladders.analyse.answer, first under the title, once on the page; the verdict's
     per-profile sentences once, in the verdict card (they used to be repeated at the top)."""
     an = analyse(load_runs([write_ladder_run(tmp_path), write_profile_run(tmp_path)]))
     html = render_html(an, plotly_js="")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from helpers_rundirs import write_ladder_run, write_profile_run
 
-from l2attr.analysis import analyse, load_runs
+from l2attr.study import analyse, load_runs
 from l2attr.report.markdown import render_markdown
 
 
@@ -52,7 +52,7 @@ def test_the_kernel_timer_definition_names_the_runs_own_timer(tmp_path) -> None:
     manifests: the blocking start, a spin of the recorded length, or both when runs differ."""
     import json
 
-    from l2attr.analysis import analyse, load_runs
+    from l2attr.study import analyse, load_runs
     from l2attr.report.markdown import kernel_timer_words
     from helpers_rundirs import write_ladder_run
 

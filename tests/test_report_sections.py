@@ -1,5 +1,5 @@
 """Report sections ask for analyses by name (report/registry.py `reads=`, report/reads.py): every
-declared name is registered (l2attr/analysis/study.py), a build sees only what it declared, an
+declared name is registered (l2attr/study/study.py), a build sees only what it declared, an
 unregistered name fails the declaration at import, and drawing the pages reads exactly what the
 sections declare."""
 
@@ -15,8 +15,8 @@ import pandas as pd
 import pytest
 from helpers_rundirs import one_cell_run, write_ladder_run, write_profile_run, write_timeline_run
 
-from l2attr.analysis import analyse, load_runs
-from l2attr.analysis.study import RUN_FACTS, SERIES_ANALYZERS, STUDY_ANALYSES, Analysis, analysis_names
+from l2attr.study import analyse, load_runs
+from l2attr.study.study import RUN_FACTS, SERIES_ANALYZERS, STUDY_ANALYSES, Analysis, analysis_names
 from l2attr.report import reads, registry
 from l2attr.report.html import render_html
 from l2attr.report.markdown import render_markdown
@@ -109,7 +109,7 @@ def test_an_unknown_name_fails_the_declaration_with_one_line() -> None:
     msg = str(err.value)
     assert "\n" not in msg
     assert msg.startswith("section 'renamed' reads 'verdicts', which no analysis is registered as "
-                          "(did you mean 'verdict'?); registered (l2attr/analysis/study.py): ladder, charges")
+                          "(did you mean 'verdict'?); registered (l2attr/study/study.py): ladder, charges")
     with pytest.raises(reads.UnknownAnalysis, match="a tuple of analysis names, not the string 'verdict'"):
         registry.SectionSpec("one", "One", lambda v: None, reads="verdict")  # type: ignore[arg-type]
 

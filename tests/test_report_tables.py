@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from l2attr.analysis import analyse, load_runs
+from l2attr.study import analyse, load_runs
 from l2attr.report import fmt, registry
 from l2attr.report.columns import LEFT_OUT, Column, grouped_table, key, missing, number, table, text, under
 from l2attr.report.html import environment, render_html
@@ -151,7 +151,7 @@ def pd_rows():
 
 
 def test_the_terminal_prints_the_headline_and_the_verdict_cells_of_the_page(tmp_path: Path, capsys) -> None:
-    from l2attr.analysis.answer import headline, pin_answer
+    from l2attr.ladders.analyse.answer import headline, pin_answer
     from l2attr.cli import main
 
     run = write_ladder_run(tmp_path / "runs")

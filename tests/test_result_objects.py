@@ -10,9 +10,9 @@ import pytest
 
 import l2attr
 from helpers_rundirs import write_ladder_run
-from l2attr.analysis import analyse, load_runs
-from l2attr.analysis.answer import headline, pin_answer
-from l2attr.analysis.result import LadderResult
+from l2attr.study import analyse, load_runs
+from l2attr.ladders.analyse.answer import headline, pin_answer
+from l2attr.study.result import LadderResult
 from l2attr.errors import UserError
 from l2attr.vocab import Family
 
@@ -27,8 +27,8 @@ def test_ladder_result_reads_a_run_as_the_report_does(tmp_path: Path) -> None:
 
 
 def test_ladder_runs_the_command_in_this_process_with_flags_or_keywords(tmp_path: Path, monkeypatch) -> None:
-    from l2attr.commands import ladder as ladder_cmd
-    from l2attr.commands.ladder import options_from_args
+    from l2attr.ladders import command as ladder_cmd
+    from l2attr.ladders.command import options_from_args
     from l2attr.rundir import RunDir
 
     seen: list[Any] = []

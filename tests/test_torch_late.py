@@ -1,6 +1,6 @@
 """`import torch` is seconds of a process's start (issue 39): the CLI, the workload, the report and
 the ladder's checks before its run never import it, and a ladder process imports it only once its
-workloads and kernels are being built beside it (commands/ladder.py head_start).
+workloads and kernels are being built beside it (ladders/command.py head_start).
 
 The subprocess tests put a `torch` package first on the path that writes where it was imported
 from and then fails as a missing torch would: a command that imports torch leaves that record."""
@@ -96,9 +96,9 @@ def test_the_ladder_imports_torch_after_its_head_start(monkeypatch: pytest.Monke
     """The order of a fresh ladder process (fakes for the GPU side): the GPU looked for without
     torch, the workload checked, workloads and kernels started, the tool versions asked for (a
     thread), then torch; run_ladder gets the head start."""
-    import l2attr.commands.ladder as ladder
+    import l2attr.ladders.command as ladder
     import l2attr.dlrm.measure.gpu as mgpu
-    import l2attr.dlrm.measure.run as runmod
+    import l2attr.ladders.measure.run as runmod
     import l2attr.gpu.device as device
     import l2attr.gpu.runtime as runtime
 
@@ -132,7 +132,7 @@ def test_the_ladder_imports_torch_after_its_head_start(monkeypatch: pytest.Monke
         return pd.DataFrame()
     monkeypatch.setattr(runmod, "run_ladder", run_ladder)
     monkeypatch.setattr(ladder, "ladder_tables", lambda cells: [], raising=False)
-    from l2attr.commands import show
+    from l2attr.ladders import section as show
     monkeypatch.setattr(show, "ladder_tables", lambda cells: [])
     monkeypatch.setattr(show, "break_even_lines", lambda *a: [])
     monkeypatch.setattr(show, "spread_lines", lambda *a: [])
@@ -157,7 +157,7 @@ def test_run_ladder_takes_over_a_head_start_of_its_own_profiles(tmp_path: Path, 
 
     import test_measure_run as tm
     from l2attr.dlrm.measure import check as checkmod
-    from l2attr.dlrm.measure import run as runmod
+    from l2attr.ladders.measure import run as runmod
     from l2attr.dlrm.measure.prefetch import HeadStart, WorkloadPrefetch
     from l2attr.rundir import RunDir
 
@@ -171,7 +171,7 @@ def test_run_ladder_takes_over_a_head_start_of_its_own_profiles(tmp_path: Path, 
     monkeypatch.setattr(checkmod, "VariantKernels", tm.FakeKernels)
     monkeypatch.setattr(checkmod, "check_variant", lambda *a, **k: {"sum": 0.0})
     monkeypatch.setattr(checkmod, "check_real_data", lambda *a, **k: 0.0)
-    from l2attr.dlrm.measure import protocol
+    from l2attr.ladders.measure import protocol
     monkeypatch.setattr(protocol, "reference_launch", lambda gpu, idx, t: (lambda: None))
     import numpy as np
     shape = (tm.CFG.warmup_batches + tm.CFG.batches, tm.CFG.tables, tm.CFG.batch_size * tm.CFG.pooling)

@@ -8,8 +8,8 @@ import math
 import pandas as pd
 import pytest
 
-from l2attr.analysis.tuning import KNOBS, choose, score, within_spread
-from l2attr.analysis.tuning import read_tuning
+from l2attr.ladders.tuning.table import KNOBS, choose, score, within_spread
+from l2attr.ladders.tuning.table import read_tuning
 from l2attr.dlrm.declare import FAST_DEFAULT
 from tests.conftest import EXAMPLES
 
@@ -44,7 +44,7 @@ def test_shipped_defaults_are_the_point_the_tuning_readme_names():
     """examples/tuning/README.md: the default is the table's *second* point by geometric mean, which the
     table cannot tell from the first (within the larger spread), preferred for being faster on random.
     Each of the three statements is checked on its own; none is an `or`."""
-    table = read_tuning(EXAMPLES / "tuning" / "fast_tuning.csv")   # refused if damaged (analysis/tuning.py read_tuning)
+    table = read_tuning(EXAMPLES / "tuning" / "fast_tuning.csv")   # refused if damaged (ladders/tuning/table.py read_tuning)
     default = {k: getattr(FAST_DEFAULT, k) for k in KNOBS}
     ranked = score(table)
     second = {k: int(ranked.iloc[1][k]) for k in KNOBS}

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from l2attr.cli import build_parser, main
-from l2attr.commands import ladder as ladder_cmd
+from l2attr.ladders import command as ladder_cmd
 from l2attr.sweep import command as sweep_cmd
 from l2attr.dlrm.config import WorkloadConfig
 from l2attr.dlrm.workload import cache

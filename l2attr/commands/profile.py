@@ -111,8 +111,8 @@ def _console():
 
 
 def run(args: argparse.Namespace) -> int:
-    from l2attr.commands.ladder import parser_defaults
     from l2attr.commands.profile_flags import check_profile_flags
+    from l2attr.typed import parser_defaults
 
     check_profile_flags(args, parser_defaults(add_arguments))   # contradictions: before any work
     from l2attr.distribute.options import from_flags as distribute_from_flags
@@ -237,7 +237,7 @@ def _settings(args: argparse.Namespace):
 def _check_child(s: Any) -> None:
     """The child ladder's flags through its options model (LadderOptions) here, before ncu starts it:
     a bad --ladder-arg is this command's one line, not a child's failure under the profiler."""
-    from l2attr.commands import ladder
+    from l2attr.ladders import command as ladder
     from l2attr.dlrm.profile.plan import child_command
 
     argv = child_command(s.cfg, s.rungs, s.profiles, L2Condition.NATURAL.value, 1, s.out, s.name, s.extra)
@@ -255,7 +255,7 @@ def profile_and_show(s: ProfileSettings, console: Console, tools: Tools | None =
     metrics.csv just written."""
     from l2attr.analysis.control import describe_control, run_control
     from l2attr.analysis.load import read_run
-    from l2attr.commands.show import ConsoleLog, layer_b_summary
+    from l2attr.commands.profile_show import ConsoleLog, layer_b_summary
     from l2attr.dlrm.profile.orchestrate import run_profile
     from l2attr.schema import METRICS
 
@@ -284,7 +284,7 @@ def _run_timeline(args: argparse.Namespace) -> int:
 
 def timeline_and_show(s: ProfileSettings, console: Console, tools: Tools | None = None) -> int:
     """Run the timeline (profile.timeline), then show its table, warnings and files."""
-    from l2attr.commands.show import ConsoleLog
+    from l2attr.commands.profile_show import ConsoleLog
     from l2attr.dlrm.profile.timeline import run_timeline
 
     done = run_timeline(s, ConsoleLog(console), tools)

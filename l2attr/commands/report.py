@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from l2attr import atomic
-from l2attr.analysis import analyse, load_runs
+from l2attr.study import analyse, load_runs
 from l2attr.commands.report_pages import expand_run_dirs
 from l2attr.errors import UserError
 from l2attr.integrity.runs import combine
@@ -141,7 +141,7 @@ def _run(args: argparse.Namespace, progress: Progress) -> int:
 
 def _say_headline(analysis: Any) -> None:
     """The study's answer on the console: the string the page's banner shows (analysis.answer.headline)."""
-    from l2attr.analysis.answer import headline, pin_answer
+    from l2attr.ladders.analyse.answer import headline, pin_answer
 
     line = headline(pin_answer(analysis.verdict), analysis.verdict)
     if line:

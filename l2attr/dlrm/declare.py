@@ -107,7 +107,7 @@ ALL_FAMILIES = "all"   # `--family all`: every family, in FAMILY_ORDER
 @dataclass(frozen=True)
 class FastLaunch:
     """The fast consumer's launch and compile knobs, chosen from the committed tuning table
-    (examples/tuning/): `analysis.tuning.choose`'s point or one the table cannot tell from it (a
+    (examples/tuning/): `ladders.tuning.table.choose`'s point or one the table cannot tell from it (a
     CPU test holds them to that). examples/tuning/README.md says which and why."""
 
     warps_per_bag: int = 2     # warps sharing one bag

@@ -47,7 +47,7 @@ def require_gpu(import_torch: bool = True) -> tuple[Any, Any]:
     `import_torch=False` (the ladder's check before it writes anything) returns (None, cupy): torch
     is found installed but not imported, and cupy looks for the device. Why: `import torch` is
     seconds of a process's start; the ladder imports it once NVRTC and the workload builds run
-    beside it (commands/ladder.py head_start)."""
+    beside it (ladders/command.py head_start)."""
     if not import_torch:
         import importlib.util
 

@@ -16,7 +16,7 @@ line at the top of the report and the damaged rows left out).
 - the sweep's run (the points and units its manifest declares, all present): sweep/check/
 - runs.py: a ladder, profile or timeline run as a whole (units.csv included), and runs combined in
   one report share workload and GPU, or are a comparison
-- tuning.py: the fast family's tuning table, read whole or refused
+- the fast family's tuning table, read whole or refused: ladders/tuning/table.py
 """
 
 from l2attr.integrity.tables import check_table

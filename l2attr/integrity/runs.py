@@ -88,7 +88,7 @@ def check_declared_profiles(metrics: pd.DataFrame, manifest: dict[str, Any], pat
 
 def check_repeats_declared(samples: pd.DataFrame, manifest: dict[str, Any], source: str, damage: Damage) -> pd.Series:
     """A sample's repeat index is one the run made: below measure.repeats device repeats plus as many
-    host repeats (measure/run.py alternates them); a larger index names a repeat that never ran. An
+    host repeats (ladders/measure/run.py alternates them); a larger index names a repeat that never ran. An
     adaptive run (measure.target_rel set) may run up to measure.max_repeats rounds."""
     measure = typed(manifest, model=LadderManifest).measure or Measure()
     adaptive = measure.target_rel is not None

@@ -14,11 +14,11 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
-from l2attr.analysis.answer import CHARGED, FREE
+from l2attr.ladders.analyse.answer import CHARGED, FREE
 from l2attr.analysis.common import first_row, is_missing, ordered_profiles
-from l2attr.analysis.families import rung_name
+from l2attr.study.families import rung_name
 from l2attr.analysis.series import Series
-from l2attr.analysis.verdict import HONEST_COMPARAND, PIN_RUNG
+from l2attr.ladders.analyse.verdict import HONEST_COMPARAND, PIN_RUNG
 from l2attr.report.charts import _layout, _one_line, profile_color, tint
 
 HEIGHT = 360

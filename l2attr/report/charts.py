@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 from l2attr.analysis.common import is_missing, ordered_profiles, ordered_rungs, rung_label
 from l2attr.report.titles import view_family
 from l2attr.analysis.calls import headline_rate, label
-from l2attr.analysis.study import Analysis
+from l2attr.study.study import Analysis
 from l2attr.report.fmt import FALLBACK_COLOR, PROFILE_COLORS, RUNG_COLORS  # noqa: F401  (charts' callers)
 from l2attr.vocab import Condition, Profile, Role, RungId
 

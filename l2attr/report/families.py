@@ -1,6 +1,6 @@
 """The three kernel families side by side, as both reports show them (HTML and Markdown).
 
-The figures are `Analysis.families` (analysis.families), one row per (profile, series); this
+The figures are `Analysis.families` (study.families), one row per (profile, series); this
 module only groups them per profile, names the series, finds why a figure is missing (from the
 verdict and measured-roofline rows the figure came from) and words the one-line summary the
 answer at the top gives when the runs hold more than one family.
@@ -14,7 +14,7 @@ import pandas as pd
 
 from l2attr.analysis.common import first_row, is_missing, ordered_profiles
 from l2attr.analysis.series import Series
-from l2attr.analysis.verdict import HONEST_COMPARAND
+from l2attr.ladders.analyse.verdict import HONEST_COMPARAND
 from l2attr.dlrm.declare import FAMILY_ORDER
 from l2attr.report.reads import AnalysisLike
 from l2attr.vocab import Judgement

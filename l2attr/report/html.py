@@ -7,7 +7,7 @@ plotly figure specs. reports/base.html.j2 lays out the page, reports/sections/<k
 draws one section and reports/macros.html.j2 the pieces they share. Autoescaping is on: only the
 figure JSON and plotly.js pass unescaped, both made safe for the <script> they sit in.
 
-The page answers first: right under the title, one line (analysis.answer: does the pin pay once
+The page answers first: right under the title, one line (ladders.analyse.answer: does the pin pay once
 charged, per family) and the one chart that shows it (answer_chart); the per-series detail
 follows, each sentence once, every card folded (a <details>) so the page opens short. A fast-family
 card speaks its own rung names: they come in as data (dlrm.declare's rung_labels, read by
@@ -34,7 +34,7 @@ from markupsafe import Markup
 
 from l2attr import __version__
 from l2attr.analysis.load import Study, manifest_value
-from l2attr.analysis.study import Analysis, series_view
+from l2attr.study.study import Analysis, series_view
 from l2attr.report import registry
 from l2attr.report.answer_chart import answer_figures
 from l2attr.report.charts import all_figures, figure_json

@@ -15,11 +15,11 @@ from typing import Any, Callable
 import pandas as pd
 
 from l2attr.analysis.calls import headline_rate, label as metric_label
-from l2attr.analysis.charges import NOTHING
-from l2attr.analysis.amortisation import AMORTISATION_PAIRS, said
-from l2attr.analysis.answer import QUESTION, comparand, headline, overall, pin_answer, scope
+from l2attr.ladders.analyse.charges import NOTHING
+from l2attr.ladders.analyse.amortisation import AMORTISATION_PAIRS, said
+from l2attr.ladders.analyse.answer import QUESTION, comparand, headline, overall, pin_answer, scope
 from l2attr.analysis.common import is_missing, ordered_profiles, rung_label, why
-from l2attr.analysis.share import t_step_definition
+from l2attr.ladders.analyse.share import t_step_definition
 from l2attr.report.reads import SectionView
 from l2attr.report import fmt
 from l2attr.report.columns import (
@@ -43,7 +43,7 @@ def says(headline: str) -> tuple[str, str]:
 # -- the answer at the top ----------------------------------------------------------------------
 
 def answer(an: SectionView) -> Section:
-    """The one-line answer (analysis.answer: does the pin pay once charged, per family), what its
+    """The one-line answer (ladders.analyse.answer: does the pin pay once charged, per family), what its
     numbers are taken over, links to the detail, and the error caveats that say whether to trust it."""
     answers = pin_answer(an.verdict)
     return {

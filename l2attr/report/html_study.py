@@ -68,7 +68,7 @@ def family_table(an: AnalysisLike, profile: str) -> Table:
 
 
 def families(an: SectionView) -> Section | None:
-    """The three families per profile (analysis.families): a table per profile, its sentences."""
+    """The three families per profile (study.families): a table per profile, its sentences."""
     if not fam.shown(an):
         return None
     per_profile = []

@@ -60,7 +60,7 @@ def dram_lines(l2: pd.DataFrame) -> list[str]:
     att = dram_attribution(l2)
     alone = "OptMT"
     if not l2.empty and "family" in l2.columns:   # the family's own name for its OptMT slot
-        from l2attr.analysis.families import rung_name
+        from l2attr.study.families import rung_name
 
         families = set(l2["family"].astype(str)) - {Family.REFERENCE.value}
         if len(families) == 1:

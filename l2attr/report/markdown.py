@@ -9,11 +9,11 @@ from typing import Sequence
 
 import pandas as pd
 
-from l2attr.analysis.answer import headline, pin_answer
+from l2attr.ladders.analyse.answer import headline, pin_answer
 from l2attr.analysis.load import manifest_value
-from l2attr.analysis.share import T_STEP_DEFINITION
+from l2attr.ladders.analyse.share import T_STEP_DEFINITION
 from l2attr.analysis.spread import launch_lag_effect, repeat_spread
-from l2attr.analysis.study import Analysis, series_view
+from l2attr.study.study import Analysis, series_view
 from l2attr.analysis.timer_compare import TimerRun, kernel_timer
 from l2attr.report import families as fam
 from l2attr.report import fmt
@@ -56,7 +56,7 @@ def ladder_markdown(an: Analysis) -> str:
 
 
 def families_markdown(an: Analysis, with_sentences: bool = True) -> str:
-    """The three kernel families per profile (analysis.families): one table per profile, then
+    """The three kernel families per profile (study.families): one table per profile, then
     the sentences (left out where the answer at the top already lists them)."""
     if not fam.shown(an):
         return ""
@@ -136,7 +136,7 @@ def render_markdown(an: Analysis) -> str:
         f"L2 state: {an.state}. Runs: {', '.join(f'`{r.name}` ({r.kind})' for r in study.runs)}.",
         "",
     ]
-    line = headline(pin_answer(an.verdict), an.verdict)   # the one-line answer (analysis.answer.headline)
+    line = headline(pin_answer(an.verdict), an.verdict)   # the one-line answer (ladders.analyse.answer.headline)
     parts += [f"**{line}**", ""] if line else []
     errors = [cv for cv in an.caveats if cv.level == "error"]
     parts += [f"> **Warning:** {cv.text}" for cv in errors] + ([""] if errors else [])

@@ -1,7 +1,7 @@
 """What a report section may read of the analysis: the names it declares, and nothing else.
 
 A section (report/registry.py) names the analyses it shows (`reads=`), from the one registry of
-analysis names (l2attr/analysis/study.py). A name that is not registered is refused when the
+analysis names (l2attr/study/study.py). A name that is not registered is refused when the
 section is declared, so a renamed analyzer stops the import, not a render. Its build is handed a
 SectionView: a read-only window on the Analysis that answers the declared names and refuses any
 other one, so what a section shows is what its declaration says. `recording()` collects, per
@@ -17,7 +17,7 @@ from typing import Any, Iterator, Union
 
 import pandas as pd
 
-from l2attr.analysis.study import Analysis, analysis_names
+from l2attr.study.study import Analysis, analysis_names
 
 
 class UnknownAnalysis(ValueError):
@@ -43,7 +43,7 @@ def check_reads(key: str, reads: tuple[str, ...]) -> tuple[str, ...]:
             near = difflib.get_close_matches(str(name), known, n=1)
             hint = f" (did you mean {near[0]!r}?)" if near else ""
             raise UnknownAnalysis(f"section {key!r} reads {name!r}, which no analysis is registered as{hint}; "
-                                  f"registered (l2attr/analysis/study.py): {', '.join(known)}")
+                                  f"registered (l2attr/study/study.py): {', '.join(known)}")
     return tuple(reads)
 
 

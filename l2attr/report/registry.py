@@ -2,7 +2,7 @@
 its entry in the contents) and the Markdown page read.
 
 Each declaration names the analyses its section shows (`reads=`, names from the one registry in
-l2attr/analysis/study.py); a name not registered fails the declaration, at import. Its build is
+l2attr/study/study.py); a name not registered fails the declaration, at import. Its build is
 handed those names alone, as a read-only view of the Analysis (report/reads.py), so a read it did
 not declare fails too.
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from l2attr.analysis.study import Analysis
+from l2attr.study.study import Analysis
 from l2attr.report import html_sections as sections
 from l2attr.report import html_study as study_sections
 from l2attr.report.html_layer_b import attribution
@@ -45,7 +45,7 @@ class SectionSpec:
 
 SECTION_SPECS: tuple[SectionSpec, ...] = (
     SectionSpec("verdict", "Verdict", sections.verdict, per_series=True, reads=("verdict", "state", "series")),
-    # The families side by side (analysis.families): drawn when a ladder was measured.
+    # The families side by side (study.families): drawn when a ladder was measured.
     SectionSpec("families", "The three kernel families", study_sections.families, optional=True,
                 reads=("families", "verdict", "measured_roofline", "state")),
     SectionSpec("ladder", "Latency ladder", sections.ladder, per_series=True, reads=("ladder", "spread", "state")),

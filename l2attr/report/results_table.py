@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from l2attr.analysis.common import ordered_profiles, rung_label, why
-from l2attr.analysis.study import Analysis
+from l2attr.study.study import Analysis
 from l2attr.report import fmt
 from l2attr.report.columns import Cell, Column, Record, Table, dash, key, missing, num, table
 from l2attr.vocab import Judgement, RungId
@@ -98,8 +98,8 @@ def ladder_results(view: Analysis, pin: str) -> Table:
 
 
 def pin_only_results(an: Analysis, view: Analysis, series: Any) -> Table:
-    """One row per profile of a pin-only family (analysis.families' rows of the series)."""
-    from l2attr.analysis.families import rung_name
+    """One row per profile of a pin-only family (study.families' rows of the series)."""
+    from l2attr.study.families import rung_name
 
     fam = an.families[an.families["series"] == series.name] if not an.families.empty else an.families
     verdict = _verdict_of(view)

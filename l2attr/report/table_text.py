@@ -20,8 +20,8 @@ from rich import box
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from l2attr.analysis.answer import headline, pin_answer
-from l2attr.analysis.study import Analysis, series_view
+from l2attr.ladders.analyse.answer import headline, pin_answer
+from l2attr.study.study import Analysis, series_view
 from l2attr.report import families as fam
 from l2attr.report.columns import Cell, Table, grid
 from l2attr.report.html_sections import verdict_table

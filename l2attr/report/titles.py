@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from l2attr.analysis.study import Analysis
+from l2attr.study.study import Analysis
 
 # The config keys of an EmbeddingBag workload (dlrm/config.WorkloadConfig): a run whose config
 # has them measured the DLRM EmbeddingBag tables; any other run is named by what it is, not by the study.

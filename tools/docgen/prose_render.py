@@ -1,6 +1,6 @@
 """Fill the README's prose templates (tools/docgen/prose/<name>.md.j2) from the runs they name.
 
-The figures come from l2attr.analysis.findings (named values of the analysis of the committed
+The figures come from l2attr.study.findings (named values of the analysis of the committed
 runs); the filters below only format them. tools/docgen/results.py writes each filled template
 between `<!-- prose:<name>:begin -->` and `<!-- prose:<name>:end -->` in README.md, and
 tests/test_readme_prose.py fails when the README and a filled template disagree.

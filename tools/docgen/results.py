@@ -10,8 +10,8 @@ names the run dirs (under examples/) it was made from. Tables come from l2attr.a
 l2attr.report.markdown, the code the report uses; the fidelity table from
 examples/fidelity/fidelity.json (tools/probes/artifact_fidelity.py). The prose around them sits between
 `<!-- prose:<name>:begin -->` and `<!-- prose:<name>:end -->`, filled from tools/docgen/prose/<name>.md.j2
-with l2attr.analysis.findings of the runs named below (tools/docgen/prose_render.py).
-The README's headline (`<!-- headline:begin -->`) is l2attr.analysis.answer's one line over the
+with l2attr.study.findings of the runs named below (tools/docgen/prose_render.py).
+The README's headline (`<!-- headline:begin -->`) is l2attr.ladders.analyse.answer's one line over the
 runs the committed report page reads (`l2attr report examples/`: the same selection, so the README
 and the page's banner say one string), with its comparand named. tests/test_readme_results.py and
 tests/test_readme_prose.py fail when a page and the runs disagree.
@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from doc_pages import all_text, page_with, pages, replace, write_block  # noqa: E402
-from l2attr.analysis import analyse, load_runs  # noqa: E402
+from l2attr.study import analyse, load_runs  # noqa: E402
 from l2attr.report.markdown import md_table, results_markdown  # noqa: E402
 
 BEGIN = re.compile(r"<!-- results:begin runs=(?P<runs>[^ ]+) -->\n")
@@ -82,9 +82,9 @@ def report_runs() -> list[Path]:
 
 
 def headline_block(runs: list[Path] | None = None) -> str:
-    """The study's answer in one line: analysis.answer.headline over the committed report's runs
+    """The study's answer in one line: ladders.analyse.answer.headline over the committed report's runs
     (the string that page's banner and `l2attr report` print), then the GPU and the runs."""
-    from l2attr.analysis.answer import headline, pin_answer
+    from l2attr.ladders.analyse.answer import headline, pin_answer
 
     runs = report_runs() if runs is None else runs
     an = analyse(load_runs(runs))
@@ -95,10 +95,10 @@ def headline_block(runs: list[Path] | None = None) -> str:
 
 
 def prose_context(runs: list[str]) -> dict:
-    """Every figure the prose templates use: l2attr.analysis.findings of the named runs."""
+    """Every figure the prose templates use: l2attr.study.findings of the named runs."""
     import pandas as pd
 
-    from l2attr.analysis import findings
+    from l2attr.study import findings
     from l2attr.dlrm.ptxas import committed
 
     main_an = analyse(load_runs([EX / r for r in runs]))

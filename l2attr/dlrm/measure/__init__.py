@@ -1,1 +1,3 @@
-"""The ladder's measurement: its GPU buffers, kernels, checks and the run over families x profiles."""
+"""What measuring a testbed variant takes, shared by the ladder, the sweep and the profile: the options
+model, GPU buffers, kernels, checks, the residency window and the prefetch (the ladder's run over
+families x profiles is l2attr/ladders/measure/)."""

@@ -274,7 +274,7 @@ def start_compile(cfg: WorkloadConfig, opts: Any) -> Any:
 
 def compile_and_check(cfg: WorkloadConfig, opts: Any, timings: dict[str, float], compiling: Any = None,
                       memo: Any = None) -> tuple[dict[str, VariantKernels | None], dict[str, Any], dict[str, Any]]:
-    """Every variant of `opts` (the run's LadderOptions, measure/run.py, which imports this module)
+    """Every variant of `opts` (the run's LadderOptions, ladders/measure/run.py, which imports this module)
     compiled, its resources read and checked against torch: (kernels by variant_id, resources,
     errors); the time each step took goes into `timings`. `compiling`: start_compile's Future when
     the modules were started ahead (its failures are left to the serial calls, which raise them).

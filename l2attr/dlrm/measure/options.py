@@ -1,4 +1,4 @@
-"""The ladder's options, one typed model: `l2attr ladder`'s flags (commands/ladder.py makes them from
+"""The ladder's options, one typed model: `l2attr ladder`'s flags (ladders/command.py makes them from
 the fields), `l2attr.ladder(...)`'s keyword arguments, the manifest's `measure` section as written
 (`manifest()`) and as read (`from_manifest`, the contract integrity/manifest.py holds a run to),
 and what `--resume` rebuilds a run from.

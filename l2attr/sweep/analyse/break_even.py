@@ -7,7 +7,7 @@ Per series (family, profile and the axis' `by`, e.g. the order), for each judged
 - `even_<timer>`: the smallest measured x at which it is no longer measurably slower (faster or
   within noise): where it breaks even within noise; inf when it is slower at every x.
 A speedup of 1.0004 with overlapping intervals is therefore "within noise", never a break-even.
-With `formula`, the k = 1 formula (analysis/amortisation.py) from the same sweep's k = 1 point
+With `formula`, the k = 1 formula (analysis/amortise.py) from the same sweep's k = 1 point
 (interleaved, else back to back: at k = 1 both are the artifact's loop) stands beside it.
 """
 
@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from l2attr.analysis.amortisation import amortised_speedup, break_even_calls
+from l2attr.analysis.amortise import amortised_speedup, break_even_calls
 from l2attr.sweep.analyse.table import SweepTable
 from l2attr.sweep.analyse.verdict import Verdict, series
 from l2attr.sweep.axes.declare import AxisSpec, Speedup

@@ -90,7 +90,7 @@ class SweepAnalysis:
     @property
     def break_even(self) -> pd.DataFrame:
         """The break-even rows of a BREAK_EVEN axis (the ladder's verdict sets them beside its
-        formula, analysis/study.py); empty for every other judgement."""
+        formula, study/study.py); empty for every other judgement."""
         return self.summary if self.spec.judgement.kind == SweepJudgement.BREAK_EVEN else pd.DataFrame()
 
 

@@ -60,7 +60,7 @@ SPEC = AxisSpec(
     note="One pin, then k consumer calls of its table. Kernel-charged: (pin + the k consumer kernels) / k "
          "against OptMT's consumer, both on CUDA events; wall: the same on the host clock, launches and syncs "
          "included. Interleaved = the artifact's loop (the other tables' pins and calls between two calls of "
-         "one table). The formula extrapolates from this sweep's own k = 1 figures (analysis/amortisation.py).",
+         "one table). The formula extrapolates from this sweep's own k = 1 figures (analysis/amortise.py).",
     answers="calls one pin really serves before it pays: the k from which the pinned arm is no longer measurably "
             "slower than OptMT and from which it is measurably faster, kernel-charged and with launch + sync "
             "(wall), beside the formula's prediction from the same sweep's k = 1 figures",

@@ -26,11 +26,11 @@ import time
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from l2attr.commands.tuning import tuned_flags
+from l2attr.ladders.tuning.table import tuned_flags
 from l2attr.dlrm.config import WorkloadConfig, add_workload_args, config_from_flags
 from l2attr.dlrm.measure.options import LadderOptions
 from l2attr.errors import UserError
-from l2attr.typed import add_flags, dests
+from l2attr.typed import add_flags, dests, parser_defaults
 from l2attr.vocab import Command
 
 # flags --resume may be given with (they do not change what is measured)
@@ -54,13 +54,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     from l2attr.distribute.options import add_arguments as add_distribute_arguments
 
     add_distribute_arguments(p)
-
-
-def parser_defaults(add: Any) -> dict[str, Any]:
-    """A command parser's defaults (what a flag left out is; a LadderOptions flag left out is absent)."""
-    p = argparse.ArgumentParser(add_help=False)
-    add(p)
-    return vars(p.parse_args([]))
 
 
 def check_output(out: Path, name: str) -> None:
@@ -115,7 +108,7 @@ def head_start(cfg: WorkloadConfig, opts: LadderOptions) -> Any:
     run_ladder(ahead=...) takes over. Their modules are imported here, on this thread."""
     from l2attr.dlrm.measure.check import start_compile
     from l2attr.dlrm.measure.prefetch import HeadStart, WorkloadPrefetch
-    from l2attr.dlrm.measure.run import _workload_bytes, ladder_profiles, workload_builder
+    from l2attr.ladders.measure.run import _workload_bytes, ladder_profiles, workload_builder
 
     try:
         import platformdirs  # noqa: F401  (the default cache dir's, read by a builder)
@@ -129,7 +122,7 @@ def _one_process(args: argparse.Namespace, cfg: WorkloadConfig, opts: LadderOpti
     """Today's path: this process, its GPU, cell after cell."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from l2attr.dlrm.measure.run import process_age_s
+    from l2attr.ladders.measure.run import process_age_s
     from l2attr.gpu.runtime import require_gpu
 
     ages = {"command_s": process_age_s()}     # the process's age at each step of its start
@@ -164,7 +157,7 @@ def _one_process(args: argparse.Namespace, cfg: WorkloadConfig, opts: LadderOpti
     torch_import_s = time.perf_counter() - t0
     ages["torch_s"] = process_age_s()
 
-    from l2attr.dlrm.measure.run import ladder_manifest, run_ladder
+    from l2attr.ladders.measure.run import ladder_manifest, run_ladder
     from l2attr.manifest_model import recorded
     from l2attr.gpu.device import module_versions
     from l2attr.rundir import RunDir, command_line
@@ -206,13 +199,13 @@ def measure(args: argparse.Namespace) -> Any:
 
     dist = distribute_from_flags(args.workers, args.scheduler)     # refused before any GPU is looked for
     from l2attr.analysis.spread import describe_launch_lag, launch_lag_effect
-    from l2attr.commands.show import break_even_lines, ladder_tables, spread_lines
+    from l2attr.ladders.section import break_even_lines, ladder_tables, spread_lines
     from l2attr.rundir import command_line
     from l2attr.schema import CELLS, SAMPLES
 
     if dist is not None:
-        from l2attr.distribute.ladder import ladder_on_workers
-        from l2attr.dlrm.measure.run import ladder_manifest
+        from l2attr.ladders.measure.distribute import ladder_on_workers
+        from l2attr.ladders.measure.run import ladder_manifest
 
         run_dir = ladder_on_workers(cfg, opts, run_dir, dist, args.out, args.name,
                                     lambda versions, gpu: ladder_manifest(cfg, opts, command_line(), versions, gpu),

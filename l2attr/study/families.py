@@ -7,7 +7,7 @@ profile, the DRAM bandwidth that consumer drew (ncu bytes / duration) as a fract
 measured read-only HBM bandwidth, the pin rung's consumer and pin-charged speedup over the
 unpinned consumer (the verdict's `pin_speedup_charged`, with the significance rule's word
 `pin_judgement_charged`), and one sentence whose "pays" / "does not pay" is that word ("within
-noise" otherwise). Computed from the frames `analysis.study.analyse` already made, so every
+noise" otherwise). Computed from the frames `study.analyse` already made, so every
 printer says the same numbers.
 """
 
@@ -19,7 +19,7 @@ import pandas as pd
 
 from l2attr.analysis.common import NA, is_missing, ordered_profiles, rows_where, rung_label
 from l2attr.analysis.gpus import cross_gpu_reason, two_gpus
-from l2attr.analysis.verdict import HONEST_COMPARAND, PIN_RUNG
+from l2attr.ladders.analyse.verdict import HONEST_COMPARAND, PIN_RUNG
 from l2attr.dlrm.declare import HEADLINE_FAMILY
 from l2attr.vocab import Family, Judgement
 

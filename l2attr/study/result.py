@@ -1,5 +1,5 @@
-"""What `l2attr.ladder()` returns (l2attr/api.py): the ladder's cells, their verdict and the run dir
-(the experiment's result is experiment/result.py).
+"""What `l2attr.ladder()` returns (l2attr/api.py): one ladder run judged as `l2attr report` judges
+it, read through the study's analysis (study.py) and the ladder's answer.
 """
 
 from __future__ import annotations
@@ -21,14 +21,15 @@ class LadderResult:
 
     @classmethod
     def from_run(cls, run_dir: Path) -> "LadderResult":
-        from l2attr.analysis import analyse, load_runs
+        from l2attr.analysis import load_runs
+        from l2attr.study import analyse
 
         an = analyse(load_runs([Path(run_dir)]))
         return cls(an.ladder, an.verdict, Path(run_dir))
 
     def headline(self) -> str:
         """The study's one-line answer, the string the report's banner shows."""
-        from l2attr.analysis.answer import headline, pin_answer
+        from l2attr.ladders.analyse.answer import headline, pin_answer
 
         return headline(pin_answer(self.verdict), self.verdict)
 

@@ -18,10 +18,7 @@ from typing import Any
 import pandas as pd
 
 from l2attr.errors import Damage, UserError
-
-# the knob of the table -> the `l2attr ladder` option that sets it
-LADDER_FLAGS = {"warps_per_bag": "fast_warps_per_bag", "bags_per_block": "fast_bags_per_block",
-                "unroll": "fast_unroll", "load": "fast_load", "maxrregcount": "fast_maxrregcount"}
+from l2attr.ladders.tuning.table import LADDER_FLAGS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -41,19 +38,10 @@ def ladder_flags(point: dict[str, Any]) -> str:
     return " ".join(f"--{LADDER_FLAGS[k].replace('_', '-')} {int(point[k])}" for k in LADDER_FLAGS)
 
 
-def chosen_point(path: Path, damage: Damage | None = None) -> dict[str, int]:
-    """The launch point a tuning table chooses, through the table's contract (a damaged or cut
-    table is refused, never another choice)."""
-    from l2attr.analysis.tuning import choose
-    from l2attr.analysis.tuning import read_tuning
-
-    return choose(read_tuning(path, damage or Damage()))
-
-
 def describe(table: pd.DataFrame, name: str, top: int) -> list[str]:
     """The lines `l2attr tuning` prints for a table that passed its contract."""
-    from l2attr.analysis.tuning import KNOBS, indistinguishable, score, within_spread
     from l2attr.dlrm.declare import FAST_DEFAULT
+    from l2attr.ladders.tuning.table import KNOBS, indistinguishable, score, within_spread
 
     scored = score(table)
     profiles = sorted(table["profile"].astype(str).unique())
@@ -92,7 +80,7 @@ def describe(table: pd.DataFrame, name: str, top: int) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from l2attr.analysis.tuning import read_tuning
+    from l2attr.ladders.tuning.table import read_tuning
 
     if args.top < 0:
         raise UserError(f"--top must be >= 0, got {args.top}")
@@ -108,34 +96,3 @@ def run(args: argparse.Namespace) -> int:
         print(line)
     sys.stdout.flush()
     return 0
-
-
-# -- `l2attr ladder --tuning FILE` ---------------------------------------------------------------
-
-def tuned_flags(path: Path | None, flags: dict[str, Any]) -> dict[str, Any]:
-    """The ladder's flags given, with the fast family's launch options the table chooses
-    (`ladder --tuning FILE`; `flags` by argparse dest, as LadderOptions.from_flags takes them).
-
-    A --fast-* option given as well contradicts the table and is refused, as is a run without the
-    fast family (the table chooses nothing for the others)."""
-    from l2attr.dlrm.declare import parse_families
-    from l2attr.vocab import Family
-
-    if path is None:
-        return flags
-    given = [f"--{dest.replace('_', '-')}" for dest in LADDER_FLAGS.values() if dest in flags]
-    if given:
-        raise UserError(f"--tuning {path} chooses the fast family's launch point; drop {', '.join(given)}")
-    family = flags.get("families")      # a flag's text, or an API caller's list
-    if Family.FAST not in (family if isinstance(family, (list, tuple)) else parse_families(family)):
-        raise UserError(f"--tuning {path} sets the fast family's launch point, but --family {family} "
-                        "does not run the fast family")
-    if not Path(path).is_file():
-        raise UserError(f"--tuning {path}: {'not a file' if Path(path).exists() else 'no such file'}")
-    from l2attr.dlrm.measure.kernels import FAST_UNROLLS
-
-    point = chosen_point(Path(path))
-    if point["unroll"] not in FAST_UNROLLS:
-        raise UserError(f"--tuning {path}: its choice has unroll {point['unroll']}, which the fast kernel is "
-                        f"not built for (one of {', '.join(map(str, FAST_UNROLLS))})")
-    return {**flags, **{dest: int(point[knob]) for knob, dest in LADDER_FLAGS.items()}}

@@ -6,7 +6,7 @@ torch.nn.functional.embedding_bag; once they are all built (nothing runs beside 
 the bandwidths are measured and, per profile, every variant's repeats, device and host repeats
 alternating and interleaved across the variants so a slow drift of the GPU touches all alike.
 Each round of repeats (one of every variant) is appended to samples.csv at once
-(measure/journal.py); once the last is timed, every cell is summarised into cells.csv.
+(ladders/table.py); once the last is timed, every cell is summarised into cells.csv.
 `--resume` skips complete repeats and re-measures a repeat a crash cut short. The phases'
 seconds are recorded (`timings`) and printed (`Phases`, `describe_phases`).
 """
@@ -29,7 +29,7 @@ from l2attr.dlrm.measure.check import CheckMemo, check_profile, compile_and_chec
 from l2attr.dlrm.measure.gpu import Gpu
 from l2attr.dlrm.measure.gpu import describe as describe_gpu
 from l2attr.dlrm.measure.options import LadderOptions
-from l2attr.dlrm.measure.protocol import CellRunner, samples_per_repeat
+from l2attr.ladders.measure.protocol import CellRunner, samples_per_repeat
 from l2attr.gpu.runtime import kernel_cache_record
 from l2attr.manifest_model import sections
 from l2attr.measure.adaptive import HOST_COLUMNS, column_values, measure_rounds
@@ -179,9 +179,9 @@ def workload_builder(cfg: WorkloadConfig, opts: LadderOptions) -> Callable[[str]
 def run_ladder(cfg: WorkloadConfig, opts: LadderOptions, run: RunDir,
                log: Callable[[str], None] = print, progress: Any = None, ahead: Any = None) -> pd.DataFrame:
     """Measure every (profile, variant) cell into `run`; complete repeats are skipped. `ahead`:
-    the ladder command's head start (commands/ladder.py head_start: workloads and kernels begun
+    the ladder command's head start (ladders/command.py head_start: workloads and kernels begun
     before torch was imported), used when its profiles are this run's to do."""
-    from l2attr.dlrm.measure.journal import SampleJournal, summarize_cells, with_stops, write_cells
+    from l2attr.ladders.table import SampleJournal, summarize_cells, with_stops, write_cells
     from l2attr.dlrm.measure.prefetch import WorkloadPrefetch
 
     t_start = time.perf_counter()

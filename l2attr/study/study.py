@@ -18,8 +18,8 @@ from typing import Any, Callable
 import pandas as pd
 
 from l2attr.analysis import attribution, calls
-from l2attr.analysis.amortisation import amortisation_curve, amortisation_table
-from l2attr.analysis.charges import host_charges, with_charges
+from l2attr.ladders.analyse.amortisation import amortisation_curve, amortisation_table
+from l2attr.ladders.analyse.charges import host_charges, with_charges
 from l2attr.analysis.caveats import (
     Caveat, analysis_caveats, charge_caveats, ncu_setting_caveats, run_warning_caveats, sort_caveats,
     validity_caveats,
@@ -28,16 +28,16 @@ from l2attr.analysis.compare import (
     compare_cells, compare_settings, compare_summary, one_sided_settings, pair_identity,
 )
 from l2attr.analysis.control import study_controls
-from l2attr.analysis.families import family_table
+from l2attr.study.families import family_table
 from l2attr.analysis.gpus import consumer_gpus, gpu_spread
-from l2attr.analysis.ladder import latency_ladder
+from l2attr.ladders.analyse.ladder import latency_ladder
 from l2attr.analysis.load import Study
 from l2attr.analysis.noise import CrossProcess, cross_process
-from l2attr.analysis.roofline import measured_roofline, roofline_fractions
-from l2attr.analysis.share import l2_share_of_step
+from l2attr.ladders.analyse.roofline import measured_roofline, roofline_fractions
+from l2attr.ladders.analyse.share import l2_share_of_step
 from l2attr.analysis.spread import spread_summary
 from l2attr.analysis.series import Series, find_series, series_frame, tag
-from l2attr.analysis.verdict import verdict_table
+from l2attr.ladders.analyse.verdict import verdict_table
 from l2attr.errors import UserError
 from l2attr.vocab import L2Condition, Command
 
@@ -100,7 +100,7 @@ STUDY_ANALYSES: dict[str, str] = {
     "compare_settings": "per pair of runs, the settings in which they differ",
     "compare_identity": "per pair of runs, whether one GPU measured both",
     "compare_one_sided": "per pair of runs, how many settings only one of them records",
-    "families": "the kernel families side by side per profile (analysis.families)",
+    "families": "the kernel families side by side per profile (study.families)",
     "gpu_spread": "cells several GPUs measured, each GPU's median and their spread",
     "cross_process": "the noise of a comparison across two runs (analysis.noise)",
 }
@@ -149,7 +149,7 @@ class Analysis:
     compare_summary: pd.DataFrame = field(default_factory=pd.DataFrame)
     compare_settings: pd.DataFrame = field(default_factory=pd.DataFrame)
     compare_identity: pd.DataFrame = field(default_factory=pd.DataFrame)
-    # the kernel families side by side per profile (analysis.families); empty without a ladder
+    # the kernel families side by side per profile (study.families); empty without a ladder
     families: pd.DataFrame = field(default_factory=pd.DataFrame)
     # cells that several GPUs measured, each GPU's median and their spread (analysis.gpus)
     gpu_spread: pd.DataFrame = field(default_factory=pd.DataFrame)

@@ -27,7 +27,7 @@ from l2attr.distribute.where import where_am_i
 from l2attr.dlrm.config import WorkloadConfig
 from l2attr.dlrm.declare import Variant
 from l2attr.manifest_model import sections
-from l2attr.dlrm.measure.run import LadderOptions, complete_repeats, drop_incomplete_repeats, repeat_plan
+from l2attr.ladders.measure.run import LadderOptions, complete_repeats, drop_incomplete_repeats, repeat_plan
 from l2attr.measure.stats import CELL_KEYS
 from l2attr.rundir import RunDir
 from l2attr.schema import CELLS, SAMPLES
@@ -74,7 +74,7 @@ def device_checks(cfg: WorkloadConfig, opts: LadderOptions) -> None:
 
 def measure_unit(cfg: WorkloadConfig, opts: LadderOptions) -> dict[str, Any]:
     """On a worker: run_ladder of one unit into a scratch run dir; its tables and facts back."""
-    from l2attr.dlrm.measure.run import ladder_manifest, run_ladder
+    from l2attr.ladders.measure.run import ladder_manifest, run_ladder
 
     gpu = where_am_i().gpu_uuid
     opts = opts.model_copy(update={"bandwidth": opts.bandwidth and gpu not in _MEASURED_BANDWIDTH})

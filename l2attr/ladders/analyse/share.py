@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from l2attr.analysis.common import NA, is_missing, join_sources, sort_rows
-from l2attr.analysis.ladder import ladder_row
+from l2attr.ladders.analyse.ladder import ladder_row
 from l2attr.vocab import Role, RungId
 
 PIN_RUNG = RungId.L2P_OPTMT.value

@@ -115,7 +115,7 @@ class CellRunner:
                 "consumer_artifact_time_us": r["consumer_host_timer_us"],
                 "call_wall_time_us": r["call_wall_us"], "launch_lag_us": max(lags) if lags else NAN,
                 "timer_discard": r["discard"] if device_timed else "",
-                # the host costs charged by name (analysis/charges.py): the pin step on the host clock
+                # the host costs charged by name (ladders/analyse/charges.py): the pin step on the host clock
                 # (host repeats) and the window's host call (device repeats, outside the kernel timer)
                 "pin_wall_time_us": r["producer_wall_us"], "prepare_wall_time_us": r["prepare_wall_us"]}
 

@@ -7,14 +7,15 @@ pinning rung's speedup over a comparand is
 
 It reaches 1 at k* = T_pin / (T_ref - T_cons); the break-even call count is the smallest whole
 k >= k* (at least 1), or "never" when the consumer gains nothing (T_cons >= T_ref). As k grows
-the speedup tends to T_ref / T_cons, the artifact's consumer-only number.
+the speedup tends to T_ref / T_cons, the artifact's consumer-only number (the formula:
+analysis/amortise.py, which the sweep's measured curve shares).
 
 Two comparands for L2P+OptMT: the baseline (what the artifact compared against) and OptMT,
 the honest one: L2P+OptMT is OptMT plus a pin, so the pin must pay for itself against OptMT.
 
 Two charges for T_pin, side by side: *kernel-charged* (the pin kernel's GPU time) and
 *wall-charged* (the pin step as a caller waits for it: launch + kernel + stream sync on the host
-clock, analysis/charges.py), over the same consumer saving (kernel timer). The saving itself is
+clock, ladders/analyse/charges.py), over the same consumer saving (kernel timer). The saving itself is
 judged by the one significance rule (analysis/significance.py via analysis/noise.py: the
 cross-process spread where the two consumers come from different runs): a break-even exists only
 for a saving beyond noise; a consumer slower beyond noise "never" breaks even, and a saving
@@ -28,8 +29,9 @@ from typing import Any, Sequence
 
 import pandas as pd
 
+from l2attr.analysis.amortise import amortised_speedup, break_even_calls, break_even_point
 from l2attr.analysis.common import NA, is_missing, join_sources, rung_label, sort_rows
-from l2attr.analysis.ladder import ladder_row
+from l2attr.ladders.analyse.ladder import ladder_row
 from l2attr.analysis.noise import NONE, CrossProcess, judge
 from l2attr.analysis.significance import Interval
 from l2attr.dlrm.declare import RUNG_BY_NAME
@@ -52,32 +54,6 @@ def said(why: str, family: str = "") -> str:
 
 DEFAULT_KS: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 25, 32, 40, 50, 64, 80, 100,
                                128, 160, 200, 256, 320, 400, 512, 640, 800, 1000)
-
-
-def amortised_speedup(t_ref: float, t_pin: float, t_cons: float, k: float) -> float:
-    """Speedup over the comparand when one pin serves k consumer calls."""
-    denominator = t_pin + k * t_cons
-    return NA if denominator <= 0 else k * t_ref / denominator
-
-
-def break_even_point(t_ref: float, t_pin: float, t_cons: float) -> float:
-    """k* = T_pin / (T_ref - T_cons), the real-valued break-even; inf when the consumer gains nothing."""
-    gain = t_ref - t_cons
-    if gain <= 0:
-        return math.inf
-    return t_pin / gain
-
-
-def break_even_calls(t_ref: float, t_pin: float, t_cons: float) -> float:
-    """Smallest whole k >= 1 with speedup(k) >= 1; inf ("never") when the consumer gains nothing."""
-    k_star = break_even_point(t_ref, t_pin, t_cons)
-    if math.isinf(k_star):
-        return math.inf
-    k = max(1, math.ceil(k_star - 1e-9))
-    # Guard against floating-point rounding at exact break-even points.
-    while amortised_speedup(t_ref, t_pin, t_cons, k) < 1 - 1e-12:
-        k += 1
-    return float(k)
 
 
 def break_even_text(calls: float, gain: str = Judgement.FASTER.value) -> str:

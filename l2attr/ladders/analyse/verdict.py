@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from l2attr.analysis.common import NA, first_row, is_missing, join_sources, ordered_profiles, ratio, rung_label
-from l2attr.analysis.ladder import ladder_row
+from l2attr.ladders.analyse.ladder import ladder_row
 from l2attr.analysis.noise import NONE, CrossProcess, Verdict, judge
 from l2attr.analysis.significance import Interval
 from l2attr.vocab import Judgement, Order, Quantity, RungId, Timer

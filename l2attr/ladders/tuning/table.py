@@ -9,11 +9,13 @@ A table measured on several GPUs (`tune_fast.py --workers`: its `gpu_uuid` colum
 one) compares points by their ratio to the tuned OptMT consumer timed beside them on their own
 GPU (`vs_tuned`), never by medians of two GPUs (analysis.gpus' rule).
 
-The table is read whole or refused (read_tuning, below; once integrity/tuning.py). Why: `score` leaves out a launch point not measured on every profile, so a copy
+The table is read whole or refused (read_tuning, below). Why: `score` leaves out a launch point not measured on every profile, so a copy
 cut at a row boundary quietly dropped the last points of the last profile and `choose()`
 returned another launch point. The table's contract: one row per (profile, launch point), knobs
 whole, medians finite, positive and plausible, spreads >= 0, and every launch point measured on
 every profile the table holds (the tuner writes whole profiles).
+
+`tuned_flags` (below) turns the table's choice into the ladder's flags (`ladder --tuning FILE`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,10 @@ from l2attr.errors import STRICT, Damage, UserError
 from l2attr.integrity import rules
 from l2attr.integrity.tables import MAX_TIME_US, MAX_TIME_WHY
 from l2attr.schema import TUNING_KNOBS as KNOBS
+
+# the knob of the table -> the `l2attr ladder` option that sets it
+LADDER_FLAGS = {"warps_per_bag": "fast_warps_per_bag", "bags_per_block": "fast_bags_per_block",
+                "unroll": "fast_unroll", "load": "fast_load", "maxrregcount": "fast_maxrregcount"}
 
 
 def across_gpus(table: pd.DataFrame) -> bool:
@@ -137,3 +143,40 @@ def check_every_point_on_every_profile(df: pd.DataFrame, source: str, damage: Da
         damage.found(f"{source}: launch points per profile differ ({', '.join(f'{p} {n}' for p, n in short.items())} "
                      f"of {most}; of {', '.join(profiles)}): the file was cut, or the tuning stopped within a "
                      "profile, and the choice would skip the points one profile lacks")
+
+
+def chosen_point(path: Path, damage: Damage | None = None) -> dict[str, int]:
+    """The launch point a tuning table chooses, through the table's contract (a damaged or cut
+    table is refused, never another choice)."""
+    return choose(read_tuning(path, damage or Damage()))
+
+
+# -- `l2attr ladder --tuning FILE` ---------------------------------------------------------------
+
+def tuned_flags(path: Path | None, flags: dict[str, Any]) -> dict[str, Any]:
+    """The ladder's flags given, with the fast family's launch options the table chooses
+    (`ladder --tuning FILE`; `flags` by argparse dest, as LadderOptions.from_flags takes them).
+
+    A --fast-* option given as well contradicts the table and is refused, as is a run without the
+    fast family (the table chooses nothing for the others)."""
+    from l2attr.dlrm.declare import parse_families
+    from l2attr.vocab import Family
+
+    if path is None:
+        return flags
+    given = [f"--{dest.replace('_', '-')}" for dest in LADDER_FLAGS.values() if dest in flags]
+    if given:
+        raise UserError(f"--tuning {path} chooses the fast family's launch point; drop {', '.join(given)}")
+    family = flags.get("families")      # a flag's text, or an API caller's list
+    if Family.FAST not in (family if isinstance(family, (list, tuple)) else parse_families(family)):
+        raise UserError(f"--tuning {path} sets the fast family's launch point, but --family {family} "
+                        "does not run the fast family")
+    if not Path(path).is_file():
+        raise UserError(f"--tuning {path}: {'not a file' if Path(path).exists() else 'no such file'}")
+    from l2attr.dlrm.measure.kernels import FAST_UNROLLS
+
+    point = chosen_point(Path(path))
+    if point["unroll"] not in FAST_UNROLLS:
+        raise UserError(f"--tuning {path}: its choice has unroll {point['unroll']}, which the fast kernel is "
+                        f"not built for (one of {', '.join(map(str, FAST_UNROLLS))})")
+    return {**flags, **{dest: int(point[knob]) for knob, dest in LADDER_FLAGS.items()}}

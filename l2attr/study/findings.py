@@ -19,7 +19,7 @@ from l2attr.analysis.common import is_missing, ordered_profiles
 from l2attr.analysis.noise import judge
 from l2attr.analysis.significance import Interval
 from l2attr.analysis.spread import launch_lag_effect
-from l2attr.analysis.study import Analysis
+from l2attr.study.study import Analysis
 from l2attr.analysis.load import manifest_value
 from l2attr.vocab import Condition, Judgement, L2Condition, Quantity, Role, Command, RungId, Timer, TimerKind
 

@@ -1,24 +1,20 @@
-"""What the commands print beside the files they write: rich tables of analysed numbers.
+"""What `l2attr ladder` prints beside the files it writes: rich tables of analysed numbers.
 
-The ladder (rows rungs, columns profiles, one table per series) is what `l2attr ladder` shows;
-the layer-B grid and DRAM lines are what `l2attr profile` shows, in the report's wording.
-The numbers come from l2attr.analysis, the same code the report uses; only the layout is here.
+The ladder (rows rungs, columns profiles, one table per series), the break-even lines and the
+spread lines. The numbers come from the ladder's analyse/ and l2attr.analysis, the same code the
+report uses; only the layout is here.
 """
 
 from __future__ import annotations
 
 import math
-import sys
 
 import pandas as pd
-from rich.console import Console
 from rich.table import Table
 
-from l2attr.analysis.calls import l2_cells
-from l2attr.analysis.ladder import latency_ladder
+from l2attr.ladders.analyse.ladder import latency_ladder
 from l2attr.analysis.series import find_series, series_frame
 from l2attr.dlrm.declare import LADDER_ORDER, RUNG_BY_NAME
-from l2attr.report.layer_b import consumer_grid, dram_lines, grid_title
 from l2attr.vocab import Quantity, RungId
 
 
@@ -60,8 +56,8 @@ def ladder_table(cells: pd.DataFrame, title: str = "l2attr ladder") -> Table:
 def break_even_lines(cells: pd.DataFrame, samples: pd.DataFrame) -> list[str]:
     """Per series and profile: the calls one pin must serve against OptMT, kernel-charged and
     wall-charged (the pin step's host launch + sync, per call), with that charge (analysis)."""
-    from l2attr.analysis.amortisation import amortisation_table
-    from l2attr.analysis.charges import host_charges, with_charges
+    from l2attr.ladders.analyse.amortisation import amortisation_table
+    from l2attr.ladders.analyse.charges import host_charges, with_charges
 
     lines = []
     for s in find_series(cells):
@@ -105,38 +101,3 @@ def spread_lines(samples: pd.DataFrame) -> list[str]:
                      f"median {r['median_spread_pct']:.2f} %, worst {r['worst_spread_pct']:.2f} % "
                      f"({r['worst_cell']}, {r['worst_repeats']} repeats)")
     return lines
-
-
-class ConsoleLog:
-    """A profile run's progress on a rich console: lines, a rule per child tool, its raw output."""
-
-    def __init__(self, console: Console) -> None:
-        self.console = console
-
-    def line(self, text: str) -> None:
-        self.console.print(text, markup=False, highlight=False)
-
-    def rule(self, title: str) -> None:
-        self.console.rule(title)
-
-    def stream(self, text: str) -> None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-
-
-def layer_b_summary(console: Console, metrics: pd.DataFrame) -> None:
-    """Per family: the consumer grid and the DRAM lines (report.layer_b: the report's wording)."""
-    for ser in find_series(metrics):
-        l2 = l2_cells(series_frame(metrics, ser))
-        profiles, rows = consumer_grid(l2)
-        if not rows:
-            continue
-        table = Table(title=f"{ser.title} · {grid_title()}")
-        table.add_column("rung")
-        for p in profiles:
-            table.add_column(p, justify="right")
-        for row in rows:
-            table.add_row(*row)
-        console.print(table)
-        for line in dram_lines(l2):
-            console.print(f"  {line}", markup=False, highlight=False)
