@@ -6,7 +6,7 @@ reads bytes an earlier op wrote). Each op runs inside a profiler range `l2attr:o
 the kernels its launches produce in the kineto trace are matched to it (step/trace.py) by the
 CPU time of their launch, whatever API launched them. In the `cold` condition the recorder
 flushes L2 right before each op that is not a view (views launch nothing): read-only flush
-after a persisting reset (experiment/device.py), so the op's first kernel meets a cold L2 with
+after a persisting reset (measure/verbs.py), so the op's first kernel meets a cold L2 with
 no dirty lines of anyone else's to write back.
 """
 
