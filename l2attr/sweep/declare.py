@@ -141,5 +141,19 @@ def points(cfg: WorkloadConfig, opts: SweepOptions, limits: DeviceLimits | None 
     return opts.spec.points(cfg, opts, limits)
 
 
-__all__ = ["MiB", "OTHER_BATCHES", "Point", "SweepOptions", "parse_axis", "points", "row_bytes", "validate",
+def recorded(manifest: dict[str, Any]) -> tuple[SweepOptions, WorkloadConfig, list[Point]] | None:
+    """The settings a sweep's manifest records, read back (its options, workload and points); None
+    where they cannot be (the manifest check names what is wrong with them). One reader for every check."""
+    from l2attr.manifest_model import sections
+
+    try:
+        got = sections(manifest, ("sweep", "config"))      # as recorded (less what check_manifest said)
+        opts = SweepOptions.from_manifest(got["sweep"])
+        cfg = WorkloadConfig(**got["config"])
+        return opts, cfg, points(cfg, opts)
+    except (KeyError, TypeError, ValueError, UserError):
+        return None
+
+
+__all__ = ["MiB", "OTHER_BATCHES", "Point", "SweepOptions", "parse_axis", "points", "recorded", "row_bytes", "validate",
            "validate_device"]

@@ -17,12 +17,11 @@ from typing import Any
 
 import pandas as pd
 
-from l2attr.errors import Damage, UserError
+from l2attr.errors import Damage
 from l2attr.dlrm.config import WorkloadConfig
-from l2attr.manifest_model import sections
 from l2attr.sweep.measure.dram import PROFILED_TABLES, SWEEP_DRAM
 from l2attr.sweep.measure.protocol import schedule
-from l2attr.sweep.declare import Point, SweepOptions, points
+from l2attr.sweep.declare import Point, SweepOptions, recorded
 from l2attr.sweep.table import SWEEP_POINTS
 from l2attr.vocab import Arm, Quantity as Q, Role as R, Timer
 
@@ -30,13 +29,10 @@ Declared = list[tuple[str, str, Point, Arm]]   # (family, profile, point, arm)
 
 
 def _declared(manifest: dict[str, Any]) -> tuple[Declared, SweepOptions, WorkloadConfig] | None:
-    try:
-        got = sections(manifest, ("sweep", "config"))      # as recorded (less what check_manifest said)
-        opts = SweepOptions.from_manifest(got["sweep"])
-        cfg = WorkloadConfig(**got["config"])
-        pts = points(cfg, opts)
-    except (KeyError, TypeError, ValueError, UserError):
+    got = recorded(manifest)
+    if got is None:
         return None      # the manifest check names what is wrong with the settings
+    opts, cfg, pts = got
     return [(f.value, p, pt, a) for f in opts.families for p in opts.profiles for pt in pts for a in pt.arms], opts, cfg
 
 

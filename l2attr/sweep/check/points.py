@@ -14,13 +14,12 @@ from typing import Any
 
 import pandas as pd
 
-from l2attr.dlrm.config import WorkloadConfig
 from l2attr.integrity import rules
-from l2attr.errors import Damage, UserError
+from l2attr.errors import Damage
 from l2attr.integrity.tables import check_table
-from l2attr.manifest_model import SweepManifest, SweepSection, sections, typed
+from l2attr.manifest_model import SweepManifest, SweepSection, typed
 from l2attr.sweep.check.tables import CONTRACTS
-from l2attr.sweep.declare import SweepOptions, points
+from l2attr.sweep.declare import recorded
 from l2attr.sweep.table import SWEEP_POINTS, SWEEP_SAMPLES, SWEEP_UNITS
 from l2attr.vocab import SweepAxis, RepeatMode, Quantity, Timer
 
@@ -30,13 +29,10 @@ ARM_KEY = ("family", "profile", "point", "arm")
 def declared_arms(manifest: dict[str, Any]) -> list[tuple[str, str, str, str]] | None:
     """(family, profile, point, arm) of every arm the manifest's settings measure; None when the
     settings cannot be read back (the manifest check names what is wrong with them)."""
-    try:
-        got = sections(manifest, ("sweep", "config"))      # as recorded (less what check_manifest said)
-        opts = SweepOptions.from_manifest(got["sweep"])
-        cfg = WorkloadConfig(**got["config"])
-        pts = points(cfg, opts)
-    except (KeyError, TypeError, ValueError, UserError):
+    got = recorded(manifest)
+    if got is None:
         return None
+    opts, _, pts = got
     return [(f.value, p, pt.point, a.value) for f in opts.families for p in opts.profiles
             for pt in pts for a in pt.arms]
 
