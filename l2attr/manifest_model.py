@@ -1,13 +1,13 @@
-"""The manifest as its readers take it (issue 52, closed models): per run kind, a pydantic model of
-every section a reader outside the model layer uses; each field typed (numbers finite and in range,
-counts whole, lists typed). A field a reader uses is declared here; one the model does not know is
-kept (`extra="allow"`), named by `unknown()` (the provenance table prints it) and never used.
+"""The manifest as its readers take it (issue 52, closed models): per run kind, a pydantic model of every
+section a reader outside the model layer uses; each field typed (numbers finite and in range, counts
+whole, lists typed). A field a reader uses is declared here; one the model does not know is kept
+(`extra="allow"`), named by `unknown()` (the provenance table prints it) and never used.
 
 Two ways in. `typed(manifest)`: a manifest check_manifest has seen, its damage said there (strict: the
 one-line error; --allow-partial: a note), so a field that breaks its rule reads as absent here, as
-manifest_fields.typed_ranges does. `typed(manifest, source)`: one nothing has checked (a worker's
-scratch run, a timer comparison's inputs): a field that breaks its rule is one UserError line.
-check_manifest holds every run to these models too (`check_model`), so a field's rule is said once.
+manifest_fields.typed_ranges does. `typed(manifest, source)`: one nothing has checked (a worker's scratch
+run, a timer comparison's inputs): a field that breaks its rule is one UserError line. check_manifest
+holds every run to these models too (`check_model`), so a field's rule is said once.
 """
 
 from __future__ import annotations
@@ -81,9 +81,15 @@ class Range(Section):
     pass_groups: Count | None = None
 
 
-class Manifest(Section):
+def texts(*names: str) -> dict[str, Any]:       # fields of free text (absent or a string), for create_model
+    return {k: (str | None, None) for k in names}
+
+
+class Manifest(create_model("Run", __base__=Section, **texts("status", "error", "created_utc"))):  # type: ignore[misc]
     """Every kind: the fields a reader of any run takes."""
     kind: Text | None = None
+    warnings: list[str] | None = None      # with status, error and created_utc: what the study's caveats read
+    settings_warnings: list[str] | None = None
     config: Facts | None = rule("an object (the workload; its fields: the config rule) or null")
     gpu: Gpu | None = None
     versions: dict[str, str | None] | None = rule("an object: package -> a version string or null")
@@ -147,10 +153,6 @@ Steps = Annotated[StrictInt, Field(ge=0, le=WHOLE)]
 Micros = list[Annotated[float, Field(allow_inf_nan=False, gt=0, le=1e9)]]
 MICROS = "a list of finite numbers > 0 (µs) or null"
 COUNTED = "a whole number >= 0 (the count step_kernels.csv implies, steps/check/counts.py) or null"
-
-
-def texts(*names: str) -> dict[str, Any]:       # fields of free text (absent or a string), for create_model
-    return {k: (str | None, None) for k in names}
 
 
 # `step.facts`: what the caller said of the step (the LLM grid's shape, the rung steps' series); a
@@ -346,4 +348,3 @@ class ExperimentDeclared(Section):     # the declaration as the run recorded it 
 
 class ExperimentManifest(Manifest):     # not in MODELS: check_manifest holds it to manifest_fields' rules
     experiment: ExperimentDeclared | None = rule("the declaration (an object, its conditions a list) or null")
-# -- end of the experiment kind --------------------------------------------------------------------

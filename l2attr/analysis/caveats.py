@@ -119,13 +119,13 @@ def run_warning_caveats(study: Study) -> list[Caveat]:
     out = [Caveat("warn", note, "combining run dirs") for note in study.notes]
     out += [Caveat("error", note, "combining run dirs") for note in getattr(study, "mixed", [])]
     for run in study.runs:
-        status = run.manifest.get("status")
+        status, error = run.model.status, run.model.error
         if status not in (None, "done"):
             out.append(Caveat("warn", f"run {run.name} has status {status!r}: it may be incomplete"
-                                      + (f" ({run.manifest['error']})" if run.manifest.get("error") else ""),
+                                      + (f" ({error})" if error else ""),
                               f"{run.name}/manifest.json[status]"))
         for key in ("warnings", "settings_warnings"):
-            warnings = run.manifest.get(key)
+            warnings = getattr(run.model, key)
             if isinstance(warnings, list):
                 out.extend(Caveat("warn", str(w), f"{run.name}/manifest.json[{key}]") for w in warnings)
     return out + noisy_cell_caveats(study)

@@ -15,8 +15,9 @@ from typing import Any
 
 import pandas as pd
 
-from l2attr.analysis.load import Run, Study
+from l2attr.analysis.load import Run, Study, gpu_name, run_uuid
 from l2attr.analysis.spread import CELL_KEYS, TIMED_COLUMNS, repeat_spread
+from l2attr.manifest_model import sections
 from l2attr.vocab import Quantity, Timer
 
 # (quantity, timer) of cells.csv -> the samples.csv column its repeats are read from
@@ -126,7 +127,7 @@ def _flatten(node: Any, prefix: str = "") -> dict[str, str]:
 
 def run_settings(run: Run) -> dict[str, str]:
     """The run's settings as dotted keys (command, measure options, versions, GPU, ptxas)."""
-    flat = _flatten({k: run.manifest[k] for k in SETTING_PARTS if k in run.manifest})
+    flat = _flatten(sections(run.manifest, SETTING_PARTS))      # recorded whole: every setting is compared
     return {k: v for k, v in flat.items() if not k.startswith(NOISE)}
 
 
@@ -171,13 +172,12 @@ def pair_identity(study: Study, compare: pd.DataFrame) -> pd.DataFrame:
     consumer = compare[(compare["quantity"] == Quantity.CONSUMER.value) & (compare["timer"] == Timer.KERNEL.value)]
     rows = []
     for used, run in compare[["used_run", "run"]].drop_duplicates().itertuples(index=False):
-        gpus = [(by_name[r].manifest.get("gpu") or {}) for r in (used, run)]
-        uuids = [str(g.get("uuid") or "") for g in gpus]
+        uuids = [run_uuid(by_name[r]) for r in (used, run)]
         same = (uuids[0] == uuids[1]) if all(uuids) else None
         mine = consumer[(consumer["used_run"] == used) & (consumer["run"] == run)]
         worst = float(mine["diff_pct"].abs().max()) if len(mine) else math.nan
         rows.append({"used_run": used, "run": run, "used_uuid": uuids[0], "uuid": uuids[1],
-                     "gpu_name": str(gpus[0].get("name") or gpus[1].get("name") or ""), "same_gpu": same,
+                     "gpu_name": gpu_name(by_name[used]) or gpu_name(by_name[run]), "same_gpu": same,
                      "consumer_cells": int(len(mine)), "consumer_max_abs_diff_pct": worst,
                      "consumer_within_tolerance": None if math.isnan(worst) else worst <= SAME_GPU_TOLERANCE_PCT})
     return pd.DataFrame(rows, columns=columns)

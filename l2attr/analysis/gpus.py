@@ -14,7 +14,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from l2attr.analysis.common import is_missing
-from l2attr.analysis.load import Study
+from l2attr.analysis.load import Study, run_uuid
 from l2attr.analysis.spread import CELL_KEYS
 from l2attr.vocab import Quantity, Timer
 
@@ -24,7 +24,7 @@ SHOWN = ((Quantity.CONSUMER.value, Timer.KERNEL.value), (Quantity.PIN.value, Tim
 
 def run_gpu_uuids(study: Study) -> dict[str, str]:
     """run name -> the manifest's gpu.uuid ('' where the run records none, or measured on several)."""
-    return {r.name: str((r.manifest.get("gpu") or {}).get("uuid") or "") for r in study.runs}
+    return {r.name: run_uuid(r) for r in study.runs}
 
 
 def gpu_of(rec: dict[str, Any] | pd.Series, by_run: dict[str, str]) -> str:

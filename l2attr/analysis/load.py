@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -76,9 +77,14 @@ class Run:
     timeline: pd.DataFrame | None = None
     phases: pd.DataFrame | None = None
 
+    @cached_property
+    def model(self) -> Any:
+        """The manifest through its kind's model (manifest_model.typed), validated once per run."""
+        return typed(self.manifest)
+
     @property
     def kind(self) -> str:
-        return str(self.manifest["kind"])
+        return str(self.model.kind)
 
 
 @dataclass
@@ -131,7 +137,7 @@ class Study:
             ladders = sorted((r for r in ordered if r.kind == Command.LADDER), key=lambda r: _distance(r, near))
             ordered = ladders + [r for r in ordered if r.kind != Command.LADDER]
         for run in ordered:
-            value = run.manifest.get(key)
+            value = getattr(run.model, key, None)
             if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
                 return float(value), f"{run.name}/{MANIFEST}[{key}]"
         return None, f"no run's manifest records {key}"
@@ -142,9 +148,21 @@ class Study:
         return max(times) if times else None
 
 
+def run_uuid(run: Run) -> str:
+    """The GPU UUID a run's manifest records ('' where it records none)."""
+    gpu = run.model.gpu
+    return str((gpu.uuid if gpu is not None else None) or "")
+
+
+def gpu_name(run: Run) -> str:
+    """The GPU name a run's manifest records ('' where it records none)."""
+    gpu = run.model.gpu
+    return str((gpu.name if gpu is not None else None) or "")
+
+
 def created_at(run: Run) -> datetime | None:
     """A run's manifest created_utc as an aware datetime; None when absent or unreadable."""
-    raw = run.manifest.get("created_utc")
+    raw = run.model.created_utc
     try:
         t = datetime.fromisoformat(str(raw))
     except ValueError:
@@ -182,7 +200,9 @@ def load_runs(paths: list[Path] | list[str], allow_mixed: bool = False, allow_pa
         frames = [getattr(r, table.name).assign(run=r.name) for r in ordered
                   if getattr(r, table.name) is not None]
         tables[table.name], overlaps[table.name] = _combine(table, frames, notes)
-    return Study(runs=runs, config=dict(first.manifest["config"]), samples=tables["samples"],
+    if first.model.config is None:
+        raise UserError(f"{first.name}: its manifest records no workload config")
+    return Study(runs=runs, config=dict(first.model.config), samples=tables["samples"],
                  cells=tables["cells"], metrics=tables["metrics"], notes=notes,
                  timeline=tables["timeline"], phases=tables["phases"],
                  overlaps={k: v for k, v in overlaps.items() if not v.empty}, damage=damage.messages,
