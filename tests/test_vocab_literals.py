@@ -92,6 +92,16 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("report/results_table.py", "profile"): "the profile column: its header and the record field it is read from",
     ("report/provenance.py", "profile"): "the manifest field `profile` of a timeline run",
     ("sweep/axes/declare.py", "profile"): "the profile column of every sweep table and its header",
+    # manifest section and field names read through the model layer (recorded / sections), not vocabulary
+    ("experiment/table.py", "experiment"): "the manifest's `experiment` section (the declaration)",
+    ("integrity/manifest_fields.py", "cold"): "the graph step's manifest field `cold` (the cold arm's words)",
+    ("integrity/manifest_fields.py", "natural"): "the graph step's manifest field `natural`",
+    ("manifest_model.py", "model"): "step.facts' `model` (the LLM grid's model name)",
+    ("manifest_model.py", "natural"): "the manifest fields `natural` of a graph step and of its surgery",
+    ("steps/section/html.py", "cold"): "the step manifest's field `cold` (the cold arm, printed)",
+    ("steps/section/text.py", "name"): "the manifest's gpu.name",
+    ("sweep/declare.py", "sweep"): "the manifest's `sweep` section",
+    ("sweep/load.py", "sweep"): "the manifest's `sweep` section",
 }
 
 
