@@ -34,13 +34,16 @@ def test_a_fifo_call_record_is_one_line_not_a_wait(tmp_path: Path) -> None:
         grid.record_call(tmp_path, {"models": {"m": {}}}, 1.0, [])
 
 
-def test_a_fifo_or_foreign_manifest_is_one_line_or_not_a_grid_run(tmp_path: Path) -> None:
+def test_a_fifo_damaged_or_foreign_manifest_is_one_line_or_not_a_grid_run(tmp_path: Path) -> None:
     grid = _grid()
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "manifest.json").write_text('["not", "a", "run"]')
+    assert grid.finished([tmp_path]) == {}                      # not a step run: not the grid's
     (tmp_path / "b").mkdir()
     (tmp_path / "b" / "manifest.json").write_text('{"status": "complete", "kind": "step", "step": 3}')
-    assert grid.finished([tmp_path]) == {}
+    with pytest.raises(UserError, match="manifest.json: step must be"):      # a damaged step run is named
+        grid.finished([tmp_path])
+    (tmp_path / "b" / "manifest.json").unlink()
     (tmp_path / "c").mkdir()
     os.mkfifo(tmp_path / "c" / "manifest.json")
     with pytest.raises(UserError, match="FIFO"):

@@ -15,19 +15,21 @@ MANIFEST_LIMIT, CALLS_LIMIT = 16 << 20, 16 << 20       # bytes a grid reader rea
 
 def finished(folders: list[Path]) -> dict[str, str]:
     """Step name -> GPU name of every finished run under any of `folders` (a grid resumes). A
-    manifest that is no regular file, too big or not JSON is one UserError line naming it (never a
-    read that blocks on a FIFO, never a traceback)."""
+    manifest that is no regular file, too big, not JSON or damaged is one UserError line naming it
+    (never a read that blocks on a FIFO, never a traceback); its fields are read through the step's
+    model (l2attr/manifest_model.py)."""
+    from l2attr.manifest_model import typed
     from l2attr.safe_read import read_json_limited
 
     names = {}
     for f in folders:
         for m in f.rglob("manifest.json") if f.is_dir() else []:
             got = read_json_limited(m, MANIFEST_LIMIT, 64)
-            if isinstance(got, dict) and got.get("status") == "complete" and got.get("kind") == "step":
-                step, gpu = got.get("step"), got.get("gpu")
-                name = step.get("name") if isinstance(step, dict) else None
-                if isinstance(name, str):
-                    names[name] = str((gpu.get("name") if isinstance(gpu, dict) else None) or "?")
+            if not isinstance(got, dict) or got.get("kind") != "step":
+                continue                                   # not a step run: not the grid's
+            t = typed(got, source=str(m))
+            if t.status == "complete" and t.step is not None and t.step.name:
+                names[t.step.name] = str((t.gpu.name if t.gpu is not None else None) or "?")
     return names
 
 
@@ -162,7 +164,9 @@ def _against(iv: Any) -> str:
 
 
 def _facts(a: Any) -> dict[str, Any]:
-    return dict((a.manifest.get("step") or {}).get("facts") or {})
+    from l2attr.manifest_model import recorded
+
+    return dict(recorded(a.manifest, "step.facts", {}) or {})
 
 
 def _shape(f: dict[str, Any]) -> str:
@@ -176,14 +180,17 @@ def _shape(f: dict[str, Any]) -> str:
 def _program(a: Any) -> str:
     """The program check: the graph's kernels against the call's, and the natural replay against the eager
     call's kernel time (the answer's first line says when they differ)."""
-    sf = a.manifest.get("surgery") or {}
-    diff = sf.get("call_kernel_difference") or {}
+    from l2attr.manifest_model import recorded
+
+    diff = recorded(a.manifest, "surgery.call_kernel_difference", {}) or {}
     n = len(diff.get("only_in_graph") or []) + len(diff.get("only_in_call") or [])
     return ("same kernels" if not n else f"{n} kernel(s) differ") + (f"; {a.note.strip()}" if a.note else "")
 
 
 def _eager_of(a: Any) -> list[float]:
-    return [float(x) for x in (a.manifest.get("surgery") or {}).get("eager_us") or []]
+    from l2attr.manifest_model import recorded
+
+    return [float(x) for x in recorded(a.manifest, "surgery.eager_us", []) or []]
 
 
 def depth_rows(answers: list[Any]) -> list[dict[str, str]]:
@@ -238,21 +245,22 @@ def write_page(folder: Path) -> str:
     from l2attr import atomic
     from l2attr.steps.analyse.answer import StepAnswer
     from l2attr.steps.analyse.reading import EAGER, REPLAY, STUDY
+    from l2attr.manifest_model import recorded
 
     runs = sorted(p.parent for p in folder.rglob("manifest.json") if "hf-grid" in p.read_text(errors="replace"))
     answers = [StepAnswer.from_run(r) for r in runs]
-    gpus = sorted({(a.manifest.get("gpu") or {}).get("name") or "an unnamed GPU" for a in answers})
+    gpus = sorted({recorded(a.manifest, "gpu.name") or "an unnamed GPU" for a in answers})
     models = sorted({f"{_facts(a).get('model', '?')} ({_shape(_facts(a)).split(';')[0]})" for a in answers})
-    sw = (answers[0].manifest.get("software") or {}) if answers else {}
-    g = (answers[0].manifest.get("gpu") or {}) if answers else {}
+    first = answers[0].manifest if answers else {}
+    torch_v, driver = recorded(first, "software.torch", "?"), recorded(first, "gpu.driver", "?")
     head = ["step", "model shape; layers measured of full", "write-back", "repeats", "non-data cost",
             "activations (matched cold arm), % of the eager step", "vs 0.65 % (eager step)",
             "activations (matched cold arm), % of the graph replay",
             "vs 0.65 % (graph replay)", "matched-cold-arm saving, % of the eager step", "headroom (natural - warm inputs), % of the eager step",
             "eager step (µs)", "program check"]
     lines = [f"# Worth the Bytes? on HuggingFace LLM steps ({', '.join(gpus) or 'no runs yet'})", "",
-             f"{STUDY[0].upper()}{STUDY[1:]}. GPU: {', '.join(gpus) or 'none'} (driver {g.get('driver', '?')}, torch "
-             f"{sw.get('torch', '?')}, transformers {_facts(answers[0]).get('transformers', '?') if answers else '?'}, "
+             f"{STUDY[0].upper()}{STUDY[1:]}. GPU: {', '.join(gpus) or 'none'} (driver {driver}, torch "
+             f"{torch_v}, transformers {_facts(answers[0]).get('transformers', '?') if answers else '?'}, "
              f"host CPU {_facts(answers[0]).get('host_cpu', '?') if answers else '?'}). Models: {'; '.join(models) or 'none'}.", "",
              f"**Activations' share of the eager step** (the study's denominator): {counts(answers, EAGER)}. "
              f"**Of the graph replay** (how CUDA-graph servers run decode): {counts(answers, REPLAY)}. "
@@ -261,7 +269,7 @@ def write_page(folder: Path) -> str:
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for a in answers:
         f, sp = _facts(a), a.parts
-        cells = [a.name, _shape(f), f.get("write_back_how", "n/a"), str((a.manifest.get("step") or {}).get("repeats")),
+        cells = [a.name, _shape(f), f.get("write_back_how", "n/a"), str(recorded(a.manifest, "step.repeats")),
                  ("n/a" if sp is None else sp.method.split(":")[0] + (f" ({sp.unread} charged the control)" if sp.unread else "")),
                  _pct(a.share_of("activations", EAGER)), _verdict(a.share_of("activations", EAGER)),
                  _pct(a.share_of("activations", REPLAY)), _verdict(a.share_of("activations", REPLAY)),
